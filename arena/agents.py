@@ -1,0 +1,178 @@
+"""Who sits in a seat: a bot process, a person at the terminal, or a recorded script.
+
+The referee talks to every seat through the same small interface, so a human seat
+or a replayed seat goes through exactly the referee's code path.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from arena import protocol
+from arena.faults import BotFault, FaultKind
+from arena.timecontrol import TimeControl, UNLIMITED_S
+
+ARENA_VERSION = "0.1.0"
+
+
+class Agent:
+    """A seat's player. ``ask`` sends a decision request; ``answer`` waits for the
+    reply line. Faults are raised as BotFault; the referee decides what they mean."""
+
+    name: str = "agent"
+    path: str | None = None
+    sha256: str | None = None
+    is_process = False
+
+    def prepare(self) -> None:
+        """Make sure the agent is ready for a match (start a process, handshake)."""
+
+    def begin(self, start_msg: dict[str, Any]) -> None:
+        """A match begins."""
+
+    def ask(self, act_msg: dict[str, Any], deadline: float) -> None:
+        raise NotImplementedError
+
+    def answer(self, deadline: float) -> tuple[bytes, float]:
+        raise NotImplementedError
+
+    def finish(self, result_msg: dict[str, Any]) -> None:
+        """The match ended."""
+
+    def discard(self) -> None:
+        """After a fault: drop this agent's process; the next match starts a fresh one."""
+
+    def after_match(self) -> None:
+        """Between matches: clean up what the agent left running."""
+
+    def close(self) -> None:
+        """Goodbye; release everything."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "sha256": self.sha256}
+
+
+class ProcessAgent(Agent):
+    """A bot program in the sandbox, kept warm across matches unless ``fresh``."""
+
+    is_process = True
+
+    def __init__(self, entry: Any, *, sandbox: Any, limits: Any, time_control: TimeControl,
+                 log_dir: Path | None = None, fresh: bool = False, no_timeouts: bool = False) -> None:
+        self.entry = entry
+        self.name = entry.name
+        self.path = str(entry.path)
+        self.sha256 = entry.sha256
+        self.sandbox = sandbox
+        self.limits = limits
+        self.tc = time_control
+        self.log_dir = log_dir
+        self.fresh = fresh
+        self.no_timeouts = no_timeouts
+        self.proc: Any = None
+        self.bot_name: str | None = None  # what the bot calls itself in its hello
+
+    def prepare(self) -> None:
+        from arena.process import BotProcess, bot_command
+
+        if self.proc is not None and self.proc.alive():
+            if self.proc.cpu_seconds() < self.limits.cpu_s / 2:
+                return
+            self.discard()  # near its CPU rlimit: restart before it is killed mid-match
+        self.proc = None
+        log_path = self.log_dir / f"{self.name}.stderr.log" if self.log_dir else None
+        proc = BotProcess.start(
+            bot_command(self.entry.path), bot_file=self.entry.path, name=self.name,
+            sandbox=self.sandbox, limits=self.limits, log_path=log_path,
+        )
+        self.proc = proc
+        budget = UNLIMITED_S if self.no_timeouts else self.tc.startup_s
+        deadline = time.monotonic() + budget
+        try:
+            proc.send_line(protocol.encode(protocol.hello(ARENA_VERSION)), deadline)
+            line, _ = proc.read_line(deadline)
+            self.bot_name = protocol.parse_hello(line)
+        except BotFault as fault:
+            if fault.kind is FaultKind.TIMEOUT:
+                fault = BotFault(FaultKind.TIMEOUT, f"no hello within the start-up limit of {budget:g} s",
+                                 **fault.extra)
+            self.discard()
+            raise fault
+
+    def begin(self, start_msg: dict[str, Any]) -> None:
+        self._send(start_msg, time.monotonic() + self._io_budget())
+
+    def ask(self, act_msg: dict[str, Any], deadline: float) -> None:
+        self._send(act_msg, deadline)
+
+    def answer(self, deadline: float) -> tuple[bytes, float]:
+        return self.proc.read_line(deadline)
+
+    def finish(self, result_msg: dict[str, Any]) -> None:
+        if self.proc is None:
+            return
+        try:
+            self._send(result_msg, time.monotonic() + self._io_budget())
+        except BotFault:
+            self.discard()  # it will be restarted; the match is already over
+            return
+        if self.fresh:
+            self.close()
+
+    def after_match(self) -> None:
+        if self.proc is not None:
+            reap = getattr(self.proc, "reap_extras", None)
+            if reap is not None:
+                reap()
+
+    def discard(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc = None
+
+    def close(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            self.proc.send_line(protocol.encode(protocol.bye()), time.monotonic() + 0.2)
+        except BotFault:
+            pass
+        self.proc.close(grace_s=0.5)
+        self.proc = None
+
+    def stderr_tail(self) -> str:
+        return self.proc.stderr_tail() if self.proc is not None else ""
+
+    def _io_budget(self) -> float:
+        return UNLIMITED_S if self.no_timeouts else max(1.0, self.tc.move_s)
+
+    def _send(self, msg: dict[str, Any], deadline: float) -> None:
+        if self.proc is None:
+            raise BotFault(FaultKind.CRASH, "bot process is not running")
+        self.proc.send_line(protocol.encode(msg), deadline)
+
+
+class ScriptedAgent(Agent):
+    """Plays recorded action ids in order (used by replays); past the script it
+    raises, and the referee falls back to a random legal action."""
+
+    def __init__(self, name: str, actions: list[int]) -> None:
+        self.name = name
+        self._actions = list(actions)
+        self._pending: bytes | None = None
+
+    def ask(self, act_msg: dict[str, Any], deadline: float) -> None:
+        legal = act_msg["observation"]["legal_actions"]
+        if not self._actions:
+            raise BotFault(FaultKind.PROTOCOL, "the recorded script has no more actions")
+        action = self._actions.pop(0)
+        if not 0 <= action < len(legal):
+            raise BotFault(FaultKind.ILLEGAL, f"recorded action {action} is not legal here")
+        self._pending = protocol.encode({"type": "action", "action": action})
+
+    def answer(self, deadline: float) -> tuple[bytes, float]:
+        line, self._pending = self._pending, None
+        assert line is not None
+        return line.rstrip(b"\n"), time.monotonic()

@@ -1,0 +1,125 @@
+"""The `arena` command. Each subcommand parses options, calls one library
+function and prints; only this module turns errors into messages and exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena import __version__
+from arena.errors import ArenaError
+
+
+def _fail(message: str, code: int = 2) -> None:
+    click.echo(f"arena: error: {message}", err=True)
+    sys.exit(code)
+
+
+def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
+    import yaml
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ArenaError(f"--option {pair!r}: expected key=value, e.g. --option bidding=true")
+        options[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
+    return options
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="arena")
+def cli() -> None:
+    """Tournaments of bot programs playing Decktet card games."""
+
+
+sandbox_option = click.option(
+    "--sandbox", "sandbox_level", default="auto", show_default=True,
+    help="Sandbox level: auto (strongest that passes its self-test), a level name, or none.")
+
+
+@cli.command()
+@click.argument("game")
+@click.argument("bots", nargs=-1)
+@click.option("--seed", type=int, default=0, show_default=True, help="Deal seed: the same seed gives the same deal.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A game option, e.g. bidding=true.")
+@click.option("--seat", type=int, default=None, help="Only show what this seat saw.")
+@click.option("--quiet", is_flag=True, help="Print only the result.")
+@click.option("--json", "as_json", is_flag=True, help="Print the match record as JSON.")
+@click.option("--human", "humans", type=int, multiple=True, metavar="SEAT", help="A person plays this seat.")
+@click.option("--no-timeouts", is_flag=True, help="No time limits (to stop your bot in a debugger).")
+@click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
+@click.option("--startup-s", type=float, default=10.0, show_default=True, help="Time to start and say hello.")
+@sandbox_option
+def play(game: str, bots: tuple[str, ...], seed: int, options: tuple[str, ...], seat: int | None,
+         quiet: bool, as_json: bool, humans: tuple[int, ...], no_timeouts: bool, move_s: float,
+         startup_s: float, sandbox_level: str) -> None:
+    """Play one match of GAME between BOTS (files or names in bots/), printing a trace.
+
+    Example: arena play tightwad random_bot bots/random_bot.py bots/random_bot.py --seed 7
+    """
+    from arena.play import play_one
+
+    try:
+        record = play_one(
+            game, list(bots), seed=seed, options=_parse_options(options), humans=list(humans),
+            trace_seat=seat, quiet=quiet or as_json, no_timeouts=no_timeouts, move_s=move_s,
+            startup_s=startup_s, sandbox_level=sandbox_level, out=sys.stdout, stdin=sys.stdin,
+            trace=not as_json,
+        )
+    except ArenaError as err:
+        _fail(str(err))
+    if as_json:
+        click.echo(json.dumps(record, indent=1))
+
+
+@cli.command()
+@click.argument("tournament_file", type=click.Path(dir_okay=False))
+@click.option("--fresh", is_flag=True, help="Forget stored results and start over.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Override the file's worker count.")
+@sandbox_option
+def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: str) -> None:
+    """Play a tournament (resuming where it stopped) and print the leaderboards."""
+    from arena.config import load_tournament
+    from arena.runner import run_tournament
+
+    try:
+        tournament = load_tournament(tournament_file)
+        summary = run_tournament(
+            tournament, fresh=fresh, workers=workers,
+            sandbox_level=None if sandbox_level == "auto" else sandbox_level,
+            resume_hint=f"arena run {tournament_file}",
+        )
+    except ArenaError as err:
+        _fail(str(err))
+    if summary.interrupted:
+        sys.exit(130)
+    click.echo(summary.leaderboard)
+    click.echo(f"\n{summary.played} matches played now, {summary.already_done} before; "
+               f"{summary.faults} faults; sandbox {summary.sandbox_level}")
+    for kind, path in sorted(summary.reports.items()):
+        click.echo(f"{kind:>5}: {path}")
+
+
+@cli.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json"]), default="table",
+              show_default=True, help="Output format.")
+@click.option("--write/--no-write", default=False, help="Also (re)write the report files in the results folder.")
+def leaderboard(source: str, fmt: str, write: bool) -> None:
+    """Leaderboards of a tournament, from its file or its results folder."""
+    from arena.standings import load_report, render
+
+    try:
+        report, folder = load_report(Path(source))
+        click.echo(render(report, fmt, folder if write else None))
+    except ArenaError as err:
+        _fail(str(err))
+
+
+def main() -> None:
+    cli(prog_name="arena")

@@ -1,0 +1,621 @@
+"""The tournament file: YAML validated by pydantic models, with one-line errors.
+
+``load_tournament(path)`` reads, validates and cross-checks a tournament file
+(bots resolved, player counts against the roster, schedule size) and either
+returns a ``Tournament`` or raises ``ConfigError`` whose ``str`` is one line:
+``<file>: <field path>: <what is wrong>; <the fix>``. Nothing is run or written.
+docs/tournament.md documents every field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+import games
+from arena.errors import ArenaError
+
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+# The sandbox's isolation tiers (strongest first), plus the two policy words.
+SANDBOX_LEVELS = ("auto", "full", "namespaces", "landlock", "rlimits-only", "none")
+SCHEDULES = ("round-robin", "sampled")
+# A round robin larger than this (per game entry) must opt in: `schedule: sampled`,
+# or a higher `max_matches`.
+ROUND_ROBIN_LIMIT = 2000
+MAX_SEED = 2**63 - 1
+
+
+class ConfigError(ArenaError):
+    """A bad tournament file. ``str`` is one line: file, field path, problem, fix."""
+
+    def __init__(self, file: str, message: str, field: str | None = None, line: int | None = None) -> None:
+        self.file = file
+        self.field = field
+        self.message = " ".join(message.split())  # always one line
+        self.line = line  # 1-based line in the file, when known
+        where = f"{file}: {field}: " if field else f"{file}: "
+        super().__init__(where + self.message)
+
+
+# ---------------------------------------------------------------------------
+# helpers for validators
+
+
+def _fail(message: str, *sub: str | int) -> PydanticCustomError:
+    """An error whose message is ours; ``sub`` extends the field path."""
+    return PydanticCustomError("arena", "{msg}", {"msg": message, "sub": sub})
+
+
+def _suggest(word: object, known: list[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(str(word), list(known), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
+def _got(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        kind = "a mapping"
+    elif isinstance(value, list):
+        kind = "a list"
+    else:
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    text = json.dumps(value, default=str)
+    return f"{kind} {text}" if len(text) <= 50 else kind
+
+
+def _strict_int(value: object) -> bool:
+    return type(value) is int
+
+
+# ---------------------------------------------------------------------------
+# the models
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class BotSpec(_Model):
+    """One bot file named explicitly (no glob), optionally renamed."""
+
+    path: str
+    name: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is not None and not SAFE_NAME.match(v):
+            raise _fail(f"bot name {v!r} is not allowed; use {SAFE_NAME_TEXT}")
+        return v
+
+
+def _bot_kind(v: Any) -> str:
+    return "~entry" if isinstance(v, (dict, BotSpec)) else "~glob"
+
+
+BotItem = Annotated[
+    Union[Annotated[str, Tag("~glob")], Annotated[BotSpec, Tag("~entry")]],
+    Discriminator(_bot_kind),
+]
+
+
+class TimeControl(_Model):
+    """Seconds: start-up, per decision, an optional per-match bank, a grace margin."""
+
+    startup_s: float = Field(10.0, gt=0)
+    move_s: float = Field(1.0, gt=0)
+    bank_s: float | None = Field(None, ge=0)
+    grace_s: float = Field(0.05, ge=0)
+
+
+class Limits(_Model):
+    """Per bot process; mirrors ``arena.sandbox.Limits`` (names and defaults)."""
+
+    memory_mb: int = Field(1024, ge=1)
+    cpu_s: int = Field(600, ge=1)
+    file_mb: int = Field(16, ge=1)
+    open_files: int = Field(64, ge=1)
+    processes: int = Field(32, ge=1)
+    scratch_mb: int = Field(64, ge=1)
+    stdout_line_kb: int = Field(1024, ge=1)
+    stderr_log_kb: int = Field(256, ge=1)
+
+
+class Ratings(_Model):
+    """TrueSkill settings; null means the ratings module's default."""
+
+    tau: float | None = Field(None, ge=0)
+    draw_probability: float | None = Field(None, ge=0, lt=1)
+
+
+class GameEntry(_Model):
+    """One game of the tournament, at one or more player counts."""
+
+    id: str
+    label: str | None = None
+    players: list[int]
+    deals: int = Field(ge=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+    schedule: str = "round-robin"
+    matches_per_bot: int | None = Field(None, ge=1)
+    max_matches: int = Field(ROUND_ROBIN_LIMIT, ge=1)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if v not in games.REGISTRY:
+            known = ", ".join(games.REGISTRY)
+            raise _fail(f"unknown game {v!r}; {_suggest(v, list(games.REGISTRY))}known games: {known}")
+        return v
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        if not SAFE_NAME.match(v):
+            raise _fail(f"label {v!r} is not allowed; use {SAFE_NAME_TEXT}")
+        if v in games.REGISTRY and v != info.data.get("id"):
+            raise _fail(f"label {v!r} is another game's id; choose a different label")
+        return v
+
+    @field_validator("players", mode="before")
+    @classmethod
+    def _players(cls, v: Any, info: ValidationInfo) -> list[int]:
+        counts = [v] if not isinstance(v, list) else v
+        if not counts:
+            raise _fail("the list is empty; give at least one player count, e.g. players: [3, 4]")
+        for i, n in enumerate(counts):
+            if not _strict_int(n):
+                sub = (i,) if isinstance(v, list) else ()
+                raise _fail(f"expected a player count (an integer), got {_got(n)}; e.g. players: [3, 4]", *sub)
+        if len(set(counts)) != len(counts):
+            raise _fail(f"player counts repeat in {counts}; list each count once")
+        spec = games.REGISTRY.get(info.data.get("id", ""))
+        if spec is not None:
+            for n in counts:
+                if not spec.min_players <= n <= spec.max_players:
+                    lo, hi = spec.min_players, spec.max_players
+                    raise _fail(f"{spec.id} takes {lo} to {hi} players, got {n}; use players between {lo} and {hi}")
+        return sorted(counts)
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        spec = games.REGISTRY.get(info.data.get("id", ""))
+        counts = info.data.get("players")
+        if spec is None or counts is None:
+            return v
+        known = [o.name for o in spec.options]
+        for name in v:
+            if name not in known:
+                raise _fail(
+                    f"{spec.id} has no option {name!r}; {_suggest(name, known)}known options: {', '.join(known)}",
+                    name,
+                )
+        for n in counts:
+            try:
+                spec.resolve_options(n, v)
+            except games.OptionError as e:
+                detail = str(e).removeprefix(f"{spec.id}: option '{e.option}': ")
+                where = f" with {n} players" if len(counts) > 1 and _fails_only_some(spec, counts, v) else ""
+                sub = (e.option,) if e.option in v else ()
+                raise _fail(f"{spec.id} option {e.option!r}{where}: {detail}", *sub) from None
+        return v
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, v: str) -> str:
+        if v not in SCHEDULES:
+            raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin' or 'sampled'")
+        return v
+
+    @model_validator(mode="after")
+    def _sampled(self) -> "GameEntry":
+        if self.schedule == "sampled" and self.matches_per_bot is None:
+            raise _fail(
+                "schedule 'sampled' needs matches_per_bot; add e.g. matches_per_bot: 100",
+                "matches_per_bot",
+            )
+        if self.schedule != "sampled" and self.matches_per_bot is not None:
+            raise _fail(
+                "matches_per_bot only applies to a sampled schedule; add schedule: sampled or remove it",
+                "matches_per_bot",
+            )
+        return self
+
+    @property
+    def key(self) -> str:
+        """The name this entry's matches are filed under (label, else game id)."""
+        return self.label or self.id
+
+    @property
+    def spec(self) -> games.GameSpec:
+        return games.get_game(self.id)
+
+    def options_for(self, players: int) -> dict[str, Any]:
+        """The resolved options (every key) for one player count."""
+        return self.spec.resolve_options(players, self.options)
+
+
+def _fails_only_some(spec: games.GameSpec, counts: list[int], options: dict[str, Any]) -> bool:
+    ok = 0
+    for n in counts:
+        try:
+            spec.resolve_options(n, options)
+            ok += 1
+        except games.OptionError:
+            pass
+    return ok > 0
+
+
+class Tournament(_Model):
+    """A validated tournament file. Paths resolve against ``base_dir``."""
+
+    name: str
+    seed: int = Field(ge=0, le=MAX_SEED)
+    bots: list[BotItem] = Field(min_length=1)
+    games: list[GameEntry] = Field(min_length=1)
+    time_control: TimeControl = Field(default_factory=TimeControl)
+    workers: Union[Literal["auto"], int] = "auto"
+    results: str | None = None
+    root: str | None = None
+    sandbox: str = "auto"
+    fresh_processes: bool = False
+    limits: Limits = Field(default_factory=Limits)
+    ratings: Ratings = Field(default_factory=Ratings)
+
+    _source: str | None = PrivateAttr(default=None)
+    _text: str | None = PrivateAttr(default=None)
+    _base: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not SAFE_NAME.match(v):
+            raise _fail(f"{v!r} cannot be used as a folder name; use {SAFE_NAME_TEXT}, e.g. name: spring")
+        return v
+
+    @field_validator("workers", mode="before")
+    @classmethod
+    def _workers(cls, v: Any) -> Any:
+        if v == "auto" and isinstance(v, str):
+            return v
+        if not _strict_int(v) or v < 1:
+            raise _fail(f"expected 'auto' or an integer >= 1, got {_got(v)}; e.g. workers: auto or workers: 2")
+        return v
+
+    @field_validator("results", "root")
+    @classmethod
+    def _path(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise _fail("the path is empty; give a folder, e.g. results/spring")
+        return v
+
+    @field_validator("sandbox")
+    @classmethod
+    def _sandbox(cls, v: str) -> str:
+        if v not in SANDBOX_LEVELS:
+            raise _fail(
+                f"unknown sandbox level {v!r}; {_suggest(v, SANDBOX_LEVELS)}use one of {', '.join(SANDBOX_LEVELS)}"
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> "Tournament":
+        seen: dict[tuple[str, int], int] = {}
+        for i, g in enumerate(self.games):
+            for n in g.players:
+                first = seen.setdefault((g.key, n), i)
+                if first != i:
+                    raise _fail(
+                        f"{g.key} with {n} players is already in games[{first}]; merge the entries "
+                        f"or give this one a distinct label (e.g. label: {g.id}-2)",
+                        "games", i, "players",
+                    )
+        return self
+
+    # ---- derived values -------------------------------------------------------
+
+    @property
+    def source(self) -> str | None:
+        """The tournament file as given to ``load_tournament`` (None if built in code)."""
+        return self._source
+
+    @property
+    def base_dir(self) -> Path:
+        """Absolute folder that relative paths (bots, results) start from."""
+        return self._base
+
+    def resolve_path(self, path: str | os.PathLike[str]) -> Path:
+        """A path from the file, made absolute against ``base_dir``."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self._base / p
+
+    @property
+    def results_dir(self) -> Path:
+        """Where results go: ``results`` or, by default, ``results/<name>``."""
+        return self.resolve_path(self.results if self.results is not None else f"results/{self.name}")
+
+    @property
+    def worker_count(self) -> int:
+        """``workers`` as a number (``auto`` = the machine's CPU count)."""
+        if self.workers == "auto":
+            return os.cpu_count() or 1
+        return int(self.workers)
+
+    def config_error(self, loc: tuple[str | int, ...], message: str) -> ConfigError:
+        """A ``ConfigError`` about this tournament's field ``loc``."""
+        return ConfigError(self._source or "<tournament>", message, format_loc(loc), _line_of(self._text, loc))
+
+
+# ---------------------------------------------------------------------------
+# turning pydantic errors into one line
+
+
+_MODELS: dict[tuple[str, ...], type[BaseModel]] = {
+    (): Tournament, ("games",): GameEntry, ("bots",): BotSpec, ("time_control",): TimeControl,
+    ("limits",): Limits, ("ratings",): Ratings,
+}
+
+# field path (indexes dropped) -> (what is expected, an example)
+_HELP: dict[str, tuple[str, str]] = {
+    "name": (SAFE_NAME_TEXT, "name: spring"),
+    "seed": (f"an integer from 0 to {MAX_SEED}", "seed: 2026"),
+    "bots": ("a list of glob strings or {path, name} entries", "bots: [bots/*.py]"),
+    "bots.path": ("the path of one bot file", "- {path: bots/random_bot.py, name: random}"),
+    "bots.name": ("a bot name", "- {path: bots/random_bot.py, name: random}"),
+    "games": ("a list of games", "games: [{id: tightwad, players: [3, 4], deals: 4}]"),
+    "games.id": ("a game id (" + ", ".join(games.REGISTRY) + ")", "id: tightwad"),
+    "games.label": ("a short name for the entry", "label: dw-bidding"),
+    "games.players": ("a player count or a list of them", "players: [3, 4]"),
+    "games.deals": ("an integer >= 1", "deals: 4"),
+    "games.options": ("a mapping of the game's options", "options: {bidding: true}"),
+    "games.schedule": ("round-robin or sampled", "schedule: sampled"),
+    "games.matches_per_bot": ("an integer >= 1", "matches_per_bot: 100"),
+    "games.max_matches": ("an integer >= 1", "max_matches: 5000"),
+    "time_control": ("a mapping of seconds", "time_control: {startup_s: 10, move_s: 1.0}"),
+    "time_control.startup_s": ("a number of seconds > 0", "startup_s: 10"),
+    "time_control.move_s": ("a number of seconds > 0", "move_s: 1.0"),
+    "time_control.bank_s": ("a number of seconds >= 0, or null", "bank_s: 30"),
+    "time_control.grace_s": ("a number of seconds >= 0", "grace_s: 0.05"),
+    "workers": ("'auto' or an integer >= 1", "workers: auto"),
+    "results": ("a folder path", "results: results/spring"),
+    "root": ("a folder path, relative to the tournament file", "root: .."),
+    "sandbox": ("one of " + ", ".join(SANDBOX_LEVELS), "sandbox: auto"),
+    "fresh_processes": ("true or false", "fresh_processes: false"),
+    "limits": ("a mapping of integer limits", "limits: {memory_mb: 1024}"),
+    "ratings": ("a mapping", "ratings: {tau: 0.008, draw_probability: 0.001}"),
+    "ratings.tau": ("a number >= 0", "tau: 0.008"),
+    "ratings.draw_probability": ("a number from 0 up to (not including) 1", "draw_probability: 0.001"),
+}
+for _f, _info in Limits.model_fields.items():
+    _HELP[f"limits.{_f}"] = ("an integer >= 1", f"{_f}: {_info.default}")
+
+_PROBLEMS = {
+    "int_type": "expected an integer", "int_from_float": "expected an integer",
+    "float_type": "expected a number", "string_type": "expected a string",
+    "bool_type": "expected true or false", "list_type": "expected a list",
+    "dict_type": "expected a mapping", "model_type": "expected a mapping",
+    "model_attributes_type": "expected a mapping", "literal_error": "not an accepted value",
+}
+
+
+def format_loc(loc: tuple[str | int, ...]) -> str:
+    """('games', 1, 'players') -> 'games[1].players'."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _prioritise(errors: list[Any]) -> list[Any]:
+    """A misspelt key shows up as 'missing X' plus 'unknown key Y': report Y first."""
+    missing = {tuple(e["loc"][:-1]) for e in errors if e["type"] == "missing"}
+    typos = [e for e in errors if e["type"] == "extra_forbidden" and tuple(e["loc"][:-1]) in missing]
+    return typos + [e for e in errors if e not in typos]
+
+
+def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("~")))
+    kind, ctx = err["type"], err.get("ctx") or {}
+    if kind == "arena":
+        return loc + tuple(ctx.get("sub", ())), ctx["msg"]
+    generic = ".".join(p for p in loc if isinstance(p, str))
+    if kind == "extra_forbidden":
+        parent = tuple(p for p in loc[:-1] if isinstance(p, str))
+        model = _MODELS.get(parent)
+        known = list(model.model_fields) if model else []
+        hint = _suggest(loc[-1], known)
+        return loc, f"unknown key; {hint}known keys here: {', '.join(known)}"
+    expected, example = _HELP.get(generic, ("a valid value", ""))
+    fix = f"use {expected}" + (f", e.g. {example}" if example else "")
+    if kind == "missing":
+        return loc, f"required field is missing; add {expected}" + (f", e.g. {example}" if example else "")
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        sign = {"greater_than": "greater than", "greater_than_equal": "at least",
+                "less_than": "less than", "less_than_equal": "at most"}[kind]
+        bound = next(iter(ctx.values()))
+        return loc, f"must be {sign} {bound}, got {_got(err['input'])}; {fix}"
+    if kind == "too_short":
+        return loc, f"must not be empty; {fix}"
+    problem = _PROBLEMS.get(kind, err["msg"][0].lower() + err["msg"][1:])
+    return loc, f"{problem}, got {_got(err['input'])}; {fix}"
+
+
+# ---------------------------------------------------------------------------
+# YAML reading
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys (PyYAML silently keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None,
+                    f"duplicate key {key!r} (first at line {seen[key]}); keep only one",
+                    key_node.start_mark,
+                )
+            if isinstance(key, (str, int, float, bool)):
+                seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def _line_of(text: str | None, loc: tuple[str | int, ...]) -> int | None:
+    """The 1-based line of the deepest YAML node along ``loc`` (best effort)."""
+    if not text:
+        return None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            hit = next(((k, v) for k, v in node.value if k.value == part), None)
+            if hit is None:
+                break
+            line, node = hit[0].start_mark.line + 1, hit[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(label, "no such file; check the path of the tournament file") from None
+    except IsADirectoryError:
+        raise ConfigError(label, "is a folder; give the tournament's .yaml file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(label, "is not UTF-8 text; save the tournament file as UTF-8") from None
+    except OSError as e:
+        raise ConfigError(label, f"cannot be read ({e.strerror}); check its permissions") from None
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        what = " ".join(p for p in (e.context, e.problem) if p)
+        if isinstance(e, yaml.constructor.ConstructorError):
+            raise ConfigError(label, f"{what}", where, mark.line + 1 if mark else None) from None
+        raise ConfigError(
+            label, f"YAML syntax error: {what}; fix the YAML there (indentation, ':' after keys, quotes)",
+            where, mark.line + 1 if mark else None,
+        ) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(label, f"YAML error: {e}; fix the YAML") from None
+    if data is None:
+        raise ConfigError(
+            label, "the file is empty; a tournament needs at least name, seed, bots and games "
+            "(see docs/tournament.md)",
+        )
+    if not isinstance(data, dict):
+        raise ConfigError(
+            label, f"expected a mapping of fields (name: ..., seed: ...) at the top, got {_got(data)}",
+            None, 1,
+        )
+    return text, data
+
+
+# ---------------------------------------------------------------------------
+# the entry points
+
+
+def parse_tournament(data: dict[str, Any], source: str = "<tournament>", base_dir: Path | None = None,
+                     text: str | None = None, file_dir: Path | None = None) -> Tournament:
+    """Validate a mapping as a tournament; raises ConfigError.
+
+    ``base_dir`` (default: the working directory) is where relative paths start,
+    unless the mapping sets ``root`` (relative to ``file_dir``, default the same).
+    Bots and the schedule are not checked here; ``load_tournament`` does that.
+    """
+    try:
+        t = Tournament.model_validate(data)
+    except ValidationError as e:
+        errors = _prioritise(e.errors())
+        loc, message = _describe(errors[0])
+        if len(errors) > 1:
+            message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+        raise ConfigError(source, message, format_loc(loc) or None, _line_of(text, loc)) from None
+    t._source = source
+    t._text = text
+    t._base = (base_dir or Path.cwd()).resolve()
+    if t.root is not None:
+        root = Path(t.root).expanduser()
+        root = (root if root.is_absolute() else (file_dir or t._base) / root).resolve()
+        if not root.is_dir():
+            raise t.config_error(("root",), f"{t.root!r} is not a folder (resolved to {root}); "
+                                 "give a folder relative to the tournament file")
+        t._base = root
+    return t
+
+
+def load_tournament(path: str | os.PathLike[str]) -> Tournament:
+    """Read and fully check a tournament file; raises ``ConfigError`` (one line).
+
+    Relative paths resolve against the current working directory, or against
+    ``root`` (itself relative to the file's folder) when the file sets it.
+    """
+    label = str(path)
+    file = Path(path)
+    text, data = _read(file, label)
+    t = parse_tournament(data, label, Path.cwd(), text, file.resolve().parent)
+    _check_results(t)
+
+    from arena.roster import resolve_bots
+    from arena.schedule import check_schedule
+
+    bots = resolve_bots(t)
+    check_schedule(t, bots)
+    return t
+
+
+def _check_results(t: Tournament) -> None:
+    target = t.results_dir
+    shown = t.results if t.results is not None else f"results/{t.name}"
+    probe = target
+    while True:
+        if probe.exists():
+            if not probe.is_dir():
+                what = "is an existing file" if probe == target else f"is inside {probe}, which is a file"
+                raise t.config_error(("results",), f"{shown!r} {what}; results must be a folder, e.g. "
+                                     f"results: results/{t.name}")
+            if not os.access(probe, os.W_OK | os.X_OK):
+                raise t.config_error(("results",), f"{shown!r}: cannot write in {probe}; choose a writable folder")
+            return
+        if probe.parent == probe:
+            return
+        probe = probe.parent

@@ -1,0 +1,232 @@
+"""Leaderboards from a ``RatingReport``: a terminal text, and files for people and machines.
+
+``render_terminal(report)`` gives the text the CLI prints. ``write_reports(report,
+folder)`` writes, and returns the paths of (keys ``md``, ``csv``, ``json``, ``html``):
+
+* ``leaderboard.md``: per scope (``overall`` first, then each game) a standings table
+  and a head-to-head table, then the notable matches.
+* ``leaderboard.csv``: one row per (scope, bot), columns ``CSV_COLUMNS``.
+* ``leaderboard.json``: ``report.to_json()``, the stable form described below.
+* ``leaderboard.html``: one static page (no server, no external resources, no
+  script) with the same tables and one inline SVG plot per scope of every bot's
+  conservative rating after each of its matches (x = schedule index).
+
+Standings are sorted by the conservative rating mu - 3 sigma, descending; equal
+values by bot name. ``mean place`` is 1-based (1.0 = always first).
+
+leaderboard.json, format ``decktet-arena-leaderboard`` version 1 (also in
+docs/leaderboard-json.md). Fields are only ever added within a version; a renamed or
+removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 decimals::
+
+    {
+      "format": "decktet-arena-leaderboard", "version": 1,
+      "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma",
+                 "params": {"mu", "sigma", "beta", "tau", "draw_probability"}},
+      "scopes": [                      # "overall" first, then games by id
+        {"scope": "overall" | <game id>, "games": [<game id>, ...],
+         "matches": int, "rated": int, "skipped": int,   # skipped: sandbox fault / numeric
+         "standings": [                # by rank
+           {"rank": 1, "bot": str, "mu": float, "sigma": float, "conservative": float,
+            "matches": int (rated), "mean_place": float | null (1-based),
+            "firsts": int, "unrated": int, "faults_total": int,
+            "faults": {kind: int},     # kinds: timeout crash protocol illegal resource sandbox
+            "history": [[index, mu, sigma], ...]}],      # after each rated match
+         "head_to_head": [             # by (bot, opponent); rated matches where both sat
+           {"bot": str, "opponent": str, "above": int, "below": int, "tied": int,
+            "share": float | null,     # above / (above + below)
+            "ci95": [low, high] | null}]}],              # Wilson score interval
+      "notable": [                     # schedule order
+        {"match_id": str, "index": int, "game": str,
+         "reason": <fault kind> | "capped" | "numeric",
+         "seat": int | null, "bot": str | null, "detail": str | null}]
+    }
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from arena.ratings import FAULT_KINDS, OVERALL, BotStanding, RatingReport, ScopeReport
+
+CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
+               "mean_place", "firsts", "unrated", "faults_total",
+               *(f"faults_{k}" for k in FAULT_KINDS))
+STANDING_HEADERS = ("rank", "bot", "μ", "σ", "conservative", "matches", "mean place",
+                    "firsts", "faults")
+FILES = {"md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json",
+         "html": "leaderboard.html"}
+
+
+def scope_title(scope: str) -> str:
+    """'Overall' or the game id as a heading ('divers_weights' -> 'Divers weights')."""
+    return "Overall" if scope == OVERALL else scope.replace("_", " ").capitalize()
+
+
+def format_faults(standing: BotStanding) -> str:
+    """'0', or the total with the kinds: '3 (timeout 2, crash 1)'."""
+    if not standing.faults:
+        return "0"
+    kinds = ", ".join(f"{k} {n}" for k, n in standing.faults.items())
+    return f"{standing.faults_total} ({kinds})"
+
+
+def standing_rows(scope: ScopeReport) -> list[list[Any]]:
+    """The standings table of a scope, in STANDING_HEADERS order, formatted."""
+    return [[s.rank, s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
+             s.matches, "-" if s.mean_place is None else f"{s.mean_place:.2f}", s.firsts,
+             format_faults(s)] for s in scope.standings]
+
+
+def h2h_cell(scope: ScopeReport, bot: str, opponent: str) -> str:
+    """'58% (7-5-1)': share of decided meetings won, then above-below-tied; '' if none."""
+    try:
+        h = scope.pair(bot, opponent)
+    except KeyError:
+        return ""
+    share = "-" if h.share is None else f"{100 * h.share:.0f}%"
+    return f"{share} ({h.above}-{h.below}-{h.tied})"
+
+
+def h2h_table(scope: ScopeReport) -> tuple[list[str], list[list[str]]]:
+    """Head-to-head matrix: a row per bot (by rank), a column per opponent (its rank)."""
+    bots = [s.name for s in scope.standings]
+    headers = ["bot \\ vs"] + [f"#{s.rank}" for s in scope.standings]
+    rows = []
+    for s in scope.standings:
+        rows.append([f"#{s.rank} {s.name}"] + [
+            "x" if other == s.name else h2h_cell(scope, s.name, other) for other in bots])
+    return headers, rows
+
+
+H2H_NOTE = ("Cell: share of decided meetings in which the row bot placed above the column "
+            "bot (95% Wilson interval in leaderboard.json/html), then above-below-tied.")
+
+
+def notable_rows(report: RatingReport, limit: int | None = None) -> list[list[Any]]:
+    """Notable matches as table rows: index, match id, game, what, bot (seat), detail."""
+    items = report.notable if limit is None else report.notable[:limit]
+    return [[n.index, n.match_id, n.game, n.reason,
+             "" if n.bot is None else f"{n.bot} (seat {n.seat})", n.detail or ""]
+            for n in items]
+
+
+NOTABLE_HEADERS = ("index", "match id", "game", "what", "bot", "detail")
+
+
+def _scope_summary(scope: ScopeReport) -> str:
+    text = f"{scope.rated} rated matches"
+    if scope.skipped:
+        text += f", {scope.skipped} skipped (sandbox fault or unratable)"
+    if scope.scope == OVERALL and scope.games:
+        text += f"; games: {', '.join(scope.games)}"
+    return text
+
+
+def _params_line(report: RatingReport) -> str:
+    p = report.params
+    return (f"TrueSkill mu={p.mu:g} sigma={p.sigma:.4g} beta={p.beta:.4g} tau={p.tau:.4g} "
+            f"draw_probability={p.draw_probability:g}; sorted by conservative = mu - 3 sigma; "
+            "mean place is 1-based (1 = first).")
+
+
+def render_terminal(report: RatingReport, *, results: str = "<results>",
+                    notable_limit: int = 15) -> str:
+    """The leaderboards as plain text for the terminal."""
+    out: list[str] = []
+    for scope in report.scopes:
+        title = scope_title(scope.scope)
+        out += [title, "=" * len(title), _scope_summary(scope), ""]
+        out.append(tabulate(standing_rows(scope), headers=STANDING_HEADERS, tablefmt="simple",
+                            disable_numparse=True))
+        if len(scope.standings) > 1:
+            headers, rows = h2h_table(scope)
+            out += ["", "Head-to-head:", tabulate(rows, headers=headers, tablefmt="simple",
+                                                  disable_numparse=True)]
+        out.append("")
+    out.append(_params_line(report))
+    out.append(H2H_NOTE)
+    if report.notable:
+        out += ["", f"Notable matches ({len(report.notable)}; replay one with "
+                    f"`arena replay {results} <match id>`):",
+                tabulate(notable_rows(report, notable_limit), headers=NOTABLE_HEADERS,
+                         tablefmt="simple", disable_numparse=True)]
+        if len(report.notable) > notable_limit:
+            out.append(f"... {len(report.notable) - notable_limit} more in leaderboard.json")
+    return "\n".join(out) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
+                    notable_limit: int = 50) -> str:
+    """leaderboard.md: a standings table and a head-to-head table per scope."""
+    esc = _md_escape
+    out = [f"# {esc(title)}", "", _params_line(report), ""]
+    for scope in report.scopes:
+        out += [f"## {scope_title(scope.scope)}", "", _scope_summary(scope), ""]
+        rows = [[esc(c) for c in row] for row in standing_rows(scope)]
+        out += [tabulate(rows, headers=STANDING_HEADERS, tablefmt="github",
+                         disable_numparse=True), ""]
+        if len(scope.standings) > 1:
+            headers, h_rows = h2h_table(scope)
+            out += [f"### Head-to-head ({scope_title(scope.scope)})", "", H2H_NOTE, "",
+                    tabulate([[esc(c) for c in r] for r in h_rows], headers=headers,
+                             tablefmt="github", disable_numparse=True), ""]
+    out += ["## Notable matches", ""]
+    if report.notable:
+        out += ["Replay one with `arena replay <results> <match id>`.", "",
+                tabulate([[esc(c) for c in r] for r in notable_rows(report, notable_limit)],
+                         headers=NOTABLE_HEADERS, tablefmt="github", disable_numparse=True)]
+        if len(report.notable) > notable_limit:
+            out += ["", f"... {len(report.notable) - notable_limit} more in leaderboard.json"]
+    else:
+        out.append("None: no faults, no capped games.")
+    return "\n".join(out) + "\n"
+
+
+def render_csv(report: RatingReport) -> str:
+    """leaderboard.csv: one row per (scope, bot), columns CSV_COLUMNS."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for scope in report.scopes:
+        for s in scope.standings:
+            writer.writerow([
+                scope.scope, s.rank, s.name, f"{s.mu:.6f}", f"{s.sigma:.6f}",
+                f"{s.conservative:.6f}", s.matches,
+                "" if s.mean_place is None else f"{s.mean_place:.6f}", s.firsts, s.unrated,
+                s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS)])
+    return buf.getvalue()
+
+
+def render_json(report: RatingReport) -> str:
+    """leaderboard.json text (see the module docstring)."""
+    return json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n"
+
+
+def write_reports(report: RatingReport, folder: str | Path, *,
+                  title: str = "Leaderboard") -> dict[str, Path]:
+    """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}."""
+    from arena.html_report import render_html
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = {"md": render_markdown(report, title=title), "csv": render_csv(report),
+             "json": render_json(report), "html": render_html(report, title=title)}
+    paths = {}
+    for kind, text in texts.items():
+        path = folder / FILES[kind]
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)  # a reader never sees half a file
+        paths[kind] = path
+    return paths

@@ -1,0 +1,79 @@
+"""`arena play`: one match of any game between bot programs (and people)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from arena.agents import Agent, ProcessAgent
+from arena.errors import ArenaError
+from arena.timecontrol import TimeControl
+from games import GameError, get_game
+from games.rng import derive_seed
+
+
+def play_match_id(game: str, seed: int) -> str:
+    return f"play/{game}/{seed}"
+
+
+def open_sandbox(level: str, err: TextIO | None = None) -> Any:
+    """Detect (self-test) the sandbox and say which level is in force."""
+    from arena.sandbox import SandboxUnavailable, detect_sandbox
+
+    try:
+        info = detect_sandbox(level)
+    except SandboxUnavailable as exc:
+        raise ArenaError(f"--sandbox {level}: {exc}; use --sandbox auto to take the strongest available") from None
+    (err or sys.stderr).write(f"arena: sandbox level {info.level}\n")
+    return info
+
+
+def play_one(game: str, bots: list[str], *, seed: int = 0, options: dict[str, Any] | None = None,
+             humans: list[int] | None = None, trace_seat: int | None = None, quiet: bool = False,
+             no_timeouts: bool = False, move_s: float = 1.0, startup_s: float = 10.0,
+             sandbox_level: str = "auto", out: TextIO = sys.stdout, stdin: TextIO = sys.stdin,
+             trace: bool = True, limits: Any = None) -> dict[str, Any]:
+    """Play one match and return its record; prints a trace to ``out``."""
+    from arena.human import HumanAgent
+    from arena.referee import play_match
+    from arena.roster import bot_entry
+    from arena.sandbox import Limits
+    from arena.schedule import MatchSpec
+    from arena.trace import Tracer
+
+    humans = sorted(set(humans or []))
+    players = len(bots) + len(humans)
+    try:
+        spec = get_game(game)
+        resolved = spec.resolve_options(players, options or {})
+    except GameError as err:
+        raise ArenaError(f"{err}; give {players} = bots + --human seats a valid count") from None
+    for h in humans:
+        if not 0 <= h < players:
+            raise ArenaError(f"--human {h}: no such seat in a {players}-player game (seats 0..{players - 1})")
+    if trace_seat is not None and not 0 <= trace_seat < players:
+        raise ArenaError(f"--seat {trace_seat}: no such seat (seats 0..{players - 1})")
+    entries = [bot_entry(b) for b in bots]
+    sandbox = open_sandbox(sandbox_level)
+    tc = TimeControl(startup_s=startup_s, move_s=move_s)
+    limits = limits or Limits()
+    agents: list[Agent] = []
+    it = iter(entries)
+    for seat in range(players):
+        if seat in humans:
+            agents.append(HumanAgent(seat, stdin, out))
+        else:
+            agents.append(ProcessAgent(next(it), sandbox=sandbox, limits=limits, time_control=tc,
+                                       no_timeouts=no_timeouts))
+    match = MatchSpec(
+        match_id=play_match_id(game, seed), index=0, game=game, players=players, options=resolved,
+        group=0, deal=0, rotation=0, deal_seed=seed, match_seed=derive_seed(seed, "play"),
+        bots=tuple(a.name for a in agents),
+    )
+    observer = Tracer(out, seat=trace_seat, quiet=quiet) if trace else None
+    try:
+        return play_match(match, agents, time_control=tc, sandbox=sandbox, observer=observer,
+                          no_timeouts=no_timeouts)
+    finally:
+        for agent in agents:
+            agent.close()

@@ -1,0 +1,432 @@
+"""TrueSkill ratings, per-bot statistics and head-to-head records from stored results.
+
+``compute_ratings(rows, params=None)`` is a pure function of the result rows
+(``arena.store.ResultRow``, e.g. from ``ResultStore.iter_results()``, or match-record
+dicts). It sorts them by (schedule ``index``, ``match_id``) before rating, so the same
+set of results gives the same report however many workers played them, in whatever
+order they finished, interrupted or not.
+
+Rating model (the ``trueskill`` package):
+
+* Every match is one ``TrueSkill.rate(groups, ranks=places)`` call with one one-player
+  team per seat; ``places`` are the match's places after the fault policy (0 = best),
+  and seats with equal places are a tie (shared rank).
+* Parameters (``RatingParams``, overridable from a dict with the same keys):
+  ``mu`` = 25, ``sigma`` = 25/3, ``beta`` = sigma/2, ``tau`` = sigma/100,
+  ``draw_probability`` = 0.10. When only ``sigma`` is overridden, ``beta`` and ``tau``
+  follow it. The parameters are returned with the report (``report.params``).
+* Conservative rating = mu - 3 * sigma; leaderboards sort by it (ties by name).
+* Scopes: one rating per game (``scope`` = the game id), computed from that game's
+  matches alone, and ``overall``: every match of every game rated in index order on
+  one shared set of ratings.
+* Matches with a ``sandbox`` fault (the harness failed, not the bot) are stored but
+  skipped here; so is a match the TrueSkill maths cannot rate (a FloatingPointError
+  on an extreme upset, if the ``mpmath`` backend is not installed to retry it). Both
+  show up as ``skipped`` counts and in the notable matches.
+* A bot sitting in several seats of one match (more seats than bots) gets the mean of
+  its per-seat rating changes; in head-to-head, seats of the same bot are not compared.
+
+Per bot and scope (``BotStanding``): mu, sigma, conservative, rated ``matches``,
+``mean_place`` (1-based: 1.0 = always first; places are the game's, ties shared),
+``firsts`` (matches with place 0, shared firsts included), ``unrated`` (its matches
+that were skipped), ``faults`` (count by fault kind over all its stored matches of the
+scope, rated or not) and ``history``: (index, mu, sigma) after each rated match it
+played, for the rating plot.
+
+Head-to-head (``HeadToHead``), for each ordered pair (A, B) over the rated matches of
+the scope where both sat: times A placed above B, below, tied; ``share`` = above /
+(above + below) (None without a decided meeting) with its 95% Wilson score interval.
+
+``report.to_json()`` is the stable machine-readable form, documented in
+``arena/leaderboard.py`` and ``docs/leaderboard-json.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterable, Mapping
+
+import trueskill
+
+from arena.store import SANDBOX_FAULT, ResultRow
+
+JSON_FORMAT = "decktet-arena-leaderboard"
+JSON_VERSION = 1
+OVERALL = "overall"
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+FAULT_KINDS = ("timeout", "crash", "protocol", "illegal", "resource", "sandbox")  # FaultKind order
+
+
+@dataclass(frozen=True)
+class RatingParams:
+    """TrueSkill environment parameters (defaults are the package's own)."""
+
+    mu: float = 25.0
+    sigma: float = 25.0 / 3.0
+    beta: float = 25.0 / 6.0
+    tau: float = 25.0 / 300.0
+    draw_probability: float = 0.10
+
+    @classmethod
+    def from_dict(cls, overrides: Mapping[str, Any] | None) -> "RatingParams":
+        """Defaults with ``overrides`` applied; beta and tau follow an overridden sigma
+        unless given too. Unknown keys or non-positive values raise ValueError."""
+        overrides = dict(overrides or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"unknown rating parameter(s) {unknown}; known: {sorted(known)}")
+        try:
+            values = {k: float(v) for k, v in overrides.items()}
+        except (TypeError, ValueError):
+            raise ValueError(f"rating parameters must be numbers: {overrides}") from None
+        sigma = values.get("sigma", cls.sigma)
+        values.setdefault("sigma", sigma)
+        values.setdefault("beta", sigma / 2.0)
+        values.setdefault("tau", sigma / 100.0)
+        params = cls(**values)
+        if min(params.sigma, params.beta) <= 0 or params.tau < 0:
+            raise ValueError("sigma and beta must be > 0 and tau >= 0")
+        if not 0.0 <= params.draw_probability < 1.0:
+            raise ValueError("draw_probability must be in [0, 1)")
+        return params
+
+    def env(self, backend: str | None = None) -> trueskill.TrueSkill:
+        return trueskill.TrueSkill(mu=self.mu, sigma=self.sigma, beta=self.beta, tau=self.tau,
+                                   draw_probability=self.draw_probability, backend=backend)
+
+    def to_json(self) -> dict[str, float]:
+        return {"mu": self.mu, "sigma": self.sigma, "beta": self.beta, "tau": self.tau,
+                "draw_probability": self.draw_probability}
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """A bot's rating right after one of its rated matches (x = schedule index)."""
+
+    index: int
+    mu: float
+    sigma: float
+
+    @property
+    def conservative(self) -> float:
+        return self.mu - 3.0 * self.sigma
+
+
+@dataclass(frozen=True)
+class BotStanding:
+    """One bot's line on a leaderboard (see the module docstring)."""
+
+    rank: int
+    name: str
+    mu: float
+    sigma: float
+    matches: int
+    mean_place: float | None
+    firsts: int
+    unrated: int
+    faults: dict[str, int]
+    history: tuple[HistoryPoint, ...]
+
+    @property
+    def conservative(self) -> float:
+        return self.mu - 3.0 * self.sigma
+
+    @property
+    def faults_total(self) -> int:
+        return sum(self.faults.values())
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """How ``bot`` fared against ``opponent`` in the rated matches where both sat."""
+
+    bot: str
+    opponent: str
+    above: int
+    below: int
+    tied: int
+
+    @property
+    def meetings(self) -> int:
+        return self.above + self.below + self.tied
+
+    @property
+    def share(self) -> float | None:
+        decided = self.above + self.below
+        return self.above / decided if decided else None
+
+    @property
+    def ci95(self) -> tuple[float, float] | None:
+        decided = self.above + self.below
+        return wilson_interval(self.above, decided) if decided else None
+
+
+@dataclass(frozen=True)
+class NotableMatch:
+    """A match worth a look: a faulted seat (``reason`` = fault kind), a decision-capped
+    game (``capped``) or a match the maths could not rate (``numeric``)."""
+
+    match_id: str
+    index: int
+    game: str
+    reason: str
+    seat: int | None = None
+    bot: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class ScopeReport:
+    """The leaderboard of one scope (a game id, or ``overall``)."""
+
+    scope: str
+    games: tuple[str, ...]
+    matches: int        # stored matches of the scope
+    rated: int
+    skipped: int
+    standings: tuple[BotStanding, ...]     # by rank
+    head_to_head: tuple[HeadToHead, ...]   # by (bot, opponent)
+
+    def standing(self, name: str) -> BotStanding:
+        for s in self.standings:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def pair(self, bot: str, opponent: str) -> HeadToHead:
+        for h in self.head_to_head:
+            if h.bot == bot and h.opponent == opponent:
+                return h
+        raise KeyError((bot, opponent))
+
+
+@dataclass(frozen=True)
+class RatingReport:
+    """Everything the leaderboards show: scopes (``overall`` first, then games by id)."""
+
+    params: RatingParams
+    scopes: tuple[ScopeReport, ...]
+    notable: tuple[NotableMatch, ...] = field(default=())
+
+    def scope(self, name: str) -> ScopeReport:
+        for s in self.scopes:
+            if s.scope == name:
+                return s
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form (format ``decktet-arena-leaderboard``, version 1)."""
+        return {
+            "format": JSON_FORMAT,
+            "version": JSON_VERSION,
+            "rating": {"system": "trueskill", "params": self.params.to_json(),
+                       "conservative": "mu - 3 * sigma"},
+            "scopes": [_scope_json(s) for s in self.scopes],
+            "notable": [{"match_id": n.match_id, "index": n.index, "game": n.game,
+                         "reason": n.reason, "seat": n.seat, "bot": n.bot,
+                         "detail": n.detail} for n in self.notable],
+        }
+
+
+def _r(x: float) -> float:
+    # Six decimals: small files, and no last-bit libm noise between machines.
+    return round(x, 6)
+
+
+def _scope_json(s: ScopeReport) -> dict[str, Any]:
+    return {
+        "scope": s.scope, "games": list(s.games),
+        "matches": s.matches, "rated": s.rated, "skipped": s.skipped,
+        "standings": [{
+            "rank": b.rank, "bot": b.name, "mu": _r(b.mu), "sigma": _r(b.sigma),
+            "conservative": _r(b.conservative), "matches": b.matches,
+            "mean_place": None if b.mean_place is None else _r(b.mean_place),
+            "firsts": b.firsts, "unrated": b.unrated, "faults_total": b.faults_total,
+            "faults": dict(b.faults),
+            "history": [[h.index, _r(h.mu), _r(h.sigma)] for h in b.history],
+        } for b in s.standings],
+        "head_to_head": [{
+            "bot": h.bot, "opponent": h.opponent, "above": h.above, "below": h.below,
+            "tied": h.tied,
+            "share": None if h.share is None else _r(h.share),
+            "ci95": None if h.ci95 is None else [_r(h.ci95[0]), _r(h.ci95[1])],
+        } for h in s.head_to_head],
+    }
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (95% for the default z)."""
+    if trials <= 0:
+        raise ValueError("the Wilson interval needs at least one trial")
+    p = successes / trials
+    z2 = z * z
+    denom = 1.0 + z2 / trials
+    centre = (p + z2 / (2 * trials)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+class _Scope:
+    """Mutable accumulator of one scope while the rows are replayed."""
+
+    def __init__(self, name: str, params: RatingParams) -> None:
+        self.name = name
+        self.params = params
+        self.env = params.env()
+        self.games: set[str] = set()
+        self.ratings: dict[str, trueskill.Rating] = {}
+        self.matches = self.rated = self.skipped = 0
+        self.played: Counter[str] = Counter()
+        self.place_sum: Counter[str] = Counter()
+        self.firsts: Counter[str] = Counter()
+        self.unrated: Counter[str] = Counter()
+        self.faults: dict[str, Counter[str]] = {}
+        self.history: dict[str, list[HistoryPoint]] = {}
+        self.h2h: dict[tuple[str, str], list[int]] = {}
+
+    def see(self, row: ResultRow) -> None:
+        """Count what every stored match contributes (rated or not)."""
+        self.matches += 1
+        self.games.add(row.game)
+        for bot, kind in zip(row.bots, row.faults):
+            self.ratings.setdefault(bot, self.env.create_rating())
+            self.faults.setdefault(bot, Counter())
+            if kind is not None:
+                self.faults[bot][kind] += 1
+
+    def skip(self, row: ResultRow) -> None:
+        self.skipped += 1
+        for bot in set(row.bots):
+            self.unrated[bot] += 1
+
+    def rate(self, row: ResultRow) -> bool:
+        """Update ratings and statistics with one match; False if it cannot be rated."""
+        before = {b: self.ratings[b] for b in row.bots}
+        groups = [(before[b],) for b in row.bots]
+        try:
+            new = _rate(self.env, self.params, groups, list(row.places))
+        except FloatingPointError:
+            return False
+        per_bot: dict[str, list[trueskill.Rating]] = {}
+        for bot, (rating,) in zip(row.bots, new):
+            per_bot.setdefault(bot, []).append(rating)
+        for bot, results in per_bot.items():
+            if len(results) == 1:
+                self.ratings[bot] = results[0]
+            else:  # one bot in several seats: the mean of its per-seat updates
+                old = before[bot]
+                mu = old.mu + sum(r.mu - old.mu for r in results) / len(results)
+                sigma = sum(r.sigma for r in results) / len(results)
+                self.ratings[bot] = self.env.create_rating(mu, sigma)
+            r = self.ratings[bot]
+            self.history.setdefault(bot, []).append(HistoryPoint(row.index, r.mu, r.sigma))
+        self.rated += 1
+        for bot, place in zip(row.bots, row.places):
+            self.played[bot] += 1
+            self.place_sum[bot] += place + 1
+            if place == 0:
+                self.firsts[bot] += 1
+        for i, (a, pa) in enumerate(zip(row.bots, row.places)):
+            for j, (b, pb) in enumerate(zip(row.bots, row.places)):
+                if i == j or a == b:
+                    continue
+                cell = self.h2h.setdefault((a, b), [0, 0, 0])
+                cell[0 if pa < pb else 1 if pa > pb else 2] += 1
+        return True
+
+    def report(self) -> ScopeReport:
+        standings = []
+        for bot, rating in self.ratings.items():
+            played = self.played[bot]
+            standings.append(BotStanding(
+                rank=0, name=bot, mu=rating.mu, sigma=rating.sigma, matches=played,
+                mean_place=self.place_sum[bot] / played if played else None,
+                firsts=self.firsts[bot], unrated=self.unrated[bot],
+                faults=_ordered_faults(self.faults.get(bot, Counter())),
+                history=tuple(self.history.get(bot, ()))))
+        standings.sort(key=lambda s: (-s.conservative, s.name))
+        standings = [replace(s, rank=i + 1) for i, s in enumerate(standings)]
+        h2h = tuple(HeadToHead(a, b, *cell) for (a, b), cell in sorted(self.h2h.items()))
+        return ScopeReport(scope=self.name, games=tuple(sorted(self.games)),
+                           matches=self.matches, rated=self.rated, skipped=self.skipped,
+                           standings=tuple(standings), head_to_head=h2h)
+
+
+def _ordered_faults(counts: Counter[str]) -> dict[str, int]:
+    known = [k for k in FAULT_KINDS if counts.get(k)]
+    other = sorted(k for k in counts if k not in FAULT_KINDS and counts[k])
+    return {k: counts[k] for k in known + other}
+
+
+_MPMATH_ENVS: dict[RatingParams, trueskill.TrueSkill | None] = {}
+
+
+def _rate(env: trueskill.TrueSkill, params: RatingParams, groups: list[tuple[Any, ...]],
+          ranks: list[int]) -> list[tuple[Any, ...]]:
+    try:
+        return env.rate(groups, ranks=ranks)
+    except FloatingPointError:
+        # An extreme upset overflows the float backend; mpmath (optional) copes.
+        if params not in _MPMATH_ENVS:
+            try:
+                _MPMATH_ENVS[params] = params.env(backend="mpmath")
+            except (ImportError, ValueError):
+                _MPMATH_ENVS[params] = None
+        precise = _MPMATH_ENVS[params]
+        if precise is None:
+            raise
+        out = precise.rate(groups, ranks=ranks)
+        return [tuple(env.create_rating(float(r.mu), float(r.sigma)) for r in g) for g in out]
+
+
+def _as_row(item: ResultRow | Mapping[str, Any]) -> ResultRow:
+    if isinstance(item, ResultRow):
+        return item
+    if isinstance(item, Mapping):
+        return ResultRow.from_record(item)
+    raise TypeError(f"expected a ResultRow or a match record, got {type(item).__name__}")
+
+
+def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
+                    params: RatingParams | Mapping[str, Any] | None = None) -> RatingReport:
+    """Ratings, statistics, head-to-head and notable matches of a set of stored results.
+
+    ``rows``: ``ResultRow``s or match records, in any order (they are sorted by index
+    and match id). ``params``: a ``RatingParams`` or a dict of overrides. Raises
+    ValueError if two rows share a match id.
+    """
+    if not isinstance(params, RatingParams):
+        params = RatingParams.from_dict(params)
+    ordered = sorted((_as_row(r) for r in rows), key=lambda r: (r.index, r.match_id))
+    seen: set[str] = set()
+    for row in ordered:
+        if row.match_id in seen:
+            raise ValueError(f"match {row.match_id!r} appears twice in the results")
+        seen.add(row.match_id)
+
+    overall = _Scope(OVERALL, params)
+    per_game: dict[str, _Scope] = {}
+    notable: list[NotableMatch] = []
+    for row in ordered:
+        game = per_game.setdefault(row.game, _Scope(row.game, params))
+        for seat, (bot, kind, detail) in enumerate(zip(row.bots, row.faults, row.fault_details)):
+            if kind is not None:
+                notable.append(NotableMatch(row.match_id, row.index, row.game, kind, seat, bot,
+                                            detail))
+        if row.capped:
+            notable.append(NotableMatch(row.match_id, row.index, row.game, "capped"))
+        numeric = False
+        for scope in (overall, game):
+            scope.see(row)
+            sandbox = row.sandbox_fault or SANDBOX_FAULT in row.faults
+            if sandbox or not scope.rate(row):
+                scope.skip(row)
+                numeric = numeric or not sandbox
+        if numeric:
+            notable.append(NotableMatch(row.match_id, row.index, row.game, "numeric",
+                                        detail="TrueSkill could not rate this result"))
+    scopes = [overall.report()] + [per_game[g].report() for g in sorted(per_game)]
+    return RatingReport(params=params, scopes=tuple(scopes), notable=tuple(notable))

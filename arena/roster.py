@@ -1,0 +1,173 @@
+"""The bots of a tournament: files found, named, hashed and checked.
+
+A bot is one file: a ``.py`` file (run with the harness's Python) or any other
+executable file. Globs skip files whose name starts with ``_`` (helpers); a bot
+listed by its exact path is never skipped.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from arena.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, ConfigError, Tournament
+from arena.errors import ArenaError
+
+BotKind = Literal["python", "executable"]
+
+
+class RosterError(ArenaError):
+    """A bot named on the command line cannot be found or run."""
+
+
+@dataclass(frozen=True)
+class BotEntry:
+    """One bot of a roster: unique name, absolute path, content hash, how to run it."""
+
+    name: str
+    path: Path
+    sha256: str
+    kind: BotKind
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "path": str(self.path), "sha256": self.sha256, "kind": self.kind}
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def bot_kind(path: Path) -> BotKind | None:
+    """``python`` for a .py file, ``executable`` for an executable file, else None."""
+    if not path.is_file():
+        return None
+    if path.suffix == ".py":
+        return "python"
+    if os.access(path, os.X_OK):
+        return "executable"
+    return None
+
+
+def _entry(path: Path, name: str) -> BotEntry:
+    kind = bot_kind(path)
+    assert kind is not None
+    return BotEntry(name=name, path=path, sha256=file_sha256(path), kind=kind)
+
+
+def _shown(path: Path, base: Path) -> str:
+    try:
+        return str(path.relative_to(base))
+    except ValueError:
+        return str(path)
+
+
+def resolve_bots(tournament: Tournament) -> list[BotEntry]:
+    """Every bot of the tournament, sorted by name; raises ``ConfigError``."""
+    base = tournament.base_dir
+    found: dict[str, tuple[BotEntry, int]] = {}
+    for i, item in enumerate(tournament.bots):
+        if isinstance(item, BotSpec):
+            candidates = [(tournament.resolve_path(item.path), item.name, item.path)]
+            if not candidates[0][0].exists():
+                raise tournament.config_error(
+                    (("bots", i, "path")),
+                    f"no such file {item.path!r} (looked in {base}); fix the path "
+                    "(relative paths start at the working directory, or at root:)",
+                )
+        else:
+            candidates = [(p, None, item) for p in _expand(tournament, item)]
+            if not candidates:
+                raise tournament.config_error(
+                    ("bots", i),
+                    f"{item!r} matches no bot file (looked in {base}); fix the pattern or run from "
+                    "the folder it is relative to (or set root:)",
+                )
+        for path, name, given in candidates:
+            loc = ("bots", i, "path") if isinstance(item, BotSpec) else ("bots", i)
+            if path.is_dir():
+                raise tournament.config_error(loc, f"{_shown(path, base)!r} is a folder; name a bot file "
+                                              "or use a glob such as bots/*.py")
+            if bot_kind(path) is None:
+                raise tournament.config_error(
+                    loc, f"{_shown(path, base)!r} is neither a .py file nor executable; "
+                    f"make it executable (chmod +x {_shown(path, base)}) or leave it out",
+                )
+            name = name or path.stem
+            if not SAFE_NAME.match(name):
+                raise tournament.config_error(
+                    loc, f"bot name {name!r} (from {_shown(path, base)}) is not allowed; rename the file or "
+                    f"give a name: - {{path: {_shown(path, base)}, name: my_bot}} ({SAFE_NAME_TEXT})",
+                )
+            if name in found:
+                other, j = found[name]
+                if other.path == path.resolve():
+                    continue  # the same file listed twice under the same name
+                raise tournament.config_error(
+                    loc, f"two bots are named {name!r}: {_shown(other.path, base)} (bots[{j}]) and "
+                    f"{_shown(path, base)}; give one an explicit name: - {{path: {_shown(path, base)}, "
+                    f"name: {name}_2}}",
+                )
+            found[name] = (_entry(path.resolve(), name), i)
+    return sorted((e for e, _ in found.values()), key=lambda e: e.name)
+
+
+def _expand(tournament: Tournament, pattern: str) -> list[Path]:
+    """Files matched by one ``bots`` string, sorted; ``_``-files skipped by wildcards."""
+    if not glob.has_magic(pattern):
+        path = tournament.resolve_path(pattern)
+        return [path] if path.exists() else []
+    pattern = os.path.expanduser(pattern)
+    if os.path.isabs(pattern):
+        hits = glob.glob(pattern, recursive=True)
+    else:  # root_dir keeps glob characters in the base folder's own name inert
+        hits = [str(tournament.base_dir / h) for h in glob.glob(pattern, root_dir=tournament.base_dir, recursive=True)]
+    out = []
+    for hit in sorted(hits):
+        path = Path(hit)
+        if path.name.startswith("_") or not path.is_file():
+            continue
+        out.append(path)
+    return out
+
+
+def bot_entry(path_or_name: str, bots_dir: Path | None = None) -> BotEntry:
+    """One bot for a one-off run: a file path, or a bare name looked up in ``bots_dir``.
+
+    ``random_bot`` finds ``bots/random_bot.py``, else the one file in ``bots/``
+    with that stem. Raises ``RosterError``.
+    """
+    bots_dir = Path("bots") if bots_dir is None else bots_dir
+    path = Path(path_or_name).expanduser()
+    if not path.exists() and os.sep not in path_or_name and "/" not in path_or_name:
+        exact = bots_dir / f"{path_or_name}.py"
+        same_stem = sorted(p for p in bots_dir.glob("*") if p.stem == path_or_name and p.is_file()) \
+            if bots_dir.is_dir() else []
+        if exact.is_file():
+            path = exact
+        elif len(same_stem) == 1:
+            path = same_stem[0]
+        elif len(same_stem) > 1:
+            names = ", ".join(p.name for p in same_stem)
+            raise RosterError(f"{path_or_name}: several bots in {bots_dir} have that name ({names}); give the file path")
+        else:
+            raise RosterError(f"{path_or_name}: no such bot file, and no bot of that name in {bots_dir}; "
+                              "give the bot's file path")
+    if not path.exists():
+        raise RosterError(f"{path_or_name}: no such bot file; check the path")
+    if path.is_dir():
+        raise RosterError(f"{path_or_name}: is a folder; give a bot file")
+    if bot_kind(path) is None:
+        raise RosterError(f"{path_or_name}: neither a .py file nor executable; chmod +x {path_or_name}")
+    name = path.stem
+    if not SAFE_NAME.match(name):
+        raise RosterError(f"{path_or_name}: the bot name {name!r} is not allowed; rename the file ({SAFE_NAME_TEXT})")
+    return _entry(path.resolve(), name)

@@ -1,0 +1,296 @@
+"""`arena run`: play a whole tournament on a pool of worker processes.
+
+The parent schedules, the workers play. Each worker keeps its bots warm across
+matches and writes every finished match to the SQLite store itself, in one
+transaction, so a kill -9 of any process loses at most the matches in flight.
+Resuming is the same command: matches already stored are skipped, and ratings
+are recomputed from the store in schedule order, so the leaderboard does not
+depend on the number of workers or on interruptions.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import queue
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from arena.errors import ArenaError
+
+log = logging.getLogger("arena.run")
+
+
+@dataclass
+class RunSummary:
+    results: Path
+    scheduled: int
+    already_done: int
+    played: int = 0
+    faults: int = 0
+    interrupted: bool = False
+    sandbox_level: str = ""
+    reports: dict[str, Path] = field(default_factory=dict)
+    leaderboard: str = ""
+
+
+def limits_from(tournament: Any) -> Any:
+    from arena.sandbox import Limits
+
+    lim = getattr(tournament, "limits", None)
+    if lim is None:
+        return Limits()
+    data = lim.model_dump() if hasattr(lim, "model_dump") else dict(lim)
+    return Limits(**{k: v for k, v in data.items() if v is not None})
+
+
+def time_control_from(tournament: Any) -> Any:
+    from arena.timecontrol import TimeControl
+
+    tc = tournament.time_control
+    data = tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
+    return TimeControl(**data)
+
+
+def worker_count(tournament: Any, override: int | None) -> int:
+    if override:
+        return override
+    w = tournament.workers
+    return (os.cpu_count() or 1) if w == "auto" else int(w)
+
+
+# ---- the worker process ---------------------------------------------------------
+
+
+def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
+    from arena.agents import ProcessAgent
+    from arena.referee import play_match
+    from arena.sandbox import become_subreaper
+    from arena.store import ResultStore
+
+    become_subreaper()
+    store = ResultStore(ctx["results"])
+    entries = ctx["entries"]
+    agents: dict[str, ProcessAgent] = {}
+    log_dir = ctx["results"] / "logs" / f"worker-{wid}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+
+    def close_all(*_: Any) -> None:
+        for agent in agents.values():
+            try:
+                agent.close()
+            except Exception:  # noqa: BLE001 - closing must never raise
+                agent.discard()
+        agents.clear()
+
+    signal.signal(signal.SIGTERM, lambda *_: (close_all(), os._exit(0)))
+    try:
+        while not stop.is_set():
+            try:
+                match = tasks.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if match is None:
+                break
+            seats = []
+            for name in match.bots:
+                agent = agents.get(name)
+                if agent is None:
+                    agent = ProcessAgent(entries[name], sandbox=ctx["sandbox"], limits=ctx["limits"],
+                                         time_control=ctx["tc"], log_dir=log_dir, fresh=ctx["fresh"])
+                    agents[name] = agent
+                seats.append(agent)
+            # The same bot may sit twice only in a sampled schedule with duplicates; keep it simple.
+            record = play_match(match, seats, time_control=ctx["tc"], sandbox=ctx["sandbox"],
+                                tournament=ctx["name"])
+            stored = store.record_match(record)
+            faults = [(s, f["kind"]) for s, f in enumerate(record["faults"]) if f is not None]
+            for seat, kind in faults:
+                log.warning("match %s: seat %d (%s) faulted: %s", match.match_id, seat, match.bots[seat], kind)
+            log.info("match %s done: places %s%s", match.match_id, record["result"]["places"],
+                     "" if stored else " (already stored)")
+            done.put((match.match_id, len(faults), stored))
+    finally:
+        close_all()
+        done.put(("__worker_exit__", wid, None))
+
+
+# ---- the parent -----------------------------------------------------------------
+
+
+class Progress:
+    """One status line: matches done, rate, ETA and faults so far."""
+
+    def __init__(self, total: int, out: TextIO) -> None:
+        self.total = total
+        self.out = out
+        self.done = 0
+        self.faults = 0
+        self.t0 = time.monotonic()
+        self.tty = out.isatty()
+        self._last_print = 0.0
+
+    def update(self, faults: int) -> None:
+        self.done += 1
+        self.faults += faults
+        now = time.monotonic()
+        if self.tty or now - self._last_print > 5 or self.done == self.total:
+            self._last_print = now
+            self.out.write(("\r" if self.tty else "") + self.line() + ("" if self.tty else "\n"))
+            self.out.flush()
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.t0
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = (self.total - self.done) / rate if rate > 0 else 0.0
+        width = 24
+        filled = int(width * self.done / self.total) if self.total else width
+        bar = "#" * filled + "." * (width - filled)
+        return (f"[{bar}] {self.done}/{self.total} matches · {rate:.1f}/s · "
+                f"ETA {int(left // 60)}:{int(left % 60):02d} · faults {self.faults}")
+
+    def close(self) -> None:
+        if self.tty:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def setup_logging(results: Path, console: TextIO) -> None:
+    """One run log file plus the console, fed by every worker (multiprocessing-logging)."""
+    import multiprocessing_logging
+
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, "_arena", False):
+            root.removeHandler(h)
+    root.setLevel(logging.INFO)
+    fh = logging.FileHandler(results / "run.log")
+    fh.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s %(message)s"))
+    ch = logging.StreamHandler(console)
+    ch.setLevel(logging.WARNING)
+    ch.setFormatter(logging.Formatter("arena: %(message)s"))
+    for h in (fh, ch):
+        h._arena = True  # type: ignore[attr-defined]
+        root.addHandler(h)
+    multiprocessing_logging.install_mp_handler(root)
+
+
+def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None = None,
+                   sandbox_level: str | None = None, out: TextIO = sys.stdout,
+                   err: TextIO = sys.stderr, resume_hint: str = "") -> RunSummary:
+    """Play every match of the schedule not yet in the store, then rate and report."""
+    from arena.play import open_sandbox
+    from arena.roster import resolve_bots
+    from arena.schedule import build_schedule
+    from arena.store import ResultStore
+
+    entries = resolve_bots(tournament)
+    schedule = build_schedule(tournament, entries)
+    results = Path(tournament.results)
+    results.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(results)
+    if fresh:
+        store.reset()
+    current = {e.name: e.sha256 for e in entries}
+    changed = store.changed_bots(current)
+    if changed:
+        raise ArenaError(
+            f"{results}: bot file changed since its matches were played: {', '.join(changed)}; "
+            f"rerun with --fresh to start over, or set a new 'results' folder")
+    store.init_tournament(tournament.name, _config_json(tournament),
+                          [{"name": e.name, "path": str(e.path), "sha256": e.sha256} for e in entries])
+    done_ids = store.completed_ids()
+    pending = [m for m in schedule if m.match_id not in done_ids]
+    summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
+    setup_logging(results, err)
+    sandbox = open_sandbox(sandbox_level or tournament.sandbox, err)
+    summary.sandbox_level = sandbox.level
+    n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
+    if summary.already_done:
+        err.write(f"arena: resuming: {summary.already_done} of {len(schedule)} matches already played\n")
+    log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s",
+             tournament.name, len(schedule), len(pending), n_workers, sandbox.level)
+    if pending:
+        ctx = {
+            "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
+            "limits": limits_from(tournament), "tc": time_control_from(tournament),
+            "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
+        }
+        _play_pending(pending, n_workers, ctx, summary, err, resume_hint)
+    if not summary.interrupted:
+        from arena.leaderboard import render_terminal, write_reports
+        from arena.ratings import compute_ratings
+
+        report = compute_ratings(list(store.iter_results()), _ratings_params(tournament))
+        summary.reports = write_reports(report, results)
+        summary.leaderboard = render_terminal(report)
+    return summary
+
+
+def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
+                  err: TextIO, resume_hint: str) -> None:
+    mpctx = mp.get_context("fork")  # multiprocessing-logging forwards records from forked workers
+    tasks = mpctx.Queue()
+    done = mpctx.Queue()
+    stop = mpctx.Event()
+    for m in pending:
+        tasks.put(m)
+    for _ in range(n_workers):
+        tasks.put(None)
+    procs = [mpctx.Process(target=_worker_main, args=(i, tasks, done, stop, ctx), name=f"worker-{i}",
+                           daemon=False) for i in range(n_workers)]
+    for p in procs:
+        p.start()
+    progress = Progress(len(pending), err)
+    alive = n_workers
+    try:
+        while alive:
+            try:
+                mid, a, b = done.get(timeout=0.5)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    break
+                continue
+            if mid == "__worker_exit__":
+                alive -= 1
+                continue
+            summary.played += 1
+            summary.faults += a
+            progress.update(a)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        stop.set()
+        progress.close()
+        err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
+        for p in procs:
+            p.join(timeout=2)
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=5)
+        if resume_hint:
+            err.write(f"arena: resume with: {resume_hint}\n")
+        return
+    progress.close()
+    for p in procs:
+        p.join(timeout=10)
+
+
+def _config_json(tournament: Any) -> dict[str, Any]:
+    if hasattr(tournament, "model_dump"):
+        return tournament.model_dump(mode="json")
+    return dict(tournament)
+
+
+def _ratings_params(tournament: Any) -> dict[str, Any] | None:
+    r = getattr(tournament, "ratings", None)
+    if r is None:
+        return None
+    data = r.model_dump() if hasattr(r, "model_dump") else dict(r)
+    return {k: v for k, v in data.items() if v is not None}

@@ -1,0 +1,189 @@
+"""The schedule: every match of a tournament, with its seeds, fixed up front.
+
+Duplicate format: a *group* of bots plays each *deal* once in every cyclic
+*rotation* of the seats, so every bot holds every hand of the deal once. All
+groups of a game entry and player count play the same deals (the deal seed does
+not depend on the group), like duplicate bridge. Seeds come from the tournament
+seed and the match's identity only, never from time or completion order.
+
+Order (``index``): by deal, then game entry, then player count, then group,
+then rotation. A run stopped early has therefore played the first deals of
+every group of every game, each in all its rotations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from arena.config import GameEntry, Tournament
+from arena.roster import BotEntry
+from games.rng import DealRng, derive_seed
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """One match to play: what, with which seeds, and who sits where."""
+
+    match_id: str          # "<game or label>/p<players>/g<group>/d<deal>/r<rotation>"
+    index: int             # position in the schedule; ratings follow this order
+    game: str
+    players: int
+    options: dict[str, Any] = field(hash=False)   # resolved: every option key
+    group: int = 0
+    deal: int = 0
+    rotation: int = 0
+    deal_seed: int = 0     # the game's seed: same for every rotation and group
+    match_seed: int = 0    # the referee's own seed (fallback moves and such)
+    bots: tuple[str, ...] = ()   # bot names in seat order
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "match_id": self.match_id, "index": self.index, "game": self.game,
+            "players": self.players, "options": dict(self.options), "group": self.group,
+            "deal": self.deal, "rotation": self.rotation, "deal_seed": self.deal_seed,
+            "match_seed": self.match_seed, "bots": list(self.bots),
+        }
+
+
+def canonical_json(value: Any) -> str:
+    """Key-sorted, compact JSON: one text per value, for seeds."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def deal_seed(tournament_seed: int, game: str, players: int, options: dict[str, Any], deal: int) -> int:
+    """The seed of one deal; shared by every group and rotation that plays it."""
+    return derive_seed(tournament_seed, game, players, canonical_json(options), deal)
+
+
+def match_id(key: str, players: int, group: int, deal: int, rotation: int) -> str:
+    return f"{key}/p{players}/g{group:04d}/d{deal:02d}/r{rotation}"
+
+
+def round_robin_size(bots: int, players: int, deals: int) -> int:
+    """Matches of a full round robin at one player count."""
+    return math.comb(bots, players) * deals * players
+
+
+def sampled_groups(bots: int, players: int, deals: int, matches_per_bot: int, counts: int = 1) -> int:
+    """Groups drawn at one player count of a sampled entry with ``counts`` player counts.
+
+    Each bot should play about ``matches_per_bot / counts`` matches at this count; a
+    group gives each of its bots ``deals * players`` matches. At least enough groups
+    for every bot to play once.
+    """
+    target = matches_per_bot / counts
+    need = math.ceil(bots * target / (deals * players * players))
+    return max(need, math.ceil(bots / players), 1)
+
+
+def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
+    """Raise ``ConfigError`` if a game entry cannot be scheduled with these bots."""
+    names = sorted(b.name for b in bots)
+    n = len(names)
+    for i, g in enumerate(tournament.games):
+        for p in g.players:
+            if p > n:
+                shown = ", ".join(names)
+                raise tournament.config_error(
+                    ("games", i, "players"),
+                    f"{g.id} with {p} players needs at least {p} bots, the roster has {n} ({shown}); "
+                    f"add bots or remove {p} from players",
+                )
+        if g.schedule == "round-robin":
+            total = sum(round_robin_size(n, p, g.deals) for p in g.players)
+            if total > g.max_matches:
+                parts = " + ".join(
+                    f"{math.comb(n, p)} groups x {g.deals} deals x {p} rotations" for p in g.players
+                )
+                suggest = max(1, g.max_matches * min(g.players) // n)
+                raise tournament.config_error(
+                    ("games", i, "schedule"),
+                    f"a round robin of {n} bots is {total} matches ({parts}), more than "
+                    f"max_matches {g.max_matches}; use schedule: sampled with e.g. "
+                    f"matches_per_bot: {suggest} (or raise max_matches)",
+                )
+
+
+def _seating(seed: int, key: str, players: int, group: int, members: Sequence[str]) -> list[str]:
+    """The group's base seat order: shuffled so no bot always sits left of another."""
+    order = list(members)
+    DealRng(derive_seed(seed, "seating", key, players, group)).shuffle(order)
+    return order
+
+
+def draw_groups(seed: int, key: str, names: Sequence[str], players: int, count: int) -> list[tuple[str, ...]]:
+    """``count`` groups drawn greedily: fewest plays first, then fewest meetings.
+
+    Every bot's group count stays within one of every other's; among bots with
+    equal counts, the one who has met the chosen members least joins, ties
+    broken by a generator seeded from ``seed``, ``key`` and ``players``.
+    """
+    rng = DealRng(derive_seed(seed, "sample", key, players))
+    plays = dict.fromkeys(names, 0)
+    pairs: Counter[tuple[str, str]] = Counter()
+    out = []
+    for _ in range(count):
+        tiebreak = {b: rng.next64() for b in names}
+        chosen: list[str] = []
+        while len(chosen) < players:
+            rest = [b for b in names if b not in chosen]
+            low = min(plays[b] for b in rest)
+            best = min(
+                (b for b in rest if plays[b] == low),
+                key=lambda b: (sum(pairs[(min(b, c), max(b, c))] for c in chosen), tiebreak[b]),
+            )
+            chosen.append(best)
+        for b in chosen:
+            plays[b] += 1
+        for a, b in itertools.combinations(sorted(chosen), 2):
+            pairs[(a, b)] += 1
+        out.append(tuple(chosen))
+    return out
+
+
+def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> list[tuple[tuple[str, ...], int]]:
+    """(members, deal offset) per group, in group order."""
+    if g.schedule == "round-robin":
+        return [(c, 0) for c in itertools.combinations(names, p)]
+    count = sampled_groups(len(names), p, g.deals, g.matches_per_bot or 1, len(g.players))
+    seen: Counter[frozenset[str]] = Counter()
+    out = []
+    for members in draw_groups(tournament.seed, g.key, names, p, count):
+        # A group drawn again plays fresh deals rather than replaying the same ones.
+        out.append((members, seen[frozenset(members)] * g.deals))
+        seen[frozenset(members)] += 1
+    return out
+
+
+def build_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> list[MatchSpec]:
+    """Every match of the tournament, in schedule order; raises ``ConfigError``."""
+    check_schedule(tournament, bots)
+    names = sorted(b.name for b in bots)
+    rows = []
+    for entry_index, g in enumerate(tournament.games):
+        for p in g.players:
+            options = g.options_for(p)
+            for group, (members, offset) in enumerate(_groups(tournament, g, names, p)):
+                seats = _seating(tournament.seed, g.key, p, group, members)
+                for d in range(g.deals):
+                    deal = offset + d
+                    dseed = deal_seed(tournament.seed, g.id, p, options, deal)
+                    for r in range(p):
+                        mid = match_id(g.key, p, group, deal, r)
+                        order = tuple(seats[(s + r) % p] for s in range(p))
+                        rows.append(((d, entry_index, p, group, deal, r), MatchSpec(
+                            match_id=mid, index=0, game=g.id, players=p, options=options,
+                            group=group, deal=deal, rotation=r, deal_seed=dseed,
+                            match_seed=derive_seed(tournament.seed, mid), bots=order,
+                        )))
+    rows.sort(key=lambda row: row[0])
+    return [_with_index(m, i) for i, (_, m) in enumerate(rows)]
+
+
+def _with_index(m: MatchSpec, index: int) -> MatchSpec:
+    return MatchSpec(**{**m.__dict__, "index": index})

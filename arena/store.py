@@ -1,0 +1,525 @@
+"""The results store: one SQLite file per results folder (``<results>/results.sqlite``).
+
+What it guarantees, and why:
+
+* One finished match is one transaction (a ``matches`` row, its ``seats`` rows and the
+  full record, zlib-compressed JSON). The database runs in WAL mode with
+  ``synchronous=FULL``: once ``record_match`` returns, the match survives a kill -9 of
+  any process (and an OS crash).
+* A match id is stored at most once, even with several processes writing at the same
+  time: each insert runs under ``BEGIN IMMEDIATE`` (one writer at a time, waiting up to
+  ``busy_timeout_s``) and the match id is the primary key.
+* Reads come back in schedule order (``index``, then ``match_id``), never in completion
+  order, so ratings computed from them do not depend on the number of workers or on
+  interruptions.
+* The schema is versioned (``meta.schema_version``); a file written by a newer arena is
+  refused with a message instead of being misread.
+
+A ``ResultStore`` may be shared by the threads of one process (calls are serialised).
+After a fork it reopens its connection in the child, and it pickles as its folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+DB_NAME = "results.sqlite"
+SCHEMA_VERSION = 1
+RECORD_SCHEMAS = (1,)  # match-record schema versions this store understands
+SANDBOX_FAULT = "sandbox"  # arena.faults.FaultKind.SANDBOX.value
+
+_SCHEMA = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE tournament (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    name       TEXT NOT NULL,
+    config     TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE bots (
+    name     TEXT PRIMARY KEY,
+    path     TEXT,
+    sha256   TEXT NOT NULL,
+    added_at TEXT NOT NULL
+);
+CREATE TABLE matches (
+    match_id          TEXT PRIMARY KEY,
+    idx               INTEGER NOT NULL,
+    tournament        TEXT,
+    game              TEXT NOT NULL,
+    rules_version     TEXT,
+    players           INTEGER NOT NULL,
+    grp               INTEGER,
+    deal              INTEGER,
+    rotation          INTEGER,
+    deal_seed         TEXT,     -- text: seeds are unsigned 64-bit, SQLite integers are signed
+    match_seed        TEXT,
+    sandbox_level     TEXT,
+    started_at        TEXT,
+    duration_s        REAL,
+    capped            INTEGER NOT NULL,
+    has_sandbox_fault INTEGER NOT NULL,
+    record            BLOB NOT NULL -- zlib(JSON of the full record)
+);
+CREATE INDEX matches_order ON matches (idx, match_id);
+CREATE INDEX matches_game ON matches (game, idx);
+CREATE TABLE seats (
+    match_id     TEXT NOT NULL REFERENCES matches (match_id) ON DELETE CASCADE,
+    seat         INTEGER NOT NULL,
+    bot          TEXT NOT NULL,
+    sha256       TEXT,
+    place        INTEGER NOT NULL,
+    score,                      -- no affinity: keeps ints as ints and floats as floats
+    fault_kind   TEXT,
+    fault_detail TEXT,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE INDEX seats_bot ON seats (bot);
+"""
+
+
+class StoreError(Exception):
+    """A results store that cannot be opened or used; the message says what to do."""
+
+
+class StoreSchemaError(StoreError):
+    """The file was written with a schema this arena does not know."""
+
+
+class RecordError(StoreError, ValueError):
+    """A match record that lacks what the store needs."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    """The compact result of one stored match, what ratings and leaderboards read.
+
+    Tuples are in seat order. ``faults`` holds the fault kind per seat (None if the
+    seat did not fault); ``sandbox_fault`` is True when any seat has a ``sandbox``
+    fault (the harness failed; the match is not rated).
+    """
+
+    match_id: str
+    index: int
+    game: str
+    players: int
+    bots: tuple[str, ...]
+    places: tuple[int, ...]
+    scores: tuple[Any, ...]
+    faults: tuple[str | None, ...]
+    fault_details: tuple[str | None, ...]
+    capped: bool
+    sandbox_fault: bool
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "ResultRow":
+        """The row a match record gives (what ``iter_results`` yields once it is stored)."""
+        fields = _record_fields(record)
+        seats = fields["seats"]
+        return cls(
+            match_id=fields["match_id"], index=fields["idx"], game=fields["game"],
+            players=fields["players"],
+            bots=tuple(s["bot"] for s in seats), places=tuple(s["place"] for s in seats),
+            scores=tuple(s["score"] for s in seats),
+            faults=tuple(s["fault_kind"] for s in seats),
+            fault_details=tuple(s["fault_detail"] for s in seats),
+            capped=bool(fields["capped"]), sandbox_fault=bool(fields["has_sandbox_fault"]))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _opt_text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _record_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a match record (RECORD.md) and extract the indexed columns."""
+    try:
+        schema = record.get("schema", 1)
+        if schema not in RECORD_SCHEMAS:
+            raise RecordError(f"match record schema {schema!r} is not supported "
+                              f"(this store reads {list(RECORD_SCHEMAS)})")
+        match_id = record["match_id"]
+        if not isinstance(match_id, str) or not match_id:
+            raise RecordError(f"match_id must be a non-empty string, got {match_id!r}")
+        idx = record["index"]
+        if type(idx) is not int:
+            raise RecordError(f"{match_id}: index must be an int, got {idx!r}")
+        players = int(record["players"])
+        bots = sorted(record["bots"], key=lambda b: b["seat"])
+        result = record["result"]
+        places, scores = list(result["places"]), list(result["scores"])
+        faults = record.get("faults") or [None] * players
+    except (KeyError, TypeError, AttributeError) as exc:
+        if isinstance(exc, RecordError):
+            raise
+        raise RecordError(f"malformed match record ({type(exc).__name__}: {exc})") from None
+    if [b["seat"] for b in bots] != list(range(players)):
+        raise RecordError(f"{match_id}: bots must name seats 0..{players - 1}")
+    for what, seq in (("places", places), ("scores", scores), ("faults", faults)):
+        if len(seq) != players:
+            raise RecordError(f"{match_id}: {len(seq)} {what} for {players} players")
+    if any(type(p) is not int or p < 0 for p in places):
+        raise RecordError(f"{match_id}: places must be ints >= 0, got {places}")
+    seats = []
+    for seat, (bot, place, score, fault) in enumerate(zip(bots, places, scores, faults)):
+        kind = detail = None
+        if fault is not None:
+            kind = str(fault.get("kind"))
+            detail = _opt_text(fault.get("detail"))
+        seats.append({"seat": seat, "bot": str(bot["name"]), "sha256": bot.get("sha256"),
+                      "place": place, "score": score, "fault_kind": kind,
+                      "fault_detail": detail})
+    sandbox = record.get("sandbox") or {}
+    return {
+        "match_id": match_id, "idx": idx, "tournament": record.get("tournament"),
+        "game": str(record["game"]), "rules_version": _opt_text(record.get("rules_version")),
+        "players": players, "grp": _opt_int(record.get("group")),
+        "deal": _opt_int(record.get("deal")), "rotation": _opt_int(record.get("rotation")),
+        "deal_seed": _opt_text(record.get("deal_seed")),
+        "match_seed": _opt_text(record.get("match_seed")),
+        "sandbox_level": _opt_text(sandbox.get("level") if isinstance(sandbox, Mapping) else None),
+        "started_at": record.get("started_at"),
+        "duration_s": None if record.get("duration_s") is None else float(record["duration_s"]),
+        "capped": int(bool(result.get("capped", False))),
+        "has_sandbox_fault": int(any(s["fault_kind"] == SANDBOX_FAULT for s in seats)),
+        "seats": seats,
+    }
+
+
+class ResultStore:
+    """The SQLite results store of one results folder (created if missing)."""
+
+    def __init__(self, folder: str | os.PathLike[str], *, busy_timeout_s: float = 60.0) -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / DB_NAME
+        self.busy_timeout_s = busy_timeout_s
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+        self._abandoned: list[sqlite3.Connection] = []
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._connect()
+
+    # -- connection -------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s,
+                                   isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            self._set_wal(conn)
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._ensure_schema(conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{self.path} is not a usable results database ({exc}); "
+                             "use another results folder or delete the file") from exc
+        except StoreError:
+            conn.close()
+            raise
+        self._conn = conn
+        return conn
+
+    def _set_wal(self, conn: sqlite3.Connection) -> None:
+        # Switching to WAL needs a moment alone with the file; another process opening
+        # the same new file at once can make it report busy, so retry briefly.
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise StoreError(f"{self.path} stays locked: {exc}") from exc
+                time.sleep(0.05)
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r}); "
+                             "the results folder must be on a local file system")
+
+    def _ensure_schema(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            tables = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                for statement in _split_sql(_SCHEMA):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
+                             (str(SCHEMA_VERSION),))
+                conn.execute("INSERT INTO meta (key, value) VALUES ('created_at', ?)", (_now(),))
+            elif "meta" not in tables:
+                raise StoreSchemaError(f"{self.path} is an SQLite file but not an arena "
+                                       "results store; use another results folder")
+            else:
+                row = conn.execute(
+                    "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                version = row[0] if row else None
+                if version is None or not str(version).isdigit():
+                    raise StoreSchemaError(f"{self.path}: unknown schema version {version!r}; "
+                                           "use another results folder")
+                if int(version) > SCHEMA_VERSION:
+                    raise StoreSchemaError(
+                        f"{self.path} has schema version {version}, newer than this arena "
+                        f"understands ({SCHEMA_VERSION}); upgrade arena or use another "
+                        "results folder")
+                if int(version) < SCHEMA_VERSION:  # no older schema exists yet
+                    raise StoreSchemaError(f"{self.path}: schema version {version} has no "
+                                           "migration; use another results folder")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if os.getpid() != self._pid:
+            # A connection must not cross a fork: keep the parent's object alive (closing
+            # it here could disturb the parent's locks) and open our own.
+            if self._conn is not None:
+                self._abandoned.append(self._conn)
+            self._pid = os.getpid()
+            self._conn = None
+        if self._conn is None:
+            return self._connect()
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection (the store reopens it if used again)."""
+        with self._lock:
+            if self._conn is not None and os.getpid() == self._pid:
+                self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"folder": str(self.folder), "busy_timeout_s": self.busy_timeout_s}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["folder"], busy_timeout_s=state["busy_timeout_s"])  # type: ignore[misc]
+
+    def _write(self) -> "_WriteTx":
+        return _WriteTx(self)
+
+    # -- tournament and bots ----------------------------------------------------------
+
+    def init_tournament(self, name: str, config: Mapping[str, Any],
+                        bots: Sequence[Mapping[str, Any]]) -> None:
+        """Record the tournament (name, resolved config) and its bots (name, path, sha256).
+
+        Calling it again (a resumed run) updates the config and the registered bots;
+        a folder that already holds another tournament is refused.
+        """
+        config_json = json.dumps(config, sort_keys=True, default=str)
+        now = _now()
+        with self._write() as conn:
+            row = conn.execute("SELECT name FROM tournament WHERE id = 1").fetchone()
+            if row is not None and row[0] != name:
+                raise StoreError(f"{self.folder} holds results of tournament {row[0]!r}, "
+                                 f"not {name!r}; use another results folder or --fresh")
+            if row is None:
+                conn.execute("INSERT INTO tournament (id, name, config, created_at, updated_at)"
+                             " VALUES (1, ?, ?, ?, ?)", (name, config_json, now, now))
+            else:
+                conn.execute("UPDATE tournament SET config = ?, updated_at = ? WHERE id = 1",
+                             (config_json, now))
+            for bot in bots:
+                conn.execute(
+                    "INSERT INTO bots (name, path, sha256, added_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (name) DO UPDATE SET path = excluded.path, "
+                    "sha256 = excluded.sha256",
+                    (str(bot["name"]), _opt_text(bot.get("path")), str(bot["sha256"]), now))
+
+    def tournament(self) -> dict[str, Any] | None:
+        """The recorded tournament: name, config, created_at, updated_at (None if none)."""
+        with self._lock:
+            row = self.conn.execute("SELECT name, config, created_at, updated_at "
+                                    "FROM tournament WHERE id = 1").fetchone()
+        if row is None:
+            return None
+        return {"name": row[0], "config": json.loads(row[1]), "created_at": row[2],
+                "updated_at": row[3]}
+
+    def bots(self) -> list[dict[str, Any]]:
+        """The registered bots (name, path, sha256), by name."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT name, path, sha256 FROM bots ORDER BY name").fetchall()
+        return [{"name": n, "path": p, "sha256": h} for n, p, h in rows]
+
+    def bot_hashes(self) -> dict[str, str]:
+        """{bot: sha256} of what was played: the hash in the stored matches, else (for a
+        bot with no match yet) the hash registered by ``init_tournament``. If one bot was
+        played under several hashes, the one of its latest match in schedule order."""
+        with self._lock:
+            registered = self.conn.execute("SELECT name, sha256 FROM bots").fetchall()
+            played = self.conn.execute(
+                "SELECT s.bot, s.sha256 FROM seats s JOIN matches m USING (match_id) "
+                "WHERE s.sha256 IS NOT NULL ORDER BY m.idx, m.match_id, s.seat").fetchall()
+        out = dict(registered)
+        out.update(played)  # later rows win
+        return dict(sorted(out.items()))
+
+    def changed_bots(self, current: Mapping[str, str]) -> list[str]:
+        """Names (sorted) in ``current`` ({bot: sha256 of its file now}) that played at
+        least one stored match with a different file. Bots with no stored match are
+        never reported: nothing has been played with them to mix with."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT DISTINCT bot, sha256 FROM seats WHERE sha256 IS NOT NULL").fetchall()
+        return sorted({bot for bot, sha in rows if bot in current and current[bot] != sha})
+
+    # -- matches ----------------------------------------------------------------------
+
+    def record_match(self, record: Mapping[str, Any]) -> bool:
+        """Store one finished match in one transaction. Returns False, changing nothing,
+        if its match id is already stored. Raises ``RecordError`` on a malformed record."""
+        fields = _record_fields(record)
+        blob = zlib.compress(json.dumps(record, separators=(",", ":"), default=str)
+                             .encode("utf-8"), 6)
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO matches (match_id, idx, tournament, game, rules_version, players,"
+                " grp, deal, rotation, deal_seed, match_seed, sandbox_level, started_at,"
+                " duration_s, capped, has_sandbox_fault, record)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (match_id) DO NOTHING",
+                (fields["match_id"], fields["idx"], fields["tournament"], fields["game"],
+                 fields["rules_version"], fields["players"], fields["grp"], fields["deal"],
+                 fields["rotation"], fields["deal_seed"], fields["match_seed"],
+                 fields["sandbox_level"], fields["started_at"], fields["duration_s"],
+                 fields["capped"], fields["has_sandbox_fault"], blob))
+            if cur.rowcount == 0:
+                return False
+            conn.executemany(
+                "INSERT INTO seats (match_id, seat, bot, sha256, place, score, fault_kind,"
+                " fault_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(fields["match_id"], s["seat"], s["bot"], s["sha256"], s["place"],
+                  s["score"], s["fault_kind"], s["fault_detail"]) for s in fields["seats"]])
+        return True
+
+    def completed_ids(self) -> set[str]:
+        """The ids of every stored match."""
+        with self._lock:
+            return {r[0] for r in self.conn.execute("SELECT match_id FROM matches")}
+
+    def match_count(self) -> int:
+        """How many matches are stored."""
+        with self._lock:
+            return int(self.conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
+
+    def iter_results(self, game: str | None = None) -> Iterator[ResultRow]:
+        """Compact result rows in schedule order (index, then match id), of one game or all."""
+        sql = ("SELECT m.match_id, m.idx, m.game, m.players, m.capped, m.has_sandbox_fault,"
+               " s.seat, s.bot, s.place, s.score, s.fault_kind, s.fault_detail"
+               " FROM matches m JOIN seats s USING (match_id)")
+        args: tuple[Any, ...] = ()
+        if game is not None:
+            sql += " WHERE m.game = ?"
+            args = (game,)
+        sql += " ORDER BY m.idx, m.match_id, s.seat"
+        with self._lock:
+            rows = self.conn.execute(sql, args).fetchall()  # one read snapshot
+        group: list[tuple[Any, ...]] = []
+        for row in rows:
+            if group and row[0] != group[0][0]:
+                yield _row(group)
+                group = []
+            group.append(row)
+        if group:
+            yield _row(group)
+
+    def get_record(self, match_id: str) -> dict[str, Any]:
+        """The full stored record of one match; KeyError if it is not stored."""
+        with self._lock:
+            row = self.conn.execute("SELECT record FROM matches WHERE match_id = ?",
+                                    (match_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no match {match_id!r} in {self.path}")
+        return json.loads(zlib.decompress(row[0]).decode("utf-8"))
+
+    def reset(self) -> None:
+        """Delete every match, seat, bot and the tournament (for ``--fresh``)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM seats")
+            conn.execute("DELETE FROM matches")
+            conn.execute("DELETE FROM bots")
+            conn.execute("DELETE FROM tournament")
+
+
+def _row(group: list[tuple[Any, ...]]) -> ResultRow:
+    first = group[0]
+    return ResultRow(
+        match_id=first[0], index=first[1], game=first[2], players=first[3],
+        bots=tuple(r[7] for r in group), places=tuple(r[8] for r in group),
+        scores=tuple(r[9] for r in group), faults=tuple(r[10] for r in group),
+        fault_details=tuple(r[11] for r in group),
+        capped=bool(first[4]), sandbox_fault=bool(first[5]))
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a schema script (no semicolons inside statements or comments)."""
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+class _WriteTx:
+    """``with store._write() as conn``: BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error),
+    holding the store's thread lock."""
+
+    def __init__(self, store: ResultStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.lock = self.store._lock
+        self.lock.acquire()
+        try:
+            conn = self.store.conn
+            conn.execute("BEGIN IMMEDIATE")  # waits for other writers (busy timeout)
+        except sqlite3.OperationalError as exc:
+            self.lock.release()
+            raise StoreError(f"{self.store.path}: could not start a write ({exc})") from exc
+        except BaseException:
+            self.lock.release()
+            raise
+        self.conn = conn
+        return conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            if exc_type is None:
+                self.conn.execute("COMMIT")
+            else:
+                self.conn.execute("ROLLBACK")
+        finally:
+            self.lock.release()

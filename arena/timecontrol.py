@@ -1,0 +1,44 @@
+"""Time control as data, enforced by the referee's clock before it runs out."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+UNLIMITED_S = 10.0 * 365 * 24 * 3600  # "no timeouts" for debugging: ten years
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    startup_s: float = 10.0       # from launch to the bot's hello (Python start-up is slow)
+    move_s: float = 1.0           # per decision
+    bank_s: float | None = None   # optional per-match bank, spent when a decision takes over move_s
+    grace_s: float = 0.05         # pipe and scheduling latency allowed on top of every limit
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Clock:
+    """One seat's clock in one match: per-decision limit plus an optional bank."""
+
+    def __init__(self, tc: TimeControl, unlimited: bool = False) -> None:
+        self.tc = tc
+        self.unlimited = unlimited
+        self.bank_left = tc.bank_s
+
+    def allowance(self) -> float:
+        """Seconds this seat may think for the next decision (excluding grace)."""
+        if self.unlimited:
+            return UNLIMITED_S
+        return self.tc.move_s + (self.bank_left or 0.0)
+
+    def deadline(self, sent_at: float) -> float:
+        return sent_at + self.allowance() + (0.0 if self.unlimited else self.tc.grace_s)
+
+    def spend(self, used_s: float) -> None:
+        if self.bank_left is not None and used_s > self.tc.move_s:
+            self.bank_left = max(0.0, self.bank_left - (used_s - self.tc.move_s))
+
+    def time_left(self) -> float | None:
+        return None if self.unlimited else round(self.allowance(), 3)
