@@ -176,3 +176,28 @@ class ScriptedAgent(Agent):
         line, self._pending = self._pending, None
         assert line is not None
         return line.rstrip(b"\n"), time.monotonic()
+
+
+class RandomAgent(Agent):
+    """An in-process random player (opponents in `arena check`, fillers in tests)."""
+
+    def __init__(self, name: str = "random(in-process)", seed: int = 0) -> None:
+        from games.rng import DealRng
+
+        self.name = name
+        self._rng = DealRng(seed)
+        self._line: bytes | None = None
+
+    def begin(self, start_msg: dict[str, Any]) -> None:
+        from games.rng import DealRng
+
+        self._rng = DealRng(start_msg["seed"])
+
+    def ask(self, act_msg: dict[str, Any], deadline: float) -> None:
+        n = len(act_msg["observation"]["legal_actions"])
+        self._line = str(self._rng.randbelow(n)).encode()
+
+    def answer(self, deadline: float) -> tuple[bytes, float]:
+        line, self._line = self._line, None
+        assert line is not None
+        return line, time.monotonic()

@@ -116,9 +116,85 @@ def leaderboard(source: str, fmt: str, write: bool) -> None:
 
     try:
         report, folder = load_report(Path(source))
-        click.echo(render(report, fmt, folder if write else None))
+        click.echo(render(report, fmt, folder, write))
     except ArenaError as err:
         _fail(str(err))
+
+
+@cli.command()
+@click.argument("bot")
+@click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
+@sandbox_option
+def check(bot: str, move_s: float, sandbox_level: str) -> None:
+    """Run BOT through the conformance suite; exit 1 if any check fails."""
+    from arena.check import run_check
+    from arena.play import open_sandbox
+    from arena.roster import bot_entry
+    from arena.sandbox import Limits
+    from arena.timecontrol import TimeControl
+
+    try:
+        entry = bot_entry(bot)
+        sandbox = open_sandbox(sandbox_level)
+    except ArenaError as err:
+        _fail(str(err))
+    report = run_check(entry, sandbox=sandbox, limits=Limits(), time_control=TimeControl(move_s=move_s))
+    click.echo(report.render())
+    sys.exit(0 if report.ok else 1)
+
+
+@cli.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.argument("match_id", required=False)
+@click.option("--seat", type=int, default=None, help="Only show what this seat saw.")
+@click.option("--quiet", is_flag=True, help="Print only the result.")
+@click.option("--from", "start", type=int, default=None, help="Replay up to this decision, then go live.")
+@click.option("--bot", "bot_spec", default=None, metavar="SEAT=FILE", help="With --from: the live bot and its seat.")
+@click.option("--no-timeouts", is_flag=True, help="No time limits for the live bot.")
+@click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision of the live bot.")
+@sandbox_option
+def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, start: int | None,
+           bot_spec: str | None, no_timeouts: bool, move_s: float, sandbox_level: str) -> None:
+    """Replay a stored match (SOURCE = results folder + MATCH_ID, or a record .json) and verify it.
+
+    With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
+    """
+    from arena.replay import load_record, takeover, verify_record
+    from arena.trace import Tracer
+
+    tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
+    try:
+        record = load_record(Path(source), match_id)
+        if start is None and bot_spec is None:
+            verify_record(record, tracer)
+            click.echo(f"replay ok: {len(record['decisions'])} decisions reproduce the recorded result")
+            return
+        if start is None or bot_spec is None:
+            raise ArenaError("--from K and --bot SEAT=FILE go together, e.g. --from 12 --bot 2=bots/mybot.py")
+        key, sep, path = bot_spec.partition("=")
+        if not sep or not key.strip().isdigit():
+            raise ArenaError(f"--bot {bot_spec!r}: expected SEAT=FILE, e.g. --bot 2=bots/mybot.py")
+        live_seat = int(key)
+        from arena.agents import ProcessAgent
+        from arena.play import open_sandbox
+        from arena.roster import bot_entry
+        from arena.sandbox import Limits
+        from arena.timecontrol import TimeControl
+
+        tc = TimeControl(move_s=move_s)
+        sandbox = open_sandbox(sandbox_level)
+        agent = ProcessAgent(bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc,
+                             no_timeouts=no_timeouts)
+        try:
+            new = takeover(record, start, live_seat, agent, observer=tracer, time_control=tc,
+                           sandbox=sandbox, no_timeouts=no_timeouts)
+        finally:
+            agent.close()
+    except ArenaError as err:
+        _fail(str(err))
+    before = record["result"]["places"][live_seat] + 1
+    after = new["result"]["places"][live_seat] + 1
+    click.echo(f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}")
 
 
 def main() -> None:

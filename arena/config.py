@@ -435,8 +435,12 @@ def format_loc(loc: tuple[str | int, ...]) -> str:
 
 def _prioritise(errors: list[Any]) -> list[Any]:
     """A misspelt key shows up as 'missing X' plus 'unknown key Y': report Y first."""
-    missing = {tuple(e["loc"][:-1]) for e in errors if e["type"] == "missing"}
-    typos = [e for e in errors if e["type"] == "extra_forbidden" and tuple(e["loc"][:-1]) in missing]
+    missing: dict[tuple[Any, ...], list[str]] = {}
+    for e in errors:
+        if e["type"] == "missing":
+            missing.setdefault(tuple(e["loc"][:-1]), []).append(str(e["loc"][-1]))
+    typos = [e for e in errors if e["type"] == "extra_forbidden"
+             and _suggest(e["loc"][-1], missing.get(tuple(e["loc"][:-1]), []))]
     return typos + [e for e in errors if e not in typos]
 
 
@@ -455,7 +459,7 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     expected, example = _HELP.get(generic, ("a valid value", ""))
     fix = f"use {expected}" + (f", e.g. {example}" if example else "")
     if kind == "missing":
-        return loc, f"required field is missing; add {expected}" + (f", e.g. {example}" if example else "")
+        return loc, f"required field is missing; add it ({expected})" + (f", e.g. {example}" if example else "")
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         sign = {"greater_than": "greater than", "greater_than_equal": "at least",
                 "less_than": "less than", "less_than_equal": "at most"}[kind]
@@ -528,7 +532,7 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        what = " ".join(p for p in (e.context, e.problem) if p)
+        what = (e.problem or "") + (f" ({e.context})" if e.context else "")
         if isinstance(e, yaml.constructor.ConstructorError):
             raise ConfigError(label, f"{what}", where, mark.line + 1 if mark else None) from None
         raise ConfigError(
@@ -567,8 +571,14 @@ def parse_tournament(data: dict[str, Any], source: str = "<tournament>", base_di
     except ValidationError as e:
         errors = _prioritise(e.errors())
         loc, message = _describe(errors[0])
-        if len(errors) > 1:
-            message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+        more = len(errors) - 1
+        if errors[0]["type"] == "extra_forbidden":  # the typo also explains a 'missing' error
+            parent = tuple(errors[0]["loc"][:-1])
+            typo = str(errors[0]["loc"][-1])
+            more -= sum(1 for x in errors if x["type"] == "missing" and tuple(x["loc"][:-1]) == parent
+                        and _suggest(typo, [str(x["loc"][-1])]))
+        if more > 0:
+            message += f" (and {more} more problem{'s' if more > 1 else ''})"
         raise ConfigError(source, message, format_loc(loc) or None, _line_of(text, loc)) from None
     t._source = source
     t._text = text

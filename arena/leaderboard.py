@@ -119,7 +119,7 @@ def notable_rows(report: RatingReport, limit: int | None = None) -> list[list[An
 NOTABLE_HEADERS = ("index", "match id", "game", "what", "bot", "detail")
 
 
-def _scope_summary(scope: ScopeReport) -> str:
+def scope_summary(scope: ScopeReport) -> str:
     text = f"{scope.rated} rated matches"
     if scope.skipped:
         text += f", {scope.skipped} skipped (sandbox fault or unratable)"
@@ -128,7 +128,7 @@ def _scope_summary(scope: ScopeReport) -> str:
     return text
 
 
-def _params_line(report: RatingReport) -> str:
+def params_line(report: RatingReport) -> str:
     p = report.params
     return (f"TrueSkill mu={p.mu:g} sigma={p.sigma:.4g} beta={p.beta:.4g} tau={p.tau:.4g} "
             f"draw_probability={p.draw_probability:g}; sorted by conservative = mu - 3 sigma; "
@@ -141,7 +141,7 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
     out: list[str] = []
     for scope in report.scopes:
         title = scope_title(scope.scope)
-        out += [title, "=" * len(title), _scope_summary(scope), ""]
+        out += [title, "=" * len(title), scope_summary(scope), ""]
         out.append(tabulate(standing_rows(scope), headers=STANDING_HEADERS, tablefmt="simple",
                             disable_numparse=True))
         if len(scope.standings) > 1:
@@ -149,7 +149,7 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
             out += ["", "Head-to-head:", tabulate(rows, headers=headers, tablefmt="simple",
                                                   disable_numparse=True)]
         out.append("")
-    out.append(_params_line(report))
+    out.append(params_line(report))
     out.append(H2H_NOTE)
     if report.notable:
         out += ["", f"Notable matches ({len(report.notable)}; replay one with "
@@ -170,9 +170,9 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
                     notable_limit: int = 50) -> str:
     """leaderboard.md: a standings table and a head-to-head table per scope."""
     esc = _md_escape
-    out = [f"# {esc(title)}", "", _params_line(report), ""]
+    out = [f"# {esc(title)}", "", params_line(report), ""]
     for scope in report.scopes:
-        out += [f"## {scope_title(scope.scope)}", "", _scope_summary(scope), ""]
+        out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]
         rows = [[esc(c) for c in row] for row in standing_rows(scope)]
         out += [tabulate(rows, headers=STANDING_HEADERS, tablefmt="github",
                          disable_numparse=True), ""]

@@ -10,7 +10,8 @@ Rating model (the ``trueskill`` package):
 
 * Every match is one ``TrueSkill.rate(groups, ranks=places)`` call with one one-player
   team per seat; ``places`` are the match's places after the fault policy (0 = best),
-  and seats with equal places are a tie (shared rank).
+  and seats with equal places are a tie (shared rank). (The package's chain
+  approximation gives tied seats nearly, not exactly, equal updates: about 0.005 mu.)
 * Parameters (``RatingParams``, overridable from a dict with the same keys):
   ``mu`` = 25, ``sigma`` = 25/3, ``beta`` = sigma/2, ``tau`` = sigma/100,
   ``draw_probability`` = 0.10. When only ``sigma`` is overridden, ``beta`` and ``tau``
@@ -24,7 +25,9 @@ Rating model (the ``trueskill`` package):
   on an extreme upset, if the ``mpmath`` backend is not installed to retry it). Both
   show up as ``skipped`` counts and in the notable matches.
 * A bot sitting in several seats of one match (more seats than bots) gets the mean of
-  its per-seat rating changes; in head-to-head, seats of the same bot are not compared.
+  its per-seat rating changes; that match counts once in its ``matches`` and ``firsts``
+  (if any of its seats was first), its ``mean_place`` averages over its seats, and in
+  head-to-head, seats of the same bot are not compared.
 
 Per bot and scope (``BotStanding``): mu, sigma, conservative, rated ``matches``,
 ``mean_place`` (1-based: 1.0 = always first; places are the game's, ties shared),
@@ -280,6 +283,7 @@ class _Scope:
         self.ratings: dict[str, trueskill.Rating] = {}
         self.matches = self.rated = self.skipped = 0
         self.played: Counter[str] = Counter()
+        self.seats: Counter[str] = Counter()
         self.place_sum: Counter[str] = Counter()
         self.firsts: Counter[str] = Counter()
         self.unrated: Counter[str] = Counter()
@@ -325,9 +329,11 @@ class _Scope:
             self.history.setdefault(bot, []).append(HistoryPoint(row.index, r.mu, r.sigma))
         self.rated += 1
         for bot, place in zip(row.bots, row.places):
-            self.played[bot] += 1
+            self.seats[bot] += 1
             self.place_sum[bot] += place + 1
-            if place == 0:
+        for bot in per_bot:
+            self.played[bot] += 1
+            if any(p == 0 for b, p in zip(row.bots, row.places) if b == bot):
                 self.firsts[bot] += 1
         for i, (a, pa) in enumerate(zip(row.bots, row.places)):
             for j, (b, pb) in enumerate(zip(row.bots, row.places)):
@@ -343,7 +349,7 @@ class _Scope:
             played = self.played[bot]
             standings.append(BotStanding(
                 rank=0, name=bot, mu=rating.mu, sigma=rating.sigma, matches=played,
-                mean_place=self.place_sum[bot] / played if played else None,
+                mean_place=self.place_sum[bot] / self.seats[bot] if played else None,
                 firsts=self.firsts[bot], unrated=self.unrated[bot],
                 faults=_ordered_faults(self.faults.get(bot, Counter())),
                 history=tuple(self.history.get(bot, ()))))

@@ -100,6 +100,17 @@ class _Match:
             except BotFault as fault:
                 self._fault(seat, fault)
 
+    def replay_prefix(self, prefix: Sequence[tuple[int, int]]) -> None:
+        """Re-apply recorded decisions before the live play starts (replay --from)."""
+        state = self.state
+        for seat, action in prefix:
+            text = state.action_text(seat, action)
+            self.emit("decision", state=state, seat=seat, bot=self.agents[seat].name, action=action,
+                      text=text, ms=None, status="replayed")
+            self.decisions.append({"n": state.decisions, "seat": seat, "action": action, "text": text,
+                                   "ms": None, "status": "replayed"})
+            state.apply(seat, action)
+
     def play(self) -> None:
         state = self.state
         while not state.is_over():
@@ -231,16 +242,19 @@ def _sandbox_json(sandbox: Any) -> dict[str, Any]:
 
 def play_match(match: Any, agents: Sequence[Agent], *, time_control: TimeControl | None = None,
                sandbox: Any = None, observer: Observer | None = None, no_timeouts: bool = False,
-               tournament: str | None = None) -> dict[str, Any]:
+               tournament: str | None = None,
+               prefix: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
     """Play one match and return its record (see docs/protocol.md and arena/store.py).
 
     ``match`` needs: match_id, game, players, options, deal_seed, match_seed (and
     optionally index, deal, rotation, group). ``agents`` are in seat order. No
     exception from a bot ever escapes: bot failures become faults in the record.
+    ``prefix`` is a list of (seat, action) applied first, without asking anyone.
     """
     started_at = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     t0 = time.monotonic()
     run = _Match(match, agents, time_control or TimeControl(), sandbox, observer, no_timeouts, tournament)
     run.begin()
+    run.replay_prefix(prefix)
     run.play()
     return run.finish(started_at, t0)

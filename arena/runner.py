@@ -228,8 +228,8 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         from arena.ratings import compute_ratings
 
         report = compute_ratings(list(store.iter_results()), _ratings_params(tournament))
-        summary.reports = write_reports(report, results)
-        summary.leaderboard = render_terminal(report)
+        summary.reports = write_reports(report, results, title=f"Leaderboard: {tournament.name}")
+        summary.leaderboard = render_terminal(report, results=str(results))
     return summary
 
 

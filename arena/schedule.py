@@ -97,13 +97,12 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
         if g.schedule == "round-robin":
             total = sum(round_robin_size(n, p, g.deals) for p in g.players)
             if total > g.max_matches:
-                parts = " + ".join(
-                    f"{math.comb(n, p)} groups x {g.deals} deals x {p} rotations" for p in g.players
-                )
+                parts = ", ".join(f"{math.comb(n, p)} groups of {p}" for p in g.players)
                 suggest = max(1, g.max_matches * min(g.players) // n)
                 raise tournament.config_error(
                     ("games", i, "schedule"),
-                    f"a round robin of {n} bots is {total} matches ({parts}), more than "
+                    f"a round robin of {n} bots is {total} matches ({parts}, each playing "
+                    f"{g.deals} deals in every seat rotation), more than "
                     f"max_matches {g.max_matches}; use schedule: sampled with e.g. "
                     f"matches_per_bot: {suggest} (or raise max_matches)",
                 )
@@ -117,15 +116,32 @@ def _seating(seed: int, key: str, players: int, group: int, members: Sequence[st
 
 
 def draw_groups(seed: int, key: str, names: Sequence[str], players: int, count: int) -> list[tuple[str, ...]]:
-    """``count`` groups drawn greedily: fewest plays first, then fewest meetings.
+    """``count`` groups of ``players`` distinct bots, as even as we can cheaply make them.
 
-    Every bot's group count stays within one of every other's; among bots with
-    equal counts, the one who has met the chosen members least joins, ties
-    broken by a generator seeded from ``seed``, ``key`` and ``players``.
+    First a greedy draw: the bots that have played least fill each group (so every
+    bot's group count stays within one of every other's), preferring among them
+    those who have met the chosen members least. Greedy drawing paints itself into
+    corners, so then a bounded hill climb swaps two bots between two groups (which
+    keeps every bot's count) whenever that evens out how often pairs meet. All
+    choices come from a generator seeded by ``seed``, ``key`` and ``players``.
     """
     rng = DealRng(derive_seed(seed, "sample", key, players))
+    groups = _draw_once(rng, names, players, count)
+    budget = min(SWAP_BUDGET, SWAPS_PER_SEAT * count * players)
+    return _even_out(rng, groups, budget)
+
+
+SWAP_BUDGET = 20_000     # swap proposals at most (about a third of a second)
+SWAPS_PER_SEAT = 50
+
+
+def _draw_once(rng: DealRng, names: Sequence[str], players: int, count: int) -> list[tuple[str, ...]]:
     plays = dict.fromkeys(names, 0)
-    pairs: Counter[tuple[str, str]] = Counter()
+    met: Counter[tuple[str, str]] = Counter()
+
+    def meetings(b: str, others: Sequence[str]) -> int:
+        return sum(met[_pair(b, c)] for c in others if c != b)
+
     out = []
     for _ in range(count):
         tiebreak = {b: rng.next64() for b in names}
@@ -133,17 +149,61 @@ def draw_groups(seed: int, key: str, names: Sequence[str], players: int, count: 
         while len(chosen) < players:
             rest = [b for b in names if b not in chosen]
             low = min(plays[b] for b in rest)
-            best = min(
-                (b for b in rest if plays[b] == low),
-                key=lambda b: (sum(pairs[(min(b, c), max(b, c))] for c in chosen), tiebreak[b]),
-            )
-            chosen.append(best)
+            bucket = [b for b in rest if plays[b] == low]
+            if chosen:
+                pick = min(bucket, key=lambda b: (meetings(b, chosen), tiebreak[b]))
+            elif len(bucket) <= 4 * players:  # only matters near the end of a round
+                pick = min(bucket, key=lambda b: (-meetings(b, bucket), tiebreak[b]))
+            else:
+                pick = min(bucket, key=tiebreak.__getitem__)
+            chosen.append(pick)
         for b in chosen:
             plays[b] += 1
         for a, b in itertools.combinations(sorted(chosen), 2):
-            pairs[(a, b)] += 1
+            met[(a, b)] += 1
         out.append(tuple(chosen))
     return out
+
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a < b else (b, a)
+
+
+def _even_out(rng: DealRng, drawn: list[tuple[str, ...]], budget: int) -> list[tuple[str, ...]]:
+    """Swap bots between groups while the sum of squared pair meetings does not grow."""
+    groups = [list(g) for g in drawn]
+    met: Counter[tuple[str, str]] = Counter()
+    for g in groups:
+        for a, b in itertools.combinations(g, 2):
+            met[_pair(a, b)] += 1
+    if len(groups) < 2:
+        return drawn
+    for _ in range(budget):
+        i, j = rng.randbelow(len(groups)), rng.randbelow(len(groups))
+        one, two = groups[i], groups[j]
+        xi, yi = rng.randbelow(len(one)), rng.randbelow(len(two))
+        x, y = one[xi], two[yi]
+        if i == j or x in two or y in one:
+            continue
+        changes = []
+        for a in one:
+            if a != x:
+                changes += [(_pair(x, a), -1), (_pair(y, a), 1)]
+        for b in two:
+            if b != y:
+                changes += [(_pair(y, b), -1), (_pair(x, b), 1)]
+        delta = 0
+        for pair, step in changes:
+            c = met[pair]
+            delta += (c + step) ** 2 - c * c
+            met[pair] = c + step
+        # Equal moves are taken half the time, to wander along plateaus.
+        if delta < 0 or (delta == 0 and rng.randbelow(2) == 0):
+            one[xi], two[yi] = y, x
+        else:
+            for pair, step in changes:
+                met[pair] -= step
+    return [tuple(g) for g in groups]
 
 
 def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> list[tuple[tuple[str, ...], int]]:
@@ -177,7 +237,7 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> list[Mat
                         mid = match_id(g.key, p, group, deal, r)
                         order = tuple(seats[(s + r) % p] for s in range(p))
                         rows.append(((d, entry_index, p, group, deal, r), MatchSpec(
-                            match_id=mid, index=0, game=g.id, players=p, options=options,
+                            match_id=mid, index=0, game=g.id, players=p, options=dict(options),
                             group=group, deal=deal, rotation=r, deal_seed=dseed,
                             match_seed=derive_seed(tournament.seed, mid), bots=order,
                         )))

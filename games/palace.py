@@ -17,6 +17,17 @@ State layout (plain lists for speed):
   ``16 * is_trump + order`` of the reference card.
 * ``_log``: public events as tuples; each seat's observation lists those since
   its own previous decision (``_seen``).
+
+Observation (R-P17): ``hand`` (own), ``tableaux`` (per seat: hand_size, face_up,
+face_down count, face_down_positions, known_face_down [[slot, card]], out),
+``pile`` and ``pile_plays`` (seat, cards), ``reference`` and ``pile_mode``
+(empty / any / higher / lower), ``trump_ace`` and ``trump_suit``, ``draw_pile``
+(count), ``removed``, ``out_order``, ``swaps`` ([seat, from hand, from face-up],
+null until every seat has chosen), ``events`` (play, reveal, eat, draw count,
+blow_up, out, loser, swaps) since this seat's previous decision, and during
+setup ``my_swap``. Action fields: ``kind`` play/excuse/reveal/swap with
+``cards`` (+ ``from_face_up``, ``trump`` for Aces: the last card), ``card``,
+``position``, ``swaps``.
 """
 
 from __future__ import annotations
@@ -165,8 +176,8 @@ class PalaceState(State):
     def card_name(self, pid: int) -> str:
         return _names(self.ndecks)[pid]
 
-    def _key(self, pid: int) -> int:
-        """Order key (is_trump, rank) of R-P9 as one int."""
+    def order_key(self, pid: int) -> int:
+        """Order key (is_trump, rank) of R-P9 as one int: 16 * is_trump + rank order."""
         return ORD[pid] + TRUMP if SUITS[pid] & self._trump else ORD[pid]
 
     def is_legal(self, pid: int) -> bool:
@@ -201,14 +212,6 @@ class PalaceState(State):
         else:
             mode = HIGHER
         self._mode, self._ref, self._refpid = mode, bestk, best
-
-    def _zone(self, seat: int) -> list[int] | None:
-        """R-P5: the active zone if it is the hand or face-up tableau; None for face-down."""
-        h = self._hands[seat]
-        if h:
-            return h
-        u = self._up[seat]
-        return u if u else None
 
     def _has_play(self, zone: list[int]) -> bool:
         if self._mode <= ANY:
@@ -357,7 +360,8 @@ class PalaceState(State):
                 else:
                     text = "play " + ", ".join(map(names.__getitem__, cards))
                 if ORD[p] == ACE_ORD:
-                    return {"id": action, "text": text + " (trump: " + names[p] + ")",
+                    text += " (new trump)" if len(cards) == 1 else " (trump: " + names[p] + ")"
+                    return {"id": action, "text": text,
                             "kind": "play", "cards": list(cards), "trump": p}
                 return {"id": action, "text": text, "kind": "play", "cards": list(cards)}
         info = {"id": action, "text": self._move_text(seat, move)}

@@ -1,0 +1,150 @@
+"""`arena check <bot>`: a short conformance suite for a new bot.
+
+It starts the bot once and keeps that one process for every match, like a
+tournament does: handshake, then a match of every game at several player
+counts (the bot in a different seat each time, in-process random players in
+the others), answering within time and only with legal ids, then goodbye and a
+clean exit. Each check says what to fix when it fails.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.agents import ProcessAgent, RandomAgent
+from arena.faults import BotFault
+from arena.referee import play_match
+from arena.timecontrol import TimeControl
+from games import REGISTRY
+from games.rng import derive_seed
+
+# (game, players, options): every game, its smallest and largest tables, every option family.
+CHECK_MATCHES: list[tuple[str, int, dict[str, Any]]] = [
+    ("tightwad", 3, {}), ("tightwad", 4, {}), ("tightwad", 6, {}), ("tightwad", 10, {}),
+    ("divers-weights", 2, {}), ("divers-weights", 3, {}), ("divers-weights", 4, {"bidding": True}),
+    ("palace", 2, {}), ("palace", 4, {}), ("palace", 5, {"extended": True, "wyrm_variant": True}),
+]
+
+HINTS = {
+    "timeout": "answer every act message within the move limit; flush stdout after each line",
+    "crash": "the bot exited; run it with `arena play ... --sandbox none --no-timeouts` and read its stderr",
+    "protocol": 'reply to act with one line: {"type": "action", "action": <id>} (or just the id)',
+    "illegal": "answer with an `id` taken from observation['legal_actions']",
+    "resource": "the bot hit a sandbox limit (CPU, memory, output or processes); use less",
+    "sandbox": "the harness could not start the bot: is the file executable, with a valid shebang?",
+}
+
+
+@dataclass
+class CheckResult:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+@dataclass
+class CheckReport:
+    bot: str
+    checks: list[CheckResult] = field(default_factory=list)
+    decisions: int = 0
+    slowest_ms: float = 0.0
+    stderr_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def add(self, name: str, ok: bool, detail: str, fix: str = "") -> None:
+        self.checks.append(CheckResult(name, ok, detail, fix))
+
+    def render(self) -> str:
+        lines = [f"arena check {self.bot}"]
+        for c in self.checks:
+            lines.append(f"  {'PASS' if c.ok else 'FAIL'}  {c.name}: {c.detail}")
+            if not c.ok and c.fix:
+                lines.append(f"        fix: {c.fix}")
+        lines.append(f"  {self.decisions} decisions answered, slowest {self.slowest_ms:.1f} ms")
+        if not self.ok and self.stderr_tail:
+            lines.append("  the bot's stderr ended with:")
+            lines.extend("   | " + ln for ln in self.stderr_tail.splitlines()[-15:])
+        lines.append("RESULT: " + ("PASS" if self.ok else "FAIL"))
+        return "\n".join(lines)
+
+
+class _Match:
+    def __init__(self, i: int, game: str, players: int, options: dict[str, Any]) -> None:
+        self.match_id = f"check/{game}/p{players}/{i}"
+        self.index = i
+        self.game = game
+        self.players = players
+        self.options = REGISTRY[game].resolve_options(players, options)
+        self.deal_seed = derive_seed("check", i)
+        self.match_seed = derive_seed("check-referee", i)
+
+
+def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeControl | None = None,
+              matches: list[tuple[str, int, dict[str, Any]]] | None = None) -> CheckReport:
+    tc = time_control or TimeControl()
+    report = CheckReport(bot=entry.name)
+    agent = ProcessAgent(entry, sandbox=sandbox, limits=limits, time_control=tc)
+    t0 = time.monotonic()
+    try:
+        agent.prepare()
+    except BotFault as fault:
+        report.add("handshake", False, fault.detail, HINTS.get(fault.kind.value, ""))
+        report.stderr_tail = agent.stderr_tail() or str(fault.extra.get("stderr_tail", ""))
+        return report
+    report.add("handshake", True, f"said hello as {agent.bot_name!r} in {(time.monotonic() - t0) * 1000:.0f} ms")
+    pid = agent.proc.pid
+    failed = False
+    for i, (game, players, options) in enumerate(matches or CHECK_MATCHES):
+        seat = i % players
+        m = _Match(i, game, players, options)
+        seats = [RandomAgent(seed=i) for _ in range(players)]
+        seats[seat] = agent
+        record = play_match(m, seats, time_control=tc, sandbox=sandbox)
+        mine = [d for d in record["decisions"] if d["seat"] == seat and d["ms"] is not None]
+        report.decisions += len(mine)
+        report.slowest_ms = max([report.slowest_ms] + [d["ms"] for d in mine])
+        fault = record["faults"][seat]
+        label = f"{game} {players} players (seat {seat})"
+        if fault is not None:
+            report.add(label, False, f"{fault['kind']} at decision {fault.get('decision')}: {fault['detail']}",
+                       HINTS.get(fault["kind"], ""))
+            report.stderr_tail = str(fault.get("stderr_tail") or "")
+            failed = True
+            break
+        report.add(label, True, f"{len(mine)} decisions, all legal and in time")
+    if not failed:
+        same = agent.proc is not None and agent.proc.pid == pid
+        report.add("several matches in one process", same,
+                   "one process played every match" if same else "the process was restarted",
+                   "keep reading stdin after a result message; exit only on bye")
+        clean = _exits_on_bye(agent)
+        report.add("clean exit on bye", clean, "exited after bye" if clean else "still running after bye",
+                   'exit when you read {"type": "bye"}')
+    else:
+        agent.discard()
+    return report
+
+
+def _exits_on_bye(agent: ProcessAgent, grace_s: float = 2.0) -> bool:
+    """Send bye and watch whether the bot leaves by itself within the grace period."""
+    from arena import protocol
+
+    proc = agent.proc
+    if proc is None:
+        return False
+    try:
+        proc.send_line(protocol.encode(protocol.bye()), time.monotonic() + 0.5)
+    except BotFault:
+        pass
+    end = time.monotonic() + grace_s
+    while time.monotonic() < end and proc.alive():
+        time.sleep(0.02)
+    clean = not proc.alive()
+    agent.discard()
+    return clean

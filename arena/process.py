@@ -1,0 +1,660 @@
+"""Bot processes: start in a sandbox, line I/O with deadlines, typed faults, sure kill.
+
+All I/O is non-blocking and polled in the caller's thread (no reader threads).
+stdout is read only while the referee waits for a line; stderr is drained on
+every poll into a ring buffer (``stderr_tail``) and a capped log file.
+
+Every ``BotFault`` raised here has already killed the bot's whole process tree,
+so a late answer can never be mistaken for the next one; the ``BotProcess`` is
+unusable afterwards (further calls raise the same fault again).
+
+Start bots from a long-lived thread: bwrap's ``--die-with-parent`` (and so the
+bot) dies when the *thread* that forked it exits.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from arena.faults import BotFault, FaultKind, shorten
+from arena.sandbox import READY, Limits, SandboxInfo
+from arena.sandbox import launch as _launch
+from arena.sandbox import procs as _procs
+from arena.sandbox.procs import become_subreaper
+
+__all__ = ["BotProcess", "read_lines", "bot_command", "become_subreaper"]
+
+_RING = 64 * 1024                 # stderr tail kept in memory
+_READ_CHUNK = 1 << 16
+_ERR_PER_EVENT = 1 << 20          # stderr bytes drained per wake-up (a flood must not starve stdout)
+_START_TIMEOUT = 15.0
+_EXIT_WAIT = 1.0                  # after EOF/exit: how long to wait for the status
+_TRANSIENT = ("Resource temporarily unavailable", "Can't fork", "cannot fork", "EAGAIN")
+
+_spawn_lock = threading.RLock()    # Popen + registration vs. orphan sweeps
+_LIVE: dict[int, "BotProcess"] = {}
+_pending_cgroups: list = []       # groups whose rmdir must be retried (lingering pid charges)
+
+_IN, _OUT, _ERR, _EXIT = "in", "out", "err", "exit"
+
+
+def bot_command(bot_file: Path | str) -> list[str]:
+    """The argv that runs ``bot_file`` inside any sandbox level.
+
+    A ``.py`` file runs under this very interpreter without site-packages (``-s -S``:
+    ``-s`` alone would still expose the interpreter's global site-packages); the
+    sandbox puts ``arena/bot_helper`` on PYTHONPATH. Anything else must be an
+    executable (e.g. a ``#!/usr/bin/perl`` or ``#!/usr/bin/env node`` script).
+    """
+    p = os.path.realpath(bot_file)
+    if p.endswith(".py"):
+        return [_launch.interpreter(), "-s", "-S", p]
+    if not os.access(p, os.X_OK):
+        raise ValueError(f"{bot_file}: not a .py file and not executable")
+    return [p]
+
+
+class _Transient(Exception):
+    pass
+
+
+class BotProcess:
+    """One running bot. Create with :meth:`start`."""
+
+    pid: int
+
+    def __init__(self) -> None:  # use start()
+        self._faulted: BotFault | None = None
+        self._killed = False
+        self._status: int | None = None          # waitstatus-derived exit code (Popen convention)
+        self._final_cpu: float | None = None
+        self._buf = bytearray()
+        self._scan = 0
+        self._since_send = 0
+        self.stdout_bytes = 0
+        self._tail = bytearray()
+        self._log = None
+        self._log_left = 0
+        self._log_dropped = 0
+        self._next_cpu_check = 0.0
+
+    # ------------------------------------------------------------------ start
+    @classmethod
+    def start(cls, argv: list[str], *, bot_file: Path, name: str, sandbox: SandboxInfo,
+              limits: Limits, log_path: Path | None = None, extra_ro: Sequence[Path] = (),
+              env: dict[str, str] | None = None, _selftest: bool = False) -> "BotProcess":
+        """Start ``argv`` (as seen inside the sandbox) and wait until the sandbox is up.
+
+        Raises BotFault(SANDBOX) if the sandbox itself fails (transient EAGAIN-type
+        failures are retried a few times first).
+        """
+        become_subreaper()
+        _retry_pending_cgroups()
+        delays = (0.1, 0.4, 1.0)
+        last = ""
+        for attempt in range(len(delays) + 1):
+            try:
+                return cls._start_once(list(argv), Path(bot_file), name, sandbox, limits,
+                                       log_path, extra_ro, env)
+            except _Transient as exc:
+                last = str(exc)
+                if attempt < len(delays):
+                    time.sleep(delays[attempt])
+        raise BotFault(FaultKind.SANDBOX, f"sandbox start failed after retries: {shorten(last)}",
+                       name=name, level=sandbox.level)
+
+    @classmethod
+    def _start_once(cls, argv, bot_file, name, sandbox, limits, log_path, extra_ro, env) -> "BotProcess":
+        self = cls()
+        self.name, self.sandbox, self.limits, self.argv = name, sandbox, limits, argv
+        try:
+            self._launch = _launch.build(sandbox, argv, bot_file=bot_file, limits=limits,
+                                         extra_ro=extra_ro, env=env)
+        except OSError as exc:
+            if exc.errno == errno.EAGAIN:
+                raise _Transient(str(exc)) from exc
+            raise BotFault(FaultKind.SANDBOX, f"sandbox setup failed: {exc}", name=name,
+                           level=sandbox.level) from exc
+        self._cgroup = self._launch.cgroup
+        if log_path is not None:
+            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(log_path, "wb", buffering=0)
+            self._log_left = limits.stderr_log_kb * 1024
+        self.t_start = time.monotonic()
+        with _spawn_lock:
+            try:
+                self._popen = subprocess.Popen(
+                    self._launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, env=self._launch.env, cwd=self._launch.cwd,
+                    pass_fds=self._launch.pass_fds, close_fds=True, start_new_session=True, bufsize=0)
+            except OSError as exc:
+                self._launch.close_fds()
+                self._release()
+                if exc.errno == errno.EAGAIN:
+                    raise _Transient(str(exc)) from exc
+                raise BotFault(FaultKind.SANDBOX, f"cannot start sandbox: {exc}", name=name,
+                               level=sandbox.level) from exc
+            self._launch.close_fds()
+            self.pid = self._popen.pid
+            _LIVE[self.pid] = self
+        self._start_ticks = _procs.start_ticks(self.pid) or _procs.boot_ticks_now()
+        self._in = self._popen.stdin.fileno()
+        self._out = self._popen.stdout.fileno()
+        self._err = self._popen.stderr.fileno()
+        for fd in (self._in, self._out, self._err):
+            os.set_blocking(fd, False)
+        try:
+            self._pidfd: int | None = os.pidfd_open(self.pid)
+        except (OSError, AttributeError):
+            self._pidfd = None
+        self._fdkind = {self._out: _OUT, self._err: _ERR}
+        if self._pidfd is not None:
+            self._fdkind[self._pidfd] = _EXIT
+        self._poll = select.poll()
+        for fd in self._fdkind:
+            self._poll.register(fd, select.POLLIN)
+        try:
+            line, _ = self.read_line(time.monotonic() + _START_TIMEOUT)
+            ok = line == READY.encode()
+            why = "" if ok else f"unexpected first line {shorten(line, 80)!r}"
+        except BotFault as exc:
+            ok, why = False, exc.detail
+        if not ok:
+            err = self.stderr_tail(2000).strip()
+            self._faulted = None
+            self.kill()
+            text = f"{err or why}"
+            if any(t in text for t in _TRANSIENT):
+                raise _Transient(text)
+            raise BotFault(FaultKind.SANDBOX, f"sandbox failed to start: {shorten(text.splitlines()[-1] if text else why)}",
+                           name=name, level=sandbox.level, stderr=shorten(err, 2000))
+        self.startup_s = time.monotonic() - self.t_start
+        return self
+
+    # ------------------------------------------------------------------ I/O
+    def send_line(self, line: bytes, deadline: float) -> None:
+        """Write ``line`` + newline before ``deadline`` (monotonic); TIMEOUT if the bot won't read."""
+        self._usable()
+        if b"\n" in line:
+            raise ValueError("a protocol line must not contain a newline")
+        data = memoryview(bytes(line) + b"\n")
+        self._since_send = 0
+        wpoll = None
+        while data:
+            try:
+                n = os.write(self._in, data)
+                data = data[n:]
+                continue
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                raise self._exit_fault("stdin closed (bot exited or closed its input)")
+            now = time.monotonic()
+            if now >= deadline:
+                raise self._fault(FaultKind.TIMEOUT, "bot does not read its input (write blocked until deadline)",
+                                  unsent_bytes=len(data))
+            if wpoll is None:
+                wpoll = select.poll()
+                wpoll.register(self._in, select.POLLOUT)
+                for fd, kind in self._fdkind.items():
+                    if kind != _OUT:
+                        wpoll.register(fd, select.POLLIN)
+            for fd, ev in wpoll.poll(_ms(deadline - now)):
+                kind = self._fdkind.get(fd)
+                if kind == _ERR:
+                    if self._drain_err():
+                        wpoll.unregister(fd)
+                elif kind == _EXIT:
+                    raise self._exit_fault("exited while its input was being written")
+                elif ev & (select.POLLERR | select.POLLHUP) and fd == self._in:
+                    raise self._exit_fault("stdin closed (bot exited or closed its input)")
+
+    def read_line(self, deadline: float) -> tuple[bytes, float]:
+        """The next line (without newline) and its monotonic arrival time, before ``deadline``."""
+        res = _wait([(self, deadline)], self._poll)[0]
+        if isinstance(res, BotFault):
+            raise res
+        return res
+
+    def alive(self) -> bool:
+        """True while the bot's main process runs and no fault was raised."""
+        if self._killed or self._faulted is not None:
+            return False
+        return not self._exited()
+
+    def close(self, grace_s: float = 0.5) -> None:
+        """After the goodbye: close its input, wait up to ``grace_s`` for it to exit, then kill all."""
+        if not self._killed:
+            try:
+                os.close(self._in)
+                self._in = -1
+            except OSError:
+                pass
+            end = time.monotonic() + grace_s
+            while not self._exited() and time.monotonic() < end:
+                ev = self._poll.poll(_ms(end - time.monotonic()))
+                for fd, _ in ev:
+                    if self._fdkind.get(fd) == _ERR and self._drain_err():
+                        self._unregister(fd)
+                    elif self._fdkind.get(fd) == _OUT:
+                        self._read_out()
+        self.kill()
+
+    def kill(self) -> None:
+        """Kill the whole process tree (cgroup, PID namespace, descendants, escapees); idempotent."""
+        if self._killed:
+            return
+        self._killed = True
+        pid = self.pid if hasattr(self, "pid") else None
+        try:
+            if self._cgroup is not None:
+                self._cgroup.kill()
+            if pid is not None:
+                with _spawn_lock:
+                    _LIVE.pop(pid, None)
+                    protect = set(_LIVE)
+                    _procs.sweep({pid}, protect=protect, since_ticks=self._start_ticks,
+                                 orphans=not self._launch.bwrap)
+                    if self._pidfd is None:
+                        try:
+                            os.killpg(pid, signal.SIGKILL)
+                        except OSError:
+                            pass
+                self._reap(2.0)
+            if self._cgroup is not None:
+                self._cgroup.kill(0.5)
+        finally:
+            self._release()
+
+    def stderr_tail(self, n: int = 2000) -> str:
+        """The last ``n`` characters the bot wrote to stderr."""
+        if not self._killed:
+            try:
+                self._drain_err()
+            except OSError:
+                pass
+        return bytes(self._tail[-4 * n:]).decode("utf-8", "replace")[-n:]
+
+    def cpu_seconds(self) -> float:
+        """CPU of the whole bot tree so far (cgroup accounting if any, else /proc + rusage)."""
+        if self._cgroup is not None:
+            v = self._cgroup.cpu_seconds()
+            if v is not None:
+                return v
+        if self._final_cpu is not None and (self._killed or self._status is not None):
+            return self._final_cpu
+        v = _procs.tree_cpu(self.pid)
+        self._final_cpu = max(self._final_cpu or 0.0, v)
+        return self._final_cpu
+
+    @property
+    def exit_code(self) -> int | None:
+        """Exit status in Popen convention (negative = signal), once known."""
+        return self._status
+
+    # ------------------------------------------------------------------ internals
+    def _usable(self) -> None:
+        if self._faulted is not None:
+            raise self._faulted
+        if self._killed:
+            raise BotFault(FaultKind.SANDBOX, "bot process already closed", name=self.name)
+
+    def _fault(self, kind: FaultKind, detail: str, **extra) -> BotFault:
+        if self._faulted is not None:
+            return self._faulted
+        extra.setdefault("name", self.name)
+        try:
+            extra.setdefault("cpu_s", round(self.cpu_seconds(), 3))
+        except OSError:
+            pass
+        self.kill()
+        tail = self.stderr_tail(2000)
+        if tail and kind in (FaultKind.CRASH, FaultKind.RESOURCE, FaultKind.PROTOCOL):
+            extra.setdefault("stderr_tail", tail)
+        self._faulted = BotFault(kind, detail, **extra)
+        return self._faulted
+
+    def _exited(self) -> bool:
+        if self._status is not None:
+            return True
+        if self._pidfd is not None:
+            if not select.select([self._pidfd], [], [], 0)[0]:
+                return False
+        self._reap(0)
+        return self._status is not None
+
+    def _reap(self, timeout: float) -> None:
+        """Collect the main process's status and rusage (within ``timeout``)."""
+        if self._status is not None or not hasattr(self, "_popen"):
+            return
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                self._status = self._popen.returncode if self._popen.returncode is not None else -9
+                return
+            if pid == self.pid:
+                self._status = os.waitstatus_to_exitcode(status)
+                self._popen.returncode = self._status
+                self._final_cpu = max(self._final_cpu or 0.0, ru.ru_utime + ru.ru_stime)
+                return
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            if self._pidfd is not None:
+                select.select([self._pidfd], [], [], left)
+            else:
+                time.sleep(min(left, 0.005))
+
+    def _release(self) -> None:
+        for fd in (getattr(self, "_in", -1), getattr(self, "_out", -1), getattr(self, "_err", -1),
+                   getattr(self, "_pidfd", None)):
+            if fd is not None and fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        if hasattr(self, "_popen"):
+            for f in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+        self._in = self._out = self._err = -1
+        self._pidfd = None
+        if self._log is not None:
+            try:
+                if self._log_dropped:
+                    self._log.write(f"\n[arena: stderr log capped at {self.limits.stderr_log_kb} KiB; "
+                                    f"{self._log_dropped} bytes dropped]\n".encode())
+                self._log.close()
+            except OSError:
+                pass
+            self._log = None
+        la = getattr(self, "_launch", None)
+        if la is not None:
+            if la.cgroup is not None:
+                if self._final_cpu is None:
+                    self._final_cpu = la.cgroup.cpu_seconds()
+                if not la.cgroup.remove(0.3):
+                    _pending_cgroups.append(la.cgroup)
+            if la.scratch is not None:
+                shutil.rmtree(la.scratch, ignore_errors=True)
+            la.scratch = None
+
+    def _unregister(self, fd: int) -> None:
+        try:
+            self._poll.unregister(fd)
+        except (KeyError, ValueError):
+            pass
+        self._fdkind.pop(fd, None)
+
+    def _drain_err(self) -> bool:
+        """Move available stderr into the ring and the capped log; True at EOF."""
+        if self._err < 0:
+            return True
+        got = 0
+        while got < _ERR_PER_EVENT:
+            try:
+                data = os.read(self._err, _READ_CHUNK)
+            except BlockingIOError:
+                return False
+            if not data:
+                return True
+            got += len(data)
+            self._tail += data
+            if len(self._tail) > 2 * _RING:
+                del self._tail[:-_RING]
+            if self._log is not None:
+                keep = data[: self._log_left]
+                if keep:
+                    self._log.write(keep)
+                    self._log_left -= len(keep)
+                self._log_dropped += len(data) - len(keep)
+        return False
+
+    def _read_out(self) -> bool:
+        """Append available stdout to the buffer; True at EOF. Bounded by the line cap."""
+        cap = self.limits.stdout_line_kb * 1024
+        while len(self._buf) - self._scan <= cap + 1:
+            try:
+                data = os.read(self._out, _READ_CHUNK)
+            except BlockingIOError:
+                return False
+            if not data:
+                return True
+            self._buf += data
+            self._since_send += len(data)
+            self.stdout_bytes += len(data)
+            if b"\n" in data:
+                return False
+        return False
+
+    def _take_line(self) -> bytes | None:
+        """A complete line from the buffer, or None; PROTOCOL/RESOURCE on abuse."""
+        cap = self.limits.stdout_line_kb * 1024
+        i = self._buf.find(b"\n", self._scan)
+        if i < 0:
+            self._scan = len(self._buf)
+            if len(self._buf) > cap:
+                raise self._fault(FaultKind.PROTOCOL, f"line over {self.limits.stdout_line_kb} KiB: "
+                                  f"{shorten(bytes(self._buf[:200]), 120)!r}", limit="line")
+            if self._since_send > 4 * cap:
+                raise self._fault(FaultKind.RESOURCE, "output flood: more than "
+                                  f"{4 * self.limits.stdout_line_kb} KiB since the last request",
+                                  limit="output")
+            return None
+        if i > cap:
+            raise self._fault(FaultKind.PROTOCOL, f"line over {self.limits.stdout_line_kb} KiB: "
+                              f"{shorten(bytes(self._buf[:200]), 120)!r}", limit="line")
+        if self._since_send > 4 * cap:
+            raise self._fault(FaultKind.RESOURCE, "output flood: more than "
+                              f"{4 * self.limits.stdout_line_kb} KiB since the last request", limit="output")
+        line = bytes(self._buf[:i])
+        del self._buf[: i + 1]
+        self._scan = 0
+        return line
+
+    def _check_cpu(self, now: float) -> None:
+        if now < self._next_cpu_check:
+            return
+        self._next_cpu_check = now + (0.25 if self._cgroup is not None else 1.0)
+        if self._status is None and self.cpu_seconds() >= self.limits.cpu_s:
+            raise self._fault(FaultKind.RESOURCE, f"CPU limit of {self.limits.cpu_s} s used up "
+                              "(whole process tree)", limit="cpu")
+
+    def _exit_fault(self, why: str) -> BotFault:
+        """Classify the end of the bot: resource limit, or crash with its status."""
+        if self._faulted is not None:
+            return self._faulted
+        self._reap(_EXIT_WAIT)
+        rc = self._status
+        try:
+            self._drain_err()
+        except OSError:
+            pass
+        tail = bytes(self._tail[-8192:]).decode("utf-8", "replace")
+        cpu = self.cpu_seconds()
+        sig = None
+        if rc is not None and rc < 0:
+            sig = -rc
+        elif rc is not None and rc > 128 and self._launch.bwrap:
+            sig = rc - 128                      # bwrap folds a signal death into 128+N
+        extra = {"exit_code": rc, "signal": signal.Signals(sig).name if sig and sig < 65 and
+                 sig in signal.Signals._value2member_map_ else sig, "cpu_s": round(cpu, 3)}
+        cg = self._cgroup
+        if cg is not None and cg.oom_kills() > 0:
+            return self._fault(FaultKind.RESOURCE, "memory limit (OOM killed)", limit="memory", **extra)
+        if sig == signal.SIGXCPU or cpu >= self.limits.cpu_s * 0.98:
+            return self._fault(FaultKind.RESOURCE, f"CPU limit of {self.limits.cpu_s} s", limit="cpu", **extra)
+        last = tail[-3000:]
+        if "MemoryError" in last or "Cannot allocate memory" in last or "out of memory" in last.lower():
+            return self._fault(FaultKind.RESOURCE, "memory limit (allocation failed)", limit="memory", **extra)
+        if cg is not None and cg.pids_max_hits() > 0:
+            return self._fault(FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}",
+                               limit="processes", **extra)
+        if sig == signal.SIGXFSZ or "File too large" in last:
+            return self._fault(FaultKind.RESOURCE, f"file size limit of {self.limits.file_mb} MiB",
+                               limit="file", **extra)
+        if rc is None:
+            return self._fault(FaultKind.CRASH, f"{why}; process still running, killed", **extra)
+        how = f"signal {extra['signal']}" if sig else f"exit code {rc}"
+        return self._fault(FaultKind.CRASH, f"{why} ({how})", **extra)
+
+    def _on_event(self, kind: str, ev: int) -> None:
+        """Handle one poll event; may raise BotFault."""
+        if kind == _OUT:
+            if self._read_out():
+                self._unregister(self._out)
+                if self._buf.find(b"\n", self._scan) < 0:
+                    raise self._exit_fault("closed its output")
+        elif kind == _ERR:
+            if self._drain_err():
+                self._unregister(self._err)
+        elif kind == _EXIT:
+            # the answer may still sit in the pipe: take it before declaring the death
+            if _OUT in self._fdkind.values():
+                self._read_out()
+            if self._buf.find(b"\n", self._scan) < 0:
+                raise self._exit_fault("exited")
+            self._unregister(self._pidfd)
+
+    def __del__(self) -> None:
+        try:
+            if not self._killed and hasattr(self, "_popen"):
+                self.kill()
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
+
+
+def _ms(seconds: float) -> int:
+    return max(0, math.ceil(seconds * 1000))
+
+
+def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
+    """Core of read_line/read_lines: one poll over all bots, each with its own deadline."""
+    out: list = [None] * len(reqs)
+    pending: dict[int, tuple[BotProcess, float]] = {}
+    now = time.monotonic()
+    for i, (bot, deadline) in enumerate(reqs):
+        try:
+            bot._usable()
+            line = bot._take_line()
+            if line is not None:
+                out[i] = (line, now)        # already buffered: the referee was late, not the bot
+            else:
+                pending[i] = (bot, deadline)
+        except BotFault as f:
+            out[i] = f
+    if not pending:
+        return out
+    fdmap: dict[int, tuple[int, str]] = {}
+    if poll is None or len(pending) > 1:
+        poll = select.poll()
+        for i, (bot, _) in pending.items():
+            for fd, kind in bot._fdkind.items():
+                poll.register(fd, select.POLLIN)
+                fdmap[fd] = (i, kind)
+    else:
+        (i, (bot, _)), = pending.items()
+        fdmap = {fd: (i, kind) for fd, kind in bot._fdkind.items()}
+
+    def drop(i: int) -> None:
+        pending.pop(i, None)
+        for fd, (j, _) in list(fdmap.items()):
+            if j == i:
+                fdmap.pop(fd)
+                try:
+                    poll.unregister(fd)
+                except (KeyError, ValueError):
+                    pass
+
+    while pending:
+        now = time.monotonic()
+        for i, (bot, deadline) in list(pending.items()):
+            try:
+                if now >= deadline:
+                    partial = bytes(bot._buf[:200])
+                    raise bot._fault(FaultKind.TIMEOUT, "no answer before the deadline"
+                                     + (f" (partial line {shorten(partial, 80)!r})" if partial else ""))
+                bot._check_cpu(now)
+            except BotFault as f:
+                out[i] = f
+                drop(i)
+        if not pending:
+            break
+        first = min(d for _, d in pending.values())
+        events = poll.poll(_ms(first - now))
+        t = time.monotonic()
+        for fd, ev in events:
+            if fd not in fdmap:
+                continue
+            i, kind = fdmap[fd]
+            if i not in pending:
+                continue
+            bot, deadline = pending[i]
+            try:
+                if bot._fdkind.get(fd) is None:      # unregistered meanwhile (EOF)
+                    fdmap.pop(fd, None)
+                    poll.unregister(fd)
+                    continue
+                bot._on_event(kind, ev)
+                if bot._fdkind.get(fd) is None:
+                    fdmap.pop(fd, None)
+                    try:
+                        poll.unregister(fd)
+                    except (KeyError, ValueError):
+                        pass
+                line = bot._take_line()
+                if line is not None:
+                    if t > deadline:
+                        raise bot._fault(FaultKind.TIMEOUT, "answer arrived after the deadline",
+                                         late_ms=round((t - deadline) * 1000, 3))
+                    out[i] = (line, t)
+                    drop(i)
+            except BotFault as f:
+                out[i] = f
+                drop(i)
+    return out
+
+
+def read_lines(requests: list[tuple[BotProcess, float]]) -> list[tuple[bytes, float] | BotFault]:
+    """Multiplexed read for simultaneous decisions: one poll over all bots, each with its own
+    deadline. Returns, in order, ``(line, arrival)`` or the BotFault of that bot (already killed)."""
+    return _wait(list(requests))
+
+
+def _retry_pending_cgroups() -> None:
+    for cg in list(_pending_cgroups):
+        if cg.remove(0):
+            _pending_cgroups.remove(cg)
+
+
+def _cleanup_at_exit() -> None:
+    for bot in list(_LIVE.values()):
+        try:
+            bot.kill()
+        except Exception:  # noqa: BLE001
+            pass
+    for cg in list(_pending_cgroups):
+        cg.remove(1.5)
+
+
+import atexit  # noqa: E402
+
+atexit.register(_cleanup_at_exit)
+
+if sys.platform != "linux":  # pragma: no cover
+    raise ImportError("arena.process needs Linux")

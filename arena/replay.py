@@ -1,0 +1,170 @@
+"""`arena replay`: re-run a stored match decision by decision and verify it, or
+let a live bot take over one seat from a chosen decision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from arena.agents import Agent
+from arena.errors import ArenaError
+from arena.referee import final_places
+from games import GameError, get_game
+from games.rng import DealRng
+
+
+class ReplayMismatch(ArenaError):
+    """The engine does not reproduce the record; names the first differing decision."""
+
+    def __init__(self, decision: int | None, message: str) -> None:
+        self.decision = decision
+        where = "at the end" if decision is None else f"decision {decision}"
+        super().__init__(f"replay mismatch {where}: {message}")
+
+
+def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
+    """A record from a JSON file, or from a results folder by match id."""
+    if source.is_dir():
+        if not match_id:
+            raise ArenaError(f"{source}: a results folder needs a match id: arena replay {source} <match id>")
+        from arena.store import ResultStore
+
+        if not (source / "results.sqlite").exists():
+            raise ArenaError(f"{source}: no results.sqlite here; give the tournament's results folder")
+        record = ResultStore(source).get_record(match_id)
+        if record is None:
+            raise ArenaError(f"{source}: no match with id {match_id!r}; ids are listed by `arena leaderboard {source}`")
+        return record
+    try:
+        record = json.loads(source.read_text())
+    except (OSError, ValueError) as exc:
+        raise ArenaError(f"{source}: not a match record ({exc}); write one with `arena play ... --json > file`")
+    if not isinstance(record, dict) or "decisions" not in record:
+        raise ArenaError(f"{source}: not a match record (no 'decisions'); write one with `arena play ... --json`")
+    return record
+
+
+def _match_of(record: dict[str, Any]) -> SimpleNamespace:
+    return SimpleNamespace(
+        match_id=record["match_id"], index=record.get("index", 0), game=record["game"],
+        players=record["players"], options=record["options"], deal_seed=record["deal_seed"],
+        match_seed=record["match_seed"], deal=record.get("deal"), rotation=record.get("rotation"),
+        group=record.get("group"),
+    )
+
+
+def _new_state(record: dict[str, Any]) -> Any:
+    try:
+        spec = get_game(record["game"])
+        if record.get("rules_version") != spec.rules_version:
+            raise ArenaError(
+                f"match {record['match_id']}: recorded with {record['game']} rules version "
+                f"{record.get('rules_version')!r}, this engine is version {spec.rules_version!r}")
+        return spec.new_game(record["players"], record["deal_seed"], record["options"])
+    except GameError as err:
+        raise ArenaError(f"match {record.get('match_id')}: {err}") from None
+
+
+def verify_record(record: dict[str, Any], observer: Callable[..., None] | None = None) -> Any:
+    """Replay every recorded decision through the engine; raise ReplayMismatch at
+    the first difference. Returns the final state."""
+    state = _new_state(record)
+    names = [b["name"] for b in record["bots"]]
+    emit = observer or (lambda *a, **k: None)
+    emit("begin", match=_match_of(record), names=names, state=state)
+    faults_at = {f["decision"]: (s, f) for s, f in enumerate(record["faults"]) if f}
+    for i, d in enumerate(record["decisions"]):
+        if state.is_over():
+            raise ReplayMismatch(i, "the game is already over but the record goes on")
+        seat, action = d["seat"], d["action"]
+        if d.get("n", i) != state.decisions:
+            raise ReplayMismatch(i, f"recorded as decision {d.get('n')}, the engine is at {state.decisions}")
+        if seat not in state.to_move():
+            raise ReplayMismatch(i, f"recorded seat {seat} moves, the engine has {list(state.to_move())} to move")
+        if not isinstance(action, int) or not 0 <= action < len(state.legal_actions(seat)):
+            raise ReplayMismatch(i, f"recorded action {action!r} is not legal here")
+        text = state.action_text(seat, action)
+        if text != d.get("text"):
+            raise ReplayMismatch(i, f"recorded {d.get('text')!r}, the engine's action {action} is {text!r}")
+        if i in faults_at:
+            s, f = faults_at[i]
+            emit("fault", seat=s, bot=names[s], fault=f)
+        emit("decision", state=state, seat=seat, bot=names[seat], action=action, text=text,
+             ms=d.get("ms"), status=d.get("status", "ok"))
+        state.apply(seat, action)
+    if not state.is_over():
+        raise ReplayMismatch(None, f"the record ends after {len(record['decisions'])} decisions but the game is not over")
+    got = state.result().to_json()
+    if got != record["game_result"]:
+        raise ReplayMismatch(None, f"the engine's result {got} differs from the recorded {record['game_result']}")
+    places = final_places(got["places"], record["faults"])
+    if places != record["result"]["places"]:
+        raise ReplayMismatch(None, f"places after the fault policy {places} differ from the recorded "
+                                   f"{record['result']['places']}")
+    emit("end", record=record, state=state)
+    return state
+
+
+class RecordedAgent(Agent):
+    """Plays a seat's recorded actions while they still apply (matched by their
+    readable text), then random legal actions from its match seed."""
+
+    def __init__(self, name: str, recorded: list[dict[str, Any]]) -> None:
+        self.name = name
+        self._queue = [d["text"] for d in recorded]
+        self._rng = DealRng(0)
+        self._line: bytes | None = None
+        self.diverged_at: int | None = None
+
+    def begin(self, start_msg: dict[str, Any]) -> None:
+        self._rng = DealRng(start_msg["seed"])
+
+    def ask(self, act_msg: dict[str, Any], deadline: float) -> None:
+        legal = act_msg["observation"]["legal_actions"]
+        pick = None
+        if self.diverged_at is None and self._queue:
+            want = self._queue.pop(0)
+            pick = next((a["id"] for a in legal if a["text"] == want), None)
+            if pick is None:
+                self.diverged_at = act_msg["decision"]
+        elif self.diverged_at is None:
+            self.diverged_at = act_msg["decision"]
+        if pick is None:
+            pick = self._rng.randbelow(len(legal))
+        self._line = str(pick).encode()
+
+    def answer(self, deadline: float) -> tuple[bytes, float]:
+        import time
+
+        line, self._line = self._line, None
+        assert line is not None
+        return line, time.monotonic()
+
+
+def takeover(record: dict[str, Any], start: int, seat: int, agent: Agent, *,
+             observer: Callable[..., None] | None = None, time_control: Any = None,
+             sandbox: Any = None, no_timeouts: bool = False) -> dict[str, Any]:
+    """Replay decisions 0..start-1 as recorded, then ``agent`` plays ``seat`` live and
+    the other seats play their recorded actions while they apply."""
+    from arena.referee import play_match
+
+    n = len(record["decisions"])
+    if not 0 <= start <= n:
+        raise ArenaError(f"--from {start}: the match has decisions 0..{n - 1}")
+    if not 0 <= seat < record["players"]:
+        raise ArenaError(f"--bot {seat}=...: no such seat (seats 0..{record['players'] - 1})")
+    _new_state(record)  # checks the rules version
+    prefix = [(d["seat"], d["action"]) for d in record["decisions"][:start]]
+    later = record["decisions"][start:]
+    agents: list[Agent] = []
+    for s, bot in enumerate(record["bots"]):
+        if s == seat:
+            agents.append(agent)
+        else:
+            agents.append(RecordedAgent(bot["name"], [d for d in later if d["seat"] == s]))
+    m = _match_of(record)
+    m.match_id = f"{record['match_id']}/from{start}/seat{seat}"
+    return play_match(m, agents, time_control=time_control, sandbox=sandbox, observer=observer,
+                      no_timeouts=no_timeouts, prefix=prefix)

@@ -1,0 +1,322 @@
+"""Sandbox levels for bot processes, chosen by a start-up self-test.
+
+Levels (a fixed set, strongest first; see docs in ``LEVELS``):
+
+* ``full``        bwrap namespaces (user, pid, net, ipc, uts, mount, cgroup) + seccomp
+                  + per-bot cgroup (pids, memory, cpu accounting) + rlimits
+* ``namespaces``  the same without the cgroup: memory by RLIMIT_AS, no process cap
+                  unless the bot has its own host uid
+* ``landlock``    no namespaces: Landlock (files, TCP, signal/abstract-socket scope)
+                  + strict seccomp (no sockets at all) + rlimits + subreaper sweep
+* ``rlimits``     resource limits only: NOT isolated (files, network, signals open)
+* ``none``        plain subprocess for debugging one's own bot: no limits at all
+
+Every level runs the bot in a new session with an explicit environment, closed
+fds, a private scratch directory as cwd (removed at close), and is cleaned up by
+a kill that sweeps every descendant (the referee is a child subreaper).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import cgroup as _cg
+from . import landlock as _ll
+from . import seccomp as _sc
+
+LEVELS: dict[str, str] = {
+    "full": "bwrap namespaces + seccomp + cgroup (pids, memory, cpu) + rlimits",
+    "namespaces": "bwrap namespaces + seccomp + rlimits (memory by RLIMIT_AS; no cgroup)",
+    "landlock": "Landlock + strict seccomp + rlimits + subreaper sweep (no namespaces)",
+    "rlimits": "resource limits only: NOT isolated from files, network or other processes",
+    "none": "plain subprocess, no limits (debugging only)",
+}
+ORDER = ("full", "namespaces", "landlock", "rlimits")
+READY = "ARENA-SANDBOX-READY"
+
+
+class SandboxUnavailable(RuntimeError):
+    """A requested level failed its self-test (the message is one line)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-bot limits. Memory is per bot (cgroup) or per process (RLIMIT_AS)."""
+    memory_mb: int = 1024        # per bot (cgroup memory where available, else RLIMIT_AS)
+    cpu_s: int = 600             # RLIMIT_CPU per process, and the referee's cap on the whole tree
+    file_mb: int = 16            # RLIMIT_FSIZE
+    open_files: int = 64         # RLIMIT_NOFILE
+    processes: int = 32          # tasks (processes + threads) of the bot: pids cgroup
+    scratch_mb: int = 64         # private /tmp (= cwd) size (tmpfs at the bwrap levels)
+    stdout_line_kb: int = 1024   # longest accepted protocol line
+    stderr_log_kb: int = 256     # cap of the bot's own stderr log file
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """The active level and what it really enforces; printed and stored with every match."""
+    level: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def enforces(self, what: str) -> bool:
+        """Whether ``what`` (e.g. "processes", "network", "filesystem", "signals") is enforced."""
+        return bool(self.details.get("enforces", {}).get(what))
+
+    def summary(self) -> str:
+        d = self.details
+        s = f"sandbox: {self.level} ({d.get('backend', '?')}; layers: {', '.join(d.get('layers', []))})"
+        if d.get("missing"):
+            s += f"; missing: {', '.join(d['missing'])}"
+        return s
+
+
+_cache: dict[tuple[int, str], SandboxInfo] = {}
+_cache_lock = threading.Lock()
+_bwrap_version: str | None = None
+
+
+def bwrap_path() -> str | None:
+    """The bwrap binary, if any (``ARENA_BWRAP`` overrides, for tests)."""
+    return os.environ.get("ARENA_BWRAP") or shutil.which("bwrap")
+
+
+def _bwrap_ver(path: str) -> str:
+    global _bwrap_version
+    if _bwrap_version is None:
+        try:
+            out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=5).stdout
+            _bwrap_version = out.strip() or "bwrap ?"
+        except (OSError, subprocess.SubprocessError):
+            _bwrap_version = "bwrap ?"
+    return _bwrap_version
+
+
+def _static_details(level: str) -> dict[str, Any]:
+    """What a level would use on this machine, before the self-test proves it."""
+    root = os.geteuid() == 0
+    d: dict[str, Any] = {"level_doc": LEVELS[level], "missing": [], "warnings": []}
+    layers = ["session", "clean-env", "close-fds", "scratch-cwd", "subreaper-sweep"]
+    enf = {"cpu": False, "memory": False, "processes": False, "file_size": False,
+           "filesystem": False, "network": False, "signals": False, "cleanup": True}
+    if level != "none":
+        layers.append("rlimits")
+        enf.update(cpu=True, memory=True, file_size=True)
+    if level in ("full", "namespaces"):
+        bw = bwrap_path()
+        d["backend"] = _bwrap_ver(bw) if bw else "bwrap (missing)"
+        layers += ["userns", "pidns", "netns", "mountns", "ipcns", "utsns", "seccomp"]
+        enf.update(filesystem=True, network=True, signals=True)
+        d["seccomp"] = _sc.describe("bwrap") if _sc.supported() else None
+        if root:
+            d["bot_uid"] = "host uid 0 mapped to 1000 in a user namespace, no capabilities"
+            d["warnings"].append("bot is host uid 0 inside its user namespace (the interpreter lives "
+                                 "under a 0700 directory such as /root, so a separate host uid cannot "
+                                 "run it); RLIMIT_NPROC is therefore ineffective")
+    elif level == "landlock":
+        d["backend"] = f"landlock abi {_ll.abi_version()}"
+        layers += ["landlock", "seccomp-strict"]
+        enf.update(filesystem=True, network=True, signals=_ll.abi_version() >= 6)
+        d["seccomp"] = _sc.describe("strict") if _sc.supported() else None
+        d["landlock_abi"] = _ll.abi_version()
+        d["missing"] += ["pid/net/mount namespaces", "scratch size limit (only RLIMIT_FSIZE per file)"]
+        if _ll.abi_version() < 6:
+            d["missing"].append("landlock signal scope (ABI < 6): the bot can signal same-uid processes")
+    else:
+        d["backend"] = "subprocess"
+        if level == "rlimits":
+            d["missing"] += ["filesystem isolation", "network isolation", "signal/ptrace isolation",
+                             "scratch size limit"]
+            d["warnings"].append("resource-limited only, NOT isolated")
+        else:
+            d["missing"] += ["all limits", "all isolation"]
+            d["warnings"].append("UNSANDBOXED: no limits, no isolation")
+    if level == "full":
+        h = _cg.discover()
+        d["cgroup"] = h.describe()
+        layers.append("cgroup")
+        enf["processes"] = True
+    else:
+        d["cgroup"] = "none"
+        if level != "none":
+            d["missing"].append("process/thread limit (no pids cgroup"
+                                + ("; RLIMIT_NPROC is ignored for uid 0)" if root else ")"))
+    if level in ("namespaces", "landlock", "rlimits"):
+        d["memory_limit"] = "RLIMIT_AS per process (virtual memory; a bot may catch MemoryError)"
+    elif level == "full":
+        d["memory_limit"] = "cgroup (memory_mb + scratch_mb, whole bot, OOM kill)"
+    d["layers"] = layers
+    d["enforces"] = enf
+    return d
+
+
+def _prerequisites(level: str) -> str | None:
+    """A one-line reason why ``level`` cannot even be tried here, or None."""
+    if level in ("full", "namespaces"):
+        if not bwrap_path():
+            return "bwrap not found (install bubblewrap)"
+        if not _sc.supported():
+            return "no seccomp syscall table for this architecture"
+        if level == "full":
+            ok, why = _cg.usable(_cg.discover())
+            if not ok:
+                return why
+    if level == "landlock":
+        if _ll.abi_version() < 4:
+            return f"landlock ABI {_ll.abi_version()} < 4 (needs TCP rules)"
+        if not _sc.supported():
+            return "no seccomp syscall table for this architecture"
+    return None
+
+
+def _self_test(level: str, details: dict[str, Any]) -> str | None:
+    """Run the probe bot at ``level``; return a one-line failure reason or None."""
+    from arena.faults import BotFault  # local: arena.process imports this package
+    from arena.process import BotProcess, bot_command
+
+    probe = Path(__file__).with_name("probe.py")
+    marker = "arena-probe-" + uuid.uuid4().hex
+    with tempfile.TemporaryDirectory(prefix="arena-selftest-") as tmp:
+        canary = Path(tmp) / "canary"
+        canary.write_text("secret")
+        canary.chmod(0o600)
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        tcp.bind(("127.0.0.1", 0))
+        tcp.listen(4)
+        udp.bind(("127.0.0.1", 0))
+        tcp.setblocking(False)
+        udp.setblocking(False)
+        info = SandboxInfo(level, details)
+        limits = Limits(memory_mb=512, cpu_s=30, processes=16)
+        t0 = time.monotonic()
+        bot = None
+        try:
+            bot = BotProcess.start([*bot_command(probe), marker], bot_file=probe, name="selftest",
+                                   sandbox=info, limits=limits, _selftest=True)
+            details["startup_ms"] = round((time.monotonic() - t0) * 1000, 1)
+            req = {"tcp": tcp.getsockname()[1], "udp": udp.getsockname()[1], "canary": str(canary),
+                   "referee": os.getpid()}
+            bot.send_line(json.dumps(req).encode(), time.monotonic() + 10)
+            line, _ = bot.read_line(time.monotonic() + 10)
+            res = json.loads(line)
+            cg_tasks = bot._cgroup.pids_current() if bot._cgroup else None
+        except (BotFault, ValueError) as exc:
+            return f"probe failed: {exc}"
+        finally:
+            if bot is not None:
+                bot.kill()
+        leaked = []
+        try:
+            conn, _ = tcp.accept()
+            conn.close()
+            leaked.append("tcp")
+        except BlockingIOError:
+            pass
+        try:
+            udp.recv(64)
+            leaked.append("udp")
+        except BlockingIOError:
+            pass
+        tcp.close()
+        udp.close()
+        survivors = _marker_pids(marker)
+        details["selftest_ms"] = round((time.monotonic() - t0) * 1000, 1)
+    fails = []
+    if survivors:
+        fails.append(f"{len(survivors)} process(es) survived the kill")
+    if res.get("rlimit_nofile") != limits.open_files and level != "none":
+        fails.append(f"RLIMIT_NOFILE not applied ({res.get('rlimit_nofile')})")
+    if level in ("full", "namespaces", "landlock"):
+        if leaked or res.get("tcp") == "connected" or res.get("udp") == "sent":
+            fails.append("reached the referee's loopback sockets")
+        if res.get("canary") != "denied":
+            fails.append("read the referee's 0600 canary file")
+        if res.get("kill_referee") != "denied":
+            fails.append("could signal the referee")
+        if res.get("userns") != "denied":
+            fails.append("could create a user namespace")
+        if res.get("inet_socket") != "denied":
+            fails.append("seccomp did not refuse an AF_INET socket")
+    if level in ("full", "namespaces") and res.get("ifaces") != ["lo"]:
+        fails.append(f"network interfaces visible: {res.get('ifaces')}")
+    if level == "full" and not cg_tasks:
+        fails.append("bot not in its cgroup")
+    return "; ".join(fails) or None
+
+
+def _marker_pids(marker: str) -> list[int]:
+    """Live processes whose argv or environment contains ``marker`` (zombies excluded)."""
+    needle = marker.encode()
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                st = f.read()
+            if st[st.rfind(b")") + 2:st.rfind(b")") + 3] in (b"Z", b"X"):
+                continue
+            blob = b""
+            for part in ("cmdline", "environ"):
+                try:
+                    with open(f"/proc/{name}/{part}", "rb") as f:
+                        blob += f.read()
+                except OSError:
+                    pass
+        except OSError:
+            continue
+        if needle in blob:
+            out.append(int(name))
+    return out
+
+
+def detect_sandbox(requested: str = "auto") -> SandboxInfo:
+    """The sandbox to use: ``auto`` = strongest level whose self-test passes.
+
+    ``SANDBOX_LEVEL`` in the environment replaces ``auto``. A named level that
+    fails raises SandboxUnavailable with a one-line reason. Cached per process.
+    """
+    if requested == "auto":
+        requested = os.environ.get("SANDBOX_LEVEL", "auto") or "auto"
+    if requested != "auto" and requested not in LEVELS:
+        raise SandboxUnavailable(f"unknown sandbox level {requested!r}; choose from auto, {', '.join(LEVELS)}")
+    key = (os.getpid(), requested)
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+        from .procs import become_subreaper
+        become_subreaper()
+        h = _cg.discover()
+        if h.v1 or h.v2:
+            _cg.sweep_stale(h)
+        rejected: dict[str, str] = {}
+        candidates = ORDER if requested == "auto" else (requested,)
+        info = None
+        for level in candidates:
+            why = _prerequisites(level)
+            details = _static_details(level)
+            if why is None and level != "none":
+                why = _self_test(level, details)
+            if why is None:
+                details["rejected"] = rejected
+                info = SandboxInfo(level, details)
+                break
+            rejected[level] = why
+        if info is None:
+            if requested != "auto":
+                raise SandboxUnavailable(f"sandbox level {requested!r} unavailable: {rejected[requested]}")
+            raise SandboxUnavailable("no sandbox level passed its self-test: "
+                                     + "; ".join(f"{k}: {v}" for k, v in rejected.items()))
+        _cache[key] = info
+        return info

@@ -1,0 +1,170 @@
+"""Build the host command line that starts one bot at a given sandbox level.
+
+Every launch ends in a small trusted step inside the sandbox that prints
+``READY`` on stdout and then execs the bot, so a failure before that line is the
+harness's (SANDBOX) and anything after it is the bot's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shlex
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import READY, Limits, SandboxInfo, bwrap_path
+from . import cgroup as _cg
+from . import seccomp as _sc
+
+MiB = 1 << 20
+BOT_HELPER_DIR = Path(__file__).resolve().parent.parent / "bot_helper"
+SANDBOX_UID = 1000                    # uid/gid the bot sees inside the user namespace
+_READY_SH = f'echo {READY}; exec "$@"'
+_SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
+_TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    pass_fds: list[int] = field(default_factory=list)
+    cgroup: _cg.BotCgroup | None = None
+    scratch: Path | None = None            # host directory removed at close
+    bwrap: bool = False
+    rlimits: dict[str, list[int]] = field(default_factory=dict)
+
+    def close_fds(self) -> None:
+        for fd in self.pass_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.pass_fds = []
+
+
+def interpreter() -> str:
+    """The real Python binary (venv and pyenv shims resolved)."""
+    return os.path.realpath(sys.executable)
+
+
+def bot_env(extra: dict[str, str] | None, home: str, *, inherit: bool = False) -> dict[str, str]:
+    """The bot's whole environment: a fixed minimal set plus the caller's ``extra``."""
+    env = dict(os.environ) if inherit else {}
+    env.update({
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+    })
+    if BOT_HELPER_DIR.is_dir():
+        env["PYTHONPATH"] = str(BOT_HELPER_DIR)
+    env.update(extra or {})
+    return env
+
+
+def _rlimits(limits: Limits, *, address_space: bool) -> dict[str, list[int]]:
+    r = {
+        "cpu": [limits.cpu_s, limits.cpu_s + 1],       # soft < hard: SIGXCPU first, SIGKILL 1 s later
+        "fsize": [limits.file_mb * MiB] * 2,
+        "nofile": [limits.open_files] * 2,
+        "core": [0, 0],
+    }
+    if address_space:
+        r["as"] = [limits.memory_mb * MiB] * 2
+    return r
+
+
+_RES = {"cpu": resource.RLIMIT_CPU, "fsize": resource.RLIMIT_FSIZE, "nofile": resource.RLIMIT_NOFILE,
+        "core": resource.RLIMIT_CORE, "as": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC}
+
+
+def _prlimit(r: dict[str, list[int]]) -> list[str]:
+    return ["prlimit", *(f"--{k}={s}:{h}" for k, (s, h) in r.items()), "--"]
+
+
+def _ro_sources(argv: Sequence[str], bot_file: Path, extra_ro: Sequence[Path]) -> list[str]:
+    """Host paths the bot must read: interpreter prefix, helper, its own file, extras."""
+    paths = [os.path.realpath(sys.base_prefix), os.path.dirname(interpreter())]
+    if BOT_HELPER_DIR.is_dir():
+        paths.append(str(BOT_HELPER_DIR))
+    paths.append(os.path.realpath(bot_file))
+    if argv and os.path.isabs(argv[0]):
+        paths.append(os.path.realpath(argv[0]))
+    paths += [os.path.realpath(p) for p in extra_ro]
+    out: list[str] = []
+    for p in paths:
+        if p.startswith("/usr/") or p == "/usr" or not os.path.exists(p):
+            continue
+        if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in out):
+            out = [q for q in out if not q.startswith(p.rstrip("/") + "/")] + [p]
+    return out
+
+
+def build(info: SandboxInfo, argv: Sequence[str], *, bot_file: Path, limits: Limits,
+          extra_ro: Sequence[Path] = (), env: dict[str, str] | None = None) -> Launch:
+    """The command, environment and resources for one bot process at ``info.level``."""
+    level = info.level
+    if level in ("full", "namespaces"):
+        return _build_bwrap(level, argv, bot_file, limits, extra_ro, env)
+    scratch = Path(tempfile.mkdtemp(prefix="arena-scratch-"))
+    wrapped = ["/bin/sh", "-c", _READY_SH, "arena-bot", *argv]
+    if level == "none":
+        return Launch(wrapped, bot_env(env, str(scratch), inherit=True), str(scratch), scratch=scratch)
+    r = _rlimits(limits, address_space=True)
+    benv = bot_env(env, str(scratch))
+    if level == "rlimits":
+        return Launch(_prlimit(r) + wrapped, benv, str(scratch), scratch=scratch, rlimits=r)
+    if level == "landlock":
+        ro = ["/usr", *(p for p in _TOP_LINKS if os.path.exists(p)), *_SYSTEM_RO, "/proc",
+              "/dev/urandom", "/dev/random", "/dev/zero", *_ro_sources(argv, bot_file, extra_ro)]
+        cfg = {"ready": READY, "seccomp": "strict", "landlock": {"ro": ro, "rw": [str(scratch), "/dev/null"]},
+               "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()]}
+        shim = str(Path(__file__).with_name("shim.py"))
+        cmd = [interpreter(), "-I", "-S", "-B", shim, json.dumps(cfg), "--", *argv]
+        return Launch(cmd, benv, str(scratch), scratch=scratch, rlimits=r)
+    raise ValueError(f"unknown sandbox level {level!r}")
+
+
+def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits,
+                 extra_ro: Sequence[Path], env: dict[str, str] | None) -> Launch:
+    bw = bwrap_path()
+    if not bw:
+        raise OSError("bwrap not found")
+    cg = None
+    if level == "full":
+        # the tmpfs scratch is charged to the group too, so it gets its own room
+        cg = _cg.BotCgroup(_cg.discover(), memory_bytes=(limits.memory_mb + limits.scratch_mb) * MiB,
+                           pids_max=limits.processes + 2)   # + bwrap's monitor and its pid-1 init
+    r = _rlimits(limits, address_space=cg is None)
+    home = "/tmp"
+    cmd = [bw, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+           "--new-session", "--clearenv", "--cap-drop", "ALL"]
+    if os.geteuid() == 0:
+        cmd += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    cmd += ["--proc", "/proc", "--dev", "/dev",
+            "--size", str(limits.scratch_mb * MiB), "--perms", "0700", "--tmpfs", home,
+            "--ro-bind", "/usr", "/usr"]
+    for p in _TOP_LINKS:
+        if os.path.islink(p):
+            cmd += ["--symlink", os.readlink(p), p]
+        elif os.path.isdir(p):
+            cmd += ["--ro-bind", p, p]
+    for p in _SYSTEM_RO:
+        cmd += ["--ro-bind-try", p, p]
+    for p in _ro_sources(argv, bot_file, extra_ro):
+        cmd += ["--ro-bind", p, p]
+    for k, v in bot_env(env, home).items():
+        cmd += ["--setenv", k, v]
+    fd = _sc.memfd("bwrap")
+    cmd += ["--seccomp", str(fd), "--chdir", home, "--", "/bin/sh", "-c", _READY_SH, "arena-bot", *argv]
+    cmd = _prlimit(r) + cmd
+    if cg is not None:
+        join = "".join(f"echo $$ > {shlex.quote(f)} || exit 125\n" for f in cg.procs_files())
+        cmd = ["/bin/sh", "-c", join + 'exec "$@"', "arena-launch", *cmd]
+    return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=[fd], cgroup=cg, bwrap=True, rlimits=r)

@@ -1,0 +1,156 @@
+"""/proc scanning, the child subreaper, and process-tree kills.
+
+Used for cleanup at every level; at levels without a PID namespace or cgroup it
+is the only thing that catches setsid/double-fork escapees (they re-parent to
+the referee, which is a ``PR_SET_CHILD_SUBREAPER``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+import time
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_subreaper_done = False
+_subreaper_lock = threading.Lock()
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (once; idempotent)."""
+    global _subreaper_done
+    with _subreaper_lock:
+        if _subreaper_done:
+            return True
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            ok = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            ok = False
+        _subreaper_done = ok
+        return ok
+
+
+def stat(pid: int) -> tuple[int, int, float, int] | None:
+    """(ppid, start ticks, cpu seconds incl. reaped children, pgid) of ``pid``, or None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    rest = raw[raw.rfind(b")") + 2:].split()
+    # fields after comm: state(0) ppid(1) pgrp(2) ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
+    try:
+        cpu = (int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])) / _CLK_TCK
+        return int(rest[1]), int(rest[19]), cpu, int(rest[2])
+    except (IndexError, ValueError):
+        return None
+
+
+def table() -> dict[int, tuple[int, int, float, int]]:
+    """Every visible process: pid -> (ppid, start ticks, cpu seconds, pgid)."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = stat(int(name))
+            if st is not None:
+                out[int(name)] = st
+    return out
+
+
+def descendants(root: int, tab: dict[int, tuple[int, int, float, int]] | None = None) -> set[int]:
+    """All current descendants of ``root`` (not including it)."""
+    tab = table() if tab is None else tab
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, *_rest) in tab.items():
+        kids.setdefault(ppid, []).append(pid)
+    out: set[int] = set()
+    stack = [root]
+    while stack:
+        for c in kids.get(stack.pop(), ()):
+            if c not in out:
+                out.add(c)
+                stack.append(c)
+    return out
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds of ``root`` and its live descendants (reaped ones via cutime)."""
+    tab = table()
+    return sum(tab[p][2] for p in descendants(root, tab) | {root} if p in tab)
+
+
+def kill_pids(pids: set[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def reap(pids: set[int]) -> None:
+    """Reap those of ``pids`` that became our zombie children (never touches others)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        except OSError:
+            pass
+
+
+def sweep(roots: set[int], *, protect: set[int], since_ticks: int, orphans: bool,
+          timeout: float = 2.0) -> int:
+    """SIGKILL the trees under ``roots`` until none is left; returns the number killed.
+
+    With ``orphans`` it also kills our own children that are not in ``protect``
+    and started at or after ``since_ticks``: escapees re-parented to us.
+    """
+    me = os.getpid()
+    killed: set[int] = set()
+    end = time.monotonic() + timeout
+    while True:
+        tab = table()
+        targets: set[int] = set()
+        for r in roots | killed:
+            if r in tab:
+                targets |= descendants(r, tab) | {r}
+        if orphans:
+            for pid, (ppid, start, _cpu, _pg) in tab.items():
+                if ppid == me and pid not in protect and start >= since_ticks:
+                    targets |= descendants(pid, tab) | {pid}
+        targets -= protect
+        # a killed zombie stays in the table until reaped: count only the living
+        live = {p for p in targets if _state(p) not in (b"Z", b"X", None)}
+        if not live:
+            reap(killed | targets)
+            return len(killed)
+        kill_pids(live)
+        killed |= live
+        reap(killed)
+        if time.monotonic() >= end:
+            return len(killed)
+        time.sleep(0.002)
+
+
+def _state(pid: int) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    return raw[raw.rfind(b")") + 2:raw.rfind(b")") + 3]
+
+
+def start_ticks(pid: int) -> int:
+    """Start time of ``pid`` in clock ticks since boot (0 if unknown)."""
+    st = stat(pid)
+    return st[1] if st else 0
+
+
+def boot_ticks_now() -> int:
+    """Now, in the clock-tick scale of ``start_ticks``."""
+    with open("/proc/uptime") as f:
+        return int(float(f.read().split()[0]) * _CLK_TCK)

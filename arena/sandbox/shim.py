@@ -1,0 +1,39 @@
+"""Trusted exec shim for the no-namespace levels: confine itself, announce, exec the bot.
+
+Run as ``python -I -S shim.py CONFIG_JSON -- ARGV...``. Order: rlimits, Landlock,
+seccomp, then the ready line on stdout, then ``execvp``. Any failure before the
+ready line is the harness's (SANDBOX), never the bot's.
+"""
+
+import json
+import os
+import resource
+import sys
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    argv = sys.argv[sys.argv.index("--", 2) + 1:]
+    try:
+        ll = cfg.get("landlock")
+        if ll is not None:
+            import landlock  # sibling module (sys.path[0] is this directory)
+            landlock.restrict(ll["ro"], ll["rw"])
+        if cfg.get("seccomp"):
+            import seccomp
+            seccomp.load(cfg["seccomp"])
+        for res, soft, hard in cfg.get("rlimits", ()):
+            resource.setrlimit(res, (soft, hard))
+    except Exception as exc:  # noqa: BLE001 - reported as a sandbox failure
+        os.write(2, f"arena-shim: {type(exc).__name__}: {exc}\n".encode())
+        os._exit(121)
+    os.write(1, cfg["ready"].encode() + b"\n")
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        os.write(2, f"arena-shim: exec {argv[0]}: {exc}\n".encode())
+        os._exit(127)
+
+
+if __name__ == "__main__":
+    main()

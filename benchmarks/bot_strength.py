@@ -1,0 +1,188 @@
+"""Strength of the sample heuristic bots against random, in process (no referee).
+
+    python benchmarks/bot_strength.py [--scale 1.0] [--bot bots/palace_heuristic.py]
+
+A bot file stays a protocol program: it is executed with a fake ``botkit`` whose
+``run(choose, ...)`` only captures ``choose``. Each bot gets its own ``random``
+(a ``random.Random`` seeded with its start-message seed, as botkit seeds the
+global one), a ``botkit.Match`` built from the game's card table, and the
+observations the referee would send. The heuristic sits in a rotating seat
+against random bots; seeds are fixed, so the figures are reproducible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from games import REGISTRY  # noqa: E402
+from games.core import Result  # noqa: E402
+from games.rng import derive_seed  # noqa: E402
+
+BOTKIT_PATH = ROOT / "arena" / "bot_helper" / "botkit.py"
+BOTS = ROOT / "bots"
+RANDOM_BOT = BOTS / "random_bot.py"
+HEURISTICS = {
+    "tightwad": BOTS / "tightwad_heuristic.py",
+    "divers-weights": BOTS / "divers_heuristic.py",
+    "palace": BOTS / "palace_heuristic.py",
+}
+# (game, players, games played at scale 1.0, first deal seed)
+SETUPS = [
+    ("tightwad", 4, 200, 1_000),
+    ("divers-weights", 2, 200, 2_000),
+    ("divers-weights", 4, 200, 3_000),
+    ("palace", 4, 100, 4_000),
+]
+
+
+@dataclass
+class LoadedBot:
+    """A bot file's ``choose`` with its private random generator."""
+
+    path: Path
+    name: str
+    choose: Callable[[dict[str, Any], Any], int]
+    rng: random.Random
+    botkit: types.ModuleType
+    seconds: float = 0.0
+    decisions: int = 0
+    slowest: float = 0.0
+
+    def start(self, start_msg: dict[str, Any]) -> Any:
+        """A ``botkit.Match`` for this start message; reseeds the bot's random."""
+        match = self.botkit.Match(start_msg)
+        self.rng.seed(match.seed)
+        return match
+
+    def act(self, observation: dict[str, Any], match: Any) -> int:
+        t = time.perf_counter()
+        action = int(self.choose(observation, match))
+        dt = time.perf_counter() - t
+        self.seconds += dt
+        self.decisions += 1
+        self.slowest = max(self.slowest, dt)
+        return action
+
+
+def fake_botkit(captured: dict[str, Any]) -> types.ModuleType:
+    """The real botkit module, except that ``run`` records its arguments."""
+    mod = types.ModuleType("botkit")
+    mod.__file__ = str(BOTKIT_PATH)
+    exec(compile(BOTKIT_PATH.read_text(), str(BOTKIT_PATH), "exec"), mod.__dict__)
+
+    def run(choose: Callable[..., int], name: str = "bot", on_result: Any = None) -> None:
+        captured["choose"] = choose
+        captured["name"] = name
+
+    mod.run = run  # type: ignore[attr-defined]
+    return mod
+
+
+def load_bot(path: str | Path) -> LoadedBot:
+    """Execute a Python bot file with the fake botkit and capture its ``choose``."""
+    path = Path(path)
+    captured: dict[str, Any] = {}
+    kit = fake_botkit(captured)
+    saved = sys.modules.get("botkit")
+    sys.modules["botkit"] = kit
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(path)}
+    try:
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+    finally:
+        if saved is None:
+            sys.modules.pop("botkit", None)
+        else:
+            sys.modules["botkit"] = saved
+    if "choose" not in captured:
+        raise ValueError(f"{path}: the bot never called botkit.run(choose, ...)")
+    rng = random.Random(0)
+    if namespace.get("random") is random:
+        namespace["random"] = rng  # a private generator: bots in one process stay independent
+    return LoadedBot(path, captured["name"], captured["choose"], rng, kit)
+
+
+def start_message(state: Any, game: str, seat: int, match_seed: int, names: list[str]) -> dict[str, Any]:
+    """What the referee's start message holds (arena/protocol.py ``start``)."""
+    return {
+        "type": "start", "match_id": f"bench-{match_seed}", "game": game,
+        "rules_version": state.spec.rules_version, "options": state.options,
+        "players": state.players, "seat": seat, "seed": derive_seed(match_seed, "bot", seat),
+        "bots": names, "time_control": {}, "cards": state.card_table(),
+    }
+
+
+def play_game(game: str, bots: list[LoadedBot], seed: int, options: dict[str, Any] | None = None,
+              roundtrip: bool = False) -> Result:
+    """One game, seat i played by bots[i]; ``roundtrip`` sends observations through JSON."""
+    state = REGISTRY[game].new_game(len(bots), seed, options)
+    names = [b.name for b in bots]
+    matches = [b.start(start_message(state, game, s, seed, names)) for s, b in enumerate(bots)]
+    while not state.is_over():
+        for seat in tuple(state.to_move()):
+            if state.is_over() or seat not in state.to_move():
+                break
+            obs = state.observation(seat)
+            if roundtrip:
+                obs = json.loads(json.dumps(obs))
+            state.apply(seat, bots[seat].act(obs, matches[seat]))
+    return state.result()
+
+
+@dataclass
+class Strength:
+    games: int
+    mean_place: float
+    random_mean_place: float
+    first_share: float
+    ms_per_decision: float
+    slowest_ms: float
+
+
+def measure(bot_path: str | Path, game: str, players: int, games: int, first_seed: int,
+            options: dict[str, Any] | None = None) -> Strength:
+    """The bot in seat (i mod players) of game i, random bots elsewhere."""
+    hero = load_bot(bot_path)
+    randoms = [load_bot(RANDOM_BOT) for _ in range(players - 1)]
+    mine: list[int] = []
+    theirs: list[int] = []
+    for i in range(games):
+        seat = i % players
+        bots = randoms[:seat] + [hero] + randoms[seat:]
+        places = play_game(game, bots, first_seed + i, options).places
+        mine.append(places[seat])
+        theirs.extend(p for s, p in enumerate(places) if s != seat)
+    return Strength(
+        games, sum(mine) / games, sum(theirs) / len(theirs), sum(p == 0 for p in mine) / games,
+        1000 * hero.seconds / max(1, hero.decisions), 1000 * hero.slowest,
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply the number of games")
+    ap.add_argument("--bot", help="measure this bot file in every setup instead of each game's heuristic")
+    args = ap.parse_args()
+    print(f"{'bot':24} {'game':15} {'n':>2} {'games':>5} {'place':>6} {'random':>6} "
+          f"{'first':>6} {'ms/dec':>7} {'max ms':>7}")
+    for game, players, n, seed in SETUPS:
+        path = Path(args.bot) if args.bot else HEURISTICS[game]
+        s = measure(path, game, players, max(players, round(n * args.scale)), seed)
+        print(f"{path.name:24} {game:15} {players:>2} {s.games:>5} {s.mean_place:>6.2f} "
+              f"{s.random_mean_place:>6.2f} {s.first_share:>6.1%} {s.ms_per_decision:>7.3f} "
+              f"{s.slowest_ms:>7.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Divers Weights heuristic (random in the other games).
+
+Each card in hand is tried against a few random guesses of the others' cards,
+drawn from the cards not yet seen, to estimate how likely it wins the trick
+against the visible threshold and what the best prize would then add to the
+bot's prizes (suit symbols, with a pull towards covering all six suits). With
+bidding, the bot bids the count that maximises its expected score under those
+estimates, then plays to win or, after a nil bid, to lose.
+"""
+
+import random
+
+from botkit import run
+
+SAMPLES = 40
+ALL_SUITS = 6
+
+
+def worth(match, cards):
+    """R-D6 points of a prize set, plus a small pull towards six suits."""
+    suits = set()
+    symbols = 0
+    for c in cards:
+        s = match.suits(c)
+        symbols += len(s)
+        suits.update(s)
+    return symbols + (5 if len(suits) == ALL_SUITS else 0.4 * len(suits))
+
+
+def gain(match, mine, card):
+    return worth(match, mine + [card]) - worth(match, mine)
+
+
+def unseen(obs, match):
+    seen = set(obs["hand"]) | set(obs["threshold"]) | set(obs["discarded"])
+    for pr in obs["prizes"]:
+        seen.update(pr)
+    return [c for c in match.cards if c not in seen]
+
+
+def outlook(obs, match, threshold_total, pool, samples=SAMPLES):
+    """card -> (P(win), expected prize gain when winning), by sampling the others' cards."""
+    others = obs["players"] - 1
+    mine = obs["prizes"][obs["seat"]]
+    thr = obs["threshold"]
+    out = {}
+    gains = {}  # card -> prize gain, computed once per decision
+
+    def g(card):
+        if card not in gains:
+            gains[card] = gain(match, mine, card)
+        return gains[card]
+
+    draws = [random.sample(pool, others) for _ in range(samples)] if len(pool) >= others else [[]]
+    for c in obs["hand"]:
+        v = match.value(c)
+        wins = 0
+        total_gain = 0.0
+        for opp in draws:
+            ranks = [match.value(o) for o in opp]
+            total = v + sum(ranks)
+            if total == threshold_total:
+                continue
+            best = max(ranks + [v]) if total < threshold_total else min(ranks + [v])
+            if v != best:
+                continue
+            wins += 1
+            if ranks.count(v):  # tied winners keep their own card
+                total_gain += g(c)
+            else:
+                total_gain += max(g(p) for p in thr + opp + [c])
+        out[c] = (wins / len(draws), total_gain / max(1, wins))
+    return out
+
+
+def bid(obs, match, pool):
+    """The bid with the best expected R-D8 score, trick wins taken as independent."""
+    # Threshold unknown before the first trick: guess it from the unseen cards.
+    guess = sum(match.value(c) for c in pool) / len(pool) * (obs["players"] - 1)
+    probs = [p for p, _ in outlook(obs, match, round(guess), pool).values()]
+    dist = [1.0]  # dist[k] = P(exactly k tricks)
+    for p in probs:
+        dist = [a * (1 - p) + b * p for a, b in zip(dist + [0.0], [0.0] + dist)]
+
+    def expected(b):
+        if b == 0:
+            return 20 * dist[0]
+        return sum(d * (4 * b + k - b) for k, d in enumerate(dist) if k >= b)
+
+    return max(range(6), key=expected)
+
+
+def divers(obs, match):
+    legal = obs["legal_actions"]
+    if len(legal) == 1:
+        return legal[0]["id"]
+    pool = unseen(obs, match)
+    if obs["phase"] == "bid":
+        want = bid(obs, match, pool)
+        return next(a["id"] for a in legal if a["bid"] == want)
+    if obs["phase"] == "prize":
+        mine = obs["prizes"][obs["seat"]]
+        return max(legal, key=lambda a: (gain(match, mine, a["card"]), -a["id"]))["id"]
+    view = outlook(obs, match, obs["threshold_total"], pool)
+    if obs["bidding"]:
+        me = obs["seat"]
+        lose = obs["bids"][me] == 0 and obs["tricks_won"][me] == 0
+        pick = (min if lose else max)(view, key=lambda c: view[c][0])
+    else:
+        # Expected prize value now, minus a little for spending an extreme card.
+        pick = max(view, key=lambda c: view[c][0] * view[c][1] - 0.1 * abs(match.value(c) - 5.5))
+    return next(a["id"] for a in legal if a["card"] == pick)
+
+
+def choose(observation, match):
+    if match.game == "divers-weights":
+        return divers(observation, match)
+    return random.choice(observation["legal_actions"])["id"]
+
+
+run(choose, name="divers-heuristic")

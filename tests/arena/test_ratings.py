@@ -1,0 +1,291 @@
+"""TrueSkill ratings, per-bot statistics and head-to-head from stored result rows."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import trueskill
+
+from arena.ratings import (OVERALL, RatingParams, RatingReport, compute_ratings,
+                           wilson_interval)
+from arena.store import ResultRow, ResultStore
+from tests.arena.record_factory import make_record
+
+BOTS = ("alpha", "bravo", "charlie", "delta")
+
+
+def _places(perf: list[float]) -> list[int]:
+    """Places from performances, highest first; equal performances share a place."""
+    return [sum(1 for q in perf if q > p) for p in perf]
+
+
+def _tournament(n: int = 90, seed: int = 3, strength: dict[str, float] | None = None,
+                games: tuple[str, ...] = ("tightwad", "palace")) -> list[dict]:
+    rng = random.Random(seed)
+    strength = strength or {"alpha": 3.0, "bravo": 1.0, "charlie": 0.5, "delta": 0.0}
+    recs = []
+    for i in range(n):
+        seats = rng.sample(BOTS, 3)
+        perf = [round(strength[b] + rng.gauss(0, 1), 0) for b in seats]  # rounding makes ties
+        recs.append(make_record(i, seats, _places(perf), game=games[i % len(games)]))
+    return recs
+
+
+def test_always_first_bot_has_the_best_conservative_rating() -> None:
+    rng = random.Random(5)
+    recs = []
+    for i in range(40):
+        others = rng.sample(BOTS[1:], 2)
+        seats = ["alpha"] + others
+        rng.shuffle(seats)
+        rest = iter(rng.sample([1, 2], 2))
+        places = [0 if b == "alpha" else next(rest) for b in seats]
+        recs.append(make_record(i, seats, places, game=("tightwad", "palace")[i % 2]))
+    report = compute_ratings(recs)
+    for scope in report.scopes:
+        top = scope.standings[0]
+        assert top.name == "alpha" and top.rank == 1
+        assert top.firsts == top.matches and top.mean_place == 1.0
+        assert all(top.conservative > s.conservative for s in scope.standings[1:])
+    assert [s.scope for s in report.scopes] == [OVERALL, "palace", "tightwad"]
+
+
+def test_one_match_matches_trueskill_directly_and_ties_share_ranks() -> None:
+    """C3: equal places are a tie; the rating call gets the places as ranks."""
+    rec = make_record(0, ["a", "b", "c"], [0, 0, 2])
+    report = compute_ratings([rec])
+    env = trueskill.TrueSkill(mu=25, sigma=25 / 3, beta=25 / 6, tau=25 / 300,
+                              draw_probability=0.10)
+    (ra,), (rb,), (rc,) = env.rate([(env.create_rating(),)] * 3, ranks=[0, 0, 2])
+    scope = report.scope(OVERALL)
+    for name, expected in (("a", ra), ("b", rb), ("c", rc)):
+        got = scope.standing(name)
+        assert got.mu == pytest.approx(expected.mu) and got.sigma == pytest.approx(expected.sigma)
+    # The package's chain approximation makes tied updates nearly, not exactly, equal.
+    assert abs(scope.standing("a").mu - scope.standing("b").mu) < 0.05
+    assert scope.standing("b").mu - scope.standing("c").mu > 5
+    assert scope.standing("a").firsts == scope.standing("b").firsts == 1
+    assert scope.pair("a", "b").tied == 1 and scope.pair("a", "b").share is None
+    assert scope.pair("a", "c").above == 1 and scope.pair("c", "b").below == 1
+
+
+def test_overall_rates_all_games_in_index_order_on_shared_ratings() -> None:
+    recs = [make_record(2, ["a", "b"], [1, 0], game="palace"),
+            make_record(0, ["a", "b"], [0, 1], game="tightwad"),
+            make_record(1, ["b", "c"], [0, 1], game="palace")]
+    env = trueskill.TrueSkill()
+    r = {n: env.create_rating() for n in "abc"}
+    for seats, places in ((("a", "b"), [0, 1]), (("b", "c"), [0, 1]), (("a", "b"), [1, 0])):
+        new = env.rate([(r[s],) for s in seats], ranks=places)
+        for s, (rating,) in zip(seats, new):
+            r[s] = rating
+    overall = compute_ratings(recs).scope(OVERALL)
+    for n in "abc":
+        assert overall.standing(n).mu == pytest.approx(r[n].mu)
+        assert overall.standing(n).sigma == pytest.approx(r[n].sigma)
+    assert [h.index for h in overall.standing("b").history] == [0, 1, 2]
+    palace = compute_ratings(recs).scope("palace")
+    assert palace.rated == 2 and palace.standing("a").matches == 1
+
+
+def test_input_order_does_not_matter() -> None:
+    recs = _tournament()
+    base = compute_ratings(recs).to_json()
+    shuffled = recs[:]
+    random.Random(9).shuffle(shuffled)
+    assert compute_ratings(shuffled).to_json() == base
+    assert compute_ratings(ResultRow.from_record(r) for r in reversed(recs)).to_json() == base
+
+
+def test_same_report_from_stores_filled_in_different_orders(tmp_path: Path) -> None:
+    """Like 1 worker vs many: completion order differs, the leaderboard must not."""
+    recs = _tournament(60)
+    reports = []
+    for k, order in enumerate((recs, recs[::-1], recs[1::2] + recs[::2])):
+        store = ResultStore(tmp_path / f"r{k}")
+        for r in order:
+            store.record_match(r)
+        reports.append(json.dumps(compute_ratings(store.iter_results()).to_json()))
+        store.close()
+    assert reports[0] == reports[1] == reports[2]
+
+
+def test_wilson_interval_hand_computed() -> None:
+    # k=3, n=4, z=1.96: centre (0.75 + 0.4802) / 1.9604 = 0.627525,
+    # half 1.96 / 1.9604 * sqrt(0.046875 + 0.060025) = 0.326890
+    lo, hi = wilson_interval(3, 4)
+    assert lo == pytest.approx(0.300635, abs=2e-5) and hi == pytest.approx(0.954414, abs=2e-5)
+    assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
+    with pytest.raises(ValueError):
+        wilson_interval(0, 0)
+
+
+def test_head_to_head_small_hand_made_case() -> None:
+    rows = [
+        make_record(0, ["a", "b", "c"], [0, 1, 2]),   # a>b a>c b>c
+        make_record(1, ["b", "a", "c"], [0, 1, 1]),   # b>a a=c b>c
+        make_record(2, ["a", "b"], [0, 1]),           # a>b
+        make_record(3, ["c", "a", "b"], [0, 2, 1]),   # c>a c>b b>a
+        make_record(4, ["a", "b", "c"], [0, 0, 1]),   # a=b a>c b>c
+        make_record(5, ["a", "b"], [0, 1]),           # a>b
+    ]
+    scope = compute_ratings(rows).scope(OVERALL)
+    ab = scope.pair("a", "b")
+    assert (ab.above, ab.below, ab.tied) == (3, 2, 1) and ab.meetings == 6
+    assert ab.share == pytest.approx(0.6)
+    assert ab.ci95 == pytest.approx(wilson_interval(3, 5))
+    ba = scope.pair("b", "a")
+    assert (ba.above, ba.below, ba.tied) == (2, 3, 1)
+    ac = scope.pair("a", "c")
+    assert (ac.above, ac.below, ac.tied) == (2, 1, 1)
+    bc = scope.pair("b", "c")
+    assert (bc.above, bc.below, bc.tied) == (3, 1, 0)
+    assert bc.ci95 == pytest.approx((0.300635, 0.954414), abs=2e-5)
+    assert [(h.bot, h.opponent) for h in scope.head_to_head] == [
+        ("a", "b"), ("a", "c"), ("b", "a"), ("b", "c"), ("c", "a"), ("c", "b")]
+
+
+def test_sandbox_fault_matches_are_skipped_but_counted() -> None:
+    recs = _tournament(30)
+    sandboxed = make_record(15, ["delta", "alpha", "bravo"], [0, 1, 2],
+                            faults=[None, {"kind": "sandbox", "detail": "bwrap failed"}, None],
+                            match_id="tightwad/sandboxed")
+    clean = compute_ratings(recs)
+    mixed = compute_ratings(recs + [sandboxed])
+    overall = mixed.scope(OVERALL)
+    assert overall.skipped == 1 and overall.rated == 30 and overall.matches == 31
+    for bot in BOTS:
+        a, b = clean.scope(OVERALL).standing(bot), overall.standing(bot)
+        assert (a.mu, a.sigma, a.matches, a.history) == (b.mu, b.sigma, b.matches, b.history)
+    assert overall.standing("alpha").faults == {"sandbox": 1}
+    assert overall.standing("delta").unrated == 1
+    assert clean.scope(OVERALL).head_to_head == overall.head_to_head
+    assert any(n.match_id == "tightwad/sandboxed" and n.reason == "sandbox"
+               and n.bot == "alpha" for n in mixed.notable)
+
+
+def test_bot_faults_count_and_rate_as_placed() -> None:
+    recs = [make_record(0, ["a", "b", "c"], [0, 2, 1],
+                        faults=[None, {"kind": "timeout", "detail": "slow"}, None]),
+            make_record(1, ["a", "b", "c"], [2, 0, 1], capped=True),
+            make_record(2, ["a", "b", "c"], [0, 2, 2],
+                        faults=[None, {"kind": "crash", "detail": "exit 1"},
+                                {"kind": "timeout", "detail": "slow"}])]
+    report = compute_ratings(recs)
+    scope = report.scope(OVERALL)
+    assert scope.rated == 3 and scope.skipped == 0
+    assert scope.standing("b").faults == {"timeout": 1, "crash": 1}
+    assert scope.standing("b").faults_total == 2
+    assert scope.standing("a").mean_place == pytest.approx((1 + 3 + 1) / 3)  # 1-based
+    assert [(n.index, n.reason, n.bot) for n in report.notable] == [
+        (0, "timeout", "b"), (1, "capped", None), (2, "crash", "b"), (2, "timeout", "c")]
+
+
+def test_history_follows_each_rated_match() -> None:
+    recs = _tournament(40)
+    report = compute_ratings(recs)
+    for scope in report.scopes:
+        for s in scope.standings:
+            assert len(s.history) == s.matches
+            assert [h.index for h in s.history] == sorted(h.index for h in s.history)
+            assert (s.history[-1].mu, s.history[-1].sigma) == (s.mu, s.sigma)
+
+
+def test_params_defaults_overrides_and_json() -> None:
+    p = RatingParams.from_dict(None)
+    assert (p.mu, p.sigma, p.beta, p.tau, p.draw_probability) == pytest.approx(
+        (25, 25 / 3, 25 / 6, 25 / 300, 0.10))
+    q = RatingParams.from_dict({"sigma": 6, "draw_probability": 0.2})
+    assert (q.beta, q.tau) == pytest.approx((3, 0.06))
+    with pytest.raises(ValueError, match="unknown"):
+        RatingParams.from_dict({"sgima": 1})
+    with pytest.raises(ValueError):
+        RatingParams.from_dict({"draw_probability": 1.5})
+    recs = _tournament(20)
+    report = compute_ratings(recs, {"mu": 30, "sigma": 10})
+    data = report.to_json()
+    assert data["rating"]["params"] == {"mu": 30.0, "sigma": 10.0, "beta": 5.0, "tau": 0.1,
+                                        "draw_probability": 0.1}
+    assert report.scope(OVERALL).standings[0].mu != compute_ratings(recs).scope(
+        OVERALL).standings[0].mu
+
+
+def test_to_json_shape_is_stable() -> None:
+    report = compute_ratings(_tournament(20) + [
+        make_record(20, ["alpha", "bravo"], [0, 1],
+                    faults=[None, {"kind": "illegal", "detail": "action 99"}])])
+    data = report.to_json()
+    assert list(data) == ["format", "version", "rating", "scopes", "notable"]
+    assert (data["format"], data["version"]) == ("decktet-arena-leaderboard", 1)
+    scope = data["scopes"][0]
+    assert list(scope) == ["scope", "games", "matches", "rated", "skipped", "standings",
+                           "head_to_head"]
+    assert list(scope["standings"][0]) == [
+        "rank", "bot", "mu", "sigma", "conservative", "matches", "mean_place", "firsts",
+        "unrated", "faults_total", "faults", "history"]
+    assert list(scope["head_to_head"][0]) == ["bot", "opponent", "above", "below", "tied",
+                                              "share", "ci95"]
+    assert list(data["notable"][0]) == ["match_id", "index", "game", "reason", "seat", "bot",
+                                        "detail"]
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_standings_sorted_by_conservative_then_name() -> None:
+    # zed and amy each beat a fresh opponent once: identical ratings, so name decides.
+    recs = [make_record(0, ["zed", "x"], [0, 1]), make_record(1, ["amy", "y"], [0, 1])]
+    scope = compute_ratings(recs).scope(OVERALL)
+    assert [s.name for s in scope.standings] == ["amy", "zed", "x", "y"]
+    assert [s.rank for s in scope.standings] == [1, 2, 3, 4]
+    big = compute_ratings(_tournament(50)).scope(OVERALL)
+    keys = [(-s.conservative, s.name) for s in big.standings]
+    assert keys == sorted(keys)
+
+
+def test_bot_in_two_seats_gets_mean_update_and_no_self_pair() -> None:
+    rec = make_record(0, ["a", "b", "a"], [0, 1, 2])
+    scope = compute_ratings([rec]).scope(OVERALL)
+    env = trueskill.TrueSkill()
+    (r0,), (r1,), (r2,) = env.rate([(env.create_rating(),)] * 3, ranks=[0, 1, 2])
+    assert scope.standing("a").mu == pytest.approx((r0.mu + r2.mu) / 2)
+    assert scope.standing("b").mu == pytest.approx(r1.mu)
+    a = scope.standing("a")
+    assert (a.matches, a.firsts, a.mean_place, len(a.history)) == (1, 1, 2.0, 1)
+    with pytest.raises(KeyError):
+        scope.pair("a", "a")
+    assert (scope.pair("a", "b").above, scope.pair("a", "b").below) == (1, 1)
+
+
+def test_duplicate_match_ids_are_refused() -> None:
+    rec = make_record(0, ["a", "b"], [0, 1])
+    with pytest.raises(ValueError, match="twice"):
+        compute_ratings([rec, dict(rec)])
+
+
+def test_empty_input_gives_an_empty_report() -> None:
+    report = compute_ratings([])
+    assert isinstance(report, RatingReport)
+    assert [s.scope for s in report.scopes] == [OVERALL]
+    assert report.scopes[0].standings == () and report.notable == ()
+
+
+def test_unratable_match_is_skipped_and_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.ratings as ratings
+
+    real = ratings._rate
+
+    def flaky(env, params, groups, ranks):  # type: ignore[no-untyped-def]
+        if ranks == [1, 0]:  # stands in for an extreme upset the float backend cannot rate
+            raise FloatingPointError("Cannot calculate correctly")
+        return real(env, params, groups, ranks)
+
+    monkeypatch.setattr(ratings, "_rate", flaky)
+    recs = [make_record(0, ["a", "b"], [0, 1]), make_record(1, ["a", "b"], [1, 0]),
+            make_record(2, ["a", "b"], [0, 1])]
+    report = compute_ratings(recs)
+    overall = report.scope(OVERALL)
+    assert (overall.rated, overall.skipped) == (2, 1)
+    assert overall.standing("b").unrated == 1 and overall.standing("b").firsts == 0
+    assert [(n.index, n.reason) for n in report.notable] == [(1, "numeric")]

@@ -1,0 +1,283 @@
+"""The schedule: counts, duplicate rotations, seeds, ids, order, sampled balance."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.config import ConfigError, Tournament, parse_tournament
+from arena.roster import BotEntry
+from arena.schedule import MatchSpec, build_schedule, check_schedule, deal_seed, draw_groups
+from games.rng import derive_seed
+
+SPRING_GAMES = [
+    {"id": "tightwad", "players": [3, 4], "deals": 4},
+    {"id": "divers-weights", "players": [2, 4], "deals": 4, "options": {"bidding": False}},
+    {"id": "palace", "players": [4], "deals": 2},
+]
+
+
+def bots(n: int) -> list[BotEntry]:
+    return [BotEntry(f"bot{i:02d}", Path(f"/x/bot{i:02d}.py"), "0" * 64, "python") for i in range(n)]
+
+
+def tournament(games: list[dict[str, Any]], seed: int = 2026) -> Tournament:
+    return parse_tournament({"name": "t", "seed": seed, "bots": ["bots/*.py"], "games": games})
+
+
+def groups_of(schedule: list[MatchSpec]) -> dict[tuple[str, int, int], list[MatchSpec]]:
+    out: dict[tuple[str, int, int], list[MatchSpec]] = defaultdict(list)
+    for m in schedule:
+        out[(m.match_id.split("/")[0], m.players, m.group)].append(m)
+    return out
+
+
+# ---- round robin -------------------------------------------------------------
+
+
+def test_round_robin_count_matches_formula() -> None:
+    t = tournament([{"id": "tightwad", "players": [3, 4], "deals": 4}])
+    s = build_schedule(t, bots(5))
+    assert len(s) == math.comb(5, 3) * 4 * 3 + math.comb(5, 4) * 4 * 4 == 200
+    assert Counter(m.players for m in s) == {3: 120, 4: 80}
+
+
+def test_spring_count_and_unique_ids() -> None:
+    s = build_schedule(tournament(SPRING_GAMES), bots(5))
+    assert len(s) == 200 + (10 * 4 * 2 + 5 * 4 * 4) + 5 * 2 * 4
+    assert len({m.match_id for m in s}) == len(s)
+    assert len({m.match_seed for m in s}) == len(s)
+    assert [m.index for m in s] == list(range(len(s)))
+
+
+def test_every_group_is_a_combination_once() -> None:
+    s = build_schedule(tournament([{"id": "palace", "players": [2, 3], "deals": 1}]), bots(6))
+    for p in (2, 3):
+        sets = Counter(frozenset(ms[0].bots) for (_, q, _), ms in groups_of(s).items() if q == p)
+        assert set(sets) == {frozenset(c) for c in itertools.combinations([b.name for b in bots(6)], p)}
+        assert set(sets.values()) == {1}
+
+
+def test_every_bot_holds_every_hand_of_a_deal_once() -> None:
+    s = build_schedule(tournament(SPRING_GAMES), bots(5))
+    for (_, p, _), matches in groups_of(s).items():
+        members = set(matches[0].bots)
+        deals = defaultdict(list)
+        for m in matches:
+            assert set(m.bots) == members and len(m.bots) == p
+            deals[m.deal].append(m)
+        for same_deal in deals.values():
+            assert sorted(m.rotation for m in same_deal) == list(range(p))
+            for seat in range(p):  # each hand (seat) is held by each member once
+                assert sorted(m.bots[seat] for m in same_deal) == sorted(members)
+            for bot in members:
+                assert sorted(m.bots.index(bot) for m in same_deal) == list(range(p))
+
+
+def test_deal_seed_shared_by_rotations_and_groups_not_by_deals() -> None:
+    s = build_schedule(tournament(SPRING_GAMES), bots(5))
+    by_deal: dict[tuple[str, int, int], set[int]] = defaultdict(set)
+    for m in s:
+        by_deal[(m.match_id.split("/")[0], m.players, m.deal)].add(m.deal_seed)
+    assert all(len(seeds) == 1 for seeds in by_deal.values())  # every group, every rotation
+    all_seeds = [next(iter(v)) for v in by_deal.values()]
+    assert len(set(all_seeds)) == len(all_seeds)  # different deals, counts, games differ
+
+
+def test_seeds_follow_the_documented_derivation() -> None:
+    t = tournament(SPRING_GAMES)
+    for m in build_schedule(t, bots(4)):
+        options = json.dumps(m.options, sort_keys=True, separators=(",", ":"))
+        assert m.deal_seed == derive_seed(2026, m.game, m.players, options, m.deal)
+        assert m.deal_seed == deal_seed(2026, m.game, m.players, m.options, m.deal)
+        assert m.match_seed == derive_seed(2026, m.match_id)
+
+
+def test_golden_ids_and_seeds() -> None:
+    """Pinned values: a change here changes every published deal and result."""
+    s = build_schedule(tournament(SPRING_GAMES), bots(5))
+    first = s[0]
+    assert first.match_id == "tightwad/p3/g0000/d00/r0"
+    assert first.deal_seed == 8733178078469210695
+    assert first.match_seed == 2289852210396084059
+    by_id = {m.match_id: m for m in s}
+    m = by_id["tightwad/p3/g0002/d01/r2"]
+    assert (m.game, m.players, m.group, m.deal, m.rotation) == ("tightwad", 3, 2, 1, 2)
+    assert m.match_seed == derive_seed(2026, "tightwad/p3/g0002/d01/r2")
+    assert set(m.bots) == {"bot00", "bot01", "bot04"}  # combinations order: (0,1,2), (0,1,3), (0,1,4)
+    dw = by_id["divers-weights/p2/g0000/d00/r1"]
+    assert dw.options == {"hands": None, "target": None, "bidding": False, "decision_cap": 100000}
+    assert dw.deal_seed == derive_seed(
+        2026, "divers-weights", 2, '{"bidding":false,"decision_cap":100000,"hands":null,"target":null}', 0
+    )
+
+
+def test_pinned_seating_of_a_group() -> None:
+    s = build_schedule(tournament(SPRING_GAMES), bots(5))
+    assert [m.bots for m in s[:6]] == [
+        ("bot00", "bot01", "bot02"), ("bot01", "bot02", "bot00"), ("bot02", "bot00", "bot01"),
+        ("bot03", "bot01", "bot00"), ("bot01", "bot00", "bot03"), ("bot00", "bot03", "bot01"),
+    ]
+
+
+def test_match_id_matches_fields() -> None:
+    for m in build_schedule(tournament(SPRING_GAMES), bots(4)):
+        assert m.match_id == f"{m.game}/p{m.players}/g{m.group:04d}/d{m.deal:02d}/r{m.rotation}"
+
+
+def test_deterministic_and_independent_of_roster_order() -> None:
+    t = tournament(SPRING_GAMES)
+    a = build_schedule(t, bots(5))
+    b = build_schedule(t, list(reversed(bots(5))))
+    c = build_schedule(tournament(SPRING_GAMES), bots(5))
+    assert a == b == c
+
+
+def test_other_seed_other_deals() -> None:
+    a = build_schedule(tournament(SPRING_GAMES, seed=1), bots(4))
+    b = build_schedule(tournament(SPRING_GAMES, seed=2), bots(4))
+    assert [m.match_id for m in a] == [m.match_id for m in b]
+    assert not {m.deal_seed for m in a} & {m.deal_seed for m in b}
+
+
+def test_options_change_the_deal_seed_and_are_resolved() -> None:
+    plain = build_schedule(tournament([{"id": "divers-weights", "players": 2, "deals": 1}]), bots(2))
+    bid = build_schedule(
+        tournament([{"id": "divers-weights", "players": 2, "deals": 1, "options": {"bidding": True}}]), bots(2)
+    )
+    assert plain[0].options["bidding"] is False and bid[0].options["bidding"] is True
+    assert plain[0].deal_seed != bid[0].deal_seed
+    explicit = build_schedule(
+        tournament([{"id": "divers-weights", "players": 2, "deals": 1, "options": {"bidding": False}}]), bots(2)
+    )
+    assert explicit[0].deal_seed == plain[0].deal_seed  # a default spelled out is the same game
+
+
+def test_order_is_deal_then_game_then_group() -> None:
+    s = build_schedule(tournament(SPRING_GAMES), bots(5))
+    keys = [(m.deal, [g["id"] for g in SPRING_GAMES].index(m.game), m.players, m.group, m.rotation) for m in s]
+    assert keys == sorted(keys)
+    last_first_deal = max(m.index for m in s if m.deal == 0)
+    first_second_deal = min(m.index for m in s if m.deal == 1)
+    assert last_first_deal < first_second_deal
+
+
+def test_label_names_the_entry_in_ids() -> None:
+    t = tournament([
+        {"id": "divers-weights", "players": 2, "deals": 1},
+        {"id": "divers-weights", "label": "dw-bid", "players": 2, "deals": 1, "options": {"bidding": True}},
+    ])
+    s = build_schedule(t, bots(3))
+    assert {m.match_id.split("/")[0] for m in s} == {"divers-weights", "dw-bid"}
+    assert {m.game for m in s} == {"divers-weights"}
+    assert len({m.match_id for m in s}) == len(s) == 2 * 3 * 2
+
+
+def test_match_spec_is_frozen_and_json_ready() -> None:
+    m = build_schedule(tournament(SPRING_GAMES), bots(4))[0]
+    with pytest.raises(AttributeError):
+        m.deal = 3  # type: ignore[misc]
+    assert json.loads(json.dumps(m.to_json()))["bots"] == list(m.bots)
+    hash(m)
+
+
+# ---- checks -------------------------------------------------------------------
+
+
+def test_too_few_bots_for_a_player_count() -> None:
+    t = tournament([{"id": "palace", "players": [2, 5], "deals": 1}])
+    with pytest.raises(ConfigError) as err:
+        build_schedule(t, bots(4))
+    assert "games[0].players" in str(err.value) and "needs at least 5 bots" in str(err.value)
+
+
+def test_too_big_round_robin_suggests_sampled() -> None:
+    t = tournament([{"id": "tightwad", "players": [3, 4], "deals": 4}])
+    with pytest.raises(ConfigError) as err:
+        check_schedule(t, bots(12))  # 220*12 + 495*16 = 10560 matches
+    text = str(err.value)
+    assert "games[0].schedule" in text and "10560 matches" in text and "schedule: sampled" in text
+    assert "matches_per_bot" in text
+    big = tournament([{"id": "tightwad", "players": [3, 4], "deals": 4, "max_matches": 20000}])
+    assert len(build_schedule(big, bots(12))) == 10560
+
+
+# ---- sampled --------------------------------------------------------------------
+
+
+def sampled(n: int, p: int, deals: int, mpb: int, seed: int = 7) -> list[MatchSpec]:
+    t = tournament([{"id": "palace", "players": [p], "deals": deals, "schedule": "sampled",
+                     "matches_per_bot": mpb}], seed=seed)
+    return build_schedule(t, bots(n))
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(3, 14), p=st.integers(2, 5), deals=st.integers(1, 3), mpb=st.integers(1, 80),
+       seed=st.integers(0, 2**32))
+def test_sampled_balance(n: int, p: int, deals: int, mpb: int, seed: int) -> None:
+    p = min(p, n)
+    s = sampled(n, p, deals, mpb, seed)
+    plays = Counter(b for m in s for b in m.bots)
+    names = [b.name for b in bots(n)]
+    assert set(plays) == set(names)  # everyone plays
+    # Plays differ by at most one group (one group = `deals` deals in all p rotations).
+    assert max(plays.values()) - min(plays.values()) <= deals * p
+    # Each bot plays about matches_per_bot: never a whole group short.
+    assert min(plays.values()) >= mpb - deals * p
+    groups = {}
+    for m in s:
+        groups.setdefault(m.group, frozenset(m.bots))
+    met = Counter(pair for g in groups.values() for pair in itertools.combinations(sorted(g), 2))
+    counts = [met[pair] for pair in itertools.combinations(names, 2)]
+    assert max(counts) - min(counts) <= 3, counts
+    # Duplicate structure holds within each drawn group.
+    for (_, _, _), matches in groups_of(s).items():
+        by_deal = defaultdict(list)
+        for m in matches:
+            by_deal[m.deal].append(m)
+        assert len(by_deal) == deals
+        for same in by_deal.values():
+            assert len({m.deal_seed for m in same}) == 1
+            for seat in range(p):
+                assert len({m.bots[seat] for m in same}) == p
+
+
+def test_sampled_measured_balance_on_a_large_field() -> None:
+    s = sampled(40, 4, 2, 64)
+    plays = Counter(b for m in s for b in m.bots)
+    assert max(plays.values()) - min(plays.values()) <= 8
+    assert 56 <= min(plays.values()) and max(plays.values()) <= 72
+
+
+def test_sampled_is_deterministic_and_seed_dependent() -> None:
+    assert sampled(9, 3, 1, 30) == sampled(9, 3, 1, 30)
+    assert [m.bots for m in sampled(9, 3, 1, 30, seed=1)] != [m.bots for m in sampled(9, 3, 1, 30, seed=2)]
+
+
+def test_sampled_repeated_group_plays_new_deals() -> None:
+    s = sampled(3, 2, 2, 40)  # only 3 possible pairs, drawn many times
+    seen: dict[frozenset[str], set[int]] = defaultdict(set)
+    for m in s:
+        seen[frozenset(m.bots)].add(m.deal)
+    # Every draw of the same pair plays deals the earlier draws did not.
+    groups_per_pair = Counter(frozenset(ms[0].bots) for ms in groups_of(s).values())
+    for pair, count in groups_per_pair.items():
+        assert len(seen[pair]) == 2 * count
+    assert len({m.match_id for m in s}) == len(s)
+
+
+def test_draw_groups_keeps_group_counts_within_one() -> None:
+    names = [f"b{i}" for i in range(10)]
+    groups = draw_groups(1, "k", names, 4, 23)
+    assert all(len(set(g)) == 4 for g in groups)
+    counts = Counter(b for g in groups for b in g)
+    assert max(counts.values()) - min(counts.values()) <= 1
+    assert sum(counts.values()) == 23 * 4
