@@ -33,11 +33,12 @@ from pydantic_core import PydanticCustomError
 
 import games
 from arena.errors import ArenaError
+from arena.sandbox import LEVELS as _SANDBOX_LEVELS
 
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
-# The sandbox's isolation tiers (strongest first), plus the two policy words.
-SANDBOX_LEVELS = ("auto", "full", "namespaces", "landlock", "rlimits-only", "none")
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
+# `auto` plus the sandbox's own levels (strongest first, then `none`).
+SANDBOX_LEVELS = ("auto", *_SANDBOX_LEVELS)
 SCHEDULES = ("round-robin", "sampled")
 # A round robin larger than this (per game entry) must opt in: `schedule: sampled`,
 # or a higher `max_matches`.
@@ -282,7 +283,7 @@ class Tournament(_Model):
     games: list[GameEntry] = Field(min_length=1)
     time_control: TimeControl = Field(default_factory=TimeControl)
     workers: Union[Literal["auto"], int] = "auto"
-    results: str | None = None
+    results: str = ""  # filled in: results/<name> when not given
     root: str | None = None
     sandbox: str = "auto"
     fresh_processes: bool = False
@@ -292,6 +293,13 @@ class Tournament(_Model):
     _source: str | None = PrivateAttr(default=None)
     _text: str | None = PrivateAttr(default=None)
     _base: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_results(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "results" not in data and isinstance(data.get("name"), str):
+            data = {**data, "results": f"results/{data['name']}"}
+        return data
 
     @field_validator("name")
     @classmethod
@@ -358,8 +366,8 @@ class Tournament(_Model):
 
     @property
     def results_dir(self) -> Path:
-        """Where results go: ``results`` or, by default, ``results/<name>``."""
-        return self.resolve_path(self.results if self.results is not None else f"results/{self.name}")
+        """Where results go (``results``, default ``results/<name>``), made absolute."""
+        return self.resolve_path(self.results)
 
     @property
     def worker_count(self) -> int:
@@ -558,7 +566,7 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
 # the entry points
 
 
-def parse_tournament(data: dict[str, Any], source: str = "<tournament>", base_dir: Path | None = None,
+def parse_tournament(data: dict[str, Any], source: str | None = None, base_dir: Path | None = None,
                      text: str | None = None, file_dir: Path | None = None) -> Tournament:
     """Validate a mapping as a tournament; raises ConfigError.
 
@@ -579,7 +587,7 @@ def parse_tournament(data: dict[str, Any], source: str = "<tournament>", base_di
                         and _suggest(typo, [str(x["loc"][-1])]))
         if more > 0:
             message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        raise ConfigError(source, message, format_loc(loc) or None, _line_of(text, loc)) from None
+        raise ConfigError(source or "<tournament>", message, format_loc(loc) or None, _line_of(text, loc)) from None
     t._source = source
     t._text = text
     t._base = (base_dir or Path.cwd()).resolve()
@@ -615,7 +623,7 @@ def load_tournament(path: str | os.PathLike[str]) -> Tournament:
 
 def _check_results(t: Tournament) -> None:
     target = t.results_dir
-    shown = t.results if t.results is not None else f"results/{t.name}"
+    shown = t.results
     probe = target
     while True:
         if probe.exists():

@@ -88,6 +88,7 @@ class BotProcess:
         self._log_left = 0
         self._log_dropped = 0
         self._next_cpu_check = 0.0
+        self._main_exited = False
 
     # ------------------------------------------------------------------ start
     @classmethod
@@ -237,10 +238,10 @@ class BotProcess:
         """After the goodbye: close its input, wait up to ``grace_s`` for it to exit, then kill all."""
         if not self._killed:
             try:
-                os.close(self._in)
-                self._in = -1
+                self._popen.stdin.close()
             except OSError:
                 pass
+            self._in = -1
             end = time.monotonic() + grace_s
             while not self._exited() and time.monotonic() < end:
                 ev = self._poll.poll(_ms(end - time.monotonic()))
@@ -265,7 +266,7 @@ class BotProcess:
                     _LIVE.pop(pid, None)
                     protect = set(_LIVE)
                     _procs.sweep({pid}, protect=protect, since_ticks=self._start_ticks,
-                                 orphans=not self._launch.bwrap)
+                                 orphans=not self._launch.bwrap, keep={pid})
                     if self._pidfd is None:
                         try:
                             os.killpg(pid, signal.SIGKILL)
@@ -316,6 +317,7 @@ class BotProcess:
         extra.setdefault("name", self.name)
         try:
             extra.setdefault("cpu_s", round(self.cpu_seconds(), 3))
+            self._drain_err()
         except OSError:
             pass
         self.kill()
@@ -359,13 +361,11 @@ class BotProcess:
                 time.sleep(min(left, 0.005))
 
     def _release(self) -> None:
-        for fd in (getattr(self, "_in", -1), getattr(self, "_out", -1), getattr(self, "_err", -1),
-                   getattr(self, "_pidfd", None)):
-            if fd is not None and fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        if getattr(self, "_pidfd", None) is not None:
+            try:
+                os.close(self._pidfd)
+            except OSError:
+                pass
         if hasattr(self, "_popen"):
             for f in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
                 try:
@@ -492,8 +492,7 @@ class BotProcess:
             sig = -rc
         elif rc is not None and rc > 128 and self._launch.bwrap:
             sig = rc - 128                      # bwrap folds a signal death into 128+N
-        extra = {"exit_code": rc, "signal": signal.Signals(sig).name if sig and sig < 65 and
-                 sig in signal.Signals._value2member_map_ else sig, "cpu_s": round(cpu, 3)}
+        extra = {"exit_code": rc, "signal": _signame(sig), "cpu_s": round(cpu, 3)}
         cg = self._cgroup
         if cg is not None and cg.oom_kills() > 0:
             return self._fault(FaultKind.RESOURCE, "memory limit (OOM killed)", limit="memory", **extra)
@@ -527,6 +526,7 @@ class BotProcess:
             # the answer may still sit in the pipe: take it before declaring the death
             if _OUT in self._fdkind.values():
                 self._read_out()
+            self._main_exited = True
             if self._buf.find(b"\n", self._scan) < 0:
                 raise self._exit_fault("exited")
             self._unregister(self._pidfd)
@@ -537,6 +537,15 @@ class BotProcess:
                 self.kill()
         except Exception:  # noqa: BLE001 - never raise from a finaliser
             pass
+
+
+def _signame(sig: int | None) -> str | None:
+    if sig is None:
+        return None
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return str(sig)
 
 
 def _ms(seconds: float) -> int:
@@ -554,6 +563,8 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
             line = bot._take_line()
             if line is not None:
                 out[i] = (line, now)        # already buffered: the referee was late, not the bot
+            elif bot._main_exited:
+                raise bot._exit_fault("exited")
             else:
                 pending[i] = (bot, deadline)
         except BotFault as f:
@@ -561,7 +572,8 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
     if not pending:
         return out
     fdmap: dict[int, tuple[int, str]] = {}
-    if poll is None or len(pending) > 1:
+    temp = poll is None or len(pending) > 1
+    if temp:
         poll = select.poll()
         for i, (bot, _) in pending.items():
             for fd, kind in bot._fdkind.items():
@@ -576,10 +588,11 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
         for fd, (j, _) in list(fdmap.items()):
             if j == i:
                 fdmap.pop(fd)
-                try:
-                    poll.unregister(fd)
-                except (KeyError, ValueError):
-                    pass
+                if temp:                    # the bot's own persistent poll keeps its fds
+                    try:
+                        poll.unregister(fd)
+                    except (KeyError, ValueError):
+                        pass
 
     while pending:
         now = time.monotonic()
@@ -608,7 +621,10 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
             try:
                 if bot._fdkind.get(fd) is None:      # unregistered meanwhile (EOF)
                     fdmap.pop(fd, None)
-                    poll.unregister(fd)
+                    try:
+                        poll.unregister(fd)
+                    except (KeyError, ValueError):
+                        pass
                     continue
                 bot._on_event(kind, ev)
                 if bot._fdkind.get(fd) is None:

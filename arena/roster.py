@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from arena.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, ConfigError, Tournament
+from arena.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, Tournament
 from arena.errors import ArenaError
 
 BotKind = Literal["python", "executable"]
@@ -63,6 +63,11 @@ def _entry(path: Path, name: str) -> BotEntry:
     return BotEntry(name=name, path=path, sha256=file_sha256(path), kind=kind)
 
 
+def _absolute(path: Path) -> Path:
+    """Absolute and normalised, but symlinks kept (a linked bot keeps its own name and place)."""
+    return Path(os.path.abspath(path))
+
+
 def _shown(path: Path, base: Path) -> str:
     try:
         return str(path.relative_to(base))
@@ -71,28 +76,28 @@ def _shown(path: Path, base: Path) -> str:
 
 
 def resolve_bots(tournament: Tournament) -> list[BotEntry]:
-    """Every bot of the tournament, sorted by name; raises ``ConfigError``."""
+    """Every bot of the tournament, sorted by name; raises ``arena.config.ConfigError``."""
     base = tournament.base_dir
     found: dict[str, tuple[BotEntry, int]] = {}
     for i, item in enumerate(tournament.bots):
+        candidates: list[tuple[Path, str | None]]
         if isinstance(item, BotSpec):
-            candidates = [(tournament.resolve_path(item.path), item.name, item.path)]
+            loc: tuple[str | int, ...] = ("bots", i, "path")
+            candidates = [(tournament.resolve_path(item.path), item.name)]
             if not candidates[0][0].exists():
                 raise tournament.config_error(
-                    (("bots", i, "path")),
-                    f"no such file {item.path!r} (looked in {base}); fix the path "
+                    loc, f"no such file {item.path!r} (looked in {base}); fix the path "
                     "(relative paths start at the working directory, or at root:)",
                 )
         else:
-            candidates = [(p, None, item) for p in _expand(tournament, item)]
+            loc = ("bots", i)
+            candidates = [(p, None) for p in _expand(tournament, item)]
             if not candidates:
                 raise tournament.config_error(
-                    ("bots", i),
-                    f"{item!r} matches no bot file (looked in {base}); fix the pattern or run from "
+                    loc, f"{item!r} matches no bot file (looked in {base}); fix the pattern or run from "
                     "the folder it is relative to (or set root:)",
                 )
-        for path, name, given in candidates:
-            loc = ("bots", i, "path") if isinstance(item, BotSpec) else ("bots", i)
+        for path, name in candidates:
             if path.is_dir():
                 raise tournament.config_error(loc, f"{_shown(path, base)!r} is a folder; name a bot file "
                                               "or use a glob such as bots/*.py")
@@ -109,14 +114,14 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                 )
             if name in found:
                 other, j = found[name]
-                if other.path == path.resolve():
+                if other.path == _absolute(path):
                     continue  # the same file listed twice under the same name
                 raise tournament.config_error(
                     loc, f"two bots are named {name!r}: {_shown(other.path, base)} (bots[{j}]) and "
                     f"{_shown(path, base)}; give one an explicit name: - {{path: {_shown(path, base)}, "
                     f"name: {name}_2}}",
                 )
-            found[name] = (_entry(path.resolve(), name), i)
+            found[name] = (_entry(_absolute(path), name), i)
     return sorted((e for e, _ in found.values()), key=lambda e: e.name)
 
 
@@ -170,4 +175,4 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None) -> BotEntry:
     name = path.stem
     if not SAFE_NAME.match(name):
         raise RosterError(f"{path_or_name}: the bot name {name!r} is not allowed; rename the file ({SAFE_NAME_TEXT})")
-    return _entry(path.resolve(), name)
+    return _entry(_absolute(path), name)

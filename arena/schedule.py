@@ -13,6 +13,7 @@ every group of every game, each in all its rotations.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -115,6 +116,10 @@ def _seating(seed: int, key: str, players: int, group: int, members: Sequence[st
     return order
 
 
+SWAP_BUDGET = 20_000     # swap proposals at most (about a third of a second)
+SWAPS_PER_SEAT = 50
+
+
 def draw_groups(seed: int, key: str, names: Sequence[str], players: int, count: int) -> list[tuple[str, ...]]:
     """``count`` groups of ``players`` distinct bots, as even as we can cheaply make them.
 
@@ -129,10 +134,6 @@ def draw_groups(seed: int, key: str, names: Sequence[str], players: int, count: 
     groups = _draw_once(rng, names, players, count)
     budget = min(SWAP_BUDGET, SWAPS_PER_SEAT * count * players)
     return _even_out(rng, groups, budget)
-
-
-SWAP_BUDGET = 20_000     # swap proposals at most (about a third of a second)
-SWAPS_PER_SEAT = 50
 
 
 def _draw_once(rng: DealRng, names: Sequence[str], players: int, count: int) -> list[tuple[str, ...]]:
@@ -242,8 +243,4 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> list[Mat
                             match_seed=derive_seed(tournament.seed, mid), bots=order,
                         )))
     rows.sort(key=lambda row: row[0])
-    return [_with_index(m, i) for i, (_, m) in enumerate(rows)]
-
-
-def _with_index(m: MatchSpec, index: int) -> MatchSpec:
-    return MatchSpec(**{**m.__dict__, "index": index})
+    return [dataclasses.replace(m, index=i) for i, (_, m) in enumerate(rows)]

@@ -16,7 +16,8 @@ State layout (plain lists for speed):
   (Sevens, or a Wyrm card in the Wyrm variant). ``_ref`` is the order key
   ``16 * is_trump + order`` of the reference card.
 * ``_log``: public events as tuples; each seat's observation lists those since
-  its own previous decision (``_seen``).
+  its own previous decision (``_seen``); a seat that is out, and so never
+  decides again, gets those since the latest decision (keeps it bounded).
 
 Observation (R-P17): ``hand`` (own), ``tableaux`` (per seat: hand_size, face_up,
 face_down count, face_down_positions, known_face_down [[slot, card]], out),
@@ -24,7 +25,8 @@ face_down count, face_down_positions, known_face_down [[slot, card]], out),
 (empty / any / higher / lower), ``trump_ace`` and ``trump_suit``, ``draw_pile``
 (count), ``removed``, ``out_order``, ``swaps`` ([seat, from hand, from face-up],
 null until every seat has chosen), ``events`` (play, reveal, eat, draw count,
-blow_up, out, loser, swaps) since this seat's previous decision, and during
+blow_up, out, loser, swaps) since this seat's previous decision (a seat that
+is out: since the latest decision of anyone), and during
 setup ``my_swap``. Action fields: ``kind`` play/excuse/reveal/swap with
 ``cards`` (+ ``from_face_up``, ``trump`` for Aces: the last card), ``card``,
 ``position``, ``swaps``.
@@ -35,7 +37,8 @@ from __future__ import annotations
 from typing import Any
 
 from games import decktet
-from games.core import GameSpec, IllegalActionError, Option, OptionError, Result, State, cap_option, places_from_keys
+from games.core import (GameSpec, IllegalActionError, Option, OptionError, Result, State, cap_option,
+                        places_from_keys)
 from games.rng import DealRng
 
 RANK = decktet.RANK
@@ -165,6 +168,7 @@ class PalaceState(State):
         self._swaps: tuple[tuple[int, int, int], ...] | None = None  # (seat, from hand, from face-up)
         self._log: list[tuple[Any, ...]] = []
         self._seen = [0] * n
+        self._last_dec = 0  # log length at the latest decision of any seat
         self._seat_t = tuple((s,) for s in range(n))
         self._to_move = tuple(range(n))
 
@@ -413,7 +417,7 @@ class PalaceState(State):
     # ---- applying -----------------------------------------------------------------
 
     def _apply(self, seat: int, move: Any) -> None:
-        self._seen[seat] = len(self._log)
+        self._seen[seat] = self._last_dec = len(self._log)
         kind = move[0]
         if kind == SWAP:
             self._pending[seat] = move[1]
@@ -627,7 +631,8 @@ class PalaceState(State):
             "removed": self._removed.copy(),
             "out_order": self._out_order.copy(),
             "swaps": None if self._swaps is None else [list(t) for t in self._swaps],
-            "events": [self._event_json(e) for e in self._log[self._seen[seat]:]],
+            "events": [self._event_json(e) for e in self._log[
+                self._last_dec if self._out[seat] else self._seen[seat]:]],
         }
         if self._phase == "swap":
             mine = self._pending.get(seat)

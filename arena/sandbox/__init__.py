@@ -210,6 +210,7 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
             bot.send_line(json.dumps(req).encode(), time.monotonic() + 10)
             line, _ = bot.read_line(time.monotonic() + 10)
             res = json.loads(line)
+            details["probe"] = res
             cg_tasks = bot._cgroup.pids_current() if bot._cgroup else None
         except (BotFault, ValueError) as exc:
             return f"probe failed: {exc}"

@@ -23,8 +23,9 @@ def _try(fn):
 def main() -> None:
     req = json.loads(sys.stdin.readline())
     out = {"rlimit_nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
-    try:
-        out["ifaces"] = sorted(n for _, n in socket.if_nameindex())
+    try:  # not if_nameindex(): it needs AF_NETLINK, which seccomp refuses
+        with open("/proc/net/dev") as f:
+            out["ifaces"] = sorted(ln.split(":")[0].strip() for ln in f.readlines()[2:])
     except OSError:
         out["ifaces"] = None
 

@@ -102,9 +102,10 @@ def reap(pids: set[int]) -> None:
 
 
 def sweep(roots: set[int], *, protect: set[int], since_ticks: int, orphans: bool,
-          timeout: float = 2.0) -> int:
+          keep: set[int] = frozenset(), timeout: float = 2.0) -> int:
     """SIGKILL the trees under ``roots`` until none is left; returns the number killed.
 
+    Pids in ``keep`` are killed but not reaped (their owner collects the status).
     With ``orphans`` it also kills our own children that are not in ``protect``
     and started at or after ``since_ticks``: escapees re-parented to us.
     """
@@ -125,11 +126,11 @@ def sweep(roots: set[int], *, protect: set[int], since_ticks: int, orphans: bool
         # a killed zombie stays in the table until reaped: count only the living
         live = {p for p in targets if _state(p) not in (b"Z", b"X", None)}
         if not live:
-            reap(killed | targets)
+            reap((killed | targets) - keep)
             return len(killed)
         kill_pids(live)
         killed |= live
-        reap(killed)
+        reap(killed - keep)
         if time.monotonic() >= end:
             return len(killed)
         time.sleep(0.002)

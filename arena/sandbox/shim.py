@@ -12,15 +12,16 @@ import sys
 
 
 def main() -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
     cfg = json.loads(sys.argv[1])
     argv = sys.argv[sys.argv.index("--", 2) + 1:]
     try:
+        import landlock  # siblings; imported before Landlock hides their directory
+        import seccomp
         ll = cfg.get("landlock")
         if ll is not None:
-            import landlock  # sibling module (sys.path[0] is this directory)
             landlock.restrict(ll["ro"], ll["rw"])
         if cfg.get("seccomp"):
-            import seccomp
             seccomp.load(cfg["seccomp"])
         for res, soft, hard in cfg.get("rlimits", ()):
             resource.setrlimit(res, (soft, hard))

@@ -29,7 +29,7 @@ sys.modules["bot_strength"] = bs
 _spec.loader.exec_module(bs)
 
 PY_BOTS = sorted((ROOT / "bots").glob("*.py"))
-PERL_BOT = ROOT / "bots" / "random_bot.pl"
+PERL_BOT = ROOT / "bots" / "perl_random.pl"
 BOTKIT_DIR = ROOT / "arena" / "bot_helper"
 
 
@@ -167,7 +167,7 @@ def test_perl_bot_plays_over_pipes(game: str) -> None:
         pytest.skip("perl is not installed")
     if subprocess.run(["perl", "-MJSON::PP", "-e1"], capture_output=True).returncode != 0:
         pytest.skip("perl lacks the core module JSON::PP")
-    assert os.access(PERL_BOT, os.X_OK), "bots/random_bot.pl must be executable"
+    assert os.access(PERL_BOT, os.X_OK), "bots/perl_random.pl must be executable"
     assert PERL_BOT.read_text().startswith("#!/usr/bin/env perl\n")
     name, answers, code = _exchange([str(PERL_BOT)], game, 3, 5)
     assert name and answers and code == 0

@@ -663,7 +663,7 @@ def test_R_P14_revealed_face_down_excuse_is_always_legal():
 # ---- R-P15 places --------------------------------------------------------------------
 
 
-def test_R_P15_places_by_going_out_order_last_is_loser():
+def test_R_P15_C3_places_by_going_out_order_last_is_loser():
     s = build([[P("The Journey"), P("The Sea")], [P("The Pact")], [P("The Merchant")]], turn=1)
     do(s, 1, [P("The Pact")])
     assert s._out_order == [1] and s.to_move() == (2,)
@@ -837,7 +837,7 @@ def _random_game(players: int, seed: int, options: dict, policy: int, check_ever
 options_st = st.fixed_dictionaries({"extended": st.booleans(), "wyrm_variant": st.booleans()})
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(2, 10), st.integers(0, 2**63 - 1), options_st, st.integers(0, 2**32))
 def test_property_conserved_legal_ends_replays_and_no_leak(players, seed, options, policy):
     s, actions = _random_game(players, seed, options, policy, check_every=29)
@@ -890,3 +890,16 @@ def test_clone_is_independent_and_plays_on_identically():
         seat = s.to_move()[0]
         s.apply(seat, r2.randbelow(len(s.legal_actions(seat))))
     assert s.result() == c.result() and s.all_cards() == c.all_cards()
+
+
+def test_R_P17_events_since_own_decision_and_bounded_for_seats_out():
+    s = build([[P("The Journey"), *FILLER], [P("The Mountain")], [P("The Forest"), *FILLER]], turn=1)
+    do(s, 1, [P("The Mountain")])  # seat 1 goes out
+    do(s, 2, [P("The Forest")])
+    do(s, 0, [P("The Author", 1)])
+    ev0 = s.observation(0)["events"]
+    assert ev0[0] == {"type": "play", "seat": 0, "cards": [P("The Author", 1)]}
+    ev2 = s.observation(2)["events"]
+    assert [e["type"] for e in ev2] == ["play", "play"]  # Forest, then seat 0's Two
+    assert s.observation(1)["events"] == ev0  # out: only the latest decision's events
+    assert SPEC.new_game(3, 0).observation(0)["events"] == []
