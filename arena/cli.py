@@ -197,5 +197,23 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
     click.echo(f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}")
 
 
+@cli.group()
+def bench() -> None:
+    """Measure speed (figures, not pass/fail)."""
+
+
+@bench.command("games")
+@click.option("--seconds", type=float, default=3.0, show_default=True, help="Time per measurement.")
+def bench_games_cmd(seconds: float) -> None:
+    """Engine decisions per second, random play, one core, with and without observations."""
+    from tabulate import tabulate
+
+    from arena.bench import bench_games
+
+    rows = bench_games(seconds)
+    click.echo(tabulate(rows, headers="keys", intfmt=","))
+    click.echo("all targets met" if all(r["met"] for r in rows) else "SOME TARGETS MISSED")
+
+
 def main() -> None:
     cli(prog_name="arena")

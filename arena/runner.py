@@ -58,10 +58,7 @@ def time_control_from(tournament: Any) -> Any:
 
 
 def worker_count(tournament: Any, override: int | None) -> int:
-    if override:
-        return override
-    w = tournament.workers
-    return (os.cpu_count() or 1) if w == "auto" else int(w)
+    return override or tournament.worker_count
 
 
 # ---- the worker process ---------------------------------------------------------
@@ -192,7 +189,7 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
 
     entries = resolve_bots(tournament)
     schedule = build_schedule(tournament, entries)
-    results = Path(tournament.results)
+    results = Path(tournament.results_dir)
     results.mkdir(parents=True, exist_ok=True)
     store = ResultStore(results)
     if fresh:
