@@ -175,7 +175,7 @@ class ScriptedAgent(Agent):
     def answer(self, deadline: float) -> tuple[bytes, float]:
         line, self._pending = self._pending, None
         assert line is not None
-        return line.rstrip(b"\n"), time.monotonic()
+        return line, time.monotonic()
 
 
 class RandomAgent(Agent):

@@ -39,7 +39,7 @@ class HumanAgent(Agent):
                 raise BotFault(FaultKind.CRASH, "end of input at the human seat")
             raw = raw.strip()
             if raw.isdigit() and int(raw) < len(legal):
-                self._line = protocol.encode({"type": "action", "action": int(raw)}).rstrip(b"\n")
+                self._line = protocol.encode({"type": "action", "action": int(raw)})
                 return
             self._say(f"'{raw}' is not a choice; type a number between 0 and {len(legal) - 1}")
 

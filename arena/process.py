@@ -89,12 +89,13 @@ class BotProcess:
         self._log_dropped = 0
         self._next_cpu_check = 0.0
         self._main_exited = False
+        self._known: dict[int, int] = {}
 
     # ------------------------------------------------------------------ start
     @classmethod
     def start(cls, argv: list[str], *, bot_file: Path, name: str, sandbox: SandboxInfo,
               limits: Limits, log_path: Path | None = None, extra_ro: Sequence[Path] = (),
-              env: dict[str, str] | None = None, _selftest: bool = False) -> "BotProcess":
+              env: dict[str, str] | None = None) -> "BotProcess":
         """Start ``argv`` (as seen inside the sandbox) and wait until the sandbox is up.
 
         Raises BotFault(SANDBOX) if the sandbox itself fails (transient EAGAIN-type
@@ -181,6 +182,10 @@ class BotProcess:
             raise BotFault(FaultKind.SANDBOX, f"sandbox failed to start: {shorten(text.splitlines()[-1] if text else why)}",
                            name=name, level=sandbox.level, stderr=shorten(err, 2000))
         self.startup_s = time.monotonic() - self.t_start
+        if self._launch.bwrap:
+            # bwrap's monitor may exit before its pid-1 init is reaped, which then re-parents
+            # to us: remember that init (pid + start time, against pid reuse) for the kill
+            self._known = {c: _procs.start_ticks(c) for c in _procs.children(self.pid)}
         return self
 
     # ------------------------------------------------------------------ I/O
@@ -242,14 +247,13 @@ class BotProcess:
             except OSError:
                 pass
             self._in = -1
+            self._unregister(self._out)      # output after the goodbye is not read
             end = time.monotonic() + grace_s
             while not self._exited() and time.monotonic() < end:
                 ev = self._poll.poll(_ms(end - time.monotonic()))
                 for fd, _ in ev:
                     if self._fdkind.get(fd) == _ERR and self._drain_err():
                         self._unregister(fd)
-                    elif self._fdkind.get(fd) == _OUT:
-                        self._read_out()
         self.kill()
 
     def kill(self) -> None:
@@ -259,15 +263,20 @@ class BotProcess:
         self._killed = True
         pid = self.pid if hasattr(self, "pid") else None
         try:
+            # once reaped, the pid number may belong to a stranger: never use it as a root then
+            roots = {pid} if pid is not None and self._status is None else set()
+            if roots:   # snapshot first: a cgroup kill re-parents the tree to us and hides it
+                roots |= _procs.descendants(pid)
+            roots |= {p for p, t in self._known.items() if t and _procs.start_ticks(p) == t}
             if self._cgroup is not None:
                 self._cgroup.kill()
             if pid is not None:
                 with _spawn_lock:
                     _LIVE.pop(pid, None)
                     protect = set(_LIVE)
-                    _procs.sweep({pid}, protect=protect, since_ticks=self._start_ticks,
+                    _procs.sweep(roots, protect=protect, since_ticks=self._start_ticks,
                                  orphans=not self._launch.bwrap, keep={pid})
-                    if self._pidfd is None:
+                    if roots and self._pidfd is None:
                         try:
                             os.killpg(pid, signal.SIGKILL)
                         except OSError:
@@ -293,8 +302,8 @@ class BotProcess:
             v = self._cgroup.cpu_seconds()
             if v is not None:
                 return v
-        if self._final_cpu is not None and (self._killed or self._status is not None):
-            return self._final_cpu
+        if self._killed or self._status is not None:
+            return self._final_cpu or 0.0
         v = _procs.tree_cpu(self.pid)
         self._final_cpu = max(self._final_cpu or 0.0, v)
         return self._final_cpu
@@ -428,7 +437,7 @@ class BotProcess:
     def _read_out(self) -> bool:
         """Append available stdout to the buffer; True at EOF. Bounded by the line cap."""
         cap = self.limits.stdout_line_kb * 1024
-        while len(self._buf) - self._scan <= cap + 1:
+        while len(self._buf) <= cap:           # the buffer starts at the current line
             try:
                 data = os.read(self._out, _READ_CHUNK)
             except BlockingIOError:
@@ -504,6 +513,9 @@ class BotProcess:
         if cg is not None and cg.pids_max_hits() > 0:
             return self._fault(FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}",
                                limit="processes", **extra)
+        if "can't start new thread" in last:   # no pids cap here: stacks and arenas hit RLIMIT_AS
+            return self._fault(FaultKind.RESOURCE, "memory limit (thread creation failed)",
+                               limit="memory", **extra)
         if sig == signal.SIGXFSZ or "File too large" in last:
             return self._fault(FaultKind.RESOURCE, f"file size limit of {self.limits.file_mb} MiB",
                                limit="file", **extra)

@@ -23,8 +23,8 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One message as a protocol line (compact JSON + newline)."""
-    return (_dumps(message) + "\n").encode("utf-8")
+    """One message as a protocol line (compact JSON; the process layer adds the newline)."""
+    return _dumps(message).encode("utf-8")
 
 
 def hello(arena_version: str) -> dict[str, Any]:

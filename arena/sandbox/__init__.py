@@ -34,6 +34,10 @@ from typing import Any
 from . import cgroup as _cg
 from . import landlock as _ll
 from . import seccomp as _sc
+from .procs import become_subreaper
+
+__all__ = ["LEVELS", "ORDER", "Limits", "SandboxInfo", "SandboxUnavailable", "detect_sandbox",
+           "become_subreaper", "bwrap_path"]
 
 LEVELS: dict[str, str] = {
     "full": "bwrap namespaces + seccomp + cgroup (pids, memory, cpu) + rlimits",
@@ -203,7 +207,7 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
         bot = None
         try:
             bot = BotProcess.start([*bot_command(probe), marker], bot_file=probe, name="selftest",
-                                   sandbox=info, limits=limits, _selftest=True)
+                                   sandbox=info, limits=limits)
             details["startup_ms"] = round((time.monotonic() - t0) * 1000, 1)
             req = {"tcp": tcp.getsockname()[1], "udp": udp.getsockname()[1], "canary": str(canary),
                    "referee": os.getpid()}
@@ -232,6 +236,11 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
         tcp.close()
         udp.close()
         survivors = _marker_pids(marker)
+        for pid in survivors:            # the self-test must not leave its own mess behind
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
         details["selftest_ms"] = round((time.monotonic() - t0) * 1000, 1)
     fails = []
     if survivors:
@@ -296,11 +305,12 @@ def detect_sandbox(requested: str = "auto") -> SandboxInfo:
     with _cache_lock:
         if key in _cache:
             return _cache[key]
-        from .procs import become_subreaper
         become_subreaper()
         h = _cg.discover()
         if h.v1 or h.v2:
             _cg.sweep_stale(h)
+        from .launch import sweep_stale_scratch
+        sweep_stale_scratch()
         rejected: dict[str, str] = {}
         candidates = ORDER if requested == "auto" else (requested,)
         info = None

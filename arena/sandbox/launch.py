@@ -11,6 +11,7 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -27,6 +28,29 @@ SANDBOX_UID = 1000                    # uid/gid the bot sees inside the user nam
 _READY_SH = f'echo {READY}; exec "$@"'
 _SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+SCRATCH_PREFIX = "arena-scratch-"
+
+
+def sweep_stale_scratch() -> int:
+    """Remove scratch directories of referees that died without cleaning up. Returns how many."""
+    n = 0
+    base = Path(tempfile.gettempdir())
+    for d in base.glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = d.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue                     # its referee still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        n += 1
+    return n
 
 
 @dataclass
@@ -112,14 +136,16 @@ def build(info: SandboxInfo, argv: Sequence[str], *, bot_file: Path, limits: Lim
     level = info.level
     if level in ("full", "namespaces"):
         return _build_bwrap(level, argv, bot_file, limits, extra_ro, env)
-    scratch = Path(tempfile.mkdtemp(prefix="arena-scratch-"))
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     wrapped = ["/bin/sh", "-c", _READY_SH, "arena-bot", *argv]
     if level == "none":
         return Launch(wrapped, bot_env(env, str(scratch), inherit=True), str(scratch), scratch=scratch)
     r = _rlimits(limits, address_space=True)
     benv = bot_env(env, str(scratch))
     if level == "rlimits":
-        return Launch(_prlimit(r) + wrapped, benv, str(scratch), scratch=scratch, rlimits=r)
+        # the bot dies with the referee (bwrap's --die-with-parent does this at the bwrap levels)
+        death = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
+        return Launch(_prlimit(r) + death + wrapped, benv, str(scratch), scratch=scratch, rlimits=r)
     if level == "landlock":
         ro = ["/usr", *(p for p in _TOP_LINKS if os.path.exists(p)), *_SYSTEM_RO, "/proc",
               "/dev/urandom", "/dev/random", "/dev/zero", *_ro_sources(argv, bot_file, extra_ro)]

@@ -60,6 +60,20 @@ def table() -> dict[int, tuple[int, int, float, int]]:
     return out
 
 
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (CONFIG_PROC_CHILDREN, else a /proc scan)."""
+    try:
+        out: list[int] = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        return out
+    except FileNotFoundError:
+        return [p for p, st in table().items() if st[0] == pid] if os.path.exists(f"/proc/{pid}") else []
+    except OSError:
+        return []
+
+
 def descendants(root: int, tab: dict[int, tuple[int, int, float, int]] | None = None) -> set[int]:
     """All current descendants of ``root`` (not including it)."""
     tab = table() if tab is None else tab
@@ -90,15 +104,33 @@ def kill_pids(pids: set[int]) -> None:
             pass
 
 
-def reap(pids: set[int]) -> None:
-    """Reap those of ``pids`` that became our zombie children (never touches others)."""
-    for pid in pids:
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-        except OSError:
-            pass
+def reap(pids: set[int], timeout: float = 0.0) -> None:
+    """Reap those of ``pids`` that are or become our zombie children (never touches others).
+
+    A killed process deep in a tree is re-parented to us only after its parent
+    died, so this waits up to ``timeout`` for that to happen.
+    """
+    me = os.getpid()
+    end = time.monotonic() + timeout
+    left = set(pids)
+    while left:
+        for pid in list(left):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    left.discard(pid)
+                    continue
+            except ChildProcessError:
+                pass
+            except OSError:
+                left.discard(pid)
+                continue
+            st = stat(pid)
+            if st is None or (st[0] != me and _state(pid) in (b"Z", b"X") and st[0] != 1
+                              and stat(st[0]) is not None and _state(st[0]) not in (b"Z", b"X", None)):
+                left.discard(pid)       # gone, or a living parent will reap it
+        if not left or time.monotonic() >= end:
+            return
+        time.sleep(0.002)
 
 
 def sweep(roots: set[int], *, protect: set[int], since_ticks: int, orphans: bool,
@@ -126,7 +158,7 @@ def sweep(roots: set[int], *, protect: set[int], since_ticks: int, orphans: bool
         # a killed zombie stays in the table until reaped: count only the living
         live = {p for p in targets if _state(p) not in (b"Z", b"X", None)}
         if not live:
-            reap((killed | targets) - keep)
+            reap((killed | targets) - keep, timeout=0.3)
             return len(killed)
         kill_pids(live)
         killed |= live

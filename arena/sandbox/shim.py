@@ -18,6 +18,9 @@ def main() -> None:
     try:
         import landlock  # siblings; imported before Landlock hides their directory
         import seccomp
+        import ctypes
+        import signal
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: die with the referee
         ll = cfg.get("landlock")
         if ll is not None:
             landlock.restrict(ll["ro"], ll["rw"])

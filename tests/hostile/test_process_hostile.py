@@ -1,0 +1,494 @@
+"""Hostile bots against the process layer and the sandbox.
+
+Each test runs a bot from tests/hostile/bots/ at the strongest level this machine
+passes (``strongest``) and, for the important ones, at ``rlimits`` too. After
+every run it checks that no process carrying the run's unique marker survives
+and that the referee can still start and talk to a fresh bot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import socket
+import stat
+import sys
+import tempfile
+import subprocess
+import time
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from arena.faults import BotFault, FaultKind
+from arena.process import BotProcess, bot_command, read_lines
+from arena.sandbox import Limits, SandboxInfo, SandboxUnavailable, _marker_pids, detect_sandbox
+from arena.sandbox.launch import sweep_stale_scratch
+
+BOTS = Path(__file__).parent / "bots"
+BOTH = ["strongest", "rlimits"]
+
+
+def level(name: str) -> SandboxInfo:
+    if name == "strongest":
+        return detect_sandbox("auto")
+    if name == "rlimits":                # needs nothing but Linux: its failure is a bug, not a skip
+        return detect_sandbox(name)
+    try:
+        return detect_sandbox(name)
+    except SandboxUnavailable as exc:
+        pytest.skip(f"level {name} unavailable here: {exc}")
+
+
+def need(info: SandboxInfo, what: str) -> None:
+    if not info.enforces(what):
+        pytest.skip(f"level {info.level!r} does not enforce {what}: {info.details.get('missing')}")
+
+
+def no_survivors(marker: str, timeout: float = 3.0) -> None:
+    end = time.monotonic() + timeout
+    left = _marker_pids(marker)
+    while left and time.monotonic() < end:
+        time.sleep(0.02)
+        left = _marker_pids(marker)
+    assert not left, f"survivors: {left}"
+
+
+def zombie_children() -> list[int]:
+    me, out = os.getpid(), []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        rest = raw[raw.rfind(b")") + 2:].split()
+        if rest[0] == b"Z" and int(rest[1]) == me:
+            out.append(int(name))
+    return out
+
+
+def healthy(info: SandboxInfo) -> None:
+    """The referee is alive and can still run a bot at this level; it collected its zombies."""
+    end = time.monotonic() + 1
+    while zombie_children() and time.monotonic() < end:
+        time.sleep(0.02)
+    assert not zombie_children(), "zombie children left behind"
+    bot = BotProcess.start(bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="health",
+                           sandbox=info, limits=Limits())
+    try:
+        bot.send_line(b"ping", time.monotonic() + 5)
+        assert bot.read_line(time.monotonic() + 5)[0] == b"ping"
+    finally:
+        bot.close()
+
+
+class Run:
+    """One hostile bot run with a unique marker in its environment."""
+
+    def __init__(self, bot: str, info: SandboxInfo, tmp: Path, limits: Limits = Limits(),
+                 env: dict[str, str] | None = None) -> None:
+        self.info, self.marker = info, "hostile-" + uuid.uuid4().hex
+        self.log = tmp / f"{bot}.stderr.log"
+        self.proc = BotProcess.start(bot_command(BOTS / bot), bot_file=BOTS / bot, name=bot, sandbox=info,
+                                     limits=limits, log_path=self.log,
+                                     env={"HOSTILE_MARKER": self.marker, **(env or {})})
+
+    def ask(self, line: bytes = b"go", timeout: float = 10.0) -> bytes:
+        self.proc.send_line(line, time.monotonic() + timeout)
+        return self.proc.read_line(time.monotonic() + timeout)[0]
+
+    def fault(self, line: bytes = b"go", timeout: float = 10.0) -> BotFault:
+        with pytest.raises(BotFault) as ei:
+            self.ask(line, timeout)
+        return ei.value
+
+    def finish(self) -> None:
+        self.proc.kill()
+        no_survivors(self.marker)
+        assert not self.proc.alive()
+        healthy(self.info)
+
+
+@pytest.fixture
+def run(tmp_path):
+    runs: list[Run] = []
+
+    def make(bot: str, lvl: str, **kw) -> Run:
+        r = Run(bot, level(lvl), tmp_path, **kw)
+        runs.append(r)
+        return r
+
+    yield make
+    for r in runs:
+        r.finish()
+
+
+# ---------------------------------------------------------------- processes and memory
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_fork_bomb(run, lvl):
+    r = run("fork_bomb.py", lvl, limits=Limits(processes=16))
+    if r.info.enforces("processes"):
+        f = r.fault()
+        assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "processes", f.to_json()
+    else:
+        assert r.ask() == b"forked 49"      # 49 children: all must die at close
+        r.finish()
+        pytest.skip(f"{r.info.level}: no process limit (cleanup of 49 children checked)")
+
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_thread_bomb(run, lvl):
+    r = run("thread_bomb.py", lvl, limits=Limits(processes=16))
+    if r.info.enforces("processes"):
+        f = r.fault()
+        assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "processes", f.to_json()
+    else:   # no pids cap: either all 2000 threads fit, or their stacks hit RLIMIT_AS
+        try:
+            assert r.ask() == b"threads 2000"
+        except BotFault as f:
+            assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "memory", f.to_json()
+        r.finish()
+        pytest.skip(f"{r.info.level}: no process/thread limit (cleanup checked)")
+
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_memory_2gib(run, lvl):
+    r = run("mem_2g.py", lvl, limits=Limits(memory_mb=512))
+    f = r.fault(timeout=20)
+    assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "memory", f.to_json()
+
+
+# ---------------------------------------------------------------- CPU
+# Decision: the CPU budget covers the whole bot tree. RLIMIT_CPU kills a process whose own
+# CPU passes cpu_s (main thread or any thread); a child's CPU is caught by the referee,
+# which reads the tree's CPU (cgroup cpuacct, else /proc) while it waits for an answer.
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lvl", BOTH)
+def test_cpu_loop_main_thread(run, lvl):
+    r = run("cpu_main.py", lvl, limits=Limits(cpu_s=2))
+    t0 = time.monotonic()
+    f = r.fault(timeout=15)
+    assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
+    assert f.extra["cpu_s"] >= 1.9 and time.monotonic() - t0 < 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lvl", BOTH)
+@pytest.mark.parametrize("bot", ["cpu_child.py", "cpu_thread.py"])
+def test_cpu_loop_while_answering(run, lvl, bot):
+    r = run(bot, lvl, limits=Limits(cpu_s=2))
+    assert r.ask() == b"ok"
+    t0 = time.monotonic()
+    with pytest.raises(BotFault) as ei:
+        while time.monotonic() - t0 < 15:
+            r.ask(b"again", timeout=15)
+            time.sleep(0.05)
+    f = ei.value
+    assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
+    assert f.extra["cpu_s"] >= 1.9 and time.monotonic() - t0 < 8
+
+
+# ---------------------------------------------------------------- time
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_sleep_past_deadline_is_cut_at_the_deadline(run, lvl):
+    r = run("sleeper.py", lvl, env={"HOSTILE_SLEEP": "0.5"})
+    r.proc.send_line(b"go", time.monotonic() + 1)
+    deadline = time.monotonic() + 0.3
+    with pytest.raises(BotFault) as ei:
+        r.proc.read_line(deadline)
+    late = time.monotonic() - deadline
+    assert ei.value.kind == FaultKind.TIMEOUT
+    assert 0 <= late < 0.1, late                 # enforced at the deadline, not after the fact
+    time.sleep(0.3)                              # the late answer would be here by now...
+    with pytest.raises(BotFault) as again:       # ...but the bot is dead and stays faulted
+        r.proc.read_line(time.monotonic() + 1)
+    assert again.value.kind == FaultKind.TIMEOUT
+
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_sigstop_itself(run, lvl):
+    r = run("sigstop.py", lvl)
+    f = r.fault(timeout=0.5)
+    assert f.kind == FaultKind.TIMEOUT
+
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_half_line_then_silence(run, lvl):
+    r = run("half_line.py", lvl)
+    f = r.fault(timeout=0.5)
+    assert f.kind == FaultKind.TIMEOUT and "partial line" in f.detail and "hal" in f.detail
+
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_never_reads_stdin_cannot_block_writes(run, lvl):
+    r = run("no_stdin.py", lvl)
+    deadline = time.monotonic() + 0.5
+    with pytest.raises(BotFault) as ei:
+        for _ in range(100):                     # 6.4 MB: far more than any pipe buffer
+            r.proc.send_line(b"x" * 65536, deadline)
+    assert ei.value.kind == FaultKind.TIMEOUT
+    assert time.monotonic() - deadline < 0.2
+
+
+def test_read_lines_multiplexes_with_own_deadlines(run):
+    fast, slow = run("echo.py", "strongest"), run("sleeper.py", "strongest", env={"HOSTILE_SLEEP": "5"})
+    now = time.monotonic()
+    fast.proc.send_line(b"hi", now + 1)
+    slow.proc.send_line(b"hi", now + 1)
+    res = read_lines([(slow.proc, now + 0.4), (fast.proc, now + 2)])
+    assert isinstance(res[0], BotFault) and res[0].kind == FaultKind.TIMEOUT
+    assert res[1][0] == b"hi" and res[1][1] < now + 0.4      # the fast answer did not wait
+    assert time.monotonic() - now < 0.6
+
+
+# ---------------------------------------------------------------- output
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_stdout_flood(run, lvl):
+    r = run("stdout_flood.py", lvl, limits=Limits(stdout_line_kb=64))
+    r.proc.send_line(b"go", time.monotonic() + 5)
+    with pytest.raises(BotFault) as ei:
+        for _ in range(10_000):
+            r.proc.read_line(time.monotonic() + 5)
+    assert ei.value.kind == FaultKind.RESOURCE and ei.value.extra["limit"] == "output"
+    assert r.proc.stdout_bytes < 2 << 20
+
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_single_100mb_line(run, lvl):
+    r = run("long_line.py", lvl)
+    f = r.fault()
+    assert f.kind == FaultKind.PROTOCOL and f.extra["limit"] == "line"
+    assert "AAAA" in f.detail and len(f.detail) < 300       # cut short
+    assert r.proc.stdout_bytes < 2 << 20                     # stopped reading at the cap
+
+
+def test_stderr_flood_is_drained_and_capped(run):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = run("stderr_flood.py", "strongest", limits=Limits(stderr_log_kb=64))
+    assert r.ask(timeout=20) == b"ok"
+    assert r.ask() == b"ok"
+    assert "stderr-flood-done" in r.proc.stderr_tail(200)
+    r.proc.close()
+    assert r.log.stat().st_size < 64 * 1024 + 200
+    assert "bytes dropped" in r.log.read_text()[-200:]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024   # KiB
+
+
+def test_garbage_is_delivered_verbatim(run):
+    r = run("garbage.py", "strongest")
+    assert r.ask() == b"\x00\xff\xfe\x1b[2J garbage \r\x80\x81"
+
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_exit_midway_is_a_crash_with_code_and_stderr(run, lvl):
+    r = run("exit_midway.py", lvl)
+    assert r.ask() == b"first"
+    f = r.fault()
+    assert f.kind == FaultKind.CRASH and f.extra["exit_code"] == 3, f.to_json()
+    assert "exit_midway: bye" in f.extra["stderr_tail"]
+
+
+# ---------------------------------------------------------------- isolation
+
+def test_cannot_read_referee_or_other_bot_files(run, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("referee secret")
+    secret.chmod(0o600)
+    other = BOTS / "echo.py"
+    r = run("read_files.py", "strongest", env={"HOSTILE_READ": f"{secret}{os.pathsep}{other}",
+                                                "HOSTILE_REFEREE_PID": str(os.getpid())})
+    need(r.info, "filesystem")
+    verdict = json.loads(r.ask())
+    assert verdict and all(v.startswith("denied") for v in verdict.values()), verdict
+
+
+def test_cannot_write_outside_scratch(run, tmp_path):
+    outside = tmp_path / "outside.txt"
+    r = run("write_outside.py", "strongest", env={"HOSTILE_WRITE": str(outside)})
+    need(r.info, "filesystem")
+    before = (BOTS / "write_outside.py").read_bytes()
+    verdict = json.loads(r.ask())
+    assert verdict.pop("scratch-ok.txt") == "written"
+    assert all(v.startswith("denied") or r.info.level in ("full", "namespaces") and "/tmp/" in k
+               for k, v in verdict.items()), verdict
+    assert not outside.exists()
+    assert not Path(f"/tmp/{r.marker}-escape").exists()      # bwrap: went to its private /tmp
+    assert (BOTS / "write_outside.py").read_bytes() == before
+
+
+def test_no_tcp_or_udp_to_loopback(run):
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        tcp.bind(("127.0.0.1", 0))
+        tcp.listen(4)
+        udp.bind(("127.0.0.1", 0))
+        tcp.setblocking(False)
+        udp.setblocking(False)
+        r = run("net.py", "strongest", env={"HOSTILE_TCP_PORT": str(tcp.getsockname()[1]),
+                                            "HOSTILE_UDP_PORT": str(udp.getsockname()[1])})
+        need(r.info, "network")
+        verdict = json.loads(r.ask())
+        time.sleep(0.1)
+        with pytest.raises(BlockingIOError):
+            tcp.accept()
+        with pytest.raises(BlockingIOError):
+            udp.recv(64)
+        assert verdict["tcp"].startswith("denied") and verdict["udp"].startswith("denied"), verdict
+    finally:
+        tcp.close()
+        udp.close()
+
+
+@pytest.mark.parametrize("lvl", BOTH)
+def test_setsid_double_fork_daemon_is_killed(run, lvl):
+    r = run("daemon.py", lvl)
+    assert r.ask() == b"daemonized"
+    assert len(_marker_pids(r.marker)) >= 2        # the escapee really exists before the close
+    r.proc.close(grace_s=0.2)
+    no_survivors(r.marker)
+
+
+@pytest.mark.parametrize("lvl", ["strongest", "landlock"])
+def test_cannot_kill_or_ptrace_the_referee(run, lvl):
+    info = level(lvl)
+    need(info, "signals")                          # never run this where it could succeed
+    decoy = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.05)                           # the decoy predates the bot (orphan sweep rule)
+        r = run("attack_referee.py", lvl, env={"HOSTILE_VICTIMS": f"{decoy.pid},{os.getpid()}"})
+        verdict = json.loads(r.ask())
+        assert all(v.startswith("denied") for v in verdict.values()), verdict
+        assert decoy.poll() is None                # the decoy (same uid as the referee) lives
+    finally:
+        decoy.kill()
+        decoy.wait()
+
+
+# ---------------------------------------------------------------- no false positives
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lvl", ["strongest", "namespaces", "landlock", "rlimits"])
+def test_well_behaved_bot_at_80_percent_of_every_limit(run, lvl):
+    limits = Limits(memory_mb=256, cpu_s=3, file_mb=8, open_files=64, processes=32, scratch_mb=32,
+                    stdout_line_kb=256, stderr_log_kb=64)
+    r = run("well_behaved.py", lvl, limits=limits, env={"HOSTILE_LIMITS": json.dumps(asdict(limits))})
+    report = json.loads(r.ask(timeout=30))
+    assert report["memory_mb"] == 204 and report["threads"] == 24 and report["cpu_s"] >= 2.4
+    assert len(json.dumps(report)) > 200 * 1024
+    assert r.ask() == b"ok"
+    assert 2.4 <= r.proc.cpu_seconds() < 3
+    r.proc.close()
+    assert "capped" not in r.log.read_text()
+    assert r.proc.exit_code == 0
+
+
+# ---------------------------------------------------------------- harness failures and levels
+
+def test_perl_and_node_scripts_run_in_the_sandbox(tmp_path):
+    info = detect_sandbox("auto")
+    progs = {"perl": "#!/usr/bin/perl\n$|=1; while (<STDIN>) { print $_; }\n",
+             "node": "#!/usr/bin/env node\nrequire('readline').createInterface({input: process.stdin})"
+                     ".on('line', l => process.stdout.write(l + '\\n'));\n"}
+    ran = 0
+    for exe, src in progs.items():
+        if not shutil.which(exe):
+            continue
+        f = tmp_path / f"bot_{exe}"
+        f.write_text(src)
+        f.chmod(f.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        bot = BotProcess.start(bot_command(f), bot_file=f, name=exe, sandbox=info, limits=Limits())
+        try:
+            bot.send_line(b"hello " + exe.encode(), time.monotonic() + 10)
+            assert bot.read_line(time.monotonic() + 10)[0] == b"hello " + exe.encode()
+        finally:
+            bot.close()
+        ran += 1
+    if not ran:
+        pytest.skip("neither perl nor node installed")
+
+
+@pytest.mark.parametrize("message, calls", [
+    ("bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded", 1),
+    ("bwrap: Can't fork for pid 1: Resource temporarily unavailable", 4),
+])
+def test_sandbox_failure_is_a_sandbox_fault_with_retry(tmp_path, monkeypatch, message, calls):
+    info = detect_sandbox("auto")
+    if info.level not in ("full", "namespaces"):
+        pytest.skip(f"level {info.level} does not use bwrap")
+    fake = tmp_path / "bwrap"
+    count = tmp_path / "count"
+    fake.write_text(f'#!/bin/sh\necho x >> {count}\necho "{message}" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("ARENA_BWRAP", str(fake))
+    with pytest.raises(BotFault) as ei:
+        BotProcess.start(bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="x",
+                         sandbox=info, limits=Limits())
+    assert ei.value.kind == FaultKind.SANDBOX
+    assert len(count.read_text().split()) == calls
+
+
+def test_named_level_that_fails_raises_one_line_reason(monkeypatch):
+    import arena.sandbox as sb
+    monkeypatch.setattr(sb, "_cache", {})
+    monkeypatch.setattr(sb._ll, "abi_version", lambda: 0)
+    with pytest.raises(SandboxUnavailable) as ei:
+        detect_sandbox("landlock")
+    assert "landlock" in str(ei.value) and "\n" not in str(ei.value)
+    with pytest.raises(SandboxUnavailable):
+        detect_sandbox("bogus")
+
+
+def test_forced_level_is_reported(monkeypatch):
+    import arena.sandbox as sb
+    monkeypatch.setattr(sb, "_cache", {})
+    monkeypatch.setenv("SANDBOX_LEVEL", "rlimits")
+    info = detect_sandbox()
+    assert info.level == "rlimits"
+    assert "resource-limited only, NOT isolated" in info.details["warnings"]
+    assert not info.enforces("filesystem") and json.dumps(info.details)
+
+
+_REFEREE = """
+import sys, time
+from pathlib import Path
+from arena.process import BotProcess, bot_command
+from arena.sandbox import Limits, detect_sandbox
+bot = Path(sys.argv[2])
+p = BotProcess.start(bot_command(bot), bot_file=bot, name="b", sandbox=detect_sandbox(sys.argv[1]),
+                     limits=Limits(), env={"HOSTILE_MARKER": sys.argv[3]})
+print("started", flush=True)
+time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("lvl", ["strongest", "landlock", "rlimits"])
+def test_bot_dies_with_a_killed_referee(lvl):
+    info = level(lvl)
+    marker = "hostile-" + uuid.uuid4().hex
+    root = Path(__file__).resolve().parents[2]
+    # no_stdin.py ignores its input, so the closed pipe alone would not end it
+    ref = subprocess.Popen([sys.executable, "-c", _REFEREE, info.level, str(BOTS / "no_stdin.py"), marker],
+                           stdout=subprocess.PIPE, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        assert ref.stdout.readline() == b"started\n"
+        assert _marker_pids(marker)
+        ref.kill()                                    # SIGKILL: no cleanup code runs in the referee
+        ref.wait()
+        no_survivors(marker, timeout=1.0)
+        left = list(Path(tempfile.gettempdir()).glob(f"arena-scratch-{ref.pid}-*"))
+        assert len(left) == (0 if info.level in ("full", "namespaces") else 1)   # tmpfs vs host dir
+        sweep_stale_scratch()                         # what the next referee does at start-up
+        assert not any(p.exists() for p in left)
+    finally:
+        ref.kill()
+        ref.wait()
