@@ -64,6 +64,18 @@ def worker_count(tournament: Any, override: int | None) -> int:
 # ---- the worker process ---------------------------------------------------------
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """A worker must not outlive a kill -9 of the arena (it would keep playing)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
     from arena.agents import ProcessAgent
@@ -71,6 +83,7 @@ def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]
     from arena.sandbox import become_subreaper
     from arena.store import ResultStore
 
+    _die_with_parent(ctx["parent_pid"])
     become_subreaper()
     store = ResultStore(ctx["results"])
     entries = ctx["entries"]
@@ -218,6 +231,7 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
             "limits": limits_from(tournament), "tc": time_control_from(tournament),
             "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
+            "parent_pid": os.getpid(),
         }
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint)
     if not summary.interrupted:

@@ -1,0 +1,186 @@
+"""`arena run`: parallel runs, resume after kill -9 and Ctrl-C, and bot-change detection."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.config import load_tournament
+from arena.runner import run_tournament
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW = Path(__file__).parent / "bots" / "slow_random.py"
+
+
+def write_tournament(tmp: Path, name: str, *, deals: int = 2, bots=None, workers=1, extra="") -> Path:
+    bots = bots or [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py",
+                    ROOT / "bots/divers_heuristic.py"]
+    text = f"""
+name: {name}
+seed: 7
+bots: [{", ".join(str(b) for b in bots)}]
+games:
+  - id: tightwad
+    players: [3]
+    deals: {deals}
+  - id: divers-weights
+    players: [2]
+    deals: {deals}
+  - id: palace
+    players: [3]
+    deals: 1
+time_control: {{startup_s: 20, move_s: 5.0}}
+workers: {workers}
+results: {tmp / ("results-" + name)}
+{extra}"""
+    path = tmp / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def run_file(path: Path, **kw):
+    devnull = open(os.devnull, "w")
+    return run_tournament(load_tournament(path), out=devnull, err=devnull, **kw)
+
+
+def stored(results: Path) -> dict[str, list[int]]:
+    con = sqlite3.connect(results / "results.sqlite")
+    rows = con.execute("SELECT match_id, seat, place FROM seats ORDER BY match_id, seat").fetchall()
+    out: dict[str, list[int]] = {}
+    for mid, _seat, place in rows:
+        out.setdefault(mid, []).append(place)
+    return out
+
+
+def leaderboard_json(results: Path) -> dict:
+    return json.loads((results / "leaderboard.json").read_text())
+
+
+@pytest.mark.slow
+def test_one_worker_and_two_workers_give_the_identical_leaderboard(tmp_path):
+    one = run_file(write_tournament(tmp_path, "one", workers=1))
+    two = run_file(write_tournament(tmp_path, "two", workers=2))
+    assert one.played == two.played == one.scheduled > 20
+    assert stored(one.results) == stored(two.results)
+    a, b = leaderboard_json(one.results), leaderboard_json(two.results)
+    assert a == b
+    assert (one.results / "leaderboard.json").read_bytes() == (two.results / "leaderboard.json").read_bytes()
+
+
+def _arena_run(path: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), *extra], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _count(results: Path) -> int:
+    db = results / "results.sqlite"
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(db, timeout=5)
+        return con.execute("SELECT count(*) FROM matches").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _wait_for_matches(results: Path, k: int, proc: subprocess.Popen, limit_s: float = 120) -> None:
+    end = time.monotonic() + limit_s
+    while _count(results) < k:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the run made no progress"
+        time.sleep(0.05)
+
+
+def _survivors(marker: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmd and b"pytest" not in cmd:
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.slow
+def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
+    bots = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", SLOW]
+    ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2))
+    path = write_tournament(tmp_path, "killed", bots=bots, workers=2)
+    results = tmp_path / "results-killed"
+    proc = _arena_run(path)
+    _wait_for_matches(results, 8, proc)
+    os.kill(proc.pid, signal.SIGKILL)  # the arena itself, not its process group
+    proc.communicate()
+    partial = _count(results)
+    assert 8 <= partial < ref.scheduled
+    time.sleep(0.5)
+    assert _survivors(str(path)) == [], "workers outlived the arena"
+    assert _survivors("slow_random.py") == [], "bots outlived the arena"
+    again = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "resuming" in again.stderr
+    assert stored(results) == stored(ref.results)  # every match exactly once, same outcomes
+    assert leaderboard_json(results) == leaderboard_json(ref.results)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
+    bots = [ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"]
+    path = write_tournament(tmp_path, "intr", bots=bots, deals=3)
+    results = tmp_path / "results-intr"
+    proc = _arena_run(path)
+    _wait_for_matches(results, 3, proc)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert f"resume with: arena run {path}" in err
+    kept = _count(results)
+    assert kept >= 3
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"resuming: {kept} of" in done.stderr
+    assert "Overall" in done.stdout
+
+
+def test_a_changed_bot_file_is_refused_until_fresh(tmp_path):
+    bot = tmp_path / "mybot.py"
+    bot.write_text((ROOT / "bots/random_bot.py").read_text())
+    bots = [ROOT / "bots/random_bot.py", bot, ROOT / "bots/tightwad_heuristic.py"]
+    path = write_tournament(tmp_path, "chg", bots=bots, deals=1)
+    first = run_file(path)
+    assert first.played == first.scheduled
+    bot.write_text(bot.read_text() + "\n# changed\n")
+    res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    assert "mybot" in res.stderr and "--fresh" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    again = run_file(path, fresh=True)
+    assert again.played == again.scheduled and again.already_done == 0
+
+
+def test_a_bad_tournament_file_is_one_line_exit_2_and_writes_nothing(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nseed: 1\nbots: [bots/*.py]\ngames:\n  - id: tightwad\n    players: [2]\n"
+                    "    deals: 1\nresults: " + str(tmp_path / "out") + "\n")
+    res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bad.yaml" in lines[0] and "players" in lines[0]
+    assert not (tmp_path / "out").exists()
