@@ -27,7 +27,9 @@ def load_report(source: Path) -> tuple[Any, Path]:
     try:
         store = ResultStore(folder)
         meta = store.tournament() or {}
-        params = ((meta.get("config") or {}).get("ratings")) or None
+        stored = (meta.get("config") or {}).get("ratings") or {}
+        # Unset keys are stored as null and mean "the default", as in `arena run`.
+        params = {k: v for k, v in stored.items() if v is not None} or None
         report = compute_ratings(list(store.iter_results()), params)
     except StoreError as err:
         raise ArenaError(f"{folder}: {err}") from None

@@ -1,6 +1,7 @@
 """Strength of the sample heuristic bots against random, in process (no referee).
 
     python benchmarks/bot_strength.py [--scale 1.0] [--bot bots/palace_heuristic.py]
+    python benchmarks/bot_strength.py --field [tournaments/spring.yaml] [--deal-factor 10]
 
 A bot file stays a protocol program: it is executed with a fake ``botkit`` whose
 ``run(choose, ...)`` only captures ``choose``. Each bot gets its own ``random``
@@ -8,6 +9,10 @@ A bot file stays a protocol program: it is executed with a fake ``botkit`` whose
 global one), a ``botkit.Match`` built from the game's card table, and the
 observations the referee would send. The heuristic sits in a rotating seat
 against random bots; seeds are fixed, so the figures are reproducible.
+
+``--field`` plays a tournament's whole field instead (arena.schedule's groups,
+seating, rotations and seeds, with more deals) and prints each bot's mean place
+per game and overall, and its rank in the leaderboard's TrueSkill order.
 """
 
 from __future__ import annotations
@@ -123,11 +128,15 @@ def start_message(state: Any, game: str, seat: int, match_seed: int, names: list
 
 
 def play_game(game: str, bots: list[LoadedBot], seed: int, options: dict[str, Any] | None = None,
-              roundtrip: bool = False) -> Result:
-    """One game, seat i played by bots[i]; ``roundtrip`` sends observations through JSON."""
+              roundtrip: bool = False, match_seed: int | None = None) -> Result:
+    """One game, seat i played by bots[i]; ``roundtrip`` sends observations through JSON.
+
+    ``seed`` deals the game; the bots' seeds derive from ``match_seed`` (default ``seed``).
+    """
     state = REGISTRY[game].new_game(len(bots), seed, options)
     names = [b.name for b in bots]
-    matches = [b.start(start_message(state, game, s, seed, names)) for s, b in enumerate(bots)]
+    ms = seed if match_seed is None else match_seed
+    matches = [b.start(start_message(state, game, s, ms, names)) for s, b in enumerate(bots)]
     while not state.is_over():
         for seat in tuple(state.to_move()):
             if state.is_over() or seat not in state.to_move():
@@ -168,11 +177,102 @@ def measure(bot_path: str | Path, game: str, players: int, games: int, first_see
     )
 
 
+SPRING = ROOT / "tournaments" / "spring.yaml"
+
+
+@dataclass
+class FieldResult:
+    """A whole field played in process: 1-based places per bot and game, and the ratings."""
+
+    places: dict[str, dict[str, list[float]]]   # bot -> game -> place of each match (1 = first)
+    ratings: Any                                  # arena.ratings.RatingReport of the same matches
+    matches: int
+
+    def mean_place(self, bot: str, game: str | None = None) -> float:
+        """Mean 1-based place of ``bot`` in ``game`` (None: every match, as the overall table)."""
+        games = [game] if game else list(self.places[bot])
+        got = [p for g in games for p in self.places[bot].get(g, [])]
+        return sum(got) / len(got)
+
+    def ranking(self, scope: str = "overall") -> list[str]:
+        """Bot names in leaderboard order (TrueSkill conservative rating) for a scope."""
+        report = next(r for r in self.ratings.scopes if r.scope == scope)
+        return [b.name for b in report.standings]
+
+
+def field_schedule(tournament: str | Path = SPRING, deal_factor: float = 10.0,
+                   roster: list[str | Path] | None = None) -> tuple[list[Any], dict[str, Path]]:
+    """The tournament's schedule with every entry's deals multiplied by ``deal_factor``.
+
+    Same games, player counts, options, groups, seating and seeds as ``arena run``
+    (arena.schedule), only more deals. Bots: the tournament's roster (paths relative
+    to the repository), or ``roster`` if given (names = file stems, as in the arena).
+    """
+    import yaml
+
+    from arena.config import parse_tournament
+    from arena.roster import resolve_bots
+    from arena.schedule import build_schedule
+
+    t = parse_tournament(yaml.safe_load(Path(tournament).read_text()), str(tournament), ROOT)
+    if roster is None:
+        paths = {b.name: b.path for b in resolve_bots(t)}
+    else:
+        paths = {Path(p).stem: Path(p) for p in roster}
+    games = [g.model_copy(update={"deals": max(1, round(g.deals * deal_factor)),
+                                  "max_matches": 10**9}) for g in t.games]
+    entries = [types.SimpleNamespace(name=n) for n in sorted(paths)]
+    return build_schedule(t.model_copy(update={"games": games}), entries), paths  # type: ignore[arg-type]
+
+
+def play_field(tournament: str | Path = SPRING, deal_factor: float = 10.0,
+               roster: list[str | Path] | None = None) -> FieldResult:
+    """Play ``field_schedule`` in process and rate it as the leaderboard does (Python bots only)."""
+    from arena.ratings import compute_ratings
+    from arena.store import ResultRow
+
+    schedule, paths = field_schedule(tournament, deal_factor, roster)
+    bots = {name: load_bot(path) for name, path in paths.items()}
+    places: dict[str, dict[str, list[float]]] = {name: {} for name in bots}
+    rows = []
+    for m in schedule:
+        res = play_game(m.game, [bots[b] for b in m.bots], m.deal_seed, m.options,
+                        match_seed=m.match_seed)
+        for bot, place in zip(m.bots, res.places):
+            places[bot].setdefault(m.game, []).append(place + 1)
+        rows.append(ResultRow(m.match_id, m.index, m.game, m.players, tuple(m.bots), tuple(res.places),
+                              tuple(res.scores), (None,) * m.players, (None,) * m.players,
+                              res.capped, False))
+    return FieldResult(places, compute_ratings(rows), len(schedule))
+
+
+def print_field(result: FieldResult) -> None:
+    """Mean place per game and overall, with each scope's leaderboard rank in brackets."""
+    games = sorted({g for per in result.places.values() for g in per})
+    ranks = {scope: {b: i + 1 for i, b in enumerate(result.ranking(scope))} for scope in games + ["overall"]}
+    print(f"{result.matches} matches; mean place (1 = first) [TrueSkill leaderboard rank]")
+    print(f"{'bot':22}" + "".join(f" {g:>19}" for g in games + ["overall"]))
+    for bot in result.ranking():
+        cells = [f"{result.mean_place(bot, g):.2f} [{ranks[g][bot]}]" for g in games]
+        cells.append(f"{result.mean_place(bot):.2f} [{ranks['overall'][bot]}]")
+        print(f"{bot:22}" + "".join(f" {c:>19}" for c in cells))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply the number of games")
     ap.add_argument("--bot", help="measure this bot file in every setup instead of each game's heuristic")
+    ap.add_argument("--field", nargs="?", const=str(SPRING), metavar="TOURNAMENT",
+                    help="play a tournament's whole field in process (default tournaments/spring.yaml)")
+    ap.add_argument("--deal-factor", type=float, default=10.0,
+                    help="--field: multiply every game entry's deals (default 10: spring -> 40/40/20)")
+    ap.add_argument("--roster", nargs="+", metavar="BOT", help="--field: these bot files instead of the file's")
     args = ap.parse_args()
+    if args.field:
+        t = time.perf_counter()
+        print_field(play_field(args.field, args.deal_factor * args.scale, args.roster))
+        print(f"{time.perf_counter() - t:.1f} s")
+        return 0
     print(f"{'bot':24} {'game':15} {'n':>2} {'games':>5} {'place':>6} {'random':>6} "
           f"{'first':>6} {'ms/dec':>7} {'max ms':>7}")
     for game, players, n, seed in SETUPS:

@@ -58,7 +58,7 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     """Per-bot limits. Memory is per bot (cgroup) or per process (RLIMIT_AS)."""
     memory_mb: int = 1024        # per bot (cgroup memory where available, else RLIMIT_AS)
-    cpu_s: int = 600             # RLIMIT_CPU per process, and the referee's cap on the whole tree
+    cpu_s: int = 600             # CPU cap of the whole bot tree (referee-enforced); RLIMIT_CPU = cpu_s+1 backstop
     file_mb: int = 16            # RLIMIT_FSIZE
     open_files: int = 64         # RLIMIT_NOFILE
     processes: int = 32          # tasks (processes + threads) of the bot: pids cgroup

@@ -94,7 +94,9 @@ def bot_env(extra: dict[str, str] | None, home: str, *, inherit: bool = False) -
 
 def _rlimits(limits: Limits, *, address_space: bool) -> dict[str, list[int]]:
     r = {
-        "cpu": [limits.cpu_s, limits.cpu_s + 1],       # soft < hard: SIGXCPU first, SIGKILL 1 s later
+        # backstop 1 s above the tree budget that the referee enforces (so a child killed by its own
+        # rlimit has always been seen over budget); soft < hard: SIGXCPU first, SIGKILL 1 s later
+        "cpu": [limits.cpu_s + 1, limits.cpu_s + 2],
         "fsize": [limits.file_mb * MiB] * 2,
         "nofile": [limits.open_files] * 2,
         "core": [0, 0],

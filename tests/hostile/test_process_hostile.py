@@ -165,9 +165,10 @@ def test_memory_2gib(run, lvl):
 
 
 # ---------------------------------------------------------------- CPU
-# Decision: the CPU budget covers the whole bot tree. RLIMIT_CPU kills a process whose own
-# CPU passes cpu_s (main thread or any thread); a child's CPU is caught by the referee,
-# which reads the tree's CPU (cgroup cpuacct, else /proc) while it waits for an answer.
+# Decision: cpu_s is the budget of the whole bot tree (main, threads, children). The referee
+# reads the tree's CPU (cgroup cpuacct, else /proc) while it waits for an answer and faults
+# RESOURCE/cpu at cpu_s; RLIMIT_CPU = cpu_s + 1 per process is the backstop for the time the
+# referee is not waiting (a death by it is classified RESOURCE/cpu too).
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lvl", BOTH)
@@ -176,7 +177,7 @@ def test_cpu_loop_main_thread(run, lvl):
     t0 = time.monotonic()
     f = r.fault(timeout=15)
     assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
-    assert f.extra["cpu_s"] >= 1.9 and time.monotonic() - t0 < 8
+    assert f.extra["cpu_s"] >= 2.0 and time.monotonic() - t0 < 10
 
 
 @pytest.mark.slow
@@ -192,7 +193,7 @@ def test_cpu_loop_while_answering(run, lvl, bot):
             time.sleep(0.05)
     f = ei.value
     assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
-    assert f.extra["cpu_s"] >= 1.9 and time.monotonic() - t0 < 8
+    assert f.extra["cpu_s"] >= 2.0 and time.monotonic() - t0 < 10
 
 
 # ---------------------------------------------------------------- time
