@@ -82,17 +82,27 @@ def play(game: str, bots: tuple[str, ...], seed: int, options: tuple[str, ...], 
 @click.option("--fresh", is_flag=True, help="Forget stored results and start over.")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Override the file's worker count.")
 @sandbox_option
-def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: str) -> None:
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').")
+@click.option("--ray-address", default=None, metavar="ADDR",
+              help="With --executor ray: the cluster to join, e.g. auto or HOST:6379 (default: a new local Ray instance).")
+def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: str, executor: str,
+        ray_address: str | None) -> None:
     """Play a tournament (resuming where it stopped) and print the leaderboards."""
     from arena.config import load_tournament
     from arena.runner import run_tournament
 
     try:
         tournament = load_tournament(tournament_file)
+        if ray_address is not None and executor != "ray":
+            raise ArenaError("--ray-address goes with --executor ray")
+        hint = f"arena run {tournament_file}"
+        if executor == "ray":
+            hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
         summary = run_tournament(
             tournament, fresh=fresh, workers=workers,
             sandbox_level=None if sandbox_level == "auto" else sandbox_level,
-            resume_hint=f"arena run {tournament_file}",
+            resume_hint=hint, executor=executor, ray_address=ray_address,
         )
     except ArenaError as err:
         _fail(str(err))

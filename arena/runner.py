@@ -78,28 +78,19 @@ def _die_with_parent(parent_pid: int) -> None:
 
 def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
-    from arena.agents import ProcessAgent
-    from arena.referee import play_match
+    from arena.match_player import MatchPlayer
     from arena.sandbox import become_subreaper
     from arena.store import ResultStore
 
     _die_with_parent(ctx["parent_pid"])
     become_subreaper()
     store = ResultStore(ctx["results"])
-    entries = ctx["entries"]
-    agents: dict[str, ProcessAgent] = {}
     log_dir = ctx["results"] / "logs" / f"worker-{wid}"
     log_dir.mkdir(parents=True, exist_ok=True)
+    player = MatchPlayer(ctx["entries"], sandbox=ctx["sandbox"], limits=ctx["limits"], time_control=ctx["tc"],
+                         log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"])
 
-    def close_all(*_: Any) -> None:
-        for agent in agents.values():
-            try:
-                agent.close()
-            except Exception:  # noqa: BLE001 - closing must never raise
-                agent.discard()
-        agents.clear()
-
-    signal.signal(signal.SIGTERM, lambda *_: (close_all(), os._exit(0)))
+    signal.signal(signal.SIGTERM, lambda *_: (player.close(), os._exit(0)))
     try:
         while not stop.is_set():
             try:
@@ -108,27 +99,24 @@ def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]
                 continue
             if match is None:
                 break
-            seats = []
-            for name in match.bots:
-                agent = agents.get(name)
-                if agent is None:
-                    agent = ProcessAgent(entries[name], sandbox=ctx["sandbox"], limits=ctx["limits"],
-                                         time_control=ctx["tc"], log_dir=log_dir, fresh=ctx["fresh"])
-                    agents[name] = agent
-                seats.append(agent)
-            # The same bot may sit twice only in a sampled schedule with duplicates; keep it simple.
-            record = play_match(match, seats, time_control=ctx["tc"], sandbox=ctx["sandbox"],
-                                tournament=ctx["name"])
+            record = player.play(match)
             stored = store.record_match(record)
-            faults = [(s, f["kind"]) for s, f in enumerate(record["faults"]) if f is not None]
-            for seat, kind in faults:
-                log.warning("match %s: seat %d (%s) faulted: %s", match.match_id, seat, match.bots[seat], kind)
-            log.info("match %s done: places %s%s", match.match_id, record["result"]["places"],
-                     "" if stored else " (already stored)")
-            done.put((match.match_id, len(faults), stored))
+            faults = _log_match(record, stored)
+            done.put((match.match_id, faults, stored))
     finally:
-        close_all()
+        player.close()
         done.put(("__worker_exit__", wid, None))
+
+
+def _log_match(record: dict[str, Any], stored: bool) -> int:
+    """Log one finished match (its faults as warnings); returns its number of faults."""
+    faults = [(s, f["kind"]) for s, f in enumerate(record["faults"]) if f is not None]
+    for seat, kind in faults:
+        log.warning("match %s: seat %d (%s) faulted: %s", record["match_id"], seat,
+                    record["seats"][seat]["bot"], kind)
+    log.info("match %s done: places %s%s", record["match_id"], record["result"]["places"],
+             "" if stored else " (already stored)")
+    return len(faults)
 
 
 # ---- the parent -----------------------------------------------------------------
@@ -193,8 +181,19 @@ def setup_logging(results: Path, console: TextIO) -> None:
 
 def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None = None,
                    sandbox_level: str | None = None, out: TextIO = sys.stdout,
-                   err: TextIO = sys.stderr, resume_hint: str = "") -> RunSummary:
-    """Play every match of the schedule not yet in the store, then rate and report."""
+                   err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
+                   ray_address: str | None = None) -> RunSummary:
+    """Play every match of the schedule not yet in the store, then rate and report.
+
+    ``executor`` ``local`` plays on a pool of forked processes; ``ray`` on a Ray
+    cluster at ``ray_address`` (None: a local Ray instance), see arena/ray_executor.py.
+    """
+    if executor not in ("local", "ray"):
+        raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
+    if executor == "ray":
+        from arena.ray_executor import require_ray
+
+        require_ray()  # before anything is written
     from arena.play import open_sandbox
     from arena.roster import resolve_bots
     from arena.schedule import build_schedule
@@ -222,6 +221,8 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, err)
     summary.sandbox_level = sandbox.level
     n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
+    if executor == "ray":  # workers: auto = one per CPU of the cluster, not of this machine (0)
+        n_workers = workers or (0 if getattr(tournament, "workers", "auto") == "auto" else n_workers)
     if summary.already_done:
         err.write(f"arena: resuming: {summary.already_done} of {len(schedule)} matches already played\n")
     log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s",
@@ -233,7 +234,8 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
             "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
             "parent_pid": os.getpid(),
         }
-        _play_pending(pending, n_workers, ctx, summary, err, resume_hint)
+        _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
+                      ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
     if not summary.interrupted:
         from arena.leaderboard import render_terminal, write_reports
         from arena.ratings import compute_ratings
@@ -245,7 +247,11 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
 
 
 def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
-                  err: TextIO, resume_hint: str) -> None:
+                  err: TextIO, resume_hint: str, *, executor: str = "local", ray_address: str | None = None,
+                  sandbox_level: str = "auto") -> None:
+    if executor == "ray":
+        _play_pending_ray(pending, n_workers, ctx, summary, err, resume_hint, ray_address, sandbox_level)
+        return
     mpctx = mp.get_context("fork")  # multiprocessing-logging forwards records from forked workers
     tasks = mpctx.Queue()
     done = mpctx.Queue()
@@ -291,6 +297,33 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
     progress.close()
     for p in procs:
         p.join(timeout=10)
+
+
+def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
+                      err: TextIO, resume_hint: str, ray_address: str | None, sandbox_level: str) -> None:
+    """The same as the local pool, with Ray actors playing and this process storing each record."""
+    from arena.ray_executor import play_on_ray
+    from arena.store import ResultStore
+
+    store = ResultStore(ctx["results"])
+    progress = Progress(len(pending), err)
+
+    def on_record(record: dict[str, Any]) -> None:
+        faults = _log_match(record, store.record_match(record))
+        summary.played += 1
+        summary.faults += faults
+        progress.update(faults)
+
+    try:
+        play_on_ray(pending, ctx, on_record, address=ray_address, workers=n_workers, sandbox_level=sandbox_level)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        progress.close()
+        err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
+        if resume_hint:
+            err.write(f"arena: resume with: {resume_hint}\n")
+        return
+    progress.close()
 
 
 def _config_json(tournament: Any) -> dict[str, Any]:

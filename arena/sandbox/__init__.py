@@ -159,6 +159,11 @@ def _static_details(level: str) -> dict[str, Any]:
         d["memory_limit"] = "RLIMIT_AS per process (virtual memory; a bot may catch MemoryError)"
     elif level == "full":
         d["memory_limit"] = "cgroup (memory_mb + scratch_mb, whole bot, OOM kill)"
+    if level != "none":
+        d["rlimits"] = ["cpu: cpu_s+1 soft / cpu_s+2 hard per process (the tree budget cpu_s is the "
+                        "referee's)", "fsize: file_mb", "nofile: open_files", "core: 0"]
+        if level != "full":
+            d["rlimits"].append("as: memory_mb")
     d["layers"] = layers
     d["enforces"] = enf
     return d

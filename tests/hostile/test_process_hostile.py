@@ -72,12 +72,16 @@ def zombie_children() -> list[int]:
     return out
 
 
-def healthy(info: SandboxInfo) -> None:
-    """The referee is alive and can still run a bot at this level; it collected its zombies."""
+def healthy(info: SandboxInfo, zombies_before: set[int] = frozenset()) -> None:
+    """The referee is alive and can still run a bot at this level; it reaped what it killed.
+
+    Only zombies that appeared during the test count: other tests in the same
+    pytest process may leave orphans to it (it is a child subreaper).
+    """
     end = time.monotonic() + 1
-    while zombie_children() and time.monotonic() < end:
+    while set(zombie_children()) - zombies_before and time.monotonic() < end:
         time.sleep(0.02)
-    assert not zombie_children(), "zombie children left behind"
+    assert not set(zombie_children()) - zombies_before, "zombie children left behind"
     bot = BotProcess.start(bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="health",
                            sandbox=info, limits=Limits())
     try:
@@ -93,6 +97,7 @@ class Run:
     def __init__(self, bot: str, info: SandboxInfo, tmp: Path, limits: Limits = Limits(),
                  env: dict[str, str] | None = None) -> None:
         self.info, self.marker = info, "hostile-" + uuid.uuid4().hex
+        self.zombies_before = set(zombie_children())
         self.log = tmp / f"{bot}.stderr.log"
         self.proc = BotProcess.start(bot_command(BOTS / bot), bot_file=BOTS / bot, name=bot, sandbox=info,
                                      limits=limits, log_path=self.log,
@@ -111,7 +116,7 @@ class Run:
         self.proc.kill()
         no_survivors(self.marker)
         assert not self.proc.alive()
-        healthy(self.info)
+        healthy(self.info, self.zombies_before)
 
 
 @pytest.fixture

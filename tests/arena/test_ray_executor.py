@@ -1,0 +1,296 @@
+"""`arena run --executor ray`: bot files shipped by bytes, results identical to the local pool.
+
+The tests that need Ray skip with a reason when it is not installed
+(pip install 'decktet-arena[ray]'); the shipping and error-path tests always run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from arena.config import load_tournament
+from arena.errors import ArenaError
+from arena.ray_executor import RAY_MISSING, BotShippingError, BotWorker, pack_bots, play_on_ray, unpack_bots
+from arena.roster import BotEntry, bot_entry, resolve_bots
+from arena.runner import limits_from, time_control_from
+from arena.schedule import build_schedule
+
+from .test_runner import ROOT, SLOW, leaderboard_json, run_file, stored, write_tournament
+
+
+@pytest.fixture(scope="module")
+def ray():
+    """A local Ray instance on 2 CPUs for this module; play_on_ray uses it and leaves it running."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
+    ray.init(address=None, num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.WARNING)
+    yield ray
+    ray.shutdown()
+
+
+def _entries(*names: str) -> dict[str, BotEntry]:
+    return {e.name: e for e in (bot_entry(str(ROOT / "bots" / n)) for n in names)}
+
+
+# ---- shipping bot files (no Ray needed) ------------------------------------------
+
+
+def test_shipped_bots_keep_names_file_names_sha256_and_the_executable_bit(tmp_path):
+    entries = _entries("random_bot.py", "perl_random.pl")
+    packed = pack_bots(entries)
+    assert packed["random_bot"]["data"] == (ROOT / "bots/random_bot.py").read_bytes()
+    got = unpack_bots(packed, tmp_path)
+    assert set(got) == {"random_bot", "perl_random"}
+    for name, entry in got.items():
+        orig = entries[name]
+        assert entry.path.parent.parent == tmp_path
+        assert entry.path.name == orig.path.name
+        assert (entry.name, entry.sha256, entry.kind) == (orig.name, orig.sha256, orig.kind)
+        assert hashlib.sha256(entry.path.read_bytes()).hexdigest() == orig.sha256
+    assert got["perl_random"].kind == "executable"
+    assert os.stat(got["perl_random"].path).st_mode & stat.S_IXUSR
+    assert not os.stat(got["random_bot"].path).st_mode & stat.S_IXUSR
+
+
+def test_bytes_that_do_not_match_their_sha256_are_refused(tmp_path):
+    packed = pack_bots(_entries("random_bot.py", "tightwad_heuristic.py"))
+    packed["tightwad_heuristic"]["data"] += b"\n# tampered\n"
+    with pytest.raises(BotShippingError, match="tightwad_heuristic.*SHA-256"):
+        unpack_bots(packed, tmp_path / "out")
+
+
+def test_a_bot_changed_after_the_roster_was_read_is_not_shipped(tmp_path):
+    bot = tmp_path / "mybot.py"
+    bot.write_bytes((ROOT / "bots/random_bot.py").read_bytes())
+    entry = bot_entry(str(bot))
+    bot.write_text(bot.read_text() + "\n# changed\n")
+    with pytest.raises(BotShippingError, match="mybot"):
+        pack_bots({entry.name: entry})
+
+
+def test_a_shipped_file_name_cannot_escape_the_workers_folder(tmp_path):
+    packed = pack_bots(_entries("random_bot.py"))
+    packed["random_bot"]["file"] = "../evil.py"
+    with pytest.raises(BotShippingError, match="evil"):
+        unpack_bots(packed, tmp_path / "out")
+    assert not (tmp_path / "evil.py").exists()
+
+
+def _settings(tournament, level: str = "auto") -> dict:
+    from arena import __version__
+
+    return {"version": __version__, "sandbox_level": level, "limits": limits_from(tournament),
+            "tc": time_control_from(tournament), "fresh": False, "name": tournament.name}
+
+
+def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_line(tmp_path):
+    """BotWorker is the actor's class: exercised here in-process, without Ray."""
+    tournament = load_tournament(write_tournament(tmp_path, "w", deals=1))
+    entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
+    match = next(m for m in build_schedule(tournament, list(entries.values())) if m.game == "tightwad")
+    worker = BotWorker(pack_bots(entries), _settings(tournament))
+    info = worker.ready()
+    assert info["error"] is None and info["sandbox"]
+    copies = worker.tmp / "bots"
+    record = worker.play(match)
+    assert [b["path"] for b in record["bots"]] == [str(copies / n / f"{n}.py") for n in match.bots]
+    assert [b["sha256"] for b in record["bots"]] == [entries[n].sha256 for n in match.bots]
+    assert record["faults"] == [None, None, None]
+    logs = worker.close()
+    assert sorted(logs) == sorted(f"{n}.stderr.log" for n in match.bots)
+    assert not worker.tmp.exists()
+
+    bad = pack_bots(entries)
+    bad["random_bot"]["data"] = b"print('not the same bot')\n"
+    broken = BotWorker(bad, _settings(tournament))
+    err = broken.ready()["error"]
+    assert "BotShippingError" in err and "random_bot" in err and "\n" not in err
+    with pytest.raises(ArenaError):
+        broken.play(match)
+    broken.close()
+
+    other = BotWorker(pack_bots(entries), {**_settings(tournament), "version": "0.0.0-other"})
+    assert "0.0.0-other" in other.ready()["error"]
+    other.close()
+
+
+def test_executor_ray_without_ray_installed_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
+    path = write_tournament(tmp_path, "noray", deals=1)
+    monkeypatch.setitem(sys.modules, "ray", None)  # what find_spec sees when Ray is not installed
+    with pytest.raises(ArenaError) as info:
+        run_file(path, executor="ray")
+    assert str(info.value) == RAY_MISSING == "--executor ray needs Ray: pip install 'decktet-arena[ray]'"
+    assert not (tmp_path / "results-noray").exists()
+    code = ("import sys; sys.modules['ray'] = None; from arena.cli import main; "
+            f"sys.argv = ['arena', 'run', {str(path)!r}, '--executor', 'ray']; main()")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [f"arena: error: {RAY_MISSING}"]
+
+
+def test_no_arena_module_imports_ray_when_imported():
+    code = ("import sys, arena.cli, arena.runner, arena.ray_executor, arena.match_player; "
+            "assert 'ray' not in sys.modules, 'ray imported'")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
+# ---- with Ray ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_local_pool_and_ray_store_identical_results_and_leaderboards(tmp_path, ray):
+    local = run_file(write_tournament(tmp_path, "local", workers=2))
+    copies_before = set(Path(tempfile.gettempdir()).glob("arena-ray-*"))
+    on_ray = run_file(write_tournament(tmp_path, "onray", workers=2), executor="ray")
+    assert local.played == on_ray.played == on_ray.scheduled > 20
+    assert not on_ray.interrupted and on_ray.faults == 0
+    assert stored(local.results) == stored(on_ray.results)
+    assert leaderboard_json(local.results) == leaderboard_json(on_ray.results)
+    assert (local.results / "leaderboard.json").read_bytes() == (on_ray.results / "leaderboard.json").read_bytes()
+    # the records name the driver's bot files (same SHA-256), and the bots' stderr logs came back
+    files = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", ROOT / "bots/divers_heuristic.py"]
+    con = sqlite3.connect(on_ray.results / "results.sqlite")
+    records = [json.loads(zlib.decompress(blob)) for (blob,) in con.execute("SELECT record FROM matches")]
+    assert {(b["path"], b["sha256"]) for r in records for b in r["bots"]} == {
+        (str(p), hashlib.sha256(p.read_bytes()).hexdigest()) for p in files}
+    assert {r["sandbox"]["level"] for r in records} == {on_ray.sandbox_level}
+    assert sorted(p.parent.name for p in (on_ray.results / "logs").glob("ray-*/random_bot.stderr.log")) \
+        == ["ray-0", "ray-1"]
+    _wait_until(lambda: _worker_pids() == [], "Ray workers outlived the run")
+    assert set(Path(tempfile.gettempdir()).glob("arena-ray-*")) <= copies_before  # workers removed their copies
+
+
+def _wait_until(cond, message: str, limit_s: float = 10.0) -> None:
+    end = time.monotonic() + limit_s
+    while not cond():
+        assert time.monotonic() < end, message
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_sandbox_level_that_fails_on_a_node_is_reported_with_the_node(tmp_path, ray):
+    tournament = load_tournament(write_tournament(tmp_path, "sbx", deals=1))
+    entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
+    pending = build_schedule(tournament, list(entries.values()))
+    ctx = {"entries": entries, "limits": limits_from(tournament), "tc": time_control_from(tournament),
+           "fresh": False, "name": tournament.name, "results": tmp_path / "r"}
+    got: list[dict] = []
+    with pytest.raises(ArenaError) as info:
+        play_on_ray(pending, ctx, got.append, address=None, workers=1, sandbox_level="no-such-level")
+    msg = str(info.value)
+    assert msg.startswith("Ray worker on ") and "no-such-level" in msg and "\n" not in msg
+    assert got == []
+
+
+def _worker_pids() -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if b"ray::BotWorker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.slow
+def test_a_lost_worker_keeps_finished_matches_and_the_next_run_completes_them(tmp_path, ray, caplog):
+    bots = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", SLOW]
+    ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2))
+    path = write_tournament(tmp_path, "lost", bots=bots, workers=2)
+    results = tmp_path / "results-lost"
+    killed: list[int] = []
+
+    def kill_one_worker() -> None:
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            if results.joinpath("results.sqlite").exists():
+                try:
+                    n = sqlite3.connect(results / "results.sqlite", timeout=5).execute(
+                        "SELECT count(*) FROM matches").fetchone()[0]
+                except sqlite3.Error:
+                    n = 0
+                pids = _worker_pids()
+                if n >= 3 and len(pids) == 2:
+                    os.kill(pids[0], signal.SIGKILL)
+                    killed.append(pids[0])
+                    return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_one_worker)
+    killer.start()
+    with caplog.at_level(logging.WARNING, logger="arena.ray"):
+        first = run_file(path, executor="ray")
+    killer.join()
+    assert killed, "no worker was killed"
+    assert any("failed" in r.getMessage() and "not recorded" in r.getMessage() for r in caplog.records)
+    kept, want = stored(results), stored(ref.results)
+    assert 3 <= len(kept) < ref.scheduled  # the survivor played on; the lost one's in-flight matches are missing
+    assert first.played == len(kept)
+    assert all(kept[m] == want[m] for m in kept)
+    again = run_file(path)  # resuming on the local pool
+    assert again.already_done == len(kept) and again.played == ref.scheduled - len(kept)
+    assert stored(results) == stored(ref.results)
+    assert leaderboard_json(results) == leaderboard_json(ref.results)
+
+
+@pytest.mark.slow
+def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path):
+    """Through `arena run --executor ray`, which starts and stops its own local Ray instance."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
+    bots = [ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"]
+    path = write_tournament(tmp_path, "intr", bots=bots, deals=3, workers=2)
+    results = tmp_path / "results-intr"
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    end = time.monotonic() + 120
+    while not _count(results) >= 3:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the run made no progress"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert f"resume with: arena run {path} --executor ray" in err
+    scheduled = len(build_schedule(load_tournament(path), resolve_bots(load_tournament(path))))
+    assert 3 <= _count(results) < scheduled
+    _wait_until(lambda: _worker_pids() == [], "Ray workers outlived the run")
+    _wait_until(lambda: _pids_with(b"slow_random.py") == [], "bots outlived the run")
+
+
+def _count(results: Path) -> int:
+    try:
+        return sqlite3.connect(results / "results.sqlite", timeout=5).execute(
+            "SELECT count(*) FROM matches").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _pids_with(marker: bytes) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker in cmd and b"pytest" not in cmd:
+                found.append(int(pid))
+    return found
