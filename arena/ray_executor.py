@@ -138,8 +138,14 @@ class BotWorker:
 
     def ready(self) -> dict[str, Any]:
         """Where this worker runs, its sandbox level, and its set-up error if any."""
-        return {"host": socket.gethostname(), "pid": os.getpid(), "sandbox": self.sandbox_level,
-                "error": self.error}
+        where = socket.gethostname()
+        try:
+            import ray
+
+            where += f" ({ray.util.get_node_ip_address()}, node {ray.get_runtime_context().get_node_id()[:8]})"
+        except Exception:  # noqa: BLE001 - outside Ray (tests): the host name is enough
+            pass
+        return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error}
 
     def play(self, match: Any) -> dict[str, Any]:
         """Play one match and return its record."""
@@ -195,7 +201,8 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
             raise ArenaError(f"cannot start or reach Ray at {address or 'a new local instance'}: "
                              f"{_one_line(exc)}; check --ray-address") from None
         log.info("ray: connected in %.1f s", time.monotonic() - t0)
-    pool = _Pool(ray, on_record, ctx["entries"])
+    driver_sandbox = ctx.get("sandbox")
+    pool = _Pool(ray, on_record, ctx["entries"], getattr(driver_sandbox, "level", None))
     finished = False
     try:
         cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -222,8 +229,10 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
 class _Pool:
     """The driver's view of the actors: which are ready, alive, and what each has in flight."""
 
-    def __init__(self, ray: Any, on_record: Callable[[dict], None], entries: Mapping[str, Any]) -> None:
+    def __init__(self, ray: Any, on_record: Callable[[dict], None], entries: Mapping[str, Any],
+                 driver_level: str | None) -> None:
         self.ray = ray
+        self.driver_level = driver_level
         self.on_record = on_record
         self.paths = {name: str(e.path) for name, e in entries.items()}
         self.actors: list[Any] = []
@@ -284,6 +293,10 @@ class _Pool:
         if info["error"]:
             raise ArenaError(f"Ray worker on {info['host']}: {info['error']}")
         log.info("ray: worker %d ready on %s, sandbox %s", i, self.where[i], info["sandbox"])
+        if self.driver_level and info["sandbox"] != self.driver_level:
+            log.warning("ray: worker %d on %s runs bots at sandbox level %s (this machine: %s); "
+                        "pass --sandbox LEVEL to require one level everywhere",
+                        i, info["host"], info["sandbox"], self.driver_level)
         self.live.add(i)
         self.load[i] = 0
 
