@@ -56,3 +56,111 @@ def bench_games(seconds: float = 3.0, games: list[str] | None = None) -> list[di
                      "target_no_obs": t_plain, "with_obs_per_s": round(full), "target_with_obs": t_full,
                      "met": plain >= t_plain and full >= t_full})
     return rows
+
+
+# ---- protocol round trip ----------------------------------------------------------
+
+_RAW_CHILD = (
+    "import sys, json\n"
+    "for line in sys.stdin:\n"
+    "    json.loads(line)\n"
+    "    sys.stdout.write('{\"type\":\"action\",\"action\":0}\\n')\n"
+    "    sys.stdout.flush()\n"
+)
+
+
+def _act_lines(game: str, players: int, n: int) -> list[tuple[Any, int]]:
+    """(state snapshot, seat) pairs along random games, for realistic messages."""
+    spec = REGISTRY[game]
+    rng = DealRng(7)
+    out: list[tuple[Any, int]] = []
+    seed = 0
+    while len(out) < n:
+        state = spec.new_game(players, seed, {})
+        seed += 1
+        while not state.is_over() and len(out) < n:
+            seat = state.to_move()[0]
+            out.append((state.clone(), seat))
+            state.apply(seat, rng.randbelow(len(state.legal_actions(seat))))
+    return out
+
+
+def _median_us(samples: list[float]) -> float:
+    samples = sorted(samples)
+    return samples[len(samples) // 2] * 1e6
+
+
+def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
+                   level: str = "auto") -> dict[str, Any]:
+    """Median decision round trip: raw pipe ping-pong vs the full harness, same run.
+
+    * raw minimal: a 5-byte line echoed by a bare Python child;
+    * raw same messages: the harness's exact act lines, parsed with json by a bare
+      Python child that answers id 0;
+    * harness: what the referee does per decision: build the observation, encode
+      it, send it to a warm sandboxed bot (bots/random_bot.py through botkit), read
+      and validate its answer.
+    """
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from arena import protocol
+    from arena.agents import ProcessAgent
+    from arena.roster import bot_entry
+    from arena.sandbox import Limits, detect_sandbox
+    from arena.timecontrol import TimeControl
+
+    positions = _act_lines(game, players, rounds)
+    lines = [protocol.encode(protocol.act(s.decisions, s.observation(seat), 1.0)) + b"\n"
+             for s, seat in positions]
+
+    def raw(payloads: list[bytes], child: str) -> float:
+        p = subprocess.Popen([sys.executable, "-s", "-S", "-c", child], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, bufsize=0)
+        times = []
+        for i, payload in enumerate(payloads):
+            t = time.perf_counter()
+            p.stdin.write(payload)
+            p.stdout.readline()
+            if i >= 50:
+                times.append(time.perf_counter() - t)
+        p.stdin.close()
+        p.wait()
+        return _median_us(times)
+
+    echo = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
+    raw_min = raw([b"ping\n"] * len(lines), echo)
+    raw_same = raw(lines, _RAW_CHILD)
+
+    sandbox = detect_sandbox(level)
+    root = Path(__file__).resolve().parents[1]
+    entry = bot_entry(str(root / "bots" / "random_bot.py"))
+    agent = ProcessAgent(entry, sandbox=sandbox, limits=Limits(), time_control=TimeControl())
+    agent.prepare()
+    spec = REGISTRY[game]
+    first = positions[0][0]
+    agent.begin(protocol.start(match_id="bench", game=game, rules_version=spec.rules_version,
+                               options=first.options, players=players, seat=0, seed=1,
+                               time_control=TimeControl().to_json(), cards=first.card_table(),
+                               bots=["bench"] * players))
+    times = []
+    for i, (state, seat) in enumerate(positions):
+        t = time.perf_counter()
+        obs = state.observation(seat)
+        msg = protocol.act(state.decisions, obs, 1.0)
+        agent.ask(msg, time.monotonic() + 5)
+        line, _ = agent.answer(time.monotonic() + 5)
+        protocol.parse_action(line, len(obs["legal_actions"]))
+        if i >= 50:
+            times.append(time.perf_counter() - t)
+    agent.close()
+    harness = _median_us(times)
+    return {
+        "game": game, "players": players, "rounds": len(times), "sandbox": sandbox.level,
+        "mean_act_bytes": round(sum(map(len, lines)) / len(lines)),
+        "raw_minimal_us": round(raw_min, 1), "raw_same_messages_us": round(raw_same, 1),
+        "harness_us": round(harness, 1),
+        "ratio_vs_raw_same_messages": round(harness / raw_same, 2),
+        "ratio_vs_raw_minimal": round(harness / raw_min, 2),
+    }

@@ -225,5 +225,21 @@ def bench_games_cmd(seconds: float) -> None:
     click.echo("all targets met" if all(r["met"] for r in rows) else "SOME TARGETS MISSED")
 
 
+@bench.command("protocol")
+@click.option("--rounds", type=int, default=2000, show_default=True, help="Decisions to time.")
+@click.option("--game", type=click.Choice(["tightwad", "divers-weights", "palace"]), default="tightwad",
+              show_default=True)
+@sandbox_option
+def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
+    """Decision round trip through the full harness vs a raw pipe ping-pong, same run."""
+    from arena.bench import bench_protocol
+
+    players = 2 if game == "divers-weights" else 4
+    row = bench_protocol(rounds, game, players, sandbox_level)
+    width = max(map(len, row))
+    for key, value in row.items():
+        click.echo(f"{key:>{width}}: {value}")
+
+
 def main() -> None:
     cli(prog_name="arena")

@@ -308,7 +308,11 @@ def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], s
     store = ResultStore(ctx["results"])
     progress = Progress(len(pending), err)
 
+    levels: set[str] = set()
+
     def on_record(record: dict[str, Any]) -> None:
+        levels.add(record["sandbox"]["level"])  # detected per node: may differ from this machine's
+        summary.sandbox_level = ", ".join(sorted(levels))
         faults = _log_match(record, store.record_match(record))
         summary.played += 1
         summary.faults += faults
