@@ -112,8 +112,11 @@ def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeContro
         fault = record["faults"][seat]
         label = f"{game} {players} players (seat {seat})"
         if fault is not None:
+            hint = HINTS.get(fault["kind"], "")
+            if i > 0 and fault["kind"] == "crash" and fault.get("exit_code") == 0:
+                hint = "keep reading stdin after a result message; exit only on bye"
             report.add(label, False, f"{fault['kind']} at decision {fault.get('decision')}: {fault['detail']}",
-                       HINTS.get(fault["kind"], ""))
+                       hint)
             report.stderr_tail = str(fault.get("stderr_tail") or "")
             failed = True
             break

@@ -134,8 +134,9 @@ def leaderboard(source: str, fmt: str, write: bool) -> None:
 @cli.command()
 @click.argument("bot")
 @click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
+@click.option("--startup-s", type=float, default=10.0, show_default=True, help="Time to start and say hello.")
 @sandbox_option
-def check(bot: str, move_s: float, sandbox_level: str) -> None:
+def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None:
     """Run BOT through the conformance suite; exit 1 if any check fails."""
     from arena.check import run_check
     from arena.play import open_sandbox
@@ -148,7 +149,8 @@ def check(bot: str, move_s: float, sandbox_level: str) -> None:
         sandbox = open_sandbox(sandbox_level)
     except ArenaError as err:
         _fail(str(err))
-    report = run_check(entry, sandbox=sandbox, limits=Limits(), time_control=TimeControl(move_s=move_s))
+    report = run_check(entry, sandbox=sandbox, limits=Limits(),
+                       time_control=TimeControl(move_s=move_s, startup_s=startup_s))
     click.echo(report.render())
     sys.exit(0 if report.ok else 1)
 

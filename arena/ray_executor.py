@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -197,9 +198,9 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      logging_level=logging.WARNING, configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; the user needs one line
             raise ArenaError(f"cannot start or reach Ray at {address or 'a new local instance'}: "
-                             f"{_one_line(exc)}; check --ray-address") from None
+                             f"{_brief(exc)}; check --ray-address") from None
         log.info("ray: connected in %.1f s", time.monotonic() - t0)
     driver_sandbox = ctx.get("sandbox")
     pool = _Pool(ray, on_record, ctx["entries"], getattr(driver_sandbox, "level", None))
@@ -287,7 +288,7 @@ class _Pool:
             info = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
             self.lost += 1
-            log.warning("ray: worker %d failed to start: %s", i, _first_line(exc))
+            log.warning("ray: worker %d failed to start: %s", i, _brief(exc))
             return
         self.where[i] = f"{info['host']} pid {info['pid']}"
         if info["error"]:
@@ -310,7 +311,7 @@ class _Pool:
                 self.live.discard(i)
                 self.lost += 1
                 log.warning("ray: worker %d (%s) failed: %s; its matches in flight are not recorded "
-                            "(the next run plays them)", i, self.where.get(i, "?"), _first_line(exc))
+                            "(the next run plays them)", i, self.where.get(i, "?"), _brief(exc))
                 self.ray.kill(self.actors[i], no_restart=True)  # its bots may be in any state
             log.warning("ray: match %s not played (worker %d failed)", match.match_id, i)
             self.dropped += 1
@@ -356,8 +357,9 @@ class _Pool:
         self.live.clear()
 
 
-def _first_line(exc: BaseException) -> str:
-    for line in str(exc).splitlines():
-        if line.strip():
-            return line.strip()
-    return type(exc).__name__
+def _brief(exc: BaseException) -> str:
+    """One line of a Ray error: its root cause (the last ``...Error: ...`` line) if shown, else its first line."""
+    lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines() if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    return lines[-1] if re.match(r"^[\w.]+(Error|Exception)\b", lines[-1]) else lines[0]

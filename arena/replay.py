@@ -33,7 +33,10 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
 
         if not (source / "results.sqlite").exists():
             raise ArenaError(f"{source}: no results.sqlite here; give the tournament's results folder")
-        record = ResultStore(source).get_record(match_id)
+        try:
+            record = ResultStore(source).get_record(match_id)
+        except KeyError:
+            record = None
         if record is None:
             raise ArenaError(f"{source}: no match with id {match_id!r}; ids are listed by `arena leaderboard {source}`")
         return record

@@ -1,11 +1,17 @@
-"""Divers Weights heuristic (random in the other games).
+"""Divers Weights heuristic (simple policies in the other games).
 
 Each card in hand is tried against a few random guesses of the others' cards,
 drawn from the cards not yet seen, to estimate how likely it wins the trick
 against the visible threshold and what the best prize would then add to the
-bot's prizes (suit symbols, with a pull towards covering all six suits). With
-bidding, the bot bids the count that maximises its expected score under those
+bot's prizes (suit symbols, with a pull towards covering all six suits). The
+bot plays the card whose expected prize now most exceeds what the same card is
+worth in a later trick (same estimate, with a guessed threshold too), so it
+keeps cards that are strong anywhere for when they are needed. With bidding,
+the bot bids the count that maximises its expected score under those
 estimates, then plays to win or, after a nil bid, to lose.
+
+Tightwad and Palace get short fixed rules (see ``tightwad_simple`` and
+``palace_simple``): better than random, far from a real heuristic.
 """
 
 import random
@@ -14,6 +20,8 @@ from botkit import run
 
 SAMPLES = 40
 ALL_SUITS = 6
+# Palace rank order (R-P2, Aces high); the Excuse (value 0) has none.
+PALACE_ORDER = {1: 13, 10: 12, 11: 10, 12: 11, 0: 0, **{r: r for r in range(2, 10)}}
 
 
 def worth(match, cards):
@@ -38,11 +46,13 @@ def unseen(obs, match):
     return [c for c in match.cards if c not in seen]
 
 
-def outlook(obs, match, threshold_total, pool, samples=SAMPLES):
-    """card -> (P(win), expected prize gain when winning), by sampling the others' cards."""
+def outlook(obs, match, threshold_total, pool, samples=SAMPLES, later=False):
+    """card -> (P(win), expected prize gain when winning), by sampling the others' cards.
+
+    ``later``: for a later trick instead, whose threshold cards are drawn from the pool too.
+    """
     others = obs["players"] - 1
     mine = obs["prizes"][obs["seat"]]
-    thr = obs["threshold"]
     out = {}
     gains = {}  # card -> prize gain, computed once per decision
 
@@ -51,17 +61,22 @@ def outlook(obs, match, threshold_total, pool, samples=SAMPLES):
             gains[card] = gain(match, mine, card)
         return gains[card]
 
-    draws = [random.sample(pool, others) for _ in range(samples)] if len(pool) >= others else [[]]
+    draws = []  # (threshold cards, the others' cards)
+    if later and len(pool) >= 2 * others:
+        draws = [(d[:others], d[others:]) for d in (random.sample(pool, 2 * others) for _ in range(samples))]
+    elif not later and len(pool) >= others:
+        draws = [(obs["threshold"], random.sample(pool, others)) for _ in range(samples)]
     for c in obs["hand"]:
         v = match.value(c)
         wins = 0
         total_gain = 0.0
-        for opp in draws:
+        for thr, opp in draws:
+            limit = sum(match.value(x) for x in thr) if later else threshold_total
             ranks = [match.value(o) for o in opp]
             total = v + sum(ranks)
-            if total == threshold_total:
+            if total == limit:
                 continue
-            best = max(ranks + [v]) if total < threshold_total else min(ranks + [v])
+            best = max(ranks + [v]) if total < limit else min(ranks + [v])
             if v != best:
                 continue
             wins += 1
@@ -69,7 +84,7 @@ def outlook(obs, match, threshold_total, pool, samples=SAMPLES):
                 total_gain += g(c)
             else:
                 total_gain += max(g(p) for p in thr + opp + [c])
-        out[c] = (wins / len(draws), total_gain / max(1, wins))
+        out[c] = (wins / max(1, len(draws)), total_gain / max(1, wins))
     return out
 
 
@@ -107,15 +122,35 @@ def divers(obs, match):
         lose = obs["bids"][me] == 0 and obs["tricks_won"][me] == 0
         pick = (min if lose else max)(view, key=lambda c: view[c][0])
     else:
-        # Expected prize value now, minus a little for spending an extreme card.
-        pick = max(view, key=lambda c: view[c][0] * view[c][1] - 0.1 * abs(match.value(c) - 5.5))
+        # Expected prize now, minus what the card would be worth in a later trick.
+        later = outlook(obs, match, 0, pool, later=True) if len(obs["hand"]) > 1 else {}
+        worth_later = {c: p * g for c, (p, g) in later.items()}
+        pick = max(view, key=lambda c: view[c][0] * view[c][1] - worth_later.get(c, 0.0))
     return next(a["id"] for a in legal if a["card"] == pick)
+
+
+def tightwad_simple(obs, match):
+    """Play the highest legal card (so the lowest stays for the costly last trick)."""
+    return max(obs["legal_actions"], key=lambda a: (match.value(a["card"]), -a["id"]))["id"]
+
+
+def palace_simple(obs, match):
+    """No setup swaps; the lowest legal rank, every card of it; reveal the first face-down card."""
+    legal = obs["legal_actions"]
+    if obs["phase"] == "swap":
+        return next(a["id"] for a in legal if not a["swaps"])
+    plays = [a for a in legal if a["kind"] == "play"] or legal  # else reveals, or a lone Excuse
+    if plays[0]["kind"] != "play":
+        return plays[0]["id"]
+    return min(plays, key=lambda a: (PALACE_ORDER[match.value(a["cards"][0])], -len(a["cards"]), a["id"]))["id"]
 
 
 def choose(observation, match):
     if match.game == "divers-weights":
         return divers(observation, match)
-    return random.choice(observation["legal_actions"])["id"]
+    if match.game == "tightwad":
+        return tightwad_simple(observation, match)
+    return palace_simple(observation, match)
 
 
 run(choose, name="divers-heuristic")

@@ -1,4 +1,4 @@
-"""Palace heuristic (random in the other games).
+"""Palace heuristic (simple policies in the other games).
 
 Setup: swap strong cards (Twos, Sevens, high ranks) to the face-up tableau,
 where they wait for the end game. Play: the lowest legal ordinary rank, as many
@@ -6,9 +6,10 @@ cards of it as allowed; complete a four of a kind when possible (the pile blows
 up and the bot plays again); keep Twos, Sevens, Aces and the Excuse for when
 nothing else is legal. Aces name as trump the suit most of the bot's cards bear.
 Face-down: a known card that is legal now, else an unknown one.
-"""
 
-import random
+Tightwad and Divers Weights get short fixed rules (see ``tightwad_simple`` and
+``divers_simple``): better than random, far from a real heuristic.
+"""
 
 from botkit import run
 
@@ -96,10 +97,30 @@ def palace(obs, match):
     return min(legal, key=lambda a: (play_score(obs, match, a), a["id"]))["id"]
 
 
+def tightwad_simple(obs, match):
+    """Play the highest legal card (so the lowest stays for the costly last trick)."""
+    return max(obs["legal_actions"], key=lambda a: (match.value(a["card"]), -a["id"]))["id"]
+
+
+def divers_simple(obs, match):
+    """Play the card nearest threshold / players; take the prize with the most suit symbols."""
+    legal = obs["legal_actions"]
+    if obs["phase"] == "bid":
+        return next(a["id"] for a in legal if a["bid"] == 1)
+    if obs["phase"] == "prize":
+        mine = {s for c in obs["prizes"][obs["seat"]] for s in match.suits(c)}
+        return max(legal, key=lambda a: (len(match.suits(a["card"])),
+                                         len(set(match.suits(a["card"])) - mine), -a["id"]))["id"]
+    aim = obs["threshold_total"] / obs["players"]
+    return min(legal, key=lambda a: (abs(match.value(a["card"]) - aim), a["id"]))["id"]
+
+
 def choose(observation, match):
     if match.game == "palace":
         return palace(observation, match)
-    return random.choice(observation["legal_actions"])["id"]
+    if match.game == "tightwad":
+        return tightwad_simple(observation, match)
+    return divers_simple(observation, match)
 
 
 run(choose, name="palace-heuristic")

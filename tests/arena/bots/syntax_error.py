@@ -1,0 +1,2 @@
+"""Does not even compile."""
+def broken(:

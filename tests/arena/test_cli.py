@@ -1,0 +1,193 @@
+"""The debugging loop from the command line: play, human seats, replay, check, leaderboard."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = Path(__file__).parent / "bots"
+
+
+def arena(*args: str, input: str | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True,
+                          text=True, input=input, timeout=timeout)
+
+
+def test_help_lists_every_command():
+    out = arena("--help").stdout
+    for cmd in ("run", "leaderboard", "play", "replay", "check", "bench"):
+        assert cmd in out
+
+
+@pytest.mark.parametrize("game,bots", [
+    ("tightwad", ["bots/tightwad_heuristic.py", "random_bot", "bots/perl_random.pl"]),
+    ("divers-weights", ["divers_heuristic", "bots/perl_random.pl"]),
+    ("palace", ["palace_heuristic", "random_bot", "random_bot", "perl_random"]),
+])
+def test_play_json_has_bot_place_score_fault_per_seat(game, bots):
+    res = arena("play", game, *bots, "--seed", "3", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert [s["seat"] for s in doc["seats"]] == list(range(len(bots)))
+    for s in doc["seats"]:
+        assert set(s) >= {"bot", "place", "score", "fault"} and s["fault"] is None
+    assert "sandbox level" in res.stderr
+
+
+def test_play_same_seed_same_game_and_trace_shows_the_decisions():
+    a = arena("play", "tightwad", "tightwad_heuristic", "random_bot", "random_bot", "--seed", "9")
+    b = arena("play", "tightwad", "tightwad_heuristic", "random_bot", "random_bot", "--seed", "9")
+    assert a.returncode == 0, a.stderr
+    strip = lambda out: [ln for ln in out.splitlines() if " ms)" not in ln and " s · sandbox" not in ln]
+    assert strip(a.stdout) == strip(b.stdout)
+    assert "#0 · seat" in a.stdout and "legal: [0]" in a.stdout and "-> [" in a.stdout
+    assert "Your hand" in a.stdout or "hand" in a.stdout.lower()
+
+
+def test_play_seat_limits_the_trace_and_quiet_prints_only_the_result():
+    full = arena("play", "tightwad", "random_bot", "random_bot", "random_bot", "--seed", "2").stdout
+    one = arena("play", "tightwad", "random_bot", "random_bot", "random_bot", "--seed", "2", "--seat", "1").stdout
+    quiet = arena("play", "tightwad", "random_bot", "random_bot", "random_bot", "--seed", "2", "--quiet").stdout
+    moves = [ln for ln in one.splitlines() if ln.startswith("#")]
+    assert moves and all("seat 1 " in ln for ln in moves)
+    assert len(moves) < len([ln for ln in full.splitlines() if ln.startswith("#")])
+    assert "#" not in quiet.split("match play/")[0] and "place" in quiet
+
+
+def test_play_bad_input_is_one_clear_line():
+    res = arena("play", "tightwad", "random_bot", "random_bot")
+    assert res.returncode == 2 and "3 to 10 players" in res.stderr
+    res = arena("play", "hearts", "random_bot", "random_bot", "random_bot")
+    assert res.returncode == 2 and "unknown game" in res.stderr
+    res = arena("play", "tightwad", "nosuchbot", "random_bot", "random_bot")
+    assert res.returncode == 2 and "nosuchbot" in res.stderr
+    res = arena("play", "divers-weights", "random_bot", "random_bot", "--option", "bidding=maybe")
+    assert res.returncode == 2 and "bidding" in res.stderr
+    for r in (res,):
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_human_seat_fed_from_a_pipe_reasks_on_bad_input():
+    # a person at seat 0: garbage and out-of-range input are asked again, then "0" forever
+    answers = "\n".join(["what", "-1", "99", ""] + ["0"] * 400) + "\n"
+    res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4",
+                "--quiet", input=answers)
+    assert res.returncode == 0, res.stderr
+    assert "'what' is not a choice" in res.stdout
+    assert "'99' is not a choice" in res.stdout
+    assert "your turn (seat 0)" in res.stdout and "Your hand" in res.stdout or "hand" in res.stdout
+    assert "match over: you placed" in res.stdout
+    # the human sees only seat 0's view: no other seat's turn is shown
+    assert "your turn (seat 1)" not in res.stdout
+
+
+def test_human_seat_end_of_input_is_a_fault_not_a_crash():
+    res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "1", "--seed", "4",
+                "--json", input="")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout.split("\n", 0)[0][res.stdout.index("{"):])
+    assert doc["seats"][1]["fault"]["kind"] == "crash"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli")
+    t = tmp / "t.yaml"
+    t.write_text(f"""name: clitest
+seed: 3
+bots: [{ROOT}/bots/random_bot.py, {ROOT}/bots/tightwad_heuristic.py, {ROOT}/bots/palace_heuristic.py]
+games:
+  - id: tightwad
+    players: [3]
+    deals: 1
+  - id: palace
+    players: [3]
+    deals: 1
+results: {tmp}/results
+""")
+    res = arena("run", str(t))
+    assert res.returncode == 0, res.stderr
+    return t, tmp / "results"
+
+
+def _a_match_id(folder: Path) -> str:
+    import sqlite3
+
+    con = sqlite3.connect(folder / "results.sqlite")
+    return con.execute("SELECT match_id FROM matches WHERE game = 'palace' ORDER BY idx LIMIT 1").fetchone()[0] \
+        if "idx" in [r[1] for r in con.execute("PRAGMA table_info(matches)")] else \
+        con.execute("SELECT match_id FROM matches WHERE game = 'palace' LIMIT 1").fetchone()[0]
+
+
+def test_leaderboard_from_the_file_or_the_folder_in_every_format(results):
+    t, folder = results
+    a = arena("leaderboard", str(t))
+    b = arena("leaderboard", str(folder))
+    assert a.returncode == 0 and a.stdout == b.stdout and "conservative" in a.stdout
+    assert json.loads(arena("leaderboard", str(folder), "--format", "json").stdout)
+    assert "|" in arena("leaderboard", str(folder), "--format", "md").stdout
+    assert "," in arena("leaderboard", str(folder), "--format", "csv").stdout
+
+
+def test_replay_a_stored_match_exactly(results):
+    _, folder = results
+    mid = _a_match_id(folder)
+    res = arena("replay", str(folder), mid)
+    assert res.returncode == 0, res.stderr
+    assert "replay ok" in res.stdout and "#0 · seat" in res.stdout
+
+
+def test_replay_detects_a_tampered_record(results, tmp_path):
+    _, folder = results
+    from arena.store import ResultStore
+
+    rec = ResultStore(folder).get_record(_a_match_id(folder))
+    d = rec["decisions"][7]
+    d["action"] = 1 if d["action"] == 0 else 0
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(rec))
+    res = arena("replay", str(path))
+    assert res.returncode == 2
+    assert "decision 7" in res.stderr
+
+
+def test_replay_from_k_with_a_live_bot(results):
+    _, folder = results
+    mid = _a_match_id(folder)
+    res = arena("replay", str(folder), mid, "--from", "10", "--bot", f"1={ROOT}/bots/palace_heuristic.py",
+                "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert "seat 1: placed" in res.stdout and "from decision 10" in res.stdout
+
+
+def test_replay_bad_arguments(results):
+    _, folder = results
+    assert "no match with id" in arena("replay", str(folder), "nope").stderr
+    assert "go together" in arena("replay", str(folder), _a_match_id(folder), "--from", "3").stderr
+
+
+def test_check_passes_a_good_bot_in_python_and_in_perl():
+    for bot in ("bots/random_bot.py", "bots/perl_random.pl"):
+        res = arena("check", bot)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "RESULT: PASS" in res.stdout and "FAIL" not in res.stdout
+
+
+@pytest.mark.parametrize("bot,expect", [
+    ("illegal_answer.py", "answer with an `id` taken from observation['legal_actions']"),
+    ("silent.py", "no hello within the start-up limit"),
+    ("syntax_error.py", "SyntaxError"),
+    ("one_match_only.py", "keep reading stdin after a result message"),
+    ("ignores_bye.py", "exit when you read"),
+    ("print_debug.py", "not JSON"),
+])
+def test_check_fails_broken_bots_with_the_right_message(bot, expect):
+    res = arena("check", str(BOTS / bot), "--startup-s", "3")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "RESULT: FAIL" in res.stdout
+    assert expect in res.stdout, res.stdout
