@@ -85,7 +85,8 @@ def play(game: str, bots: tuple[str, ...], seed: int, options: tuple[str, ...], 
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').")
 @click.option("--ray-address", default=None, metavar="ADDR",
-              help="With --executor ray: the cluster to join, e.g. auto or HOST:6379 (default: a new local Ray instance).")
+              help="With --executor ray: the cluster to join, e.g. HOST:6379 or auto (default: RAY_ADDRESS, "
+                   "else a cluster started here with `ray start`, else a new local Ray instance).")
 def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: str, executor: str,
         ray_address: str | None) -> None:
     """Play a tournament (resuming where it stopped) and print the leaderboards."""

@@ -34,6 +34,9 @@ CLOSE_GRACE_S = 5.0        # after Ctrl-C: time for running matches to end befor
 SLOW_START_WARN_S = 60.0   # no worker ready by then: say so (a busy or scaling cluster)
 
 
+COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's bot copies and logs
+
+
 class BotShippingError(ArenaError):
     """A bot file's bytes do not match the SHA-256 the tournament recorded."""
 
@@ -96,6 +99,21 @@ def unpack_bots(packed: Mapping[str, Mapping[str, Any]], folder: Path) -> dict[s
 # ---- the actor --------------------------------------------------------------------
 
 
+def _sweep_stale_copies() -> None:
+    """Remove the folders of workers on this node that died without closing (killed, node lost)."""
+    for d in Path(tempfile.gettempdir()).glob(f"{COPIES_PREFIX}*-*"):
+        pid = d.name[len(COPIES_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its worker still runs
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except PermissionError:
+            continue
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
@@ -114,7 +132,8 @@ class BotWorker:
         self.error: str | None = None
         self.sandbox_level = ""
         self.player: Any = None
-        self.tmp = Path(tempfile.mkdtemp(prefix="arena-ray-"))
+        _sweep_stale_copies()
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"{COPIES_PREFIX}{os.getpid()}-"))
         try:
             if settings["version"] != __version__:
                 raise ArenaError(f"this node has decktet-arena {__version__}, the driver "
@@ -143,8 +162,9 @@ class BotWorker:
         try:
             import ray
 
-            where += f" ({ray.util.get_node_ip_address()}, node {ray.get_runtime_context().get_node_id()[:8]})"
-        except Exception:  # noqa: BLE001 - outside Ray (tests): the host name is enough
+            if ray.is_initialized():  # inside an actor; elsewhere (tests) asking would start Ray
+                where += f" ({ray.util.get_node_ip_address()}, node {ray.get_runtime_context().get_node_id()[:8]})"
+        except Exception:  # noqa: BLE001 - the host name is enough
             pass
         return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error}
 
@@ -194,6 +214,7 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
                 "tc": ctx["tc"], "fresh": ctx["fresh"], "name": ctx["name"]}
     owns = not ray.is_initialized()
     if owns:
+        _check_reachable(address)
         t0 = time.monotonic()
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
@@ -227,6 +248,20 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
             ray.shutdown()
 
 
+def _check_reachable(address: str | None, timeout_s: float = 5.0) -> None:
+    """Fail fast on a HOST:PORT nobody listens on (Ray itself retries for minutes)."""
+    if not address or "://" in address or address == "auto":
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ArenaError(f"cannot reach Ray at {address}: {exc.strerror or exc}; is `ray start --head` "
+                         "running there? check --ray-address") from None
+
+
 class _Pool:
     """The driver's view of the actors: which are ready, alive, and what each has in flight."""
 
@@ -240,6 +275,7 @@ class _Pool:
         self.where: dict[int, str] = {}
         self.starting: dict[Any, int] = {}       # ready() ref -> actor index
         self.live: set[int] = set()
+        self.up: set[int] = set()   # said ready, set up or not: they have a folder to remove at close
         self.load: dict[int, int] = {}
         self.in_flight: dict[Any, tuple[int, Any]] = {}  # play() ref -> (actor index, match)
         self.lost = 0
@@ -291,6 +327,7 @@ class _Pool:
             log.warning("ray: worker %d failed to start: %s", i, _brief(exc))
             return
         self.where[i] = f"{info['host']} pid {info['pid']}"
+        self.up.add(i)
         if info["error"]:
             raise ArenaError(f"Ray worker on {info['host']}: {info['error']}")
         log.info("ray: worker %d ready on %s, sandbox %s", i, self.where[i], info["sandbox"])
@@ -309,6 +346,7 @@ class _Pool:
         except self.ray.exceptions.RayError as exc:
             if i in self.live:
                 self.live.discard(i)
+                self.up.discard(i)
                 self.lost += 1
                 log.warning("ray: worker %d (%s) failed: %s; its matches in flight are not recorded "
                             "(the next run plays them)", i, self.where.get(i, "?"), _brief(exc))
@@ -333,7 +371,7 @@ class _Pool:
 
     def shutdown(self, results: Path, *, grace_s: float) -> None:
         """Close every live worker's bots (keeping their stderr logs), then kill all actors."""
-        closing = {self.actors[i].close.remote(): i for i in self.live}
+        closing = {self.actors[i].close.remote(): i for i in self.up}
         end = time.monotonic() + grace_s
         while closing and time.monotonic() < end:
             done, _ = self.ray.wait(list(closing), num_returns=1, timeout=max(0.0, end - time.monotonic()))
@@ -342,6 +380,8 @@ class _Pool:
                 try:
                     logs = self.ray.get(ref)
                 except self.ray.exceptions.RayError:
+                    continue
+                if not logs:
                     continue
                 folder = Path(results) / "logs" / f"ray-{i}"
                 folder.mkdir(parents=True, exist_ok=True)
@@ -355,6 +395,7 @@ class _Pool:
             except Exception:  # noqa: BLE001 - already gone
                 pass
         self.live.clear()
+        self.up.clear()
 
 
 def _brief(exc: BaseException) -> str:

@@ -103,7 +103,13 @@ def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_li
     tournament = load_tournament(write_tournament(tmp_path, "w", deals=1))
     entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
     match = next(m for m in build_schedule(tournament, list(entries.values())) if m.game == "tightwad")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = Path(tempfile.gettempdir()) / f"arena-ray-{gone.pid}-test"  # a killed worker's leftovers
+    (stale / "bots").mkdir(parents=True)
     worker = BotWorker(pack_bots(entries), _settings(tournament))
+    assert not stale.exists()
+    assert worker.tmp.name.startswith(f"arena-ray-{os.getpid()}-")
     info = worker.ready()
     assert info["error"] is None and info["sandbox"]
     copies = worker.tmp / "bots"
@@ -141,6 +147,24 @@ def test_executor_ray_without_ray_installed_is_one_line_and_writes_nothing(tmp_p
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [f"arena: error: {RAY_MISSING}"]
+
+
+def test_an_unreachable_ray_address_fails_fast_in_one_line():
+    import socket
+
+    from arena.ray_executor import _check_reachable
+
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        port = srv.getsockname()[1]
+        _check_reachable(f"127.0.0.1:{port}")  # someone listens: fine
+    t0 = time.monotonic()
+    with pytest.raises(ArenaError, match=f"cannot reach Ray at 127.0.0.1:{port}: .*--ray-address"):
+        _check_reachable(f"127.0.0.1:{port}")
+    assert time.monotonic() - t0 < 6
+    _check_reachable("auto")  # left to Ray
+    _check_reachable(None)
 
 
 def test_no_arena_module_imports_ray_when_imported():
@@ -191,11 +215,13 @@ def test_a_sandbox_level_that_fails_on_a_node_is_reported_with_the_node(tmp_path
     ctx = {"entries": entries, "limits": limits_from(tournament), "tc": time_control_from(tournament),
            "fresh": False, "name": tournament.name, "results": tmp_path / "r"}
     got: list[dict] = []
+    copies_before = set(Path(tempfile.gettempdir()).glob("arena-ray-*"))
     with pytest.raises(ArenaError) as info:
         play_on_ray(pending, ctx, got.append, address=None, workers=1, sandbox_level="no-such-level")
     msg = str(info.value)
     assert msg.startswith("Ray worker on ") and "no-such-level" in msg and "\n" not in msg
     assert got == []
+    assert set(Path(tempfile.gettempdir()).glob("arena-ray-*")) <= copies_before  # closed all the same
 
 
 def _worker_pids() -> list[int]:
