@@ -15,6 +15,7 @@ from arena.faults import BotFault, FaultKind
 from arena.timecontrol import TimeControl, UNLIMITED_S
 
 ARENA_VERSION = "0.1.0"
+MAX_FAILED_STARTS = 3
 
 
 class Agent:
@@ -73,10 +74,16 @@ class ProcessAgent(Agent):
         self.no_timeouts = no_timeouts
         self.proc: Any = None
         self.bot_name: str | None = None  # what the bot calls itself in its hello
+        self.failed_starts = 0  # in a row; a bot that never starts stops costing start-up time
+        self.last_start_fault: BotFault | None = None
 
     def prepare(self) -> None:
         from arena.process import BotProcess, bot_command
 
+        if self.failed_starts >= MAX_FAILED_STARTS and self.last_start_fault is not None:
+            last = self.last_start_fault
+            raise BotFault(last.kind, f"not restarted after {self.failed_starts} failed starts in a row "
+                                      f"(last: {last.detail})", **last.extra)
         if self.proc is not None and self.proc.alive():
             if self.proc.cpu_seconds() < self.limits.cpu_s / 2:
                 return
@@ -99,7 +106,11 @@ class ProcessAgent(Agent):
                 fault = BotFault(FaultKind.TIMEOUT, f"no hello within the start-up limit of {budget:g} s",
                                  **fault.extra)
             self.discard()
+            if fault.kind is not FaultKind.SANDBOX:  # the harness's own failures never disable a bot
+                self.failed_starts += 1
+                self.last_start_fault = fault
             raise fault
+        self.failed_starts = 0
 
     def begin(self, start_msg: dict[str, Any]) -> None:
         self._send(start_msg, time.monotonic() + self._io_budget())

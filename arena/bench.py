@@ -11,6 +11,7 @@ from typing import Any
 
 from games import REGISTRY
 from games.rng import DealRng
+from games.simulate import play_randomly
 
 GAME_SETUPS: dict[str, tuple[int, dict[str, Any]]] = {
     "tightwad": (4, {}), "divers-weights": (4, {}), "palace": (4, {}),
@@ -30,18 +31,8 @@ def decisions_per_second(game: str, players: int, options: dict[str, Any], obser
     start = time.perf_counter()
     end = start + seconds
     while time.perf_counter() < end:
-        state = spec.new_game(players, seed, options)
+        decisions += play_randomly(spec.new_game(players, seed, options), rng, observe=observe)
         seed += 1
-        while not state.is_over():
-            for seat in tuple(state.to_move()):
-                if seat not in state.to_move():
-                    continue
-                if observe:
-                    n = len(state.observation(seat)["legal_actions"])
-                else:
-                    n = len(state.legal_actions(seat))
-                state.apply(seat, rng.randbelow(n))
-                decisions += 1
     return decisions / (time.perf_counter() - start)
 
 

@@ -37,7 +37,6 @@ class MatchPlayer:
                                      time_control=self.tc, log_dir=self.log_dir, fresh=self.fresh)
                 self.agents[name] = agent
             seats.append(agent)
-        # The same bot may sit twice only in a sampled schedule with duplicates; keep it simple.
         return play_match(match, seats, time_control=self.tc, sandbox=self.sandbox,
                           tournament=self.tournament)
 

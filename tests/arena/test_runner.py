@@ -184,3 +184,24 @@ def test_a_bad_tournament_file_is_one_line_exit_2_and_writes_nothing(tmp_path):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "bad.yaml" in lines[0] and "players" in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_bot_that_never_starts_faults_every_match_and_stops_costing_start_up_time(tmp_path):
+    silent = Path(__file__).parent / "bots" / "silent.py"
+    bots = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", silent]
+    path = write_tournament(tmp_path, "silent", bots=bots, deals=2)
+    path.write_text(path.read_text().replace("startup_s: 20", "startup_s: 1"))
+    t0 = time.monotonic()
+    summary = run_file(path)
+    elapsed = time.monotonic() - t0
+    assert summary.played == summary.scheduled  # the tournament went on to the end
+    rows = stored(summary.results)
+    import sqlite3
+
+    con = sqlite3.connect(summary.results / "results.sqlite")
+    kinds = con.execute("SELECT fault_kind, fault_detail FROM seats WHERE bot = 'silent'").fetchall()
+    assert kinds and all(k == "timeout" for k, _ in kinds)
+    assert sum("not restarted" in d for _, d in kinds) == len(kinds) - 3
+    assert con.execute("SELECT count(*) FROM seats WHERE bot != 'silent' AND fault_kind IS NOT NULL").fetchone()[0] == 0
+    assert all(len(places) in (2, 3) for places in rows.values())
+    assert elapsed < 3 * 1.5 + 30  # three start-up waits, not one per match
