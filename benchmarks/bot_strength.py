@@ -177,6 +177,20 @@ def measure(bot_path: str | Path, game: str, players: int, games: int, first_see
     )
 
 
+def table_places(paths: list[str | Path], game: str, games: int, first_seed: int,
+                 options: dict[str, Any] | None = None) -> list[float]:
+    """Mean 1-based place of each bot file at one table (a seat each), seats rotated every game."""
+    bots = [load_bot(p) for p in paths]
+    n = len(bots)
+    total = [0.0] * n
+    for i in range(games):
+        order = [(s + i) % n for s in range(n)]  # seat s holds bots[order[s]]
+        places = play_game(game, [bots[k] for k in order], first_seed + i // n, options).places
+        for s, k in enumerate(order):
+            total[k] += places[s] + 1
+    return [t / games for t in total]
+
+
 SPRING = ROOT / "tournaments" / "spring.yaml"
 
 
@@ -187,6 +201,7 @@ class FieldResult:
     places: dict[str, dict[str, list[float]]]   # bot -> game -> place of each match (1 = first)
     ratings: Any                                  # arena.ratings.RatingReport of the same matches
     matches: int
+    capped: int = 0                               # matches stopped by the decision cap (C4)
 
     def mean_place(self, bot: str, game: str | None = None) -> float:
         """Mean 1-based place of ``bot`` in ``game`` (None: every match, as the overall table)."""
@@ -235,22 +250,24 @@ def play_field(tournament: str | Path = SPRING, deal_factor: float = 10.0,
     bots = {name: load_bot(path) for name, path in paths.items()}
     places: dict[str, dict[str, list[float]]] = {name: {} for name in bots}
     rows = []
+    capped = 0
     for m in schedule:
         res = play_game(m.game, [bots[b] for b in m.bots], m.deal_seed, m.options,
                         match_seed=m.match_seed)
+        capped += res.capped
         for bot, place in zip(m.bots, res.places):
             places[bot].setdefault(m.game, []).append(place + 1)
         rows.append(ResultRow(m.match_id, m.index, m.game, m.players, tuple(m.bots), tuple(res.places),
                               tuple(res.scores), (None,) * m.players, (None,) * m.players,
                               res.capped, False))
-    return FieldResult(places, compute_ratings(rows), len(schedule))
+    return FieldResult(places, compute_ratings(rows), len(schedule), capped)
 
 
 def print_field(result: FieldResult) -> None:
     """Mean place per game and overall, with each scope's leaderboard rank in brackets."""
     games = sorted({g for per in result.places.values() for g in per})
     ranks = {scope: {b: i + 1 for i, b in enumerate(result.ranking(scope))} for scope in games + ["overall"]}
-    print(f"{result.matches} matches; mean place (1 = first) [TrueSkill leaderboard rank]")
+    print(f"{result.matches} matches ({result.capped} capped); mean place (1 = first) [TrueSkill leaderboard rank]")
     print(f"{'bot':22}" + "".join(f" {g:>19}" for g in games + ["overall"]))
     for bot in result.ranking():
         cells = [f"{result.mean_place(bot, g):.2f} [{ranks[g][bot]}]" for g in games]

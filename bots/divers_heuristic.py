@@ -1,9 +1,11 @@
 """Divers Weights heuristic (simple policies in the other games).
 
-Each card in hand is tried against a few random guesses of the others' cards,
-drawn from the cards not yet seen, to estimate how likely it wins the trick
-against the visible threshold and what the best prize would then add to the
-bot's prizes (suit symbols, with a pull towards covering all six suits). The
+Each card in hand is tried against a few guesses of the others' cards (each
+other player holds a random hand of the cards not yet seen and plays, half the
+time, its card nearest an even share of the threshold, else any card) to
+estimate how likely it wins the trick against the visible threshold and what
+the best prize would then add to the bot's prizes (suit symbols, with a pull
+towards covering all six suits). The
 bot plays the card whose expected prize now most exceeds what the same card is
 worth in a later trick (same estimate, with a guessed threshold too), so it
 keeps cards that are strong anywhere for when they are needed. With bidding,
@@ -19,6 +21,7 @@ import random
 from botkit import run
 
 SAMPLES = 40
+SENSIBLE = 0.5  # share of the others' plays guessed as sensible rather than random
 ALL_SUITS = 6
 # Palace rank order (R-P2, Aces high); the Excuse (value 0) has none.
 PALACE_ORDER = {1: 13, 10: 12, 11: 10, 12: 11, 0: 0, **{r: r for r in range(2, 10)}}
@@ -46,6 +49,19 @@ def unseen(obs, match):
     return [c for c in match.cards if c not in seen]
 
 
+def guess_plays(obs, match, pool, threshold_total):
+    """One guess of the others' cards: each holds a random hand of unseen cards and plays,
+    half the time, its card nearest an even share of the threshold, else any of them."""
+    others, size = obs["players"] - 1, len(obs["hand"])
+    if len(pool) < others * size:
+        return random.sample(pool, others)
+    deal = random.sample(pool, others * size)
+    aim = threshold_total / obs["players"]
+    hands = [deal[k * size:(k + 1) * size] for k in range(others)]
+    return [min(h, key=lambda c: abs(match.value(c) - aim)) if random.random() < SENSIBLE else h[0]
+            for h in hands]
+
+
 def outlook(obs, match, threshold_total, pool, samples=SAMPLES, later=False):
     """card -> (P(win), expected prize gain when winning), by sampling the others' cards.
 
@@ -65,7 +81,7 @@ def outlook(obs, match, threshold_total, pool, samples=SAMPLES, later=False):
     if later and len(pool) >= 2 * others:
         draws = [(d[:others], d[others:]) for d in (random.sample(pool, 2 * others) for _ in range(samples))]
     elif not later and len(pool) >= others:
-        draws = [(obs["threshold"], random.sample(pool, others)) for _ in range(samples)]
+        draws = [(obs["threshold"], guess_plays(obs, match, pool, threshold_total)) for _ in range(samples)]
     for c in obs["hand"]:
         v = match.value(c)
         wins = 0
@@ -130,18 +146,26 @@ def divers(obs, match):
 
 
 def tightwad_simple(obs, match):
-    """Play the highest legal card (so the lowest stays for the costly last trick)."""
-    return max(obs["legal_actions"], key=lambda a: (match.value(a["card"]), -a["id"]))["id"]
+    """Keep the lowest card for the last trick (the only one that costs); else a random legal card."""
+    legal = obs["legal_actions"]
+    keep = min(obs["hand"], key=match.value)
+    return random.choice([a for a in legal if a["card"] != keep] or legal)["id"]
 
 
 def palace_simple(obs, match):
-    """No setup swaps; the lowest legal rank, every card of it; reveal the first face-down card."""
+    """No setup swaps; every card of the lowest legal rank, but one play in five at random.
+
+    The random plays keep two copies of this rule from passing the pile back and
+    forth for ever. Face-down: the first card.
+    """
     legal = obs["legal_actions"]
     if obs["phase"] == "swap":
         return next(a["id"] for a in legal if not a["swaps"])
     plays = [a for a in legal if a["kind"] == "play"] or legal  # else reveals, or a lone Excuse
     if plays[0]["kind"] != "play":
         return plays[0]["id"]
+    if random.random() < 0.2:
+        return random.choice(plays)["id"]
     return min(plays, key=lambda a: (PALACE_ORDER[match.value(a["cards"][0])], -len(a["cards"]), a["id"]))["id"]
 
 

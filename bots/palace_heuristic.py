@@ -1,20 +1,28 @@
 """Palace heuristic (simple policies in the other games).
 
 Setup: swap strong cards (Twos, Sevens, high ranks) to the face-up tableau,
-where they wait for the end game. Play: the lowest legal ordinary rank, as many
-cards of it as allowed; complete a four of a kind when possible (the pile blows
-up and the bot plays again); keep Twos, Sevens, Aces and the Excuse for when
-nothing else is legal. Aces name as trump the suit most of the bot's cards bear.
-Face-down: a known card that is legal now, else an unknown one.
+where they wait for the end game. Play: the lowest legal ordinary printed rank,
+as many cards of it as allowed; complete a four of a kind when possible (the
+pile blows up and the bot plays again); keep Twos, Sevens, Aces and the Excuse
+for when nothing else is legal. Low trump cards are not held back: played early
+they make the next player find a trump card or eat (this measured better than
+keeping them). Aces name as trump the suit most of the bot's cards bear.
+Face-down: a known card that is legal now, else an unknown one. A game still
+running after LOOP_BREAK decisions a player is most likely going round in a
+cycle (fixed rules can pass the pile back and forth for ever): the bot then
+plays at random, which ends it.
 
 Tightwad and Divers Weights get short fixed rules (see ``tightwad_simple`` and
 ``divers_simple``): better than random, far from a real heuristic.
 """
 
+import random
+
 from botkit import run
 
 # R-P2 order (Ace high); the Excuse (value 0) has none.
 ORDER = {1: 13, 10: 12, 11: 10, 12: 11, 0: 0, **{r: r for r in range(2, 10)}}
+LOOP_BREAK = 500  # decisions a player; a normal game takes 50 to 250 a player
 # Last resorts, least valuable first: the Excuse, Sevens, Twos, Aces.
 SPECIAL = {0: 1, 7: 2, 2: 3, 13: 4}
 
@@ -77,7 +85,7 @@ def trump_score(obs, match, ace):
 
 
 def play_score(obs, match, a):
-    """Lower is better: (ordinary first, four of a kind first, low rank, more cards)."""
+    """Lower is better: (ordinary first, four of a kind first, low printed rank, more cards)."""
     if a["kind"] == "excuse":
         return (SPECIAL[0], 0, 0, 0, 0)
     cards = a["cards"]
@@ -85,11 +93,13 @@ def play_score(obs, match, a):
     special = 0 if o == 7 and match.options.get("wyrm_variant") else SPECIAL.get(o, 0)
     four = 0 if completes_four(obs, match, cards) else 1
     trump = -trump_score(obs, match, a["trump"]) if "trump" in a else 0
-    return (special, four, key(obs, match, cards[0]), -len(cards), trump)
+    return (special, four, o, -len(cards), trump)
 
 
 def palace(obs, match):
     legal = obs["legal_actions"]
+    if obs["decision"] > LOOP_BREAK * obs["players"]:
+        return random.choice(legal)["id"]
     if obs["phase"] == "swap":
         return setup(obs, match)
     if legal[0]["kind"] == "reveal":
@@ -98,8 +108,10 @@ def palace(obs, match):
 
 
 def tightwad_simple(obs, match):
-    """Play the highest legal card (so the lowest stays for the costly last trick)."""
-    return max(obs["legal_actions"], key=lambda a: (match.value(a["card"]), -a["id"]))["id"]
+    """Keep the lowest card for the last trick (the only one that costs); else a random legal card."""
+    legal = obs["legal_actions"]
+    keep = min(obs["hand"], key=match.value)
+    return random.choice([a for a in legal if a["card"] != keep] or legal)["id"]
 
 
 def divers_simple(obs, match):

@@ -103,13 +103,19 @@ def divers_simple(obs, match):
 
 
 def palace_simple(obs, match):
-    """No setup swaps; the lowest legal rank, every card of it; reveal the first face-down card."""
+    """No setup swaps; every card of the lowest legal rank, but one play in five at random.
+
+    The random plays keep two copies of this rule from passing the pile back and
+    forth for ever. Face-down: the first card.
+    """
     legal = obs["legal_actions"]
     if obs["phase"] == "swap":
         return next(a["id"] for a in legal if not a["swaps"])
     plays = [a for a in legal if a["kind"] == "play"] or legal  # else reveals, or a lone Excuse
     if plays[0]["kind"] != "play":
         return plays[0]["id"]
+    if random.random() < 0.2:
+        return random.choice(plays)["id"]
     return min(plays, key=lambda a: (PALACE_ORDER[match.value(a["cards"][0])], -len(a["cards"]), a["id"]))["id"]
 
 

@@ -1,5 +1,9 @@
 """The sample bots: legal answers everywhere, heuristics beat random, the Perl bot speaks the protocol.
 
+Each heuristic bot plays its own game with its heuristic and the two other games
+with short simple policies: those beat random, the heuristic beats them in its
+own game, and in the spring field every heuristic ranks above random.
+
 Python bots are loaded through benchmarks/bot_strength.py's fake botkit (the bot
 files stay protocol programs); one test also runs each as a real process.
 """
@@ -12,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -90,12 +95,99 @@ def test_random_bot_is_not_better_than_random() -> None:
 
 def test_same_seed_same_choices() -> None:
     """A bot's play depends only on its start seed: two runs of a match give one result."""
-    for bot, game, players in (("divers_heuristic.py", "divers-weights", 3), ("palace_heuristic.py", "palace", 3)):
+    for bot, game, players in (("divers_heuristic.py", "divers-weights", 3), ("palace_heuristic.py", "palace", 3),
+                               ("tightwad_heuristic.py", "tightwad", 3), ("tightwad_heuristic.py", "palace", 3),
+                               ("divers_heuristic.py", "tightwad", 4)):
         runs = []
         for _ in range(2):
             bots = [bs.load_bot(ROOT / "bots" / bot)] + [bs.load_bot(bs.RANDOM_BOT) for _ in range(players - 1)]
             runs.append(bs.play_game(game, bots, 77))
-        assert runs[0] == runs[1]
+        assert runs[0] == runs[1], (bot, game)
+
+
+# (bot, a game that is not its own, players, games, first seed)
+SIMPLE = [
+    ("tightwad_heuristic.py", "divers-weights", 2, 60, 31_000),
+    ("tightwad_heuristic.py", "palace", 4, 40, 32_000),
+    ("divers_heuristic.py", "tightwad", 4, 40, 33_000),
+    ("divers_heuristic.py", "palace", 4, 40, 32_000),
+    ("palace_heuristic.py", "tightwad", 4, 40, 33_000),
+    ("palace_heuristic.py", "divers-weights", 4, 40, 34_000),
+]
+
+
+@pytest.mark.parametrize("bot,game,players,games,seed", SIMPLE, ids=[f"{b.split('_')[0]}-in-{g}" for b, g, *_ in SIMPLE])
+def test_simple_policies_beat_random_in_the_other_games(bot: str, game: str, players: int, games: int,
+                                                        seed: int) -> None:
+    """A heuristic bot outside its own game still plays better than random (rotating seat, fixed seeds)."""
+    s = bs.measure(ROOT / "bots" / bot, game, players, games, seed)
+    assert s.mean_place + 0.3 <= s.random_mean_place, s
+
+
+OWN = {"tightwad": "tightwad_heuristic.py", "divers-weights": "divers_heuristic.py", "palace": "palace_heuristic.py"}
+
+
+@pytest.mark.parametrize("game,seed", [("tightwad", 21_000), ("divers-weights", 22_000), ("palace", 23_000)])
+def test_each_heuristic_tops_its_own_game_against_the_simple_policies(game: str, seed: int) -> None:
+    """4 players: the game's heuristic, the two other heuristic bots (simple policies here) and random.
+
+    The game's heuristic has the best mean place, by a margin; random the worst.
+    """
+    names = [OWN[game]] + [b for g, b in OWN.items() if g != game] + ["random_bot.py"]
+    places = bs.table_places([ROOT / "bots" / n for n in names], game, 80, seed)
+    assert places[0] + 0.25 <= min(places[1:]), dict(zip(names, places))
+    assert places[3] == max(places), dict(zip(names, places))
+
+
+def test_spring_field_ranks_the_heuristics_above_random() -> None:
+    """The spring tournament played in process (its own seed, schedule and deals): random last
+    overall, and each heuristic first in its own game, in the leaderboard's TrueSkill order."""
+    result = bs.play_field(bs.SPRING, deal_factor=1)
+    assert result.matches == 136 and result.capped == 0
+    assert result.ranking()[-1] == "random_bot", result.ranking()
+    for game, bot in OWN.items():
+        assert result.ranking(game)[0] == bot.removesuffix(".py"), (game, result.ranking(game))
+    # One place per seat of the schedule (as the leaderboard's match counts: 52, 40, 8 each).
+    schedule, _ = bs.field_schedule(bs.SPRING, 1)
+    seats = Counter((bot, m.game) for m in schedule for bot in m.bots)
+    assert {(b, g): len(p) for b, per in result.places.items() for g, p in per.items()} == seats
+    assert [seats[("random_bot", g)] for g in ("tightwad", "divers-weights", "palace")] == [52, 40, 8]
+
+
+def test_palace_heuristic_breaks_a_cycle() -> None:
+    """Two copies of a fixed Palace rule can pass the pile back and forth for ever; after
+    LOOP_BREAK decisions a player the heuristic plays at random, so every game ends."""
+    def capped(loop_break: int) -> int:
+        bots = [bs.load_bot(ROOT / "bots" / "palace_heuristic.py") for _ in range(2)]
+        for b in bots:
+            b.choose.__globals__["LOOP_BREAK"] = loop_break
+        return sum(bs.play_game("palace", bots, seed, {"decision_cap": 3000}).capped for seed in range(8))
+
+    assert capped(10**9) > 0  # control: without the breaker some of these games cycle
+    assert capped(500) == 0
+
+
+def test_R_T3_R_T4_R_T5_tightwad_play_out_matches_the_engine() -> None:
+    """The tightwad heuristic's rollout, fed the real hands, names the same loser and penalty as
+    the engine when every seat plays the card the rollout plays (highest legal, else lowest)."""
+    bot = bs.load_bot(ROOT / "bots" / "tightwad_heuristic.py")
+    table, play_out = bot.choose.__globals__["table"], bot.choose.__globals__["play_out"]
+    for seed in range(40):
+        players = 3 + seed % 3
+        state = REGISTRY["tightwad"].new_game(players, seed, {})
+        t = table(bot.start(bs.start_message(state, "tightwad", 0, seed, ["x"] * players)))
+        hands = [sorted(state.observation(s)["hand"], key=lambda c: -t[c][0]) for s in range(players)]
+        expected = play_out(t, [h[:] for h in hands], 0, None, state.to_move()[0], players)
+        while state.observation(0)["round"] == 1 and not state.is_over():
+            seat = state.to_move()[0]
+            obs = state.observation(seat)
+            trick, h = obs["trick"], hands[seat]
+            low = trick["plays"] and t[h[0]][0] < t[trick["plays"][trick["control"]]["card"]][0]
+            card = h.pop() if low else h.pop(0)
+            state.apply(seat, next(a["id"] for a in obs["legal_actions"] if a["card"] == card))
+        points = state.observation(0)["penalty_points"]
+        assert [s for s in range(players) if points[s]] == [expected[0]], seed
+        assert points[expected[0]] == expected[1], seed
 
 
 def test_fake_botkit_rejects_a_file_without_run(tmp_path: Path) -> None:
