@@ -101,17 +101,9 @@ def unpack_bots(packed: Mapping[str, Mapping[str, Any]], folder: Path) -> dict[s
 
 def _sweep_stale_copies() -> None:
     """Remove the folders of workers on this node that died without closing (killed, node lost)."""
-    for d in Path(tempfile.gettempdir()).glob(f"{COPIES_PREFIX}*-*"):
-        pid = d.name[len(COPIES_PREFIX):].split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # its worker still runs
-        except ProcessLookupError:
-            shutil.rmtree(d, ignore_errors=True)
-        except PermissionError:
-            continue
+    from arena.sandbox.launch import sweep_dead_owner_dirs
+
+    sweep_dead_owner_dirs(COPIES_PREFIX)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -33,17 +33,20 @@ _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SCRATCH_PREFIX = "arena-scratch-"
 
 
-def sweep_stale_scratch() -> int:
-    """Remove scratch directories of referees that died without cleaning up. Returns how many."""
+def sweep_dead_owner_dirs(prefix: str) -> int:
+    """Remove temp folders named ``<prefix><pid>-...`` whose owning process is gone.
+
+    Returns how many were removed. Folders of live processes (or of processes we
+    may not signal) are kept.
+    """
     n = 0
-    base = Path(tempfile.gettempdir())
-    for d in base.glob(f"{SCRATCH_PREFIX}*-*"):
-        pid = d.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+    for d in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+        pid = d.name[len(prefix):].split("-", 1)[0]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
             os.kill(int(pid), 0)
-            continue                     # its referee still runs
+            continue                     # its owner still runs
         except ProcessLookupError:
             pass
         except PermissionError:
@@ -51,6 +54,11 @@ def sweep_stale_scratch() -> int:
         shutil.rmtree(d, ignore_errors=True)
         n += 1
     return n
+
+
+def sweep_stale_scratch() -> int:
+    """Remove scratch directories of referees that died without cleaning up. Returns how many."""
+    return sweep_dead_owner_dirs(SCRATCH_PREFIX)
 
 
 @dataclass
