@@ -10,7 +10,7 @@ global one), a ``botkit.Match`` built from the game's card table, and the
 observations the referee would send. The heuristic sits in a rotating seat
 against random bots; seeds are fixed, so the figures are reproducible.
 
-``--field`` plays a tournament's whole field instead (arena.schedule's groups,
+``--field`` plays a tournament's whole field instead (arena.tournament.schedule's groups,
 seating, rotations and seeds, with more deals) and prints each bot's mean place
 per game and overall, and its rank in the leaderboard's TrueSkill order.
 """
@@ -114,11 +114,12 @@ def load_bot(path: str | Path) -> LoadedBot:
     rng = random.Random(0)
     if namespace.get("random") is random:
         namespace["random"] = rng  # a private generator: bots in one process stay independent
+    kit.random = rng  # botkit's simple policies draw from the same generator, as in a real process
     return LoadedBot(path, captured["name"], captured["choose"], rng, kit)
 
 
 def start_message(state: Any, game: str, seat: int, match_seed: int, names: list[str]) -> dict[str, Any]:
-    """What the referee's start message holds (arena/protocol.py ``start``)."""
+    """What the referee's start message holds (arena/match/protocol.py ``start``)."""
     return {
         "type": "start", "match_id": f"bench-{match_seed}", "game": game,
         "rules_version": state.spec.rules_version, "options": state.options,
@@ -199,7 +200,7 @@ class FieldResult:
     """A whole field played in process: 1-based places per bot and game, and the ratings."""
 
     places: dict[str, dict[str, list[float]]]   # bot -> game -> place of each match (1 = first)
-    ratings: Any                                  # arena.ratings.RatingReport of the same matches
+    ratings: Any                                  # arena.report.ratings.RatingReport of the same matches
     matches: int
     capped: int = 0                               # matches stopped by the decision cap (C4)
 
@@ -220,14 +221,14 @@ def field_schedule(tournament: str | Path = SPRING, deal_factor: float = 10.0,
     """The tournament's schedule with every entry's deals multiplied by ``deal_factor``.
 
     Same games, player counts, options, groups, seating and seeds as ``arena run``
-    (arena.schedule), only more deals. Bots: the tournament's roster (paths relative
+    (arena.tournament.schedule), only more deals. Bots: the tournament's roster (paths relative
     to the repository), or ``roster`` if given (names = file stems, as in the arena).
     """
     import yaml
 
-    from arena.config import parse_tournament
-    from arena.roster import resolve_bots
-    from arena.schedule import build_schedule
+    from arena.tournament.config import parse_tournament
+    from arena.tournament.roster import resolve_bots
+    from arena.tournament.schedule import build_schedule
 
     t = parse_tournament(yaml.safe_load(Path(tournament).read_text()), str(tournament), ROOT)
     if roster is None:
@@ -243,8 +244,8 @@ def field_schedule(tournament: str | Path = SPRING, deal_factor: float = 10.0,
 def play_field(tournament: str | Path = SPRING, deal_factor: float = 10.0,
                roster: list[str | Path] | None = None) -> FieldResult:
     """Play ``field_schedule`` in process and rate it as the leaderboard does (Python bots only)."""
-    from arena.ratings import compute_ratings
-    from arena.store import ResultRow
+    from arena.report.ratings import compute_ratings
+    from arena.tournament.store import ResultRow
 
     schedule, paths = field_schedule(tournament, deal_factor, roster)
     bots = {name: load_bot(path) for name, path in paths.items()}

@@ -12,19 +12,17 @@ keeps cards that are strong anywhere for when they are needed. With bidding,
 the bot bids the count that maximises its expected score under those
 estimates, then plays to win or, after a nil bid, to lose.
 
-Tightwad and Palace get short fixed rules (see ``tightwad_simple`` and
+Tightwad and Palace get botkit's short fixed rules (``tightwad_simple`` and
 ``palace_simple``): better than random, far from a real heuristic.
 """
 
 import random
 
-from botkit import run
+from botkit import run, simple_choice
 
 SAMPLES = 40
 SENSIBLE = 0.5  # share of the others' plays guessed as sensible rather than random
 ALL_SUITS = 6
-# Palace rank order (R-P2, Aces high); the Excuse (value 0) has none.
-PALACE_ORDER = {1: 13, 10: 12, 11: 10, 12: 11, 0: 0, **{r: r for r in range(2, 10)}}
 
 
 def worth(match, cards):
@@ -145,36 +143,9 @@ def divers(obs, match):
     return next(a["id"] for a in legal if a["card"] == pick)
 
 
-def tightwad_simple(obs, match):
-    """Keep the lowest card for the last trick (the only one that costs); else a random legal card."""
-    legal = obs["legal_actions"]
-    keep = min(obs["hand"], key=match.value)
-    return random.choice([a for a in legal if a["card"] != keep] or legal)["id"]
-
-
-def palace_simple(obs, match):
-    """No setup swaps; every card of the lowest legal rank, but one play in five at random.
-
-    The random plays keep two copies of this rule from passing the pile back and
-    forth for ever. Face-down: the first card.
-    """
-    legal = obs["legal_actions"]
-    if obs["phase"] == "swap":
-        return next(a["id"] for a in legal if not a["swaps"])
-    plays = [a for a in legal if a["kind"] == "play"] or legal  # else reveals, or a lone Excuse
-    if plays[0]["kind"] != "play":
-        return plays[0]["id"]
-    if random.random() < 0.2:
-        return random.choice(plays)["id"]
-    return min(plays, key=lambda a: (PALACE_ORDER[match.value(a["cards"][0])], -len(a["cards"]), a["id"]))["id"]
-
-
 def choose(observation, match):
     if match.game == "divers-weights":
         return divers(observation, match)
-    if match.game == "tightwad":
-        return tightwad_simple(observation, match)
-    return palace_simple(observation, match)
-
+    return simple_choice(observation, match)  # botkit's simple play for the other games
 
 run(choose, name="divers-heuristic")

@@ -12,13 +12,13 @@ running after LOOP_BREAK decisions a player is most likely going round in a
 cycle (fixed rules can pass the pile back and forth for ever): the bot then
 plays at random, which ends it.
 
-Tightwad and Divers Weights get short fixed rules (see ``tightwad_simple`` and
+Tightwad and Divers Weights get botkit's short fixed rules (``tightwad_simple`` and
 ``divers_simple``): better than random, far from a real heuristic.
 """
 
 import random
 
-from botkit import run
+from botkit import run, simple_choice
 
 # R-P2 order (Ace high); the Excuse (value 0) has none.
 ORDER = {1: 13, 10: 12, 11: 10, 12: 11, 0: 0, **{r: r for r in range(2, 10)}}
@@ -107,32 +107,9 @@ def palace(obs, match):
     return min(legal, key=lambda a: (play_score(obs, match, a), a["id"]))["id"]
 
 
-def tightwad_simple(obs, match):
-    """Keep the lowest card for the last trick (the only one that costs); else a random legal card."""
-    legal = obs["legal_actions"]
-    keep = min(obs["hand"], key=match.value)
-    return random.choice([a for a in legal if a["card"] != keep] or legal)["id"]
-
-
-def divers_simple(obs, match):
-    """Play the card nearest threshold / players; take the prize with the most suit symbols."""
-    legal = obs["legal_actions"]
-    if obs["phase"] == "bid":
-        return next(a["id"] for a in legal if a["bid"] == 1)
-    if obs["phase"] == "prize":
-        mine = {s for c in obs["prizes"][obs["seat"]] for s in match.suits(c)}
-        return max(legal, key=lambda a: (len(match.suits(a["card"])),
-                                         len(set(match.suits(a["card"])) - mine), -a["id"]))["id"]
-    aim = obs["threshold_total"] / obs["players"]
-    return min(legal, key=lambda a: (abs(match.value(a["card"]) - aim), a["id"]))["id"]
-
-
 def choose(observation, match):
     if match.game == "palace":
         return palace(observation, match)
-    if match.game == "tightwad":
-        return tightwad_simple(observation, match)
-    return divers_simple(observation, match)
-
+    return simple_choice(observation, match)  # botkit's simple play for the other games
 
 run(choose, name="palace-heuristic")

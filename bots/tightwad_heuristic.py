@@ -5,17 +5,15 @@ the unseen cards at random to the others (SAMPLES times), plays the rest of the
 round out with everyone playing their highest legal card, and plays the card
 that cost it the fewest penalty points on average. Ties go to the highest card.
 
-Divers Weights and Palace get short fixed rules (see ``divers_simple`` and
+Divers Weights and Palace get botkit's short fixed rules (``divers_simple`` and
 ``palace_simple``): better than random, far from a real heuristic.
 """
 
 import random
 
-from botkit import run
+from botkit import run, simple_choice
 
 SAMPLES = 30
-# Palace rank order (R-P2, Aces high); the Excuse (value 0) has none.
-PALACE_ORDER = {1: 13, 10: 12, 11: 10, 12: 11, 0: 0, **{r: r for r in range(2, 10)}}
 
 
 def table(match):
@@ -89,42 +87,9 @@ def tightwad(obs, match):
     return min(legal, key=lambda a: (cost[a["card"]], -t[a["card"]][0], a["id"]))["id"]
 
 
-def divers_simple(obs, match):
-    """Play the card nearest threshold / players; take the prize with the most suit symbols."""
-    legal = obs["legal_actions"]
-    if obs["phase"] == "bid":
-        return next(a["id"] for a in legal if a["bid"] == 1)
-    if obs["phase"] == "prize":
-        mine = {s for c in obs["prizes"][obs["seat"]] for s in match.suits(c)}
-        return max(legal, key=lambda a: (len(match.suits(a["card"])),
-                                         len(set(match.suits(a["card"])) - mine), -a["id"]))["id"]
-    aim = obs["threshold_total"] / obs["players"]
-    return min(legal, key=lambda a: (abs(match.value(a["card"]) - aim), a["id"]))["id"]
-
-
-def palace_simple(obs, match):
-    """No setup swaps; every card of the lowest legal rank, but one play in five at random.
-
-    The random plays keep two copies of this rule from passing the pile back and
-    forth for ever. Face-down: the first card.
-    """
-    legal = obs["legal_actions"]
-    if obs["phase"] == "swap":
-        return next(a["id"] for a in legal if not a["swaps"])
-    plays = [a for a in legal if a["kind"] == "play"] or legal  # else reveals, or a lone Excuse
-    if plays[0]["kind"] != "play":
-        return plays[0]["id"]
-    if random.random() < 0.2:
-        return random.choice(plays)["id"]
-    return min(plays, key=lambda a: (PALACE_ORDER[match.value(a["cards"][0])], -len(a["cards"]), a["id"]))["id"]
-
-
 def choose(observation, match):
     if match.game == "tightwad":
         return tightwad(observation, match)
-    if match.game == "divers-weights":
-        return divers_simple(observation, match)
-    return palace_simple(observation, match)
-
+    return simple_choice(observation, match)  # botkit's simple play for the other games
 
 run(choose, name="tightwad-heuristic")

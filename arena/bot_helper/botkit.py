@@ -89,3 +89,54 @@ def run(choose: Callable[[dict[str, Any], Match], int], name: str = "bot",
             match = None
         elif kind == "bye":
             return
+
+
+# Simple, better-than-random play for every game: what a bot may fall back on in the
+# games it does not specialise in. Each uses the ``random`` module that ``run`` seeds.
+
+PALACE_ORDER = {1: 13, 10: 12, 11: 10, 12: 11, 0: 0, **{r: r for r in range(2, 10)}}  # rank -> strength
+
+
+def tightwad_simple(obs: dict[str, Any], match: Match) -> int:
+    """Keep the lowest card for the last trick (the only one that costs); else a random legal card."""
+    legal = obs["legal_actions"]
+    keep = min(obs["hand"], key=match.value)
+    return random.choice([a for a in legal if a["card"] != keep] or legal)["id"]
+
+
+def divers_simple(obs: dict[str, Any], match: Match) -> int:
+    """Play the card nearest threshold / players; take the prize with the most suit symbols."""
+    legal = obs["legal_actions"]
+    if obs["phase"] == "bid":
+        return next(a["id"] for a in legal if a["bid"] == 1)
+    if obs["phase"] == "prize":
+        mine = {s for c in obs["prizes"][obs["seat"]] for s in match.suits(c)}
+        return max(legal, key=lambda a: (len(match.suits(a["card"])),
+                                         len(set(match.suits(a["card"])) - mine), -a["id"]))["id"]
+    aim = obs["threshold_total"] / obs["players"]
+    return min(legal, key=lambda a: (abs(match.value(a["card"]) - aim), a["id"]))["id"]
+
+
+def palace_simple(obs: dict[str, Any], match: Match) -> int:
+    """No setup swaps; every card of the lowest legal rank, but one play in five at random.
+
+    The random plays keep two copies of this rule from passing the pile back and
+    forth for ever. Face-down: the first card.
+    """
+    legal = obs["legal_actions"]
+    if obs["phase"] == "swap":
+        return next(a["id"] for a in legal if not a["swaps"])
+    plays = [a for a in legal if a["kind"] == "play"] or legal  # else reveals, or a lone Excuse
+    if plays[0]["kind"] != "play":
+        return plays[0]["id"]
+    if random.random() < 0.2:
+        return random.choice(plays)["id"]
+    return min(plays, key=lambda a: (PALACE_ORDER[match.value(a["cards"][0])], -len(a["cards"]), a["id"]))["id"]
+
+
+SIMPLE = {"tightwad": tightwad_simple, "divers-weights": divers_simple, "palace": palace_simple}
+
+
+def simple_choice(obs: dict[str, Any], match: Match) -> int:
+    """The simple policy of ``match.game``."""
+    return SIMPLE[match.game](obs, match)

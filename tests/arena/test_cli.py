@@ -142,7 +142,7 @@ def test_replay_a_stored_match_exactly(results):
 
 def test_replay_detects_a_tampered_record(results, tmp_path):
     _, folder = results
-    from arena.store import ResultStore
+    from arena.tournament.store import ResultStore
 
     rec = ResultStore(folder).get_record(_a_match_id(folder))
     d = rec["decisions"][7]

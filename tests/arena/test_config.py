@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import ConfigError, Limits, Tournament, load_tournament, parse_tournament
+from arena.tournament.config import ConfigError, Limits, Tournament, parse_tournament
+from arena.tournament.load import load_tournament
 from arena.errors import ArenaError
-from arena.roster import resolve_bots
+from arena.tournament.roster import resolve_bots
 from tests.arena.tournament_fixtures import PY_BOTS, make_project
 
 FILE = "tournaments/bad.yaml"
@@ -202,7 +203,7 @@ def test_limits_defaults() -> None:
 
 
 def test_limits_mirror_the_sandbox_dataclass() -> None:
-    from arena import sandbox
+    from arena.match import sandbox
 
     fields = {f.name: f.default for f in dataclasses.fields(sandbox.Limits)}
     assert fields == Limits().model_dump()

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import ConfigError, Tournament, load_tournament
-from arena.config import Limits, Ratings, TimeControl, GameEntry, BotSpec
+from arena.tournament.config import ConfigError, Tournament
+from arena.tournament.load import load_tournament
+from arena.tournament.config import Limits, Ratings, TimeControl, GameEntry, BotSpec
 import games
 from tests.arena.tournament_fixtures import make_project
 

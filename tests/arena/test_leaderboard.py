@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.leaderboard import (CSV_COLUMNS, render_markdown, render_terminal,
-                               write_reports)
-from arena.ratings import OVERALL, RatingReport, compute_ratings
+from arena.report.leaderboard import CSV_COLUMNS, render_markdown, render_terminal
+from arena.report.standings import write_reports
+from arena.report.ratings import OVERALL, RatingReport, compute_ratings
 from tests.arena.record_factory import make_record
 
 EVIL = '<script>alert("x")</script>&amp'

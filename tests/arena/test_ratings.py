@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import trueskill
 
-from arena.ratings import (OVERALL, RatingParams, RatingReport, compute_ratings,
+from arena.report.ratings import (OVERALL, RatingParams, RatingReport, compute_ratings,
                            wilson_interval)
-from arena.store import ResultRow, ResultStore
+from arena.tournament.store import ResultRow, ResultStore
 from tests.arena.record_factory import make_record
 
 BOTS = ("alpha", "bravo", "charlie", "delta")
@@ -272,7 +272,7 @@ def test_empty_input_gives_an_empty_report() -> None:
 
 
 def test_unratable_match_is_skipped_and_listed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import arena.ratings as ratings
+    import arena.report.ratings as ratings
 
     real = ratings._rate
 

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import load_tournament
+from arena.tournament.load import load_tournament
 from arena.errors import ArenaError
-from arena.ray_executor import RAY_MISSING, BotShippingError, BotWorker, pack_bots, play_on_ray, unpack_bots
-from arena.roster import BotEntry, bot_entry, resolve_bots
-from arena.runner import limits_from, time_control_from
-from arena.schedule import build_schedule
+from arena.tournament.ray_executor import RAY_MISSING, BotShippingError, BotWorker, pack_bots, play_on_ray, unpack_bots
+from arena.tournament.roster import BotEntry, bot_entry, resolve_bots
+from arena.tournament.runner import limits_from, time_control_from
+from arena.tournament.schedule import build_schedule
 
 from .test_runner import ROOT, SLOW, leaderboard_json, run_file, stored, write_tournament
 
@@ -152,7 +152,7 @@ def test_executor_ray_without_ray_installed_is_one_line_and_writes_nothing(tmp_p
 def test_an_unreachable_ray_address_fails_fast_in_one_line():
     import socket
 
-    from arena.ray_executor import _check_reachable
+    from arena.tournament.ray_executor import _check_reachable
 
     with socket.socket() as srv:
         srv.bind(("127.0.0.1", 0))
@@ -168,7 +168,7 @@ def test_an_unreachable_ray_address_fails_fast_in_one_line():
 
 
 def test_no_arena_module_imports_ray_when_imported():
-    code = ("import sys, arena.cli, arena.runner, arena.ray_executor, arena.match_player; "
+    code = ("import sys, arena.cli, arena.tournament.runner, arena.tournament.ray_executor, arena.tournament.match_player; "
             "assert 'ray' not in sys.modules, 'ray imported'")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr

@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from arena.agents import Agent, RandomAgent
-from arena.faults import BotFault, FaultKind
-from arena.referee import final_places, play_match
-from arena.replay import ReplayMismatch, takeover, verify_record
-from arena.schedule import MatchSpec
+from arena.match.agents import Agent, RandomAgent
+from arena.match.faults import BotFault, FaultKind
+from arena.match.referee import final_places, play_match
+from arena.cli.replay import ReplayMismatch, takeover, verify_record
+from arena.tournament.schedule import MatchSpec
 from games import REGISTRY
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import ConfigError, load_tournament
-from arena.roster import BotEntry, RosterError, bot_entry, resolve_bots
+from arena.tournament.config import ConfigError
+from arena.tournament.load import load_tournament
+from arena.tournament.roster import BotEntry, RosterError, bot_entry, resolve_bots
 from tests.arena.tournament_fixtures import PY_BOTS, make_project
 
 HEAD = "name: t\nseed: 1\ngames:\n  - {id: palace, players: 2, deals: 1}\n"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import load_tournament
-from arena.runner import run_tournament
+from arena.tournament.load import load_tournament
+from arena.cli.run import run_and_publish
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = Path(__file__).parent / "bots" / "slow_random.py"
@@ -48,7 +48,7 @@ results: {tmp / ("results-" + name)}
 
 def run_file(path: Path, **kw):
     devnull = open(os.devnull, "w")
-    return run_tournament(load_tournament(path), out=devnull, err=devnull, **kw)
+    return run_and_publish(load_tournament(path), out=devnull, err=devnull, **kw)
 
 
 def stored(results: Path) -> dict[str, list[int]]:

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.config import ConfigError, Tournament, parse_tournament
-from arena.roster import BotEntry
-from arena.schedule import MatchSpec, build_schedule, check_schedule, deal_seed, draw_groups
+from arena.tournament.config import ConfigError, Tournament, parse_tournament
+from arena.tournament.roster import BotEntry
+from arena.tournament.schedule import MatchSpec, build_schedule, check_schedule, deal_seed, draw_groups
 from games.rng import derive_seed
 
 SPRING_GAMES = [

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.store import (DB_NAME, SCHEMA_VERSION, RecordError, ResultRow, ResultStore,
+from arena.tournament.store import (DB_NAME, SCHEMA_VERSION, RecordError, ResultRow, ResultStore,
                          StoreError, StoreSchemaError)
 from tests.arena.record_factory import make_record, sha
 
@@ -226,7 +226,7 @@ def test_concurrent_processes_never_duplicate(tmp_path: Path) -> None:
 
 _WRITER = """
 import json, sys, time
-from arena.store import ResultStore
+from arena.tournament.store import ResultStore
 store = ResultStore(sys.argv[1])
 for line in sys.stdin:
     rec = json.loads(line)

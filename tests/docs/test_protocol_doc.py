@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from arena import protocol
+from arena.match import protocol
 from games import REGISTRY
 from games.rng import DealRng
 from tests.docs.transcript import MARKER, marker_args, record_session, render_block

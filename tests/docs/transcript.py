@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena import protocol
-from arena.agents import ARENA_VERSION, Agent
-from arena.play import play_match_id
-from arena.referee import play_match
-from arena.schedule import MatchSpec
-from arena.timecontrol import TimeControl
+from arena.match import protocol
+from arena.match.agents import ARENA_VERSION, Agent
+from arena.cli.play import play_match_id
+from arena.match.referee import play_match
+from arena.tournament.schedule import MatchSpec
+from arena.match.timecontrol import TimeControl
 from games import get_game
 from games.rng import derive_seed
 

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from arena.agents import ProcessAgent
-from arena.referee import play_match
-from arena.replay import verify_record
-from arena.roster import bot_entry
-from arena.sandbox import Limits, _marker_pids, detect_sandbox
-from arena.schedule import MatchSpec
-from arena.timecontrol import TimeControl
+from arena.match.agents import ProcessAgent
+from arena.match.referee import play_match
+from arena.cli.replay import verify_record
+from arena.tournament.roster import bot_entry
+from arena.match.sandbox import Limits
+from arena.match.sandbox.detect import _marker_pids, detect_sandbox
+from arena.tournament.schedule import MatchSpec
+from arena.match.timecontrol import TimeControl
 from games import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]

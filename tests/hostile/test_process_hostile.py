@@ -24,10 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.faults import BotFault, FaultKind
-from arena.process import BotProcess, bot_command, read_lines
-from arena.sandbox import Limits, SandboxInfo, SandboxUnavailable, _marker_pids, detect_sandbox
-from arena.sandbox.launch import sweep_stale_scratch
+from arena.match.faults import BotFault, FaultKind
+from arena.match.process import BotProcess, bot_command, read_lines
+from arena.match.sandbox import Limits, SandboxInfo, SandboxUnavailable
+from arena.match.sandbox.detect import _marker_pids, detect_sandbox
+from arena.match.sandbox.launch import sweep_stale_scratch
 
 BOTS = Path(__file__).parent / "bots"
 BOTH = ["strongest", "rlimits"]
@@ -444,7 +445,7 @@ def test_sandbox_failure_is_a_sandbox_fault_with_retry(tmp_path, monkeypatch, me
 
 
 def test_named_level_that_fails_raises_one_line_reason(monkeypatch):
-    import arena.sandbox as sb
+    import arena.match.sandbox.detect as sb
     monkeypatch.setattr(sb, "_cache", {})
     monkeypatch.setattr(sb._ll, "abi_version", lambda: 0)
     with pytest.raises(SandboxUnavailable) as ei:
@@ -455,7 +456,7 @@ def test_named_level_that_fails_raises_one_line_reason(monkeypatch):
 
 
 def test_forced_level_is_reported(monkeypatch):
-    import arena.sandbox as sb
+    import arena.match.sandbox.detect as sb
     monkeypatch.setattr(sb, "_cache", {})
     monkeypatch.setenv("SANDBOX_LEVEL", "rlimits")
     info = detect_sandbox()
@@ -467,8 +468,9 @@ def test_forced_level_is_reported(monkeypatch):
 _REFEREE = """
 import sys, time
 from pathlib import Path
-from arena.process import BotProcess, bot_command
-from arena.sandbox import Limits, detect_sandbox
+from arena.match.process import BotProcess, bot_command
+from arena.match.sandbox import Limits
+from arena.match.sandbox.detect import detect_sandbox
 bot = Path(sys.argv[2])
 p = BotProcess.start(bot_command(bot), bot_file=bot, name="b", sandbox=detect_sandbox(sys.argv[1]),
                      limits=Limits(), env={"HOSTILE_MARKER": sys.argv[3]})

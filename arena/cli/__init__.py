@@ -1,5 +1,7 @@
-"""The `arena` command. Each subcommand parses options, calls one library
-function and prints; only this module turns errors into messages and exit codes."""
+"""The face: the `arena` command (click), and each command's own small module
+(run, play, replay, check, bench). May import every layer below; nothing imports it.
+Each subcommand parses options, calls one library function and prints; only this
+module turns errors into messages and exit codes."""
 
 from __future__ import annotations
 
@@ -62,7 +64,7 @@ def play(game: str, bots: tuple[str, ...], seed: int, options: tuple[str, ...], 
 
     Example: arena play tightwad random_bot bots/random_bot.py bots/random_bot.py --seed 7
     """
-    from arena.play import play_one
+    from arena.cli.play import play_one
 
     try:
         record = play_one(
@@ -90,8 +92,8 @@ def play(game: str, bots: tuple[str, ...], seed: int, options: tuple[str, ...], 
 def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: str, executor: str,
         ray_address: str | None) -> None:
     """Play a tournament (resuming where it stopped) and print the leaderboards."""
-    from arena.config import load_tournament
-    from arena.runner import run_tournament
+    from arena.tournament.load import load_tournament
+    from arena.cli.run import run_and_publish
 
     try:
         tournament = load_tournament(tournament_file)
@@ -100,7 +102,7 @@ def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: s
         hint = f"arena run {tournament_file}"
         if executor == "ray":
             hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
-        summary = run_tournament(
+        summary = run_and_publish(
             tournament, fresh=fresh, workers=workers,
             sandbox_level=None if sandbox_level == "auto" else sandbox_level,
             resume_hint=hint, executor=executor, ray_address=ray_address,
@@ -123,7 +125,7 @@ def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: s
 @click.option("--write/--no-write", default=False, help="Also (re)write the report files in the results folder.")
 def leaderboard(source: str, fmt: str, write: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""
-    from arena.standings import load_report, render
+    from arena.report.standings import load_report, render
 
     try:
         report, folder = load_report(Path(source))
@@ -139,11 +141,11 @@ def leaderboard(source: str, fmt: str, write: bool) -> None:
 @sandbox_option
 def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None:
     """Run BOT through the conformance suite; exit 1 if any check fails."""
-    from arena.check import run_check
-    from arena.play import open_sandbox
-    from arena.roster import bot_entry
-    from arena.sandbox import Limits
-    from arena.timecontrol import TimeControl
+    from arena.cli.check import run_check
+    from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament.roster import bot_entry
+    from arena.match.sandbox import Limits
+    from arena.match.timecontrol import TimeControl
 
     try:
         entry = bot_entry(bot)
@@ -172,8 +174,8 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
 
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
     """
-    from arena.replay import load_record, takeover, verify_record
-    from arena.trace import Tracer
+    from arena.cli.replay import load_record, takeover, verify_record
+    from arena.match.trace import Tracer
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
     try:
@@ -188,11 +190,11 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
         if not sep or not key.strip().isdigit():
             raise ArenaError(f"--bot {bot_spec!r}: expected SEAT=FILE, e.g. --bot 2=bots/mybot.py")
         live_seat = int(key)
-        from arena.agents import ProcessAgent
-        from arena.play import open_sandbox
-        from arena.roster import bot_entry
-        from arena.sandbox import Limits
-        from arena.timecontrol import TimeControl
+        from arena.match.agents import ProcessAgent
+        from arena.match.sandbox.detect import open_sandbox
+        from arena.tournament.roster import bot_entry
+        from arena.match.sandbox import Limits
+        from arena.match.timecontrol import TimeControl
 
         tc = TimeControl(move_s=move_s)
         sandbox = open_sandbox(sandbox_level)
@@ -221,7 +223,7 @@ def bench_games_cmd(seconds: float) -> None:
     """Engine decisions per second, random play, one core, with and without observations."""
     from tabulate import tabulate
 
-    from arena.bench import bench_games
+    from arena.cli.bench import bench_games
 
     rows = bench_games(seconds)
     click.echo(tabulate(rows, headers="keys", intfmt=","))
@@ -235,7 +237,7 @@ def bench_games_cmd(seconds: float) -> None:
 @sandbox_option
 def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
     """Decision round trip through the full harness vs a raw pipe ping-pong, same run."""
-    from arena.bench import bench_protocol
+    from arena.cli.bench import bench_protocol
 
     players = 2 if game == "divers-weights" else 4
     row = bench_protocol(rounds, game, players, sandbox_level)

@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.agents import ProcessAgent, RandomAgent
-from arena.faults import BotFault
-from arena.referee import play_match
-from arena.timecontrol import TimeControl
+from arena.match.agents import ProcessAgent, RandomAgent
+from arena.match.faults import BotFault
+from arena.match.referee import play_match
+from arena.match.timecontrol import TimeControl
 from games import REGISTRY
 from games.rng import derive_seed
 
@@ -136,7 +136,7 @@ def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeContro
 
 def _exits_on_bye(agent: ProcessAgent, grace_s: float = 2.0) -> bool:
     """Send bye and watch whether the bot leaves by itself within the grace period."""
-    from arena import protocol
+    from arena.match import protocol
 
     proc = agent.proc
     if proc is None:

@@ -14,10 +14,10 @@ import datetime as _dt
 import time
 from typing import Any, Callable, Sequence
 
-from arena import protocol
-from arena.agents import ARENA_VERSION, Agent
-from arena.faults import BotFault, FaultKind, shorten
-from arena.timecontrol import Clock, TimeControl
+from arena.match import protocol
+from arena.match.agents import ARENA_VERSION, Agent
+from arena.match.faults import BotFault, FaultKind, shorten
+from arena.match.timecontrol import Clock, TimeControl
 from games import get_game
 from games.core import places_from_keys
 from games.rng import DealRng, derive_seed
@@ -144,7 +144,7 @@ class _Match:
         answers: dict[int, Any] = {}
         procs = [s for s in asked if self.agents[s].is_process]
         if len(procs) > 1:
-            from arena.process import read_lines
+            from arena.match.process import read_lines
 
             got = read_lines([(self.agents[s].proc, asked[s][1]) for s in procs])
             answers.update(zip(procs, got))
@@ -244,7 +244,7 @@ def play_match(match: Any, agents: Sequence[Agent], *, time_control: TimeControl
                sandbox: Any = None, observer: Observer | None = None, no_timeouts: bool = False,
                tournament: str | None = None,
                prefix: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
-    """Play one match and return its record (see docs/protocol.md and arena/store.py).
+    """Play one match and return its record (see docs/protocol.md and arena/tournament/store.py).
 
     ``match`` needs: match_id, game, players, options, deal_seed, match_seed (and
     optionally index, deal, rotation, group). ``agents`` are in seat order. No

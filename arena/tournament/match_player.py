@@ -1,7 +1,7 @@
 """Play matches one after another with each bot's process kept warm across them.
 
-Shared by the local worker processes (arena/runner.py) and the Ray actors
-(arena/ray_executor.py), so both play a match exactly the same way.
+Shared by the local worker processes (arena/tournament/runner.py) and the Ray actors
+(arena/tournament/ray_executor.py), so both play a match exactly the same way.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ class MatchPlayer:
 
     def play(self, match: Any) -> dict[str, Any]:
         """Play one scheduled match (a ``MatchSpec``) and return its record."""
-        from arena.agents import ProcessAgent
-        from arena.referee import play_match
+        from arena.match.agents import ProcessAgent
+        from arena.match.referee import play_match
 
         seats = []
         for name in match.bots:

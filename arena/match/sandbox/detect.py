@@ -1,109 +1,34 @@
-"""Sandbox levels for bot processes, chosen by a start-up self-test.
+"""Choose the sandbox level: the strongest one whose self-test passes on this machine.
 
-Levels (a fixed set, strongest first; see docs in ``LEVELS``):
-
-* ``full``        bwrap namespaces (user, pid, net, ipc, uts, mount, cgroup) + seccomp
-                  + per-bot cgroup (pids, memory, cpu accounting) + rlimits
-* ``namespaces``  the same without the cgroup: memory by RLIMIT_AS, no process cap
-                  unless the bot has its own host uid
-* ``landlock``    no namespaces: Landlock (files, TCP, signal/abstract-socket scope)
-                  + strict seccomp (no sockets at all) + rlimits + subreaper sweep
-* ``rlimits``     resource limits only: NOT isolated (files, network, signals open)
-* ``none``        plain subprocess for debugging one's own bot: no limits at all
-
-Every level runs the bot in a new session with an explicit environment, closed
-fds, a private scratch directory as cwd (removed at close), and is cleaned up by
-a kill that sweeps every descendant (the referee is a child subreaper).
+The self-test starts ``probe.py`` through the real bot process layer
+(``arena.match.process``), so it proves what a bot would get, not what should work.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
-import subprocess
+import sys
 import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from . import cgroup as _cg
-from . import landlock as _ll
-from . import seccomp as _sc
-from .procs import become_subreaper
-
-__all__ = ["LEVELS", "ORDER", "Limits", "SandboxInfo", "SandboxUnavailable", "detect_sandbox",
-           "become_subreaper", "bwrap_path"]
-
-LEVELS: dict[str, str] = {
-    "full": "bwrap namespaces + seccomp + cgroup (pids, memory, cpu) + rlimits",
-    "namespaces": "bwrap namespaces + seccomp + rlimits (memory by RLIMIT_AS; no cgroup)",
-    "landlock": "Landlock + strict seccomp + rlimits + subreaper sweep (no namespaces)",
-    "rlimits": "resource limits only: NOT isolated from files, network or other processes",
-    "none": "plain subprocess, no limits (debugging only)",
-}
-ORDER = ("full", "namespaces", "landlock", "rlimits")
-READY = "ARENA-SANDBOX-READY"
-
-
-class SandboxUnavailable(RuntimeError):
-    """A requested level failed its self-test (the message is one line)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-bot limits. Memory is per bot (cgroup) or per process (RLIMIT_AS)."""
-    memory_mb: int = 1024        # per bot (cgroup memory where available, else RLIMIT_AS)
-    cpu_s: int = 600             # CPU cap of the whole bot tree (referee-enforced); RLIMIT_CPU = cpu_s+1 backstop
-    file_mb: int = 16            # RLIMIT_FSIZE
-    open_files: int = 64         # RLIMIT_NOFILE
-    processes: int = 32          # tasks (processes + threads) of the bot: pids cgroup
-    scratch_mb: int = 64         # private /tmp (= cwd) size (tmpfs at the bwrap levels)
-    stdout_line_kb: int = 1024   # longest accepted protocol line
-    stderr_log_kb: int = 256     # cap of the bot's own stderr log file
-
-
-@dataclass(frozen=True)
-class SandboxInfo:
-    """The active level and what it really enforces; printed and stored with every match."""
-    level: str
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def enforces(self, what: str) -> bool:
-        """Whether ``what`` (e.g. "processes", "network", "filesystem", "signals") is enforced."""
-        return bool(self.details.get("enforces", {}).get(what))
-
-    def summary(self) -> str:
-        d = self.details
-        s = f"sandbox: {self.level} ({d.get('backend', '?')}; layers: {', '.join(d.get('layers', []))})"
-        if d.get("missing"):
-            s += f"; missing: {', '.join(d['missing'])}"
-        return s
-
+from arena.errors import ArenaError
+from arena.match.faults import BotFault
+from arena.match.process import BotProcess, bot_command
+from arena.match.sandbox import (LEVELS, ORDER, Limits, SandboxInfo, SandboxUnavailable, become_subreaper,
+                                 bwrap_path, _bwrap_ver)
+from arena.match.sandbox import cgroup as _cg
+from arena.match.sandbox import landlock as _ll
+from arena.match.sandbox import seccomp as _sc
+from arena.match.sandbox.launch import sweep_stale_scratch
 
 _cache: dict[tuple[int, str], SandboxInfo] = {}
 _cache_lock = threading.Lock()
-_bwrap_version: str | None = None
-
-
-def bwrap_path() -> str | None:
-    """The bwrap binary, if any (``ARENA_BWRAP`` overrides, for tests)."""
-    return os.environ.get("ARENA_BWRAP") or shutil.which("bwrap")
-
-
-def _bwrap_ver(path: str) -> str:
-    global _bwrap_version
-    if _bwrap_version is None:
-        try:
-            out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=5).stdout
-            _bwrap_version = out.strip() or "bwrap ?"
-        except (OSError, subprocess.SubprocessError):
-            _bwrap_version = "bwrap ?"
-    return _bwrap_version
 
 
 def _static_details(level: str) -> dict[str, Any]:
@@ -190,8 +115,6 @@ def _prerequisites(level: str) -> str | None:
 
 def _self_test(level: str, details: dict[str, Any]) -> str | None:
     """Run the probe bot at ``level``; return a one-line failure reason or None."""
-    from arena.faults import BotFault  # local: arena.process imports this package
-    from arena.process import BotProcess, bot_command
 
     probe = Path(__file__).with_name("probe.py")
     marker = "arena-probe-" + uuid.uuid4().hex
@@ -314,7 +237,6 @@ def detect_sandbox(requested: str = "auto") -> SandboxInfo:
         h = _cg.discover()
         if h.v1 or h.v2:
             _cg.sweep_stale(h)
-        from .launch import sweep_stale_scratch
         sweep_stale_scratch()
         rejected: dict[str, str] = {}
         candidates = ORDER if requested == "auto" else (requested,)
@@ -336,3 +258,13 @@ def detect_sandbox(requested: str = "auto") -> SandboxInfo:
                                      + "; ".join(f"{k}: {v}" for k, v in rejected.items()))
         _cache[key] = info
         return info
+
+
+def open_sandbox(level: str, err: TextIO | None = None) -> SandboxInfo:
+    """Detect (self-test) the sandbox and say which level is in force."""
+    try:
+        info = detect_sandbox(level)
+    except SandboxUnavailable as exc:
+        raise ArenaError(f"--sandbox {level}: {exc}; use --sandbox auto to take the strongest available") from None
+    (err or sys.stderr).write(f"arena: sandbox level {info.level}\n")
+    return info

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arena.faults import BotFault, FaultKind, shorten
+from arena.match.faults import BotFault, FaultKind, shorten
 
 PROTOCOL_VERSION = 1
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

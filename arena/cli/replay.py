@@ -8,9 +8,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from arena.agents import Agent
+from arena.match.agents import Agent
 from arena.errors import ArenaError
-from arena.referee import final_places
+from arena.match.referee import final_places
 from games import GameError, get_game
 from games.rng import DealRng
 
@@ -29,7 +29,7 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
     if source.is_dir():
         if not match_id:
             raise ArenaError(f"{source}: a results folder needs a match id: arena replay {source} <match id>")
-        from arena.store import ResultStore
+        from arena.tournament.store import ResultStore
 
         if not (source / "results.sqlite").exists():
             raise ArenaError(f"{source}: no results.sqlite here; give the tournament's results folder")
@@ -151,7 +151,7 @@ def takeover(record: dict[str, Any], start: int, seat: int, agent: Agent, *,
              sandbox: Any = None, no_timeouts: bool = False) -> dict[str, Any]:
     """Replay decisions 0..start-1 as recorded, then ``agent`` plays ``seat`` live and
     the other seats play their recorded actions while they apply."""
-    from arena.referee import play_match
+    from arena.match.referee import play_match
 
     n = len(record["decisions"])
     if not 0 <= start <= n:

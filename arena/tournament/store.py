@@ -35,7 +35,7 @@ from typing import Any, Iterator, Mapping, Sequence
 DB_NAME = "results.sqlite"
 SCHEMA_VERSION = 1
 RECORD_SCHEMAS = (1,)  # match-record schema versions this store understands
-SANDBOX_FAULT = "sandbox"  # arena.faults.FaultKind.SANDBOX.value
+SANDBOX_FAULT = "sandbox"  # arena.match.faults.FaultKind.SANDBOX.value
 
 _SCHEMA = """
 CREATE TABLE meta (

@@ -1,7 +1,7 @@
 """TrueSkill ratings, per-bot statistics and head-to-head records from stored results.
 
 ``compute_ratings(rows, params=None)`` is a pure function of the result rows
-(``arena.store.ResultRow``, e.g. from ``ResultStore.iter_results()``, or match-record
+(``arena.tournament.store.ResultRow``, e.g. from ``ResultStore.iter_results()``, or match-record
 dicts). It sorts them by (schedule ``index``, ``match_id``) before rating, so the same
 set of results gives the same report however many workers played them, in whatever
 order they finished, interrupted or not.
@@ -41,7 +41,7 @@ the scope where both sat: times A placed above B, below, tied; ``share`` = above
 (above + below) (None without a decided meeting) with its 95% Wilson score interval.
 
 ``report.to_json()`` is the stable machine-readable form, documented in
-``arena/leaderboard.py`` and ``docs/leaderboard-json.md``.
+``arena/report/leaderboard.py`` and ``docs/leaderboard-json.md``.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from typing import Any, Iterable, Mapping
 
 import trueskill
 
-from arena.store import SANDBOX_FAULT, ResultRow
+from arena.tournament.store import SANDBOX_FAULT, ResultRow
 
 JSON_FORMAT = "decktet-arena-leaderboard"
 JSON_VERSION = 1

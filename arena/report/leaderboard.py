@@ -1,7 +1,7 @@
 """Leaderboards from a ``RatingReport``: a terminal text, and files for people and machines.
 
-``render_terminal(report)`` gives the text the CLI prints. ``write_reports(report,
-folder)`` writes, and returns the paths of (keys ``md``, ``csv``, ``json``, ``html``):
+``render_terminal(report)`` gives the text the CLI prints; the file formats below are
+written by ``arena.report.standings.write_reports`` (keys ``md``, ``csv``, ``json``, ``html``):
 
 * ``leaderboard.md``: per scope (``overall`` first, then each game) a standings table
   and a head-to-head table, then the notable matches.
@@ -47,12 +47,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from arena.ratings import FAULT_KINDS, OVERALL, BotStanding, RatingReport, ScopeReport
+from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, RatingReport, ScopeReport
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
                "mean_place", "firsts", "unrated", "faults_total",
@@ -211,22 +210,3 @@ def render_csv(report: RatingReport) -> str:
 def render_json(report: RatingReport) -> str:
     """leaderboard.json text (see the module docstring)."""
     return json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n"
-
-
-def write_reports(report: RatingReport, folder: str | Path, *,
-                  title: str = "Leaderboard") -> dict[str, Path]:
-    """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}."""
-    from arena.html_report import render_html
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    texts = {"md": render_markdown(report, title=title), "csv": render_csv(report),
-             "json": render_json(report), "html": render_html(report, title=title)}
-    paths = {}
-    for kind, text in texts.items():
-        path = folder / FILES[kind]
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)  # a reader never sees half a file
-        paths[kind] = path
-    return paths

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena import protocol
-from arena.faults import BotFault, FaultKind
-from arena.timecontrol import TimeControl, UNLIMITED_S
+from arena.match import protocol
+from arena.match.faults import BotFault, FaultKind
+from arena.match.timecontrol import TimeControl, UNLIMITED_S
 
 ARENA_VERSION = "0.1.0"
 MAX_FAILED_STARTS = 3
@@ -78,7 +78,7 @@ class ProcessAgent(Agent):
         self.last_start_fault: BotFault | None = None
 
     def prepare(self) -> None:
-        from arena.process import BotProcess, bot_command
+        from arena.match.process import BotProcess, bot_command
 
         if self.failed_starts >= MAX_FAILED_STARTS and self.last_start_fault is not None:
             last = self.last_start_fault

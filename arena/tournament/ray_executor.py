@@ -3,7 +3,7 @@
 Workers are Ray actors, possibly on other machines: they see neither the driver's
 files nor its results store. So each actor receives the bots' bytes once (checked
 against their SHA-256), writes them into its own temporary folder, detects the
-sandbox of its own node and keeps its bots warm across matches (arena.match_player,
+sandbox of its own node and keeps its bots warm across matches (arena.tournament.match_player,
 as the local workers do). Records come back to the driver, which stores them.
 
 Ray is optional: this module imports it only inside ``play_on_ray``.
@@ -72,8 +72,8 @@ def unpack_bots(packed: Mapping[str, Mapping[str, Any]], folder: Path) -> dict[s
     Names and SHA-256 stay those of the driver; a file whose bytes do not match
     its SHA-256, before or after writing, raises ``BotShippingError``.
     """
-    from arena.config import SAFE_NAME
-    from arena.roster import BotEntry, bot_kind, file_sha256
+    from arena.tournament.config import SAFE_NAME
+    from arena.tournament.roster import BotEntry, bot_kind, file_sha256
 
     entries = {}
     for name, bot in packed.items():
@@ -101,7 +101,7 @@ def unpack_bots(packed: Mapping[str, Mapping[str, Any]], folder: Path) -> dict[s
 
 def _sweep_stale_copies() -> None:
     """Remove the folders of workers on this node that died without closing (killed, node lost)."""
-    from arena.sandbox.launch import sweep_dead_owner_dirs
+    from arena.match.sandbox.launch import sweep_dead_owner_dirs
 
     sweep_dead_owner_dirs(COPIES_PREFIX)
 
@@ -136,8 +136,9 @@ class BotWorker:
             self.error = _one_line(exc)
 
     def _setup(self, entries: dict[str, Any], settings: Mapping[str, Any]) -> None:
-        from arena.match_player import MatchPlayer
-        from arena.sandbox import become_subreaper, detect_sandbox
+        from arena.tournament.match_player import MatchPlayer
+        from arena.match.sandbox import become_subreaper
+        from arena.match.sandbox.detect import detect_sandbox
 
         sandbox = detect_sandbox(settings["sandbox_level"])  # SandboxUnavailable names the reason
         become_subreaper()

@@ -27,11 +27,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.faults import BotFault, FaultKind, shorten
-from arena.sandbox import READY, Limits, SandboxInfo
-from arena.sandbox import launch as _launch
-from arena.sandbox import procs as _procs
-from arena.sandbox.procs import become_subreaper
+from arena.match.faults import BotFault, FaultKind, shorten
+from arena.match.sandbox import READY, Limits, SandboxInfo
+from arena.match.sandbox import launch as _launch
+from arena.match.sandbox import procs as _procs
+from arena.match.sandbox.procs import become_subreaper
 
 __all__ = ["BotProcess", "read_lines", "bot_command", "become_subreaper"]
 
@@ -715,4 +715,4 @@ import atexit  # noqa: E402
 atexit.register(_cleanup_at_exit)
 
 if sys.platform != "linux":  # pragma: no cover
-    raise ImportError("arena.process needs Linux")
+    raise ImportError("arena.match.process needs Linux")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
-from arena import protocol
-from arena.agents import Agent
-from arena.faults import BotFault, FaultKind
+from arena.match import protocol
+from arena.match.agents import Agent
+from arena.match.faults import BotFault, FaultKind
 
 
 class HumanAgent(Agent):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from html import escape
 
-from arena.leaderboard import (NOTABLE_HEADERS, STANDING_HEADERS, params_line,
+from arena.report.leaderboard import (NOTABLE_HEADERS, STANDING_HEADERS, params_line,
                                scope_summary, format_faults, notable_rows, scope_title)
-from arena.ratings import HistoryPoint, RatingReport, ScopeReport
+from arena.report.ratings import HistoryPoint, RatingReport, ScopeReport
 
 # Colour-blind-friendly palette (Okabe-Ito, then Tableau) for up to 16 distinct lines.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",

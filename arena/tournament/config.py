@@ -33,7 +33,7 @@ from pydantic_core import PydanticCustomError
 
 import games
 from arena.errors import ArenaError
-from arena.sandbox import LEVELS as _SANDBOX_LEVELS
+from arena.match.sandbox import LEVELS as _SANDBOX_LEVELS
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
@@ -134,7 +134,7 @@ class TimeControl(_Model):
 
 
 class Limits(_Model):
-    """Per bot process; mirrors ``arena.sandbox.Limits`` (names and defaults)."""
+    """Per bot process; mirrors ``arena.match.sandbox.Limits`` (names and defaults)."""
 
     memory_mb: int = Field(1024, ge=1)
     cpu_s: int = Field(600, ge=1)
@@ -599,41 +599,3 @@ def parse_tournament(data: dict[str, Any], source: str | None = None, base_dir: 
                                  "give a folder relative to the tournament file")
         t._base = root
     return t
-
-
-def load_tournament(path: str | os.PathLike[str]) -> Tournament:
-    """Read and fully check a tournament file; raises ``ConfigError`` (one line).
-
-    Relative paths resolve against the current working directory, or against
-    ``root`` (itself relative to the file's folder) when the file sets it.
-    """
-    label = str(path)
-    file = Path(path)
-    text, data = _read(file, label)
-    t = parse_tournament(data, label, Path.cwd(), text, file.resolve().parent)
-    _check_results(t)
-
-    from arena.roster import resolve_bots
-    from arena.schedule import check_schedule
-
-    bots = resolve_bots(t)
-    check_schedule(t, bots)
-    return t
-
-
-def _check_results(t: Tournament) -> None:
-    target = t.results_dir
-    shown = t.results
-    probe = target
-    while True:
-        if probe.exists():
-            if not probe.is_dir():
-                what = "is an existing file" if probe == target else f"is inside {probe}, which is a file"
-                raise t.config_error(("results",), f"{shown!r} {what}; results must be a folder, e.g. "
-                                     f"results: results/{t.name}")
-            if not os.access(probe, os.W_OK | os.X_OK):
-                raise t.config_error(("results",), f"{shown!r}: cannot write in {probe}; choose a writable folder")
-            return
-        if probe.parent == probe:
-            return
-        probe = probe.parent

@@ -23,7 +23,7 @@ from . import cgroup as _cg
 from . import seccomp as _sc
 
 MiB = 1 << 20
-BOT_HELPER_DIR = Path(__file__).resolve().parent.parent / "bot_helper"
+BOT_HELPER_DIR = Path(__file__).resolve().parents[2] / "bot_helper"
 SANDBOX_UID = 1000                    # uid/gid the bot sees inside the user namespace
 _READY_SH = f'echo {READY}; exec "$@"'
 _SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")

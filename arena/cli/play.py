@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from arena.agents import Agent, ProcessAgent
+from arena.match.agents import Agent, ProcessAgent
+from arena.match.sandbox.detect import open_sandbox
 from arena.errors import ArenaError
-from arena.timecontrol import TimeControl
+from arena.match.timecontrol import TimeControl
 from games import GameError, get_game
 from games.rng import derive_seed
 
@@ -16,30 +17,18 @@ def play_match_id(game: str, seed: int) -> str:
     return f"play/{game}/{seed}"
 
 
-def open_sandbox(level: str, err: TextIO | None = None) -> Any:
-    """Detect (self-test) the sandbox and say which level is in force."""
-    from arena.sandbox import SandboxUnavailable, detect_sandbox
-
-    try:
-        info = detect_sandbox(level)
-    except SandboxUnavailable as exc:
-        raise ArenaError(f"--sandbox {level}: {exc}; use --sandbox auto to take the strongest available") from None
-    (err or sys.stderr).write(f"arena: sandbox level {info.level}\n")
-    return info
-
-
 def play_one(game: str, bots: list[str], *, seed: int = 0, options: dict[str, Any] | None = None,
              humans: list[int] | None = None, trace_seat: int | None = None, quiet: bool = False,
              no_timeouts: bool = False, move_s: float = 1.0, startup_s: float = 10.0,
              sandbox_level: str = "auto", out: TextIO = sys.stdout, stdin: TextIO = sys.stdin,
              trace: bool = True, limits: Any = None) -> dict[str, Any]:
     """Play one match and return its record; prints a trace to ``out``."""
-    from arena.human import HumanAgent
-    from arena.referee import play_match
-    from arena.roster import bot_entry
-    from arena.sandbox import Limits
-    from arena.schedule import MatchSpec
-    from arena.trace import Tracer
+    from arena.match.human import HumanAgent
+    from arena.match.referee import play_match
+    from arena.tournament.roster import bot_entry
+    from arena.match.sandbox import Limits
+    from arena.tournament.schedule import MatchSpec
+    from arena.match.trace import Tracer
 
     humans = sorted(set(humans or []))
     players = len(bots) + len(humans)

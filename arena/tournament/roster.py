@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from arena.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, Tournament
+from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, Tournament
 from arena.errors import ArenaError
 
 BotKind = Literal["python", "executable"]
@@ -76,7 +76,7 @@ def _shown(path: Path, base: Path) -> str:
 
 
 def resolve_bots(tournament: Tournament) -> list[BotEntry]:
-    """Every bot of the tournament, sorted by name; raises ``arena.config.ConfigError``."""
+    """Every bot of the tournament, sorted by name; raises ``arena.tournament.config.ConfigError``."""
     base = tournament.base_dir
     found: dict[str, tuple[BotEntry, int]] = {}
     for i, item in enumerate(tournament.bots):

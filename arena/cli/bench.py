@@ -96,11 +96,12 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     import sys
     from pathlib import Path
 
-    from arena import protocol
-    from arena.agents import ProcessAgent
-    from arena.roster import bot_entry
-    from arena.sandbox import Limits, detect_sandbox
-    from arena.timecontrol import TimeControl
+    from arena.match import protocol
+    from arena.match.agents import ProcessAgent
+    from arena.tournament.roster import bot_entry
+    from arena.match.sandbox import Limits
+    from arena.match.sandbox.detect import detect_sandbox
+    from arena.match.timecontrol import TimeControl
 
     positions = _act_lines(game, players, rounds)
     lines = [protocol.encode(protocol.act(s.decisions, s.observation(seat), 1.0)) + b"\n"
@@ -125,7 +126,7 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     raw_same = raw(lines, _RAW_CHILD)
 
     sandbox = detect_sandbox(level)
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     entry = bot_entry(str(root / "bots" / "random_bot.py"))
     agent = ProcessAgent(entry, sandbox=sandbox, limits=Limits(), time_control=TimeControl())
     agent.prepare()

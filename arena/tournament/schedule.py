@@ -21,8 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from arena.config import GameEntry, Tournament
-from arena.roster import BotEntry
+from arena.tournament.config import GameEntry, Tournament
+from arena.tournament.roster import BotEntry
 from games.rng import DealRng, derive_seed
 
 

@@ -40,7 +40,7 @@ class RunSummary:
 
 
 def limits_from(tournament: Any) -> Any:
-    from arena.sandbox import Limits
+    from arena.match.sandbox import Limits
 
     lim = getattr(tournament, "limits", None)
     if lim is None:
@@ -50,7 +50,7 @@ def limits_from(tournament: Any) -> Any:
 
 
 def time_control_from(tournament: Any) -> Any:
-    from arena.timecontrol import TimeControl
+    from arena.match.timecontrol import TimeControl
 
     tc = tournament.time_control
     data = tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
@@ -78,9 +78,9 @@ def _die_with_parent(parent_pid: int) -> None:
 
 def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
-    from arena.match_player import MatchPlayer
-    from arena.sandbox import become_subreaper
-    from arena.store import ResultStore
+    from arena.tournament.match_player import MatchPlayer
+    from arena.match.sandbox import become_subreaper
+    from arena.tournament.store import ResultStore
 
     _die_with_parent(ctx["parent_pid"])
     become_subreaper()
@@ -186,18 +186,18 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     """Play every match of the schedule not yet in the store, then rate and report.
 
     ``executor`` ``local`` plays on a pool of forked processes; ``ray`` on a Ray
-    cluster at ``ray_address`` (None: a local Ray instance), see arena/ray_executor.py.
+    cluster at ``ray_address`` (None: a local Ray instance), see arena/tournament/ray_executor.py.
     """
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
     if executor == "ray":
-        from arena.ray_executor import require_ray
+        from arena.tournament.ray_executor import require_ray
 
         require_ray()  # before anything is written
-    from arena.play import open_sandbox
-    from arena.roster import resolve_bots
-    from arena.schedule import build_schedule
-    from arena.store import ResultStore
+    from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament.roster import resolve_bots
+    from arena.tournament.schedule import build_schedule
+    from arena.tournament.store import ResultStore
 
     entries = resolve_bots(tournament)
     schedule = build_schedule(tournament, entries)
@@ -236,13 +236,6 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         }
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
                       ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
-    if not summary.interrupted:
-        from arena.leaderboard import render_terminal, write_reports
-        from arena.ratings import compute_ratings
-
-        report = compute_ratings(list(store.iter_results()), _ratings_params(tournament))
-        summary.reports = write_reports(report, results, title=f"Leaderboard: {tournament.name}")
-        summary.leaderboard = render_terminal(report, results=str(results))
     return summary
 
 
@@ -302,8 +295,8 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
 def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
                       err: TextIO, resume_hint: str, ray_address: str | None, sandbox_level: str) -> None:
     """The same as the local pool, with Ray actors playing and this process storing each record."""
-    from arena.ray_executor import play_on_ray
-    from arena.store import ResultStore
+    from arena.tournament.ray_executor import play_on_ray
+    from arena.tournament.store import ResultStore
 
     store = ResultStore(ctx["results"])
     progress = Progress(len(pending), err)
@@ -334,11 +327,3 @@ def _config_json(tournament: Any) -> dict[str, Any]:
     if hasattr(tournament, "model_dump"):
         return tournament.model_dump(mode="json")
     return dict(tournament)
-
-
-def _ratings_params(tournament: Any) -> dict[str, Any] | None:
-    r = getattr(tournament, "ratings", None)
-    if r is None:
-        return None
-    data = r.model_dump() if hasattr(r, "model_dump") else dict(r)
-    return {k: v for k, v in data.items() if v is not None}

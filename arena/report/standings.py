@@ -1,0 +1,74 @@
+"""Ratings and leaderboards recomputed from a results folder, and the report files
+written there (`arena run` after its matches, `arena leaderboard`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.report import leaderboard as lb
+from arena.report.html_report import render_html
+
+
+def results_folder(source: Path) -> Path:
+    """A results folder from itself or from the tournament file that names it."""
+    if source.is_dir():
+        return source
+    from arena.tournament.load import load_tournament
+
+    return Path(load_tournament(source).results)
+
+
+def load_report(source: Path) -> tuple[Any, Path]:
+    from arena.report.ratings import compute_ratings
+    from arena.tournament.store import ResultStore, StoreError
+
+    folder = results_folder(source)
+    if not (folder / "results.sqlite").exists():
+        raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
+    try:
+        store = ResultStore(folder)
+        meta = store.tournament() or {}
+        stored = (meta.get("config") or {}).get("ratings") or {}
+        # Unset keys are stored as null and mean "the default", as in `arena run`.
+        params = {k: v for k, v in stored.items() if v is not None} or None
+        report = compute_ratings(list(store.iter_results()), params)
+    except StoreError as err:
+        raise ArenaError(f"{folder}: {err}") from None
+    return report, folder
+
+
+def render(report: Any, fmt: str, folder: Path, write: bool = False) -> str:
+    if write:
+        write_reports(report, folder)
+    if fmt == "md":
+        return lb.render_markdown(report)
+    if fmt == "csv":
+        return lb.render_csv(report)
+    if fmt == "json":
+        return lb.render_json(report)
+    return lb.render_terminal(report, results=str(folder))
+
+
+def write_reports(report: Any, folder: str | Path, *, title: str = "Leaderboard") -> dict[str, Path]:
+    """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = {"md": lb.render_markdown(report, title=title), "csv": lb.render_csv(report),
+             "json": lb.render_json(report), "html": render_html(report, title=title)}
+    paths = {}
+    for kind, text in texts.items():
+        path = folder / lb.FILES[kind]
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)  # a reader never sees half a file
+        paths[kind] = path
+    return paths
+
+
+def publish(folder: Path, *, title: str) -> tuple[dict[str, Path], str]:
+    """Rate everything stored in ``folder``, write the report files there, and return
+    their paths with the terminal text."""
+    report, folder = load_report(folder)
+    return write_reports(report, folder, title=title), lb.render_terminal(report, results=str(folder))

@@ -1,0 +1,129 @@
+"""The package layout: no import cycles, and every import points down the layers.
+
+Layers, top first: the face (``arena.cli``), then ``arena.report``, then
+``arena.tournament``, then ``arena.match``, then the shared base (``arena.errors``,
+``arena`` itself), then ``games``. ``arena.bot_helper`` runs inside bots and
+imports nothing of ours. Imports are read with ast, at module level and inside
+functions alike, so a lazy import cannot hide an upward dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena", "games"]
+ISOLATED = {"arena.bot_helper"}  # runs inside the sandbox: standard library only
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for top in ("arena", "games"):
+        for p in sorted((ROOT / top).rglob("*.py")):
+            parts = list(p.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            mods[".".join(parts)] = p
+    return mods
+
+
+def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
+    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        for t in targets:
+            while t and t not in mods:
+                t = t.rsplit(".", 1)[0] if "." in t else ""
+            if t and t != name and not name.startswith(t + "."):
+                found.add(t)
+    return found
+
+
+def _layer(module: str) -> int:
+    if module == "arena.__main__":  # `python -m arena` is the face too
+        return 0
+    for i, prefix in enumerate(LAYERS):
+        if module == prefix or module.startswith(prefix + "."):
+            return i
+    raise AssertionError(f"{module} belongs to no layer; add it to LAYERS")
+
+
+MODS = _modules()
+GRAPH = {m: _imports(m, p, MODS) for m, p in MODS.items()}
+
+
+def test_every_module_is_in_a_layer():
+    for m in MODS:
+        _layer(m)
+
+
+def test_no_import_cycles():
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for m in sorted(GRAPH):
+        if m not in index:
+            visit(m)
+    assert cycles == [], f"import cycles: {cycles}"
+
+
+def test_imports_point_down_the_layers():
+    upward = []
+    for m, deps in GRAPH.items():
+        for d in deps:
+            if _layer(d) < _layer(m):
+                upward.append(f"{m} imports {d}")
+            if any(m.startswith(i) for i in ISOLATED):
+                upward.append(f"{m} (runs inside bots) imports {d}")
+            if d.startswith("arena.cli") and _layer(m) != 0:
+                upward.append(f"{m} imports the face {d}")
+    assert upward == [], "imports pointing up the layers:\n" + "\n".join(sorted(upward))
+
+
+def test_games_use_the_standard_library_only():
+    for m, deps in GRAPH.items():
+        if m.startswith("games"):
+            assert all(d.startswith("games") for d in deps), f"{m} imports {deps}"
+
+
+@pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli"])
+def test_each_subpackage_says_what_lives_there(sub):
+    doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
+    assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"
