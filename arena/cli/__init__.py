@@ -52,13 +52,15 @@ sandbox_option = click.option(
 @click.option("--seat", type=int, default=None, help="Only show what this seat saw.")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
 @click.option("--json", "as_json", is_flag=True, help="Print the match record as JSON.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
+              help="Also write a visual replay of the match to this HTML file (self-contained, works offline).")
 @click.option("--human", "humans", type=int, multiple=True, metavar="SEAT", help="A person plays this seat.")
 @click.option("--no-timeouts", is_flag=True, help="No time limits (to stop your bot in a debugger).")
 @click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
 @click.option("--startup-s", type=float, default=10.0, show_default=True, help="Time to start and say hello.")
 @sandbox_option
 def play(game: str, bots: tuple[str, ...], seed: int, options: tuple[str, ...], seat: int | None,
-         quiet: bool, as_json: bool, humans: tuple[int, ...], no_timeouts: bool, move_s: float,
+         quiet: bool, as_json: bool, html_out: str | None, humans: tuple[int, ...], no_timeouts: bool, move_s: float,
          startup_s: float, sandbox_level: str) -> None:
     """Play one match of GAME between BOTS (files or names in bots/), printing a trace.
 
@@ -73,10 +75,20 @@ def play(game: str, bots: tuple[str, ...], seed: int, options: tuple[str, ...], 
             startup_s=startup_s, sandbox_level=sandbox_level, out=sys.stdout, stdin=sys.stdin,
             trace=not as_json,
         )
+        if html_out:
+            _write_replay(record, html_out, quiet=as_json)
     except ArenaError as err:
         _fail(str(err))
     if as_json:
         click.echo(json.dumps(record, indent=1))
+
+
+def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> None:
+    from arena.report.replay_view import write_replay_html
+
+    written = write_replay_html(record, path)
+    if not quiet:
+        click.echo(f"replay: {written}", err=True)
 
 
 @cli.command()
@@ -164,12 +176,14 @@ def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None
 @click.option("--seat", type=int, default=None, help="Only show what this seat saw.")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
 @click.option("--from", "start", type=int, default=None, help="Replay up to this decision, then go live.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
+              help="Write a visual replay of the match to this HTML file (self-contained, works offline).")
 @click.option("--bot", "bot_spec", default=None, metavar="SEAT=FILE", help="With --from: the live bot and its seat.")
 @click.option("--no-timeouts", is_flag=True, help="No time limits for the live bot.")
 @click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision of the live bot.")
 @sandbox_option
 def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, start: int | None,
-           bot_spec: str | None, no_timeouts: bool, move_s: float, sandbox_level: str) -> None:
+           html_out: str | None, bot_spec: str | None, no_timeouts: bool, move_s: float, sandbox_level: str) -> None:
     """Replay a stored match (SOURCE = results folder + MATCH_ID, or a record .json) and verify it.
 
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
@@ -183,6 +197,8 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
         if start is None and bot_spec is None:
             verify_record(record, tracer)
             click.echo(f"replay ok: {len(record['decisions'])} decisions reproduce the recorded result")
+            if html_out:
+                _write_replay(record, html_out)
             return
         if start is None or bot_spec is None:
             raise ArenaError("--from K and --bot SEAT=FILE go together, e.g. --from 12 --bot 2=bots/mybot.py")
@@ -205,6 +221,8 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
                            sandbox=sandbox, no_timeouts=no_timeouts)
         finally:
             agent.close()
+        if html_out:
+            _write_replay(new, html_out)
     except ArenaError as err:
         _fail(str(err))
     before = record["result"]["places"][live_seat] + 1

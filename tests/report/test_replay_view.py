@@ -1,0 +1,163 @@
+"""The visual replay: frames rebuilt from a match record, and the page itself checked
+in a real headless Chromium against the record (what each view draws, stepping,
+faults marked at their decision)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.errors import ArenaError
+from arena.report.replay_view import replay_frames, replay_html
+from games import get_game
+
+HERE = Path(__file__).resolve().parent
+RANDOM = HERE / "bots" / "random_player.py"
+ILLEGAL = HERE.parent / "arena" / "bots" / "illegal_answer.py"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--no-first-run", "--disable-sync"]
+
+GAMES = [("tightwad", 3, 7), ("divers-weights", 3, 5), ("palace", 3, 2)]
+
+
+def play_record(tmp_path: Path, game: str, bots: list[Path], seed: int, html: Path | None = None) -> dict:
+    cmd = [sys.executable, "-m", "arena", "play", game, *map(str, bots), "--seed", str(seed), "--json",
+           "--sandbox", "none"]
+    if html is not None:
+        cmd += ["--html", str(html)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("game,players,seed", GAMES)
+def test_frames_hold_every_seats_own_observation_at_every_decision(tmp_path, game, players, seed):
+    record = play_record(tmp_path, game, [RANDOM] * players, seed)
+    data = replay_frames(record)
+    assert len(data["frames"]) == len(record["decisions"]) + 1 and data["frames"][-1]["end"]
+    state = get_game(game).new_game(players, record["deal_seed"], record["options"])
+    for frame, d in zip(data["frames"], record["decisions"]):
+        assert frame["obs"] == [state.observation(s) for s in range(players)]
+        assert (frame["seat"], frame["action"], frame["text"]) == (d["seat"], d["action"], d["text"])
+        assert [frame["action"], d["text"]] in frame["legal"]
+        state.apply(d["seat"], d["action"])
+    assert state.is_over()
+
+
+def test_a_tampered_record_is_refused_in_one_line(tmp_path):
+    record = play_record(tmp_path, "tightwad", [RANDOM] * 3, 1)
+    record["decisions"][5]["action"] = 99
+    with pytest.raises(ArenaError) as err:
+        replay_frames(record)
+    assert "decision 5" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_page_is_self_contained(tmp_path):
+    html = replay_html(play_record(tmp_path, "palace", [RANDOM] * 4, 3))
+    for external in ("http://", "https://", "<link", "src="):
+        assert external not in html
+
+
+# --- in a real browser -------------------------------------------------------------------------
+
+def _browser():
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed (pip install -e '.[browser]')")
+    return sync_playwright, CHROMIUM
+
+
+def _drawn(page, seat: int) -> dict:
+    """What the page draws in one seat's box: its face-up hand cards and its card backs."""
+    return page.evaluate("""(s) => {
+        const box = document.querySelector(`.seat[data-seat='${s}']`);
+        const hand = box.querySelector('.row');
+        return {cards: [...hand.querySelectorAll('.card[data-card]')].map(e => Number(e.dataset.card)),
+                backs: hand.querySelectorAll('.card.back').length,
+                faulted: box.classList.contains('faulted'),
+                text: box.textContent};
+    }""", seat)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game,players,seed", GAMES)
+def test_the_replay_draws_what_the_record_says_in_chromium(tmp_path, game, players, seed):
+    sync_playwright, chromium = _browser()
+    bots = [RANDOM] * players
+    bots[1] = ILLEGAL  # a fault to mark
+    page_file = tmp_path / "replay.html"
+    record = play_record(tmp_path, game, bots, seed, html=page_file)
+    frames = replay_frames(record)["frames"]
+    fault_at = record["faults"][1]["decision"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page()
+            page.goto(page_file.as_uri())
+            page.wait_for_function("document.body.dataset.ready || document.body.dataset.error", timeout=30_000)
+            assert page.evaluate("document.body.dataset.error") is None
+            frame_no = lambda: int(page.evaluate("document.body.dataset.frame"))  # noqa: E731
+
+            # omniscient view: every seat's hand, face up, as the record's observations say
+            checked = 0
+            for target in sorted({0, 1, fault_at, fault_at + 1, len(frames) // 2, len(frames) - 1}):
+                page.evaluate("(n) => { const s = document.getElementById('slider'); s.value = n;"
+                              " s.dispatchEvent(new Event('input')); }", target)
+                assert frame_no() == target
+                f = frames[target]
+                for s in range(players):
+                    assert _drawn(page, s)["cards"] == f["obs"][s]["hand"]
+                if not f.get("end"):
+                    chosen = page.text_content("#legal li.chosen")
+                    assert chosen == f["text"]
+                    shown = page.text_content("#decision")
+                    assert (f"{f['ms']} ms" if f["ms"] is not None else "no time") in shown and f["status"] in shown
+                if target == fault_at:
+                    assert "fault at this decision: seat 1" in page.text_content("#decision")
+                checked += 1
+
+                # one seat's view: exactly its observation (own hand face up, the others as backs)
+                for viewer in range(players):
+                    page.select_option("#view", str(viewer))
+                    obs = f["obs"][viewer]
+                    shown = json.loads(page.text_content("#obsjson"))
+                    assert shown == obs
+                    for s in range(players):
+                        drawn = _drawn(page, s)
+                        if s == viewer:
+                            assert drawn["cards"] == obs["hand"]
+                        else:
+                            assert drawn["cards"] == []
+                            sizes = obs.get("hand_sizes") or [t["hand_size"] for t in obs["tableaux"]]
+                            assert drawn["backs"] == sizes[s]
+                page.select_option("#view", "all")
+            assert checked >= 4
+
+            # stepping: keys, buttons, the end
+            page.keyboard.press("Home")
+            assert frame_no() == 0
+            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowRight")
+            assert frame_no() == 2
+            page.click("#prev")
+            assert frame_no() == 1
+            page.keyboard.press("End")
+            assert frame_no() == len(frames) - 1
+            page.click("#next")
+            assert frame_no() == len(frames) - 1
+            for s, seat in enumerate(record["seats"]):
+                drawn = _drawn(page, s)
+                assert f"place {seat['place'] + 1}" in drawn["text"]
+                assert drawn["faulted"] == (seat["fault"] is not None)
+        finally:
+            browser.close()
