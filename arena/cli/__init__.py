@@ -147,6 +147,26 @@ def leaderboard(source: str, fmt: str, write: bool) -> None:
 
 
 @cli.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.option("--bot", default=None, help="Only matches where this bot sat.")
+@click.option("--game", type=click.Choice(["tightwad", "divers-weights", "palace"]), default=None,
+              help="Only matches of this game.")
+@click.option("--fault", type=click.Choice(["any", "timeout", "crash", "protocol", "illegal", "resource", "sandbox"]),
+              default=None, help="Only matches with a fault of this kind (by --bot, if given).")
+def matches(source: str, bot: str | None, game: str | None, fault: str | None) -> None:
+    """List the stored matches of a results folder (or tournament file) with their ids, for arena replay."""
+    from arena.report.matches import list_matches
+
+    try:
+        text, count = list_matches(Path(source), bot=bot, game=game, fault=fault)
+    except ArenaError as err:
+        _fail(str(err))
+    click.echo(text)
+    if count:
+        click.echo(f"\n{count} matches; see one with: arena replay {source} <match id> [--html replay.html]")
+
+
+@cli.command()
 @click.argument("bot")
 @click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
 @click.option("--startup-s", type=float, default=10.0, show_default=True, help="Time to start and say hello.")

@@ -38,7 +38,8 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
         except KeyError:
             record = None
         if record is None:
-            raise ArenaError(f"{source}: no match with id {match_id!r}; ids are listed by `arena leaderboard {source}`")
+            raise ArenaError(f"{source}: no match with id {match_id!r}; list the ids with "
+                             f"`arena matches {source}` (--bot, --game, --fault narrow it)")
         return record
     try:
         record = json.loads(source.read_text())

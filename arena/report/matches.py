@@ -1,0 +1,61 @@
+"""`arena matches`: the stored matches of a results folder, findable by bot, game and fault.
+
+One row per match, in schedule order, with its id (what `arena replay` takes), the
+bots by seat with their places (1-based) and any faults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from tabulate import tabulate
+
+from arena.errors import ArenaError
+from arena.report.standings import results_folder
+from arena.tournament.store import ResultRow, ResultStore, StoreError
+
+HEADERS = ["match id", "game", "seats (place)", "faults"]
+
+
+def find_matches(rows: Iterable[ResultRow], *, bot: str | None = None, game: str | None = None,
+                 fault: str | None = None) -> list[ResultRow]:
+    """The rows where ``bot`` sat, of ``game``, with a ``fault`` of that kind ("any": any fault)."""
+    found = []
+    for r in rows:
+        if bot is not None and bot not in r.bots:
+            continue
+        if game is not None and r.game != game:
+            continue
+        if fault is not None:
+            seats = [s for s, k in enumerate(r.faults) if k and (fault == "any" or k == fault)]
+            if bot is not None:
+                seats = [s for s in seats if r.bots[s] == bot]
+            if not seats:
+                continue
+        found.append(r)
+    return found
+
+
+def match_table(rows: list[ResultRow]) -> list[list[Any]]:
+    table = []
+    for r in rows:
+        seats = ", ".join(f"{b} ({p + 1})" for b, p in zip(r.bots, r.places))
+        faults = "; ".join(f"s{s} {b}: {k}" for s, (b, k) in enumerate(zip(r.bots, r.faults)) if k)
+        table.append([r.match_id, r.game, seats, faults])
+    return table
+
+
+def list_matches(source: Path, *, bot: str | None = None, game: str | None = None,
+                 fault: str | None = None) -> tuple[str, int]:
+    """The table text and how many matches it lists."""
+    folder = results_folder(source)
+    if not (folder / "results.sqlite").exists():
+        raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
+    try:
+        rows = find_matches(ResultStore(folder).iter_results(), bot=bot, game=game, fault=fault)
+    except StoreError as err:
+        raise ArenaError(f"{folder}: {err}") from None
+    if not rows:
+        return "no stored match fits", 0
+    return tabulate(match_table(rows), HEADERS, tablefmt="simple"), len(rows)
