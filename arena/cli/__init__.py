@@ -132,16 +132,23 @@ def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: s
 
 @cli.command()
 @click.argument("source", type=click.Path(exists=True))
-@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json"]), default="table",
-              show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json", "html"]), default="table",
+              show_default=True, help="Output format (html: write leaderboard.html and print its path).")
 @click.option("--write/--no-write", default=False, help="Also (re)write the report files in the results folder.")
-def leaderboard(source: str, fmt: str, write: bool) -> None:
+@click.option("--open", "open_page", is_flag=True, help="Open leaderboard.html in a browser (writes it first).")
+def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""
     from arena.report.standings import load_report, render
 
     try:
         report, folder = load_report(Path(source))
         click.echo(render(report, fmt, folder, write))
+        if open_page:
+            page = Path(render(report, "html", folder)).resolve()
+            import webbrowser
+
+            if not webbrowser.open(page.as_uri()):
+                click.echo(f"arena: no browser found; open {page} yourself", err=True)
     except ArenaError as err:
         _fail(str(err))
 

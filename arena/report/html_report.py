@@ -1,8 +1,10 @@
 """leaderboard.html: one static page, no server, no external resources, no script.
 
 Per scope: the standings, an inline SVG line plot of each bot's conservative rating
-(mu - 3 sigma) after each of its rated matches (x = schedule index), and the
-head-to-head matrix; then the notable matches. Every text from the results (bot
+(mu - 3 sigma) after each of its rated matches (x = the match's number within that
+scope, so a game's plot runs over its own matches; faulty bots dotted and marked), and
+the head-to-head matrix; then the notable matches grouped by bot and kind, with the
+stored stderr tail and a link to a replay of the first match of each group. Every text from the results (bot
 names, match ids, fault details) goes through ``html.escape``.
 """
 
@@ -11,9 +13,10 @@ from __future__ import annotations
 import math
 from html import escape
 
-from arena.report.leaderboard import (NOTABLE_HEADERS, STANDING_HEADERS, params_line,
-                               scope_summary, format_faults, notable_rows, scope_title)
-from arena.report.ratings import HistoryPoint, RatingReport, ScopeReport
+from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
+                                      format_faults, marked_name, notable_groups, params_line,
+                                      scope_summary, scope_title)
+from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
 
 # Colour-blind-friendly palette (Okabe-Ito, then Tableau) for up to 16 distinct lines.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -46,8 +49,12 @@ th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: ri
 th { background: #eef1f6; font-weight: 600; font-size: 13px; }
 td.name, th.name { text-align: left; white-space: normal; word-break: break-all; }
 td.text { text-align: left; white-space: normal; }
+table.notable td.name { word-break: normal; }
 tbody tr:hover { background: #f3f6fb; }
 td.cons { font-weight: 600; }
+tr.faulty td { background: #fdf0ef; }
+tr.faulty td.name { color: #a3261b; }
+details pre { white-space: pre-wrap; font-size: 12px; max-width: 640px; }
 table.h2h td, table.h2h th { text-align: center; font-size: 13px; }
 table.h2h td.name, table.h2h th.name { text-align: left; }
 table.h2h td small { display: block; color: var(--muted); font-size: 11px; }
@@ -111,7 +118,9 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
     if not lines:
         return (head + f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">'
                 "no rated matches yet</text></svg>")
-    xs = [p.index for _, pts in lines for p in pts]
+    # x = the match's number within this scope: a game's plot runs over that game's own matches.
+    number = {i: n for n, i in enumerate(sorted({p.index for _, pts in lines for p in pts}), start=1)}
+    xs = [number[p.index] for _, pts in lines for p in pts]
     ys = [p.conservative for _, pts in lines for p in pts]
     x0, x1 = min(xs), max(xs)
     if x1 == x0:
@@ -141,20 +150,23 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
                      f'stroke="#9aa3b5"/><text x="{x:.1f}" y="{top + ph + 16}" '
                      f'text-anchor="middle">{int(t)}</text>')
     parts.append(f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle">'
-                 'match index (schedule order)</text>')
+                 f'{escape(scope_title(scope.scope))} rated match number</text>')
     parts.append(f'<text transform="translate(13 {top + ph / 2}) rotate(-90)" '
                  'text-anchor="middle">μ − 3σ</text>')
     # Draw the lowest-ranked first so the leaders are on top.
     for i, (s, pts) in reversed(list(enumerate(lines))):
         colour = PALETTE[i % len(PALETTE)]
-        coords = " ".join(f"{px(p.index):.1f},{py(p.conservative):.1f}" for p in pts)
+        coords = " ".join(f"{px(number[p.index]):.1f},{py(p.conservative):.1f}" for p in pts)
         dash = ' stroke-dasharray="6 3"' if i >= len(PALETTE) else ""
+        if s.faults_total:  # faulty bots: dotted, so overlapping lines stay apart
+            dash = ' stroke-dasharray="2 3"'
+
         name = escape(s.name)
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
                      f'stroke-linejoin="round"{dash} points="{coords}"><title>#{s.rank} {name}: '
                      f'{s.conservative:.2f}</title></polyline>')
         last = pts[-1]
-        parts.append(f'<circle cx="{px(last.index):.1f}" cy="{py(last.conservative):.1f}" '
+        parts.append(f'<circle cx="{px(number[last.index]):.1f}" cy="{py(last.conservative):.1f}" '
                      f'r="3" fill="{colour}"/>')
     for i, (s, _) in enumerate(lines):  # legend, in rank order
         y = top + 10 + i * 18
@@ -163,10 +175,12 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
             break
         colour = PALETTE[i % len(PALETTE)]
         short = s.name if len(s.name) <= 22 else s.name[:21] + "…"
+        dash = ' stroke-dasharray="2 3"' if s.faults_total else ""
+        mark = f" {FAULT_MARK}" if s.faults_total else ""
         parts.append(f'<line x1="{left + pw + 12}" x2="{left + pw + 32}" y1="{y - 4}" '
-                     f'y2="{y - 4}" stroke="{colour}" stroke-width="3"/>'
+                     f'y2="{y - 4}" stroke="{colour}" stroke-width="3"{dash}/>'
                      f'<text x="{left + pw + 38}" y="{y}"><title>{escape(s.name)}</title>'
-                     f'{s.rank}. {escape(short)}</text>')
+                     f'{s.rank}. {escape(short)}{mark}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -180,8 +194,11 @@ def _standings_table(scope: ScopeReport) -> str:
         cells = [s.rank, s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
                  s.matches, "–" if s.mean_place is None else f"{s.mean_place:.2f}", s.firsts,
                  format_faults(s)]
-        body.append("<tr>" + "".join(f'<td class="{c}">{escape(str(v))}</td>'
-                                     for v, c in zip(cells, cls)) + "</tr>")
+        row_cls = ' class="faulty"' if s.faults_total else ""
+        if s.faults_total:
+            cells[1] = marked_name(s)
+        body.append(f"<tr{row_cls}>" + "".join(f'<td class="{c}">{escape(str(v))}</td>'
+                                               for v, c in zip(cells, cls)) + "</tr>")
     return (f'<table class="standings"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
 
@@ -236,31 +253,44 @@ def _scope_section(scope: ScopeReport) -> str:
     return "\n".join(parts)
 
 
-def _notable_section(report: RatingReport) -> str:
+def _notable_section(report: RatingReport, extras: dict[str, dict[str, str]]) -> str:
     parts = ['<section id="notable">', "<h2>Notable matches</h2>"]
     if not report.notable:
         parts.append('<p class="summary">None: no faults, no capped games.</p></section>')
         return "\n".join(parts)
-    parts.append(f'<p class="summary">{len(report.notable)} entries. Replay one with '
-                 "<code>arena replay &lt;results&gt; &lt;match id&gt;</code>.</p>")
-    head = "".join(f'<th class="{"" if h == "index" else "name"}">{escape(h)}</th>'
-                   for h in NOTABLE_HEADERS)
+    groups = notable_groups(report)
+    parts.append(f'<p class="summary">{len(report.notable)} matches in {len(groups)} groups by bot and kind. '
+                 "List a group with <code>arena matches &lt;results&gt; --bot B --fault KIND</code>; "
+                 "the first match of each group links to its replay.</p>")
+    head = "".join(f'<th class="{"" if h == "matches" else "name"}">{escape(h)}</th>'
+                   for h in NOTABLE_GROUP_HEADERS)
     body = []
-    for row in notable_rows(report, NOTABLE_LIMIT):
-        cls = ["num", "name", "text", "text", "text", "text"]
-        body.append("<tr>" + "".join(f'<td class="{c}">{escape(str(v))}</td>'
-                                     for v, c in zip(row, cls)) + "</tr>")
+    for g in groups[:NOTABLE_LIMIT]:
+        extra = extras.get(g.first.match_id, {})
+        ids = []
+        for k, m in enumerate(g.matches[:IDS_SHOWN]):
+            link = extra.get("replay") if k == 0 else None
+            ids.append(f'<a href="{escape(link)}">{escape(m.match_id)}</a>' if link else escape(m.match_id))
+        more = f" and {len(g.matches) - IDS_SHOWN} more" if len(g.matches) > IDS_SHOWN else ""
+        detail = escape(g.first.detail or "")
+        if extra.get("tail"):
+            detail += f'<details><summary>stderr tail</summary><pre>{escape(extra["tail"])}</pre></details>'
+        row_cls = ' class="faulty"' if g.reason in FAULT_KINDS else ""
+        body.append(f'<tr{row_cls}><td class="name">{escape(g.bot or "(whole match)")}</td>'
+                    f'<td class="text">{escape(g.reason)}</td><td>{len(g.matches)}</td>'
+                    f'<td class="text">{", ".join(ids)}{more}</td><td class="text">{detail}</td></tr>')
     parts.append(f'<table class="notable"><thead><tr>{head}</tr></thead>'
                  f'<tbody>{"".join(body)}</tbody></table>')
-    if len(report.notable) > NOTABLE_LIMIT:
-        parts.append(f'<p class="note">… {len(report.notable) - NOTABLE_LIMIT} more in '
-                     "leaderboard.json.</p>")
+    if len(groups) > NOTABLE_LIMIT:
+        parts.append(f'<p class="note">… {len(groups) - NOTABLE_LIMIT} more groups in leaderboard.json.</p>')
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def render_html(report: RatingReport, *, title: str = "Leaderboard") -> str:
-    """The whole leaderboard.html page."""
+def render_html(report: RatingReport, *, title: str = "Leaderboard",
+                extras: dict[str, dict[str, str]] | None = None) -> str:
+    """The whole leaderboard.html page. ``extras`` maps a notable match id to its stored
+    stderr ``tail`` and the relative path of its ``replay`` page, where known."""
     nav = "".join(f'<a href="#{_slug(s.scope)}">{escape(scope_title(s.scope))}</a>'
                   for s in report.scopes) + '<a href="#notable">Notable matches</a>'
     return "\n".join([
@@ -270,4 +300,4 @@ def render_html(report: RatingReport, *, title: str = "Leaderboard") -> str:
         f"<header><h1>{escape(title)}</h1><p>{escape(params_line(report))}</p>"
         f"<nav>{nav}</nav></header>", "<main>",
         *(_scope_section(s) for s in report.scopes),
-        _notable_section(report), "</main>", "</body>", "</html>", ""])
+        _notable_section(report, extras or {}), "</main>", "</body>", "</html>", ""])

@@ -47,11 +47,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from tabulate import tabulate
 
-from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, RatingReport, ScopeReport
+from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, NotableMatch, RatingReport, ScopeReport
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
                "mean_place", "firsts", "unrated", "faults_total",
@@ -75,9 +76,17 @@ def format_faults(standing: BotStanding) -> str:
     return f"{standing.faults_total} ({kinds})"
 
 
+FAULT_MARK = "⚠"  # after the name of a bot with any fault in the scope
+STANDING_ALIGN = ("right", "left", "right", "right", "right", "right", "right", "right", "left")
+
+
+def marked_name(standing: BotStanding) -> str:
+    return f"{standing.name} {FAULT_MARK}" if standing.faults_total else standing.name
+
+
 def standing_rows(scope: ScopeReport) -> list[list[Any]]:
     """The standings table of a scope, in STANDING_HEADERS order, formatted."""
-    return [[s.rank, s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
+    return [[s.rank, marked_name(s), f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
              s.matches, "-" if s.mean_place is None else f"{s.mean_place:.2f}", s.firsts,
              format_faults(s)] for s in scope.standings]
 
@@ -116,6 +125,40 @@ def notable_rows(report: RatingReport, limit: int | None = None) -> list[list[An
 
 
 NOTABLE_HEADERS = ("index", "match id", "game", "what", "bot", "detail")
+NOTABLE_GROUP_HEADERS = ("bot", "what", "matches", "first match ids", "detail (first match)")
+NOTABLE_GROUP_ALIGN = ("left", "left", "right", "left", "left")
+IDS_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class NotableGroup:
+    """Notable matches of one bot (None: the match as a whole) for one reason."""
+    bot: str | None
+    reason: str
+    matches: tuple[NotableMatch, ...]
+
+    @property
+    def first(self) -> NotableMatch:
+        return self.matches[0]
+
+
+def notable_groups(report: RatingReport) -> list[NotableGroup]:
+    """The notable matches grouped by bot and reason, the largest groups first."""
+    groups: dict[tuple[str | None, str], list[NotableMatch]] = {}
+    for n in report.notable:
+        groups.setdefault((n.bot, n.reason), []).append(n)
+    return sorted((NotableGroup(bot, reason, tuple(ms)) for (bot, reason), ms in groups.items()),
+                  key=lambda g: (-len(g.matches), g.bot or "", g.reason))
+
+
+def notable_group_rows(groups: list[NotableGroup]) -> list[list[Any]]:
+    rows = []
+    for g in groups:
+        ids = ", ".join(m.match_id for m in g.matches[:IDS_SHOWN])
+        if len(g.matches) > IDS_SHOWN:
+            ids += ", …"
+        rows.append([g.bot or "(whole match)", g.reason, len(g.matches), ids, g.first.detail or ""])
+    return rows
 
 
 def scope_summary(scope: ScopeReport) -> str:
@@ -142,22 +185,29 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
         title = scope_title(scope.scope)
         out += [title, "=" * len(title), scope_summary(scope), ""]
         out.append(tabulate(standing_rows(scope), headers=STANDING_HEADERS, tablefmt="simple",
-                            disable_numparse=True))
+                            disable_numparse=True, colalign=STANDING_ALIGN))
         if len(scope.standings) > 1:
             headers, rows = h2h_table(scope)
             out += ["", "Head-to-head:", tabulate(rows, headers=headers, tablefmt="simple",
-                                                  disable_numparse=True)]
+                                                  disable_numparse=True, colalign=_h2h_align(headers))]
         out.append("")
     out.append(params_line(report))
     out.append(H2H_NOTE)
     if report.notable:
-        out += ["", f"Notable matches ({len(report.notable)}; replay one with "
-                    f"`arena replay {results} <match id>`):",
-                tabulate(notable_rows(report, notable_limit), headers=NOTABLE_HEADERS,
-                         tablefmt="simple", disable_numparse=True)]
-        if len(report.notable) > notable_limit:
-            out.append(f"... {len(report.notable) - notable_limit} more in leaderboard.json")
+        groups = notable_groups(report)
+        shown = groups[:notable_limit]
+        out += ["", f"Notable matches: {len(report.notable)} in {len(groups)} groups by bot and kind "
+                    f"(list them with `arena matches {results} --bot B --fault KIND`; "
+                    f"see one with `arena replay {results} <match id> --html replay.html`):",
+                tabulate(notable_group_rows(shown), headers=NOTABLE_GROUP_HEADERS, tablefmt="simple",
+                         disable_numparse=True, colalign=NOTABLE_GROUP_ALIGN)]
+        if len(groups) > notable_limit:
+            out.append(f"... {len(groups) - notable_limit} more groups in leaderboard.md/html")
     return "\n".join(out) + "\n"
+
+
+def _h2h_align(headers: list[str]) -> tuple[str, ...]:
+    return ("left",) + ("right",) * (len(headers) - 1)
 
 
 def _md_escape(text: str) -> str:
@@ -173,20 +223,24 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
     for scope in report.scopes:
         out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]
         rows = [[esc(c) for c in row] for row in standing_rows(scope)]
-        out += [tabulate(rows, headers=STANDING_HEADERS, tablefmt="github",
-                         disable_numparse=True), ""]
+        out += [tabulate(rows, headers=STANDING_HEADERS, tablefmt="pipe",
+                         disable_numparse=True, colalign=STANDING_ALIGN), ""]
         if len(scope.standings) > 1:
             headers, h_rows = h2h_table(scope)
             out += [f"### Head-to-head ({scope_title(scope.scope)})", "", H2H_NOTE, "",
                     tabulate([[esc(c) for c in r] for r in h_rows], headers=headers,
-                             tablefmt="github", disable_numparse=True), ""]
+                             tablefmt="pipe", disable_numparse=True, colalign=_h2h_align(headers)), ""]
     out += ["## Notable matches", ""]
     if report.notable:
-        out += ["Replay one with `arena replay <results> <match id>`.", "",
-                tabulate([[esc(c) for c in r] for r in notable_rows(report, notable_limit)],
-                         headers=NOTABLE_HEADERS, tablefmt="github", disable_numparse=True)]
-        if len(report.notable) > notable_limit:
-            out += ["", f"... {len(report.notable) - notable_limit} more in leaderboard.json"]
+        groups = notable_groups(report)
+        out += [f"{len(report.notable)} matches in {len(groups)} groups by bot and kind. List a group with "
+                "`arena matches <results> --bot B --fault KIND`; see one with "
+                "`arena replay <results> <match id> --html replay.html`.", "",
+                tabulate([[esc(c) for c in r] for r in notable_group_rows(groups[:notable_limit])],
+                         headers=NOTABLE_GROUP_HEADERS, tablefmt="pipe", disable_numparse=True,
+                         colalign=NOTABLE_GROUP_ALIGN)]
+        if len(groups) > notable_limit:
+            out += ["", f"... {len(groups) - notable_limit} more groups in leaderboard.html"]
     else:
         out.append("None: no faults, no capped games.")
     return "\n".join(out) + "\n"

@@ -40,8 +40,10 @@ def load_report(source: Path) -> tuple[Any, Path]:
 
 
 def render(report: Any, fmt: str, folder: Path, write: bool = False) -> str:
-    if write:
-        write_reports(report, folder)
+    if write or fmt == "html":
+        paths = write_reports(report, folder)
+        if fmt == "html":
+            return str(paths["html"])
     if fmt == "md":
         return lb.render_markdown(report)
     if fmt == "csv":
@@ -51,12 +53,51 @@ def render(report: Any, fmt: str, folder: Path, write: bool = False) -> str:
     return lb.render_terminal(report, results=str(folder))
 
 
+REPLAYS = "replays"        # sub-folder of the results with the notable matches' replay pages
+MAX_REPLAYS = 40           # one page per notable group (its first match), the largest groups first
+
+
+def notable_extras(report: Any, folder: Path) -> dict[str, dict[str, str]]:
+    """For the first match of each notable group: its stored stderr tail and a replay page
+    (written under ``replays/``, only for these, so the results folder stays small)."""
+    if not report.notable or not (folder / "results.sqlite").exists():
+        return {}
+    from arena.report.replay_view import write_replay_html
+    from arena.tournament.store import ResultStore, StoreError
+
+    extras: dict[str, dict[str, str]] = {}
+    store = ResultStore(folder)
+    for group in lb.notable_groups(report)[:MAX_REPLAYS]:
+        first = group.first
+        try:
+            record = store.get_record(first.match_id)
+        except (KeyError, StoreError):
+            continue
+        if record is None:
+            continue
+        extra: dict[str, str] = {}
+        faults = record.get("faults") or []
+        fault = faults[first.seat] if first.seat is not None and first.seat < len(faults) else None
+        if fault and fault.get("stderr_tail"):
+            extra["tail"] = str(fault["stderr_tail"])
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in first.match_id) + ".html"
+        try:
+            (folder / REPLAYS).mkdir(exist_ok=True)
+            write_replay_html(record, folder / REPLAYS / name)
+            extra["replay"] = f"{REPLAYS}/{name}"
+        except ArenaError:
+            pass  # a record this engine cannot replay keeps its row, without a link
+        extras[first.match_id] = extra
+    return extras
+
+
 def write_reports(report: Any, folder: str | Path, *, title: str = "Leaderboard") -> dict[str, Path]:
     """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     texts = {"md": lb.render_markdown(report, title=title), "csv": lb.render_csv(report),
-             "json": lb.render_json(report), "html": render_html(report, title=title)}
+             "json": lb.render_json(report),
+             "html": render_html(report, title=title, extras=notable_extras(report, folder))}
     paths = {}
     for kind, text in texts.items():
         path = folder / lb.FILES[kind]

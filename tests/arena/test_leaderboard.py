@@ -145,26 +145,27 @@ def test_markdown_has_a_table_per_scope(report: RatingReport, written: dict[str,
     assert headings == ["Overall", "Palace", "Tightwad", "Notable matches"]
     chunks = re.split(r"^## ", md, flags=re.M)[1:4]
     for chunk in chunks:
-        assert re.search(r"^\| rank\s+\| bot\s+\| μ", chunk, re.M)
+        assert re.search(r"^\|\s+rank\s+\| bot\s+\|\s+μ", chunk, re.M)
         assert "### Head-to-head" in chunk
     assert EVIL not in md and "&lt;script&gt;" in md
     for chunk, scope in zip(chunks, report.scopes):
         ranked = re.findall(r"^\|\s*(\d+)\s*\|\s*(.+?)\s*\|", chunk, re.M)
         assert [(int(r), html.unescape(n)) for r, n in ranked] == [
-            (s.rank, s.name) for s in scope.standings]
+            (s.rank, s.name + (" ⚠" if s.faults_total else "")) for s in scope.standings]
 
 
 def test_terminal_text_lists_scopes_and_notable_matches(report: RatingReport) -> None:
     text = render_terminal(report, results="results/spring")
     for title in ("Overall", "Palace", "Tightwad", "Head-to-head:"):
         assert title in text
-    assert "arena replay results/spring <match id>" in text
+    assert "arena replay results/spring <match id>" in text and "arena matches results/spring" in text
     line = next(li for li in text.splitlines() if "palace/m007" in li)
-    assert "timeout" in line and "(seat 0)" in line
+    faulted = next(n for n in report.notable if n.match_id == "palace/m007")
+    assert "timeout" in line and line.startswith(faulted.bot)
     assert any("tightwad/m012" in li and "capped" in li for li in text.splitlines())
     overall = text.split("Palace\n")[0]
     names = [s.name for s in report.scopes[0].standings]
-    positions = [overall.index(f"\n{s.rank}       {s.name}") for s in report.scopes[0].standings]
+    positions = [re.search(rf"\n +{s.rank}  {re.escape(s.name)}", overall).start() for s in report.scopes[0].standings]
     assert positions == sorted(positions) and len(names) == 4
 
 
@@ -186,3 +187,59 @@ def test_empty_report_renders(tmp_path: Path) -> None:
     assert parser.tags.count("svg") == 1
     assert "Overall" in render_terminal(report)
     assert json.loads(paths["json"].read_text())["scopes"][0]["standings"] == []
+
+
+def _column_of(table_text: str, header: str) -> list[str]:
+    """The cells of one column of a tabulate 'simple' table, with their padding."""
+    lines = table_text.splitlines()
+    rule = next(i for i, ln in enumerate(lines) if set(ln) <= {"-", " "} and "-" in ln)
+    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[rule])]
+    col = next(k for k, (a, b) in enumerate(spans) if header in lines[rule - 1][a:b])
+    a, b = spans[col]
+    return [ln[a:b] for ln in lines[rule + 1:] if ln.strip()]
+
+
+def test_numbers_are_right_aligned_in_the_terminal_and_markdown(report: RatingReport) -> None:
+    text = render_terminal(report)
+    standings = text.split("\n\n")[1]
+    for header in ("rank", "μ", "conservative", "matches", "mean place", "firsts"):
+        cells = _column_of(standings, header)
+        assert len(cells) == 4 and all(c == c.rstrip() or c.strip() == "" for c in cells), (header, cells)
+        assert len({len(c.rstrip()) for c in cells}) == 1, (header, cells)  # right edges line up
+    md = render_markdown(report)
+    rule = next(ln for ln in md.splitlines() if ln.startswith("|--") or ln.startswith("|-") or ln.startswith("|:"))
+    aligns = [c.strip() for c in rule.strip("|").split("|")]
+    assert aligns[0].endswith(":") and not aligns[1].endswith(":") and aligns[2].endswith(":")
+
+
+def test_bots_with_faults_are_marked_with_their_counts_by_kind(report: RatingReport) -> None:
+    text = render_terminal(report)
+    overall = report.scopes[0]
+    faulty = [s for s in overall.standings if s.faults_total]
+    assert faulty, "the fixture has a timeout"
+    for s in overall.standings:
+        line = next(ln for ln in text.splitlines() if f" {s.name}" in ln)
+        assert ("⚠" in line) == bool(s.faults_total)
+        if s.faults_total:
+            assert f"{s.faults_total} (timeout 1)" in line
+
+
+def test_notable_matches_are_grouped_by_bot_and_kind() -> None:
+    rng = random.Random(5)
+    recs = []
+    for i in range(160):
+        seats = rng.sample(BOTS, 3)
+        faults = [{"kind": "crash" if i % 2 else "timeout", "detail": f"boom {i}"}, None, None]
+        recs.append(make_record(i, seats, [2, 0, 1], game="tightwad", faults=faults, match_id=f"tightwad/m{i:03d}"))
+    report = compute_ratings(recs)
+    text = render_terminal(report, results="res")
+    section = text.split("Notable matches:")[1]
+    assert "160 in " in text.split("Notable matches:")[1][:20]
+    rows = [ln for ln in section.splitlines()[3:] if ln.strip()]
+    assert len(rows) <= len(BOTS) * 2
+    total = 0
+    for ln in rows:
+        count = int(re.search(r"\s(\d+)\s+tightwad/m", ln).group(1))
+        total += count
+        assert ", …" in ln or count <= 3
+    assert total == 160
