@@ -101,8 +101,10 @@ def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> Non
 @click.option("--ray-address", default=None, metavar="ADDR",
               help="With --executor ray: the cluster to join, e.g. HOST:6379 or auto (default: RAY_ADDRESS, "
                    "else a cluster started here with `ray start`, else a new local Ray instance).")
+@click.option("--live", "live_standings", is_flag=True,
+              help="In a terminal, also show the standings, refreshed every few seconds.")
 def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: str, executor: str,
-        ray_address: str | None) -> None:
+        ray_address: str | None, live_standings: bool) -> None:
     """Play a tournament (resuming where it stopped) and print the leaderboards."""
     from arena.tournament.load import load_tournament
     from arena.cli.run import run_and_publish
@@ -114,10 +116,14 @@ def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: s
         hint = f"arena run {tournament_file}"
         if executor == "ray":
             hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
+        from arena.cli.live import run_console
+
+        terminal = run_console(sys.stderr, results=Path(tournament.results_dir), live_standings=live_standings)
         summary = run_and_publish(
             tournament, fresh=fresh, workers=workers,
             sandbox_level=None if sandbox_level == "auto" else sandbox_level,
             resume_hint=hint, executor=executor, ray_address=ray_address,
+            err=terminal.stream if terminal else sys.stderr, display=terminal.display if terminal else None,
         )
     except ArenaError as err:
         _fail(str(err))

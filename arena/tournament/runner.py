@@ -108,54 +108,66 @@ def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]
         done.put(("__worker_exit__", wid, None))
 
 
-def _log_match(record: dict[str, Any], stored: bool) -> int:
-    """Log one finished match (its faults as warnings); returns its number of faults."""
+def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
+    """Log one finished match (its faults as warnings, to run.log only: the console's
+    display summarises them per bot and kind); returns its faults as (bot, kind)."""
     faults = [(s, f["kind"]) for s, f in enumerate(record["faults"]) if f is not None]
     for seat, kind in faults:
         log.warning("match %s: seat %d (%s) faulted: %s", record["match_id"], seat,
-                    record["seats"][seat]["bot"], kind)
+                    record["seats"][seat]["bot"], kind, extra={MATCH_FAULT: True})
     log.info("match %s done: places %s%s", record["match_id"], record["result"]["places"],
              "" if stored else " (already stored)")
-    return len(faults)
+    return [(record["seats"][seat]["bot"], kind) for seat, kind in faults]
+
+
+MATCH_FAULT = "arena_match_fault"  # marks a per-match fault record, kept out of the console
 
 
 # ---- the parent -----------------------------------------------------------------
 
 
 class Progress:
-    """One status line: matches done, rate, ETA and faults so far."""
+    """Plain progress lines (for pipes and CI: no control codes): matches done, rate,
+    ETA and faults, every few seconds; each (bot, fault kind) is named once when it
+    first happens and counted after that. The terminal's live display (arena/cli/live.py)
+    has the same interface."""
+
+    every_s = 5.0
 
     def __init__(self, total: int, out: TextIO) -> None:
         self.total = total
         self.out = out
         self.done = 0
-        self.faults = 0
+        self.faults: dict[tuple[str, str], int] = {}
         self.t0 = time.monotonic()
-        self.tty = out.isatty()
         self._last_print = 0.0
 
-    def update(self, faults: int) -> None:
+    def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
         self.done += 1
-        self.faults += faults
+        for key in faults:
+            if key not in self.faults:
+                self.out.write(f"arena: {key[0]} faulted ({key[1]}) in match {match_id}; "
+                               "repeats are counted below, details in run.log\n")
+            self.faults[key] = self.faults.get(key, 0) + 1
         now = time.monotonic()
-        if self.tty or now - self._last_print > 5 or self.done == self.total:
+        if now - self._last_print > self.every_s or self.done == self.total:
             self._last_print = now
-            self.out.write(("\r" if self.tty else "") + self.line() + ("" if self.tty else "\n"))
+            self.out.write(self.line() + "\n")
             self.out.flush()
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.t0
         rate = self.done / elapsed if elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate > 0 else 0.0
-        width = 24
-        filled = int(width * self.done / self.total) if self.total else width
-        bar = "#" * filled + "." * (width - filled)
-        return (f"[{bar}] {self.done}/{self.total} matches · {rate:.1f}/s · "
-                f"ETA {int(left // 60)}:{int(left % 60):02d} · faults {self.faults}")
+        return (f"{self.done}/{self.total} matches · {rate:.1f}/s · "
+                f"ETA {int(left // 60)}:{int(left % 60):02d} · faults {sum(self.faults.values())}")
+
+    def fault_summary(self) -> list[str]:
+        return [f"{bot}: {kind} x{n}" for (bot, kind), n in sorted(self.faults.items(), key=lambda kv: -kv[1])]
 
     def close(self) -> None:
-        if self.tty:
-            self.out.write("\n")
+        if self.faults:
+            self.out.write("arena: faults by bot and kind: " + "; ".join(self.fault_summary()) + "\n")
             self.out.flush()
 
 
@@ -172,6 +184,7 @@ def setup_logging(results: Path, console: TextIO) -> None:
     fh.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s %(message)s"))
     ch = logging.StreamHandler(console)
     ch.setLevel(logging.WARNING)
+    ch.addFilter(lambda record: not getattr(record, MATCH_FAULT, False))
     ch.setFormatter(logging.Formatter("arena: %(message)s"))
     for h in (fh, ch):
         h._arena = True  # type: ignore[attr-defined]
@@ -182,11 +195,12 @@ def setup_logging(results: Path, console: TextIO) -> None:
 def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None = None,
                    sandbox_level: str | None = None, out: TextIO = sys.stdout,
                    err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
-                   ray_address: str | None = None) -> RunSummary:
+                   ray_address: str | None = None, display: Any = None) -> RunSummary:
     """Play every match of the schedule not yet in the store, then rate and report.
 
     ``executor`` ``local`` plays on a pool of forked processes; ``ray`` on a Ray
     cluster at ``ray_address`` (None: a local Ray instance), see arena/tournament/ray_executor.py.
+    ``display(total, err)`` makes the progress display (default: plain ``Progress`` lines).
     """
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
@@ -234,6 +248,7 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
             "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
             "parent_pid": os.getpid(),
         }
+        ctx["display"] = display or Progress
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
                       ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
     return summary
@@ -257,7 +272,7 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
                            daemon=False) for i in range(n_workers)]
     for p in procs:
         p.start()
-    progress = Progress(len(pending), err)
+    progress = ctx["display"](len(pending), err)
     alive = n_workers
     try:
         while alive:
@@ -271,8 +286,8 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
                 alive -= 1
                 continue
             summary.played += 1
-            summary.faults += a
-            progress.update(a)
+            summary.faults += len(a)
+            progress.update(mid, a)
     except KeyboardInterrupt:
         summary.interrupted = True
         stop.set()
@@ -299,7 +314,7 @@ def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], s
     from arena.tournament.store import ResultStore
 
     store = ResultStore(ctx["results"])
-    progress = Progress(len(pending), err)
+    progress = ctx["display"](len(pending), err)
 
     levels: set[str] = set()
 
@@ -308,8 +323,8 @@ def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], s
         summary.sandbox_level = ", ".join(sorted(levels))
         faults = _log_match(record, store.record_match(record))
         summary.played += 1
-        summary.faults += faults
-        progress.update(faults)
+        summary.faults += len(faults)
+        progress.update(record["match_id"], faults)
 
     try:
         play_on_ray(pending, ctx, on_record, address=ray_address, workers=n_workers, sandbox_level=sandbox_level)

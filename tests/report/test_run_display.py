@@ -1,0 +1,90 @@
+"""What `arena run` shows while it plays: in a terminal a live bar with faults summarised
+per bot and kind (and the standings with --live); in a pipe plain lines, no control codes."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+BOTS = {"alpha": HERE / "bots" / "random_player.py", "beta": HERE / "bots" / "random_player.py",
+        "crasher": HERE / "bots" / "crash_loudly.py", "illegal": HERE.parent / "arena" / "bots" / "illegal_answer.py"}
+
+
+@pytest.fixture()
+def tournament(tmp_path: Path) -> Path:
+    for name, src in BOTS.items():
+        (tmp_path / f"{name}.py").write_text(src.read_text())
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""
+name: shown
+seed: 3
+bots: [{", ".join(str(tmp_path / f"{n}.py") for n in BOTS)}]
+games:
+  - {{id: tightwad, players: [3], deals: 2}}
+workers: 1
+sandbox: none
+results: {tmp_path / 'results'}
+""")
+    return path
+
+
+def test_in_a_pipe_faults_are_named_once_per_bot_and_kind_without_control_codes(tournament):
+    out = subprocess.run([sys.executable, "-m", "arena", "run", str(tournament)], capture_output=True, text=True,
+                         timeout=300, cwd=tournament.parent)
+    assert out.returncode in (0, 1), out.stderr
+    err = out.stderr
+    assert "\x1b" not in err and "\r" not in err
+    assert err.count("crasher faulted (crash)") == 1 and err.count("illegal faulted (illegal)") == 1
+    assert "seat" not in err  # no per-match fault lines: those are in run.log
+    summary = next(ln for ln in err.splitlines() if ln.startswith("arena: faults by bot and kind:"))
+    counts = dict(re.findall(r"(\w+): \w+ x(\d+)", summary))
+    assert int(counts["crasher"]) > 1 and int(counts["illegal"]) > 1
+    assert "faulted: crash" in (tournament.parent / "results" / "run.log").read_text()
+
+
+def _run_in_a_terminal(args: list[str], cwd: Path, timeout_s: float = 300) -> str:
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "arena", *args], stdin=slave, stdout=slave, stderr=slave,
+                            cwd=cwd, env={**os.environ, "COLUMNS": "120", "TERM": "xterm"}, start_new_session=True)
+    os.close(slave)
+    chunks = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif proc.poll() is not None:
+                break
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+        proc.wait(timeout=30)
+        os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_in_a_terminal_a_live_bar_with_faults_summarised_and_standings(tournament):
+    screen = _run_in_a_terminal(["run", str(tournament), "--live"], tournament.parent)
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+    assert "\x1b[" in screen  # it is a live display
+    assert re.search(r"matches .*\d+/\d+\s+100%", plain), plain[-2000:]
+    assert "faults by bot and kind" in plain and re.search(r"crasher\s+crash\s+\d+", plain)
+    assert "standings after" in plain
+    assert "faulted: crash" not in plain  # never one line per faulty match
+    assert "Overall" in plain and "leaderboard.html" in plain
