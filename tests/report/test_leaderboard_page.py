@@ -3,9 +3,11 @@ matches grouped with the stored crash tail and a replay link, `--format html`.""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,19 @@ def test_every_game_plot_runs_over_its_own_matches(results):
         assert f"{game} rated match number" in section
         ticks = [int(x) for x in re.findall(r'text-anchor="middle">(\d+)</text>', section)]
         assert ticks and max(ticks) <= n
+
+
+def test_open_writes_the_page_and_hands_it_to_the_browser(results, tmp_path):
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "fake-browser"
+    browser.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n")
+    browser.chmod(0o755)
+    env = {**os.environ, "BROWSER": str(browser)}
+    out = subprocess.run([sys.executable, "-m", "arena", "leaderboard", str(results), "--open"], capture_output=True,
+                         text=True, timeout=120, cwd=results, env=env)
+    assert out.returncode == 0, out.stderr
+    for _ in range(50):
+        if opened.exists():
+            break
+        time.sleep(0.1)
+    assert opened.read_text().strip() == (results / "leaderboard.html").resolve().as_uri()
