@@ -5,7 +5,6 @@ faults marked at their decision)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
