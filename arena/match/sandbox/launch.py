@@ -198,9 +198,16 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
     for k, v in bot_env(env, home).items():
         cmd += ["--setenv", k, v]
     fd = _sc.memfd("bwrap")
-    cmd += ["--seccomp", str(fd), "--chdir", home, "--", "/bin/sh", "-c", _READY_SH, "arena-bot", *argv]
+    # bwrap's monitor and its pid-1 init keep their own stdin/stdout for the bot's whole life,
+    # so a bot that closed its stdout would never show EOF. So bwrap gets /dev/null as stdio and
+    # the pipes as two extra fds, which it closes in its own processes; only the bot gets them
+    # as 0 and 1. (Single digits: dash redirects no higher fd.)
+    a, b = [n for n in range(3, 10) if n != fd][:2]
+    cmd += ["--seccomp", str(fd), "--chdir", home, "--", "/bin/sh", "-c",
+            f"exec 0<&{a} 1>&{b} {a}<&- {b}>&-; {_READY_SH}", "arena-bot", *argv]
     cmd = _prlimit(r) + cmd
+    host = f"exec {a}<&0 {b}>&1 </dev/null >/dev/null\n"
     if cg is not None:
-        join = "".join(f"echo $$ > {shlex.quote(f)} || exit 125\n" for f in cg.procs_files())
-        cmd = ["/bin/sh", "-c", join + 'exec "$@"', "arena-launch", *cmd]
+        host += "".join(f"echo $$ > {shlex.quote(f)} || exit 125\n" for f in cg.procs_files())
+    cmd = ["/bin/sh", "-c", host + 'exec "$@"', "arena-launch", *cmd]
     return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=[fd], cgroup=cg, bwrap=True, rlimits=r)
