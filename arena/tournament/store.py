@@ -15,6 +15,10 @@ What it guarantees, and why:
 * The schema is versioned (``meta.schema_version``); a file written by a newer arena is
   refused with a message instead of being misread.
 
+* The folder holds the tournament's deal secret (``deal-secret``, 256 random bits as hex,
+  mode 0600), drawn when the folder gets its store and kept by ``reset`` (``--fresh``),
+  so secret deals are unpredictable to bots yet replay exactly from this folder.
+
 A ``ResultStore`` may be shared by the threads of one process (calls are serialised).
 After a fork it reopens its connection in the child, and it pickles as its folder.
 """
@@ -23,6 +27,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
 import sqlite3
 import threading
 import time
@@ -33,6 +39,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 DB_NAME = "results.sqlite"
+SECRET_NAME = "deal-secret"
+SECRET_BYTES = 32
 SCHEMA_VERSION = 1
 RECORD_SCHEMAS = (1,)  # match-record schema versions this store understands
 SANDBOX_FAULT = "sandbox"  # arena.match.faults.FaultKind.SANDBOX.value
@@ -219,6 +227,7 @@ class ResultStore:
         self._abandoned: list[sqlite3.Connection] = []
         self.folder.mkdir(parents=True, exist_ok=True)
         self._connect()
+        self._ensure_secret()
 
     # -- connection -------------------------------------------------------------------
 
@@ -330,6 +339,49 @@ class ResultStore:
 
     def _write(self) -> "_WriteTx":
         return _WriteTx(self)
+
+    # -- the deal secret ---------------------------------------------------------------
+
+    @property
+    def secret_path(self) -> Path:
+        return self.folder / SECRET_NAME
+
+    def _ensure_secret(self) -> None:
+        """Draw the folder's secret if it has none and no match was played without one."""
+        path = self.secret_path
+        if path.exists():
+            if path.stat().st_mode & 0o077:
+                os.chmod(path, 0o600)
+            return
+        if self.match_count():
+            return  # a folder from before deal secrets: its matches used other deals
+        tmp = self.folder / f".{SECRET_NAME}.{os.getpid()}.{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, (secrets.token_hex(SECRET_BYTES) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # atomic: a concurrent opener either wins or reads the winner's
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def deal_secret(self) -> str:
+        """The folder's deal secret (64 hex digits). Never give it to a bot."""
+        self._ensure_secret()
+        try:
+            text = self.secret_path.read_text().strip()
+        except FileNotFoundError:
+            raise StoreError(f"{self.folder} has matches played before deal secrets existed "
+                             f"(no {SECRET_NAME} file); rerun with --fresh or use another "
+                             "results folder") from None
+        if not re.fullmatch(r"[0-9a-f]{64,}", text):
+            raise StoreError(f"{self.secret_path} is damaged (expected 64 hex digits); "
+                             "restore it, or rerun with --fresh after deleting it")
+        return text
 
     # -- tournament and bots ----------------------------------------------------------
 
@@ -469,7 +521,8 @@ class ResultStore:
         return json.loads(zlib.decompress(row[0]).decode("utf-8"))
 
     def reset(self) -> None:
-        """Delete every match, seat, bot and the tournament (for ``--fresh``)."""
+        """Delete every match, seat, bot and the tournament (for ``--fresh``); the deal
+        secret stays, so the same deals are played again."""
         with self._write() as conn:
             conn.execute("DELETE FROM seats")
             conn.execute("DELETE FROM matches")

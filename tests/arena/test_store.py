@@ -261,3 +261,43 @@ def test_match_survives_sigkill_right_after_record_match(tmp_path: Path) -> None
     # whatever else made it is whole: every stored match has all its seats
     con = sqlite3.connect(store.path)
     assert con.execute("SELECT COUNT(*) FROM seats").fetchone()[0] == 3 * len(done)
+
+
+# -- the deal secret ------------------------------------------------------------------
+
+
+def test_a_new_folder_draws_a_private_256_bit_deal_secret(tmp_path: Path) -> None:
+    a, b = ResultStore(tmp_path / "a"), ResultStore(tmp_path / "b")
+    secret = a.deal_secret()
+    assert len(secret) == 64 and int(secret, 16) >= 0
+    assert (a.folder / "deal-secret").stat().st_mode & 0o777 == 0o600
+    assert b.deal_secret() != secret                       # a new folder, a new secret
+    assert ResultStore(tmp_path / "a").deal_secret() == secret   # reopening keeps it
+    a.record_match(make_record(0, ["x", "y"], [0, 1]))
+    a.reset()                                               # --fresh
+    assert a.deal_secret() == secret
+
+
+def test_concurrent_openers_agree_on_one_secret(tmp_path: Path) -> None:
+    folder = tmp_path / "race"
+    got: list[str] = []
+    threads = [threading.Thread(target=lambda: got.append(ResultStore(folder).deal_secret()))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(got)) == 1 and len(got) == 8
+    assert sorted(p.name for p in folder.iterdir() if "secret" in p.name) == ["deal-secret"]
+
+
+def test_a_folder_with_matches_but_no_secret_is_refused_until_fresh(tmp_path: Path) -> None:
+    s = ResultStore(tmp_path / "old")
+    s.record_match(make_record(0, ["x", "y"], [0, 1]))
+    (s.folder / "deal-secret").unlink()                     # as written before deal secrets
+    again = ResultStore(tmp_path / "old")
+    assert not (again.folder / "deal-secret").exists()      # never invented for old matches
+    with pytest.raises(StoreError, match="--fresh"):
+        again.deal_secret()
+    again.reset()
+    assert len(again.deal_secret()) == 64
