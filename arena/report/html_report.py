@@ -14,8 +14,8 @@ import math
 from html import escape
 
 from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
-                                      format_faults, marked_name, notable_groups, params_line,
-                                      scope_summary, scope_title)
+                                      deals_line, format_faults, marked_name, notable_groups,
+                                      params_line, scope_summary, scope_title)
 from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
 
 # Colour-blind-friendly palette (Okabe-Ito, then Tableau) for up to 16 distinct lines.
@@ -298,6 +298,7 @@ def render_html(report: RatingReport, *, title: str = "Leaderboard",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
         f"<header><h1>{escape(title)}</h1><p>{escape(params_line(report))}</p>"
+        f"<p class=\"deals\">{escape(deals_line(report))}</p>"
         f"<nav>{nav}</nav></header>", "<main>",
         *(_scope_section(s) for s in report.scopes),
         _notable_section(report, extras or {}), "</main>", "</body>", "</html>", ""])

@@ -5,7 +5,8 @@ written by ``arena.report.standings.write_reports`` (keys ``md``, ``csv``, ``jso
 
 * ``leaderboard.md``: per scope (``overall`` first, then each game) a standings table
   and a head-to-head table, then the notable matches.
-* ``leaderboard.csv``: one row per (scope, bot), columns ``CSV_COLUMNS``.
+* ``leaderboard.csv``: one row per (scope, bot), columns ``CSV_COLUMNS`` (the last,
+  ``deals``, says ``secret`` or ``public (seed N)`` on every row).
 * ``leaderboard.json``: ``report.to_json()``, the stable form described below.
 * ``leaderboard.html``: one static page (no server, no external resources, no
   script) with the same tables and one inline SVG plot per scope of every bot's
@@ -22,6 +23,7 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
       "format": "decktet-arena-leaderboard", "version": 1,
       "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma",
                  "params": {"mu", "sigma", "beta", "tau", "draw_probability"}},
+      "deals": {"mode": "secret"} | {"mode": "public", "seed": int} | null,
       "scopes": [                      # "overall" first, then games by id
         {"scope": "overall" | <game id>, "games": [<game id>, ...],
          "matches": int, "rated": int, "skipped": int,   # skipped: sandbox fault / numeric
@@ -56,7 +58,7 @@ from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, NotableMatch
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
                "mean_place", "firsts", "unrated", "faults_total",
-               *(f"faults_{k}" for k in FAULT_KINDS))
+               *(f"faults_{k}" for k in FAULT_KINDS), "deals")
 STANDING_HEADERS = ("rank", "bot", "μ", "σ", "conservative", "matches", "mean place",
                     "firsts", "faults")
 FILES = {"md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json",
@@ -177,10 +179,21 @@ def params_line(report: RatingReport) -> str:
             "mean place is 1-based (1 = first).")
 
 
+def deals_line(report: RatingReport) -> str:
+    """How the deals were drawn; public deals are said loudly (bots could compute every hand)."""
+    deals = report.deals
+    if deals is None:
+        return "Deals: unknown (no tournament recorded)."
+    if deals.get("mode") == "public":
+        return (f"Deals: PUBLIC (deals: public, seed {deals.get('seed')}): anyone, bots included, "
+                "could compute every hand; reproducible research results, not a fair competition.")
+    return "Deals: secret (drawn from the results folder's secret; no bot could predict them)."
+
+
 def render_terminal(report: RatingReport, *, results: str = "<results>",
                     notable_limit: int = 15) -> str:
     """The leaderboards as plain text for the terminal."""
-    out: list[str] = []
+    out: list[str] = [deals_line(report), ""]
     for scope in report.scopes:
         title = scope_title(scope.scope)
         out += [title, "=" * len(title), scope_summary(scope), ""]
@@ -219,7 +232,7 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
                     notable_limit: int = 50) -> str:
     """leaderboard.md: a standings table and a head-to-head table per scope."""
     esc = _md_escape
-    out = [f"# {esc(title)}", "", params_line(report), ""]
+    out = [f"# {esc(title)}", "", params_line(report), "", esc(deals_line(report)), ""]
     for scope in report.scopes:
         out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]
         rows = [[esc(c) for c in row] for row in standing_rows(scope)]
@@ -257,8 +270,15 @@ def render_csv(report: RatingReport) -> str:
                 scope.scope, s.rank, s.name, f"{s.mu:.6f}", f"{s.sigma:.6f}",
                 f"{s.conservative:.6f}", s.matches,
                 "" if s.mean_place is None else f"{s.mean_place:.6f}", s.firsts, s.unrated,
-                s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS)])
+                s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS), _deals_cell(report)])
     return buf.getvalue()
+
+
+def _deals_cell(report: RatingReport) -> str:
+    deals = report.deals
+    if deals is None:
+        return ""
+    return f"public (seed {deals.get('seed')})" if deals.get("mode") == "public" else "secret"
 
 
 def render_json(report: RatingReport) -> str:

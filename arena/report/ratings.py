@@ -213,6 +213,8 @@ class RatingReport:
     params: RatingParams
     scopes: tuple[ScopeReport, ...]
     notable: tuple[NotableMatch, ...] = field(default=())
+    # how the deals were drawn: {"mode": "secret"} or {"mode": "public", "seed": N}; None: unknown
+    deals: dict[str, Any] | None = None
 
     def scope(self, name: str) -> ScopeReport:
         for s in self.scopes:
@@ -227,6 +229,7 @@ class RatingReport:
             "version": JSON_VERSION,
             "rating": {"system": "trueskill", "params": self.params.to_json(),
                        "conservative": "mu - 3 * sigma"},
+            "deals": None if self.deals is None else dict(self.deals),
             "scopes": [_scope_json(s) for s in self.scopes],
             "notable": [{"match_id": n.match_id, "index": n.index, "game": n.game,
                          "reason": n.reason, "seat": n.seat, "bot": n.bot,

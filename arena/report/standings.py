@@ -3,6 +3,7 @@ written there (`arena run` after its matches, `arena leaderboard`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,16 @@ def results_folder(source: Path) -> Path:
     return Path(load_tournament(source).results)
 
 
+def deals_of(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """How the stored tournament drew its deals (files from before ``deals`` were public)."""
+    config = meta.get("config")
+    if not config:
+        return None
+    if config.get("deals", "public") == "public":
+        return {"mode": "public", "seed": config.get("seed")}
+    return {"mode": "secret"}
+
+
 def load_report(source: Path) -> tuple[Any, Path]:
     from arena.report.ratings import compute_ratings
     from arena.tournament.store import ResultStore, StoreError
@@ -34,6 +45,7 @@ def load_report(source: Path) -> tuple[Any, Path]:
         # Unset keys are stored as null and mean "the default", as in `arena run`.
         params = {k: v for k, v in stored.items() if v is not None} or None
         report = compute_ratings(list(store.iter_results()), params)
+        report = dataclasses.replace(report, deals=deals_of(meta))
     except StoreError as err:
         raise ArenaError(f"{folder}: {err}") from None
     return report, folder
