@@ -238,7 +238,8 @@ def field_schedule(tournament: str | Path = SPRING, deal_factor: float = 10.0,
     games = [g.model_copy(update={"deals": max(1, round(g.deals * deal_factor)),
                                   "max_matches": 10**9}) for g in t.games]
     entries = [types.SimpleNamespace(name=n) for n in sorted(paths)]
-    return build_schedule(t.model_copy(update={"games": games}), entries), paths  # type: ignore[arg-type]
+    # public deals: a strength measurement should reproduce from the file alone
+    return build_schedule(t.model_copy(update={"games": games, "deals": "public"}), entries), paths  # type: ignore[arg-type]
 
 
 def play_field(tournament: str | Path = SPRING, deal_factor: float = 10.0,

@@ -279,6 +279,9 @@ class Tournament(_Model):
 
     name: str
     seed: int = Field(ge=0, le=MAX_SEED)
+    # secret: deals and match seeds come from the results folder's secret (bots cannot
+    # predict them); public: from ``seed``, so anyone (bots too) can recompute every hand
+    deals: Literal["secret", "public"] = "secret"
     bots: list[BotItem] = Field(min_length=1)
     games: list[GameEntry] = Field(min_length=1)
     time_control: TimeControl = Field(default_factory=TimeControl)
@@ -394,6 +397,7 @@ _MODELS: dict[tuple[str, ...], type[BaseModel]] = {
 _HELP: dict[str, tuple[str, str]] = {
     "name": (SAFE_NAME_TEXT, "name: spring"),
     "seed": (f"an integer from 0 to {MAX_SEED}", "seed: 2026"),
+    "deals": ("secret or public", "deals: secret"),
     "bots": ("a list of glob strings or {path, name} entries", "bots: [bots/*.py]"),
     "bots.path": ("the path of one bot file", "- {path: bots/random_bot.py, name: random}"),
     "bots.name": ("a bot name", "- {path: bots/random_bot.py, name: random}"),

@@ -210,16 +210,25 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         require_ray()  # before anything is written
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament.roster import resolve_bots
-    from arena.tournament.schedule import build_schedule
-    from arena.tournament.store import ResultStore
+    from arena.tournament.schedule import build_schedule, check_schedule
+    from arena.tournament.store import ResultStore, StoreError
 
     entries = resolve_bots(tournament)
-    schedule = build_schedule(tournament, entries)
+    check_schedule(tournament, entries)  # config errors before anything is written
     results = Path(tournament.results_dir)
     results.mkdir(parents=True, exist_ok=True)
     store = ResultStore(results)
     if fresh:
         store.reset()
+    _check_deals_mode(store, tournament, results)
+    try:
+        secret = None if tournament.deals == "public" else store.deal_secret()
+    except StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    schedule = build_schedule(tournament, entries, secret)
+    if tournament.deals == "public":
+        err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
+                  "compute every hand; for research, not for competition\n")
     current = {e.name: e.sha256 for e in entries}
     changed = store.changed_bots(current)
     if changed:
@@ -336,6 +345,16 @@ def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], s
             err.write(f"arena: resume with: {resume_hint}\n")
         return
     progress.close()
+
+
+def _check_deals_mode(store: Any, tournament: Any, results: Path) -> None:
+    """Matches already stored were dealt one way; resuming must not switch to the other."""
+    if not store.match_count():
+        return
+    before = ((store.tournament() or {}).get("config") or {}).get("deals", "public")  # older: public
+    if before != tournament.deals:
+        raise ArenaError(f"{results}: its matches were played with deals: {before}, the file now says "
+                         f"deals: {tournament.deals}; rerun with --fresh or set a new 'results' folder")
 
 
 def _config_json(tournament: Any) -> dict[str, Any]:

@@ -3,8 +3,10 @@
 Duplicate format: a *group* of bots plays each *deal* once in every cyclic
 *rotation* of the seats, so every bot holds every hand of the deal once. All
 groups of a game entry and player count play the same deals (the deal seed does
-not depend on the group), like duplicate bridge. Seeds come from the tournament
-seed and the match's identity only, never from time or completion order.
+not depend on the group), like duplicate bridge. Deal and match seeds come from the
+results folder's secret (``deals: secret``, the default) or from the public
+tournament seed (``deals: public``), and the match's identity; who meets whom and
+the seating come from the tournament seed. Never from time or completion order.
 
 Order (``index``): by deal, then game entry, then player count, then group,
 then rotation. A run stopped early has therefore played the first deals of
@@ -56,9 +58,23 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def deal_seed(tournament_seed: int, game: str, players: int, options: dict[str, Any], deal: int) -> int:
-    """The seed of one deal; shared by every group and rotation that plays it."""
-    return derive_seed(tournament_seed, game, players, canonical_json(options), deal)
+def deal_seed(key: int | str, game: str, players: int, options: dict[str, Any], deal: int) -> int:
+    """The seed of one deal (``key`` from ``deal_key``); shared by every group and rotation."""
+    return derive_seed(key, game, players, canonical_json(options), deal)
+
+
+def deal_key(tournament: Tournament, deal_secret: str | None) -> int | str:
+    """What deal and match seeds derive from: the folder's secret, or the public seed.
+
+    Nothing a bot sees may reveal the secret deals: not the public seed, not the match id,
+    not its own seed (which derives from the match seed, so from the secret too).
+    """
+    if tournament.deals == "public":
+        return tournament.seed
+    if not deal_secret:
+        raise ValueError("secret deals need the results folder's deal secret "
+                         "(ResultStore.deal_secret()), or deals: public")
+    return f"secret:{deal_secret}"
 
 
 def match_id(key: str, players: int, group: int, deal: int, rotation: int) -> str:
@@ -221,9 +237,14 @@ def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> l
     return out
 
 
-def build_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> list[MatchSpec]:
-    """Every match of the tournament, in schedule order; raises ``ConfigError``."""
+def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
+                   deal_secret: str | None = None) -> list[MatchSpec]:
+    """Every match of the tournament, in schedule order; raises ``ConfigError``.
+
+    ``deal_secret`` (``ResultStore.deal_secret()``) is required unless ``deals: public``.
+    """
     check_schedule(tournament, bots)
+    key = deal_key(tournament, deal_secret)
     names = sorted(b.name for b in bots)
     rows = []
     for entry_index, g in enumerate(tournament.games):
@@ -233,14 +254,14 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> list[Mat
                 seats = _seating(tournament.seed, g.key, p, group, members)
                 for d in range(g.deals):
                     deal = offset + d
-                    dseed = deal_seed(tournament.seed, g.id, p, options, deal)
+                    dseed = deal_seed(key, g.id, p, options, deal)
                     for r in range(p):
                         mid = match_id(g.key, p, group, deal, r)
                         order = tuple(seats[(s + r) % p] for s in range(p))
                         rows.append(((d, entry_index, p, group, deal, r), MatchSpec(
                             match_id=mid, index=0, game=g.id, players=p, options=dict(options),
                             group=group, deal=deal, rotation=r, deal_seed=dseed,
-                            match_seed=derive_seed(tournament.seed, mid), bots=order,
+                            match_seed=derive_seed(key, mid), bots=order,
                         )))
     rows.sort(key=lambda row: row[0])
     return [dataclasses.replace(m, index=i) for i, (_, m) in enumerate(rows)]

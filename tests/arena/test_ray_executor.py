@@ -30,6 +30,8 @@ from arena.tournament.roster import BotEntry, bot_entry, resolve_bots
 from arena.tournament.runner import limits_from, time_control_from
 from arena.tournament.schedule import build_schedule
 
+TEST_SECRET = "5e" * 32  # the schedule's deal secret (a run draws its own)
+
 from .test_runner import ROOT, SLOW, leaderboard_json, run_file, stored, write_tournament
 
 
@@ -102,7 +104,7 @@ def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_li
     """BotWorker is the actor's class: exercised here in-process, without Ray."""
     tournament = load_tournament(write_tournament(tmp_path, "w", deals=1))
     entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
-    match = next(m for m in build_schedule(tournament, list(entries.values())) if m.game == "tightwad")
+    match = next(m for m in build_schedule(tournament, list(entries.values()), TEST_SECRET) if m.game == "tightwad")
     gone = subprocess.Popen(["true"])
     gone.wait()
     stale = Path(tempfile.gettempdir()) / f"arena-ray-{gone.pid}-test"  # a killed worker's leftovers
@@ -211,7 +213,7 @@ def _wait_until(cond, message: str, limit_s: float = 10.0) -> None:
 def test_a_sandbox_level_that_fails_on_a_node_is_reported_with_the_node(tmp_path, ray):
     tournament = load_tournament(write_tournament(tmp_path, "sbx", deals=1))
     entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
-    pending = build_schedule(tournament, list(entries.values()))
+    pending = build_schedule(tournament, list(entries.values()), TEST_SECRET)
     ctx = {"entries": entries, "limits": limits_from(tournament), "tc": time_control_from(tournament),
            "fresh": False, "name": tournament.name, "results": tmp_path / "r"}
     got: list[dict] = []
@@ -295,7 +297,7 @@ def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert f"resume with: arena run {path} --executor ray" in err
-    scheduled = len(build_schedule(load_tournament(path), resolve_bots(load_tournament(path))))
+    scheduled = len(build_schedule(load_tournament(path), resolve_bots(load_tournament(path)), TEST_SECRET))
     assert 3 <= _count(results) < scheduled
     _wait_until(lambda: _worker_pids() == [], "Ray workers outlived the run")
     _wait_until(lambda: _pids_with(b"slow_random.py") == [], "bots outlived the run")

@@ -65,8 +65,16 @@ def leaderboard_json(results: Path) -> dict:
 
 
 @pytest.mark.slow
+def share_secret(src: Path, dst: Path) -> None:
+    """Give folder ``dst`` the deal secret of ``src``: the same deals, as if it were the same folder."""
+    dst.mkdir(parents=True, exist_ok=True)
+    (dst / "deal-secret").write_bytes((src / "deal-secret").read_bytes())
+    os.chmod(dst / "deal-secret", 0o600)
+
+
 def test_one_worker_and_two_workers_give_the_identical_leaderboard(tmp_path):
     one = run_file(write_tournament(tmp_path, "one", workers=1))
+    share_secret(one.results, tmp_path / "results-two")
     two = run_file(write_tournament(tmp_path, "two", workers=2))
     assert one.played == two.played == one.scheduled > 20
     assert stored(one.results) == stored(two.results)
@@ -120,6 +128,7 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
     ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2))
     path = write_tournament(tmp_path, "killed", bots=bots, workers=2)
     results = tmp_path / "results-killed"
+    share_secret(ref.results, results)
     proc = _arena_run(path)
     _wait_for_matches(results, 8, proc)
     os.kill(proc.pid, signal.SIGKILL)  # the arena itself, not its process group
@@ -205,3 +214,32 @@ def test_a_bot_that_never_starts_faults_every_match_and_stops_costing_start_up_t
     assert con.execute("SELECT count(*) FROM seats WHERE bot != 'silent' AND fault_kind IS NOT NULL").fetchone()[0] == 0
     assert all(len(places) in (2, 3) for places in rows.values())
     assert elapsed < 3 * 1.5 + 30  # three start-up waits, not one per match
+
+
+def _deal_seeds(results: Path) -> dict[str, str]:
+    con = sqlite3.connect(results / "results.sqlite")
+    return dict(con.execute("SELECT match_id, deal_seed FROM matches").fetchall())
+
+
+def test_fresh_replays_the_same_secret_deals_and_a_new_folder_gets_new_ones(tmp_path):
+    path = write_tournament(tmp_path, "sec", deals=1)
+    first = run_file(path)
+    seeds = _deal_seeds(first.results)
+    secret = (first.results / "deal-secret").read_text()
+    again = run_file(path, fresh=True)
+    assert again.played == first.scheduled
+    assert (again.results / "deal-secret").read_text() == secret
+    assert _deal_seeds(again.results) == seeds                 # --fresh: same deals
+    other = run_file(write_tournament(tmp_path, "sec2", deals=1))
+    new = _deal_seeds(other.results)
+    assert set(new) == set(seeds) and all(new[m] != seeds[m] for m in seeds)
+
+
+def test_switching_between_secret_and_public_deals_needs_fresh(tmp_path):
+    from arena.errors import ArenaError
+
+    run_file(write_tournament(tmp_path, "mode", deals=1))
+    public = write_tournament(tmp_path, "mode", deals=1, extra="deals: public")
+    with pytest.raises(ArenaError, match="deals: secret.*--fresh"):
+        run_file(public)
+    assert run_file(public, fresh=True).played > 0

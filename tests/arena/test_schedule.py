@@ -29,8 +29,10 @@ def bots(n: int) -> list[BotEntry]:
     return [BotEntry(f"bot{i:02d}", Path(f"/x/bot{i:02d}.py"), "0" * 64, "python") for i in range(n)]
 
 
-def tournament(games: list[dict[str, Any]], seed: int = 2026) -> Tournament:
-    return parse_tournament({"name": "t", "seed": seed, "bots": ["bots/*.py"], "games": games})
+def tournament(games: list[dict[str, Any]], seed: int = 2026, deals: str = "public") -> Tournament:
+    """Public deals by default: these tests pin the documented derivation from the seed."""
+    return parse_tournament({"name": "t", "seed": seed, "bots": ["bots/*.py"], "games": games,
+                             "deals": deals})
 
 
 def groups_of(schedule: list[MatchSpec]) -> dict[tuple[str, int, int], list[MatchSpec]]:
@@ -281,3 +283,27 @@ def test_draw_groups_keeps_group_counts_within_one() -> None:
     counts = Counter(b for g in groups for b in g)
     assert max(counts.values()) - min(counts.values()) <= 1
     assert sum(counts.values()) == 23 * 4
+
+
+# ---- secret deals ------------------------------------------------------------
+
+
+def test_secret_deals_need_the_secret_and_come_only_from_it() -> None:
+    t = tournament(SPRING_GAMES, deals="secret")
+    with pytest.raises(ValueError, match="deal secret"):
+        build_schedule(t, bots(4))
+    one, again = build_schedule(t, bots(4), "ab" * 32), build_schedule(t, bots(4), "ab" * 32)
+    other = build_schedule(t, bots(4), "cd" * 32)
+    public = build_schedule(tournament(SPRING_GAMES), bots(4))
+    assert one == again                                   # resume and replay: same secret, same deals
+    # the same matches, seats and groups: only the seeds differ
+    assert [(m.match_id, m.bots) for m in one] == [(m.match_id, m.bots) for m in other]
+    assert [(m.match_id, m.bots) for m in one] == [(m.match_id, m.bots) for m in public]
+    for a, b, p in zip(one, other, public):
+        assert len({a.deal_seed, b.deal_seed, p.deal_seed}) == 3
+        assert len({a.match_seed, b.match_seed, p.match_seed}) == 3
+    # duplicate format kept: every rotation and group of a deal plays the same secret deal
+    by_deal = defaultdict(set)
+    for m in one:
+        by_deal[(m.game, m.players, m.deal)].add(m.deal_seed)
+    assert all(len(seeds) == 1 for seeds in by_deal.values())
