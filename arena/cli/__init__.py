@@ -47,7 +47,10 @@ sandbox_option = click.option(
 @cli.command()
 @click.argument("game")
 @click.argument("bots", nargs=-1)
-@click.option("--seed", type=int, default=0, show_default=True, help="Deal seed: the same seed gives the same deal.")
+@click.option("--seed", type=click.IntRange(0, 2 ** 63 - 1), default=None,
+              help="Deal seed, for debugging: the same seed gives the same deal, and it is PREDICTABLE "
+                   "(a bot can recompute every hand from it; it is part of the match id). "
+                   "Default: a fresh random deal.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A game option, e.g. bidding=true.")
 @click.option("--seat", type=int, default=None, help="Only show what this seat saw.")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
@@ -59,7 +62,7 @@ sandbox_option = click.option(
 @click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
 @click.option("--startup-s", type=float, default=10.0, show_default=True, help="Time to start and say hello.")
 @sandbox_option
-def play(game: str, bots: tuple[str, ...], seed: int, options: tuple[str, ...], seat: int | None,
+def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str, ...], seat: int | None,
          quiet: bool, as_json: bool, html_out: str | None, humans: tuple[int, ...], no_timeouts: bool, move_s: float,
          startup_s: float, sandbox_level: str) -> None:
     """Play one match of GAME between BOTS (files or names in bots/), printing a trace.

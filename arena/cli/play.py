@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import sys
 from typing import Any, TextIO
 
@@ -13,11 +14,12 @@ from games import GameError, get_game
 from games.rng import derive_seed
 
 
-def play_match_id(game: str, seed: int) -> str:
-    return f"play/{game}/{seed}"
+def play_match_id(game: str, seed: int | None) -> str:
+    """``play/<game>/<seed>`` for a chosen (so predictable) seed; a drawn seed stays out of it."""
+    return f"play/{game}" if seed is None else f"play/{game}/{seed}"
 
 
-def play_one(game: str, bots: list[str], *, seed: int = 0, options: dict[str, Any] | None = None,
+def play_one(game: str, bots: list[str], *, seed: int | None = None, options: dict[str, Any] | None = None,
              humans: list[int] | None = None, trace_seat: int | None = None, quiet: bool = False,
              no_timeouts: bool = False, move_s: float = 1.0, startup_s: float = 10.0,
              sandbox_level: str = "auto", out: TextIO = sys.stdout, stdin: TextIO = sys.stdin,
@@ -54,9 +56,12 @@ def play_one(game: str, bots: list[str], *, seed: int = 0, options: dict[str, An
         else:
             agents.append(ProcessAgent(next(it), sandbox=sandbox, limits=limits, time_control=tc,
                                        no_timeouts=no_timeouts))
+    # --seed N is for debugging: anyone (the bots too) can recompute that deal. Without it the
+    # deal comes from fresh randomness that appears nowhere a bot can see (the record keeps it).
+    deal = secrets.randbits(63) if seed is None else seed
     match = MatchSpec(
         match_id=play_match_id(game, seed), index=0, game=game, players=players, options=resolved,
-        group=0, deal=0, rotation=0, deal_seed=seed, match_seed=derive_seed(seed, "play"),
+        group=0, deal=0, rotation=0, deal_seed=deal, match_seed=derive_seed(deal, "play"),
         bots=tuple(a.name for a in agents),
     )
     observer = Tracer(out, seat=trace_seat, quiet=quiet) if trace else None

@@ -189,3 +189,14 @@ def test_check_fails_broken_bots_with_the_right_message(bot, expect):
     assert res.returncode == 1, res.stdout + res.stderr
     assert "RESULT: FAIL" in res.stdout
     assert expect in res.stdout, res.stdout
+
+
+def test_play_without_a_seed_deals_unpredictably_and_says_seeds_are_predictable() -> None:
+    runs = [json.loads(arena("play", "palace", "random_bot", "random_bot", "--json").stdout)
+            for _ in range(2)]
+    assert [r["match_id"] for r in runs] == ["play/palace", "play/palace"]   # no seed in the id
+    assert runs[0]["deal_seed"] != runs[1]["deal_seed"]
+    seeded = json.loads(arena("play", "palace", "random_bot", "random_bot", "--seed", "5", "--json").stdout)
+    assert seeded["match_id"] == "play/palace/5" and seeded["deal_seed"] == 5
+    help_text = " ".join(arena("play", "--help").stdout.split())
+    assert "PREDICTABLE" in help_text and "random deal" in help_text
