@@ -57,14 +57,16 @@ sandbox_option = click.option(
 @click.option("--json", "as_json", is_flag=True, help="Print the match record as JSON.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
               help="Also write a visual replay of the match to this HTML file (self-contained, works offline).")
-@click.option("--human", "humans", type=int, multiple=True, metavar="SEAT", help="A person plays this seat.")
+@click.option("--human", "humans", type=int, multiple=True, metavar="SEAT",
+              help="A person plays this seat; the trace then shows only the human seats' own view.")
+@click.option("--reveal", is_flag=True, help="With --human: show every seat's cards too.")
 @click.option("--no-timeouts", is_flag=True, help="No time limits (to stop your bot in a debugger).")
 @click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
 @click.option("--startup-s", type=float, default=10.0, show_default=True, help="Time to start and say hello.")
 @sandbox_option
 def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str, ...], seat: int | None,
-         quiet: bool, as_json: bool, html_out: str | None, humans: tuple[int, ...], no_timeouts: bool, move_s: float,
-         startup_s: float, sandbox_level: str) -> None:
+         quiet: bool, as_json: bool, html_out: str | None, humans: tuple[int, ...], reveal: bool,
+         no_timeouts: bool, move_s: float, startup_s: float, sandbox_level: str) -> None:
     """Play one match of GAME between BOTS (files or names in bots/), printing a trace.
 
     Example: arena play tightwad random_bot bots/random_bot.py bots/random_bot.py --seed 7
@@ -76,7 +78,7 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
             game, list(bots), seed=seed, options=_parse_options(options), humans=list(humans),
             trace_seat=seat, quiet=quiet or as_json, no_timeouts=no_timeouts, move_s=move_s,
             startup_s=startup_s, sandbox_level=sandbox_level, out=sys.stdout, stdin=sys.stdin,
-            trace=not as_json,
+            trace=not as_json, reveal=reveal,
         )
         if html_out:
             _write_replay(record, html_out, quiet=as_json)

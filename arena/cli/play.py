@@ -23,8 +23,12 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
              humans: list[int] | None = None, trace_seat: int | None = None, quiet: bool = False,
              no_timeouts: bool = False, move_s: float = 1.0, startup_s: float = 10.0,
              sandbox_level: str = "auto", out: TextIO = sys.stdout, stdin: TextIO = sys.stdin,
-             trace: bool = True, limits: Any = None) -> dict[str, Any]:
-    """Play one match and return its record; prints a trace to ``out``."""
+             trace: bool = True, limits: Any = None, reveal: bool = False) -> dict[str, Any]:
+    """Play one match and return its record; prints a trace to ``out``.
+
+    With human seats the trace shows only the humans' own seats (and no deal seed) unless
+    ``reveal`` or an explicit ``trace_seat`` asks for more.
+    """
     from arena.match.human import HumanAgent
     from arena.match.referee import play_match
     from arena.tournament.roster import bot_entry
@@ -64,7 +68,9 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
         group=0, deal=0, rotation=0, deal_seed=deal, match_seed=derive_seed(deal, "play"),
         bots=tuple(a.name for a in agents),
     )
-    observer = Tracer(out, seat=trace_seat, quiet=quiet) if trace else None
+    private = bool(humans) and not reveal and trace_seat is None
+    observer = Tracer(out, seat=trace_seat, quiet=quiet, seats=humans if private else None,
+                      show_seed=not private or seed is not None) if trace else None
     try:
         return play_match(match, agents, time_control=tc, sandbox=sandbox, observer=observer,
                           no_timeouts=no_timeouts)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import Any, Collection, TextIO
 
 from tabulate import tabulate
 
@@ -14,15 +14,21 @@ def _indent(text: str, pad: str = "    ") -> str:
 class Tracer:
     """An observer for ``play_match``: prints each decision as it is made.
 
-    ``seat`` limits the trace to what one seat saw; ``quiet`` prints the result only.
+    ``seat`` (or ``seats``) limits the trace to what those seats saw; ``quiet`` prints the
+    result only; ``show_seed=False`` keeps the deal seed (which gives away every hand) out.
     """
 
     def __init__(self, out: TextIO, seat: int | None = None, quiet: bool = False,
-                 show_legal: bool = True) -> None:
+                 show_legal: bool = True, seats: Collection[int] | None = None,
+                 show_seed: bool = True) -> None:
         self.out = out
-        self.seat = seat
+        self.seats = {seat} if seat is not None else (set(seats) if seats is not None else None)
         self.quiet = quiet
         self.show_legal = show_legal
+        self.show_seed = show_seed
+
+    def _hidden(self, seat: int) -> bool:
+        return self.seats is not None and seat not in self.seats
 
     def _p(self, text: str = "") -> None:
         self.out.write(text + "\n")
@@ -34,13 +40,14 @@ class Tracer:
         if self.quiet:
             return
         opts = ", ".join(f"{k}={v}" for k, v in sorted(state.options.items()))
-        self._p(f"{match.game} · {match.players} players · seed {match.deal_seed} · {opts}")
+        seed = match.deal_seed if self.show_seed else "hidden"
+        self._p(f"{match.game} · {match.players} players · seed {seed} · {opts}")
         self._p("seats: " + ", ".join(f"{i}={n}" for i, n in enumerate(names)))
         self._p(f"match id: {match.match_id}")
 
     def on_decision(self, state: Any, seat: int, bot: str, action: int, text: str,
                     ms: float | None, status: str) -> None:
-        if self.quiet or (self.seat is not None and seat != self.seat):
+        if self.quiet or self._hidden(seat):
             return
         self._p(f"\n#{state.decisions} · seat {seat} ({bot}) to move")
         self._p(_indent(state.observation_text(seat)))
@@ -52,7 +59,7 @@ class Tracer:
         self._p(f"  -> [{action}] {text}  ({took}){tag}")
 
     def on_fault(self, seat: int, bot: str, fault: dict[str, Any]) -> None:
-        if self.quiet or (self.seat is not None and seat != self.seat):
+        if self.quiet or self._hidden(seat):
             return
         self._p(f"\n!! seat {seat} ({bot}) faulted: {fault['kind']}: {fault['detail']}")
         if fault.get("stderr_tail"):

@@ -200,3 +200,29 @@ def test_play_without_a_seed_deals_unpredictably_and_says_seeds_are_predictable(
     assert seeded["match_id"] == "play/palace/5" and seeded["deal_seed"] == 5
     help_text = " ".join(arena("play", "--help").stdout.split())
     assert "PREDICTABLE" in help_text and "random deal" in help_text
+
+
+def _initial_hand_line(seat: int) -> str:
+    from games import get_game
+
+    spec = get_game("tightwad")
+    text = spec.new_game(3, 4, spec.resolve_options(3, {})).observation_text(seat)
+    return next(line for line in text.splitlines() if line.startswith("hand: "))
+
+
+def test_a_human_sees_only_their_own_seat_unless_reveal():
+    answers = "\n".join(["0"] * 400) + "\n"
+    hidden = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4",
+                   input=answers)
+    assert hidden.returncode == 0, hidden.stderr
+    assert _initial_hand_line(0) in hidden.stdout                # its own hand
+    for other in (1, 2):
+        assert _initial_hand_line(other) not in hidden.stdout    # never an opponent's
+        assert f"seat {other} (random_bot) to move" not in hidden.stdout
+    shown = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4",
+                  "--reveal", input=answers)
+    assert shown.returncode == 0, shown.stderr
+    for other in (1, 2):
+        assert _initial_hand_line(other) in shown.stdout
+    unseeded = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", input=answers)
+    assert "seed hidden" in unseeded.stdout                      # a drawn seed would give the deal away
