@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.match.agents import ProcessAgent, RandomAgent
-from arena.match.faults import BotFault
+from arena.match.faults import BotFault, printable
 from arena.match.referee import play_match
 from arena.match.timecontrol import TimeControl
 from games import REGISTRY
@@ -63,13 +63,13 @@ class CheckReport:
     def render(self) -> str:
         lines = [f"arena check {self.bot}"]
         for c in self.checks:
-            lines.append(f"  {'PASS' if c.ok else 'FAIL'}  {c.name}: {c.detail}")
+            lines.append(f"  {'PASS' if c.ok else 'FAIL'}  {c.name}: {printable(c.detail)}")
             if not c.ok and c.fix:
                 lines.append(f"        fix: {c.fix}")
         lines.append(f"  {self.decisions} decisions answered, slowest {self.slowest_ms:.1f} ms")
         if not self.ok and self.stderr_tail:
             lines.append("  the bot's stderr ended with:")
-            lines.extend("   | " + ln for ln in self.stderr_tail.splitlines()[-15:])
+            lines.extend("   | " + ln for ln in printable(self.stderr_tail).splitlines()[-15:])
         lines.append("RESULT: " + ("PASS" if self.ok else "FAIL"))
         return "\n".join(lines)
 

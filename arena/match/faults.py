@@ -38,3 +38,11 @@ def shorten(text: str | bytes, limit: int = 200) -> str:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def printable(text: str) -> str:
+    """Bot text made safe for a terminal: control characters (escape sequences too) shown
+    as ``\\xNN`` escapes; newlines and tabs kept."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in "\n\t" else ascii(c)[1:-1] for c in text)

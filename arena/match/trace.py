@@ -6,6 +6,8 @@ from typing import Any, Collection, TextIO
 
 from tabulate import tabulate
 
+from arena.match.faults import printable
+
 
 def _indent(text: str, pad: str = "    ") -> str:
     return "\n".join(pad + line for line in text.splitlines())
@@ -61,9 +63,9 @@ class Tracer:
     def on_fault(self, seat: int, bot: str, fault: dict[str, Any]) -> None:
         if self.quiet or self._hidden(seat):
             return
-        self._p(f"\n!! seat {seat} ({bot}) faulted: {fault['kind']}: {fault['detail']}")
+        self._p(f"\n!! seat {seat} ({bot}) faulted: {fault['kind']}: {printable(str(fault['detail']))}")
         if fault.get("stderr_tail"):
-            self._p(_indent(fault["stderr_tail"], "   | "))
+            self._p(_indent(printable(str(fault["stderr_tail"])), "   | "))
         self._p("   its seat plays on with random legal actions and takes last place")
 
     def on_end(self, record: dict[str, Any], state: Any) -> None:
@@ -76,7 +78,7 @@ def format_result(record: dict[str, Any]) -> str:
     for s in record["seats"]:
         fault = s["fault"]
         rows.append([s["seat"], s["bot"], s["place"] + 1, s["score"],
-                     "" if fault is None else f"{fault['kind']}: {fault['detail']}"])
+                     "" if fault is None else f"{fault['kind']}: {printable(str(fault['detail']))}"])
     capped = " (stopped by the decision cap)" if record["result"]["capped"] else ""
     head = (f"{record['game']} · match {record['match_id']} · {len(record['decisions'])} decisions"
             f" · {record['duration_s']:.2f} s · sandbox {record['sandbox']['level']}{capped}")

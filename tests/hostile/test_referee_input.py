@@ -3,6 +3,7 @@
 * 1,000 nested brackets as an answer or as the hello: a `protocol` fault, no traceback.
 * A bot that closes its stdout and keeps running: a `crash` at once (not a `timeout` after
   the whole move time), at the strongest level (bubblewrap) and at a fallback level.
+* Terminal escape sequences in a bot's answer or stderr are shown escaped, never obeyed.
 * A bot that floods stdout after its answer: the arena stays bounded, the flood is taken
   as the next answers (docs/protocol.md, Transport), the honest seats finish.
 """
@@ -37,6 +38,9 @@ for line in sys.stdin:
         elif MODE == "close_stdout":
             os.close(1)
             time.sleep(60)
+        elif MODE == "escapes":
+            sys.stderr.write("\x1b[2J\x1b]0;pwned\x07 cleared your screen\\n"); sys.stderr.flush()
+            sys.exit(3)
         elif MODE == "flood":
             say("0")
             junk = ("x" * 1023 + "\\n").encode()
@@ -126,3 +130,14 @@ def test_stdout_flood_after_an_answer_blocks_the_bot_not_the_arena(tmp_path):
     assert record["faults"][1:] == [None, None]
     assert all(d["status"] == "ok" for d in record["decisions"] if d["seat"] != 0)
     assert elapsed < 60
+
+
+def test_escape_sequences_from_a_bot_never_reach_the_terminal(tmp_path):
+    bot = make_bot(tmp_path, "escapes")
+    r = arena("play", "tightwad", bot, RANDOM, RANDOM, "--seed", "3")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "crash" in r.stdout and "cleared your screen" in r.stdout
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+    c = arena("check", bot)
+    assert c.returncode == 1 and "cleared your screen" in c.stdout
+    assert "\x1b" not in c.stdout and "\x07" not in c.stdout
