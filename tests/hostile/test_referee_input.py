@@ -141,3 +141,23 @@ def test_escape_sequences_from_a_bot_never_reach_the_terminal(tmp_path):
     c = arena("check", bot)
     assert c.returncode == 1 and "cleared your screen" in c.stdout
     assert "\x1b" not in c.stdout and "\x07" not in c.stdout
+
+
+def test_nested_brackets_in_a_tournament_are_charged_to_the_bot_and_the_run_completes(tmp_path):
+    bot = make_bot(tmp_path, "nested")
+    path = tmp_path / "t.yaml"
+    path.write_text(f"""
+name: nested
+seed: 1
+bots: [{bot}, {RANDOM}, {{path: {RANDOM}, name: random_two}}]
+games:
+  - {{id: palace, players: [3], deals: 1}}
+workers: 1
+results: {tmp_path / "results"}
+""")
+    r = arena("run", str(path), timeout=300)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "3 matches played now" in r.stdout
+    board = json.loads((tmp_path / "results" / "leaderboard.json").read_text())
+    mine = next(s for s in board["scopes"][0]["standings"] if s["bot"] == "nested_bot")
+    assert mine["faults"]["protocol"] == 3 and mine["matches"] == 3
