@@ -193,7 +193,7 @@ def deals_line(report: RatingReport) -> str:
 def render_terminal(report: RatingReport, *, results: str = "<results>",
                     notable_limit: int = 15) -> str:
     """The leaderboards as plain text for the terminal."""
-    out: list[str] = [deals_line(report), ""]
+    out: list[str] = []
     for scope in report.scopes:
         title = scope_title(scope.scope)
         out += [title, "=" * len(title), scope_summary(scope), ""]
@@ -204,6 +204,7 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
             out += ["", "Head-to-head:", tabulate(rows, headers=headers, tablefmt="simple",
                                                   disable_numparse=True, colalign=_h2h_align(headers))]
         out.append("")
+    out.append(deals_line(report))
     out.append(params_line(report))
     out.append(H2H_NOTE)
     if report.notable:
