@@ -62,8 +62,7 @@ def bye() -> dict[str, Any]:
 
 MAX_DEPTH = 32          # nesting a bot's line may use; JSON's own parser recurses per level
 MAX_INT_DIGITS = 19     # |n| < 10**19 covers every 64-bit id; longer literals are not ids
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_OPENERS = re.compile(rb"[\[{]")
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')   # a string (unrolled: linear) or a bracket
 
 
 def _fault(reason: str, line: bytes) -> BotFault:
@@ -73,10 +72,11 @@ def _fault(reason: str, line: bytes) -> BotFault:
 def _too_deep(line: bytes) -> bool:
     """True if brackets outside strings nest deeper than MAX_DEPTH (checked before parsing,
     so no line can make the parser recurse far)."""
-    if len(_OPENERS.findall(line, 0)) <= MAX_DEPTH:
+    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
         return False                          # the common case: a short answer
     depth = 0
-    for ch in _STRING.sub(b"", line):
+    for token in _TOKEN.finditer(line):   # stops at the first level too deep
+        ch = line[token.start()]
         if ch == 91 or ch == 123:             # [ {
             depth += 1
             if depth > MAX_DEPTH:
