@@ -44,6 +44,27 @@ SCHEDULES = ("round-robin", "sampled")
 # or a higher `max_matches`.
 ROUND_ROBIN_LIMIT = 2000
 MAX_SEED = 2**63 - 1
+# Hard ceilings: beyond these a value is a mistake (or an attack), not a plan.
+MAX_MATCHES_CAP = 1_000_000     # highest max_matches: weeks of play on a big machine
+MAX_MATCHES_PER_BOT = 100_000
+MAX_DEALS = 100_000
+MAX_WORKERS = 256               # each worker is a process plus one process per warm bot
+MAX_WARM_BOTS = 1024
+WARM_BOTS = 32                  # default: enough for any match, far below the fd and memory limits
+# (low, high) of each time-control field, in seconds; also bounds the CLI's --move-s etc.
+TIME_BOUNDS: dict[str, tuple[float, float]] = {
+    "startup_s": (0.1, 600.0), "move_s": (0.001, 3600.0), "bank_s": (0.0, 86_400.0), "grace_s": (0.0, 60.0),
+}
+# (low, high) of each per-bot limit; the lows are what a Python bot needs to start at all.
+LIMIT_BOUNDS: dict[str, tuple[int, int]] = {
+    "memory_mb": (32, 1_048_576), "cpu_s": (1, 604_800), "file_mb": (1, 1_048_576),
+    "open_files": (16, 65_536), "processes": (1, 4096), "scratch_mb": (1, 1_048_576),
+    "stdout_line_kb": (1, 65_536), "stderr_log_kb": (1, 1_048_576),
+}
+# The tournament file itself (checked while reading, before anything is built from it).
+MAX_FILE_BYTES = 1_048_576
+MAX_DEPTH = 32                  # nesting of mappings and lists, aliases expanded
+MAX_NODES = 100_000             # values in the file, aliases expanded (stops "billion laughs")
 
 
 class ConfigError(ArenaError):
@@ -127,30 +148,32 @@ BotItem = Annotated[
 class TimeControl(_Model):
     """Seconds: start-up, per decision, an optional per-match bank, a grace margin."""
 
-    startup_s: float = Field(10.0, gt=0)
-    move_s: float = Field(1.0, gt=0)
-    bank_s: float | None = Field(None, ge=0)
-    grace_s: float = Field(0.05, ge=0)
+    startup_s: float = Field(10.0, ge=TIME_BOUNDS["startup_s"][0], le=TIME_BOUNDS["startup_s"][1],
+                             allow_inf_nan=False)
+    move_s: float = Field(1.0, ge=TIME_BOUNDS["move_s"][0], le=TIME_BOUNDS["move_s"][1], allow_inf_nan=False)
+    bank_s: float | None = Field(None, ge=TIME_BOUNDS["bank_s"][0], le=TIME_BOUNDS["bank_s"][1],
+                                 allow_inf_nan=False)
+    grace_s: float = Field(0.05, ge=TIME_BOUNDS["grace_s"][0], le=TIME_BOUNDS["grace_s"][1], allow_inf_nan=False)
 
 
 class Limits(_Model):
     """Per bot process; mirrors ``arena.match.sandbox.Limits`` (names and defaults)."""
 
-    memory_mb: int = Field(1024, ge=1)
-    cpu_s: int = Field(600, ge=1)
-    file_mb: int = Field(16, ge=1)
-    open_files: int = Field(64, ge=1)
-    processes: int = Field(32, ge=1)
-    scratch_mb: int = Field(64, ge=1)
-    stdout_line_kb: int = Field(1024, ge=1)
-    stderr_log_kb: int = Field(256, ge=1)
+    memory_mb: int = Field(1024, ge=LIMIT_BOUNDS["memory_mb"][0], le=LIMIT_BOUNDS["memory_mb"][1])
+    cpu_s: int = Field(600, ge=LIMIT_BOUNDS["cpu_s"][0], le=LIMIT_BOUNDS["cpu_s"][1])
+    file_mb: int = Field(16, ge=LIMIT_BOUNDS["file_mb"][0], le=LIMIT_BOUNDS["file_mb"][1])
+    open_files: int = Field(64, ge=LIMIT_BOUNDS["open_files"][0], le=LIMIT_BOUNDS["open_files"][1])
+    processes: int = Field(32, ge=LIMIT_BOUNDS["processes"][0], le=LIMIT_BOUNDS["processes"][1])
+    scratch_mb: int = Field(64, ge=LIMIT_BOUNDS["scratch_mb"][0], le=LIMIT_BOUNDS["scratch_mb"][1])
+    stdout_line_kb: int = Field(1024, ge=LIMIT_BOUNDS["stdout_line_kb"][0], le=LIMIT_BOUNDS["stdout_line_kb"][1])
+    stderr_log_kb: int = Field(256, ge=LIMIT_BOUNDS["stderr_log_kb"][0], le=LIMIT_BOUNDS["stderr_log_kb"][1])
 
 
 class Ratings(_Model):
     """TrueSkill settings; null means the ratings module's default."""
 
-    tau: float | None = Field(None, ge=0)
-    draw_probability: float | None = Field(None, ge=0, lt=1)
+    tau: float | None = Field(None, ge=0, le=10, allow_inf_nan=False)
+    draw_probability: float | None = Field(None, ge=0, lt=1, allow_inf_nan=False)
 
 
 class GameEntry(_Model):
@@ -159,11 +182,11 @@ class GameEntry(_Model):
     id: str
     label: str | None = None
     players: list[int]
-    deals: int = Field(ge=1)
+    deals: int = Field(ge=1, le=MAX_DEALS)
     options: dict[str, Any] = Field(default_factory=dict)
     schedule: str = "round-robin"
-    matches_per_bot: int | None = Field(None, ge=1)
-    max_matches: int = Field(ROUND_ROBIN_LIMIT, ge=1)
+    matches_per_bot: int | None = Field(None, ge=1, le=MAX_MATCHES_PER_BOT)
+    max_matches: int = Field(ROUND_ROBIN_LIMIT, ge=1, le=MAX_MATCHES_CAP)
 
     @field_validator("id")
     @classmethod
@@ -286,6 +309,7 @@ class Tournament(_Model):
     games: list[GameEntry] = Field(min_length=1)
     time_control: TimeControl = Field(default_factory=TimeControl)
     workers: Union[Literal["auto"], int] = "auto"
+    warm_bots: int = Field(WARM_BOTS, ge=1, le=MAX_WARM_BOTS)
     results: str = ""  # filled in: results/<name> when not given
     root: str | None = None
     sandbox: str = "auto"
@@ -316,8 +340,9 @@ class Tournament(_Model):
     def _workers(cls, v: Any) -> Any:
         if v == "auto" and isinstance(v, str):
             return v
-        if not _strict_int(v) or v < 1:
-            raise _fail(f"expected 'auto' or an integer >= 1, got {_got(v)}; e.g. workers: auto or workers: 2")
+        if not _strict_int(v) or not 1 <= v <= MAX_WORKERS:
+            raise _fail(f"expected 'auto' or an integer from 1 to {MAX_WORKERS}, got {_got(v)}; "
+                        "e.g. workers: auto or workers: 2")
         return v
 
     @field_validator("results", "root")
@@ -405,34 +430,40 @@ _HELP: dict[str, tuple[str, str]] = {
     "games.id": ("a game id (" + ", ".join(games.REGISTRY) + ")", "id: tightwad"),
     "games.label": ("a short name for the entry", "label: dw-bidding"),
     "games.players": ("a player count or a list of them", "players: [3, 4]"),
-    "games.deals": ("an integer >= 1", "deals: 4"),
+    "games.deals": (f"an integer from 1 to {MAX_DEALS}", "deals: 4"),
     "games.options": ("a mapping of the game's options", "options: {bidding: true}"),
     "games.schedule": ("round-robin or sampled", "schedule: sampled"),
-    "games.matches_per_bot": ("an integer >= 1", "matches_per_bot: 100"),
-    "games.max_matches": ("an integer >= 1", "max_matches: 5000"),
+    "games.matches_per_bot": (f"an integer from 1 to {MAX_MATCHES_PER_BOT}", "matches_per_bot: 100"),
+    "games.max_matches": (f"an integer from 1 to {MAX_MATCHES_CAP}", "max_matches: 5000"),
     "time_control": ("a mapping of seconds", "time_control: {startup_s: 10, move_s: 1.0}"),
-    "time_control.startup_s": ("a number of seconds > 0", "startup_s: 10"),
-    "time_control.move_s": ("a number of seconds > 0", "move_s: 1.0"),
-    "time_control.bank_s": ("a number of seconds >= 0, or null", "bank_s: 30"),
-    "time_control.grace_s": ("a number of seconds >= 0", "grace_s: 0.05"),
-    "workers": ("'auto' or an integer >= 1", "workers: auto"),
+    "time_control.startup_s": ("a number of seconds from {} to {}", "startup_s: 10"),
+    "time_control.move_s": ("a number of seconds from {} to {}", "move_s: 1.0"),
+    "time_control.bank_s": ("a number of seconds from {} to {}, or null", "bank_s: 30"),
+    "time_control.grace_s": ("a number of seconds from {} to {}", "grace_s: 0.05"),
+    "workers": (f"'auto' or an integer from 1 to {MAX_WORKERS}", "workers: auto"),
+    "warm_bots": (f"an integer from 1 to {MAX_WARM_BOTS}", f"warm_bots: {WARM_BOTS}"),
     "results": ("a folder path", "results: results/spring"),
     "root": ("a folder path, relative to the tournament file", "root: .."),
     "sandbox": ("one of " + ", ".join(SANDBOX_LEVELS), "sandbox: auto"),
     "fresh_processes": ("true or false", "fresh_processes: false"),
     "limits": ("a mapping of integer limits", "limits: {memory_mb: 1024}"),
     "ratings": ("a mapping", "ratings: {tau: 0.008, draw_probability: 0.001}"),
-    "ratings.tau": ("a number >= 0", "tau: 0.008"),
+    "ratings.tau": ("a number from 0 to 10", "tau: 0.008"),
     "ratings.draw_probability": ("a number from 0 up to (not including) 1", "draw_probability: 0.001"),
 }
+for _f, (_lo, _hi) in TIME_BOUNDS.items():
+    _what, _example = _HELP[f"time_control.{_f}"]
+    _HELP[f"time_control.{_f}"] = (_what.format(f"{_lo:g}", f"{_hi:g}"), _example)
 for _f, _info in Limits.model_fields.items():
-    _HELP[f"limits.{_f}"] = ("an integer >= 1", f"{_f}: {_info.default}")
+    _HELP[f"limits.{_f}"] = (f"an integer from {LIMIT_BOUNDS[_f][0]} to {LIMIT_BOUNDS[_f][1]}",
+                             f"{_f}: {_info.default}")
 
 _PROBLEMS = {
     "int_type": "expected an integer", "int_from_float": "expected an integer",
     "float_type": "expected a number", "string_type": "expected a string",
     "bool_type": "expected true or false", "list_type": "expected a list",
     "dict_type": "expected a mapping", "model_type": "expected a mapping",
+    "finite_number": "expected a finite number",
     "model_attributes_type": "expected a mapping", "literal_error": "not an accepted value",
 }
 
@@ -487,12 +518,71 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
 # YAML reading
 
 
+class _TooBig(yaml.MarkedYAMLError):
+    """The file is within the byte limit but expands to too much (aliases, nesting)."""
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys (PyYAML silently keeps the last)."""
+    """SafeLoader with bounds and without PyYAML's silent duplicate keys.
+
+    Composition counts every node as it would be after expanding aliases (an alias
+    costs as much as what it names) and the nesting depth, and stops at ``MAX_NODES``
+    and ``MAX_DEPTH`` before anything is constructed: a billion-laughs file fails
+    after reading a few lines, and deep nesting fails before Python's recursion limit.
+    Merge keys (``<<: *base``) work as in standard YAML.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._nodes = 0
+        self._cost: dict[int, tuple[yaml.Node, int, int]] = {}  # id -> (node, expanded size, height)
+
+    def _too_big(self, what: str, node_or_event: Any) -> _TooBig:
+        return _TooBig(None, None, what, node_or_event.start_mark)
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        alias = self.check_event(yaml.AliasEvent)
+        if alias:
+            event = self.peek_event()
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise self._too_big(f"is nested more than {MAX_DEPTH} levels deep; a tournament file needs only a few",
+                                self.peek_event())
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        if alias:
+            cost = self._cost.get(id(node))
+            if cost is None:
+                raise self._too_big(f"alias *{event.anchor} refers to a value that contains it; "
+                                    "remove the recursive alias", event)
+            size, height = cost[1], cost[2]
+        else:
+            children: list[yaml.Node] = []
+            if isinstance(node, yaml.SequenceNode):
+                children = node.value
+            elif isinstance(node, yaml.MappingNode):
+                children = [n for pair in node.value for n in pair]
+            costs = [self._cost[id(c)] for c in children]
+            size = 1 + sum(c[1] for c in costs)
+            height = 1 + max((c[2] for c in costs), default=0)
+            self._cost[id(node)] = (node, size, height)
+        self._nodes += size if alias else 1
+        if self._nodes > MAX_NODES or size > MAX_NODES:
+            raise self._too_big(f"expands to more than {MAX_NODES} values (aliases count what they repeat); "
+                                "write the file without mass-repeated aliases", node)
+        if self._depth + height > MAX_DEPTH:
+            raise self._too_big(f"is nested more than {MAX_DEPTH} levels deep once aliases are expanded; "
+                                "a tournament file needs only a few", node)
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # '<<: *base' merges, and keys given here override the merged ones
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (str, int, float, bool)) and key in seen:
                 raise yaml.constructor.ConstructorError(
@@ -510,7 +600,7 @@ def _line_of(text: str | None, loc: tuple[str | int, ...]) -> int | None:
     if not text:
         return None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError:
         return None
     line = None
@@ -530,7 +620,12 @@ def _line_of(text: str | None, loc: tuple[str | int, ...]) -> int | None:
 
 def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise ConfigError(label, f"is larger than {MAX_FILE_BYTES // 1024} KiB; a tournament file is a "
+                              "few lines of YAML: check that this is the right file")
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(label, "no such file; check the path of the tournament file") from None
     except IsADirectoryError:
@@ -545,6 +640,8 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
         what = (e.problem or "") + (f" ({e.context})" if e.context else "")
+        if isinstance(e, _TooBig):
+            raise ConfigError(label, f"the YAML {what}", where, mark.line + 1 if mark else None) from None
         if isinstance(e, yaml.constructor.ConstructorError):
             raise ConfigError(label, f"{what}", where, mark.line + 1 if mark else None) from None
         raise ConfigError(
@@ -553,6 +650,8 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
         ) from None
     except yaml.YAMLError as e:
         raise ConfigError(label, f"YAML error: {e}; fix the YAML") from None
+    except (RecursionError, MemoryError):  # the bounds above should make this unreachable
+        raise ConfigError(label, "the YAML is too large or too deeply nested; a tournament file is a few lines") from None
     if data is None:
         raise ConfigError(
             label, "the file is empty; a tournament needs at least name, seed, bots and games "

@@ -123,6 +123,16 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                     f"max_matches {g.max_matches}; use schedule: sampled with e.g. "
                     f"matches_per_bot: {suggest} (or raise max_matches)",
                 )
+        else:  # counted from the group numbers, never drawn: a huge request costs nothing
+            mpb = g.matches_per_bot or 1
+            total = sum(sampled_groups(n, p, g.deals, mpb, len(g.players)) * g.deals * p for p in g.players)
+            if total > g.max_matches:
+                raise tournament.config_error(
+                    ("games", i, "matches_per_bot"),
+                    f"a sampled schedule of {n} bots with matches_per_bot {mpb} and {g.deals} deals "
+                    f"is {total} matches, more than max_matches {g.max_matches}; lower matches_per_bot "
+                    f"or deals (or raise max_matches)",
+                )
 
 
 def _seating(seed: int, key: str, players: int, group: int, members: Sequence[str]) -> list[str]:

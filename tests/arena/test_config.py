@@ -79,8 +79,8 @@ BAD = [
     ("deals-missing", swap(", deals: 2", ""), "games[0].deals", ["required field is missing", "deals: 4"]),
     ("deal-typo", swap("deals: 2", "deal: 2"), "games[0].deal", ["unknown key", "did you mean 'deals'?"]),
     ("unknown-top-key", BASE + "worker: 2\n", "worker", ["unknown key", "did you mean 'workers'?"]),
-    ("workers-zero", BASE + "workers: 0\n", "workers", ["'auto' or an integer >= 1", "got 0"]),
-    ("workers-word", BASE + "workers: many\n", "workers", ["'auto' or an integer >= 1", "'many'"]),
+    ("workers-zero", BASE + "workers: 0\n", "workers", ["'auto' or an integer from 1 to 256", "got 0"]),
+    ("workers-word", BASE + "workers: many\n", "workers", ["'auto' or an integer from 1 to 256", "'many'"]),
     ("glob-no-match", swap("bots/*.py", "robots/*.py"), "bots[0]", ["'robots/*.py' matches no bot file"]),
     ("missing-bot-file", swap("[bots/*.py]", "[bots/*.py, {path: bots/nobody.py}]"), "bots[1].path",
      ["no such file 'bots/nobody.py'"]),
@@ -93,7 +93,34 @@ BAD = [
     ("bot-item-type", swap("[bots/*.py]", "[bots/*.py, 7]"), "bots[1]", ["expected a string", "got 7"]),
     ("bots-empty", swap("[bots/*.py]", "[]"), "bots", ["must not be empty", "bots: [bots/*.py]"]),
     ("negative-move", BASE + "time_control: {move_s: -1}\n", "time_control.move_s",
-     ["greater than 0", "got -1", "move_s: 1.0"]),
+     ["at least 0.001", "got -1", "move_s: 1.0"]),
+    ("infinite-move", BASE + "time_control: {move_s: .inf}\n", "time_control.move_s",
+     ["expected a finite number", "got inf", "from 0.001 to 3600"]),
+    ("nan-bank", BASE + "time_control: {bank_s: .nan}\n", "time_control.bank_s", ["expected a finite number"]),
+    ("tiny-startup", BASE + "time_control: {startup_s: 0.000000001}\n", "time_control.startup_s",
+     ["at least 0.1", "got 1e-09", "startup_s: 10"]),
+    ("startup-word", BASE + "time_control: {startup_s: 1e-9}\n", "time_control.startup_s",
+     ["expected a number", "'1e-9'"]),
+    ("huge-move", BASE + "time_control: {move_s: 1.0e+9}\n", "time_control.move_s", ["at most 3600"]),
+    ("one-open-file", BASE + "limits: {open_files: 1}\n", "limits.open_files",
+     ["at least 16", "got 1", "from 16 to 65536", "open_files: 64"]),
+    ("absurd-memory", BASE + "limits: {memory_mb: 100000000000000}\n", "limits.memory_mb",
+     ["at most 1048576", "memory_mb: 1024"]),
+    ("float-memory", BASE + "limits: {memory_mb: 1e14}\n", "limits.memory_mb", ["expected an integer", "'1e14'", "from 32 to 1048576"]),
+    ("too-many-workers", BASE + "workers: 100000\n", "workers", ["from 1 to 256", "got 100000"]),
+    ("warm-bots-zero", BASE + "warm_bots: 0\n", "warm_bots", ["at least 1", "warm_bots: 32"]),
+    ("unbounded-matches-per-bot", swap("deals: 2}", "deals: 2, schedule: sampled, matches_per_bot: 10000000000}"),
+     "games[0].matches_per_bot", ["at most 100000"]),
+    ("huge-max-matches", swap("deals: 2}", "deals: 2, max_matches: 10000000000}"), "games[0].max_matches",
+     ["at most 1000000"]),
+    ("infinite-tau", BASE + "ratings: {tau: .inf}\n", "ratings.tau", ["expected a finite number"]),
+    ("sampled-too-big", swap("deals: 2}", "deals: 2, schedule: sampled, matches_per_bot: 90000}"),
+     "games[0].matches_per_bot", ["is 120000 matches", "more than max_matches 2000", "lower matches_per_bot"]),
+    ("billion-laughs", BASE + "x: &a [l, l, l, l, l, l, l, l, l, l]\n" + "".join(
+        f"x{i}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]\n" for i in range(6)),
+     "line 9", ["expands to more than 100000 values"]),
+    ("deep-nesting", BASE + "x: " + "[" * 40 + "]" * 40 + "\n", "line 6", ["nested more than 32 levels deep"]),
+    ("recursive-alias", BASE + "x: &r [*r]\n", "line 6", ["refers to a value that contains it"]),
     ("negative-bank", BASE + "time_control: {bank_s: -5}\n", "time_control.bank_s", ["at least 0", "bank_s: 30"]),
     ("time-typo", BASE + "time_control: {move: 1}\n", "time_control.move", ["did you mean 'move_s'?"]),
     ("yaml-syntax", "name: t\nseed: 1\n  bots: [x]\n", "line 3", ["YAML syntax error", "indentation"]),
@@ -246,9 +273,41 @@ def test_players_int_becomes_a_list_and_options_resolve(project: Path) -> None:
     assert g.options_for(4) == {"extended": True, "decks": "auto", "wyrm_variant": False, "decision_cap": 100000}
 
 
-def test_sampled_entry_skips_the_size_limit(project: Path) -> None:
+def test_sampled_entry_is_counted_against_max_matches(project: Path) -> None:
+    # every bot plays at least once: 2 groups of 3 x 600 deals x 3 rotations = 3600 matches
     text = swap("deals: 2}", "deals: 600, schedule: sampled, matches_per_bot: 30}")
+    with pytest.raises(ConfigError, match="is 3600 matches, more than max_matches 2000"):
+        load_tournament(write(project, text))
+    text = swap("deals: 2}", "deals: 600, schedule: sampled, matches_per_bot: 30, max_matches: 3600}")
     assert load_tournament(write(project, text)).games[0].matches_per_bot == 30
+
+
+def test_sampled_schedule_is_counted_not_built(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.tournament.schedule as schedule
+
+    def no_drawing(*args: object) -> None:
+        raise AssertionError("the schedule was drawn to be counted")
+
+    monkeypatch.setattr(schedule, "draw_groups", no_drawing)
+    text = swap("deals: 2}", "deals: 2, schedule: sampled, matches_per_bot: 99999, max_matches: 100000}")
+    with pytest.raises(ConfigError, match="is 133332 matches, more than max_matches 100000"):
+        load_tournament(write(project, text))
+
+
+def test_oversize_file_is_refused_unread(project: Path) -> None:
+    name = write(project, BASE + "# " + "x" * 1_100_000 + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_tournament(name)
+    assert str(err.value) == f"{name}: is larger than 1024 KiB; a tournament file is a few lines of YAML: " \
+                             "check that this is the right file"
+
+
+def test_merge_keys_are_standard_yaml(project: Path) -> None:
+    merged = BASE.replace("  - {id: tightwad, players: 3, deals: 2}\n",
+                          "  - &one {id: tightwad, players: 3, deals: 2}\n"
+                          "  - <<: *one\n    label: tw-long\n    deals: 5\n")
+    t = load_tournament(write(project, merged))
+    assert [(g.key, g.deals, g.players) for g in t.games] == [("tightwad", 2, [3]), ("tw-long", 5, [3])]
 
 
 def test_parse_tournament_without_a_file() -> None:
