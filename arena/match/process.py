@@ -367,7 +367,7 @@ class BotProcess:
         if self._status is not None:
             return True
         if self._pidfd is not None:
-            if not select.select([self._pidfd], [], [], 0)[0]:
+            if not _readable(self._pidfd, 0.0):
                 return False
         self._reap(0)
         return self._status is not None
@@ -392,7 +392,7 @@ class BotProcess:
             if left <= 0:
                 return
             if self._pidfd is not None:
-                select.select([self._pidfd], [], [], left)
+                _readable(self._pidfd, left)
             else:
                 time.sleep(min(left, 0.005))
 
@@ -588,6 +588,15 @@ def _signame(sig: int | None) -> str | None:
 
 
 _MAX_POLL_MS = 3_600_000  # poll() takes a C int; the callers loop until their deadline anyway
+
+
+def _readable(fd: int, timeout_s: float) -> bool:
+    """Whether ``fd`` becomes readable within ``timeout_s``. poll(), never select():
+    select() cannot watch a descriptor numbered 1024 or more, which a worker with a
+    few hundred warm bots reaches."""
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    return bool(p.poll(_ms(timeout_s)))
 
 
 def _ms(seconds: float) -> int:

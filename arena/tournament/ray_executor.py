@@ -147,7 +147,7 @@ class BotWorker:
         log_dir.mkdir()
         self.player = MatchPlayer(entries, sandbox=sandbox, limits=settings["limits"],
                                   time_control=settings["tc"], log_dir=log_dir, fresh=settings["fresh"],
-                                  tournament=settings["name"])
+                                  tournament=settings["name"], warm_bots=settings.get("warm_bots", 32))
 
     def ready(self) -> dict[str, Any]:
         """Where this worker runs, its sandbox level, and its set-up error if any."""
@@ -204,7 +204,8 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         return
     packed = pack_bots(ctx["entries"])
     settings = {"version": __version__, "sandbox_level": sandbox_level, "limits": ctx["limits"],
-                "tc": ctx["tc"], "fresh": ctx["fresh"], "name": ctx["name"]}
+                "tc": ctx["tc"], "fresh": ctx["fresh"], "name": ctx["name"],
+                "warm_bots": ctx.get("warm_bots", 32)}
     owns = not ray.is_initialized()
     if owns:
         _check_reachable(address)

@@ -88,7 +88,8 @@ def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]
     log_dir = ctx["results"] / "logs" / f"worker-{wid}"
     log_dir.mkdir(parents=True, exist_ok=True)
     player = MatchPlayer(ctx["entries"], sandbox=ctx["sandbox"], limits=ctx["limits"], time_control=ctx["tc"],
-                         log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"])
+                         log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"],
+                         warm_bots=ctx.get("warm_bots", 32))
 
     signal.signal(signal.SIGTERM, lambda *_: (player.close(), os._exit(0)))
     try:
@@ -255,6 +256,7 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
             "limits": limits_from(tournament), "tc": time_control_from(tournament),
             "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
+            "warm_bots": getattr(tournament, "warm_bots", 32),
             "parent_pid": os.getpid(),
         }
         ctx["display"] = display or Progress
