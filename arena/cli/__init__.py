@@ -6,6 +6,8 @@ module turns errors into messages and exit codes."""
 from __future__ import annotations
 
 import json
+import logging
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,11 +15,15 @@ from typing import Any
 import click
 
 from arena import __version__
+from arena.cli import guard
 from arena.errors import ArenaError
+from arena.tournament.config import MAX_SEED, MAX_WORKERS, TIME_BOUNDS
+
+OPTION_TEXT_LIMIT = 1000  # characters of one --option value
 
 
 def _fail(message: str, code: int = 2) -> None:
-    click.echo(f"arena: error: {message}", err=True)
+    guard.say(message)
     sys.exit(code)
 
 
@@ -27,13 +33,71 @@ def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise ArenaError(f"--option {pair!r}: expected key=value, e.g. --option bidding=true")
-        options[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
+        if not sep or not key.strip():
+            raise ArenaError(f"--option {guard.one_line(pair, 80)!r}: expected key=value, e.g. --option bidding=true")
+        if len(raw) > OPTION_TEXT_LIMIT:
+            raise ArenaError(f"--option {key.strip()!r}: the value is longer than {OPTION_TEXT_LIMIT} characters; "
+                             "give a plain value, e.g. --option decks=3")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            raise ArenaError(f"--option {guard.one_line(pair, 80)!r}: the value is not a plain value; "
+                             "give a number, true/false or a word, e.g. --option decks=3") from None
+        if isinstance(value, (dict, list)):
+            raise ArenaError(f"--option {guard.one_line(pair, 80)!r}: the value is not a plain value; "
+                             "give a number, true/false or a word, e.g. --option decks=3")
+        options[key.strip()] = value
     return options
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Seconds(click.ParamType):
+    """A finite number of seconds within the tournament file's range for the same field."""
+
+    name = "seconds"
+
+    def __init__(self, field: str | None = None, bounds: tuple[float, float] | None = None) -> None:
+        self.low, self.high = bounds or TIME_BOUNDS[field or ""]
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            number = value
+        else:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number of seconds; give one from {self.low:g} to {self.high:g}",
+                          param, ctx)
+        if not math.isfinite(number) or not self.low <= number <= self.high:
+            self.fail(f"{value!r} is out of range; give seconds from {self.low:g} to {self.high:g}", param, ctx)
+        return number
+
+
+class GuardedGroup(click.Group):
+    """The `arena` group: every error of every command ends in one line (see arena/cli/guard.py)."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        logging.raiseExceptions = False  # a failing log handler must not print a traceback
+        guard.results_folder(None)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except click.exceptions.Abort:
+            click.echo("arena: aborted", err=True)
+            code = 130
+        except BrokenPipeError:
+            code = 1  # the reader went away (e.g. `| head`): nothing to say to it
+        except BaseException as exc:  # noqa: BLE001 - the guard: nothing may end in a raw traceback
+            code = guard.handle(exc)
+        else:
+            code = rv if isinstance(rv, int) else 0
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
+@click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="arena")
 def cli() -> None:
     """Tournaments of bot programs playing Decktet card games."""
@@ -47,7 +111,7 @@ sandbox_option = click.option(
 @cli.command()
 @click.argument("game")
 @click.argument("bots", nargs=-1)
-@click.option("--seed", type=click.IntRange(0, 2 ** 63 - 1), default=None,
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
               help="Deal seed, for debugging: the same seed gives the same deal, and it is PREDICTABLE "
                    "(a bot can recompute every hand from it; it is part of the match id). "
                    "Default: a fresh random deal.")
@@ -61,8 +125,9 @@ sandbox_option = click.option(
               help="A person plays this seat; the trace then shows only the human seats' own view.")
 @click.option("--reveal", is_flag=True, help="With --human: show every seat's cards too.")
 @click.option("--no-timeouts", is_flag=True, help="No time limits (to stop your bot in a debugger).")
-@click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
-@click.option("--startup-s", type=float, default=10.0, show_default=True, help="Time to start and say hello.")
+@click.option("--move-s", type=Seconds("move_s"), default=1.0, show_default=True, help="Time per decision.")
+@click.option("--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True,
+              help="Time to start and say hello.")
 @sandbox_option
 def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str, ...], seat: int | None,
          quiet: bool, as_json: bool, html_out: str | None, humans: tuple[int, ...], reveal: bool,
@@ -99,7 +164,8 @@ def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> Non
 @cli.command()
 @click.argument("tournament_file", type=click.Path(dir_okay=False))
 @click.option("--fresh", is_flag=True, help="Forget stored results and start over.")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Override the file's worker count.")
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
+              help="Override the file's worker count.")
 @sandbox_option
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').")
@@ -116,6 +182,7 @@ def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: s
 
     try:
         tournament = load_tournament(tournament_file)
+        guard.results_folder(tournament.results_dir)
         if ray_address is not None and executor != "ray":
             raise ArenaError("--ray-address goes with --executor ray")
         hint = f"arena run {tournament_file}"
@@ -151,8 +218,11 @@ def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""
     from arena.report.standings import load_report, render
 
+    if Path(source).is_dir():
+        guard.results_folder(source)
     try:
         report, folder = load_report(Path(source))
+        guard.results_folder(folder)
         click.echo(render(report, fmt, folder, write))
         if open_page:
             page = Path(render(report, "html", folder)).resolve()
@@ -186,8 +256,9 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
 
 @cli.command()
 @click.argument("bot")
-@click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
-@click.option("--startup-s", type=float, default=10.0, show_default=True, help="Time to start and say hello.")
+@click.option("--move-s", type=Seconds("move_s"), default=1.0, show_default=True, help="Time per decision.")
+@click.option("--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True,
+              help="Time to start and say hello.")
 @sandbox_option
 def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None:
     """Run BOT through the conformance suite; exit 1 if any check fails."""
@@ -218,7 +289,8 @@ def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None
               help="Write a visual replay of the match to this HTML file (self-contained, works offline).")
 @click.option("--bot", "bot_spec", default=None, metavar="SEAT=FILE", help="With --from: the live bot and its seat.")
 @click.option("--no-timeouts", is_flag=True, help="No time limits for the live bot.")
-@click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision of the live bot.")
+@click.option("--move-s", type=Seconds("move_s"), default=1.0, show_default=True,
+              help="Time per decision of the live bot.")
 @sandbox_option
 def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, start: int | None,
            html_out: str | None, bot_spec: str | None, no_timeouts: bool, move_s: float, sandbox_level: str) -> None:
@@ -230,6 +302,8 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
     from arena.match.trace import Tracer
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
+    if Path(source).is_dir():
+        guard.results_folder(source)
     try:
         record = load_record(Path(source), match_id)
         if start is None and bot_spec is None:
@@ -274,7 +348,8 @@ def bench() -> None:
 
 
 @bench.command("games")
-@click.option("--seconds", type=float, default=3.0, show_default=True, help="Time per measurement.")
+@click.option("--seconds", type=Seconds(bounds=(0.1, 600)), default=3.0, show_default=True,
+              help="Time per measurement (0.1 to 600).")
 def bench_games_cmd(seconds: float) -> None:
     """Engine decisions per second, random play, one core, with and without observations."""
     from tabulate import tabulate
@@ -287,7 +362,8 @@ def bench_games_cmd(seconds: float) -> None:
 
 
 @bench.command("protocol")
-@click.option("--rounds", type=int, default=2000, show_default=True, help="Decisions to time.")
+@click.option("--rounds", type=click.IntRange(1, 10_000_000), default=2000, show_default=True,
+              help="Decisions to time (at least 1).")
 @click.option("--game", type=click.Choice(["tightwad", "divers-weights", "palace"]), default="tightwad",
               show_default=True)
 @sandbox_option

@@ -10,7 +10,7 @@ from arena.match.agents import Agent, ProcessAgent
 from arena.match.sandbox.detect import open_sandbox
 from arena.errors import ArenaError
 from arena.match.timecontrol import TimeControl
-from games import GameError, get_game
+from games import GameError, OptionError, get_game
 from games.rng import derive_seed
 
 
@@ -41,6 +41,8 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
     try:
         spec = get_game(game)
         resolved = spec.resolve_options(players, options or {})
+    except OptionError as err:
+        raise ArenaError(f"{err}; fix the --option value") from None
     except GameError as err:
         raise ArenaError(f"{err}; give {players} = bots + --human seats a valid count") from None
     for h in humans:

@@ -4,6 +4,7 @@ let a live bot take over one seat from a chosen decision."""
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -37,9 +38,17 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
             record = ResultStore(source).get_record(match_id)
         except KeyError:
             record = None
+        except (zlib.error, UnicodeDecodeError, ValueError) as exc:
+            why = ("not compressed data" if isinstance(exc, zlib.error) else
+                   "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not JSON")
+            raise ArenaError(f"{source}: match {match_id!r}: the stored record is damaged or was altered "
+                             f"({why}); it cannot be replayed: rerun the tournament into a new "
+                             "results folder to play it again") from None
         if record is None:
             raise ArenaError(f"{source}: no match with id {match_id!r}; list the ids with "
                              f"`arena matches {source}` (--bot, --game, --fault narrow it)")
+        _check_shape(record, f"{source}: match {match_id!r}: the stored record",
+                     "it cannot be replayed: rerun the tournament into a new results folder to play it again")
         return record
     try:
         record = json.loads(source.read_text())
@@ -47,7 +56,44 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
         raise ArenaError(f"{source}: not a match record ({exc}); write one with `arena play ... --json > file`")
     if not isinstance(record, dict) or "decisions" not in record:
         raise ArenaError(f"{source}: not a match record (no 'decisions'); write one with `arena play ... --json`")
+    _check_shape(record, f"{source}: the record", "write a new one with `arena play ... --json > file`")
     return record
+
+
+# key -> the type it must have; a record that lacks one was cut or altered
+_SHAPE: dict[str, type | tuple[type, ...]] = {
+    "match_id": str, "game": str, "players": int, "options": dict, "deal_seed": int, "match_seed": int,
+    "bots": list, "decisions": list, "faults": list, "game_result": dict, "result": dict,
+}
+
+
+def _check_shape(record: Any, what: str, fix: str) -> None:
+    """Raise a one-line ``ArenaError`` unless ``record`` has every part a replay reads."""
+    def bad(why: str) -> ArenaError:
+        return ArenaError(f"{what} is malformed or was altered ({why}); {fix}")
+
+    if not isinstance(record, dict):
+        raise bad("not a mapping")
+    for key, kind in _SHAPE.items():
+        if key not in record:
+            raise bad(f"no {key!r}")
+        if not isinstance(record[key], kind) or isinstance(record[key], bool):
+            raise bad(f"{key!r} is not a {getattr(kind, '__name__', kind)}")
+    players = record["players"]
+    if not (isinstance(players, int) and 1 <= players <= 64):
+        raise bad(f"'players' is {players!r}")
+    if len(record["bots"]) != players or not all(isinstance(b, dict) and isinstance(b.get("name"), str)
+                                                  for b in record["bots"]):
+        raise bad("'bots' does not name one bot per seat")
+    if len(record["faults"]) != players or not all(f is None or (isinstance(f, dict) and "decision" in f)
+                                                    for f in record["faults"]):
+        raise bad("'faults' does not hold one entry per seat")
+    for i, d in enumerate(record["decisions"]):
+        if not (isinstance(d, dict) and isinstance(d.get("seat"), int) and "action" in d):
+            raise bad(f"decision {i} has no seat and action")
+    places = record["result"].get("places")
+    if not (isinstance(places, list) and len(places) == players and all(isinstance(p, int) for p in places)):
+        raise bad("'result' has no place per seat")
 
 
 def _match_of(record: dict[str, Any]) -> SimpleNamespace:
@@ -74,6 +120,17 @@ def _new_state(record: dict[str, Any]) -> Any:
 def verify_record(record: dict[str, Any], observer: Callable[..., None] | None = None) -> Any:
     """Replay every recorded decision through the engine; raise ReplayMismatch at
     the first difference. Returns the final state."""
+    try:
+        return _verify(record, observer)
+    except ArenaError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, GameError) as exc:
+        # past the shape check, a value of the wrong kind deep inside: altered, not a bug
+        raise ReplayMismatch(None, f"the record is malformed or was altered ({type(exc).__name__}: "
+                                   f"{' '.join(str(exc).split())[:120]})") from None
+
+
+def _verify(record: dict[str, Any], observer: Callable[..., None] | None = None) -> Any:
     state = _new_state(record)
     names = [b["name"] for b in record["bots"]]
     emit = observer or (lambda *a, **k: None)

@@ -214,6 +214,15 @@ def _record_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def no_space_left(folder: Path, margin: int = 1 << 20) -> bool:
+    """Whether the file system of ``folder`` has (almost) no room left for its user."""
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < margin
+
+
 class ResultStore:
     """The SQLite results store of one results folder (created if missing)."""
 
@@ -245,8 +254,11 @@ class ResultStore:
             self._ensure_schema(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if no_space_left(self.folder):  # SQLite reports a full disk as an I/O error here
+                raise StoreError(f"{self.path}: no space left on the device; free space and rerun; "
+                                 "stored matches are kept") from exc
             raise StoreError(f"{self.path} is not a usable results database ({exc}); "
-                             "use another results folder or delete the file") from exc
+                             "move it aside (the next run plays its matches again) or use another results folder") from exc
         except StoreError:
             conn.close()
             raise

@@ -1,0 +1,124 @@
+"""The one guard around every `arena` command: whatever goes wrong ends in one line.
+
+Errors meant for the user (``ArenaError``, the store's own errors, click's usage
+errors) print their message. Known troubles of the environment (a full disk, a
+damaged results database, a permission) print what to do. Anything else is a bug:
+one line naming the crash log, which holds the traceback, in the results folder of
+the command when it has one, else in the temporary folder.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import click
+
+from arena.errors import ArenaError
+
+EXIT_USAGE = 2      # the user's input is wrong (as click's usage errors)
+EXIT_TROUBLE = 1    # the environment failed: disk, database, permissions
+EXIT_BUG = 70       # EX_SOFTWARE: an error the arena did not expect
+
+_folder: Path | None = None  # where the current command keeps its results, once known
+
+
+def results_folder(path: Path | str | None) -> None:
+    """Tell the guard where this command's results are (for the crash log and messages)."""
+    global _folder
+    _folder = Path(path) if path is not None else None
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def say(message: str) -> None:
+    click.echo(f"arena: error: {one_line(message, 1000)}", err=True)
+
+
+def _where(exc: BaseException) -> str:
+    name = getattr(exc, "filename", None)
+    if name:
+        return str(name)
+    return str(_folder) if _folder is not None else "the results folder"
+
+
+def _disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    # SQLite says SQLITE_FULL this way, also when the store wrapped it in its own error
+    if "database or disk is full" in str(exc) or "no space left on the device" in str(exc):
+        return True
+    # ... but reports a file it cannot create on a full disk as an I/O error
+    if isinstance(exc, sqlite3.Error) and _folder is not None:
+        from arena.tournament.store import no_space_left
+
+        return no_space_left(_folder)
+    return False
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    while exc is not None and exc not in out:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return out
+
+
+def handle(exc: BaseException) -> int:
+    """Print one line about ``exc`` (and log a bug's traceback); returns the exit code."""
+    from arena.tournament.store import StoreError
+
+    chain = _chain(exc)
+    if any(_disk_full(e) for e in chain):
+        where = next((_where(e) for e in chain if getattr(e, "filename", None)), _where(exc))
+        say(f"no space left on the device writing {where}; free space and rerun; stored matches are kept")
+        return EXIT_TROUBLE
+    if isinstance(exc, click.ClickException):
+        ctx = getattr(exc, "ctx", None)
+        hint = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
+        say(exc.format_message().rstrip(".") + hint)
+        return exc.exit_code
+    if isinstance(exc, (ArenaError, StoreError)):
+        say(str(exc))
+        return EXIT_USAGE
+    if isinstance(exc, sqlite3.DatabaseError):
+        db = _folder / "results.sqlite" if _folder is not None else "the results database"
+        say(f"{db}: the results database is damaged ({one_line(exc, 120)}); move the file aside and rerun "
+            "to play its matches again, or restore a copy")
+        return EXIT_TROUBLE
+    if isinstance(exc, PermissionError):
+        say(f"permission denied: {_where(exc)}; check the file's owner and permissions")
+        return EXIT_TROUBLE
+    log = write_crash_log(exc)
+    where = f"the traceback is in {log}" if log else "the traceback could not be written anywhere"
+    say(f"unexpected {type(exc).__name__}: {one_line(exc, 200) or '(no message)'}; this is a bug in arena, "
+        f"{where}; please report it")
+    return EXIT_BUG
+
+
+def write_crash_log(exc: BaseException) -> Path | None:
+    """Write the traceback to a crash log; returns its path (None if nothing could be written)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    text = (f"arena {' '.join(sys.argv[1:])}\n{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} "
+            f"pid {os.getpid()}\n\n" + "".join(traceback.format_exception(exc)))
+    places = []
+    if _folder is not None and _folder.is_dir():
+        places.append(_folder / f"crash-{stamp}-{os.getpid()}.log")
+    places.append(Path(tempfile.gettempdir()) / f"arena-crash-{stamp}-{os.getpid()}.log")
+    places.append(Path.cwd() / f"arena-crash-{stamp}-{os.getpid()}.log")
+    for path in places:
+        try:
+            path.write_text(text)
+            return path
+        except OSError:
+            continue
+    return None

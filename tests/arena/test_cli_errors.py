@@ -1,0 +1,288 @@
+"""No `arena` command ends in a raw traceback: each failure is one line that names the
+file or value and says what to do, with a non-zero exit; a bug also leaves a crash log."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from arena.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+RANDOM = ROOT / "bots" / "random_bot.py"
+
+
+def one_line_error(result: Result, *pieces: str) -> str:
+    """The result failed with exactly one line on stderr, no traceback; returns the line."""
+    assert result.exit_code != 0, result.output
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    assert line.startswith("arena: error: "), line
+    for piece in pieces:
+        assert piece in line, f"{piece!r} not in {line!r}"
+    return line
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small finished tournament: its folder holds t.yaml and results/."""
+    home = tmp_path_factory.mktemp("played")
+    for name in ("a", "b", "c"):
+        shutil.copy(RANDOM, home / f"{name}.py")
+    (home / "t.yaml").write_text(f"name: small\nseed: 1\nbots: [{home}/a.py, {home}/b.py, {home}/c.py]\n"
+                                 "games: [{id: divers-weights, players: 2, deals: 1}]\n"
+                                 f"workers: 1\nresults: {home}/results\n")
+    res = subprocess.run([sys.executable, "-m", "arena", "run", str(home / "t.yaml")], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return home
+
+
+@pytest.fixture
+def results(played: Path, tmp_path: Path) -> Path:
+    """A private copy of the finished results folder."""
+    copy = tmp_path / "results"
+    shutil.copytree(played / "results", copy)
+    return copy
+
+
+def a_match_id(folder: Path) -> str:
+    con = sqlite3.connect(folder / "results.sqlite")
+    try:
+        return con.execute("SELECT match_id FROM matches ORDER BY match_id").fetchone()[0]
+    finally:
+        con.close()
+
+
+def tournament_for(results: Path, played: Path) -> Path:
+    text = (played / "t.yaml").read_text().replace(f"results: {played}/results", f"results: {results}")
+    path = results.parent / "t.yaml"
+    path.write_text(text)
+    return path
+
+
+# ---- the results database ---------------------------------------------------------------
+
+
+def _corrupt(db: Path) -> None:
+    db.write_bytes(os.urandom(4096))
+
+
+def _truncate(db: Path) -> None:
+    os.truncate(db, db.stat().st_size // 2)
+
+
+def _foreign(db: Path) -> None:
+    db.unlink()
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE photos (id INTEGER, data BLOB)")
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("damage,expect", [(_corrupt, "not a usable results database"),
+                                           (_truncate, "not a usable results database"),
+                                           (_foreign, "not an arena results store")])
+def test_a_damaged_results_database_is_one_line(results: Path, played: Path, damage, expect: str) -> None:
+    for extra in results.glob("results.sqlite-*"):
+        extra.unlink()
+    damage(results / "results.sqlite")
+    for args in (["leaderboard", results], ["replay", results, "x/p2/g0000/d00/r0"],
+                 ["run", tournament_for(results, played)]):
+        line = one_line_error(invoke(*args), expect, str(results / "results.sqlite"))
+        assert "use another results folder" in line
+
+
+def _rewrite_record(folder: Path, change) -> str:
+    mid = a_match_id(folder)
+    con = sqlite3.connect(folder / "results.sqlite")
+    (blob,) = con.execute("SELECT record FROM matches WHERE match_id = ?", (mid,)).fetchone()
+    con.execute("UPDATE matches SET record = ? WHERE match_id = ?", (change(blob), mid))
+    con.commit()
+    con.close()
+    return mid
+
+
+def test_a_tampered_stored_record_is_one_line(results: Path) -> None:
+    import json
+
+    def drop_decisions(blob: bytes) -> bytes:
+        record = json.loads(zlib.decompress(blob))
+        del record["decisions"]
+        return zlib.compress(json.dumps(record).encode())
+
+    mid = _rewrite_record(results, drop_decisions)
+    one_line_error(invoke("replay", results, mid), mid, "malformed or was altered", "no 'decisions'",
+                   "new results folder")
+    mid = _rewrite_record(results, lambda blob: b"not a record at all")
+    one_line_error(invoke("replay", results, mid), mid, "damaged or was altered", "not compressed data")
+
+
+def test_a_record_file_with_wrong_types_is_one_line(results: Path, tmp_path: Path) -> None:
+    import json
+
+    con = sqlite3.connect(results / "results.sqlite")
+    (blob,) = con.execute("SELECT record FROM matches LIMIT 1").fetchone()
+    con.close()
+    record = json.loads(zlib.decompress(blob))
+    record["decisions"][3]["action"] = {"evil": True}
+    record["players"] = "two"
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps(record))
+    one_line_error(invoke("replay", path), str(path), "'players' is not a int")
+    record["players"] = 2
+    path.write_text(json.dumps(record))
+    one_line_error(invoke("replay", path), "decision 3")
+
+
+# ---- a full disk ------------------------------------------------------------------------
+
+FULL = "free space and rerun; stored matches are kept"
+
+
+def test_full_disk_while_writing_reports(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.report.standings as standings
+
+    def full(report, folder):
+        raise OSError(errno.ENOSPC, "No space left on device", str(folder / "leaderboard.html"))
+
+    monkeypatch.setattr(standings, "write_reports", full)
+    line = one_line_error(invoke("leaderboard", results, "--write"), FULL, str(results / "leaderboard.html"))
+    assert "delete" not in line
+
+
+def test_full_disk_while_storing(results: Path, played: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.tournament.store import ResultStore
+
+    def full(self, *args, **kw):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(ResultStore, "init_tournament", full)
+    one_line_error(invoke("run", tournament_for(results, played)), FULL, str(results))
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path):
+    """A real 1 MiB tmpfs under the test's folder (root only), unmounted afterwards."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_really_full_disk(results: Path, tiny_disk: Path) -> None:
+    folder = tiny_disk / "results"
+    shutil.copytree(results, folder, ignore=shutil.ignore_patterns("leaderboard.*", "logs", "run.log"))
+    fd = os.open(tiny_disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:  # fill the disk to the last byte
+        for size in (65536, 4096, 512, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+    res = subprocess.run([sys.executable, "-m", "arena", "leaderboard", str(folder), "--write"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0 and "Traceback" not in res.stderr + res.stdout
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and FULL in lines[0] and str(folder) in lines[0], res.stderr
+
+
+# ---- bad values on the command line -----------------------------------------------------
+
+
+@pytest.mark.parametrize("args,pieces", [
+    (["play", "divers-weights", RANDOM, RANDOM, "--move-s", "nan"], ["--move-s", "'nan'", "0.001 to 3600"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--move-s", "inf"], ["--move-s", "'inf'"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--startup-s", "1e-9"], ["--startup-s", "0.1 to 600"]),
+    (["check", RANDOM, "--move-s", "nan"], ["--move-s", "'nan'"]),
+    (["replay", RANDOM, "--move-s", "-1"], ["--move-s", "'-1'"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding=[1"], ["--option 'bidding=[1'", "plain value"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding={a: 1}"], ["plain value"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding"], ["expected key=value"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--option", "=3"], ["expected key=value"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding=maybe"], ["'bidding'", "fix the --option value"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--seed", "-1"], ["--seed", "0<=x<=9223372036854775807"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--seed", str(2**63)], ["--seed"]),
+    (["bench", "protocol", "--rounds", "0"], ["--rounds", "1<=x"]),
+    (["bench", "games", "--seconds", "0"], ["--seconds"]),
+    (["bench", "games", "--seconds", "nan"], ["--seconds"]),
+    (["run", "nowhere.yaml", "--workers", "100000"], ["--workers", "1<=x<=256"]),
+    (["nosuchcommand"], ["No such command"]),
+])
+def test_bad_values_are_one_line(args: list, pieces: list[str]) -> None:
+    one_line_error(invoke(*args), *pieces)
+
+
+def test_a_bad_tournament_file_value_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(f"name: t\nseed: 1\nbots: [{RANDOM}, {RANDOM}]\ngames: [{{id: tightwad, players: 3, deals: 1}}]\n"
+                    "time_control: {move_s: .inf}\n")
+    one_line_error(invoke("run", path), str(path), "time_control.move_s", "finite")
+
+
+# ---- anything unexpected: one line and a crash log --------------------------------------
+
+
+def test_an_unexpected_error_leaves_a_crash_log_in_the_results_folder(results: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.report.ratings as ratings
+
+    def broken(*args, **kw):
+        raise RuntimeError("a bug\nwith two lines")
+
+    monkeypatch.setattr(ratings, "compute_ratings", broken)
+    line = one_line_error(invoke("leaderboard", results), "unexpected RuntimeError: a bug with two lines",
+                          "this is a bug in arena", str(results))
+    logs = list(results.glob("crash-*.log"))
+    assert len(logs) == 1 and str(logs[0]) in line
+    text = logs[0].read_text()
+    assert "Traceback" in text and "RuntimeError: a bug" in text and "compute_ratings" not in line
+
+
+def test_an_unexpected_error_without_a_results_folder_names_its_log(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.cli.bench as bench
+
+    def broken(*args, **kw):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(bench, "bench_games", broken)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    line = one_line_error(invoke("bench", "games", "--seconds", "0.1"), "unexpected KeyError", str(tmp_path))
+    (log,) = tmp_path.glob("arena-crash-*.log")
+    assert str(log) in line and "Traceback" in log.read_text()
+
+
+def test_the_installed_command_never_prints_a_traceback(tmp_path: Path) -> None:
+    """The real entry point (python -m arena), with a damaged database."""
+    (tmp_path / "results.sqlite").write_bytes(b"\x00" * 100)
+    res = subprocess.run([sys.executable, "-m", "arena", "leaderboard", str(tmp_path)], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and str(tmp_path / "results.sqlite") in res.stderr
