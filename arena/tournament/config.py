@@ -401,7 +401,7 @@ class Tournament(_Model):
     def worker_count(self) -> int:
         """``workers`` as a number (``auto`` = the machine's CPU count)."""
         if self.workers == "auto":
-            return os.cpu_count() or 1
+            return min(os.cpu_count() or 1, MAX_WORKERS)
         return int(self.workers)
 
     def config_error(self, loc: tuple[str | int, ...], message: str) -> ConfigError:
