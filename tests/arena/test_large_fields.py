@@ -105,6 +105,24 @@ def test_bots_work_with_descriptors_numbered_above_1023(player: MatchPlayer) -> 
             os.close(fd)
 
 
+def test_a_forked_worker_becomes_a_subreaper_itself() -> None:
+    """PR_SET_CHILD_SUBREAPER is not inherited by fork: a worker forked from an arena that
+    already is one must still set it, or its bots' orphans pile up as zombies of the parent."""
+    import ctypes
+
+    from arena.match.sandbox import become_subreaper
+
+    assert become_subreaper()
+    pid = os.fork()
+    if pid == 0:  # the child: a worker
+        libc = ctypes.CDLL(None, use_errno=True)
+        flag = ctypes.c_int(0)
+        ok = become_subreaper() and libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
+        os._exit(0 if ok and flag.value == 1 else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_no_select_call_in_the_arena() -> None:
     """select() fails on descriptors above 1023: the arena polls instead."""
     offenders = []

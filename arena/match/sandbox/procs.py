@@ -22,14 +22,16 @@ def become_subreaper() -> bool:
     """Make this process the reaper of its orphaned descendants (once; idempotent)."""
     global _subreaper_done
     with _subreaper_lock:
-        if _subreaper_done:
+        # per process: a forked worker inherits this flag but not the prctl, and its
+        # bots' orphans would then go to the parent, which neither sweeps nor reaps them
+        if _subreaper_done == os.getpid():
             return True
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             ok = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
         except (OSError, AttributeError):
             ok = False
-        _subreaper_done = ok
+        _subreaper_done = os.getpid() if ok else 0
         return ok
 
 
