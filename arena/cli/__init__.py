@@ -81,10 +81,10 @@ class GuardedGroup(click.Group):
         guard.results_folder(None)
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except (SystemExit, KeyboardInterrupt):
+        except SystemExit:
             raise
-        except click.exceptions.Abort:
-            click.echo("arena: aborted", err=True)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            click.echo("arena: interrupted", err=True)
             code = 130
         except BrokenPipeError:
             code = 1  # the reader went away (e.g. `| head`): nothing to say to it
