@@ -1,0 +1,262 @@
+"""TrueSkill for ranked free-for-all matches (one player per team), without the object graph.
+
+The ``trueskill`` package builds a factor graph of Python objects for every match and
+passes Gaussian objects between them; that costs about 1 ms per match. This module runs
+the very same message schedule (``TrueSkill.run_schedule``: prior, likelihood and sum
+factors down, the iterated chain of team differences with their truncation factors, then
+back up) on plain floats, specialised to teams of one player with weight 1. Every
+operation is the package's, in the package's order, with the package's own cdf/pdf/ppf,
+so the ratings agree with ``env.rate(groups, ranks=places)`` to rounding
+(tests/arena/test_fast_trueskill.py checks 1e-9 on thousands of random results).
+
+A Gaussian is a (pi, tau) pair: precision and precision-adjusted mean. A variable's
+value is the product of its incoming messages; ``_send`` replaces one message and
+returns the package's ``Variable.delta``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from trueskill.backends import ppf
+
+INF = float("inf")
+_SQRT2 = math.sqrt(2)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_exp = math.exp
+
+
+def cdf(x: float) -> float:
+    """trueskill.backends.cdf(x) with mu=0, sigma=1, its erfc inlined (same operations)."""
+    y = -x / _SQRT2
+    z = abs(y)
+    t = 1. / (1. + z / 2.)
+    r = t * _exp(-z * z - 1.26551223 + t * (1.00002368 + t * (
+        0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
+            0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
+                -0.82215223 + t * 0.17087277)))))))))
+    return 0.5 * (2. - r if y < 0 else r)
+
+
+def pdf(x: float) -> float:
+    """trueskill.backends.pdf(x) with mu=0, sigma=1."""
+    return _INV_SQRT_2PI * 1 * _exp(-(x ** 2 / 2))
+MIN_DELTA = 0.0001   # trueskill.DELTA
+MAX_LOOPS = 10       # run_schedule's fixed bound
+
+
+def _delta(pi0: float, tau0: float, pi1: float, tau1: float) -> float:
+    pi_delta = abs(pi0 - pi1)
+    if pi_delta == INF:
+        return 0.0
+    return max(abs(tau0 - tau1), math.sqrt(pi_delta))
+
+
+def _mu(pi: float, tau: float) -> float:
+    return pi and tau / pi
+
+
+def _fp_error() -> FloatingPointError:
+    return FloatingPointError("cannot calculate correctly; an extreme upset needs the mpmath backend")
+
+
+class FastTrueSkill:
+    """``rate(ratings, ranks)`` for one-player teams: [(mu, sigma)] -> [(mu, sigma)]."""
+
+    def __init__(self, mu: float, sigma: float, beta: float, tau: float,
+                 draw_probability: float) -> None:
+        self.mu, self.sigma, self.beta, self.tau = mu, sigma, beta, tau
+        self.beta2 = beta ** 2
+        self.tau2 = tau ** 2
+        # calc_draw_margin(p, size=2): two one-player teams per difference.
+        self.draw_margin = ppf((draw_probability + 1) / 2.) * math.sqrt(2) * beta
+
+    # --- the package's v/w functions ------------------------------------------------
+
+    @staticmethod
+    def _v_win(diff: float, margin: float) -> float:
+        x = diff - margin
+        denom = cdf(x)
+        return (pdf(x) / denom) if denom else -x
+
+    @staticmethod
+    def _v_draw(diff: float, margin: float) -> float:
+        abs_diff = abs(diff)
+        a, b = margin - abs_diff, -margin - abs_diff
+        denom = cdf(a) - cdf(b)
+        numer = pdf(b) - pdf(a)
+        return ((numer / denom) if denom else a) * (-1 if diff < 0 else +1)
+
+    def _w_win(self, diff: float, margin: float, v: float) -> float:
+        x = diff - margin
+        w = v * (v + x)
+        if 0 < w < 1:
+            return w
+        raise _fp_error()
+
+    def _w_draw(self, diff: float, margin: float, v: float) -> float:
+        abs_diff = abs(diff)
+        a, b = margin - abs_diff, -margin - abs_diff
+        denom = cdf(a) - cdf(b)
+        if not denom:
+            raise _fp_error()
+        v = abs(v)  # v_draw(|diff|) is |v_draw(diff)|
+        return (v ** 2) + (a * pdf(a) - b * pdf(b)) / denom
+
+    # --- the schedule -----------------------------------------------------------------
+
+    def rate(self, ratings: Sequence[tuple[float, float]],
+             ranks: Sequence[int]) -> list[tuple[float, float]]:
+        """New (mu, sigma) per seat; ``ranks`` 0 = best, equal ranks tie.
+
+        Raises ValueError for fewer than two seats and FloatingPointError where the
+        package would (an upset too extreme for float maths)."""
+        n = len(ratings)
+        if n < 2 or len(ranks) != n:
+            raise ValueError("need at least two ratings and one rank per rating")
+        order = sorted(range(n), key=lambda i: ranks[i])   # stable, as the package's sort
+        beta2 = self.beta2
+        margin = self.draw_margin
+
+        # Variables as [pi, tau] lists; messages keyed by the factor that sent them.
+        rating = []
+        prior_msg = []
+        for i in order:
+            mu, sigma = ratings[i]
+            # A trueskill.Rating keeps (pi, tau) and gives mu, sigma back from them.
+            pi = sigma ** -2
+            tau = pi * mu
+            mu, sigma = _mu(pi, tau), math.sqrt(1 / pi)
+            s = math.sqrt(sigma ** 2 + self.tau2)
+            pi = s ** -2
+            tau = pi * mu
+            rating.append([pi, tau])            # update_value on an empty variable
+            prior_msg.append((pi, tau))
+        like_to_rating = [(0.0, 0.0)] * n
+        perf = []
+        like_to_perf = []
+        for k in range(n):                      # LikelihoodFactor.down
+            pi, tau = rating[k]
+            a = 1. / (1. + beta2 * pi)
+            m = (a * pi, a * tau)
+            like_to_perf.append(m)
+            perf.append([m[0], m[1]])
+        sum_to_perf = [(0.0, 0.0)] * n
+        team = []
+        sum_to_team = []
+        for k in range(n):                      # SumFactor(team_k, [perf_k], [1]).down
+            pi, tau = perf[k]
+            mu = 1 * _mu(pi, tau)
+            pi_inv = 1 ** 2 / float(pi) if pi else INF
+            tpi = 1. / pi_inv
+            m = (tpi, tpi * mu)
+            sum_to_team.append(m)
+            team.append([m[0], m[1]])
+
+        d = n - 1
+        diff = [[0.0, 0.0] for _ in range(d)]
+        sum_to_diff = [(0.0, 0.0)] * d
+        trunc_to_diff = [(0.0, 0.0)] * d
+        diff_to_left = [(0.0, 0.0)] * d       # diff factor j -> team j
+        diff_to_right = [(0.0, 0.0)] * d      # diff factor j -> team j + 1
+        v_w = [(self._v_draw, self._w_draw) if ranks[order[j]] == ranks[order[j + 1]]
+               else (self._v_win, self._w_win) for j in range(d)]
+
+        def send(var: list[float], old: tuple[float, float], pi: float, tau: float) -> float:
+            # Variable.update_message: value / old message * new message.
+            vpi, vtau = var
+            npi = vpi - old[0] + pi
+            ntau = vtau - old[1] + tau
+            var[0], var[1] = npi, ntau
+            pi_delta = abs(vpi - npi)
+            if pi_delta == INF:
+                return 0.0
+            tau_delta = abs(vtau - ntau)
+            pi_delta = math.sqrt(pi_delta)
+            return tau_delta if tau_delta > pi_delta else pi_delta
+
+        def sum2(vals: tuple, msgs: tuple, coeffs: tuple) -> tuple[float, float]:
+            # SumFactor.update over two terms -> (pi, tau) of the new message.
+            pi_inv = 0.0
+            mu = 0.0
+            for (vpi, vtau), (mpi, mtau), c in zip(vals, msgs, coeffs):
+                dpi, dtau = vpi - mpi, vtau - mtau
+                mu += c * _mu(dpi, dtau)
+                if pi_inv == INF:
+                    continue
+                if dpi == 0:
+                    pi_inv = INF
+                else:
+                    pi_inv += c ** 2 / float(dpi)
+            pi = 1. / pi_inv
+            return pi, pi * mu
+
+        def diff_down(j: int) -> None:
+            m = sum2((team[j], team[j + 1]), (diff_to_left[j], diff_to_right[j]), (+1, -1))
+            send(diff[j], sum_to_diff[j], *m)
+            sum_to_diff[j] = m
+
+        def diff_up(j: int, index: int) -> None:
+            if index == 0:
+                m = sum2((diff[j], team[j + 1]), (sum_to_diff[j], diff_to_right[j]), (1.0, 1.0))
+                send(team[j], diff_to_left[j], *m)
+                diff_to_left[j] = m
+            else:
+                m = sum2((team[j], diff[j]), (diff_to_left[j], sum_to_diff[j]), (1.0, -1.0))
+                send(team[j + 1], diff_to_right[j], *m)
+                diff_to_right[j] = m
+
+        def trunc_up(j: int) -> float:
+            var = diff[j]
+            old = trunc_to_diff[j]
+            dpi, dtau = var[0] - old[0], var[1] - old[1]
+            sqrt_pi = math.sqrt(dpi)
+            x, y = dtau / sqrt_pi, margin * sqrt_pi
+            v_func, w_func = v_w[j]
+            v = v_func(x, y)
+            w = w_func(x, y, v)
+            denom = (1. - w)
+            pi, tau = dpi / denom, (dtau + sqrt_pi * v) / denom
+            # Variable.update_value: the message becomes value * old / var.
+            trunc_to_diff[j] = (pi + old[0] - var[0], tau + old[1] - var[1])
+            delta = _delta(var[0], var[1], pi, tau)
+            var[0], var[1] = pi, tau
+            return delta
+
+        for _ in range(MAX_LOOPS):
+            if d == 1:
+                diff_down(0)
+                delta = trunc_up(0)
+            else:
+                delta = 0.0
+                for j in range(d - 1):
+                    diff_down(j)
+                    delta = max(delta, trunc_up(j))
+                    diff_up(j, 1)
+                for j in range(d - 1, 0, -1):
+                    diff_down(j)
+                    delta = max(delta, trunc_up(j))
+                    diff_up(j, 0)
+            if delta <= MIN_DELTA:
+                break
+        diff_up(0, 0)
+        diff_up(d - 1, 1)
+
+        out: list[tuple[float, float]] = [(0.0, 0.0)] * n
+        for k in range(n):
+            # SumFactor(team_k, [perf_k]).up(0), then LikelihoodFactor.up.
+            tpi, ttau = team[k]
+            mpi, mtau = sum_to_team[k]
+            dpi, dtau = tpi - mpi, ttau - mtau
+            mu = 1.0 * _mu(dpi, dtau)
+            pi_inv = 1.0 ** 2 / float(dpi) if dpi else INF
+            ppi = 1. / pi_inv
+            send(perf[k], sum_to_perf[k], ppi, ppi * mu)
+            lpi, ltau = like_to_perf[k]
+            qpi, qtau = perf[k][0] - lpi, perf[k][1] - ltau
+            a = 1. / (1. + beta2 * qpi)
+            send(rating[k], like_to_rating[k], a * qpi, a * qtau)
+            pi, tau = rating[k]
+            out[order[k]] = (float(_mu(pi, tau)), float(math.sqrt(1 / pi) if pi else INF))
+        return out
