@@ -49,6 +49,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -283,5 +284,21 @@ def _deals_cell(report: RatingReport) -> str:
 
 
 def render_json(report: RatingReport) -> str:
-    """leaderboard.json text (see the module docstring)."""
-    return json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n"
+    """leaderboard.json text (see the module docstring). Each rating history is written
+    on one line: with 100,000 matches, one number per line takes a minute."""
+    data = report.to_json()
+    mark = f"history-{uuid.uuid4().hex}-"
+    histories: list[str] = []
+    for scope in data["scopes"]:
+        for standing in scope["standings"]:
+            histories.append(json.dumps(standing["history"], separators=(",", ":")))
+            standing["history"] = f"{mark}{len(histories) - 1}"
+    text = json.dumps(data, indent=1, ensure_ascii=False)
+    parts = text.split(f'"{mark}')
+    if len(parts) != len(histories) + 1:   # a result text held the mark: the plain way
+        return json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n"
+    out = [parts[0]]
+    for part in parts[1:]:
+        number, rest = part.split('"', 1)
+        out.append(histories[int(number)] + rest)
+    return "".join(out) + "\n"

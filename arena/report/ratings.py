@@ -51,6 +51,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import trueskill
@@ -350,6 +351,37 @@ class _Scope:
                 cell[0 if pa < pb else 1 if pa > pb else 2] += 1
         return True
 
+    def state(self) -> dict[str, Any]:
+        """Everything accumulated so far, as plain JSON-able data (for the rating cache)."""
+        hist = {b: [[h.index for h in pts], [h.mu for h in pts], [h.sigma for h in pts]]
+                for b, pts in self.history.items()}
+        return {"name": self.name, "games": sorted(self.games),
+                "ratings": {b: list(r) for b, r in self.ratings.items()},
+                "counts": [self.matches, self.rated, self.skipped],
+                "played": dict(self.played), "seats": dict(self.seats),
+                "place_sum": dict(self.place_sum), "firsts": dict(self.firsts),
+                "unrated": dict(self.unrated),
+                "faults": {b: dict(c) for b, c in self.faults.items()},
+                "history": hist, "h2h": [[a, b, *cell] for (a, b), cell in self.h2h.items()]}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], params: RatingParams) -> "_Scope":
+        scope = cls(str(state["name"]), params)
+        scope.games = set(map(str, state["games"]))
+        scope.ratings = {str(b): (float(r[0]), float(r[1])) for b, r in state["ratings"].items()}
+        scope.matches, scope.rated, scope.skipped = (int(x) for x in state["counts"])
+        for name in ("played", "seats", "firsts", "unrated"):
+            setattr(scope, name, Counter({str(b): int(n) for b, n in state[name].items()}))
+        scope.place_sum = Counter({str(b): int(n) for b, n in state["place_sum"].items()})
+        scope.faults = {str(b): Counter({str(k): int(n) for k, n in c.items()})
+                        for b, c in state["faults"].items()}
+        scope.history = {str(b): [HistoryPoint(int(i), float(m), float(sg))
+                                  for i, m, sg in zip(*cols, strict=True)]
+                         for b, cols in state["history"].items()}
+        scope.h2h = {(str(a), str(b)): [int(x), int(y), int(z)]
+                     for a, b, x, y, z in state["h2h"]}
+        return scope
+
     def report(self) -> ScopeReport:
         standings = []
         for bot, (mu, sigma) in self.ratings.items():
@@ -406,13 +438,22 @@ def _as_row(item: ResultRow | Mapping[str, Any]) -> ResultRow:
 
 
 def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
-                    params: RatingParams | Mapping[str, Any] | None = None) -> RatingReport:
+                    params: RatingParams | Mapping[str, Any] | None = None, *,
+                    cache: str | Path | None = None) -> RatingReport:
     """Ratings, statistics, head-to-head and notable matches of a set of stored results.
 
     ``rows``: ``ResultRow``s or match records, in any order (they are sorted by index
     and match id). ``params``: a ``RatingParams`` or a dict of overrides. Raises
     ValueError if two rows share a match id.
+
+    ``cache``: a file for the rating state after the longest complete prefix of the
+    schedule (indexes 0..k-1 all present; ``arena.report.rating_cache``). A valid cache
+    (same parameters, same k first rows) is resumed from, so only the rows after it are
+    rated; the file is rewritten when the complete prefix has grown. The report is the
+    same with or without it.
     """
+    from arena.report import rating_cache
+
     if not isinstance(params, RatingParams):
         params = RatingParams.from_dict(params)
     ordered = sorted((_as_row(r) for r in rows), key=lambda r: (r.index, r.match_id))
@@ -425,8 +466,28 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
     overall = _Scope(OVERALL, params)
     per_game: dict[str, _Scope] = {}
     notable: list[NotableMatch] = []
-    for row in ordered:
-        game = per_game.setdefault(row.game, _Scope(row.game, params))
+    start = 0
+    prefix = rating_cache.complete_prefix(ordered) if cache is not None else 0
+    if cache is not None:
+        saved = rating_cache.load(cache, params, ordered)
+        if saved is not None:
+            start, scopes, fields_ = saved
+            notable = [NotableMatch(*f) for f in fields_]
+            overall = _Scope.from_state(scopes[0], params)
+            per_game = {s["name"]: _Scope.from_state(s, params) for s in scopes[1:]}
+
+    def snapshot(k: int) -> None:
+        if cache is not None and k == prefix and k > start:
+            rating_cache.save(cache, params, ordered, k,
+                              [overall.state()] + [per_game[g].state() for g in sorted(per_game)],
+                              notable)
+
+    for i in range(start, len(ordered)):
+        snapshot(i)
+        row = ordered[i]
+        game = per_game.get(row.game)
+        if game is None:
+            game = per_game[row.game] = _Scope(row.game, params)
         for seat, (bot, kind, detail) in enumerate(zip(row.bots, row.faults, row.fault_details)):
             if kind is not None:
                 notable.append(NotableMatch(row.match_id, row.index, row.game, kind, seat, bot,
@@ -443,5 +504,6 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
         if numeric:
             notable.append(NotableMatch(row.match_id, row.index, row.game, "numeric",
                                         detail="TrueSkill could not rate this result"))
+    snapshot(len(ordered))
     scopes = [overall.report()] + [per_game[g].report() for g in sorted(per_game)]
     return RatingReport(params=params, scopes=tuple(scopes), notable=tuple(notable))

@@ -44,7 +44,8 @@ def load_report(source: Path) -> tuple[Any, Path]:
         stored = (meta.get("config") or {}).get("ratings") or {}
         # Unset keys are stored as null and mean "the default", as in `arena run`.
         params = {k: v for k, v in stored.items() if v is not None} or None
-        report = compute_ratings(list(store.iter_results()), params)
+        from arena.report.rating_cache import FILE_NAME
+        report = compute_ratings(list(store.iter_results()), params, cache=folder / FILE_NAME)
         report = dataclasses.replace(report, deals=deals_of(meta))
     except StoreError as err:
         raise ArenaError(f"{folder}: {err}") from None

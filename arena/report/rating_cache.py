@@ -1,0 +1,96 @@
+"""The rating cache: the rating state after the longest complete prefix of the schedule.
+
+Rating is sequential (each match updates the ratings the next one starts from), so a
+view of a large store would otherwise re-rate its whole history. Results arrive out of
+order (several workers), so only a *complete prefix* is final: the rows, in schedule
+order, whose indexes are exactly 0, 1, ..., k-1. Nothing stored later can come before
+them, so the state after them never changes.
+
+The file (``<results>/ratings-cache.json.z``: zlib-compressed JSON) holds that state for
+every scope, the notable matches so far, the parameters, k, and a SHA-256 digest of the
+k rows it was built from. It is used only if the parameters and the digest of the
+current first k rows agree; anything unreadable, foreign or stale is ignored and
+rebuilt. It holds no code (JSON only), and floats round-trip exactly, so a report built
+from it is identical to one built from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from arena.tournament.store import ResultRow
+
+FILE_NAME = "ratings-cache.json.z"
+FORMAT = "decktet-arena-rating-cache"
+VERSION = 1
+MAX_BYTES = 1 << 30   # a bigger file is not ours
+
+
+def complete_prefix(ordered: Sequence["ResultRow"]) -> int:
+    """k such that ordered[i].index == i for every i < k."""
+    k = 0
+    for row in ordered:
+        if row.index != k:
+            break
+        k += 1
+    return k
+
+
+def digest(ordered: Sequence["ResultRow"], k: int) -> str:
+    """SHA-256 of everything the ratings read from the first k rows."""
+    h = hashlib.sha256()
+    for row in ordered[:k]:
+        h.update(repr((row.match_id, row.index, row.game, row.bots, row.places, row.faults,
+                       row.fault_details, row.capped, row.sandbox_fault)).encode())
+    return h.hexdigest()
+
+
+def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"]
+         ) -> tuple[int, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
+    """(k, scope states, notable-match fields) from a valid cache file, else None.
+    ``params``: a ratings.RatingParams."""
+    try:
+        path = Path(path)
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        data = json.loads(zlib.decompress(path.read_bytes()))
+        if data.get("format") != FORMAT or data.get("version") != VERSION:
+            return None
+        k = data["count"]
+        if type(k) is not int or not 0 < k <= complete_prefix(ordered):
+            return None
+        if data["params"] != params.to_json() or data["digest"] != digest(ordered, k):
+            return None
+        scopes = data["scopes"]
+        notable = [(str(n[0]), int(n[1]), str(n[2]), str(n[3]),
+                                None if n[4] is None else int(n[4]),
+                                None if n[5] is None else str(n[5]),
+                                None if n[6] is None else str(n[6])) for n in data["notable"]]
+        if not isinstance(scopes, list) or not scopes:
+            return None
+        return k, scopes, notable
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, zlib.error,
+            RecursionError, MemoryError):
+        return None
+
+
+def save(path: str | Path, params: Any, ordered: Sequence["ResultRow"], k: int,
+         scopes: list[dict[str, Any]], notable: Sequence[Any]) -> None:
+    """Write the state after the first k rows; a folder we cannot write is no error."""
+    data = {"format": FORMAT, "version": VERSION, "params": params.to_json(), "count": k,
+            "digest": digest(ordered, k), "scopes": scopes,
+            "notable": [[n.match_id, n.index, n.game, n.reason, n.seat, n.bot, n.detail]
+                        for n in notable]}
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 1))
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)

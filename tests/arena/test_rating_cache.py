@@ -1,0 +1,80 @@
+"""The rating cache: a report resumed from it equals one built from scratch."""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+from pathlib import Path
+
+from arena.report import rating_cache
+from arena.report.leaderboard import render_json
+from arena.report.ratings import compute_ratings
+from tests.arena.record_factory import make_record
+
+BOTS = ["a", "b", "c", "d", "e"]
+
+
+def _records(n: int, seed: int = 1) -> list[dict]:
+    rng = random.Random(seed)
+    recs = []
+    for i in range(n):
+        seats = rng.sample(BOTS, rng.randint(2, 4))
+        perf = [rng.randint(0, 3) + BOTS.index(b) for b in seats]
+        faults = [{"kind": "timeout", "detail": "slow"} if rng.random() < 0.05 else None
+                  for _ in seats]
+        recs.append(make_record(i, seats, [sum(q > p for q in perf) for p in perf],
+                                game=("tightwad", "palace")[i % 2], faults=faults))
+    return recs
+
+
+def test_resumed_report_is_identical_and_rates_only_new_matches(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    cache = tmp_path / rating_cache.FILE_NAME
+    recs = _records(120)
+    first = compute_ratings(recs[:80], cache=cache)
+    assert json.loads(zlib.decompress(cache.read_bytes()))["count"] == 80
+    assert render_json(first) == render_json(compute_ratings(recs[:80]))
+
+    import arena.report.ratings as ratings
+    calls = []
+    real = ratings._rate
+    monkeypatch.setattr(ratings, "_rate", lambda *a: calls.append(1) or real(*a))
+    resumed = compute_ratings(recs, cache=cache)
+    assert len(calls) == 2 * 40                       # overall + game, new matches only
+    assert render_json(resumed) == render_json(compute_ratings(recs))
+    assert json.loads(zlib.decompress(cache.read_bytes()))["count"] == 120
+
+
+def test_only_the_complete_prefix_is_cached(tmp_path: Path) -> None:
+    cache = tmp_path / rating_cache.FILE_NAME
+    recs = _records(60)
+    gap = recs[:30] + recs[31:]                       # match 30 not played yet
+    report = compute_ratings(gap, cache=cache)
+    assert json.loads(zlib.decompress(cache.read_bytes()))["count"] == 30
+    assert render_json(report) == render_json(compute_ratings(gap))
+    # The late match arrives: it is rated in its place, not after the cached rows.
+    assert render_json(compute_ratings(recs, cache=cache)) == render_json(compute_ratings(recs))
+
+
+def test_stale_foreign_or_broken_cache_is_ignored(tmp_path: Path) -> None:
+    cache = tmp_path / rating_cache.FILE_NAME
+    recs = _records(50)
+    compute_ratings(recs, cache=cache)
+    changed = _records(50, seed=2)                    # other results, same match ids
+    assert render_json(compute_ratings(changed, cache=cache)) == render_json(compute_ratings(changed))
+    other_params = {"sigma": 5.0}
+    assert (render_json(compute_ratings(changed, other_params, cache=cache))
+            == render_json(compute_ratings(changed, other_params)))
+    for junk in (b"", b"not zlib", zlib.compress(b"[1, 2]"), zlib.compress(b'{"format": 3}'),
+                 zlib.compress(json.dumps({"format": rating_cache.FORMAT, "version": 1,
+                                           "count": 10, "params": {}, "digest": "x",
+                                           "scopes": [], "notable": []}).encode())):
+        cache.write_bytes(junk)
+        assert render_json(compute_ratings(recs, cache=cache)) == render_json(compute_ratings(recs))
+
+
+def test_an_unwritable_cache_place_is_no_error(tmp_path: Path) -> None:
+    recs = _records(10)
+    missing = tmp_path / "no" / "such" / rating_cache.FILE_NAME
+    assert render_json(compute_ratings(recs, cache=missing)) == render_json(compute_ratings(recs))
