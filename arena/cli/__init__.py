@@ -342,9 +342,43 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
     click.echo(f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}")
 
 
-@cli.group()
-def bench() -> None:
-    """Measure speed (figures, not pass/fail)."""
+@cli.group(invoke_without_command=True)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              default="bench.json", show_default=True, help="Also write the table here as JSON.")
+@click.option("--only", multiple=True, type=click.Choice(["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"]),
+              help="Run only these measures (repeatable).")
+@click.option("--repeats", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Repeats per measure; the median is reported.")
+@click.option("--tiny", is_flag=True, help="Tiny sizes: checks that every measure runs, nothing more.")
+@click.option("--rating-store", type=click.Path(file_okay=False, exists=True),
+              help="P7: rate this results folder instead of generating 100,000 matches.")
+@click.pass_context
+def bench(ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: int, tiny: bool,
+          rating_store: str | None) -> None:
+    """Measure the harness against its targets (figures, not pass/fail).
+
+    With no subcommand: every measure P1..P8 side by side in one run, one table, each
+    figure next to its target, also written as JSON (see docs/performance.md)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import dataclasses
+
+    from arena.cli.bench_suite import Sizes, render_table, run_all
+
+    sizes = Sizes.tiny() if tiny else Sizes(repeats=repeats)
+    if tiny:
+        sizes = dataclasses.replace(sizes, repeats=1)
+    if rating_store:
+        sizes = dataclasses.replace(sizes, rating_store=rating_store)
+    result = run_all(sizes, list(only) or None,
+                     progress=lambda key: click.echo(f"arena bench: {key} ...", err=True))
+    result["command"] = "arena bench " + " ".join(sys.argv[2:])
+    click.echo(render_table(result), nl=False)
+    try:
+        json_path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        _fail(f"--json {json_path}: cannot write ({exc.strerror or exc})")
+    click.echo(f"written: {json_path}")
 
 
 @bench.command("games")

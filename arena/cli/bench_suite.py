@@ -1,0 +1,387 @@
+"""`arena bench` with no subcommand: every measure P1..P8 in one run, one table.
+
+Each measure returns a row: id, what it measures, the figure, the target, whether the
+target is met, and its details. Figures that the shared machine's load would distort
+are ratios taken side by side in one run, and medians over ``repeats``.
+Nothing here is asserted in unit tests (tests/arena/test_bench_suite.py only checks
+that a tiny run completes and reports every id).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing as mp
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[2]
+IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """How much work each measure does; ``tiny`` is for the smoke test."""
+
+    engine_seconds: float = 2.0
+    protocol_rounds: int = 2000
+    repeats: int = 3
+    tournament: str = str(ROOT / "tournaments" / "spring.yaml")   # relative paths: from ROOT
+    luck_deals: int = 60
+    luck_rollouts: int = 32
+    rating_matches: int = 100_000
+    rating_store: str | None = None     # an existing store to rate instead of generating one
+    timeout_decisions: int = 10_000
+
+    @classmethod
+    def tiny(cls) -> "Sizes":
+        return cls(engine_seconds=0.05, protocol_rounds=80, repeats=1, luck_deals=3,
+                   luck_rollouts=2, rating_matches=300, timeout_decisions=40,
+                   tournament=TINY_TOURNAMENT)
+
+
+TINY_TOURNAMENT = """name: bench-tiny
+seed: 1
+bots: [bots/random_bot.py, bots/tightwad_heuristic.py, bots/divers_heuristic.py]
+games:
+  - id: tightwad
+    players: [3]
+    deals: 1
+"""
+
+
+def _row(pid: str, measure: str, figure: str, target: str, met: bool | None,
+         **details: Any) -> dict[str, Any]:
+    return {"id": pid, "measure": measure, "figure": figure, "target": target, "met": met,
+            "details": details}
+
+
+# ---- P1, P2: engines ------------------------------------------------------------------
+
+def p1_p2(sizes: Sizes) -> list[dict[str, Any]]:
+    from arena.cli.bench import bench_games
+
+    runs = [bench_games(sizes.engine_seconds) for _ in range(sizes.repeats)]
+    rows = []
+    for pid, key, target_key, what in (
+            ("P1", "no_obs_per_s", "target_no_obs", "random play in process, decisions/s"),
+            ("P2", "with_obs_per_s", "target_with_obs",
+             "random play with every decision's full observation, decisions/s")):
+        per_game = {}
+        met = True
+        for i, game in enumerate(r["game"] for r in runs[0]):
+            value = statistics.median(run[i][key] for run in runs)
+            target = runs[0][i][target_key]
+            per_game[game] = {"per_s": round(value), "target": target}
+            met = met and value >= target
+        figure = ", ".join(f"{g} {v['per_s']:,}" for g, v in per_game.items())
+        target = ", ".join(f"{g} >= {v['target']:,}" for g, v in per_game.items())
+        rows.append(_row(pid, what, figure, target, met, games=per_game, players=4))
+    return rows
+
+
+# ---- P3: protocol round trip --------------------------------------------------------------
+
+def p3(sizes: Sizes) -> dict[str, Any]:
+    from arena.cli.bench import bench_protocol
+
+    runs = [bench_protocol(sizes.protocol_rounds) for _ in range(sizes.repeats)]
+    same = statistics.median(r["ratio_vs_raw_same_messages"] for r in runs)
+    echo = statistics.median(r["ratio_vs_raw_minimal"] for r in runs)
+    return _row("P3", "decision round trip, full harness / raw pipe of the same messages",
+                f"{same:.2f}x (vs a 5-byte echo {echo:.1f}x)", "<= 3x", same <= 3.0,
+                runs=runs)
+
+
+# ---- P4, P5: tournaments ------------------------------------------------------------------
+
+def _tournament(source: str, results: Path) -> Any:
+    """The tournament of a file (or YAML text), its relative paths taken from the
+    repository root, its results in ``results``."""
+    import yaml
+
+    from arena.tournament.load import load_tournament
+
+    text = Path(source).read_text(encoding="utf-8") if "\n" not in source else source
+    data = yaml.safe_load(text)
+    data["root"] = str(ROOT)
+    data["results"] = str(results)
+    copy = results / "bench-tournament.yaml"
+    results.mkdir(parents=True, exist_ok=True)
+    copy.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return load_tournament(copy)
+
+
+def p4(sizes: Sizes) -> dict[str, Any]:
+    """Share of one worker's wall time spent in ProcessAgent.prepare (starting bots)."""
+    from arena.match.agents import ProcessAgent
+    from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament.match_player import MatchPlayer
+    from arena.tournament.roster import resolve_bots
+    from arena.tournament.runner import limits_from, time_control_from
+    from arena.tournament.schedule import build_schedule
+
+    shares = []
+    starts = 0
+    matches = 0
+    for _ in range(sizes.repeats):
+        with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+            t = _tournament(sizes.tournament, Path(tmp) / "results")
+            entries = resolve_bots(t)
+            schedule = build_schedule(t, entries)
+            sandbox = open_sandbox(t.sandbox, open(os.devnull, "w"))
+            player = MatchPlayer({e.name: e for e in entries}, sandbox=sandbox,
+                                 limits=limits_from(t), time_control=time_control_from(t),
+                                 log_dir=None, fresh=bool(t.fresh_processes), tournament=t.name)
+            spent = [0.0, 0]
+            real = ProcessAgent.prepare
+
+            def timed(self: Any) -> None:
+                was = self.proc
+                t0 = time.perf_counter()
+                try:
+                    real(self)
+                finally:
+                    spent[0] += time.perf_counter() - t0
+                    spent[1] += self.proc is not was
+
+            ProcessAgent.prepare = timed  # type: ignore[method-assign]
+            try:
+                t0 = time.perf_counter()
+                for m in schedule:
+                    player.play(m)
+                player.close()
+                wall = time.perf_counter() - t0
+            finally:
+                ProcessAgent.prepare = real  # type: ignore[method-assign]
+            shares.append(spent[0] / wall)
+            starts, matches = spent[1], len(schedule)
+    share = statistics.median(shares)
+    return _row("P4", "share of a tournament's wall time spent starting bots (reuse on, 1 worker)",
+                f"{100 * share:.1f}%", "< 10%", share < 0.10, shares=shares,
+                bot_starts=starts, matches=matches, tournament=t.name)
+
+
+def p5(sizes: Sizes) -> dict[str, Any]:
+    """Whole-run wall time of the same tournament with 1 and 2 workers, alternating."""
+    from arena.tournament.runner import run_tournament
+
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    played = 0
+    for _ in range(sizes.repeats):
+        for workers in (1, 2):
+            with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+                t = _tournament(sizes.tournament, Path(tmp) / "results")
+                sink = open(os.devnull, "w")
+                t0 = time.perf_counter()
+                summary = run_tournament(t, workers=workers, out=sink, err=sink)
+                walls[workers].append(time.perf_counter() - t0)
+                played = summary.played
+    one, two = statistics.median(walls[1]), statistics.median(walls[2])
+    ratio = one / two
+    return _row("P5", "tournament throughput, 2 workers / 1 worker, same file (whole run)",
+                f"{ratio:.2f}x", ">= 1.8x", ratio >= 1.8, wall_1_worker_s=walls[1],
+                wall_2_workers_s=walls[2], matches=played, tournament=sizes.tournament,
+                cores=os.cpu_count())
+
+
+# ---- P6: luck ------------------------------------------------------------------------------
+
+def _benchmarks_module(name: str) -> Any:
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(f"arena_bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def p6(sizes: Sizes) -> dict[str, Any]:
+    luck = _benchmarks_module("luck")
+    per_game = {}
+    for game in luck.SETUPS:
+        m = luck.measure(game, sizes.luck_deals, sizes.luck_rollouts)
+        strongest = m["levels"][0]
+        saved = {k: round(1 - v, 3) for k, v in strongest["matches_ratio"].items()}
+        per_game[game] = {"saved": saved, "levels": m["levels"], "order_holds": m["order_holds"],
+                          "players": m["players"], "deals": m["deals"]}
+    figure = ", ".join(f"{g} {100 * v['saved']['rotation']:.0f}% (rotation), "
+                       f"{100 * v['saved']['control_variate']:.0f}% (control variate)"
+                       for g, v in per_game.items())
+    worst = min(max(v["saved"].values()) for v in per_game.values())
+    return _row("P6", "luck: fewer matches for the same confidence in the heuristic's mean place "
+                      "than with independent deals", figure, ">= 25% fewer, each game",
+                worst >= 0.25, games=per_game)
+
+
+# ---- P7: ratings at scale ----------------------------------------------------------------
+
+def _build_boards(folder: Path) -> None:
+    from arena.report.standings import load_report, write_reports
+
+    report, _ = load_report(folder)
+    write_reports(report, folder)
+
+
+def _timed_child(folder: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of building every leaderboard, in a fresh process."""
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        return pool.apply(_time_boards, (str(folder),))
+
+
+def _time_boards(folder: str) -> tuple[float, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    _build_boards(Path(folder))
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def p7(sizes: Sizes) -> dict[str, Any]:
+    from arena.report import rating_cache
+
+    make_store = _benchmarks_module("make_store")
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        folder = Path(sizes.rating_store) if sizes.rating_store else Path(tmp) / "store"
+        if not sizes.rating_store:
+            make_store.make_store(folder, sizes.rating_matches)
+        cache = folder / rating_cache.FILE_NAME
+        cache.unlink(missing_ok=True)
+        cold = _timed_child(folder)
+        warm = [_timed_child(folder) for _ in range(sizes.repeats)]
+        n = _count(folder)
+    warm_wall = statistics.median(w for w, _ in warm)
+    warm_cpu = statistics.median(c for _, c in warm)
+    return _row("P7", f"every leaderboard (md, csv, json, html) from {n:,} stored matches",
+                f"{warm_wall:.1f} s cached ({warm_cpu:.1f} s CPU); {cold[0]:.1f} s from scratch "
+                f"({cold[1]:.1f} s CPU)", "<= 10 s, ratings = trueskill package to 1e-9",
+                warm_wall <= 10.0, matches=n, cold_wall_s=round(cold[0], 2),
+                cold_cpu_s=round(cold[1], 2), warm=[[round(w, 2), round(c, 2)] for w, c in warm],
+                exactness="tests/arena/test_fast_trueskill.py (1e-9 against the package)")
+
+
+def _count(folder: Path) -> int:
+    from arena.tournament.store import ResultStore
+
+    store = ResultStore(folder)
+    try:
+        return store.match_count()
+    finally:
+        store.close()
+
+
+# ---- P8: timeouts under load -------------------------------------------------------------
+
+def _burn(stop: Any) -> None:
+    """Other matches keeping a core busy: random play in process until told to stop."""
+    from games import REGISTRY
+    from games.rng import DealRng
+    from games.simulate import play_randomly
+
+    rng = DealRng(1)
+    seed = 0
+    while not stop.is_set():
+        play_randomly(REGISTRY["palace"].new_game(4, seed, {}), rng, observe=True)
+        seed += 1
+
+
+def p8(sizes: Sizes) -> dict[str, Any]:
+    from arena.match.sandbox import Limits
+    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.timecontrol import TimeControl
+    from arena.tournament.match_player import MatchPlayer
+    from arena.tournament.roster import bot_entry
+    from arena.tournament.schedule import MatchSpec
+
+    path = ROOT / "benchmarks" / "bots" / "prompt_bot.py"
+    entries = {f"prompt{i}": dataclasses.replace(bot_entry(str(path)), name=f"prompt{i}")
+               for i in range(4)}
+    tc = TimeControl(startup_s=10.0, move_s=0.1)
+    player = MatchPlayer(entries, sandbox=open_sandbox("auto", open(os.devnull, "w")),
+                         limits=Limits(), time_control=tc, log_dir=None, fresh=False,
+                         tournament="bench-p8")
+    ctx = mp.get_context("fork")
+    stop = ctx.Event()
+    burners = [ctx.Process(target=_burn, args=(stop,), daemon=True) for _ in range(os.cpu_count() or 2)]
+    for b in burners:
+        b.start()
+    decisions = timeouts = matches = 0
+    slowest = 0.0
+    t0 = time.perf_counter()
+    try:
+        while decisions < sizes.timeout_decisions:
+            spec = MatchSpec(match_id=f"bench/p8/{matches}", index=matches, game="tightwad",
+                             players=4, options={}, deal_seed=10_000 + matches,
+                             match_seed=20_000 + matches, bots=tuple(entries))
+            record = player.play(spec)
+            matches += 1
+            decisions += len(record["decisions"])
+            timeouts += sum(1 for f in record.get("faults") or [] if f and f.get("kind") == "timeout")
+            slowest = max([slowest] + [d.get("ms") or 0.0 for d in record["decisions"]])
+    finally:
+        stop.set()
+        for b in burners:
+            b.join(timeout=5)
+            if b.is_alive():
+                b.kill()
+        player.close()
+    return _row("P8", f"timeouts that fire wrongly: {decisions:,} decisions at move_s 0.1 by a bot "
+                      f"answering within 20 ms, {len(burners)} cores busy with other matches",
+                str(timeouts), "0", timeouts == 0, decisions=decisions, matches=matches,
+                slowest_decision_ms=round(slowest, 1), wall_s=round(time.perf_counter() - t0, 1))
+
+
+# ---- the whole run -------------------------------------------------------------------------
+
+MEASURES: dict[str, Callable[[Sizes], Any]] = {
+    "P1+P2": p1_p2, "P3": p3, "P4": p4, "P5": p5, "P6": p6, "P7": p7, "P8": p8}
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {"cores": os.cpu_count(), "python": platform.python_version(),
+            "platform": platform.platform(), "load_average": [round(x, 2) for x in load or ()]}
+
+
+def run_all(sizes: Sizes, only: list[str] | None = None,
+            progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Every measure in order; a measure that fails is a row with its error, not a crash."""
+    started = datetime.now(timezone.utc)
+    before = machine()
+    rows: list[dict[str, Any]] = []
+    for key, measure in MEASURES.items():
+        ids = key.split("+")
+        if only and not set(ids) & set(only):
+            continue
+        if progress:
+            progress(key)
+        t0 = time.perf_counter()
+        try:
+            got = measure(sizes)
+        except Exception as exc:  # noqa: BLE001 - one broken measure must not hide the rest
+            got = [_row(i, "", "error", "", False, error=f"{type(exc).__name__}: {exc}") for i in ids]
+        for row in got if isinstance(got, list) else [got]:
+            row["seconds"] = round(time.perf_counter() - t0, 1)
+            rows.append(row)
+    return {"format": "decktet-arena-bench", "version": 1,
+            "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": before,
+            "load_average_after": machine()["load_average"],
+            "sizes": dataclasses.asdict(sizes), "rows": rows}
+
+
+def render_table(result: dict[str, Any]) -> str:
+    from tabulate import tabulate
+
+    m = result["machine"]
+    head = (f"arena bench, {result['date']}: {m['cores']} cores, Python {m['python']}, "
+            f"load average {m['load_average']} before, {result['load_average_after']} after")
+    rows = [[r["id"], r["measure"], r["figure"], r["target"],
+             "-" if r["met"] is None else ("yes" if r["met"] else "NO")] for r in result["rows"]]
+    return head + "\n" + tabulate(rows, headers=["id", "measure", "figure", "target", "met"],
+                                  tablefmt="github", disable_numparse=True) + "\n"
