@@ -6,8 +6,9 @@ order (several workers), so only a *complete prefix* is final: the rows, in sche
 order, whose indexes are exactly 0, 1, ..., k-1. Nothing stored later can come before
 them, so the state after them never changes.
 
-The file (``<results>/ratings-cache.json.z``: zlib-compressed JSON) holds that state for
-every scope, the notable matches so far, the parameters, k, and a SHA-256 digest of the
+The file (``<results>/ratings-cache.json.z``: zlib-compressed JSON; rating histories as
+base64 arrays of native doubles, hence the byte order in it) holds that state for every
+scope, the notable matches so far, the parameters, k, and a SHA-256 digest of the
 k rows it was built from. It is used only if the parameters and the digest of the
 current first k rows agree; anything unreadable, foreign or stale is ignored and
 rebuilt. It holds no code (JSON only), and floats round-trip exactly, so a report built
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -60,7 +62,8 @@ def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"]
         if path.stat().st_size > MAX_BYTES:
             return None
         data = json.loads(zlib.decompress(path.read_bytes()))
-        if data.get("format") != FORMAT or data.get("version") != VERSION:
+        if (data.get("format") != FORMAT or data.get("version") != VERSION
+                or data.get("byteorder") != sys.byteorder):
             return None
         k = data["count"]
         if type(k) is not int or not 0 < k <= complete_prefix(ordered):
@@ -83,7 +86,7 @@ def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"]
 def save(path: str | Path, params: Any, ordered: Sequence["ResultRow"], k: int,
          scopes: list[dict[str, Any]], notable: Sequence[Any]) -> None:
     """Write the state after the first k rows; a folder we cannot write is no error."""
-    data = {"format": FORMAT, "version": VERSION, "params": params.to_json(), "count": k,
+    data = {"format": FORMAT, "version": VERSION, "byteorder": sys.byteorder, "params": params.to_json(), "count": k,
             "digest": digest(ordered, k), "scopes": scopes,
             "notable": [[n.match_id, n.index, n.game, n.reason, n.seat, n.bot, n.detail]
                         for n in notable]}

@@ -48,11 +48,14 @@ the scope where both sat: times A placed above B, below, tied; ``share`` = above
 
 from __future__ import annotations
 
+import base64
 import math
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import trueskill
 
@@ -112,9 +115,9 @@ class RatingParams:
                 "draw_probability": self.draw_probability}
 
 
-@dataclass(frozen=True)
-class HistoryPoint:
-    """A bot's rating right after one of its rated matches (x = schedule index)."""
+class HistoryPoint(NamedTuple):
+    """A bot's rating right after one of its rated matches (x = schedule index).
+    A named tuple: a 100,000-match report holds over a million of them."""
 
     index: int
     mu: float
@@ -207,10 +210,11 @@ class ScopeReport:
         raise KeyError(name)
 
     def pair(self, bot: str, opponent: str) -> HeadToHead:
-        for h in self.head_to_head:
-            if h.bot == bot and h.opponent == opponent:
-                return h
-        raise KeyError((bot, opponent))
+        return self._pairs[(bot, opponent)]
+
+    @cached_property
+    def _pairs(self) -> dict[tuple[str, str], HeadToHead]:
+        return {(h.bot, h.opponent): h for h in self.head_to_head}
 
 
 @dataclass(frozen=True)
@@ -353,8 +357,8 @@ class _Scope:
 
     def state(self) -> dict[str, Any]:
         """Everything accumulated so far, as plain JSON-able data (for the rating cache)."""
-        hist = {b: [[h.index for h in pts], [h.mu for h in pts], [h.sigma for h in pts]]
-                for b, pts in self.history.items()}
+        hist = {b: [_pack("q", [h.index for h in pts]), _pack("d", [h.mu for h in pts]),
+                    _pack("d", [h.sigma for h in pts])] for b, pts in self.history.items()}
         return {"name": self.name, "games": sorted(self.games),
                 "ratings": {b: list(r) for b, r in self.ratings.items()},
                 "counts": [self.matches, self.rated, self.skipped],
@@ -375,9 +379,12 @@ class _Scope:
         scope.place_sum = Counter({str(b): int(n) for b, n in state["place_sum"].items()})
         scope.faults = {str(b): Counter({str(k): int(n) for k, n in c.items()})
                         for b, c in state["faults"].items()}
-        scope.history = {str(b): [HistoryPoint(int(i), float(m), float(sg))
-                                  for i, m, sg in zip(*cols, strict=True)]
-                         for b, cols in state["history"].items()}
+        scope.history = {}
+        for b, (idx, mus, sigmas) in state["history"].items():
+            cols = _unpack("q", idx), _unpack("d", mus), _unpack("d", sigmas)
+            if not len(cols[0]) == len(cols[1]) == len(cols[2]):
+                raise ValueError("history columns of different lengths")
+            scope.history[str(b)] = list(map(HistoryPoint._make, zip(*cols)))
         scope.h2h = {(str(a), str(b)): [int(x), int(y), int(z)]
                      for a, b, x, y, z in state["h2h"]}
         return scope
@@ -398,6 +405,16 @@ class _Scope:
         return ScopeReport(scope=self.name, games=tuple(sorted(self.games)),
                            matches=self.matches, rated=self.rated, skipped=self.skipped,
                            standings=tuple(standings), head_to_head=h2h)
+
+
+def _pack(code: str, values: list[Any]) -> str:
+    return base64.b64encode(array(code, values).tobytes()).decode("ascii")
+
+
+def _unpack(code: str, text: str) -> list[Any]:
+    out = array(code)
+    out.frombytes(base64.b64decode(text, validate=True))
+    return out.tolist()
 
 
 def _ordered_faults(counts: Counter[str]) -> dict[str, int]:
