@@ -243,9 +243,45 @@ def _time_boards(folder: str) -> tuple[float, float]:
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+def update_speedup(matches: int = 2000, seed: int = 3) -> dict[str, float]:
+    """CPU time per match of the trueskill package and of FastTrueSkill, same results
+    (50 bots, 2-10 players, ties), and the largest difference in mu or sigma."""
+    import random
+
+    from arena.report.ratings import RatingParams
+
+    params = RatingParams()
+    env, fast = params.env(), params.fast()
+    rng = random.Random(seed)
+    bots = [f"b{i}" for i in range(50)]
+    strength = {b: rng.gauss(0, 2) for b in bots}
+    games = []
+    for _ in range(matches):
+        seats = rng.sample(bots, rng.randint(2, 10))
+        perf = [round(strength[b] + rng.gauss(0, 2)) for b in seats]
+        games.append((seats, [sum(q > p for q in perf) for p in perf]))
+    theirs = {b: env.create_rating() for b in bots}
+    t0 = time.process_time()
+    for seats, ranks in games:
+        for b, (r,) in zip(seats, env.rate([(theirs[b],) for b in seats], ranks=ranks)):
+            theirs[b] = r
+    package = time.process_time() - t0
+    mine = {b: (params.mu, params.sigma) for b in bots}
+    t0 = time.process_time()
+    for seats, ranks in games:
+        for b, r in zip(seats, fast.rate([mine[b] for b in seats], ranks)):
+            mine[b] = r
+    ours = time.process_time() - t0
+    diff = max(max(abs(theirs[b].mu - mine[b][0]), abs(theirs[b].sigma - mine[b][1])) for b in bots)
+    return {"package_us_per_match": round(1e6 * package / matches, 1),
+            "fast_us_per_match": round(1e6 * ours / matches, 1),
+            "speedup": round(package / ours, 2), "max_abs_difference": diff}
+
+
 def p7(sizes: Sizes) -> dict[str, Any]:
     from arena.report import rating_cache
 
+    speed = update_speedup(max(50, min(2000, sizes.rating_matches)))
     make_store = _benchmarks_module("make_store")
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         folder = Path(sizes.rating_store) if sizes.rating_store else Path(tmp) / "store"
@@ -260,9 +296,11 @@ def p7(sizes: Sizes) -> dict[str, Any]:
     warm_cpu = statistics.median(c for _, c in warm)
     return _row("P7", f"every leaderboard (md, csv, json, html) from {n:,} stored matches",
                 f"{warm_wall:.1f} s cached ({warm_cpu:.1f} s CPU); {cold[0]:.1f} s from scratch "
-                f"({cold[1]:.1f} s CPU)", "<= 10 s, ratings = trueskill package to 1e-9",
+                f"({cold[1]:.1f} s CPU); update {speed['speedup']:.1f}x the package's, "
+                f"max difference {speed['max_abs_difference']:.1g}", "<= 10 s, ratings = trueskill package to 1e-9",
                 warm_wall <= 10.0, matches=n, cold_wall_s=round(cold[0], 2),
                 cold_cpu_s=round(cold[1], 2), warm=[[round(w, 2), round(c, 2)] for w, c in warm],
+                update=speed,
                 exactness="tests/arena/test_fast_trueskill.py (1e-9 against the package)")
 
 
