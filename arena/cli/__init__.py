@@ -366,8 +366,6 @@ def bench(ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: i
     from arena.cli.bench_suite import Sizes, render_table, run_all
 
     sizes = Sizes.tiny() if tiny else Sizes(repeats=repeats)
-    if tiny:
-        sizes = dataclasses.replace(sizes, repeats=1)
     if rating_store:
         sizes = dataclasses.replace(sizes, rating_store=rating_store)
     result = run_all(sizes, list(only) or None,

@@ -25,6 +25,22 @@ ROOT = Path(__file__).resolve().parents[2]
 IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8")
 
 
+class _Quiet:
+    """A text sink for the runner's progress and warnings while timing."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+_QUIET: Any = _Quiet()
+
+
 @dataclasses.dataclass(frozen=True)
 class Sizes:
     """How much work each measure does; ``tiny`` is for the smoke test."""
@@ -135,7 +151,7 @@ def p4(sizes: Sizes) -> dict[str, Any]:
             t = _tournament(sizes.tournament, Path(tmp) / "results")
             entries = resolve_bots(t)
             schedule = build_schedule(t, entries)
-            sandbox = open_sandbox(t.sandbox, open(os.devnull, "w"))
+            sandbox = open_sandbox(t.sandbox, _QUIET)
             player = MatchPlayer({e.name: e for e in entries}, sandbox=sandbox,
                                  limits=limits_from(t), time_control=time_control_from(t),
                                  log_dir=None, fresh=bool(t.fresh_processes), tournament=t.name)
@@ -178,9 +194,8 @@ def p5(sizes: Sizes) -> dict[str, Any]:
         for workers in (1, 2):
             with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
                 t = _tournament(sizes.tournament, Path(tmp) / "results")
-                sink = open(os.devnull, "w")
                 t0 = time.perf_counter()
-                summary = run_tournament(t, workers=workers, out=sink, err=sink)
+                summary = run_tournament(t, workers=workers, out=_QUIET, err=_QUIET)
                 walls[workers].append(time.perf_counter() - t0)
                 played = summary.played
     one, two = statistics.median(walls[1]), statistics.median(walls[2])
@@ -341,7 +356,7 @@ def p8(sizes: Sizes) -> dict[str, Any]:
     entries = {f"prompt{i}": dataclasses.replace(bot_entry(str(path)), name=f"prompt{i}")
                for i in range(4)}
     tc = TimeControl(startup_s=10.0, move_s=0.1)
-    player = MatchPlayer(entries, sandbox=open_sandbox("auto", open(os.devnull, "w")),
+    player = MatchPlayer(entries, sandbox=open_sandbox("auto", _QUIET),
                          limits=Limits(), time_control=tc, log_dir=None, fresh=False,
                          tournament="bench-p8")
     ctx = mp.get_context("fork")
