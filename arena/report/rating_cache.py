@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 FILE_NAME = "ratings-cache.json.z"
 FORMAT = "decktet-arena-rating-cache"
 VERSION = 1
-MAX_BYTES = 1 << 30   # a bigger file is not ours
+MAX_BYTES = 1 << 30   # compressed or not, a bigger cache is not ours
 
 
 def complete_prefix(ordered: Sequence["ResultRow"]) -> int:
@@ -61,7 +61,11 @@ def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"]
         path = Path(path)
         if path.stat().st_size > MAX_BYTES:
             return None
-        data = json.loads(zlib.decompress(path.read_bytes()))
+        inflate = zlib.decompressobj()
+        text = inflate.decompress(path.read_bytes(), MAX_BYTES)
+        if inflate.unconsumed_tail or not inflate.eof:   # a zip bomb, or cut short
+            return None
+        data = json.loads(text)
         if (data.get("format") != FORMAT or data.get("version") != VERSION
                 or data.get("byteorder") != sys.byteorder):
             return None

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from arena.report import rating_cache
 from arena.report.leaderboard import render_json
-from arena.report.ratings import compute_ratings
+from arena.report.ratings import RatingParams, compute_ratings
+from arena.tournament.store import ResultRow
 from tests.arena.record_factory import make_record
 
 BOTS = ["a", "b", "c", "d", "e"]
@@ -78,3 +79,13 @@ def test_an_unwritable_cache_place_is_no_error(tmp_path: Path) -> None:
     recs = _records(10)
     missing = tmp_path / "no" / "such" / rating_cache.FILE_NAME
     assert render_json(compute_ratings(recs, cache=missing)) == render_json(compute_ratings(recs))
+
+
+def test_a_cache_that_inflates_beyond_the_limit_is_ignored(tmp_path: Path, monkeypatch) -> None:
+    cache = tmp_path / rating_cache.FILE_NAME
+    recs = _records(20)
+    compute_ratings(recs, cache=cache)
+    rows = [ResultRow.from_record(r) for r in recs]
+    assert rating_cache.load(cache, RatingParams(), rows) is not None
+    monkeypatch.setattr(rating_cache, "MAX_BYTES", 100)   # stands in for a zip bomb
+    assert rating_cache.load(cache, RatingParams(), rows) is None
