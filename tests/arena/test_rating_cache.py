@@ -86,6 +86,6 @@ def test_a_cache_that_inflates_beyond_the_limit_is_ignored(tmp_path: Path, monke
     recs = _records(20)
     compute_ratings(recs, cache=cache)
     rows = [ResultRow.from_record(r) for r in recs]
-    assert rating_cache.load(cache, RatingParams(), rows) is not None
+    assert rating_cache.load(cache, RatingParams.from_dict(None), rows) is not None
     monkeypatch.setattr(rating_cache, "MAX_BYTES", 100)   # stands in for a zip bomb
-    assert rating_cache.load(cache, RatingParams(), rows) is None
+    assert rating_cache.load(cache, RatingParams.from_dict(None), rows) is None
