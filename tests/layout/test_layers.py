@@ -1,9 +1,11 @@
 """The package layout: no import cycles, and every import points down the layers.
 
 Layers, top first: the face (``arena.cli``), then ``arena.report``, then
-``arena.tournament``, then ``arena.match``, then the shared base (``arena.errors``,
+``arena.tournament``, then ``arena.match``, then ``arena.rl`` (reinforcement
+learning, on the engines alone), then the shared base (``arena.errors``,
 ``arena`` itself), then ``games``. ``arena.bot_helper`` runs inside bots and
-imports nothing of ours. Imports are read with ast, at module level and inside
+imports nothing of ours; neither does ``arena.rl.encoding``, which exported bots
+carry a copy of. Imports are read with ast, at module level and inside
 functions alike, so a lazy import cannot hide an upward dependency.
 """
 
@@ -16,8 +18,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena", "games"]
-ISOLATED = {"arena.bot_helper"}  # runs inside the sandbox: standard library only
+LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena", "games"]
+# Run inside the sandbox (botkit, and the encoding copied into exported bots): standard library only.
+ISOLATED = {"arena.bot_helper", "arena.rl.encoding"}
 
 
 def _modules() -> dict[str, Path]:
@@ -123,7 +126,13 @@ def test_games_use_the_standard_library_only():
             assert all(d.startswith("games") for d in deps), f"{m} imports {deps}"
 
 
-@pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli"])
+@pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl"])
 def test_each_subpackage_says_what_lives_there(sub):
     doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
     assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"
+
+
+def test_rl_builds_on_the_engines_alone():
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.rl"):
+            assert all(d.startswith(("games", "arena.rl")) for d in deps), f"{m} imports {deps}"
