@@ -342,6 +342,23 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
     click.echo(f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}")
 
 
+@cli.command("export-bot")
+@click.argument("policy_file", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="The bot file to write.")
+@click.option("--name", default="linear-policy", show_default=True, help="The name the bot says in its hello.")
+def export_bot_cmd(policy_file: str, out: str, name: str) -> None:
+    """Write a self-contained bot that plays POLICY_FILE (a LinearPolicy.to_json() file; see docs/rl.md)."""
+    from arena.rl.bridge import export_bot, load_policy
+
+    try:
+        policy = load_policy(policy_file)
+        path = export_bot(policy, out, name)
+    except ValueError as err:
+        _fail(str(err))
+    click.echo(f"wrote {path}: a {policy['game']} bot for {policy['players']} players; "
+               f"try it: arena check {path}")
+
+
 @cli.group(invoke_without_command=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               default="bench.json", show_default=True, help="Also write the table here as JSON.")

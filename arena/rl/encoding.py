@@ -6,7 +6,8 @@ standard library and botkit. It reads only the JSON observation a bot receives
 (the engines' ``observation(seat)``), so the PettingZoo environment and an
 exported bot compute the very same numbers.
 
-Every feature lies in [0, 1]. Seats are relative: index 0 is the observing seat,
+Every feature lies in [0, 1]. Nothing depends on who else has already chosen in a
+simultaneous decision: the arena asks every seat at once, the environment one by one. Seats are relative: index 0 is the observing seat,
 1 the seat on its left, and so on. docs/rl.md lists the features and the action
 encoding; in short (``f`` = a card's face, ``pid % 45``):
 
@@ -87,7 +88,7 @@ def obs_size(game: str, players: int) -> int:
     if game == "tightwad":
         return 4 * BASIC + 6 + 4 + 4 * players
     if game == "divers-weights":
-        return 4 + 5 * BASIC + 3 + 1 + 6 + 1 + 5 + 6 * players
+        return 4 + 5 * BASIC + 3 + 1 + 6 + 1 + 4 + 6 * players
     if game == "palace":
         return 3 + 4 * DECK + 2 + 4 + 1 + 1 + 6 + 1 + 4 * players
     raise ValueError(f"no encoding for game {game!r}; known: {', '.join(GAMES)}")
@@ -142,8 +143,7 @@ def _divers(o: dict) -> list:
     v += [_frac(o["threshold_total"], 30)]
     hands = o["hands"] or 0
     v += [_frac(o["trick_number"], 5), _frac(o["hand_number"], hands) if hands else 0.0,
-          1.0 if o["bidding"] else 0.0, _frac(o["deck_count"], BASIC),
-          _frac(sum(1 for c in o["chosen"] if c), n)]
+          1.0 if o["bidding"] else 0.0, _frac(o["deck_count"], BASIC)]
     v += [_frac(x, 100) for x in _rel(o["scores"], me)]
     v += [_frac(x, 40) for x in _rel(o["hand_points"], me)]
     v += [_frac(x, 5) for x in _rel(o["tricks_won"], me)]
