@@ -1,7 +1,8 @@
 """PettingZoo AEC environments for the three games (``pip install -e '.[rl]'``).
 
 One class, ``DecktetEnv``, serves every game; ``env(game, ...)`` wraps it the way
-PettingZoo's classic environments are wrapped. Agents are ``player_0`` ..
+PettingZoo's classic environments are wrapped. ``engine`` is the game's engine state
+(``games``; named so as not to shadow PettingZoo's ``state()``), ``deal_seed`` its seed. Agents are ``player_0`` ..
 ``player_{n-1}`` (seat numbers). Each agent's observation is a dict:
 
 * ``observation``: ``encoding.encode`` of its JSON observation (float64 in [0, 1]);
@@ -41,10 +42,10 @@ class DecktetEnv(AECEnv):
     def __init__(self, game: str = "tightwad", players: int | None = None,
                  options: dict[str, Any] | None = None, render_mode: str | None = None) -> None:
         super().__init__()
-        self.spec_ = get_game(game)
+        self.game_spec = get_game(game)
         self.game = game
-        self.players = players if players is not None else self.spec_.min_players
-        self.game_options = self.spec_.resolve_options(self.players, options)  # OptionError if bad
+        self.players = players if players is not None else self.game_spec.min_players
+        self.game_options = self.game_spec.resolve_options(self.players, options)  # OptionError if bad
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r}; known: {self.metadata['render_modes']}")
         self.render_mode = render_mode
@@ -62,7 +63,7 @@ class DecktetEnv(AECEnv):
             for a in self.possible_agents
         }
         self._seeds = random.Random()
-        self.state = None
+        self.engine = None
         self._json: dict[int, dict[str, Any]] = {}
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -78,7 +79,7 @@ class DecktetEnv(AECEnv):
         seat = self._seat[agent]
         obs = self._json.get(seat)
         if obs is None:
-            obs = self.state.observation(seat)
+            obs = self.engine.observation(seat)
             self._json[seat] = obs
         return obs
 
@@ -96,7 +97,7 @@ class DecktetEnv(AECEnv):
         if seed is not None:
             self._seeds.seed(seed)
         self.deal_seed = self._seeds.getrandbits(63)
-        self.state = self.spec_.new_game(self.players, self.deal_seed, self.game_options)
+        self.engine = self.game_spec.new_game(self.players, self.deal_seed, self.game_options)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -108,7 +109,7 @@ class DecktetEnv(AECEnv):
     def _select(self) -> None:
         """Point at the next seat to decide and give it its JSON observation."""
         self.infos = {a: {} for a in self.agents}
-        seat = self.state.to_move()[0]
+        seat = self.engine.to_move()[0]
         self.agent_selection = self.possible_agents[seat]
         self.infos[self.agent_selection] = {"observation": self.json_observation(self.agent_selection)}
 
@@ -126,9 +127,9 @@ class DecktetEnv(AECEnv):
         if slot not in slots:
             raise ValueError(f"{agent}: slot {slot} is not legal now (legal: {sorted(slots)})")
         self._cumulative_rewards[agent] = 0.0
-        self.state.apply(self._seat[agent], slots[slot])
+        self.engine.apply(self._seat[agent], slots[slot])
         self._json = {}
-        if self.state.is_over():
+        if self.engine.is_over():
             self._finish()
         else:
             self._select()
@@ -137,7 +138,7 @@ class DecktetEnv(AECEnv):
             self.render()
 
     def _finish(self) -> None:
-        result = self.state.result()
+        result = self.engine.result()
         n = self.players
         for a in self.agents:
             place = result.places[self._seat[a]]
@@ -148,17 +149,17 @@ class DecktetEnv(AECEnv):
                       for a in self.agents}
 
     def render(self) -> str | None:
-        if self.render_mode is None or self.state is None:
+        if self.render_mode is None or self.engine is None:
             return None
         seat = self._seat[self.agent_selection]
-        text = self.state.observation_text(seat)
+        text = self.engine.observation_text(seat)
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
     def close(self) -> None:
-        self.state = None
+        self.engine = None
         self._json = {}
 
 

@@ -122,10 +122,10 @@ def test_an_illegal_slot_is_refused_and_changes_nothing():
     e.reset(seed=5)
     mask = e.observe(e.agent_selection)["action_mask"]
     bad = int(np.flatnonzero(mask == 0)[0])
-    before = e.state.decisions
+    before = e.engine.decisions
     with pytest.raises(ValueError, match=f"slot {bad} is not legal"):
         e.step(bad)
-    assert e.state.decisions == before
+    assert e.engine.decisions == before
 
 
 def test_a_capped_game_is_a_truncation():
