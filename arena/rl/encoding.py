@@ -15,15 +15,17 @@ encoding; in short (``f`` = a card's face, ``pid % 45``):
   engine offers each face once).
 * divers-weights (78 slots): 0-35 play card ``pid``, 36-41 bid 0-5, 42-77 take
   card ``pid`` as the prize.
-* palace (194 slots): 0 keep the tableau; 1-16 one swap (hand position i,
+* palace (282 slots): 0 keep the tableau; 1-16 one swap (hand position i,
   face-up position j) = 1 + 4i + j; 17-52 two swaps (hand positions i1 < i2,
-  face-up positions j1 < j2) = 17 + 6 * pair(i1, i2) + pair(j1, j2); 53-140 play
+  face-up positions j1 < j2) = 17 + 6 * pair(i1, i2) + pair(j1, j2); 53-228 play
   ``c`` cards (1-8, 8 = eight or more) of rank ``r`` (2-9, Crown 10, Pawn 11,
-  Court 12) = 53 + 8 * (r - 2) + c - 1; 141-188 play ``c`` Aces whose last (the
-  new trump) has face ``a`` (0-5) = 141 + 8a + c - 1; 189 the Excuse; 190-193
-  reveal face-down position 0-3. Several engine actions can share a Palace slot
-  (which copies or faces of one rank, which face-up cards join a hand play); the
-  slot then means the first of them in the engine's order.
+  Court 12), ``t`` = 1 if one of them bears the trump suit (so the play's
+  reference is a trump) = 53 + 16 * (r - 2) + 8t + c - 1; 229-276 play ``c`` Aces
+  whose last (the new trump) has face ``a`` (0-5) = 229 + 8a + c - 1; 277 the
+  Excuse; 278-281 reveal face-down position 0-3. Several engine actions can share
+  a Palace slot (which faces of one rank, beyond their trump status; which
+  face-up cards join a hand play); the slot then means the first of them in the
+  engine's order.
 """
 
 GAMES = ("tightwad", "divers-weights", "palace")
@@ -40,8 +42,8 @@ FACES = ((1, 1), (1, 2), (1, 4), (1, 8), (1, 16), (1, 32), (2, 33), (2, 18), (2,
 SUIT_BITS = (1, 2, 4, 8, 16, 32)
 SUIT_NAMES = ("Moons", "Suns", "Waves", "Leaves", "Wyrms", "Knots")
 
-ACTION_SIZE = {"tightwad": 36, "divers-weights": 78, "palace": 194}
-PALACE_SWAP, PALACE_PLAY, PALACE_ACE, PALACE_EXCUSE, PALACE_REVEAL = 0, 53, 141, 189, 190
+ACTION_SIZE = {"tightwad": 36, "divers-weights": 78, "palace": 282}
+PALACE_SWAP, PALACE_PLAY, PALACE_ACE, PALACE_EXCUSE, PALACE_REVEAL = 0, 53, 229, 277, 278
 PALACE_COUNTS = 8
 _PAIRS = {(0, 1): 0, (0, 2): 1, (0, 3): 2, (1, 2): 3, (1, 3): 4, (2, 3): 5}
 
@@ -222,7 +224,10 @@ def _palace_slot(a: dict, o: dict) -> int:
         rank = FACES[cards[-1] % DECK][0]
         if rank == 1:
             return PALACE_ACE + PALACE_COUNTS * (cards[-1] % DECK) + c
-        return PALACE_PLAY + PALACE_COUNTS * (rank - 2) + c
+        trump = o["trump_suit"]
+        bit = SUIT_BITS[SUIT_NAMES.index(trump)] if trump in SUIT_NAMES else 0
+        t = 1 if any(FACES[p % DECK][1] & bit for p in cards) else 0
+        return PALACE_PLAY + 2 * PALACE_COUNTS * (rank - 2) + PALACE_COUNTS * t + c
     if kind == "excuse":
         return PALACE_EXCUSE
     return PALACE_REVEAL + a["position"]

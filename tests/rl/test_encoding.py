@@ -101,17 +101,22 @@ def test_palace_swap_slots_are_hand_and_face_up_positions():
     assert len(set(slots)) == len(slots)  # each distinct outcome keeps its own slot
 
 
-def test_palace_play_slots_name_rank_count_and_trump():
-    obs = {"game": "palace", "seat": 0, "legal_actions": [
-        {"id": 0, "kind": "play", "cards": [15]},               # The Forest (5): 1 card of rank 5
-        {"id": 1, "kind": "play", "cards": [16, 61]},           # two of rank 5
-        {"id": 2, "kind": "play", "cards": [0, 45 + 3]},        # two Aces, the last (Leaves) is trump
-        {"id": 3, "kind": "excuse", "card": 44},
-        {"id": 4, "kind": "reveal", "position": 2, "card": None},
-        {"id": 5, "kind": "play", "cards": [15 + 45 * k for k in range(10)]},  # ten: the 8+ slot
+def test_palace_play_slots_name_rank_count_trump_and_the_new_trump_ace():
+    obs = {"game": "palace", "seat": 0, "trump_suit": "Waves", "legal_actions": [
+        {"id": 0, "kind": "play", "cards": [15]},               # The Forest (5, Moons Leaves): 1 card of rank 5
+        {"id": 1, "kind": "play", "cards": [16]},               # The Discovery (5, Suns Waves): a trump
+        {"id": 2, "kind": "play", "cards": [15, 61]},           # two of rank 5, one a trump
+        {"id": 3, "kind": "play", "cards": [0, 45 + 3]},        # two Aces, the last (Leaves) is the new trump
+        {"id": 4, "kind": "excuse", "card": 44},
+        {"id": 5, "kind": "reveal", "position": 2, "card": None},
+        {"id": 6, "kind": "play", "cards": [15 + 45 * k for k in range(10)]},  # ten: the 8+ slot
+        {"id": 7, "kind": "play", "cards": [17]},               # The Soldier (5, Wyrms Knots): same slot as id 0
     ]}
-    assert E.action_slots(obs) == [53 + 8 * 3, 53 + 8 * 3 + 1, 141 + 8 * 3 + 1, 189, 192, 53 + 8 * 3 + 7]
-    assert E.slot_actions(obs)[53 + 8 * 3] == 0
+    rank5 = 53 + 16 * 3
+    assert E.action_slots(obs) == [rank5, rank5 + 8, rank5 + 8 + 1, 229 + 8 * 3 + 1, 277, 280, rank5 + 7, rank5]
+    assert E.slot_actions(obs)[rank5] == 0  # a shared slot plays the first such action
+    obs["trump_suit"] = None  # before any Ace: nothing is a trump
+    assert E.action_slots(obs)[:3] == [rank5, rank5, rank5 + 1]
 
 
 def test_unknown_game_is_a_clear_error():
