@@ -40,7 +40,8 @@ def _policy_json(game: str, players: int, seed: int) -> dict:
     ("palace", 3, ["--option", "decision_cap=400"]),
 ])
 def test_exported_bots_play_a_real_match_choosing_what_the_policies_choose(tmp_path, game, players, options):
-    from arena.rl.policy import LinearPolicy  # numpy: _policy_json skips first without it
+    pytest.importorskip("numpy", reason="numpy not installed: pip install -e '.[rl]'")
+    from arena.rl.policy import LinearPolicy
 
     policies, bots = [], []
     for seat in range(players):
