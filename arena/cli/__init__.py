@@ -164,6 +164,7 @@ def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> Non
 @cli.command()
 @click.argument("tournament_file", type=click.Path(dir_okay=False))
 @click.option("--fresh", is_flag=True, help="Forget stored results and start over.")
+@click.option("--dry-run", is_flag=True, help="Only print which matches would be played, kept and dropped.")
 @click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
               help="Override the file's worker count.")
 @sandbox_option
@@ -174,15 +175,22 @@ def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> Non
                    "else a cluster started here with `ray start`, else a new local Ray instance).")
 @click.option("--live", "live_standings", is_flag=True,
               help="In a terminal, also show the standings, refreshed every few seconds.")
-def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: str, executor: str,
-        ray_address: str | None, live_standings: bool) -> None:
-    """Play a tournament (resuming where it stopped) and print the leaderboards."""
+def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, sandbox_level: str,
+        executor: str, ray_address: str | None, live_standings: bool) -> None:
+    """Play a tournament (resuming where it stopped) and print the leaderboards.
+
+    Exits 0 only when every scheduled match is stored; otherwise 1 with a line
+    "incomplete: N of M matches" (130 when interrupted)."""
     from arena.tournament.load import load_tournament
-    from arena.cli.run import run_and_publish
+    from arena.cli.run import incomplete_lines, render_plan, run_and_publish
+    from arena.tournament.runner import plan_run
 
     try:
         tournament = load_tournament(tournament_file)
         guard.results_folder(tournament.results_dir)
+        if dry_run:
+            render_plan(plan_run(tournament, fresh=fresh), sys.stdout)
+            return
         if ray_address is not None and executor != "ray":
             raise ArenaError("--ray-address goes with --executor ray")
         hint = f"arena run {tournament_file}"
@@ -203,9 +211,14 @@ def run(tournament_file: str, fresh: bool, workers: int | None, sandbox_level: s
         sys.exit(130)
     click.echo(summary.leaderboard)
     click.echo(f"\n{summary.played} matches played now, {summary.already_done} before; "
+               f"{summary.counted} of {summary.scheduled} scheduled matches counted; "
                f"{summary.faults} faults; sandbox {summary.sandbox_level}")
     for kind, path in sorted(summary.reports.items()):
         click.echo(f"{kind:>5}: {path}")
+    if not summary.complete:
+        for line in incomplete_lines(summary):
+            click.echo(f"arena: {line}", err=True)
+        sys.exit(1)
 
 
 @cli.command()

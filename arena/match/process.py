@@ -131,7 +131,11 @@ class BotProcess:
         self._cgroup = self._launch.cgroup
         if log_path is not None:
             Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(log_path, "wb", buffering=0)
+            # Appended: one log per bot and worker keeps every process of the run, each
+            # after its own header line (the cap is per process).
+            self._log = open(log_path, "ab", buffering=0)
+            self._log.write(f"[arena: {name}: new process at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}]\n"
+                            .encode())
             self._log_left = limits.stderr_log_kb * 1024
         self.t_start = time.monotonic()
         with _spawn_lock:

@@ -15,7 +15,7 @@ from html import escape
 
 from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
                                       deals_line, format_faults, marked_name, notable_groups,
-                                      params_line, scope_summary, scope_title)
+                                      params_line, scope_summary, scope_title, status_line)
 from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
 
 # Colour-blind-friendly palette (Okabe-Ito, then Tableau) for up to 16 distinct lines.
@@ -66,7 +66,15 @@ figcaption { color: var(--muted); font-size: 12px; }
 svg { width: 100%; height: auto; display: block; }
 svg text { font: 11px system-ui, sans-serif; fill: #39414f; }
 code { background: #eef1f6; padding: 1px 4px; border-radius: 3px; }
+p.status { margin: 0 0 10px; font-size: 13px; color: #c5cbd8; }
+p.status.incomplete { background: #b3261e; color: #fff; font-size: 18px; font-weight: 700;
+                      padding: 8px 12px; border-radius: 6px; }
 """
+
+
+def _status_banner(report: RatingReport) -> str:
+    cls = "status" if report.complete else "status incomplete"
+    return f'<p class="{cls}">{escape(status_line(report))}</p>'
 
 
 def _slug(scope: str) -> str:
@@ -297,7 +305,7 @@ def render_html(report: RatingReport, *, title: str = "Leaderboard",
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-        f"<header><h1>{escape(title)}</h1><p>{escape(params_line(report))}</p>"
+        f"<header>{_status_banner(report)}<h1>{escape(title)}</h1><p>{escape(params_line(report))}</p>"
         f"<p class=\"deals\">{escape(deals_line(report))}</p>"
         f"<nav>{nav}</nav></header>", "<main>",
         *(_scope_section(s) for s in report.scopes),

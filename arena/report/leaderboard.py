@@ -5,8 +5,12 @@ written by ``arena.report.standings.write_reports`` (keys ``md``, ``csv``, ``jso
 
 * ``leaderboard.md``: per scope (``overall`` first, then each game) a standings table
   and a head-to-head table, then the notable matches.
-* ``leaderboard.csv``: one row per (scope, bot), columns ``CSV_COLUMNS`` (the last,
-  ``deals``, says ``secret`` or ``public (seed N)`` on every row).
+* ``leaderboard.csv``: one row per (scope, bot), columns ``CSV_COLUMNS`` (``deals`` says
+  ``secret`` or ``public (seed N)``; the last three, ``status`` = complete or INCOMPLETE,
+  ``scheduled`` and ``counted``; each repeats on every row).
+
+Every format starts with (or, in the CSV, carries) whether the tournament is complete:
+``scheduled`` matches in the tournament, ``counted`` of them stored as played.
 * ``leaderboard.json``: ``report.to_json()``, the stable form described below.
 * ``leaderboard.html``: one static page (no server, no external resources, no
   script) with the same tables and one inline SVG plot per scope of every bot's
@@ -21,6 +25,9 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
 
     {
       "format": "decktet-arena-leaderboard", "version": 1,
+      "complete": bool,                # counted == scheduled
+      "scheduled": int,                # matches of the tournament's schedule
+      "counted": int,                  # of them, stored as played and counted below
       "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma",
                  "params": {"mu", "sigma", "beta", "tau", "draw_probability"}},
       "deals": {"mode": "secret"} | {"mode": "public", "seed": int} | null,
@@ -39,7 +46,7 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
             "ci95": [low, high] | null}]}],              # Wilson score interval
       "notable": [                     # schedule order
         {"match_id": str, "index": int, "game": str,
-         "reason": <fault kind> | "capped" | "numeric",
+         "reason": <fault kind> | "all_faulted" | "capped" | "numeric",
          "seat": int | null, "bot": str | null, "detail": str | null}]
     }
 """
@@ -59,7 +66,7 @@ from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, NotableMatch
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
                "mean_place", "firsts", "unrated", "faults_total",
-               *(f"faults_{k}" for k in FAULT_KINDS), "deals")
+               *(f"faults_{k}" for k in FAULT_KINDS), "deals", "status", "scheduled", "counted")
 STANDING_HEADERS = ("rank", "bot", "μ", "σ", "conservative", "matches", "mean place",
                     "firsts", "faults")
 FILES = {"md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json",
@@ -164,10 +171,18 @@ def notable_group_rows(groups: list[NotableGroup]) -> list[list[Any]]:
     return rows
 
 
+def status_line(report: RatingReport) -> str:
+    """The first thing every leaderboard says: complete, or INCOMPLETE and how far."""
+    if report.complete:
+        return f"Complete: all {report.scheduled} scheduled matches counted."
+    return (f"INCOMPLETE: {report.counted} of {report.scheduled} scheduled matches counted; "
+            "run `arena run` again to finish.")
+
+
 def scope_summary(scope: ScopeReport) -> str:
     text = f"{scope.rated} rated matches"
     if scope.skipped:
-        text += f", {scope.skipped} skipped (sandbox fault or unratable)"
+        text += f", {scope.skipped} skipped (every seat faulted, sandbox fault or unratable)"
     if scope.scope == OVERALL and scope.games:
         text += f"; games: {', '.join(scope.games)}"
     return text
@@ -194,7 +209,7 @@ def deals_line(report: RatingReport) -> str:
 def render_terminal(report: RatingReport, *, results: str = "<results>",
                     notable_limit: int = 15) -> str:
     """The leaderboards as plain text for the terminal."""
-    out: list[str] = []
+    out: list[str] = [status_line(report), ""]
     for scope in report.scopes:
         title = scope_title(scope.scope)
         out += [title, "=" * len(title), scope_summary(scope), ""]
@@ -234,7 +249,9 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
                     notable_limit: int = 50) -> str:
     """leaderboard.md: a standings table and a head-to-head table per scope."""
     esc = _md_escape
-    out = [f"# {esc(title)}", "", params_line(report), "", esc(deals_line(report)), ""]
+    status = status_line(report)
+    out = [f"# {esc(title)}", "", f"**{esc(status)}**" if not report.complete else esc(status), "",
+           params_line(report), "", esc(deals_line(report)), ""]
     for scope in report.scopes:
         out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]
         rows = [[esc(c) for c in row] for row in standing_rows(scope)]
@@ -272,7 +289,8 @@ def render_csv(report: RatingReport) -> str:
                 scope.scope, s.rank, s.name, f"{s.mu:.6f}", f"{s.sigma:.6f}",
                 f"{s.conservative:.6f}", s.matches,
                 "" if s.mean_place is None else f"{s.mean_place:.6f}", s.firsts, s.unrated,
-                s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS), _deals_cell(report)])
+                s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS), _deals_cell(report),
+                "complete" if report.complete else "INCOMPLETE", report.scheduled, report.counted])
     return buf.getvalue()
 
 

@@ -22,8 +22,10 @@ Rating model (the ``trueskill`` package's):
 * Scopes: one rating per game (``scope`` = the game id), computed from that game's
   matches alone, and ``overall``: every match of every game rated in index order on
   one shared set of ratings.
-* Matches with a ``sandbox`` fault (the harness failed, not the bot) are stored but
-  skipped here; so is a match the TrueSkill maths cannot rate (a FloatingPointError
+* Matches with a ``sandbox`` fault (the harness failed, not the bot; a current
+  arena does not store them) are skipped here; so is a match where every seat
+  faulted (nobody played: its shared first place means nothing; notable reason
+  ``all_faulted``), and a match the TrueSkill maths cannot rate (a FloatingPointError
   on an extreme upset, if the ``mpmath`` backend is not installed to retry it). Both
   show up as ``skipped`` counts and in the notable matches.
 * A bot sitting in several seats of one match (more seats than bots) gets the mean of
@@ -226,6 +228,12 @@ class RatingReport:
     notable: tuple[NotableMatch, ...] = field(default=())
     # how the deals were drawn: {"mode": "secret"} or {"mode": "public", "seed": N}; None: unknown
     deals: dict[str, Any] | None = None
+    scheduled: int = 0    # matches of the tournament's schedule
+    counted: int = 0      # of them, stored as played and counted here
+
+    @property
+    def complete(self) -> bool:
+        return self.counted >= self.scheduled
 
     def scope(self, name: str) -> ScopeReport:
         for s in self.scopes:
@@ -238,6 +246,9 @@ class RatingReport:
         return {
             "format": JSON_FORMAT,
             "version": JSON_VERSION,
+            "complete": self.complete,
+            "scheduled": self.scheduled,
+            "counted": self.counted,
             "rating": {"system": "trueskill", "params": self.params.to_json(),
                        "conservative": "mu - 3 * sigma"},
             "deals": None if self.deals is None else dict(self.deals),
@@ -456,11 +467,12 @@ def _as_row(item: ResultRow | Mapping[str, Any]) -> ResultRow:
 
 def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
                     params: RatingParams | Mapping[str, Any] | None = None, *,
-                    cache: str | Path | None = None) -> RatingReport:
+                    cache: str | Path | None = None, scheduled: int | None = None) -> RatingReport:
     """Ratings, statistics, head-to-head and notable matches of a set of stored results.
 
     ``rows``: ``ResultRow``s or match records, in any order (they are sorted by index
-    and match id). ``params``: a ``RatingParams`` or a dict of overrides. Raises
+    and match id). ``params``: a ``RatingParams`` or a dict of overrides. ``scheduled``:
+    the tournament's number of matches (default: as many as were counted). Raises
     ValueError if two rows share a match id.
 
     ``cache``: a file for the rating state after the longest complete prefix of the
@@ -512,15 +524,21 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
         if row.capped:
             notable.append(NotableMatch(row.match_id, row.index, row.game, "capped"))
         numeric = False
+        all_faulted = all(kind is not None for kind in row.faults)
+        if all_faulted:
+            notable.append(NotableMatch(row.match_id, row.index, row.game, "all_faulted",
+                                        detail="every seat faulted; not rated"))
         for scope in (overall, game):
             scope.see(row)
-            sandbox = row.sandbox_fault or SANDBOX_FAULT in row.faults
-            if sandbox or not scope.rate(row):
+            unratable = row.sandbox_fault or SANDBOX_FAULT in row.faults or all_faulted
+            if unratable or not scope.rate(row):
                 scope.skip(row)
-                numeric = numeric or not sandbox
+                numeric = numeric or not unratable
         if numeric:
             notable.append(NotableMatch(row.match_id, row.index, row.game, "numeric",
                                         detail="TrueSkill could not rate this result"))
     snapshot(len(ordered))
     scopes = [overall.report()] + [per_game[g].report() for g in sorted(per_game)]
-    return RatingReport(params=params, scopes=tuple(scopes), notable=tuple(notable))
+    counted = sum(1 for row in ordered if not row.sandbox_fault)
+    return RatingReport(params=params, scopes=tuple(scopes), notable=tuple(notable),
+                        scheduled=counted if scheduled is None else scheduled, counted=counted)

@@ -45,7 +45,9 @@ def load_report(source: Path) -> tuple[Any, Path]:
         # Unset keys are stored as null and mean "the default", as in `arena run`.
         params = {k: v for k, v in stored.items() if v is not None} or None
         from arena.report.rating_cache import FILE_NAME
-        report = compute_ratings(list(store.iter_results()), params, cache=folder / FILE_NAME)
+        scheduled, _ = store.progress()
+        report = compute_ratings(list(store.iter_results()), params, cache=folder / FILE_NAME,
+                                 scheduled=scheduled)
         report = dataclasses.replace(report, deals=deals_of(meta))
     except StoreError as err:
         raise ArenaError(f"{folder}: {err}") from None

@@ -32,9 +32,13 @@ class BotEntry:
     path: Path
     sha256: str
     kind: BotKind
+    source: Path | None = None   # for a snapshot: the file it was copied from
 
     def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "path": str(self.path), "sha256": self.sha256, "kind": self.kind}
+        out = {"name": self.name, "path": str(self.path), "sha256": self.sha256, "kind": self.kind}
+        if self.source is not None:
+            out["source"] = str(self.source)
+        return out
 
 
 def file_sha256(path: Path) -> str:
@@ -176,3 +180,35 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None) -> BotEntry:
     if not SAFE_NAME.match(name):
         raise RosterError(f"{path_or_name}: the bot name {name!r} is not allowed; rename the file ({SAFE_NAME_TEXT})")
     return _entry(_absolute(path), name)
+
+
+SNAPSHOTS = "bots"   # <results>/bots/<sha256>/<file name>: the code that really plays
+
+
+def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
+    """Copy each bot file into ``folder/bots/<sha256>/`` and return entries that run the copy.
+
+    The bytes are read once, hashed and written, so the hash names exactly the code
+    every process of the run executes; editing or deleting the original afterwards
+    changes nothing. A copy already there (an earlier run) is reused.
+    """
+    out = []
+    for e in entries:
+        try:
+            data = Path(e.path).read_bytes()
+        except OSError as exc:
+            raise ArenaError(f"{e.path}: cannot read bot {e.name!r} ({exc.strerror or exc}); "
+                             "check the file is still there and readable") from None
+        sha = hashlib.sha256(data).hexdigest()
+        home = Path(folder) / SNAPSHOTS / sha
+        dest = home / Path(e.path).name
+        if not dest.is_file() or file_sha256(dest) != sha:
+            home.mkdir(parents=True, exist_ok=True)
+            for d in (home.parent, home):
+                d.chmod(0o755)  # the sandbox may run the bot under another uid
+            tmp = home / f".{dest.name}.{os.getpid()}.tmp"
+            tmp.write_bytes(data)
+            tmp.chmod(0o755 if e.kind == "executable" else 0o644)
+            os.replace(tmp, dest)
+        out.append(BotEntry(name=e.name, path=dest, sha256=sha, kind=e.kind, source=Path(e.path)))
+    return out

@@ -3,9 +3,16 @@
 The parent schedules, the workers play. Each worker keeps its bots warm across
 matches and writes every finished match to the SQLite store itself, in one
 transaction, so a kill -9 of any process loses at most the matches in flight.
-Resuming is the same command: matches already stored are skipped, and ratings
-are recomputed from the store in schedule order, so the leaderboard does not
-depend on the number of workers or on interruptions.
+The parent supervises the workers (``_Pool``): a dead worker's match is played
+again by a new worker, a bounded number of times.
+
+Matches are named by their content (arena/tournament/schedule.py), so resuming
+after any change of the tournament file or of a bot file is the same command:
+the schedule is written to the store, matches it has and the store lacks are
+played, and only the schedule's matches are counted and rated, in schedule order.
+The leaderboard therefore equals that of a fresh run of the same file, whatever
+the number of workers, interruptions or earlier versions of the tournament.
+A match the harness could not play (a ``sandbox`` fault) is not stored.
 """
 
 from __future__ import annotations
@@ -13,13 +20,14 @@ from __future__ import annotations
 import logging
 import multiprocessing as mp
 import os
-import queue
 import signal
 import sys
+import threading
 import time
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from arena.errors import ArenaError
 
@@ -33,10 +41,17 @@ class RunSummary:
     already_done: int
     played: int = 0
     faults: int = 0
+    counted: int = 0       # scheduled matches stored as played, after the run
+    given_up: list[str] = field(default_factory=list)          # matches that kept killing workers
+    harness_failures: list[str] = field(default_factory=list)  # matches the harness could not play
     interrupted: bool = False
     sandbox_level: str = ""
     reports: dict[str, Path] = field(default_factory=dict)
     leaderboard: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return not self.interrupted and self.counted == self.scheduled
 
 
 def limits_from(tournament: Any) -> Any:
@@ -64,6 +79,9 @@ def worker_count(tournament: Any, override: int | None) -> int:
 # ---- the worker process ---------------------------------------------------------
 
 
+MAX_TRIES = 3   # a match whose worker dies (or whose harness raises) this often is given up
+
+
 def _die_with_parent(parent_pid: int) -> None:
     """A worker must not outlive a kill -9 of the arena (it would keep playing)."""
     import ctypes
@@ -76,48 +94,94 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _worker_main(wid: int, tasks: Any, done: Any, stop: Any, ctx: dict[str, Any]) -> None:
+def is_harness_failure(record: dict[str, Any]) -> str | None:
+    """The detail of the first ``sandbox`` fault of a record (the harness, not a bot,
+    failed: the match was not really played), else None."""
+    from arena.tournament.store import SANDBOX_FAULT
+
+    for fault in record.get("faults") or ():
+        if fault is not None and fault.get("kind") == SANDBOX_FAULT:
+            return str(fault.get("detail") or "sandbox fault")
+    return None
+
+
+def _worker_main(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
+    """Play the matches the parent sends over ``conn``, one at a time, storing each.
+
+    Replies per match: ("done", match id, faults), ("harness", match id, detail) for a
+    match the harness could not play (not stored), or ("error", match id, one line)
+    after an exception, whose traceback goes to run.log.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
-    from arena.tournament.match_player import MatchPlayer
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler
+    _die_with_parent(ctx["parent_pid"])
+    try:
+        _serve(wid, conn, ctx)
+    except BaseException:
+        log.exception("worker-%d failed", wid)
+        logging.shutdown()
+        os._exit(3)
+
+
+def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     from arena.match.sandbox import become_subreaper
+    from arena.tournament.match_player import MatchPlayer
     from arena.tournament.store import ResultStore
 
-    _die_with_parent(ctx["parent_pid"])
     become_subreaper()
     store = ResultStore(ctx["results"])
     log_dir = ctx["results"] / "logs" / f"worker-{wid}"
     log_dir.mkdir(parents=True, exist_ok=True)
-    player = MatchPlayer(ctx["entries"], sandbox=ctx["sandbox"], limits=ctx["limits"], time_control=ctx["tc"],
-                         log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"],
-                         warm_bots=ctx.get("warm_bots", 32))
 
+    def new_player() -> MatchPlayer:
+        return MatchPlayer(ctx["entries"], sandbox=ctx["sandbox"], limits=ctx["limits"], time_control=ctx["tc"],
+                           log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"],
+                           warm_bots=ctx.get("warm_bots", 32))
+
+    player = new_player()
     signal.signal(signal.SIGTERM, lambda *_: (player.close(), os._exit(0)))
     try:
-        while not stop.is_set():
+        while True:
             try:
-                match = tasks.get(timeout=0.2)
-            except queue.Empty:
-                continue
+                match = conn.recv()
+            except EOFError:
+                break
             if match is None:
                 break
-            record = player.play(match)
-            stored = store.record_match(record)
-            faults = _log_match(record, stored)
-            done.put((match.match_id, faults, stored))
+            try:
+                record = player.play(match)
+                failure = is_harness_failure(record)
+                if failure is not None:
+                    log.warning("match %s (%s): the harness could not play it: %s; not stored, "
+                                "the next run plays it", match.match_id, seats_text(match.bots), failure)
+                    conn.send(("harness", match.match_id, failure))
+                    continue
+                stored = store.record_match(record)
+                conn.send(("done", match.match_id, _log_match(record, stored)))
+            except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
+                log.exception("match %s (%s): the harness raised", match.match_id, seats_text(match.bots))
+                player.close()
+                player = new_player()
+                conn.send(("error", match.match_id, f"{type(exc).__name__}: {exc}".splitlines()[0]))
     finally:
         player.close()
-        done.put(("__worker_exit__", wid, None))
+
+
+def seats_text(bots: Any) -> str:
+    """'seat 0 alice, seat 1 bob': who sat where, for run.log."""
+    return ", ".join(f"seat {i} {b}" for i, b in enumerate(bots))
 
 
 def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
-    """Log one finished match (its faults as warnings, to run.log only: the console's
-    display summarises them per bot and kind); returns its faults as (bot, kind)."""
+    """Log one finished match with who sat where (its faults as warnings, to run.log only:
+    the console's display summarises them per bot and kind); returns its faults as (bot, kind)."""
     faults = [(s, f["kind"]) for s, f in enumerate(record["faults"]) if f is not None]
     for seat, kind in faults:
         log.warning("match %s: seat %d (%s) faulted: %s", record["match_id"], seat,
                     record["seats"][seat]["bot"], kind, extra={MATCH_FAULT: True})
-    log.info("match %s done: places %s%s", record["match_id"], record["result"]["places"],
-             "" if stored else " (already stored)")
+    bots = [s["bot"] for s in record["seats"]]
+    log.info("match %s done (%s): places %s%s", record["match_id"], seats_text(bots),
+             record["result"]["places"], "" if stored else " (already stored)")
     return [(record["seats"][seat]["bot"], kind) for seat, kind in faults]
 
 
@@ -172,16 +236,19 @@ class Progress:
             self.out.flush()
 
 
-def setup_logging(results: Path, console: TextIO) -> None:
-    """One run log file plus the console, fed by every worker (multiprocessing-logging)."""
+def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> None:
+    """One run log file plus the console, fed by every worker (multiprocessing-logging).
+
+    run.log keeps the history of every run on the folder; ``fresh`` starts it over."""
     import multiprocessing_logging
 
     root = logging.getLogger()
     for h in list(root.handlers):
         if getattr(h, "_arena", False):
             root.removeHandler(h)
+            h.close()
     root.setLevel(logging.INFO)
-    fh = logging.FileHandler(results / "run.log")
+    fh = logging.FileHandler(results / "run.log", mode="w" if fresh else "a")
     fh.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s %(message)s"))
     ch = logging.StreamHandler(console)
     ch.setLevel(logging.WARNING)
@@ -191,17 +258,67 @@ def setup_logging(results: Path, console: TextIO) -> None:
         h._arena = True  # type: ignore[attr-defined]
         root.addHandler(h)
     multiprocessing_logging.install_mp_handler(root)
+    for h in root.handlers:  # the wrapper install_mp_handler put in place of each of ours
+        h._arena = True  # type: ignore[attr-defined]
+
+
+class _Stop(KeyboardInterrupt):
+    """SIGTERM: stop as Ctrl-C does."""
+
+
+def _on_sigterm(*_: Any) -> None:
+    raise _Stop()
+
+
+@dataclass
+class Plan:
+    """What a run would do: matches to play, stored ones kept, stored ones no longer counted."""
+
+    schedule: list[Any]
+    play: list[Any]
+    keep: list[Any]
+    drop: list[str]
+
+
+def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
+    """`arena run --dry-run`: compare the tournament file and bot files with the store; writes nothing."""
+    from arena.tournament.roster import resolve_bots
+    from arena.tournament.schedule import build_schedule
+    from arena.tournament.store import DB_NAME, ResultStore, StoreError
+
+    entries = resolve_bots(tournament)
+    db = Path(tournament.results_dir) / DB_NAME
+    stored: set[str] = set()
+    secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
+    if db.exists():
+        store = ResultStore(db.parent)
+        try:
+            if tournament.deals != "public":
+                secret = store.deal_secret()
+            if not fresh:
+                stored = store.completed_ids()
+        except StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        finally:
+            store.close()
+    schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret)
+    wanted = {m.match_id for m in schedule}
+    return Plan(schedule=schedule, play=[m for m in schedule if m.match_id not in stored],
+                keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
 
 
 def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None = None,
                    sandbox_level: str | None = None, out: TextIO = sys.stdout,
                    err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
-                   ray_address: str | None = None, display: Any = None) -> RunSummary:
+                   ray_address: str | None = None, display: Any = None,
+                   publish: Callable[[RunSummary], None] | None = None) -> RunSummary:
     """Play every match of the schedule not yet in the store, then rate and report.
 
     ``executor`` ``local`` plays on a pool of forked processes; ``ray`` on a Ray
     cluster at ``ray_address`` (None: a local Ray instance), see arena/tournament/ray_executor.py.
     ``display(total, err)`` makes the progress display (default: plain ``Progress`` lines).
+    The results folder is locked for the whole run (``publish``, called at the end
+    unless interrupted, included). SIGTERM stops the run as Ctrl-C does.
     """
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
@@ -209,39 +326,58 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         from arena.tournament.ray_executor import require_ray
 
         require_ray()  # before anything is written
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament.folder_lock import FolderLock
     from arena.tournament.roster import resolve_bots
-    from arena.tournament.schedule import build_schedule, check_schedule
-    from arena.tournament.store import ResultStore, StoreError
+    from arena.tournament.schedule import check_schedule
 
     entries = resolve_bots(tournament)
     check_schedule(tournament, entries)  # config errors before anything is written
     results = Path(tournament.results_dir)
     results.mkdir(parents=True, exist_ok=True)
+    in_main = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
+    try:
+        with FolderLock(results):
+            summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
+                                  sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
+                                  executor=executor, ray_address=ray_address, display=display)
+            if publish is not None and not summary.interrupted:
+                publish(summary)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, old_term)
+    return summary
+
+
+def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bool, workers: int | None,
+                sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
+                ray_address: str | None, display: Any = None) -> RunSummary:
+    from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament.roster import snapshot_bots
+    from arena.tournament.schedule import build_schedule
+    from arena.tournament.store import ResultStore, StoreError
+
     store = ResultStore(results)
     if fresh:
         store.reset()
-    _check_deals_mode(store, tournament, results)
     try:
         secret = None if tournament.deals == "public" else store.deal_secret()
     except StoreError as exc:
         raise ArenaError(str(exc)) from None
+    entries = snapshot_bots(entries, results)
+    # Deals public or secret give other deal seeds, hence other matches: switching is a
+    # change of the tournament like any other, no mixing possible.
     schedule = build_schedule(tournament, entries, secret)
     if tournament.deals == "public":
         err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
                   "compute every hand; for research, not for competition\n")
-    current = {e.name: e.sha256 for e in entries}
-    changed = store.changed_bots(current)
-    if changed:
-        raise ArenaError(
-            f"{results}: bot file changed since its matches were played: {', '.join(changed)}; "
-            f"rerun with --fresh to start over, or set a new 'results' folder")
-    store.init_tournament(tournament.name, _config_json(tournament),
-                          [{"name": e.name, "path": str(e.path), "sha256": e.sha256} for e in entries])
+    store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
+    store.forget_harness_failures()
+    store.set_schedule([(m.match_id, m.index) for m in schedule])
     done_ids = store.completed_ids()
     pending = [m for m in schedule if m.match_id not in done_ids]
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
-    setup_logging(results, err)
+    setup_logging(results, err, fresh=fresh)
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, err)
     summary.sandbox_level = sandbox.level
     n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
@@ -249,8 +385,9 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         n_workers = workers or (0 if getattr(tournament, "workers", "auto") == "auto" else n_workers)
     if summary.already_done:
         err.write(f"arena: resuming: {summary.already_done} of {len(schedule)} matches already played\n")
-    log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s",
-             tournament.name, len(schedule), len(pending), n_workers, sandbox.level)
+    log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",
+             tournament.name, len(schedule), len(pending), n_workers, sandbox.level,
+             ", ".join(f"{e.name} {e.sha256[:12]}" for e in entries))
     if pending:
         ctx = {
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
@@ -262,101 +399,204 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         ctx["display"] = display or Progress
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
                       ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
+    summary.scheduled, summary.counted = store.progress()
+    store.close()
+    if summary.counted < summary.scheduled and not summary.interrupted:
+        log.warning("incomplete: %d of %d matches stored", summary.counted, summary.scheduled)
     return summary
 
 
 def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
                   err: TextIO, resume_hint: str, *, executor: str = "local", ray_address: str | None = None,
                   sandbox_level: str = "auto") -> None:
-    if executor == "ray":
-        _play_pending_ray(pending, n_workers, ctx, summary, err, resume_hint, ray_address, sandbox_level)
-        return
-    mpctx = mp.get_context("fork")  # multiprocessing-logging forwards records from forked workers
-    tasks = mpctx.Queue()
-    done = mpctx.Queue()
-    stop = mpctx.Event()
-    for m in pending:
-        tasks.put(m)
-    for _ in range(n_workers):
-        tasks.put(None)
-    procs = [mpctx.Process(target=_worker_main, args=(i, tasks, done, stop, ctx), name=f"worker-{i}",
-                           daemon=False) for i in range(n_workers)]
-    for p in procs:
-        p.start()
     progress = ctx["display"](len(pending), err)
-    alive = n_workers
     try:
-        while alive:
-            try:
-                mid, a, b = done.get(timeout=0.5)
-            except queue.Empty:
-                if not any(p.is_alive() for p in procs):
-                    break
-                continue
-            if mid == "__worker_exit__":
-                alive -= 1
-                continue
-            summary.played += 1
-            summary.faults += len(a)
-            progress.update(mid, a)
+        if executor == "ray":
+            _play_pending_ray(pending, n_workers, ctx, summary, progress, ray_address, sandbox_level)
+        else:
+            _Pool(ctx, summary, progress).run(pending, n_workers)
     except KeyboardInterrupt:
         summary.interrupted = True
-        stop.set()
         progress.close()
         err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
-        for p in procs:
-            p.join(timeout=2)
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join(timeout=5)
         if resume_hint:
             err.write(f"arena: resume with: {resume_hint}\n")
         return
     progress.close()
-    for p in procs:
-        p.join(timeout=10)
+
+
+@dataclass
+class _Worker:
+    wid: int
+    proc: Any
+    conn: Any
+    match: Any = None      # the match in flight, if any
+
+
+class _Pool:
+    """Local worker processes under supervision.
+
+    Each worker gets one match at a time over its own pipe, so the parent always
+    knows what is in flight where. A worker that dies (kill -9, OOM killer, a crash)
+    is noticed within ``POLL_S`` through its process sentinel: its match goes back
+    to the queue (``MAX_TRIES`` times at most, then it is given up and reported)
+    and a new worker takes its place.
+    """
+
+    POLL_S = 0.25
+
+    def __init__(self, ctx: dict[str, Any], summary: RunSummary, progress: Progress) -> None:
+        self.ctx = ctx
+        self.summary = summary
+        self.progress = progress
+        self.mp = mp.get_context("fork")  # multiprocessing-logging forwards records from forked workers
+        self.workers: list[_Worker] = []
+        self.next_wid = 0
+        self.tries: Counter[str] = Counter()
+        self.idle_deaths = 0
+
+    def _start(self) -> _Worker:
+        parent, child = self.mp.Pipe(duplex=True)
+        wid = self.next_wid
+        self.next_wid += 1
+        proc = self.mp.Process(target=_worker_main, args=(wid, child, self.ctx), name=f"worker-{wid}",
+                               daemon=False)
+        proc.start()
+        child.close()
+        w = _Worker(wid, proc, parent)
+        self.workers.append(w)
+        return w
+
+    def run(self, pending: list[Any], n_workers: int) -> None:
+        from multiprocessing.connection import wait
+
+        queue = deque(pending)
+        for _ in range(n_workers):
+            self._start()
+        try:
+            while queue or any(w.match is not None for w in self.workers):
+                for w in self.workers:
+                    if w.match is None and queue:
+                        w.match = queue.popleft()
+                        try:
+                            w.conn.send(w.match)
+                        except OSError:
+                            pass  # it died: the sentinel says so below
+                ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers],
+                             timeout=self.POLL_S)
+                for w in list(self.workers):
+                    if w.conn in ready:
+                        self._receive(w, queue)
+                for w in list(self.workers):
+                    if w.proc.exitcode is not None or (w.proc.sentinel in ready and not w.proc.is_alive()):
+                        self._buried(w, queue)
+                        if queue or any(x.match is not None for x in self.workers):
+                            self._start()
+        except BaseException:
+            self._kill_all()
+            raise
+        self._close_all()
+
+    def _receive(self, w: _Worker, queue: deque) -> None:
+        try:
+            while w.conn.poll():
+                kind, mid, info = w.conn.recv()
+                self._on_reply(w, kind, mid, info, queue)
+        except (EOFError, OSError):
+            pass  # the worker is gone; _buried handles its match
+
+    def _on_reply(self, w: _Worker, kind: str, mid: str, info: Any, queue: deque) -> None:
+        match, w.match = w.match, None
+        if kind == "done":
+            self.summary.played += 1
+            self.summary.faults += len(info)
+            self.progress.update(mid, info)
+        elif kind == "harness":
+            self.summary.harness_failures.append(f"{mid}: {info}")
+        else:  # "error": the traceback is in run.log
+            self._retry(match, f"the harness raised {info}", queue)
+
+    def _buried(self, w: _Worker, queue: deque) -> None:
+        self._receive(w, queue)  # replies sent just before dying still count
+        w.proc.join(timeout=1)
+        self.workers.remove(w)
+        w.conn.close()
+        code = w.proc.exitcode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        if w.match is None:
+            self.idle_deaths += 1
+            log.error("worker-%d died (%s) between matches", w.wid, how)
+            if self.idle_deaths > MAX_TRIES * max(1, len(self.workers) + 1):
+                raise ArenaError("workers keep dying between matches; see run.log in the results folder")
+            return
+        self._retry(w.match, f"worker-{w.wid} died ({how})", queue)
+
+    def _retry(self, match: Any, why: str, queue: deque) -> None:
+        from arena.tournament.store import ResultStore
+
+        if match.match_id in ResultStore(self.ctx["results"]).completed_ids():
+            self.summary.played += 1   # stored just before its worker died
+            self.progress.update(match.match_id, [])
+            return
+        self.tries[match.match_id] += 1
+        n = self.tries[match.match_id]
+        if n >= MAX_TRIES:
+            log.error("match %s (%s): %s; given up after %d tries", match.match_id, seats_text(match.bots), why, n)
+            self.summary.given_up.append(f"{match.match_id} ({seats_text(match.bots)}): {why}, {n} tries")
+            return
+        log.error("match %s (%s): %s; playing it again (try %d of %d)", match.match_id,
+                  seats_text(match.bots), why, n + 1, MAX_TRIES)
+        queue.appendleft(match)
+
+    def _close_all(self) -> None:
+        for w in self.workers:
+            try:
+                w.conn.send(None)
+            except OSError:
+                pass
+        for w in self.workers:
+            w.proc.join(timeout=30)
+            if w.proc.is_alive():
+                w.proc.terminate()
+                w.proc.join(timeout=5)
+            w.conn.close()
+
+    def _kill_all(self) -> None:
+        """After Ctrl-C/SIGTERM or an error: each worker closes its bots and exits (SIGTERM)."""
+        for w in self.workers:
+            if w.proc.is_alive():
+                w.proc.terminate()
+        for w in self.workers:
+            w.proc.join(timeout=5)
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join(timeout=5)
 
 
 def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
-                      err: TextIO, resume_hint: str, ray_address: str | None, sandbox_level: str) -> None:
+                      progress: Progress, ray_address: str | None, sandbox_level: str) -> None:
     """The same as the local pool, with Ray actors playing and this process storing each record."""
     from arena.tournament.ray_executor import play_on_ray
     from arena.tournament.store import ResultStore
 
     store = ResultStore(ctx["results"])
-    progress = ctx["display"](len(pending), err)
-
     levels: set[str] = set()
 
     def on_record(record: dict[str, Any]) -> None:
         levels.add(record["sandbox"]["level"])  # detected per node: may differ from this machine's
         summary.sandbox_level = ", ".join(sorted(levels))
+        failure = is_harness_failure(record)
+        if failure is not None:
+            log.warning("match %s: the harness could not play it: %s; not stored, the next run plays it",
+                        record["match_id"], failure)
+            summary.harness_failures.append(f"{record['match_id']}: {failure}")
+            return
         faults = _log_match(record, store.record_match(record))
         summary.played += 1
         summary.faults += len(faults)
         progress.update(record["match_id"], faults)
 
-    try:
-        play_on_ray(pending, ctx, on_record, address=ray_address, workers=n_workers, sandbox_level=sandbox_level)
-    except KeyboardInterrupt:
-        summary.interrupted = True
-        progress.close()
-        err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
-        if resume_hint:
-            err.write(f"arena: resume with: {resume_hint}\n")
-        return
-    progress.close()
-
-
-def _check_deals_mode(store: Any, tournament: Any, results: Path) -> None:
-    """Matches already stored were dealt one way; resuming must not switch to the other."""
-    if not store.match_count():
-        return
-    before = ((store.tournament() or {}).get("config") or {}).get("deals", "public")  # older: public
-    if before != tournament.deals:
-        raise ArenaError(f"{results}: its matches were played with deals: {before}, the file now says "
-                         f"deals: {tournament.deals}; rerun with --fresh or set a new 'results' folder")
+    play_on_ray(pending, ctx, on_record, address=ray_address, workers=n_workers, sandbox_level=sandbox_level)
 
 
 def _config_json(tournament: Any) -> dict[str, Any]:

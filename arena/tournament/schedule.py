@@ -1,5 +1,11 @@
 """The schedule: every match of a tournament, with its seeds, fixed up front.
 
+A match is named by its content: ``match_key`` hashes the game entry, player
+count, resolved options, deal seed and the bots in their seats with each bot's
+SHA-256, and the match id ends with that hash. A changed tournament file or bot
+file therefore changes exactly the matches it touches; the store keeps the others
+(see arena/tournament/runner.py).
+
 Duplicate format: a *group* of bots plays each *deal* once in every cyclic
 *rotation* of the seats, so every bot holds every hand of the deal once. All
 groups of a game entry and player count play the same deals (the deal seed does
@@ -16,6 +22,7 @@ every group of every game, each in all its rotations.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import json
 import math
@@ -32,7 +39,7 @@ from games.rng import DealRng, derive_seed
 class MatchSpec:
     """One match to play: what, with which seeds, and who sits where."""
 
-    match_id: str          # "<game or label>/p<players>/g<group>/d<deal>/r<rotation>"
+    match_id: str          # "<game or label>/p<players>/d<deal>/r<rotation>/<16 hex of match_key>"
     index: int             # position in the schedule; ratings follow this order
     game: str
     players: int
@@ -43,6 +50,7 @@ class MatchSpec:
     deal_seed: int = 0     # the game's seed: same for every rotation and group
     match_seed: int = 0    # the referee's own seed (fallback moves and such)
     bots: tuple[str, ...] = ()   # bot names in seat order
+    key: str = ""          # match_key(): the content hash naming this match
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,8 +85,18 @@ def deal_key(tournament: Tournament, deal_secret: str | None) -> int | str:
     return f"secret:{deal_secret}"
 
 
-def match_id(key: str, players: int, group: int, deal: int, rotation: int) -> str:
-    return f"{key}/p{players}/g{group:04d}/d{deal:02d}/r{rotation}"
+def match_key(entry_key: str, game: str, players: int, options: dict[str, Any], dseed: int,
+              seats: Sequence[tuple[str, str]]) -> str:
+    """Hex SHA-256 naming one match by what it is: game entry, players, options, deal
+    seed and (bot name, bot SHA-256) per seat in seat order. Nothing positional (group
+    or schedule index) goes in, so adding a bot leaves the other matches' keys alone."""
+    text = canonical_json({"entry": entry_key, "game": game, "players": players, "options": options,
+                           "deal_seed": str(dseed), "seats": [list(s) for s in seats]})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def match_id(key: str, players: int, deal: int, rotation: int, content: str) -> str:
+    return f"{key}/p{players}/d{deal:02d}/r{rotation}/{content[:16]}"
 
 
 def round_robin_size(bots: int, players: int, deals: int) -> int:
@@ -135,10 +153,11 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                 )
 
 
-def _seating(seed: int, key: str, players: int, group: int, members: Sequence[str]) -> list[str]:
-    """The group's base seat order: shuffled so no bot always sits left of another."""
-    order = list(members)
-    DealRng(derive_seed(seed, "seating", key, players, group)).shuffle(order)
+def _seating(seed: int, key: str, players: int, members: Sequence[str]) -> list[str]:
+    """The group's base seat order: shuffled so no bot always sits left of another.
+    Seeded by the members, not the group's number, which shifts with the roster."""
+    order = sorted(members)
+    DealRng(derive_seed(seed, "seating", key, players, *order)).shuffle(order)
     return order
 
 
@@ -256,22 +275,24 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
     check_schedule(tournament, bots)
     key = deal_key(tournament, deal_secret)
     names = sorted(b.name for b in bots)
+    sha = {b.name: b.sha256 for b in bots}
     rows = []
     for entry_index, g in enumerate(tournament.games):
         for p in g.players:
             options = g.options_for(p)
             for group, (members, offset) in enumerate(_groups(tournament, g, names, p)):
-                seats = _seating(tournament.seed, g.key, p, group, members)
+                seats = _seating(tournament.seed, g.key, p, members)
                 for d in range(g.deals):
                     deal = offset + d
                     dseed = deal_seed(key, g.id, p, options, deal)
                     for r in range(p):
-                        mid = match_id(g.key, p, group, deal, r)
                         order = tuple(seats[(s + r) % p] for s in range(p))
+                        content = match_key(g.key, g.id, p, options, dseed, [(b, sha[b]) for b in order])
+                        mid = match_id(g.key, p, deal, r, content)
                         rows.append(((d, entry_index, p, group, deal, r), MatchSpec(
                             match_id=mid, index=0, game=g.id, players=p, options=dict(options),
                             group=group, deal=deal, rotation=r, deal_seed=dseed,
-                            match_seed=derive_seed(key, mid), bots=order,
+                            match_seed=derive_seed(key, mid), bots=order, key=content,
                         )))
     rows.sort(key=lambda row: row[0])
     return [dataclasses.replace(m, index=i) for i, (_, m) in enumerate(rows)]

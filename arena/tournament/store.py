@@ -41,7 +41,7 @@ from typing import Any, Iterator, Mapping, Sequence
 DB_NAME = "results.sqlite"
 SECRET_NAME = "deal-secret"
 SECRET_BYTES = 32
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RECORD_SCHEMAS = (1,)  # match-record schema versions this store understands
 SANDBOX_FAULT = "sandbox"  # arena.match.faults.FaultKind.SANDBOX.value
 
@@ -96,7 +96,14 @@ CREATE TABLE seats (
     PRIMARY KEY (match_id, seat)
 );
 CREATE INDEX seats_bot ON seats (bot);
+CREATE TABLE schedule (
+    match_id TEXT PRIMARY KEY,
+    idx      INTEGER NOT NULL
+);
 """
+
+# Version 1 had no schedule table: every stored match counted.
+_MIGRATIONS = {1: "CREATE TABLE schedule (match_id TEXT PRIMARY KEY, idx INTEGER NOT NULL)"}
 
 
 class StoreError(Exception):
@@ -309,9 +316,11 @@ class ResultStore:
                         f"{self.path} has schema version {version}, newer than this arena "
                         f"understands ({SCHEMA_VERSION}); upgrade arena or use another "
                         "results folder")
-                if int(version) < SCHEMA_VERSION:  # no older schema exists yet
-                    raise StoreSchemaError(f"{self.path}: schema version {version} has no "
-                                           "migration; use another results folder")
+                for old in range(int(version), SCHEMA_VERSION):
+                    conn.execute(_MIGRATIONS[old])
+                if int(version) < SCHEMA_VERSION:
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                                 (str(SCHEMA_VERSION),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -401,28 +410,59 @@ class ResultStore:
                         bots: Sequence[Mapping[str, Any]]) -> None:
         """Record the tournament (name, resolved config) and its bots (name, path, sha256).
 
-        Calling it again (a resumed run) updates the config and the registered bots;
-        a folder that already holds another tournament is refused.
+        Calling it again (a resumed run, maybe of a changed file) replaces the config
+        and the registered bots: stored matches are kept, and those that no longer
+        belong to the schedule (``set_schedule``) are simply not counted.
         """
         config_json = json.dumps(config, sort_keys=True, default=str)
         now = _now()
         with self._write() as conn:
             row = conn.execute("SELECT name FROM tournament WHERE id = 1").fetchone()
-            if row is not None and row[0] != name:
-                raise StoreError(f"{self.folder} holds results of tournament {row[0]!r}, "
-                                 f"not {name!r}; use another results folder or --fresh")
             if row is None:
                 conn.execute("INSERT INTO tournament (id, name, config, created_at, updated_at)"
                              " VALUES (1, ?, ?, ?, ?)", (name, config_json, now, now))
             else:
-                conn.execute("UPDATE tournament SET config = ?, updated_at = ? WHERE id = 1",
-                             (config_json, now))
+                conn.execute("UPDATE tournament SET name = ?, config = ?, updated_at = ? WHERE id = 1",
+                             (name, config_json, now))
+            conn.execute("DELETE FROM bots")
             for bot in bots:
                 conn.execute(
-                    "INSERT INTO bots (name, path, sha256, added_at) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (name) DO UPDATE SET path = excluded.path, "
-                    "sha256 = excluded.sha256",
+                    "INSERT INTO bots (name, path, sha256, added_at) VALUES (?, ?, ?, ?)",
                     (str(bot["name"]), _opt_text(bot.get("path")), str(bot["sha256"]), now))
+
+    def set_schedule(self, matches: Sequence[tuple[str, int]]) -> None:
+        """Make ``matches`` ((match id, schedule index) pairs) the tournament's schedule:
+        the matches that are counted, rated in index order, and not yet complete while
+        one of them is missing. Stored matches outside it are kept (a later schedule may
+        want them back) but not counted."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM schedule")
+            conn.executemany("INSERT INTO schedule (match_id, idx) VALUES (?, ?)",
+                             [(str(m), int(i)) for m, i in matches])
+
+    def has_schedule(self) -> bool:
+        with self._lock:
+            return self.conn.execute("SELECT 1 FROM schedule LIMIT 1").fetchone() is not None
+
+    def progress(self) -> tuple[int, int]:
+        """(scheduled, counted): matches in the schedule, and those of them stored as
+        played (a harness failure is not played). Without a schedule: every stored match."""
+        with self._lock:
+            if not self.has_schedule():
+                n = int(self.conn.execute(
+                    "SELECT COUNT(*) FROM matches WHERE has_sandbox_fault = 0").fetchone()[0])
+                return n, n
+            scheduled = int(self.conn.execute("SELECT COUNT(*) FROM schedule").fetchone()[0])
+            counted = int(self.conn.execute(
+                "SELECT COUNT(*) FROM schedule JOIN matches USING (match_id) "
+                "WHERE has_sandbox_fault = 0").fetchone()[0])
+        return scheduled, counted
+
+    def forget_harness_failures(self) -> int:
+        """Delete stored matches the harness failed to play (a ``sandbox`` fault; older
+        arenas stored them), so they are played again. Returns how many."""
+        with self._write() as conn:
+            return conn.execute("DELETE FROM matches WHERE has_sandbox_fault = 1").rowcount
 
     def tournament(self) -> dict[str, Any] | None:
         """The recorded tournament: name, config, created_at, updated_at (None if none)."""
@@ -454,15 +494,6 @@ class ResultStore:
         out.update(played)  # later rows win
         return dict(sorted(out.items()))
 
-    def changed_bots(self, current: Mapping[str, str]) -> list[str]:
-        """Names (sorted) in ``current`` ({bot: sha256 of its file now}) that played at
-        least one stored match with a different file. Bots with no stored match are
-        never reported: nothing has been played with them to mix with."""
-        with self._lock:
-            rows = self.conn.execute(
-                "SELECT DISTINCT bot, sha256 FROM seats WHERE sha256 IS NOT NULL").fetchall()
-        return sorted({bot for bot, sha in rows if bot in current and current[bot] != sha})
-
     # -- matches ----------------------------------------------------------------------
 
     def record_match(self, record: Mapping[str, Any]) -> bool:
@@ -493,25 +524,36 @@ class ResultStore:
         return True
 
     def completed_ids(self) -> set[str]:
-        """The ids of every stored match."""
+        """The ids of every stored match the harness did play (no ``sandbox`` fault)."""
         with self._lock:
-            return {r[0] for r in self.conn.execute("SELECT match_id FROM matches")}
+            return {r[0] for r in self.conn.execute(
+                "SELECT match_id FROM matches WHERE has_sandbox_fault = 0")}
 
     def match_count(self) -> int:
         """How many matches are stored."""
         with self._lock:
             return int(self.conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
 
-    def iter_results(self, game: str | None = None) -> Iterator[ResultRow]:
-        """Compact result rows in schedule order (index, then match id), of one game or all."""
-        sql = ("SELECT m.match_id, m.idx, m.game, m.players, m.capped, m.has_sandbox_fault,"
+    def iter_results(self, game: str | None = None, *, scheduled: bool | None = None) -> Iterator[ResultRow]:
+        """Compact result rows in schedule order (index, then match id), of one game or all.
+
+        ``scheduled`` (default: whenever a schedule was set) yields only the matches of
+        the current schedule, each with its index there: what was played for an older
+        version of the tournament is neither counted nor ordered by when it was played.
+        """
+        if scheduled is None:
+            scheduled = self.has_schedule()
+        idx = "sc.idx" if scheduled else "m.idx"
+        sql = (f"SELECT m.match_id, {idx}, m.game, m.players, m.capped, m.has_sandbox_fault,"
                " s.seat, s.bot, s.place, s.score, s.fault_kind, s.fault_detail"
                " FROM matches m JOIN seats s USING (match_id)")
+        if scheduled:
+            sql += " JOIN schedule sc USING (match_id)"
         args: tuple[Any, ...] = ()
         if game is not None:
             sql += " WHERE m.game = ?"
             args = (game,)
-        sql += " ORDER BY m.idx, m.match_id, s.seat"
+        sql += f" ORDER BY {idx}, m.match_id, s.seat"
         with self._lock:
             rows = self.conn.execute(sql, args).fetchall()  # one read snapshot
         group: list[tuple[Any, ...]] = []
@@ -540,6 +582,7 @@ class ResultStore:
             conn.execute("DELETE FROM matches")
             conn.execute("DELETE FROM bots")
             conn.execute("DELETE FROM tournament")
+            conn.execute("DELETE FROM schedule")
 
 
 def _row(group: list[tuple[Any, ...]]) -> ResultRow:

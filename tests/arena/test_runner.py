@@ -166,21 +166,29 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
     assert "Overall" in done.stdout
 
 
-def test_a_changed_bot_file_is_refused_until_fresh(tmp_path):
+def test_a_changed_bot_file_replays_only_its_matches_without_fresh(tmp_path):
     bot = tmp_path / "mybot.py"
     bot.write_text((ROOT / "bots/random_bot.py").read_text())
     bots = [ROOT / "bots/random_bot.py", bot, ROOT / "bots/tightwad_heuristic.py"]
     path = write_tournament(tmp_path, "chg", bots=bots, deals=1)
     first = run_file(path)
-    assert first.played == first.scheduled
+    assert first.played == first.scheduled == first.counted
+    with_mybot = sum("mybot" in m for m in stored(first.results))  # ids do not name bots: count seats
+    con = sqlite3.connect(first.results / "results.sqlite")
+    mine = con.execute("SELECT COUNT(DISTINCT match_id) FROM seats WHERE bot = 'mybot'").fetchone()[0]
+    assert 0 < mine < first.scheduled and with_mybot == 0
     bot.write_text(bot.read_text() + "\n# changed\n")
     res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
-    assert res.returncode == 2
-    assert "mybot" in res.stderr and "--fresh" in res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1
-    again = run_file(path, fresh=True)
-    assert again.played == again.scheduled and again.already_done == 0
+    assert res.returncode == 0, res.stderr
+    assert f"resuming: {first.scheduled - mine} of {first.scheduled}" in res.stderr
+    assert f"{mine} matches played now" in res.stdout
+    data = leaderboard_json(first.results)
+    assert (data["complete"], data["scheduled"], data["counted"]) == (True, first.scheduled, first.scheduled)
+    new_sha = __import__("hashlib").sha256(bot.read_bytes()).hexdigest()
+    shas = {r[0] for r in con.execute(
+        "SELECT s.sha256 FROM seats s JOIN schedule USING (match_id) WHERE s.bot = 'mybot'")}
+    assert shas == {new_sha}
 
 
 def test_a_bad_tournament_file_is_one_line_exit_2_and_writes_nothing(tmp_path):

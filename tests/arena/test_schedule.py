@@ -107,15 +107,13 @@ def test_golden_ids_and_seeds() -> None:
     """Pinned values: a change here changes every published deal and result."""
     s = build_schedule(tournament(SPRING_GAMES), bots(5))
     first = s[0]
-    assert first.match_id == "tightwad/p3/g0000/d00/r0"
+    assert first.match_id == "tightwad/p3/d00/r0/c07e7f152b42dd64"
     assert first.deal_seed == 8733178078469210695
-    assert first.match_seed == 2289852210396084059
-    by_id = {m.match_id: m for m in s}
-    m = by_id["tightwad/p3/g0002/d01/r2"]
-    assert (m.game, m.players, m.group, m.deal, m.rotation) == ("tightwad", 3, 2, 1, 2)
-    assert m.match_seed == derive_seed(2026, "tightwad/p3/g0002/d01/r2")
+    assert first.match_seed == 7841361183042091769
+    m = next(m for m in s if (m.game, m.players, m.group, m.deal, m.rotation) == ("tightwad", 3, 2, 1, 2))
+    assert m.match_seed == derive_seed(2026, m.match_id)
     assert set(m.bots) == {"bot00", "bot01", "bot04"}  # combinations order: (0,1,2), (0,1,3), (0,1,4)
-    dw = by_id["divers-weights/p2/g0000/d00/r1"]
+    dw = next(m for m in s if m.game == "divers-weights" and m.players == 2 and m.deal == 0)
     assert dw.options == {"hands": None, "target": None, "bidding": False, "decision_cap": 100000}
     assert dw.deal_seed == derive_seed(
         2026, "divers-weights", 2, '{"bidding":false,"decision_cap":100000,"hands":null,"target":null}', 0
@@ -125,14 +123,37 @@ def test_golden_ids_and_seeds() -> None:
 def test_pinned_seating_of_a_group() -> None:
     s = build_schedule(tournament(SPRING_GAMES), bots(5))
     assert [m.bots for m in s[:6]] == [
-        ("bot00", "bot01", "bot02"), ("bot01", "bot02", "bot00"), ("bot02", "bot00", "bot01"),
+        ("bot02", "bot00", "bot01"), ("bot00", "bot01", "bot02"), ("bot01", "bot02", "bot00"),
         ("bot03", "bot01", "bot00"), ("bot01", "bot00", "bot03"), ("bot00", "bot03", "bot01"),
     ]
 
 
 def test_match_id_matches_fields() -> None:
     for m in build_schedule(tournament(SPRING_GAMES), bots(4)):
-        assert m.match_id == f"{m.game}/p{m.players}/g{m.group:04d}/d{m.deal:02d}/r{m.rotation}"
+        assert m.match_id == f"{m.game}/p{m.players}/d{m.deal:02d}/r{m.rotation}/{m.key[:16]}"
+
+
+def test_adding_a_bot_keeps_every_existing_match_and_its_name() -> None:
+    """Issue 11: ids were group numbers that shifted with the roster, so a resume
+    after adding a bot mixed up matches. Now a match is named by its content."""
+    t = tournament(SPRING_GAMES)
+    before = {m.match_id: m for m in build_schedule(t, bots(5))}
+    after = {m.match_id: m for m in build_schedule(t, bots(6))}
+    assert set(before) < set(after)
+    new = [m for mid, m in after.items() if mid not in before]
+    assert new and all("bot05" in m.bots for m in new)
+    for mid, m in before.items():
+        assert (after[mid].bots, after[mid].deal_seed) == (m.bots, m.deal_seed)
+
+
+def test_a_changed_bot_file_renames_only_its_matches() -> None:
+    t = tournament(SPRING_GAMES)
+    old = build_schedule(t, bots(5))
+    changed = [BotEntry(b.name, b.path, "1" * 64 if b.name == "bot03" else b.sha256, "python") for b in bots(5)]
+    new = build_schedule(t, changed)
+    assert [m.bots for m in old] == [m.bots for m in new]
+    for a, b in zip(old, new):
+        assert (a.match_id == b.match_id) == ("bot03" not in a.bots)
 
 
 def test_deterministic_and_independent_of_roster_order() -> None:
@@ -146,7 +167,7 @@ def test_deterministic_and_independent_of_roster_order() -> None:
 def test_other_seed_other_deals() -> None:
     a = build_schedule(tournament(SPRING_GAMES, seed=1), bots(4))
     b = build_schedule(tournament(SPRING_GAMES, seed=2), bots(4))
-    assert [m.match_id for m in a] == [m.match_id for m in b]
+    assert not {m.match_id for m in a} & {m.match_id for m in b}
     assert not {m.deal_seed for m in a} & {m.deal_seed for m in b}
 
 

@@ -134,27 +134,42 @@ def test_result_row_flags_sandbox_faults_and_capped(store: ResultStore) -> None:
     assert not first.capped and second.capped and not second.sandbox_fault
 
 
-def test_bot_hashes_and_changed_bots(store: ResultStore) -> None:
+def test_bot_hashes_and_a_renamed_or_changed_tournament(store: ResultStore) -> None:
     store.init_tournament("spring", {"seed": 1, "games": ["tightwad"]},
                           [{"name": n, "path": f"bots/{n}.py", "sha256": sha(n)}
                            for n in ("a", "b", "c", "idle")])
     store.record_match(make_record(0, ["a", "b", "c"], [0, 1, 2]))
     assert store.bot_hashes() == {n: sha(n) for n in ("a", "b", "c", "idle")}
-    same = {n: sha(n) for n in ("a", "b", "c", "idle")}
-    assert store.changed_bots(same) == []
-    now = dict(same, b=sha("b", 2), idle=sha("idle", 2))
-    # idle never played: nothing to mix with, so only b is reported
-    assert store.changed_bots(now) == ["b"]
     assert store.tournament()["config"] == {"seed": 1, "games": ["tightwad"]}
-    with pytest.raises(StoreError, match="spring"):
-        store.init_tournament("autumn", {}, [])
+    # a changed tournament file: config and roster replaced, stored matches kept
+    store.init_tournament("autumn", {"seed": 2}, [{"name": "a", "path": "a.py", "sha256": sha("a")}])
+    assert store.tournament()["name"] == "autumn" and [b["name"] for b in store.bots()] == ["a"]
+    assert store.match_count() == 1
 
 
 def test_bot_hashes_prefer_what_was_played(store: ResultStore) -> None:
     store.init_tournament("t", {}, [{"name": "a", "path": "a.py", "sha256": sha("a", 2)}])
     store.record_match(make_record(0, ["a", "b"], [0, 1]))  # played with version 1
     assert store.bot_hashes()["a"] == sha("a")
-    assert store.changed_bots({"a": sha("a", 2)}) == ["a"]
+
+
+def test_the_schedule_decides_what_counts_and_in_which_order(store: ResultStore) -> None:
+    for i, mid in enumerate(["m0", "m1", "m2"]):
+        rec = make_record(i, ["a", "b"], [0, 1])
+        rec["match_id"] = mid
+        store.record_match(rec)
+    assert store.progress() == (3, 3)  # no schedule yet: every stored match
+    store.set_schedule([("m2", 0), ("m0", 1), ("m9", 2)])
+    assert store.progress() == (3, 2)
+    assert [(r.match_id, r.index) for r in store.iter_results()] == [("m2", 0), ("m0", 1)]
+    assert len(list(store.iter_results(scheduled=False))) == 3
+
+
+def test_harness_failures_are_not_done_and_are_forgotten(store: ResultStore) -> None:
+    store.record_match(make_record(0, ["a", "b"], [0, 1], faults=[{"kind": "sandbox", "detail": "x"}, None]))
+    store.record_match(make_record(1, ["a", "b"], [0, 1]))
+    assert store.completed_ids() == {make_record(1, ["a", "b"], [0, 1])["match_id"]}
+    assert store.forget_harness_failures() == 1 and store.match_count() == 1
 
 
 def test_reset_deletes_matches_bots_and_tournament(store: ResultStore) -> None:
@@ -165,6 +180,7 @@ def test_reset_deletes_matches_bots_and_tournament(store: ResultStore) -> None:
     assert store.bot_hashes() == {} and store.tournament() is None and store.bots() == []
     assert _db(store).execute("SELECT COUNT(*) FROM seats").fetchone()[0] == 0
     store.init_tournament("other", {}, [])  # a fresh start may be another tournament
+    assert not store.has_schedule()
 
 
 def test_store_pickles_and_survives_reopen(store: ResultStore) -> None:

@@ -1,0 +1,55 @@
+"""One `arena run` per results folder: an flock'ed ``run.lock`` holding the runner's pid.
+
+The lock is an open file description, so it is held by the runner and by its forked
+workers, and released by the kernel when the last of them exits (even after kill -9):
+a stale lock file never blocks a later run. Readers (`arena leaderboard`, `arena
+replay`) do not take it; the store's WAL mode lets them read while a run writes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from arena.errors import ArenaError
+
+LOCK_NAME = "run.lock"
+
+
+class FolderBusy(ArenaError):
+    """Another `arena run` holds the results folder."""
+
+
+class FolderLock:
+    """``with FolderLock(folder):`` the folder is ours; raises ``FolderBusy`` otherwise."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = Path(folder) / LOCK_NAME
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise FolderBusy(f"{self.path.parent} is in use by another arena run (pid {holder}); "
+                             "wait for it to finish or stop it, or use another results folder") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # the pid stays in the file: harmless, the flock is what counts
+            self.fd = None
+
+    def __enter__(self) -> "FolderLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
