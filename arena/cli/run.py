@@ -21,7 +21,10 @@ def run_and_publish(tournament: Any, **kw: Any) -> RunSummary:
 
 def incomplete_lines(summary: RunSummary) -> list[str]:
     """Why a run is not complete, one line each, the last one the verdict."""
-    lines = [f"given up: {g}" for g in summary.given_up]
+    shown = 5
+    lines = [f"given up: {g}" for g in summary.given_up[:shown]]
+    if len(summary.given_up) > shown:
+        lines.append(f"... {len(summary.given_up) - shown} more matches given up, see run.log")
     if summary.harness_failures:
         first = summary.harness_failures[0]
         more = len(summary.harness_failures) - 1

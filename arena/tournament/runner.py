@@ -159,10 +159,12 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                 stored = store.record_match(record)
                 conn.send(("done", match.match_id, _log_match(record, stored)))
             except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
-                log.exception("match %s (%s): the harness raised", match.match_id, seats_text(match.bots))
+                brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                log.exception("match %s (%s): the harness raised %s (traceback in run.log)", match.match_id,
+                              seats_text(match.bots), brief)
                 player.close()
                 player = new_player()
-                conn.send(("error", match.match_id, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                conn.send(("error", match.match_id, brief))
     finally:
         player.close()
 
@@ -253,13 +255,21 @@ def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> Non
     ch = logging.StreamHandler(console)
     ch.setLevel(logging.WARNING)
     ch.addFilter(lambda record: not getattr(record, MATCH_FAULT, False))
-    ch.setFormatter(logging.Formatter("arena: %(message)s"))
+    ch.setFormatter(_OneLine())
     for h in (fh, ch):
         h._arena = True  # type: ignore[attr-defined]
         root.addHandler(h)
     multiprocessing_logging.install_mp_handler(root)
     for h in root.handlers:  # the wrapper install_mp_handler put in place of each of ours
         h._arena = True  # type: ignore[attr-defined]
+
+
+class _OneLine(logging.Formatter):
+    """The console gets one line per record; tracebacks go to run.log only."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        lines = record.getMessage().splitlines() or [""]
+        return "arena: " + lines[0] + (" (traceback in run.log)" if record.exc_info else "")
 
 
 class _Stop(KeyboardInterrupt):

@@ -1,0 +1,3 @@
+"""Exits at once: every seat it holds faults (crash)."""
+
+raise SystemExit(3)
