@@ -285,6 +285,8 @@ class BotProcess:
                 for fd, _ in ev:
                     if self._fdkind.get(fd) == _ERR and self._drain_err():
                         self._unregister(fd)
+            if self._exited() and self._err >= 0:
+                self._drain_err()  # its last lines (say, the last match's) are still in the pipe
         self.kill()
 
     def kill(self) -> None:

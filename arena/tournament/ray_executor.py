@@ -345,6 +345,7 @@ class _Pool:
                 log.warning("ray: worker %d (%s) failed: %s; its matches in flight are not recorded "
                             "(the next run plays them)", i, self.where.get(i, "?"), _brief(exc))
                 self.ray.kill(self.actors[i], no_restart=True)  # its bots may be in any state
+            log.info("ray: match %s: the worker's error in full (with its traceback):\n%s", match.match_id, exc)
             log.warning("ray: match %s not played (worker %d failed)", match.match_id, i)
             self.dropped += 1
             return

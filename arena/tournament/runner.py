@@ -260,8 +260,9 @@ def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> Non
         h._arena = True  # type: ignore[attr-defined]
         root.addHandler(h)
     multiprocessing_logging.install_mp_handler(root)
-    for h in root.handlers:  # the wrapper install_mp_handler put in place of each of ours
-        h._arena = True  # type: ignore[attr-defined]
+    for h in root.handlers:  # the wrappers install_mp_handler put in place of ours
+        if getattr(getattr(h, "sub_handler", None), "_arena", False):
+            h._arena = True  # type: ignore[attr-defined]
 
 
 class _OneLine(logging.Formatter):

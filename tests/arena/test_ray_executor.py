@@ -189,12 +189,14 @@ def test_the_local_pool_and_ray_store_identical_results_and_leaderboards(tmp_pat
     assert stored(local.results) == stored(on_ray.results)
     assert leaderboard_json(local.results) == leaderboard_json(on_ray.results)
     assert (local.results / "leaderboard.json").read_bytes() == (on_ray.results / "leaderboard.json").read_bytes()
-    # the records name the driver's bot files (same SHA-256), and the bots' stderr logs came back
+    # the records name the driver's snapshot of each bot file (the code that played), and the
+    # bots' stderr logs came back
     files = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", ROOT / "bots/divers_heuristic.py"]
     con = sqlite3.connect(on_ray.results / "results.sqlite")
     records = [json.loads(zlib.decompress(blob)) for (blob,) in con.execute("SELECT record FROM matches")]
+    shas = [hashlib.sha256(p.read_bytes()).hexdigest() for p in files]
     assert {(b["path"], b["sha256"]) for r in records for b in r["bots"]} == {
-        (str(p), hashlib.sha256(p.read_bytes()).hexdigest()) for p in files}
+        (str(on_ray.results / "bots" / sha / p.name), sha) for p, sha in zip(files, shas)}
     assert {r["sandbox"]["level"] for r in records} == {on_ray.sandbox_level}
     assert sorted(p.parent.name for p in (on_ray.results / "logs").glob("ray-*/random_bot.stderr.log")) \
         == ["ray-0", "ray-1"]
