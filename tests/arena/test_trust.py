@@ -50,7 +50,7 @@ games:
     players: [{players}]
     deals: {deals}
 {options}
-time_control: {{startup_s: 20, move_s: 5.0}}
+time_control: {{startup_s: 60, move_s: 30}}  # generous: a busy machine must not fault a bot
 workers: {workers}
 sandbox: {sandbox}
 results: {tmp / "res"}
