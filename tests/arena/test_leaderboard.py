@@ -201,7 +201,7 @@ def _column_of(table_text: str, header: str) -> list[str]:
 
 def test_numbers_are_right_aligned_in_the_terminal_and_markdown(report: RatingReport) -> None:
     text = render_terminal(report)
-    standings = text.split("\n\n")[1]
+    standings = text.split("\n\n")[2]  # after the status line and the scope summary
     for header in ("rank", "μ", "conservative", "matches", "mean place", "firsts"):
         cells = _column_of(standings, header)
         assert len(cells) == 4 and all(c == c.rstrip() or c.strip() == "" for c in cells), (header, cells)

@@ -224,9 +224,11 @@ def test_a_bot_that_never_starts_faults_every_match_and_stops_costing_start_up_t
     assert elapsed < 3 * 1.5 + 30  # three start-up waits, not one per match
 
 
-def _deal_seeds(results: Path) -> dict[str, str]:
+def _deal_seeds(results: Path) -> dict[tuple, str]:
+    """Deal seed per schedule position (ids name content, seeds included, so they differ too)."""
     con = sqlite3.connect(results / "results.sqlite")
-    return dict(con.execute("SELECT match_id, deal_seed FROM matches").fetchall())
+    return {tuple(row[:-1]): row[-1] for row in con.execute(
+        "SELECT game, players, grp, deal, rotation, deal_seed FROM matches").fetchall()}
 
 
 def test_fresh_replays_the_same_secret_deals_and_a_new_folder_gets_new_ones(tmp_path):
@@ -243,11 +245,11 @@ def test_fresh_replays_the_same_secret_deals_and_a_new_folder_gets_new_ones(tmp_
     assert set(new) == set(seeds) and all(new[m] != seeds[m] for m in seeds)
 
 
-def test_switching_between_secret_and_public_deals_needs_fresh(tmp_path):
-    from arena.errors import ArenaError
+def test_switching_between_secret_and_public_deals_replays_every_match(tmp_path):
+    first = run_file(write_tournament(tmp_path, "mode", deals=1))
+    public = run_file(write_tournament(tmp_path, "mode", deals=1, extra="deals: public"))
+    assert (public.already_done, public.played, public.counted) == (0, first.scheduled, first.scheduled)
+    back = run_file(write_tournament(tmp_path, "mode", deals=1))  # the secret matches are still stored
+    assert (back.already_done, back.played) == (first.scheduled, 0)
 
-    run_file(write_tournament(tmp_path, "mode", deals=1))
-    public = write_tournament(tmp_path, "mode", deals=1, extra="deals: public")
-    with pytest.raises(ArenaError, match="deals: secret.*--fresh"):
-        run_file(public)
-    assert run_file(public, fresh=True).played > 0
+

@@ -317,9 +317,11 @@ def test_secret_deals_need_the_secret_and_come_only_from_it() -> None:
     other = build_schedule(t, bots(4), "cd" * 32)
     public = build_schedule(tournament(SPRING_GAMES), bots(4))
     assert one == again                                   # resume and replay: same secret, same deals
-    # the same matches, seats and groups: only the seeds differ
-    assert [(m.match_id, m.bots) for m in one] == [(m.match_id, m.bots) for m in other]
-    assert [(m.match_id, m.bots) for m in one] == [(m.match_id, m.bots) for m in public]
+    # the same seats and groups: only the seeds differ, and with them the content-named ids
+    shape = [(m.game, m.players, m.group, m.deal, m.rotation, m.bots) for m in one]
+    assert shape == [(m.game, m.players, m.group, m.deal, m.rotation, m.bots) for m in other]
+    assert shape == [(m.game, m.players, m.group, m.deal, m.rotation, m.bots) for m in public]
+    assert not {m.match_id for m in one} & ({m.match_id for m in other} | {m.match_id for m in public})
     for a, b, p in zip(one, other, public):
         assert len({a.deal_seed, b.deal_seed, p.deal_seed}) == 3
         assert len({a.match_seed, b.match_seed, p.match_seed}) == 3

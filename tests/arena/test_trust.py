@@ -204,10 +204,12 @@ def test_replacing_a_bot_plays_the_new_one_and_the_old_one_leaves(tmp_path):
 
 @pytest.mark.parametrize("change", ["seed", "option"])
 def test_a_changed_seed_or_option_replays_every_match(tmp_path, change):
+    # The seed draws public deals (with secret deals, the default, it only draws groups
+    # and seating, which two bots in both rotations do not change).
     bots = [make_bot(tmp_path / "b", "a"), make_bot(tmp_path / "b", "c", tag="c")]
-    run_in_process(tour(tmp_path, bots, deals=2))
+    run_in_process(tour(tmp_path, bots, deals=2, extra="deals: public"))
     kw = {"seed": 8} if change == "seed" else {"options": "    options: {bidding: true}"}
-    res = arena("run", str(tour(tmp_path, bots, deals=2, **kw)))
+    res = arena("run", str(tour(tmp_path, bots, deals=2, extra="deals: public", **kw)))
     assert res.returncode == 0, res.stderr
     assert "resuming" not in res.stderr and "4 matches played now, 0 before" in res.stdout
     assert board(tmp_path / "res")["counted"] == 4
