@@ -5,9 +5,9 @@ written by ``arena.report.standings.write_reports`` (keys ``md``, ``csv``, ``jso
 
 * ``leaderboard.md``: per scope (``overall`` first, then each game) a standings table
   and a head-to-head table, then the notable matches.
-* ``leaderboard.csv``: one row per (scope, bot), columns ``CSV_COLUMNS`` (``deals`` says
-  ``secret`` or ``public (seed N)``; the last three, ``status`` = complete or INCOMPLETE,
-  ``scheduled`` and ``counted``; each repeats on every row).
+* ``leaderboard.csv``: one row per (scope, bot), columns ``CSV_COLUMNS`` (``status`` =
+  complete or INCOMPLETE, ``scheduled``, ``counted``, and the last, ``deals``, says ``secret``
+  or ``public (seed N)``; each repeats on every row).
 
 Every format starts with (or, in the CSV, carries) whether the tournament is complete:
 ``scheduled`` matches in the tournament, ``counted`` of them stored as played.
@@ -66,7 +66,7 @@ from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, NotableMatch
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
                "mean_place", "firsts", "unrated", "faults_total",
-               *(f"faults_{k}" for k in FAULT_KINDS), "deals", "status", "scheduled", "counted")
+               *(f"faults_{k}" for k in FAULT_KINDS), "status", "scheduled", "counted", "deals")
 STANDING_HEADERS = ("rank", "bot", "μ", "σ", "conservative", "matches", "mean place",
                     "firsts", "faults")
 FILES = {"md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json",
@@ -289,8 +289,9 @@ def render_csv(report: RatingReport) -> str:
                 scope.scope, s.rank, s.name, f"{s.mu:.6f}", f"{s.sigma:.6f}",
                 f"{s.conservative:.6f}", s.matches,
                 "" if s.mean_place is None else f"{s.mean_place:.6f}", s.firsts, s.unrated,
-                s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS), _deals_cell(report),
-                "complete" if report.complete else "INCOMPLETE", report.scheduled, report.counted])
+                s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS),
+                "complete" if report.complete else "INCOMPLETE", report.scheduled, report.counted,
+                _deals_cell(report)])
     return buf.getvalue()
 
 
