@@ -32,7 +32,7 @@ from arena.tournament.schedule import build_schedule
 
 TEST_SECRET = "5e" * 32  # the schedule's deal secret (a run draws its own)
 
-from .test_runner import ROOT, SLOW, leaderboard_json, run_file, stored, write_tournament
+from .test_runner import ROOT, SLOW, leaderboard_json, run_file, share_secret, stored, write_tournament
 
 
 @pytest.fixture(scope="module")
@@ -182,6 +182,7 @@ def test_no_arena_module_imports_ray_when_imported():
 @pytest.mark.slow
 def test_the_local_pool_and_ray_store_identical_results_and_leaderboards(tmp_path, ray):
     local = run_file(write_tournament(tmp_path, "local", workers=2))
+    share_secret(local.results, tmp_path / "results-onray")  # the same deals, as in one folder
     copies_before = set(Path(tempfile.gettempdir()).glob("arena-ray-*"))
     on_ray = run_file(write_tournament(tmp_path, "onray", workers=2), executor="ray")
     assert local.played == on_ray.played == on_ray.scheduled > 20
@@ -246,6 +247,7 @@ def test_a_lost_worker_keeps_finished_matches_and_the_next_run_completes_them(tm
     ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2))
     path = write_tournament(tmp_path, "lost", bots=bots, workers=2)
     results = tmp_path / "results-lost"
+    share_secret(ref.results, results)
     killed: list[int] = []
 
     def kill_one_worker() -> None:
