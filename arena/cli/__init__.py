@@ -211,8 +211,8 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
         sys.exit(130)
     click.echo(summary.leaderboard)
     click.echo(f"\n{summary.played} matches played now, {summary.already_done} before; "
-               f"{summary.counted} of {summary.scheduled} scheduled matches counted; "
-               f"{summary.faults} faults; sandbox {summary.sandbox_level}")
+               f"{summary.faults} faults; {summary.counted} of {summary.scheduled} scheduled matches "
+               f"counted; sandbox {summary.sandbox_level}")
     for kind, path in sorted(summary.reports.items()):
         click.echo(f"{kind:>5}: {path}")
     if not summary.complete:
