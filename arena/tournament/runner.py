@@ -545,7 +545,9 @@ class _Pool:
     def _retry(self, match: Any, why: str, queue: deque) -> None:
         from arena.tournament.store import ResultStore
 
-        if match.match_id in ResultStore(self.ctx["results"]).completed_ids():
+        with ResultStore(self.ctx["results"]) as store:
+            stored = match.match_id in store.completed_ids()
+        if stored:
             self.summary.played += 1   # stored just before its worker died
             self.progress.update(match.match_id, [])
             return
