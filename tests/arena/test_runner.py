@@ -159,11 +159,18 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
-    bots = [ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"]
+    # a slower copy of slow_random: on a busy machine the run must not end before the
+    # test, polling the results, sees its first matches and interrupts it
+    slower = tmp_path / "bots" / "slower_random.py"
+    slower.parent.mkdir()
+    slower.write_text(SLOW.read_text().replace("time.sleep(0.004)", "time.sleep(0.02)"))
+    assert "0.02" in slower.read_text()
+    bots = [ROOT / "bots/random_bot.py", slower, ROOT / "bots/divers_heuristic.py"]
     path = write_tournament(tmp_path, "intr", bots=bots, deals=3)
     results = tmp_path / "results-intr"
     proc = _arena_run(path)
     _wait_for_matches(results, 3, proc)
+    assert proc.poll() is None, "the run ended before the test could interrupt it"
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
