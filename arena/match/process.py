@@ -58,7 +58,8 @@ def bot_command(bot_file: Path | str) -> list[str]:
 
     A ``.py`` file runs under this very interpreter without site-packages (``-s -S``:
     ``-s`` alone would still expose the interpreter's global site-packages); the
-    sandbox puts ``arena/bot_helper`` on PYTHONPATH. Anything else must be an
+    sandbox puts ``arena/bot_helper`` (botkit) and a copy of the ``games`` engines on
+    PYTHONPATH. Anything else must be an
     executable (e.g. a ``#!/usr/bin/perl`` or ``#!/usr/bin/env node`` script).
     """
     p = os.path.realpath(bot_file)

@@ -7,6 +7,7 @@ harness's (SANDBOX) and anything after it is the bot's.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import resource
@@ -17,6 +18,8 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import games as _games
 
 from . import READY, Limits, SandboxInfo, bwrap_path
 from . import cgroup as _cg
@@ -31,6 +34,9 @@ _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
 SCRATCH_PREFIX = "arena-scratch-"
+BOT_LIB_PREFIX = "arena-botlib-"
+GAMES_DIR = Path(_games.__file__).resolve().parent
+_bot_lib: tuple[int, Path] | None = None   # (owner pid, folder)
 
 
 def sweep_dead_owner_dirs(prefix: str) -> int:
@@ -59,6 +65,40 @@ def sweep_dead_owner_dirs(prefix: str) -> int:
 def sweep_stale_scratch() -> int:
     """Remove scratch directories of referees that died without cleaning up. Returns how many."""
     return sweep_dead_owner_dirs(SCRATCH_PREFIX)
+
+
+def bot_lib_dir() -> Path:
+    """A read-only folder holding only a copy of the ``games`` engines, for bots to import.
+
+    Made once per process. The bot's PYTHONPATH names this folder rather than the one
+    that holds ``games`` in the arena's install, which also holds the arena's own code:
+    at the Landlock level a path entry the bot may not list would hide ``games``.
+    """
+    global _bot_lib
+    if _bot_lib is not None and _bot_lib[1].is_dir():
+        return _bot_lib[1]
+    sweep_dead_owner_dirs(BOT_LIB_PREFIX)
+    lib = Path(tempfile.mkdtemp(prefix=f"{BOT_LIB_PREFIX}{os.getpid()}-"))
+    dest = lib / "games"
+    dest.mkdir()
+    for src in sorted(GAMES_DIR.glob("*.py")):
+        shutil.copyfile(src, dest / src.name)
+        os.chmod(dest / src.name, 0o444)
+    os.chmod(dest, 0o555)
+    os.chmod(lib, 0o555)
+    if _bot_lib is None:
+        atexit.register(_remove_bot_lib)
+    _bot_lib = (os.getpid(), lib)
+    return lib
+
+
+def _remove_bot_lib() -> None:
+    if _bot_lib is not None and _bot_lib[0] == os.getpid():   # forked workers share the parent's copy
+        lib = _bot_lib[1]
+        for d in (lib, lib / "games"):
+            if d.is_dir():
+                os.chmod(d, 0o755)
+        shutil.rmtree(lib, ignore_errors=True)
 
 
 @dataclass
@@ -94,8 +134,9 @@ def bot_env(extra: dict[str, str] | None, home: str, *, inherit: bool = False) -
         "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
     })
-    if BOT_HELPER_DIR.is_dir():
-        env["PYTHONPATH"] = str(BOT_HELPER_DIR)
+    # botkit, and the pure ``games`` engines (standard library only) so bots can search with them
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(BOT_HELPER_DIR)] * BOT_HELPER_DIR.is_dir() + [str(bot_lib_dir())])
     env.update(extra or {})
     return env
 
@@ -127,6 +168,7 @@ def _ro_sources(argv: Sequence[str], bot_file: Path, extra_ro: Sequence[Path]) -
     paths = [os.path.realpath(sys.base_prefix), os.path.dirname(interpreter())]
     if BOT_HELPER_DIR.is_dir():
         paths.append(str(BOT_HELPER_DIR))
+    paths.append(str(bot_lib_dir()))
     paths.append(os.path.realpath(bot_file))
     if argv and os.path.isabs(argv[0]):
         paths.append(os.path.realpath(argv[0]))
