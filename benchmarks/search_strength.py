@@ -1,0 +1,173 @@
+"""Strength of the reference search bot, in process, with 95% confidence intervals.
+
+    python benchmarks/search_strength.py field [tournaments/strength.yaml] [--deal-factor 1] [--out F]
+    python benchmarks/search_strength.py sweep GAME PLAYERS --budgets 0.1 0.5 2 --deals 12 [--out F]
+
+``field`` plays a tournament file's whole schedule (arena.tournament.schedule: the same
+groups, seat rotations, deal and bot seeds as ``arena run``) in this process, bots named as
+in the file (the search bot reads its budget from its name). ``sweep`` seats the search bot
+at each budget with the game's heuristic and random bots (duplicate: every deal in every
+seat rotation). Both print mean place (1 = first) per bot and game with a 95% interval, and
+the paired difference search - heuristic per deal; ``--out`` appends every match as a JSON
+line, and ``--summary F`` re-reads such a file instead of playing.
+
+Budgets are CPU seconds per decision (time.process_time), so a loaded machine slows the
+run down but does not weaken the bot. Intervals: Student t over deals (a deal's rotations
+and groups averaged first, as they share the cards).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bot_strength as bs  # noqa: E402
+
+SEARCH = ROOT / "bots" / "search" / "search_bot.py"
+STRENGTH = ROOT / "tournaments" / "strength.yaml"
+# two-sided 95% Student t quantiles by degrees of freedom (normal beyond 30)
+_T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
+        11: 2.20, 12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09,
+        20: 2.09, 22: 2.07, 24: 2.06, 26: 2.06, 28: 2.05, 30: 2.04}
+
+
+def t95(dof: int) -> float:
+    if dof <= 0:
+        return float("inf")
+    keys = [k for k in _T95 if k <= dof]
+    return _T95[max(keys)] if dof <= 30 else 1.96
+
+
+def mean_ci(xs: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% interval."""
+    n = len(xs)
+    m = sum(xs) / n
+    if n < 2:
+        return m, float("inf")
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    return m, t95(n - 1) * sd / math.sqrt(n)
+
+
+def load_named(path: Path, name: str) -> bs.LoadedBot:
+    bot = bs.load_bot(path)
+    bot.name = name  # what the start message calls it: the search bot's budget is in its name
+    return bot
+
+
+def play(matches: list[dict[str, Any]], bots: dict[str, bs.LoadedBot], out: Path | None) -> list[dict[str, Any]]:
+    rows = []
+    for m in matches:
+        t = time.process_time()
+        res = bs.play_game(m["game"], [bots[b] for b in m["bots"]], m["deal_seed"], m["options"],
+                           match_seed=m["match_seed"])
+        row = {**m, "places": [p + 1 for p in res.places], "capped": res.capped,
+               "cpu_s": round(time.process_time() - t, 2)}
+        rows.append(row)
+        if out:
+            with open(out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+    return rows
+
+
+def field_matches(tournament: Path, deal_factor: float) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+    schedule, paths = bs.field_schedule(tournament, deal_factor)
+    return [{"id": m.match_id, "game": m.game, "players": m.players, "bots": list(m.bots),
+             "deal": f"{m.game}/p{m.players}/{m.deal_seed}", "deal_seed": m.deal_seed,
+             "match_seed": m.match_seed, "options": m.options} for m in schedule], paths
+
+
+def sweep_matches(game: str, players: int, budgets: list[float], deals: int,
+                  first_seed: int) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+    heur = bs.HEURISTICS[game]
+    paths = {heur.stem: heur, "random_bot": bs.RANDOM_BOT, "random_twin": bs.RANDOM_BOT}
+    out = []
+    for b in budgets:
+        name = f"search-{b:g}s"
+        paths[name] = SEARCH
+        field = [name, heur.stem, "random_bot", "random_twin"][:players]
+        for d in range(deals):
+            seed = first_seed + d
+            for r in range(players):
+                order = field[r:] + field[:r]
+                out.append({"id": f"{name}/{game}/p{players}/d{d}/r{r}", "game": game, "players": players,
+                            "bots": order, "deal": f"{name}/{game}/p{players}/{seed}", "deal_seed": seed,
+                            "match_seed": seed * 100 + r, "options": {}})
+    return out, paths
+
+
+def summary(rows: list[dict[str, Any]]) -> None:
+    """Mean place per (game, players, bot) with 95% intervals, and search - heuristic per deal."""
+    per: dict[tuple[str, int], dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for r in rows:
+        for bot, place in zip(r["bots"], r["places"]):
+            per[(r["game"], r["players"])][bot][r["deal"]].append(place)
+    for (game, players), bots in sorted(per.items()):
+        heur = bs.HEURISTICS[game].stem
+        print(f"\n{game}, {players} players")
+        print(f"  {'bot':22} {'matches':>7} {'deals':>5} {'mean place':>10} {'95% CI':>15}")
+        deal_means = {b: {d: sum(v) / len(v) for d, v in per_deal.items()} for b, per_deal in bots.items()}
+        for bot in sorted(bots, key=lambda b: sum(deal_means[b].values()) / len(deal_means[b])):
+            m, h = mean_ci(list(deal_means[bot].values()))
+            k = sum(len(v) for v in bots[bot].values())
+            print(f"  {bot:22} {k:>7} {len(deal_means[bot]):>5} {m:>10.2f}   [{m - h:.2f}, {m + h:.2f}]")
+        for bot in sorted(b for b in bots if b.startswith("search")):
+            if heur not in bots:
+                continue
+            common = [d for d in deal_means[bot] if d in deal_means[heur] and
+                      _same_table(rows, d, bot, heur)]
+            if len(common) < 2:
+                continue
+            m, h = mean_ci([deal_means[bot][d] - deal_means[heur][d] for d in common])
+            verdict = "significant" if m + h < 0 else "not significant"
+            print(f"  {bot} - {heur}: {m:+.2f} places [{m - h:+.2f}, {m + h:+.2f}] over {len(common)} deals ({verdict})")
+
+
+def _same_table(rows: list[dict[str, Any]], deal: str, a: str, b: str) -> bool:
+    return any(r["deal"] == deal and a in r["bots"] and b in r["bots"] for r in rows)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("field")
+    f.add_argument("tournament", nargs="?", default=str(STRENGTH))
+    f.add_argument("--deal-factor", type=float, default=1.0)
+    s = sub.add_parser("sweep")
+    s.add_argument("game")
+    s.add_argument("players", type=int)
+    s.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.5, 2.0])
+    s.add_argument("--deals", type=int, default=12)
+    s.add_argument("--seed", type=int, default=70_000)
+    for p in (f, s):
+        p.add_argument("--out", type=Path, help="append every match as a JSON line")
+    sm = sub.add_parser("summary")
+    sm.add_argument("files", type=Path, nargs="+")
+    args = ap.parse_args()
+    if args.cmd == "summary":
+        rows = [json.loads(ln) for p in args.files for ln in p.read_text().splitlines() if ln.strip()]
+        summary(rows)
+        return 0
+    t = time.perf_counter()
+    if args.cmd == "field":
+        matches, paths = field_matches(Path(args.tournament), args.deal_factor)
+    else:
+        matches, paths = sweep_matches(args.game, args.players, args.budgets, args.deals, args.seed)
+    bots = {name: load_named(path, name) for name, path in paths.items()}
+    rows = play(matches, bots, args.out)
+    summary(rows)
+    print(f"\n{len(rows)} matches, {time.perf_counter() - t:.0f} s wall, {time.process_time():.0f} s CPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

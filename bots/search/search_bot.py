@@ -1,0 +1,261 @@
+"""Reference search bot for all three games: information-set Monte Carlo tree search.
+
+Every simulation samples the hidden cards from the observation alone
+(``games.determinize``, public information only), then walks a tree of this bot's own
+decisions with UCB1 (counting a move only in the simulations where it was available,
+as information-set MCTS does), plays the other seats and the rest of the game with a
+fast randomised rule policy, and scores the end of the hand (Divers Weights), the
+round (Tightwad) or the game (Palace: the game, or its standing after ROLLOUT_CAP decisions) by the
+bot's place. The move played is the root's most visited.
+
+Budget: CPU seconds per decision (a busy machine does not shorten the thinking),
+default 0.5. A tournament gives it through the bot's name: an entry named like
+``search-0.1s`` or ``search_2s`` (ending in ``-<seconds>s`` or ``_<seconds>s``) thinks
+that long. The bot also stops at 60% of the match's ``move_s`` wall-clock time, so
+it never times out on a loaded machine. Outside a tournament, ``SEARCH_BUDGET_S``
+in the environment sets the default (the sandbox passes no environment).
+"""
+
+import math
+import os
+from random import Random
+import re
+import time
+
+from botkit import run
+
+from games import decktet
+from games.core import places_from_keys
+from games.determinize import Determinizer
+from games.divers_weights import SYMBOLS, PLAY as DW_PLAY, PRIZE as DW_PRIZE, BID as DW_BID
+from games.palace import ORD, TWO, SWAP, PLAY as P_PLAY, EXCUSE as P_EXCUSE
+
+DEFAULT_BUDGET_S = float(os.environ.get("SEARCH_BUDGET_S", "0.5"))
+WALL_SHARE = 0.6          # of move_s, a hard stop on wall-clock time
+EXPLORE = 0.4             # UCB1 exploration constant (rewards are in [0, 1])
+ROLLOUT_CAP = 60          # Palace: decisions played out before the game is scored by its standing
+RANK = decktet.RANK
+_NAME_BUDGET = re.compile(r"[-_](\d+(?:\.\d+)?)s$")
+
+
+def budget_of(match):
+    """CPU seconds per decision: from the bot's tournament name, else the default."""
+    names = match.bots
+    name = names[match.seat] if match.seat < len(names) else ""
+    m = _NAME_BUDGET.search(name)
+    return float(m.group(1)) if m else DEFAULT_BUDGET_S
+
+
+# ---- fast rule policies on the engine's state (for the other seats and the rollouts) ----------
+
+
+def tightwad_policy(state, seat, rnd):
+    moves = state.moves(seat)
+    if len(moves) == 1 or rnd.random() < 0.25:
+        return rnd.randrange(len(moves))
+    return len(moves) - 1  # the highest legal card: shed danger while it is still cheap
+
+
+def divers_policy(state, seat, rnd):
+    moves = state.moves(seat)
+    if len(moves) == 1:
+        return 0
+    phase = state._phase
+    if phase == DW_PLAY:
+        if rnd.random() < 0.3:
+            return rnd.randrange(len(moves))
+        aim = sum(RANK[p] for p in state._threshold) / state.players
+        return min(range(len(moves)), key=lambda i: abs(RANK[moves[i]] - aim))
+    if phase == DW_PRIZE:
+        mine = 0
+        for p in state._prizes[seat]:
+            mine |= decktet.SUITS[p]
+        return max(range(len(moves)), key=lambda i: (SYMBOLS[moves[i]] + bin(decktet.SUITS[moves[i]] & ~mine).count("1"),
+                                                     rnd.random()))
+    return rnd.choice((0, 1, 1, 2)) if len(moves) > 2 else 0  # a bid
+
+
+def palace_policy(state, seat, rnd):
+    moves = state.moves(seat)
+    if len(moves) == 1:
+        return 0
+    first = moves[0][0]
+    if first == SWAP:
+        return palace_swap(moves)
+    if first != P_PLAY:
+        return 0 if moves[-1][0] != P_EXCUSE else len(moves) - 1
+    if rnd.random() < 0.15:
+        return rnd.randrange(len(moves))
+    # the lowest ordinary rank, as many cards as possible; a four of a kind first; Sevens,
+    # Twos, Aces and the Excuse kept for when nothing else goes (as the Palace heuristic)
+    pile = state._pile
+    top = ORD[pile[-1]] if pile else -1
+    run_len = 0
+    for p in reversed(pile):
+        if ORD[p] != top:
+            break
+        run_len += 1
+    best, best_k = 0, None
+    for i, m in enumerate(moves):
+        cards = m[1] if m[0] == P_PLAY else (m[1],)
+        o = ORD[cards[0]]
+        k = (0 if o == top and run_len + len(cards) >= 4 else 1, _palace_cost(cards[0]), -len(cards))
+        if best_k is None or k < best_k:
+            best, best_k = i, k
+    return best
+
+
+_SPECIAL = {0: 14, 7: 15, TWO: 16, 13: 17}  # Excuse, Sevens, Twos, Aces: last resorts
+
+
+def _palace_cost(p):
+    o = ORD[p]
+    return _SPECIAL.get(o, o)
+
+
+def palace_swap(moves):
+    """Setup: the swap that leaves the strongest face-up cards (Twos, Sevens, Aces, high ranks)."""
+    def gain(m):
+        return sum(_palace_cost(h) - _palace_cost(u) for h, u in m[1])
+    return max(range(len(moves)), key=lambda i: (gain(moves[i]), -len(moves[i][1])))
+
+
+POLICY = {"tightwad": tightwad_policy, "divers-weights": divers_policy, "palace": palace_policy}
+
+
+# ---- evaluation ---------------------------------------------------------------------
+
+
+def reward(game, state, seat, start_points=None):
+    """1 for first place, 0 for last, by the game's result or its current standing."""
+    n = state.players
+    if game == "divers-weights":
+        # place, plus a little of the score margin: a wider lead survives the later hands
+        scores = state.result().scores if state.is_over() else state.standing()
+        place = places_from_keys([-x for x in scores])[seat]
+        margin = scores[seat] - max(scores[s] for s in range(n) if s != seat)
+        share = 0.9 if state.is_over() else 0.4  # before the last hand the margin matters most
+        return share * (1.0 - place / (n - 1)) + (1 - share) * max(0.0, min(1.0, 0.5 + margin / 20.0))
+    if state.is_over():
+        places = state.result().places
+    elif game == "tightwad":
+        # mid-game: penalty points, fewest first, with the points' size (a 1 counts less than a 9)
+        pts = state._points
+        mine = pts[seat]
+        others = sum(pts[s] for s in range(n) if s != seat) / (n - 1)
+        return max(0.0, min(1.0, 0.5 + (others - mine) / 20.0))
+    else:
+        places = places_from_keys(state.standing_keys())
+    return 1.0 - places[seat] / (n - 1)
+
+
+def _stop(game, state, mark):
+    """End of the simulated horizon: the hand (Divers Weights), the round (Tightwad)."""
+    if game == "tightwad":
+        return state._round != mark
+    if game == "divers-weights":
+        return state.hand_no != mark
+    return False
+
+
+def _mark(game, state):
+    return state._round if game == "tightwad" else state.hand_no if game == "divers-weights" else 0
+
+
+# ---- the search ---------------------------------------------------------------------
+
+
+class Node:
+    __slots__ = ("stats",)
+
+    def __init__(self):
+        self.stats = {}  # move key -> [visits, total reward, times available, child Node]
+
+
+def _key(state, move):
+    return (getattr(state, "_phase", 0), move)
+
+
+def search(observation, match, budget_s, rnd, wall_s=None):
+    """The action id this seat should play: ISMCTS over sampled deals."""
+    legal = observation["legal_actions"]
+    if len(legal) == 1:
+        return legal[0]["id"]
+    game, me = match.game, match.seat
+    if game == "palace" and observation["phase"] == "swap":
+        state = Determinizer(observation, match.options).sample(rnd)
+        return palace_swap(state.moves(me))
+    policy = POLICY[game]
+    det = Determinizer(observation, match.options)
+    root = Node()
+    cpu_end = time.process_time() + budget_s
+    wall_end = time.monotonic() + wall_s if wall_s else None
+    root_moves = None
+    sims = 0
+    cap = ROLLOUT_CAP if game == "palace" else 10**6
+    while True:
+        if sims and (time.process_time() >= cpu_end or (wall_end and time.monotonic() >= wall_end)):
+            break
+        sims += 1
+        state = det.sample(rnd)
+        if root_moves is None:
+            root_moves = [_key(state, m) for m in state.moves(me)]
+        mark = _mark(game, state)
+        node, path, steps = root, [], 0
+        while not state.is_over() and not _stop(game, state, mark) and steps < cap:
+            for seat in tuple(state.to_move()):
+                if state.is_over() or seat not in state.to_move():
+                    break
+                steps += 1
+                if seat != me or node is None:
+                    state.apply(seat, policy(state, seat, rnd))
+                    continue
+                moves = state.moves(me)
+                stats = node.stats
+                keys = [_key(state, m) for m in moves]
+                fresh = []
+                logn = 0.0
+                for k in keys:
+                    st = stats.get(k)
+                    if st is None:
+                        fresh.append(k)
+                    else:
+                        st[2] += 1
+                if fresh:
+                    k = rnd.choice(fresh)
+                    st = stats[k] = [0, 0.0, 1, None]
+                    path.append(st)
+                    state.apply(me, keys.index(k))
+                    node = None  # expanded: the rest is a rollout
+                    continue
+                best, best_v = 0, -1.0
+                for i, k in enumerate(keys):
+                    st = stats[k]
+                    v = st[1] / st[0] + EXPLORE * math.sqrt(math.log(st[2]) / st[0])
+                    if v > best_v:
+                        best, best_v = i, v
+                st = stats[keys[best]]
+                path.append(st)
+                if st[3] is None:
+                    st[3] = Node()
+                node = st[3]
+                state.apply(me, best)
+        r = reward(game, state, me)
+        for st in path:
+            st[0] += 1
+            st[1] += r
+    stats = root.stats
+    best = max(range(len(root_moves)), key=lambda i: (stats.get(root_moves[i], [0])[0], -i))
+    match.memory["last_sims"] = sims
+    return legal[best]["id"]
+
+
+def choose(observation, match):
+    if "rnd" not in match.memory:
+        match.memory["rnd"] = Random(match.seed)
+    move_s = (match.time_control or {}).get("move_s")
+    wall = WALL_SHARE * move_s if move_s else None
+    return search(observation, match, budget_of(match), match.memory["rnd"], wall)
+
+
+run(choose, name="search-bot")
