@@ -1,13 +1,16 @@
 """Strength of the reference search bot, in process, with 95% confidence intervals.
 
     python benchmarks/search_strength.py field [tournaments/strength.yaml] [--deal-factor 1] [--out F]
-    python benchmarks/search_strength.py sweep GAME PLAYERS --budgets 0.1 0.5 2 --deals 12 [--out F]
+    python benchmarks/search_strength.py table LABEL PLAYERS --budgets 0.1 0.5 2 --deals 12 [--out F]
+    python benchmarks/search_strength.py summary F [F ...]
 
 ``field`` plays a tournament file's whole schedule (arena.tournament.schedule: the same
 groups, seat rotations, deal and bot seeds as ``arena run``) in this process, bots named as
-in the file (the search bot reads its budget from its name). ``sweep`` seats the search bot
-at each budget with the game's heuristic and random bots (duplicate: every deal in every
-seat rotation). Both print mean place (1 = first) per bot and game with a 95% interval, and
+in the file (the search bot reads its budget from its name). ``table`` plays only the
+groups of that schedule (default tournaments/strength.yaml) in which the search bot at one
+budget meets the game's heuristic and the random bots and no one else (duplicate: every
+deal in every seat rotation), the first ``--deals`` deals: the very matches, ids and seeds
+that ``arena run`` plays among the others. Both print mean place (1 = first) per bot and game with a 95% interval, and
 the paired difference search - heuristic per deal; ``--out`` appends every match as a JSON
 line, and ``--summary F`` re-reads such a file instead of playing.
 
@@ -80,29 +83,37 @@ def play(matches: list[dict[str, Any]], bots: dict[str, bs.LoadedBot], out: Path
 
 
 def field_matches(tournament: Path, deal_factor: float) -> tuple[list[dict[str, Any]], dict[str, Path]]:
-    schedule, paths = bs.field_schedule(tournament, deal_factor)
+    schedule, paths = bs.field_schedule(tournament, deal_factor) if deal_factor < 10**6 else _schedule(tournament)
     return [{"id": m.match_id, "game": m.game, "players": m.players, "bots": list(m.bots),
              "deal": f"{m.game}/p{m.players}/{m.deal_seed}", "deal_seed": m.deal_seed,
              "match_seed": m.match_seed, "options": m.options} for m in schedule], paths
 
 
-def sweep_matches(game: str, players: int, budgets: list[float], deals: int,
-                  first_seed: int) -> tuple[list[dict[str, Any]], dict[str, Path]]:
-    heur = bs.HEURISTICS[game]
-    paths = {heur.stem: heur, "random_bot": bs.RANDOM_BOT, "random_twin": bs.RANDOM_BOT}
+def table_matches(tournament: Path, label: str, players: int, budgets: list[float],
+                  deals: int) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+    """The matches of the tournament's round robin where ``search-<budget>s`` sits with the
+    game's heuristic and random bots (random_bot, random_twin) only: same ids, seats and seeds
+    as ``arena run`` gives them, first ``deals`` deals."""
+    matches, paths = field_matches(tournament, 10**6)
     out = []
     for b in budgets:
         name = f"search-{b:g}s"
-        paths[name] = SEARCH
-        field = [name, heur.stem, "random_bot", "random_twin"][:players]
-        for d in range(deals):
-            seed = first_seed + d
-            for r in range(players):
-                order = field[r:] + field[:r]
-                out.append({"id": f"{name}/{game}/p{players}/d{d}/r{r}", "game": game, "players": players,
-                            "bots": order, "deal": f"{name}/{game}/p{players}/{seed}", "deal_seed": seed,
-                            "match_seed": seed * 100 + r, "options": {}})
+        for m in matches:
+            game = m["game"]
+            want = {name, bs.HEURISTICS[game].stem, "random_bot", "random_twin"}
+            bots = set(m["bots"])
+            # 4 players: exactly the search bot, the heuristic and both random bots; 2 players:
+            # the search bot against the heuristic, and against random_bot
+            if (m["id"].split("/")[0] == label and m["players"] == players and bots <= want
+                    and name in bots and (players > 2 or "random_twin" not in bots)
+                    and int(m["id"].split("/d")[1][:2]) < deals):
+                out.append(m)
     return out, paths
+
+
+def _schedule(tournament: Path) -> tuple[list[Any], dict[str, Path]]:
+    """The tournament's own schedule (deals as written)."""
+    return bs.field_schedule(tournament, 1.0)
 
 
 def summary(rows: list[dict[str, Any]]) -> None:
@@ -142,12 +153,12 @@ def main() -> int:
     f = sub.add_parser("field")
     f.add_argument("tournament", nargs="?", default=str(STRENGTH))
     f.add_argument("--deal-factor", type=float, default=1.0)
-    s = sub.add_parser("sweep")
-    s.add_argument("game")
+    s = sub.add_parser("table")
+    s.add_argument("label", help="the game entry's label (its id unless it has a label)")
     s.add_argument("players", type=int)
     s.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.5, 2.0])
-    s.add_argument("--deals", type=int, default=12)
-    s.add_argument("--seed", type=int, default=70_000)
+    s.add_argument("--deals", type=int, default=12, help="the first DEALS deals of the entry")
+    s.add_argument("--tournament", default=str(STRENGTH))
     for p in (f, s):
         p.add_argument("--out", type=Path, help="append every match as a JSON line")
     sm = sub.add_parser("summary")
@@ -161,7 +172,7 @@ def main() -> int:
     if args.cmd == "field":
         matches, paths = field_matches(Path(args.tournament), args.deal_factor)
     else:
-        matches, paths = sweep_matches(args.game, args.players, args.budgets, args.deals, args.seed)
+        matches, paths = table_matches(Path(args.tournament), args.label, args.players, args.budgets, args.deals)
     bots = {name: load_named(path, name) for name, path in paths.items()}
     rows = play(matches, bots, args.out)
     summary(rows)

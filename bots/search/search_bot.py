@@ -4,15 +4,17 @@ Every simulation samples the hidden cards from the observation alone
 (``games.determinize``, public information only), then walks a tree of this bot's own
 decisions with UCB1 (counting a move only in the simulations where it was available,
 as information-set MCTS does), plays the other seats and the rest of the game with a
-fast randomised rule policy, and scores the end of the hand (Divers Weights), the
-round (Tightwad) or the game (Palace: the game, or its standing after ROLLOUT_CAP decisions) by the
-bot's place. The move played is the root's most visited.
+fast randomised rule policy, and scores the end of the hand (Divers Weights: place and
+score margin), the round (Tightwad: penalty points against the others') or the game
+(Palace: its place, or its standing after ROLLOUT_CAP decisions). The move played is the
+root's most visited. The Palace setup swap follows a fixed rule (strong cards face up).
 
 Budget: CPU seconds per decision (a busy machine does not shorten the thinking),
 default 0.5. A tournament gives it through the bot's name: an entry named like
 ``search-0.1s`` or ``search_2s`` (ending in ``-<seconds>s`` or ``_<seconds>s``) thinks
-that long. The bot also stops at 60% of the match's ``move_s`` wall-clock time, so
-it never times out on a loaded machine. Outside a tournament, ``SEARCH_BUDGET_S``
+that long; ``search-400sims`` runs exactly 400 simulations a decision instead
+(machine-independent, for reproducible tests). The bot also stops at 60% of the match's
+``move_s`` of wall-clock time, so a loaded machine cannot make it time out. Outside a tournament, ``SEARCH_BUDGET_S``
 in the environment sets the default (the sandbox passes no environment).
 """
 
@@ -36,14 +38,24 @@ EXPLORE = 0.4             # UCB1 exploration constant (rewards are in [0, 1])
 ROLLOUT_CAP = 60          # Palace: decisions played out before the game is scored by its standing
 RANK = decktet.RANK
 _NAME_BUDGET = re.compile(r"[-_](\d+(?:\.\d+)?)s$")
+_NAME_SIMS = re.compile(r"[-_](\d+)sims$")
+
+
+def _own_name(match):
+    return match.bots[match.seat] if match.seat < len(match.bots) else ""
 
 
 def budget_of(match):
     """CPU seconds per decision: from the bot's tournament name, else the default."""
-    names = match.bots
-    name = names[match.seat] if match.seat < len(names) else ""
-    m = _NAME_BUDGET.search(name)
+    m = _NAME_BUDGET.search(_own_name(match))
     return float(m.group(1)) if m else DEFAULT_BUDGET_S
+
+
+def sims_of(match):
+    """A fixed number of simulations per decision (a name ending in ``-<N>sims``), or None.
+    Machine-independent, for reproducible tests; the time budget still applies."""
+    m = _NAME_SIMS.search(_own_name(match))
+    return int(m.group(1)) if m else None
 
 
 # ---- fast rule policies on the engine's state (for the other seats and the rollouts) ----------
@@ -176,7 +188,7 @@ def _key(state, move):
     return (getattr(state, "_phase", 0), move)
 
 
-def search(observation, match, budget_s, rnd, wall_s=None):
+def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
     """The action id this seat should play: ISMCTS over sampled deals."""
     legal = observation["legal_actions"]
     if len(legal) == 1:
@@ -194,7 +206,8 @@ def search(observation, match, budget_s, rnd, wall_s=None):
     sims = 0
     cap = ROLLOUT_CAP if game == "palace" else 10**6
     while True:
-        if sims and (time.process_time() >= cpu_end or (wall_end and time.monotonic() >= wall_end)):
+        if sims and (time.process_time() >= cpu_end or (wall_end and time.monotonic() >= wall_end)
+                     or sims == max_sims):
             break
         sims += 1
         state = det.sample(rnd)
@@ -255,7 +268,9 @@ def choose(observation, match):
         match.memory["rnd"] = Random(match.seed)
     move_s = (match.time_control or {}).get("move_s")
     wall = WALL_SHARE * move_s if move_s else None
-    return search(observation, match, budget_of(match), match.memory["rnd"], wall)
+    sims = sims_of(match)
+    budget = 60.0 if sims and not _NAME_BUDGET.search(_own_name(match)) else budget_of(match)
+    return search(observation, match, budget, match.memory["rnd"], wall, sims)
 
 
 run(choose, name="search-bot")

@@ -44,9 +44,9 @@ def test_answers_legally_within_its_budget_in_every_game_and_player_count() -> N
         matches = [bot.start(bs.start_message(state, game, s, 500 + k, names)) for s in range(players)]
         rng = DealRng(k)
         step = 0
-        while not state.is_over() and step < 120:
+        while not state.is_over() and step < 80:
             seat = state.to_move()[0]
-            if step % 4 == 0:
+            if step % 7 == 0:
                 obs = json.loads(json.dumps(state.observation(seat)))
                 t = time.process_time()
                 answer = bot.act(obs, matches[seat])
@@ -66,7 +66,7 @@ def test_budget_comes_from_the_tournament_name() -> None:
         exec(compile(SEARCH.read_text(), str(SEARCH), "exec"), ns)
     finally:
         sys.modules.pop("botkit", None)
-    budget_of = ns["budget_of"]
+    budget_of, sims_of = ns["budget_of"], ns["sims_of"]
 
     class M:
         seat = 1
@@ -75,7 +75,9 @@ def test_budget_comes_from_the_tournament_name() -> None:
     for name, want in (("search-0.1s", 0.1), ("search_2s", 2.0), ("search-0.5s", 0.5),
                        ("search_bot", ns["DEFAULT_BUDGET_S"]), ("x-1.25s", 1.25)):
         M.bots = ["random_bot", name]
-        assert budget_of(M) == want, name
+        assert budget_of(M) == want and sims_of(M) is None, name
+    M.bots = ["random_bot", "search-400sims"]
+    assert sims_of(M) == 400 and budget_of(M) == ns["DEFAULT_BUDGET_S"]
 
 
 @pytest.mark.parametrize("game,players", [("tightwad", 3), ("divers-weights", 2), ("palace", 2)])
