@@ -117,34 +117,31 @@ def _schedule(tournament: Path) -> tuple[list[Any], dict[str, Path]]:
 
 
 def summary(rows: list[dict[str, Any]]) -> None:
-    """Mean place per (game, players, bot) with 95% intervals, and search - heuristic per deal."""
-    per: dict[tuple[str, int], dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    """Per table (game, players, the set of bots at it): each bot's mean place (1 = first) with a
+    95% interval over deals, and the paired difference search - heuristic per deal."""
+    tables: dict[tuple[str, int, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        for bot, place in zip(r["bots"], r["places"]):
-            per[(r["game"], r["players"])][bot][r["deal"]].append(place)
-    for (game, players), bots in sorted(per.items()):
+        tables[(r["game"], r["players"], tuple(sorted(r["bots"])))].append(r)
+    for (game, players, names), trs in sorted(tables.items()):
         heur = bs.HEURISTICS[game].stem
-        print(f"\n{game}, {players} players")
+        per: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for r in trs:
+            for bot, place in zip(r["bots"], r["places"]):
+                per[bot][r["deal"]].append(place)
+        means = {b: {d: sum(v) / len(v) for d, v in dd.items()} for b, dd in per.items()}
+        print(f"\n{game}, {players} players: {', '.join(names)}")
         print(f"  {'bot':22} {'matches':>7} {'deals':>5} {'mean place':>10} {'95% CI':>15}")
-        deal_means = {b: {d: sum(v) / len(v) for d, v in per_deal.items()} for b, per_deal in bots.items()}
-        for bot in sorted(bots, key=lambda b: sum(deal_means[b].values()) / len(deal_means[b])):
-            m, h = mean_ci(list(deal_means[bot].values()))
-            k = sum(len(v) for v in bots[bot].values())
-            print(f"  {bot:22} {k:>7} {len(deal_means[bot]):>5} {m:>10.2f}   [{m - h:.2f}, {m + h:.2f}]")
-        for bot in sorted(b for b in bots if b.startswith("search")):
-            if heur not in bots:
-                continue
-            common = [d for d in deal_means[bot] if d in deal_means[heur] and
-                      _same_table(rows, d, bot, heur)]
-            if len(common) < 2:
-                continue
-            m, h = mean_ci([deal_means[bot][d] - deal_means[heur][d] for d in common])
-            verdict = "significant" if m + h < 0 else "not significant"
-            print(f"  {bot} - {heur}: {m:+.2f} places [{m - h:+.2f}, {m + h:+.2f}] over {len(common)} deals ({verdict})")
-
-
-def _same_table(rows: list[dict[str, Any]], deal: str, a: str, b: str) -> bool:
-    return any(r["deal"] == deal and a in r["bots"] and b in r["bots"] for r in rows)
+        for bot in sorted(names, key=lambda b: sum(means[b].values()) / len(means[b])):
+            m, h = mean_ci(list(means[bot].values()))
+            k = sum(len(v) for v in per[bot].values())
+            print(f"  {bot:22} {k:>7} {len(means[bot]):>5} {m:>10.2f}   [{m - h:.2f}, {m + h:.2f}]")
+        for bot in (b for b in names if b.startswith("search")):
+            if heur in names:
+                diffs = [means[bot][d] - means[heur][d] for d in means[bot]]
+                m, h = mean_ci(diffs)
+                verdict = "significant" if m + h < 0 else "not significant"
+                print(f"  {bot} - {heur}: {m:+.2f} places [{m - h:+.2f}, {m + h:+.2f}] "
+                      f"over {len(diffs)} deals ({verdict})")
 
 
 def main() -> int:

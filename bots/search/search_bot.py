@@ -132,6 +132,12 @@ def palace_swap(moves):
     return max(range(len(moves)), key=lambda i: (gain(moves[i]), -len(moves[i][1])))
 
 
+# Games where the other seats' choices at the bot's tree nodes are searched too (each by
+# its own UCB1 on its own reward, decoupled at simultaneous decisions) rather than
+# played by the rule policy: Divers Weights, whose simultaneous tricks reward guessing
+# what the others will play.
+OPPONENT_TREE = {"divers-weights"}
+
 POLICY = {"tightwad": tightwad_policy, "divers-weights": divers_policy, "palace": palace_policy}
 
 
@@ -188,6 +194,30 @@ def _key(state, move):
     return (getattr(state, "_phase", 0), move)
 
 
+def _select(stats, state, seat, rnd, tag):
+    """UCB1 over the moves available now (their availability counted); an unseen move first.
+    Returns (action id, its stats, whether it was just expanded)."""
+    keys = [tag + _key(state, m) for m in state.moves(seat)]
+    fresh = []
+    for k in keys:
+        st = stats.get(k)
+        if st is None:
+            fresh.append(k)
+        else:
+            st[2] += 1
+    if fresh:
+        k = rnd.choice(fresh)
+        st = stats[k] = [0, 0.0, 1, None]
+        return keys.index(k), st, True
+    best, best_v = 0, -1.0
+    for i, k in enumerate(keys):
+        st = stats[k]
+        v = st[1] / st[0] + EXPLORE * math.sqrt(math.log(st[2]) / st[0])
+        if v > best_v:
+            best, best_v = i, v
+    return best, stats[keys[best]], False
+
+
 def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
     """The action id this seat should play: ISMCTS over sampled deals."""
     legal = observation["legal_actions"]
@@ -216,45 +246,37 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
         mark = _mark(game, state)
         node, path, steps = root, [], 0
         while not state.is_over() and not _stop(game, state, mark) and steps < cap:
-            for seat in tuple(state.to_move()):
+            movers = tuple(state.to_move())
+            here = node  # a simultaneous decision: everyone chooses at the same node (no peeking)
+            for seat in movers:
                 if state.is_over() or seat not in state.to_move():
                     break
                 steps += 1
-                if seat != me or node is None:
+                if seat != me:
+                    if here is None or game not in OPPONENT_TREE:
+                        state.apply(seat, policy(state, seat, rnd))
+                    else:
+                        i, st, _ = _select(here.stats, state, seat, rnd, ("o", seat))
+                        path.append((st, seat))
+                        state.apply(seat, i)
+                    continue
+                if node is None:
                     state.apply(seat, policy(state, seat, rnd))
                     continue
-                moves = state.moves(me)
-                stats = node.stats
-                keys = [_key(state, m) for m in moves]
-                fresh = []
-                logn = 0.0
-                for k in keys:
-                    st = stats.get(k)
-                    if st is None:
-                        fresh.append(k)
-                    else:
-                        st[2] += 1
+                i, st, fresh = _select(node.stats, state, me, rnd, ())
+                path.append((st, me))
                 if fresh:
-                    k = rnd.choice(fresh)
-                    st = stats[k] = [0, 0.0, 1, None]
-                    path.append(st)
-                    state.apply(me, keys.index(k))
                     node = None  # expanded: the rest is a rollout
-                    continue
-                best, best_v = 0, -1.0
-                for i, k in enumerate(keys):
-                    st = stats[k]
-                    v = st[1] / st[0] + EXPLORE * math.sqrt(math.log(st[2]) / st[0])
-                    if v > best_v:
-                        best, best_v = i, v
-                st = stats[keys[best]]
-                path.append(st)
-                if st[3] is None:
-                    st[3] = Node()
-                node = st[3]
-                state.apply(me, best)
-        r = reward(game, state, me)
-        for st in path:
+                else:
+                    if st[3] is None:
+                        st[3] = Node()
+                    node = st[3]
+                state.apply(me, i)
+        rewards = {}
+        for st, seat in path:
+            r = rewards.get(seat)
+            if r is None:
+                r = rewards[seat] = reward(game, state, seat)
             st[0] += 1
             st[1] += r
     stats = root.stats
