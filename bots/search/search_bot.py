@@ -63,7 +63,7 @@ def sims_of(match):
 
 def tightwad_policy(state, seat, rnd):
     moves = state.moves(seat)
-    if len(moves) == 1 or rnd.random() < 0.25:
+    if len(moves) == 1 or rnd.random() < 0.1:
         return rnd.randrange(len(moves))
     return len(moves) - 1  # the highest legal card: shed danger while it is still cheap
 
