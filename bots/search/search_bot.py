@@ -144,24 +144,34 @@ POLICY = {"tightwad": tightwad_policy, "divers-weights": divers_policy, "palace"
 # ---- evaluation ---------------------------------------------------------------------
 
 
-def reward(game, state, seat, start_points=None):
-    """1 for first place, 0 for last, by the game's result or its current standing."""
+def standing_points(game, state):
+    """The running points the reward compares against (taken when a simulation starts)."""
+    if game == "tightwad":
+        return list(state._points)
+    if game == "divers-weights":
+        return state.standing()
+    return None
+
+
+def reward(game, state, seat, base):
+    """In [0, 1]: the bot's place (1 first, 0 last) and, for the points games, what this
+    hand or round gained against the others (relative to ``base``, the points at the start:
+    a long lead or deficit must not flatten every outcome to the same value)."""
     n = state.players
     if game == "divers-weights":
-        # place, plus a little of the score margin: a wider lead survives the later hands
         scores = state.result().scores if state.is_over() else state.standing()
         place = places_from_keys([-x for x in scores])[seat]
-        margin = scores[seat] - max(scores[s] for s in range(n) if s != seat)
-        share = 0.9 if state.is_over() else 0.4  # before the last hand the margin matters most
+        gain = [scores[s] - base[s] for s in range(n)]
+        margin = gain[seat] - max(gain[s] for s in range(n) if s != seat)
+        share = 0.7 if state.is_over() else 0.3  # the place decides only at the end
         return share * (1.0 - place / (n - 1)) + (1 - share) * max(0.0, min(1.0, 0.5 + margin / 20.0))
+    if game == "tightwad" and not state.is_over():
+        pts = state._points
+        mine = pts[seat] - base[seat]
+        others = sum(pts[s] - base[s] for s in range(n) if s != seat) / (n - 1)
+        return max(0.0, min(1.0, 0.5 + (others - mine) / 10.0))  # one round's penalty: up to 10
     if state.is_over():
         places = state.result().places
-    elif game == "tightwad":
-        # mid-game: penalty points, fewest first, with the points' size (a 1 counts less than a 9)
-        pts = state._points
-        mine = pts[seat]
-        others = sum(pts[s] for s in range(n) if s != seat) / (n - 1)
-        return max(0.0, min(1.0, 0.5 + (others - mine) / 20.0))
     else:
         places = places_from_keys(state.standing_keys())
     return 1.0 - places[seat] / (n - 1)
@@ -244,6 +254,8 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
         if root_moves is None:
             root_moves = [_key(state, m) for m in state.moves(me)]
         mark = _mark(game, state)
+        if sims == 1:
+            base = standing_points(game, state)  # public: the same in every sample
         node, path, steps = root, [], 0
         while not state.is_over() and not _stop(game, state, mark) and steps < cap:
             movers = tuple(state.to_move())
@@ -276,7 +288,7 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
         for st, seat in path:
             r = rewards.get(seat)
             if r is None:
-                r = rewards[seat] = reward(game, state, seat)
+                r = rewards[seat] = reward(game, state, seat, base)
             st[0] += 1
             st[1] += r
     stats = root.stats
