@@ -347,8 +347,9 @@ class DiversWeightsState(State):
         }
 
     def _previous_hand_json(self) -> dict[str, Any] | None:
-        """C6: every trick, prize and score of the latest finished hand, or None."""
-        if self._last_hand is None:
+        """C6: every trick, prize and score of the latest finished hand, shown during the next
+        hand's bids and first trick (every seat decides there) and at the end; else None."""
+        if self._last_hand is None or (self._tricks and not self._over):
             return None
         hand_no, dealer, tricks, prizes, won, bids, pts = self._last_hand
         return {"hand_number": hand_no, "dealer": dealer,

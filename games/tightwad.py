@@ -219,8 +219,9 @@ class TightwadState(State):
         }
 
     def _round_end_json(self) -> dict[str, Any] | None:
-        """C6: how the latest finished round ended (its last trick and penalty), or None."""
-        if self._last_end is None:
+        """C6: how the latest finished round ended (its last trick and penalty), shown until
+        the new round's first trick is over (every seat has then seen it) and at the end."""
+        if self._last_end is None or (self._done and not self._over):
             return None
         rnd, seats, cards, ctl, penalty = self._last_end
         trick = self._trick_json(seats, cards, ctl)
