@@ -116,6 +116,14 @@ def _schedule(tournament: Path) -> tuple[list[Any], dict[str, Path]]:
     return bs.field_schedule(tournament, 1.0)
 
 
+def complete(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Only deals played in every seat rotation (a run stopped mid-deal keeps duplicate fair)."""
+    count: dict[tuple[str, tuple[str, ...]], int] = defaultdict(int)
+    for r in rows:
+        count[(r["deal"], tuple(sorted(r["bots"])))] += 1
+    return [r for r in rows if count[(r["deal"], tuple(sorted(r["bots"])))] >= r["players"]]
+
+
 def summary(rows: list[dict[str, Any]]) -> None:
     """Per table (game, players, the set of bots at it): each bot's mean place (1 = first) with a
     95% interval over deals, and the paired difference search - heuristic per deal."""
@@ -144,6 +152,41 @@ def summary(rows: list[dict[str, Any]]) -> None:
                       f"over {len(diffs)} deals ({verdict})")
 
 
+def markdown(rows: list[dict[str, Any]]) -> None:
+    """One markdown row per table: the search bot, the heuristic, random, and the difference."""
+    tables: dict[tuple[str, int, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        tables[(r["game"], r["players"], tuple(sorted(r["bots"])))].append(r)
+    print("| game | players | search budget | opponents | deals (matches) | search | heuristic | random | search − heuristic |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
+
+    def cell(xs: list[float]) -> str:
+        m, h = mean_ci(xs)
+        return f"{m:.2f} ± {h:.2f}" if h != float("inf") else f"{m:.2f}"
+
+    for (game, players, names), trs in sorted(tables.items()):
+        heur = bs.HEURISTICS[game].stem
+        search = next(b for b in names if b.startswith("search"))
+        per: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for r in trs:
+            for bot, place in zip(r["bots"], r["places"]):
+                per[bot][r["deal"]].append(place)
+        means = {b: {d: sum(v) / len(v) for d, v in dd.items()} for b, dd in per.items()}
+        deals = sorted(means[search])
+        randoms = [b for b in names if b.startswith("random")]
+        rnd = [sum(means[b][d] for b in randoms) / len(randoms) for d in deals] if randoms else []
+        h = cell([means[heur][d] for d in deals]) if heur in names else "–"
+        diff = "–"
+        if heur in names:
+            m, hw = mean_ci([means[search][d] - means[heur][d] for d in deals])
+            diff = f"{m:+.2f} ± {hw:.2f}" if hw != float("inf") else f"{m:+.2f}"
+            if m + hw < 0:
+                diff += " (significant)"
+        opp = ", ".join(b for b in names if b != search)
+        print(f"| {game} | {players} | {search.removeprefix('search-')} | {opp} | {len(deals)} ({len(trs)}) | "
+              f"{cell([means[search][d] for d in deals])} | {h} | {cell(rnd) if rnd else '–'} | {diff} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -160,10 +203,12 @@ def main() -> int:
         p.add_argument("--out", type=Path, help="append every match as a JSON line")
     sm = sub.add_parser("summary")
     sm.add_argument("files", type=Path, nargs="+")
+    sm.add_argument("--markdown", action="store_true", help="one table row per group, for docs/performance.md")
     args = ap.parse_args()
     if args.cmd == "summary":
         rows = [json.loads(ln) for p in args.files for ln in p.read_text().splitlines() if ln.strip()]
-        summary(rows)
+        rows = complete(rows)
+        markdown(rows) if args.markdown else summary(rows)
         return 0
     t = time.perf_counter()
     if args.cmd == "field":
