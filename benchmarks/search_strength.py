@@ -118,6 +118,7 @@ def _schedule(tournament: Path) -> tuple[list[Any], dict[str, Path]]:
 
 def complete(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Only deals played in every seat rotation (a run stopped mid-deal keeps duplicate fair)."""
+    rows = list({r["id"]: r for r in rows}.values())  # a match played twice counts once
     count: dict[tuple[str, tuple[str, ...]], int] = defaultdict(int)
     for r in rows:
         count[(r["deal"], tuple(sorted(r["bots"])))] += 1
