@@ -13,8 +13,8 @@ Budget: CPU seconds per decision (a busy machine does not shorten the thinking),
 default 0.5. A tournament gives it through the bot's name: an entry named like
 ``search-0.1s`` or ``search_2s`` (ending in ``-<seconds>s`` or ``_<seconds>s``) thinks
 that long; ``search-400sims`` runs exactly 400 simulations a decision instead
-(machine-independent, for reproducible tests). The bot also stops at 60% of the match's
-``move_s`` of wall-clock time, so a loaded machine cannot make it time out. Outside a tournament, ``SEARCH_BUDGET_S``
+(machine-independent, for reproducible tests). The bot also stops at half the match's
+``move_s`` of wall-clock time, to stay inside the time control on a loaded machine. Outside a tournament, ``SEARCH_BUDGET_S``
 in the environment sets the default (the sandbox passes no environment).
 """
 
@@ -33,7 +33,7 @@ from games.divers_weights import SYMBOLS, PLAY as DW_PLAY, PRIZE as DW_PRIZE, BI
 from games.palace import ORD, TWO, SWAP, PLAY as P_PLAY, EXCUSE as P_EXCUSE
 
 DEFAULT_BUDGET_S = float(os.environ.get("SEARCH_BUDGET_S", "0.5"))
-WALL_SHARE = 0.6          # of move_s, a hard stop on wall-clock time
+WALL_SHARE = 0.5             # of move_s, a hard stop on wall-clock time
 EXPLORE = 0.4             # UCB1 exploration constant (rewards are in [0, 1])
 ROLLOUT_CAP = 60          # Palace: decisions played out before the game is scored by its standing
 RANK = decktet.RANK
