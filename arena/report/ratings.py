@@ -226,6 +226,7 @@ class RatingReport:
     notable: tuple[NotableMatch, ...] = field(default=())
     # how the deals were drawn: {"mode": "secret"} or {"mode": "public", "seed": N}; None: unknown
     deals: dict[str, Any] | None = None
+    sandbox: tuple[tuple[str, bool], ...] = field(default=())   # (level, safe for untrusted bots)
 
     def scope(self, name: str) -> ScopeReport:
         for s in self.scopes:
@@ -242,6 +243,7 @@ class RatingReport:
                        "conservative": "mu - 3 * sigma"},
             "deals": None if self.deals is None else dict(self.deals),
             "scopes": [_scope_json(s) for s in self.scopes],
+            "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],
             "notable": [{"match_id": n.match_id, "index": n.index, "game": n.game,
                          "reason": n.reason, "seat": n.seat, "bot": n.bot,
                          "detail": n.detail} for n in self.notable],

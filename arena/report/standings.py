@@ -47,6 +47,7 @@ def load_report(source: Path) -> tuple[Any, Path]:
         from arena.report.rating_cache import FILE_NAME
         report = compute_ratings(list(store.iter_results()), params, cache=folder / FILE_NAME)
         report = dataclasses.replace(report, deals=deals_of(meta))
+        report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
     except StoreError as err:
         raise ArenaError(f"{folder}: {err}") from None
     return report, folder

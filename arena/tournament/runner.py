@@ -193,6 +193,17 @@ def setup_logging(results: Path, console: TextIO) -> None:
     multiprocessing_logging.install_mp_handler(root)
 
 
+def require_safe_sandbox(sandbox: Any, tournament: Any) -> None:
+    """Refuse a sandbox level that is not safe for untrusted bots, unless the file trusts its bots."""
+    if sandbox.safe or tournament.trust_bots:
+        return
+    why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
+    raise ArenaError(
+        f"{tournament.source or 'tournament'}: sandbox level {sandbox.level} is not safe for untrusted bots "
+        f"({why}); install bubblewrap (apt-get install bubblewrap) or run as root for a safe level, "
+        "or add 'trust_bots: true' to the tournament file if you trust every bot in it")
+
+
 def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None = None,
                    sandbox_level: str | None = None, out: TextIO = sys.stdout,
                    err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
@@ -236,13 +247,14 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         raise ArenaError(
             f"{results}: bot file changed since its matches were played: {', '.join(changed)}; "
             f"rerun with --fresh to start over, or set a new 'results' folder")
+    sandbox = open_sandbox(sandbox_level or tournament.sandbox, err)
+    require_safe_sandbox(sandbox, tournament)        # before anything of this run is stored
     store.init_tournament(tournament.name, _config_json(tournament),
                           [{"name": e.name, "path": str(e.path), "sha256": e.sha256} for e in entries])
     done_ids = store.completed_ids()
     pending = [m for m in schedule if m.match_id not in done_ids]
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
     setup_logging(results, err)
-    sandbox = open_sandbox(sandbox_level or tournament.sandbox, err)
     summary.sandbox_level = sandbox.level
     n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
     if executor == "ray":  # workers: auto = one per CPU of the cluster, not of this machine (0)

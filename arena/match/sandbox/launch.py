@@ -8,6 +8,7 @@ harness's (SANDBOX) and anything after it is the bot's.
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import resource
@@ -111,6 +112,7 @@ class Launch:
     scratch: Path | None = None            # host directory removed at close
     bwrap: bool = False
     rlimits: dict[str, list[int]] = field(default_factory=dict)
+    bot_uid: int | None = None             # the bot's own host uid (landlock level as root)
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -199,14 +201,55 @@ def build(info: SandboxInfo, argv: Sequence[str], *, bot_file: Path, limits: Lim
         death = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
         return Launch(_prlimit(r) + death + wrapped, benv, str(scratch), scratch=scratch, rlimits=r)
     if level == "landlock":
-        ro = ["/usr", *(p for p in _TOP_LINKS if os.path.exists(p)), *_SYSTEM_RO, "/proc",
-              "/dev/urandom", "/dev/random", "/dev/zero", *_ro_sources(argv, bot_file, extra_ro)]
-        cfg = {"ready": READY, "seccomp": "strict", "landlock": {"ro": ro, "rw": [str(scratch), "/dev/null"]},
-               "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()]}
-        shim = str(Path(__file__).with_name("shim.py"))
-        cmd = [interpreter(), "-I", "-S", "-B", shim, json.dumps(cfg), "--", *argv]
-        return Launch(cmd, benv, str(scratch), scratch=scratch, rlimits=r)
+        return _build_landlock(argv, bot_file, limits, extra_ro, benv, scratch)
     raise ValueError(f"unknown sandbox level {level!r}")
+
+
+def landlock_mode() -> dict[str, bool]:
+    """What the ``landlock`` level can add here: namespaces and a uid per bot need root."""
+    root = os.geteuid() == 0
+    cg = root and _cg.usable(_cg.discover())[0]
+    return {"namespaces": root, "own_uid": root, "cgroup": cg}
+
+
+def bot_uid() -> int:
+    """A host uid no account uses, unique among this referee's live bots (and other referees')."""
+    return _UID_BASE + ((os.getpid() & 0x3FFFFF) << 8) + (next(_uid_seq) & 0xFF)
+
+
+_UID_BASE = 0x40000000
+_uid_seq = itertools.count()
+
+
+def _build_landlock(argv: Sequence[str], bot_file: Path, limits: Limits, extra_ro: Sequence[Path],
+                    benv: dict[str, str], scratch: Path) -> Launch:
+    mode = landlock_mode()
+    sources = _ro_sources(argv, bot_file, extra_ro)
+    ro = ["/usr", *(p for p in _TOP_LINKS if os.path.exists(p)), *_SYSTEM_RO, "/proc",
+          "/dev/urandom", "/dev/random", "/dev/zero", *sources]
+    cg = None
+    if mode["cgroup"]:
+        cg = _cg.BotCgroup(_cg.discover(), memory_bytes=limits.memory_mb * MiB,
+                           pids_max=limits.processes + 2)   # + the keeper and the namespace's init
+    r = _rlimits(limits, address_space=cg is None)
+    if mode["own_uid"] and cg is None:
+        r["nproc"] = [limits.processes] * 2                  # counts this bot's own uid only
+    cfg: dict = {"ready": READY, "seccomp": "strict", "cwd": str(scratch),
+                 "landlock": {"ro": ro, "rw": [str(scratch), "/dev/null"]},
+                 "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()]}
+    if mode["namespaces"]:
+        links = {p: os.readlink(p) for p in _TOP_LINKS if os.path.islink(p)}
+        ns_ro = ["/usr", *(p for p in _TOP_LINKS if os.path.isdir(p) and not os.path.islink(p)),
+                 *_SYSTEM_RO, *sources]
+        cfg["ns"] = {"ro": [[os.path.realpath(p), p] for p in ns_ro],
+                     "rw": [str(scratch)], "links": links}
+        cfg["uid"] = bot_uid()
+        if cg is not None:
+            cfg["cgroup_procs"] = cg.procs_files()
+    shim = str(Path(__file__).with_name("shim.py"))
+    cmd = [interpreter(), "-I", "-S", "-B", shim, json.dumps(cfg), "--", *argv]
+    return Launch(cmd, benv, str(scratch), cgroup=cg, scratch=scratch, rlimits=r,
+                  bot_uid=cfg.get("uid"))
 
 
 def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits,
