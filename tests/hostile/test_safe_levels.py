@@ -25,7 +25,7 @@ import pytest
 from arena.match.process import BotProcess, bot_command
 from arena.match.sandbox import Limits, SandboxInfo, SandboxUnavailable
 from arena.match.sandbox.detect import detect_sandbox
-from tests.hostile.test_match_hostile import ROOT, hostile_bot, no_survivors, play_with
+from tests.hostile.test_match_hostile import NEEDS_ROOM, ROOMY, ROOT, TC, hostile_bot, no_survivors, play_with
 
 SAFE = ("full", "landlock")             # namespaces is never safe: no process limit (see the docs)
 DOC = ROOT / "docs" / "sandbox.md"
@@ -203,7 +203,7 @@ def test_attack_fails_and_honest_seats_finish(attack, level, tmp_path):
     path = hostile_bot(tmp_path, behaviour, **consts)
     limits = Limits(memory_mb=256, cpu_s=1 if behaviour == "cpu_thread" else 4, processes=16, file_mb=4)
     try:
-        record = play_with(path, info, limits=limits)
+        record = play_with(path, info, limits=limits, tc=ROOMY if behaviour in NEEDS_ROOM else TC)
         fault = record["faults"][1]
         kind = None if fault is None else fault["kind"]
         assert kind in kinds, f"{attack} at {level}: attacker got {fault}"

@@ -95,7 +95,7 @@ def _static_details(level: str) -> dict[str, Any]:
             d["missing"].append("process/thread limit (no pids cgroup"
                                 + ("; RLIMIT_NPROC is ignored for uid 0)" if root else ")"))
     if ll_mode.get("cgroup"):
-        d["memory_limit"] = "cgroup (memory_mb, whole bot, OOM kill)"
+        d["memory_limit"] = "cgroup (memory_mb + scratch_mb, whole bot, OOM kill)"
     elif level in ("namespaces", "landlock", "rlimits"):
         d["memory_limit"] = "RLIMIT_AS per process (virtual memory; a bot may catch MemoryError)"
     elif level == "full":

@@ -229,7 +229,9 @@ def _build_landlock(argv: Sequence[str], bot_file: Path, limits: Limits, extra_r
           "/dev/urandom", "/dev/random", "/dev/zero", *sources]
     cg = None
     if mode["cgroup"]:
-        cg = _cg.BotCgroup(_cg.discover(), memory_bytes=limits.memory_mb * MiB,
+        # the page cache of its scratch files and the two shim processes are charged too: as at full,
+        # the group gets the scratch's room on top of memory_mb
+        cg = _cg.BotCgroup(_cg.discover(), memory_bytes=(limits.memory_mb + limits.scratch_mb) * MiB,
                            pids_max=limits.processes + 2)   # + the keeper and the namespace's init
     r = _rlimits(limits, address_space=cg is None)
     if mode["own_uid"] and cg is None:
