@@ -104,8 +104,9 @@ def play_with(path: Path, sandbox, game="palace", players=3, seat=1, limits=LIMI
 @pytest.mark.slow
 @pytest.mark.parametrize("behaviour", sorted(CASES))
 def test_hostile_bot_is_contained_in_a_match(behaviour, sandbox, tmp_path):
-    if behaviour in NEEDS_ISOLATION and sandbox.level not in ("full", "namespaces", "landlock"):
-        pytest.skip(f"sandbox level {sandbox.level} does not isolate files, network or signals")
+    if behaviour in NEEDS_ISOLATION and not sandbox.safe:
+        pytest.skip(f"sandbox level {sandbox.level} is not safe here, missing: bubblewrap, or root for "
+                    f"landlock ({'; '.join(sandbox.details.get('unsafe', []))})")
     consts: dict = {"VICTIM": 0, "PORT": 0, "SECRET": "", "MEMORY_MB": LIMITS.memory_mb,
                     "MOVE_S": TC.move_s}
     cleanup = []

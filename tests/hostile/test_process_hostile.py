@@ -46,6 +46,9 @@ def level(name: str) -> SandboxInfo:
 
 
 def need(info: SandboxInfo, what: str) -> None:
+    if not info.safe:                    # isolation is promised only at a safe level
+        pytest.skip(f"level {info.level!r} is not safe here, missing: bubblewrap, or root for landlock "
+                    f"({'; '.join(info.details.get('unsafe', []))})")
     if not info.enforces(what):
         pytest.skip(f"level {info.level!r} does not enforce {what}: {info.details.get('missing')}")
 
@@ -143,9 +146,8 @@ def test_fork_bomb(run, lvl):
         f = r.fault()
         assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "processes", f.to_json()
     else:
-        assert r.ask() == b"forked 49"      # 49 children: all must die at close
+        assert r.ask() == b"forked 49"      # no process limit here (documented): all 49 must die at close
         r.finish()
-        pytest.skip(f"{r.info.level}: no process limit (cleanup of 49 children checked)")
 
 
 @pytest.mark.parametrize("lvl", BOTH)
@@ -159,8 +161,7 @@ def test_thread_bomb(run, lvl):
             assert r.ask() == b"threads 2000"
         except BotFault as f:
             assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "memory", f.to_json()
-        r.finish()
-        pytest.skip(f"{r.info.level}: no process/thread limit (cleanup checked)")
+        r.finish()                          # no process limit here (documented): cleanup checked
 
 
 @pytest.mark.parametrize("lvl", BOTH)
@@ -431,9 +432,10 @@ def test_perl_and_node_scripts_run_in_the_sandbox(tmp_path):
     ("bwrap: Can't fork for pid 1: Resource temporarily unavailable", 4),
 ])
 def test_sandbox_failure_is_a_sandbox_fault_with_retry(tmp_path, monkeypatch, message, calls):
-    info = detect_sandbox("auto")
-    if info.level not in ("full", "namespaces"):
-        pytest.skip(f"level {info.level} does not use bwrap")
+    try:                                    # the bwrap levels: the only ones that run bwrap
+        info = detect_sandbox("namespaces")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"missing: bubblewrap (bwrap) ({exc})")
     fake = tmp_path / "bwrap"
     count = tmp_path / "count"
     fake.write_text(f'#!/bin/sh\necho x >> {count}\necho "{message}" >&2\nexit 1\n')
