@@ -609,6 +609,11 @@ class BotProcess:
         if cg is not None and cg.pids_max_hits() > 0:
             return self._fault(FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}",
                                limit="processes", **extra)
+        if "nproc" in self._launch.rlimits and (
+                "Resource temporarily unavailable" in last or "can't start new thread" in last):
+            # the bot's own uid is capped by RLIMIT_NPROC (landlock as root without a cgroup)
+            return self._fault(FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}",
+                               limit="processes", **extra)
         if "can't start new thread" in last:   # no pids cap here: stacks and arenas hit RLIMIT_AS
             return self._fault(FaultKind.RESOURCE, "memory limit (thread creation failed)",
                                limit="memory", **extra)

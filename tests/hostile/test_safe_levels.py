@@ -371,3 +371,26 @@ def test_attack_succeeds_at_rlimits(attack, tmp_path):
         cleanup[0].kill()
         cleanup[0].wait()
     assert record["faults"][1] is not None and record["faults"][1].get("exit_code") == 42, record["faults"]
+
+
+@pytest.mark.parametrize("bot", ["fork_bomb.py", "thread_bomb.py"])
+def test_landlock_without_cgroup_caps_processes_by_the_bots_own_uid(bot, monkeypatch):
+    """As root without a usable cgroup, landlock limits a bot's processes by RLIMIT_NPROC on its own uid."""
+    from arena.match.sandbox import launch
+    from arena.match.sandbox.detect import _static_details
+    from arena.match.faults import BotFault, FaultKind
+    if not ROOT_USER:
+        pytest.skip("missing: root (a uid per bot)")
+    safe_level("landlock")
+    monkeypatch.setattr(launch, "landlock_mode", lambda: {"namespaces": True, "own_uid": True, "cgroup": False})
+    info = SandboxInfo("landlock", _static_details("landlock"))
+    assert info.enforces("processes") and "rlimit-nproc" in info.details["layers"]
+    path = Path(__file__).parent / "bots" / bot
+    p = BotProcess.start(bot_command(path), bot_file=path, name=bot, sandbox=info, limits=Limits(processes=16))
+    try:
+        p.send_line(b"go", time.monotonic() + 10)
+        with pytest.raises(BotFault) as ei:
+            p.read_line(time.monotonic() + 20)
+        assert ei.value.kind == FaultKind.RESOURCE and ei.value.extra["limit"] == "processes", ei.value.to_json()
+    finally:
+        p.kill()
