@@ -244,6 +244,13 @@ def hostile():
             os._exit(ESCAPED)
         except OSError:
             pass
+        try:   # set the console log level to what it already is
+            with open("/proc/sys/kernel/printk") as f:
+                level = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            level = 4
+        if libc.klogctl(8, None, level) == 0:   # SYSLOG_ACTION_CONSOLE_LEVEL
+            os._exit(ESCAPED)
     elif b == "well_behaved":
         keep = bytearray(int(MEMORY_MB * 0.6) << 20)  # touched below
         for i in range(0, len(keep), 4096):
