@@ -37,11 +37,11 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
            {"bot": str, "opponent": str, "above": int, "below": int, "tied": int,
             "share": float | null,     # above / (above + below)
             "ci95": [low, high] | null}]}],              # Wilson score interval
-      "sandbox": [{"level": str, "safe": bool}],   # levels the matches ran at; safe for untrusted bots
       "notable": [                     # schedule order
         {"match_id": str, "index": int, "game": str,
          "reason": <fault kind> | "capped" | "numeric",
-         "seat": int | null, "bot": str | null, "detail": str | null}]
+         "seat": int | null, "bot": str | null, "detail": str | null}],
+      "sandbox": [{"level": str, "safe": bool}]   # levels the matches ran at; safe for untrusted bots
     }
 """
 

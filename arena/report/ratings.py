@@ -243,10 +243,10 @@ class RatingReport:
                        "conservative": "mu - 3 * sigma"},
             "deals": None if self.deals is None else dict(self.deals),
             "scopes": [_scope_json(s) for s in self.scopes],
-            "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],
             "notable": [{"match_id": n.match_id, "index": n.index, "game": n.game,
                          "reason": n.reason, "seat": n.seat, "bot": n.bot,
                          "detail": n.detail} for n in self.notable],
+            "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],  # added in v1
         }
 
 

@@ -218,7 +218,7 @@ def test_to_json_shape_is_stable() -> None:
         make_record(20, ["alpha", "bravo"], [0, 1],
                     faults=[None, {"kind": "illegal", "detail": "action 99"}])])
     data = report.to_json()
-    assert list(data) == ["format", "version", "rating", "deals", "scopes", "notable"]
+    assert list(data) == ["format", "version", "rating", "deals", "scopes", "notable", "sandbox"]
     assert (data["format"], data["version"]) == ("decktet-arena-leaderboard", 1)
     scope = data["scopes"][0]
     assert list(scope) == ["scope", "games", "matches", "rated", "skipped", "standings",
