@@ -112,7 +112,6 @@ class Launch:
     scratch: Path | None = None            # host directory removed at close
     bwrap: bool = False
     rlimits: dict[str, list[int]] = field(default_factory=dict)
-    bot_uid: int | None = None             # the bot's own host uid (landlock level as root)
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -250,8 +249,7 @@ def _build_landlock(argv: Sequence[str], bot_file: Path, limits: Limits, extra_r
             cfg["cgroup_procs"] = cg.procs_files()
     shim = str(Path(__file__).with_name("shim.py"))
     cmd = [interpreter(), "-I", "-S", "-B", shim, json.dumps(cfg), "--", *argv]
-    return Launch(cmd, benv, str(scratch), cgroup=cg, scratch=scratch, rlimits=r,
-                  bot_uid=cfg.get("uid"))
+    return Launch(cmd, benv, str(scratch), cgroup=cg, scratch=scratch, rlimits=r)
 
 
 def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits,
