@@ -7,10 +7,11 @@ With ``"ns"`` in the config (``landlock`` level, referee is root) there are
 three processes:
 
 * the *keeper* (the process the referee started): joins the bot's cgroup,
-  unshares the namespaces, forks the init, and mirrors its end (exit code or
+  unshares the pid, net, uts, ipc and cgroup namespaces, forks the init, and mirrors its end (exit code or
   signal) so the referee sees the bot's own status;
 * the *init* (pid 1 of the new pid namespace, still root, no way out of the
-  namespaces): builds the private root, forks the bot, reaps orphans, and
+  namespaces): unshares a mount namespace of its own (pivot_root would move the
+  keeper's root too) and builds the private root, forks the bot, reaps orphans, and
   reports the bot's wait status to the keeper; when it exits, the kernel kills
   everything left in the namespace;
 * the *bot* (pid 2): drops to its own unprivileged uid and gid (no
@@ -86,9 +87,8 @@ def _mirror(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 125)
 
 
-def _quiet_stdio() -> None:
-    """Drop our copies of the bot's pipes, so the referee sees the bot close them."""
-    fd = os.open("/dev/null", os.O_RDWR)
+def _quiet_stdio(fd: int) -> None:
+    """Drop our copies of the bot's pipes, so the referee sees the bot close them (``fd``: /dev/null)."""
     for i in (0, 1, 2):
         os.dup2(fd, i)
     if fd > 2:
@@ -101,7 +101,8 @@ def _init(cfg: dict, argv: list, report_w: int) -> None:
     try:
         _pdeathsig()                    # the keeper died: so does the whole namespace
         os.umask(0o022)                 # the bot's uid must be able to walk the new root
-        nsroot.sethostname("arena-bot")
+        nsroot.unshare(nsroot.CLONE_NEWNS)  # the keeper keeps the host's root: pivot_root moves every
+        nsroot.sethostname("arena-bot")     # process of a mount namespace, so only ours is new
         ns = cfg["ns"]
         nsroot.build_root(ro=ns["ro"], rw=ns["rw"], links=ns["links"])
         if cfg.get("uid") is not None:
@@ -113,7 +114,7 @@ def _init(cfg: dict, argv: list, report_w: int) -> None:
     if bot == 0:
         os.close(report_w)
         _confine_and_exec(cfg, argv)
-    _quiet_stdio()
+    _quiet_stdio(os.open("/dev/null", os.O_RDWR))   # the new root's /dev/null
     while True:                         # reap everything; stop when the bot itself ends
         try:
             pid, status = os.waitpid(-1, 0)
@@ -141,16 +142,18 @@ def main() -> None:
         for procs in cfg.get("cgroup_procs", ()):
             with open(procs, "w") as f:
                 f.write(str(os.getpid()))
-        nsroot.unshare()
+        nsroot.unshare(nsroot.NAMESPACES & ~nsroot.CLONE_NEWNS)   # the init makes its own mount ns
+        devnull = os.open("/dev/null", os.O_RDWR)
     except Exception as exc:  # noqa: BLE001
         _fail("setup", exc)
     r, w = os.pipe()
     init = os.fork()
     if init == 0:
         os.close(r)
+        os.close(devnull)
         _init(cfg, argv, w)
     os.close(w)
-    _quiet_stdio()
+    _quiet_stdio(devnull)
     data = b""
     while True:
         chunk = os.read(r, 4)
