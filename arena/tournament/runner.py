@@ -10,6 +10,7 @@ depend on the number of workers or on interruptions.
 
 from __future__ import annotations
 
+import io
 import logging
 import multiprocessing as mp
 import os
@@ -247,10 +248,12 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         raise ArenaError(
             f"{results}: bot file changed since its matches were played: {', '.join(changed)}; "
             f"rerun with --fresh to start over, or set a new 'results' folder")
-    sandbox = open_sandbox(sandbox_level or tournament.sandbox, err)
+    level_lines = io.StringIO()                     # printed once the run is under way
+    sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
     require_safe_sandbox(sandbox, tournament)        # before anything of this run is stored
     store.init_tournament(tournament.name, _config_json(tournament),
                           [{"name": e.name, "path": str(e.path), "sha256": e.sha256} for e in entries])
+    err.write(level_lines.getvalue())
     done_ids = store.completed_ids()
     pending = [m for m in schedule if m.match_id not in done_ids]
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))

@@ -32,9 +32,10 @@ LIMITS = Limits(memory_mb=256, cpu_s=4, processes=16, file_mb=4)
 # Generous for a busy machine (allocating 150 MB or starting a sandbox can take seconds of
 # wall time there); the bots that must time out stall for good, so any clock catches them.
 TC = TimeControl(startup_s=30, move_s=3.0)
-# Attacks whose right fault must come from a limit, not from the move clock, get at least this.
+# Attacks whose right fault must come from a limit, not from the move clock, get at least this
+# (a cgroup OOM is slow under load; a thread burning CPU starves the answering one of the GIL).
 ROOMY = TimeControl(startup_s=30, move_s=5.0)
-NEEDS_ROOM = {"memory", "well_behaved", "fork_bomb", "thread_bomb"}
+NEEDS_ROOM = {"memory", "well_behaved", "fork_bomb", "thread_bomb", "cpu_child", "cpu_thread"}
 
 # behaviour -> fault kinds that correctly describe it (None: no fault at all)
 CASES = {
