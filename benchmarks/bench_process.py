@@ -14,7 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.match.process import BotProcess, bot_command  # noqa: E402
-from arena.match.sandbox import Limits, SandboxUnavailable, detect_sandbox  # noqa: E402
+from arena.match.sandbox import Limits, SandboxUnavailable  # noqa: E402
+from arena.match.sandbox.detect import detect_sandbox  # noqa: E402
 
 ECHO = Path(__file__).resolve().parent.parent / "tests" / "hostile" / "bots" / "echo.py"
 

@@ -17,9 +17,10 @@ Choices made where RULINGS is silent (documented so bots and tests agree):
   lone winner is treated like tied winners); prizes only count tricks there.
 * Options ``hands`` and ``target`` are exclusive: the ruling says ``target`` ends the
   game "instead", so setting both is an OptionError.
-* Observation history (R-D9) covers the tricks of the current hand; earlier hands
-  appear as their per-hand scores (their tricks were public in earlier observations).
-* Capped standing (C4): totals of completed hands plus the points the current hand
+* Observation history (R-D9) covers the tricks of the current hand, plus the whole
+  latest finished hand as ``previous_hand`` (C6: its fifth trick was never shown
+  before the next deal); older hands appear as their per-hand scores.
+* Capped standing (C4, R-D10): totals of completed hands plus the points the current hand
   has already secured: R-D6 points of the prizes taken so far (bonus only once all six
   suits are in), or with bidding 4 x bid + overtricks once a bid >= 1 is made (a nil
   bid scores only when its hand ends, as it could still fail).
@@ -100,6 +101,7 @@ class DiversWeightsState(State):
         self._total = 0
         self._rule = "none"
         self._phase = PLAY
+        self._last_hand: tuple[Any, ...] | None = None
         self.hand_no = 0
         self.trick_no = 0
         # C2: the first dealer is drawn from the seed, before the first shuffle.
@@ -201,6 +203,10 @@ class DiversWeightsState(State):
         for s in self._seats:
             self._totals[s] += pts[s]
         self._hand_scores.append(pts)
+        # C6: the next hand resets the trick list; its fifth trick stays visible here.
+        self._last_hand = (self.hand_no, self.dealer, tuple(self._tricks),
+                           tuple(tuple(pr) for pr in self._prizes), tuple(self._tricks_won),
+                           tuple(self._bids), pts)
         if self.target is not None:
             done = max(self._totals) >= self.target
         else:
@@ -337,7 +343,19 @@ class DiversWeightsState(State):
             "hand_points": [self.secured_points(s) for s in self._seats],
             "scores": list(self._totals),
             "hand_scores": [list(h) for h in self._hand_scores],
+            "previous_hand": self._previous_hand_json(),
         }
+
+    def _previous_hand_json(self) -> dict[str, Any] | None:
+        """C6: every trick, prize and score of the latest finished hand, shown during the next
+        hand's bids and first trick (every seat decides there) and at the end; else None."""
+        if self._last_hand is None or (self._tricks and not self._over):
+            return None
+        hand_no, dealer, tricks, prizes, won, bids, pts = self._last_hand
+        return {"hand_number": hand_no, "dealer": dealer,
+                "tricks": [self._trick_json(r) for r in tricks],
+                "prizes": [list(pr) for pr in prizes], "tricks_won": list(won),
+                "bids": list(bids), "points": list(pts)}
 
     def _observe_text(self, seat: int) -> str:
         def names(cards: Any) -> str:
@@ -368,6 +386,22 @@ class DiversWeightsState(State):
     def _result(self) -> Result:
         scores = self.standing() if self.capped else list(self._totals)
         return Result(places_from_keys([-x for x in scores]), tuple(scores), self.capped)
+
+    def clone(self) -> "DiversWeightsState":
+        """A fast independent copy (search bots clone at every simulation)."""
+        new = object.__new__(type(self))
+        d = self.__dict__.copy()
+        d["_hands"] = [h.copy() for h in self._hands]
+        d["_prizes"] = [p.copy() for p in self._prizes]
+        for k in ("_totals", "_hand_scores", "_deck", "_threshold", "_played", "_discard",
+                  "_tricks", "_tricks_won", "_bids"):
+            d[k] = d[k].copy()
+        d["_rng"] = DealRng(0)
+        d["_rng"].setstate(self._rng.getstate())
+        d["_move_cache"] = {}
+        d["options"] = dict(self.options)
+        new.__dict__ = d
+        return new
 
     def all_cards(self) -> list[int]:
         out = list(self._deck) + self._threshold + self._discard
@@ -410,7 +444,7 @@ def _check_options(players: int, options: dict[str, Any]) -> None:
 SPEC = GameSpec(
     id="divers-weights",
     title="Divers Weights",
-    rules_version="1",
+    rules_version="2",
     min_players=2,
     max_players=4,
     simultaneous=True,

@@ -11,6 +11,8 @@ State layout (plain lists for speed):
 * ``_done``: this round's finished tricks as (seats, cards, control index).
 * ``_aside``: the cards set aside this round (hidden; only their count is public).
 * ``_pen[s]`` / ``_points[s]``: public penalty cards and points.
+* ``_last_end``: the latest finished round's last trick and penalty (C6: it is
+  shown to every seat in the next round, which resets ``_done``).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class TightwadState(State):
         self._round = 0
         self._hand_size = 0
         self._loser = -1
+        self._last_end: tuple[int, tuple[int, ...], tuple[int, ...], int, int] | None = None
         # R-T2: the first dealer comes from the seed, before the first shuffle.
         self._dealer = self._rng.randbelow(n)
         self._start_round(decktet.make_deck(self.ndecks))
@@ -162,6 +165,8 @@ class TightwadState(State):
             return
         # R-T5: last trick of the round; its controlling card is the penalty.
         penalty = self._done[-1][1][ctl]
+        # C6: the round's last trick and its penalty stay visible to every seat.
+        self._last_end = (self._round, self._done[-1][0], self._done[-1][1], ctl, penalty)
         self._pen[winner].append(penalty)
         self._points[winner] += RANK[penalty]
         if self._points[winner] >= LOSING_POINTS:
@@ -210,7 +215,19 @@ class TightwadState(State):
             "penalty_cards": [p[:] for p in self._pen],
             "penalty_points": self._points[:],
             "set_aside": len(self._aside),
+            "last_round_end": self._round_end_json(),
         }
+
+    def _round_end_json(self) -> dict[str, Any] | None:
+        """C6: how the latest finished round ended (its last trick and penalty), shown until
+        the new round's first trick is over (every seat has then seen it) and at the end."""
+        if self._last_end is None or (self._done and not self._over):
+            return None
+        rnd, seats, cards, ctl, penalty = self._last_end
+        trick = self._trick_json(seats, cards, ctl)
+        trick["winner"] = seats[ctl]
+        return {"round": rnd, "last_trick": trick, "penalty": {
+            "seat": seats[ctl], "card": penalty, "points": RANK[penalty]}}
 
     def _observe_text(self, seat: int) -> str:
         name = self.card_name
@@ -247,6 +264,21 @@ class TightwadState(State):
             capped=self.capped,
         )
 
+    def clone(self) -> "TightwadState":
+        """A fast independent copy (search bots clone at every simulation)."""
+        new = object.__new__(type(self))
+        d = self.__dict__.copy()
+        d["_hands"] = [h.copy() for h in self._hands]
+        d["_pen"] = [p.copy() for p in self._pen]
+        for k in ("_points", "_tseats", "_tcards", "_done", "_aside"):
+            d[k] = d[k].copy()
+        d["_rng"] = DealRng(0)
+        d["_rng"].setstate(self._rng.getstate())
+        d["_move_cache"] = {}
+        d["options"] = dict(self.options)
+        new.__dict__ = d
+        return new
+
     def all_cards(self) -> list[int]:
         out: list[int] = []
         for h in self._hands:
@@ -282,7 +314,7 @@ class TightwadState(State):
 SPEC = GameSpec(
     id="tightwad",
     title="Tightwad",
-    rules_version="1",
+    rules_version="2",
     min_players=3,
     max_players=10,
     simultaneous=False,

@@ -2,7 +2,9 @@
 
 All I/O is non-blocking and polled in the caller's thread (no reader threads).
 stdout is read only while the referee waits for a line; stderr is drained on
-every poll into a ring buffer (``stderr_tail``) and a capped log file.
+every poll into a ring buffer (``stderr_tail``) and a capped log file. When the
+bot ends (or is killed), both pipes are read to EOF before they are closed, so
+the last line a bot wrote before exiting always reaches its log.
 
 Every ``BotFault`` raised here has already killed the bot's whole process tree,
 so a late answer can never be mistaken for the next one; the ``BotProcess`` is
@@ -40,6 +42,8 @@ _READ_CHUNK = 1 << 16
 _ERR_PER_EVENT = 1 << 20          # stderr bytes drained per wake-up (a flood must not starve stdout)
 _START_TIMEOUT = 15.0
 _EXIT_WAIT = 1.0                  # after EOF/exit: how long to wait for the status
+_DRAIN_BYTES = 4 << 20            # at the end: read at most this much more of stdout + stderr,
+_DRAIN_S = 1.0                    # for at most this long (a grandchild may hold the pipe open)
 _TRANSIENT = ("Resource temporarily unavailable", "Can't fork", "cannot fork", "EAGAIN")
 
 _spawn_lock = threading.RLock()    # Popen + registration vs. orphan sweeps
@@ -54,7 +58,8 @@ def bot_command(bot_file: Path | str) -> list[str]:
 
     A ``.py`` file runs under this very interpreter without site-packages (``-s -S``:
     ``-s`` alone would still expose the interpreter's global site-packages); the
-    sandbox puts ``arena/bot_helper`` on PYTHONPATH. Anything else must be an
+    sandbox puts ``arena/bot_helper`` (botkit) and a copy of the ``games`` engines on
+    PYTHONPATH. Anything else must be an
     executable (e.g. a ``#!/usr/bin/perl`` or ``#!/usr/bin/env node`` script).
     """
     p = os.path.realpath(bot_file)
@@ -271,19 +276,25 @@ class BotProcess:
         return not self._exited()
 
     def close(self, grace_s: float = 0.5) -> None:
-        """After the goodbye: close its input, wait up to ``grace_s`` for it to exit, then kill all."""
+        """After the goodbye: close its input, wait up to ``grace_s`` for it to exit, then kill all.
+
+        Meanwhile stderr goes to the log and stdout is read and dropped (output after the
+        goodbye is no answer), so a bot blocked on a full pipe can still finish and exit.
+        """
         if not self._killed:
             try:
                 self._popen.stdin.close()
             except OSError:
                 pass
             self._in = -1
-            self._unregister(self._out)      # output after the goodbye is not read
             end = time.monotonic() + grace_s
             while not self._exited() and time.monotonic() < end:
                 ev = self._poll.poll(_ms(end - time.monotonic()))
                 for fd, _ in ev:
-                    if self._fdkind.get(fd) == _ERR and self._drain_err():
+                    kind = self._fdkind.get(fd)
+                    if kind == _ERR and self._drain_err():
+                        self._unregister(fd)
+                    elif kind == _OUT and self._discard(fd, _ERR_PER_EVENT) is None:
                         self._unregister(fd)
             if self._exited() and self._err >= 0:
                 self._drain_err()  # its last lines (say, the last match's) are still in the pipe
@@ -317,6 +328,7 @@ class BotProcess:
                 self._reap(2.0)
             if self._cgroup is not None:
                 self._cgroup.kill(0.5)
+            self._drain_to_eof()
         finally:
             self._release()
 
@@ -456,16 +468,73 @@ class BotProcess:
             if not data:
                 return True
             got += len(data)
-            self._tail += data
-            if len(self._tail) > 2 * _RING:
-                del self._tail[:-_RING]
-            if self._log is not None:
-                keep = data[: self._log_left]
-                if keep:
-                    self._log.write(keep)
-                    self._log_left -= len(keep)
-                self._log_dropped += len(data) - len(keep)
+            self._keep_err(data)
         return False
+
+    def _keep_err(self, data: bytes) -> None:
+        self._tail += data
+        if len(self._tail) > 2 * _RING:
+            del self._tail[:-_RING]
+        if self._log is not None:
+            keep = data[: self._log_left]
+            if keep:
+                self._log.write(keep)
+                self._log_left -= len(keep)
+            self._log_dropped += len(data) - len(keep)
+
+    def _discard(self, fd: int, budget: int) -> int | None:
+        """Read and drop up to ``budget`` bytes of ``fd``; the count read, None at EOF."""
+        got = 0
+        while got < budget:
+            try:
+                data = os.read(fd, _READ_CHUNK)
+            except BlockingIOError:
+                return got
+            except OSError:
+                return None
+            if not data:
+                return None
+            got += len(data)
+        return got
+
+    def _drain_to_eof(self) -> None:
+        """Once the tree is dead: read both pipes to EOF, so the bot's last words reach the log.
+
+        What a bot wrote just before it exited may still sit in the pipe, unread, when its
+        exit is noticed. Bounded by ``_DRAIN_BYTES`` and ``_DRAIN_S``: a grandchild that
+        escaped the kill could hold a pipe open, or keep writing, forever.
+        """
+        fds = {fd: kind for fd, kind in ((self._err, _ERR), (self._out, _OUT)) if fd >= 0}
+        if not fds:
+            return
+        poll = select.poll()
+        for fd in fds:
+            poll.register(fd, select.POLLIN)
+        budget, end = _DRAIN_BYTES, time.monotonic() + _DRAIN_S
+        while fds and budget > 0:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            for fd, _ in poll.poll(_ms(left)):
+                if fd not in fds:
+                    continue
+                if fds[fd] == _ERR:
+                    try:
+                        data = os.read(fd, min(_READ_CHUNK, budget))
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        data = b""
+                    if data:
+                        self._keep_err(data)
+                    n = len(data) if data else None
+                else:          # stdout after the end is no answer: read only to reach EOF
+                    n = self._discard(fd, min(_READ_CHUNK, budget))
+                if n is None:
+                    poll.unregister(fd)
+                    del fds[fd]
+                else:
+                    budget -= n
 
     def _read_out(self) -> bool:
         """Append available stdout to the buffer; True at EOF. Bounded by the line cap."""
@@ -544,6 +613,11 @@ class BotProcess:
         if "MemoryError" in last or "Cannot allocate memory" in last or "out of memory" in last.lower():
             return self._fault(FaultKind.RESOURCE, "memory limit (allocation failed)", limit="memory", **extra)
         if cg is not None and cg.pids_max_hits() > 0:
+            return self._fault(FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}",
+                               limit="processes", **extra)
+        if "nproc" in self._launch.rlimits and (
+                "Resource temporarily unavailable" in last or "can't start new thread" in last):
+            # the bot's own uid is capped by RLIMIT_NPROC (landlock as root without a cgroup)
             return self._fault(FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}",
                                limit="processes", **extra)
         if "can't start new thread" in last:   # no pids cap here: stacks and arenas hit RLIMIT_AS

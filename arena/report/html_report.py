@@ -15,7 +15,7 @@ from html import escape
 
 from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
                                       deals_line, format_faults, marked_name, notable_groups,
-                                      params_line, scope_summary, scope_title, status_line)
+                                      params_line, sandbox_line, scope_summary, scope_title, status_line)
 from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
 
 # Colour-blind-friendly palette (Okabe-Ito, then Tableau) for up to 16 distinct lines.
@@ -307,6 +307,7 @@ def render_html(report: RatingReport, *, title: str = "Leaderboard",
         f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
         f"<header>{_status_banner(report)}<h1>{escape(title)}</h1><p>{escape(params_line(report))}</p>"
         f"<p class=\"deals\">{escape(deals_line(report))}</p>"
+        f"<p>{escape(sandbox_line(report))}</p>"
         f"<nav>{nav}</nav></header>", "<main>",
         *(_scope_section(s) for s in report.scopes),
         _notable_section(report, extras or {}), "</main>", "</body>", "</html>", ""])

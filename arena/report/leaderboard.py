@@ -47,7 +47,8 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
       "notable": [                     # schedule order
         {"match_id": str, "index": int, "game": str,
          "reason": <fault kind> | "all_faulted" | "capped" | "numeric",
-         "seat": int | null, "bot": str | null, "detail": str | null}]
+         "seat": int | null, "bot": str | null, "detail": str | null}],
+      "sandbox": [{"level": str, "safe": bool}]   # levels the matches ran at; safe for untrusted bots
     }
 """
 
@@ -66,7 +67,7 @@ from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, NotableMatch
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
                "mean_place", "firsts", "unrated", "faults_total",
-               *(f"faults_{k}" for k in FAULT_KINDS), "status", "scheduled", "counted", "deals")
+               *(f"faults_{k}" for k in FAULT_KINDS), "status", "scheduled", "counted", "deals", "sandbox")
 STANDING_HEADERS = ("rank", "bot", "μ", "σ", "conservative", "matches", "mean place",
                     "firsts", "faults")
 FILES = {"md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json",
@@ -206,6 +207,15 @@ def deals_line(report: RatingReport) -> str:
     return "Deals: secret (drawn from the results folder's secret; no bot could predict them)."
 
 
+def sandbox_line(report: RatingReport) -> str:
+    """Which sandbox level(s) the matches ran at, and whether each is safe for untrusted bots."""
+    if not report.sandbox:
+        return "Sandbox: unknown (no stored match says)."
+    return "Sandbox: " + ", ".join(
+        f"{lvl} ({'safe for untrusted bots' if safe else 'NOT safe for untrusted bots: the bots were trusted'})"
+        for lvl, safe in report.sandbox) + "."
+
+
 def render_terminal(report: RatingReport, *, results: str = "<results>",
                     notable_limit: int = 15) -> str:
     """The leaderboards as plain text for the terminal."""
@@ -222,6 +232,7 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
         out.append("")
     out.append(deals_line(report))
     out.append(params_line(report))
+    out.append(sandbox_line(report))
     out.append(H2H_NOTE)
     if report.notable:
         groups = notable_groups(report)
@@ -251,7 +262,7 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
     esc = _md_escape
     status = status_line(report)
     out = [f"# {esc(title)}", "", f"**{esc(status)}**" if not report.complete else esc(status), "",
-           params_line(report), "", esc(deals_line(report)), ""]
+           params_line(report), "", esc(deals_line(report)), "", esc(sandbox_line(report)), ""]
     for scope in report.scopes:
         out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]
         rows = [[esc(c) for c in row] for row in standing_rows(scope)]
@@ -283,6 +294,7 @@ def render_csv(report: RatingReport) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
+    sandbox = " ".join(f"{lvl}:{'safe' if safe else 'unsafe'}" for lvl, safe in report.sandbox)
     for scope in report.scopes:
         for s in scope.standings:
             writer.writerow([
@@ -291,7 +303,7 @@ def render_csv(report: RatingReport) -> str:
                 "" if s.mean_place is None else f"{s.mean_place:.6f}", s.firsts, s.unrated,
                 s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS),
                 "complete" if report.complete else "INCOMPLETE", report.scheduled, report.counted,
-                _deals_cell(report)])
+                _deals_cell(report), sandbox])
     return buf.getvalue()
 
 

@@ -228,6 +228,7 @@ class RatingReport:
     notable: tuple[NotableMatch, ...] = field(default=())
     # how the deals were drawn: {"mode": "secret"} or {"mode": "public", "seed": N}; None: unknown
     deals: dict[str, Any] | None = None
+    sandbox: tuple[tuple[str, bool], ...] = field(default=())   # (level, safe for untrusted bots)
     scheduled: int = 0    # matches of the tournament's schedule
     counted: int = 0      # of them, stored as played and counted here
 
@@ -256,6 +257,7 @@ class RatingReport:
             "notable": [{"match_id": n.match_id, "index": n.index, "game": n.game,
                          "reason": n.reason, "seat": n.seat, "bot": n.bot,
                          "detail": n.detail} for n in self.notable],
+            "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],  # added in v1
         }
 
 

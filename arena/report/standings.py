@@ -49,6 +49,7 @@ def load_report(source: Path) -> tuple[Any, Path]:
         report = compute_ratings(list(store.iter_results()), params, cache=folder / FILE_NAME,
                                  scheduled=scheduled)
         report = dataclasses.replace(report, deals=deals_of(meta))
+        report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
         store.close()  # not left to the garbage collector: a long-lived caller runs many
     except StoreError as err:
         raise ArenaError(f"{folder}: {err}") from None

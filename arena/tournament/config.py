@@ -313,6 +313,7 @@ class Tournament(_Model):
     results: str = ""  # filled in: results/<name> when not given
     root: str | None = None
     sandbox: str = "auto"
+    trust_bots: bool = False  # run even at a sandbox level that is not safe for untrusted bots
     fresh_processes: bool = False
     limits: Limits = Field(default_factory=Limits)
     ratings: Ratings = Field(default_factory=Ratings)
@@ -445,6 +446,7 @@ _HELP: dict[str, tuple[str, str]] = {
     "results": ("a folder path", "results: results/spring"),
     "root": ("a folder path, relative to the tournament file", "root: .."),
     "sandbox": ("one of " + ", ".join(SANDBOX_LEVELS), "sandbox: auto"),
+    "trust_bots": ("true or false", "trust_bots: false"),
     "fresh_processes": ("true or false", "fresh_processes: false"),
     "limits": ("a mapping of integer limits", "limits: {memory_mb: 1024}"),
     "ratings": ("a mapping", "ratings: {tau: 0.008, draw_probability: 0.001}"),

@@ -17,6 +17,7 @@ A match the harness could not play (a ``sandbox`` fault) is not stored.
 
 from __future__ import annotations
 
+import io
 import logging
 import multiprocessing as mp
 import os
@@ -318,6 +319,17 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
 
 
+def require_safe_sandbox(sandbox: Any, tournament: Any) -> None:
+    """Refuse a sandbox level that is not safe for untrusted bots, unless the file trusts its bots."""
+    if sandbox.safe or tournament.trust_bots:
+        return
+    why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
+    raise ArenaError(
+        f"{tournament.source or 'tournament'}: sandbox level {sandbox.level} is not safe for untrusted bots "
+        f"({why}); install bubblewrap (apt-get install bubblewrap) or run as root for a safe level, "
+        "or add 'trust_bots: true' to the tournament file if you trust every bot in it")
+
+
 def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None = None,
                    sandbox_level: str | None = None, out: TextIO = sys.stdout,
                    err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
@@ -368,6 +380,9 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     from arena.tournament.schedule import build_schedule
     from arena.tournament.store import ResultStore, StoreError
 
+    level_lines = io.StringIO()                     # printed once the run is under way
+    sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
+    require_safe_sandbox(sandbox, tournament)        # before anything of this run is stored or reset
     store = ResultStore(results)
     if fresh:
         store.reset()
@@ -385,11 +400,11 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     store.forget_harness_failures()
     store.set_schedule([(m.match_id, m.index) for m in schedule])
+    err.write(level_lines.getvalue())
     done_ids = store.completed_ids()
     pending = [m for m in schedule if m.match_id not in done_ids]
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
     setup_logging(results, err, fresh=fresh)
-    sandbox = open_sandbox(sandbox_level or tournament.sandbox, err)
     summary.sandbox_level = sandbox.level
     n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
     if executor == "ray":  # workers: auto = one per CPU of the cluster, not of this machine (0)

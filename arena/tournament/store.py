@@ -529,6 +529,22 @@ class ResultStore:
             return {r[0] for r in self.conn.execute(
                 "SELECT match_id FROM matches WHERE has_sandbox_fault = 0")}
 
+    def sandbox_levels(self) -> list[tuple[str, bool]]:
+        """Each sandbox level matches ran at, and whether it was safe for untrusted bots."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT sandbox_level, record FROM matches WHERE rowid IN"
+                " (SELECT MIN(rowid) FROM matches GROUP BY sandbox_level) ORDER BY sandbox_level").fetchall()
+        out = []
+        for level, blob in rows:
+            try:
+                sandbox = json.loads(zlib.decompress(blob)).get("sandbox") or {}
+                safe = bool((sandbox.get("details") or {}).get("safe"))
+            except (zlib.error, ValueError, AttributeError):
+                safe = False
+            out.append((level or "unknown", safe))
+        return out
+
     def match_count(self) -> int:
         """How many matches are stored."""
         with self._lock:

@@ -140,7 +140,7 @@ def test_a_sampled_field_runs_with_descriptors_above_1023(tmp_path: Path, monkey
     (tmp_path / "big.yaml").write_text(
         "name: big\nseed: 3\nbots: [bots/*.py]\n"
         "games: [{id: divers-weights, players: 2, deals: 1, schedule: sampled, matches_per_bot: 2}]\n"
-        "time_control: {startup_s: 30, move_s: 10}\nworkers: 2\nwarm_bots: 8\nsandbox: rlimits\n")
+        "time_control: {startup_s: 30, move_s: 10}\nworkers: 2\nwarm_bots: 8\nsandbox: rlimits\ntrust_bots: true\n")
     monkeypatch.chdir(tmp_path)
     held = _fill_descriptors(1100)
     try:

@@ -219,7 +219,7 @@ def test_to_json_shape_is_stable() -> None:
                     faults=[None, {"kind": "illegal", "detail": "action 99"}])])
     data = report.to_json()
     assert list(data) == ["format", "version", "complete", "scheduled", "counted", "rating", "deals", "scopes",
-                          "notable"]
+                          "notable", "sandbox"]
     assert (data["format"], data["version"]) == ("decktet-arena-leaderboard", 1)
     scope = data["scopes"][0]
     assert list(scope) == ["scope", "games", "matches", "rated", "skipped", "standings",

@@ -30,9 +30,11 @@ from arena.tournament.roster import BotEntry, bot_entry, resolve_bots
 from arena.tournament.runner import limits_from, time_control_from
 from arena.tournament.schedule import build_schedule
 
-TEST_SECRET = "5e" * 32  # the schedule's deal secret (a run draws its own)
+from tests import own_processes as own
 
 from .test_runner import ROOT, SLOW, leaderboard_json, run_file, share_secret, stored, write_tournament
+
+TEST_SECRET = "5e" * 32  # the schedule's deal secret (a run draws its own)
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +203,7 @@ def test_the_local_pool_and_ray_store_identical_results_and_leaderboards(tmp_pat
     assert {r["sandbox"]["level"] for r in records} == {on_ray.sandbox_level}
     assert sorted(p.parent.name for p in (on_ray.results / "logs").glob("ray-*/random_bot.stderr.log")) \
         == ["ray-0", "ray-1"]
-    _wait_until(lambda: _worker_pids() == [], "Ray workers outlived the run")
+    _wait_until(lambda: _worker_pids(os.getpid()) == {}, "Ray workers outlived the run")  # this test's Ray only
     assert set(Path(tempfile.gettempdir()).glob("arena-ray-*")) <= copies_before  # workers removed their copies
 
 
@@ -229,15 +231,15 @@ def test_a_sandbox_level_that_fails_on_a_node_is_reported_with_the_node(tmp_path
     assert set(Path(tempfile.gettempdir()).glob("arena-ray-*")) <= copies_before  # closed all the same
 
 
-def _worker_pids() -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                if b"ray::BotWorker" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    found.append(int(pid))
-            except OSError:
-                pass
+def _worker_pids(root: int) -> dict[int, int]:
+    """Ray's BotWorker processes below ``root`` (pid -> start ticks): this test's Ray only."""
+    found = {}
+    for pid, ticks in own.descendants(root).items():
+        try:
+            if b"ray::BotWorker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found[pid] = ticks
+        except OSError:
+            pass
     return found
 
 
@@ -259,7 +261,7 @@ def test_a_lost_worker_keeps_finished_matches_and_the_next_run_completes_them(tm
                         "SELECT count(*) FROM matches").fetchone()[0]
                 except sqlite3.Error:
                     n = 0
-                pids = _worker_pids()
+                pids = list(_worker_pids(os.getpid()))   # the ray fixture's instance is ours
                 if n >= 3 and len(pids) == 2:
                     os.kill(pids[0], signal.SIGKILL)
                     killed.append(pids[0])
@@ -293,18 +295,29 @@ def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     end = time.monotonic() + 120
+    workers: dict[int, int] = {}     # this run's Ray workers and their bots, recorded while it runs
+    bots_seen: dict[int, int] = {}
+
+    def record() -> None:
+        workers.update(_worker_pids(proc.pid))
+        for pid in workers:
+            bots_seen.update(own.descendants(pid))
+
     while not _count(results) >= 3:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < end, "the run made no progress"
+        record()
         time.sleep(0.05)
+    record()
+    assert workers, "no Ray worker of this run was found"
     os.killpg(proc.pid, signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert f"resume with: arena run {path} --executor ray" in err
     scheduled = len(build_schedule(load_tournament(path), resolve_bots(load_tournament(path)), TEST_SECRET))
     assert 3 <= _count(results) < scheduled
-    _wait_until(lambda: _worker_pids() == [], "Ray workers outlived the run")
-    _wait_until(lambda: _pids_with(b"slow_random.py") == [], "bots outlived the run")
+    _wait_until(lambda: own.still_running(workers) == [], "Ray workers outlived the run", 30)
+    _wait_until(lambda: own.still_running(bots_seen) == [], "bots outlived the run", 30)
 
 
 def _count(results: Path) -> int:
@@ -315,14 +328,3 @@ def _count(results: Path) -> int:
         return 0
 
 
-def _pids_with(marker: bytes) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker in cmd and b"pytest" not in cmd:
-                found.append(int(pid))
-    return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import own_processes as own
 from arena.tournament.load import load_tournament
 from arena.cli.run import run_and_publish
 
@@ -108,36 +110,45 @@ def _wait_for_matches(results: Path, k: int, proc: subprocess.Popen, limit_s: fl
         time.sleep(0.05)
 
 
-def _survivors(marker: str) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in cmd and b"pytest" not in cmd:
-            found.append(int(pid))
-    return found
+def _wait_gone(find, what: str, limit_s: float = 15.0) -> None:
+    """``find()`` must come back empty: a killed tree may take a while to go on a busy machine."""
+    end = time.monotonic() + limit_s
+    while (left := find()) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not left, f"{what}: {left}"
+
+
+def own_bots(tmp: Path, *files: Path) -> list[Path]:
+    """Copies of ``files`` under ``tmp``: their paths, in every bot's argv, mark this test's bots."""
+    (tmp / "bots").mkdir(exist_ok=True)
+    out = []
+    for f in files:
+        out.append(tmp / "bots" / f.name)
+        shutil.copy(f, out[-1])
+    return out
 
 
 @pytest.mark.slow
 def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
-    bots = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", SLOW]
+    bots = own_bots(tmp_path, ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", SLOW)
     ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2))
     path = write_tournament(tmp_path, "killed", bots=bots, workers=2)
     results = tmp_path / "results-killed"
     share_secret(ref.results, results)
     proc = _arena_run(path)
-    _wait_for_matches(results, 8, proc)
-    os.kill(proc.pid, signal.SIGKILL)  # the arena itself, not its process group
+    with own.TreeRecorder(proc.pid) as tree:   # workers and bots, even those in their own sessions
+        _wait_for_matches(results, 8, proc)
+        tree.record()
+        # the checks below can see what they look for: the workers and the running bots
+        assert len(own.in_session(proc.pid)) >= 3, "the arena and its two workers"
+        assert own.with_marker(str(tmp_path / "bots")), "no bot of this test is running"
+        os.kill(proc.pid, signal.SIGKILL)  # the arena itself, not its process group
     proc.communicate()
     partial = _count(results)
     assert 8 <= partial < ref.scheduled
-    time.sleep(0.5)
-    assert _survivors(str(path)) == [], "workers outlived the arena"
-    assert _survivors("slow_random.py") == [], "bots outlived the arena"
+    _wait_gone(lambda: own.in_session(proc.pid), "workers outlived the arena")
+    _wait_gone(lambda: own.still_running(tree.seen), "processes of the arena outlived it")
+    _wait_gone(lambda: own.with_marker(str(tmp_path / "bots")), "bots outlived the arena")
     again = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
@@ -148,11 +159,18 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
-    bots = [ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"]
+    # a slower copy of slow_random: on a busy machine the run must not end before the
+    # test, polling the results, sees its first matches and interrupts it
+    slower = tmp_path / "bots" / "slower_random.py"
+    slower.parent.mkdir()
+    slower.write_text(SLOW.read_text().replace("time.sleep(0.004)", "time.sleep(0.02)"))
+    assert "0.02" in slower.read_text()
+    bots = [ROOT / "bots/random_bot.py", slower, ROOT / "bots/divers_heuristic.py"]
     path = write_tournament(tmp_path, "intr", bots=bots, deals=3)
     results = tmp_path / "results-intr"
     proc = _arena_run(path)
     _wait_for_matches(results, 3, proc)
+    assert proc.poll() is None, "the run ended before the test could interrupt it"
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130

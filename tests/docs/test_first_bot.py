@@ -57,7 +57,7 @@ def test_tutorial_has_every_step() -> None:
     assert kinds.count("run") >= 5 and kinds.count("output") >= 4
     assert kinds[0] == "file", "the tutorial starts from writing the bot"
     runs = " ".join(body for k, _, _, body in steps if k == "run")
-    for command in ("arena play tightwad bots/my_bot.py random_bot random_bot --seed", "--seat 0",
+    for command in ("arena play tightwad bots/my_bot.py random_bot random_bot --seed", "--seat 0", "--quiet",
                     "arena check bots/my_bot.py", "arena run tournaments/first-bot.yaml",
                     "--no-timeouts --sandbox none"):
         assert command in runs

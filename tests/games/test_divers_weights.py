@@ -502,7 +502,7 @@ def test_options_defaults() -> None:
     assert o == {"hands": None, "target": None, "bidding": False, "decision_cap": 100_000}
     assert fresh(3).num_hands == 3 and fresh(2, hands=7).num_hands == 7
     assert fresh(2, target=50).num_hands is None
-    assert SPEC.simultaneous and SPEC.rules_version == "1" and SPEC.id == "divers-weights"
+    assert SPEC.simultaneous and SPEC.rules_version == "2" and SPEC.id == "divers-weights"
 
 
 def test_illegal_actions_raise() -> None:
@@ -596,3 +596,75 @@ def test_property_random_games(n: int, seed: int, policy: int, bidding: bool, mo
     for seat, a in log:
         t.apply(seat, a)
     assert t.result() == r and t.observation(0) == s.observation(0)
+
+
+# ---- C6 and R-D10 ---------------------------------------------------------------
+
+
+def test_C6_fifth_trick_of_a_hand_shown_to_every_seat_in_the_next_hand() -> None:
+    """C6: the next hand resets the trick list; ``previous_hand`` still shows trick 5."""
+    s = rig(fresh(3, seed=4), [["The Lunatic"], ["The Forest"], ["The Mountain"]],
+            ["The Journey", "The Diplomat"], trick_no=5, totals=[0, 0, 0])
+    assert s.observation(0)["previous_hand"] is None
+    play_trick(s, ["The Lunatic", "The Forest", "The Mountain"])  # 15 > 11: lowest (seat 2) wins
+    play(s, 2, "The Diplomat")
+    assert s.hand_no == 2 and s.trick_no == 1 and not s.is_over()
+    fifth = {
+        "threshold": [c("The Journey"), c("The Diplomat")], "threshold_total": 11,
+        "played": [c("The Lunatic"), c("The Forest"), c("The Mountain")], "total": 15,
+        "rule": "lowest", "winners": [2], "prizes": [{"seat": 2, "card": c("The Diplomat")}],
+    }
+    for seat in range(3):
+        obs = s.observation(seat)
+        assert obs["tricks"] == [] and obs["hand_number"] == 2
+        prev = obs["previous_hand"]
+        assert prev["hand_number"] == 1 and prev["tricks"] == [fifth]
+        assert prev["prizes"] == [[], [], [c("The Diplomat")]] and prev["points"] == [0, 0, 2]
+        assert prev["tricks_won"] == [0, 0, 1] and prev["bids"] == [None, None, None]
+        assert obs["hand_scores"] == [[0, 0, 2]]
+
+
+@pytest.mark.parametrize("opts", [{}, {"bidding": True}])
+def test_C6_every_finished_trick_visible_to_every_seat_right_after(opts: dict[str, Any]) -> None:
+    """C6 over whole random games: after each trick ends, every seat's observation shows it."""
+    for n in (2, 3, 4):
+        for seed in range(3):
+            s = SPEC.new_game(n, seed, opts)
+            rng = DealRng(seed)
+            while not s.is_over():
+                for seat in tuple(s.to_move()):
+                    hand, before = s.hand_no, len(s._tricks)
+                    record = None
+                    s.apply(seat, rng.randbelow(len(s.legal_actions(seat))))
+                    if s.hand_no != hand or s.is_over() and len(s._tricks) == 5:
+                        record = s._last_hand[2][-1]
+                    elif len(s._tricks) > before:
+                        record = s._tricks[-1]
+                    if record is None:
+                        continue
+                    want = s._trick_json(record)
+                    for k in range(n):
+                        obs = s.observation(k)
+                        shown = obs["tricks"] if s.hand_no == hand else obs["previous_hand"]["tricks"]
+                        assert shown[-1] == want and len(shown) == (5 if s.hand_no != hand else len(s._tricks))
+                    if s.is_over():
+                        break
+
+
+def test_R_D10_capped_standing_secured_points_only() -> None:
+    """R-D10: completed hands plus what the current hand has secured, nothing that can still change."""
+    s = fresh(3, seed=9)
+    s._totals = [10, 10, 10]
+    # Prizes: points per suit symbol; the 5-point bonus only with all six suits in.
+    s._prizes = [[c("The Lunatic"), c("The Forest")],                         # 4 symbols, 3 suits
+                 [c("The Mountain"), c("The Sailor"), c("The Battle")],       # all six suits: 6 + 5
+                 []]
+    assert s.standing() == [14, 21, 10]
+    b = fresh(4, seed=9, bidding=True)
+    b._totals = [1, 1, 1, 1]
+    b._bids = [0, 2, 2, 1]
+    b._tricks_won = [0, 1, 3, 1]   # nil: nothing yet; 2 not made yet; 2 made +1 over; 1 made
+    assert b.standing() == [1, 1, 1 + 4 * 2 + 1, 1 + 4]
+    b.cap = b.decisions + 1
+    b.apply(b.to_move()[0], 0)
+    assert b.result().capped and list(b.result().scores) == b.standing()

@@ -903,3 +903,25 @@ def test_R_P17_events_since_own_decision_and_bounded_for_seats_out():
     assert [e["type"] for e in ev2] == ["play", "play"]  # Forest, then seat 0's Two
     assert s.observation(1)["events"] == ev0  # out: only the latest decision's events
     assert SPEC.new_game(3, 0).observation(0)["events"] == []
+
+
+# ---- C6: nothing public is missed --------------------------------------------------
+
+
+@pytest.mark.parametrize("players,opts", [(2, {}), (4, {}), (5, {"extended": True, "wyrm_variant": True})])
+def test_C6_every_event_reaches_every_seat_at_its_next_decision(players: int, opts: dict[str, Any]) -> None:
+    """C6: a seat's observations at its decisions, read in order, show the whole public log."""
+    for seed in range(3):
+        s = SPEC.new_game(players, seed, {**opts, "decision_cap": 3000})
+        rng = DealRng(seed)
+        seen: list[list[dict[str, Any]]] = [[] for _ in range(players)]
+        upto = [0] * players
+        while not s.is_over():
+            for seat in tuple(s.to_move()):
+                seen[seat] += s.observation(seat)["events"]
+                upto[seat] = len(s._log)
+                s.apply(seat, rng.randbelow(len(s.legal_actions(seat))))
+                if s.is_over():
+                    break
+        for seat in range(players):
+            assert seen[seat] == [s._event_json(e) for e in s._log[:upto[seat]]]

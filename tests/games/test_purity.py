@@ -18,7 +18,7 @@ def test_games_import_only_the_standard_library_in_a_fresh_interpreter():
         "import sys, json\n"
         "before = set(sys.modules)\n"
         "import games, games.core, games.decktet, games.rng, games.simulate\n"
-        "import games.tightwad, games.divers_weights, games.palace\n"
+        "import games.tightwad, games.divers_weights, games.palace, games.determinize\n"
         "print(json.dumps(sorted(set(sys.modules) - before)))\n"
     )
     out = subprocess.run([sys.executable, "-E", "-s", "-c", code], cwd=ROOT, capture_output=True,

@@ -548,7 +548,8 @@ def test_R_T8_observation_contents() -> None:
 
 def _card_ids_in(obs: dict[str, Any]) -> set[int]:
     ids = set(obs["hand"])
-    for t in [obs["trick"], *obs["tricks"]]:
+    end = obs["last_round_end"]
+    for t in [obs["trick"], *obs["tricks"], *([end["last_trick"]] if end else [])]:
         ids.update(p["card"] for p in t["plays"])
     for pen in obs["penalty_cards"]:
         ids.update(pen)
@@ -648,3 +649,52 @@ def test_property_random_games(players: int, seed: int, play_seed: int, cap: int
         r.apply(r.to_move()[0], a)
     assert r.result() == res
     assert r.observation(0) == s.observation(0)
+
+
+# ---- C6: nothing public is missed ------------------------------------------------
+
+
+def test_C6_last_trick_of_a_round_shown_to_every_seat_in_the_next_round() -> None:
+    """C6: the round's last trick (cards, winner) and its penalty show in the next round."""
+    s = make_state([[P("The Forest")], [P("The Author")], [P("The Painter")]], dealer=2)
+    assert s.observation(0)["last_round_end"] is None
+    play(s, 0, P("The Forest"))
+    play(s, 1, P("The Author"))
+    play(s, 2, P("The Painter"))
+    assert s._round == 2 and not s.is_over()  # a new round was dealt: the trick list is reset
+    expected = {
+        "round": 1,
+        "last_trick": {"leader": 0, "plays": [{"seat": 0, "card": P("The Forest")},
+                                              {"seat": 1, "card": P("The Author")},
+                                              {"seat": 2, "card": P("The Painter")}],
+                       "control": 0, "controller": 0, "winner": 0},
+        "penalty": {"seat": 0, "card": P("The Forest"), "points": 5},
+    }
+    for seat in range(3):
+        obs = s.observation(seat)
+        assert obs["tricks"] == [] and obs["round"] == 2
+        assert obs["last_round_end"] == expected
+
+
+@pytest.mark.parametrize("players", [3, 4, 7])
+def test_C6_every_finished_trick_visible_to_every_seat_right_after(players: int) -> None:
+    """C6 over whole random games: after each trick ends, every seat's observation shows it."""
+    for seed in range(4):
+        s = SPEC.new_game(players, seed)
+        rng = DealRng(seed)
+        while not s.is_over():
+            seat = s.to_move()[0]
+            before = len(s._done)
+            rnd = s._round
+            s.apply(seat, rng.randbelow(len(s.legal_actions(seat))))
+            if s._round == rnd and len(s._done) == before:
+                continue  # no trick finished
+            for k in range(players):
+                obs = s.observation(k)
+                last = obs["tricks"][-1] if s._round == rnd else obs["last_round_end"]["last_trick"]
+                assert last["plays"][-1] == {"seat": seat, "card": last["plays"][-1]["card"]}
+                assert len(last["plays"]) == players and last["winner"] == last["controller"]
+                if s._round != rnd or s.is_over() and obs["last_round_end"]:
+                    end = obs["last_round_end"]
+                    assert end["round"] == rnd and end["penalty"]["seat"] == last["winner"]
+                    assert end["penalty"]["card"] in obs["penalty_cards"][last["winner"]]

@@ -46,11 +46,14 @@ def level(name: str) -> SandboxInfo:
 
 
 def need(info: SandboxInfo, what: str) -> None:
+    if not info.safe:                    # isolation is promised only at a safe level
+        pytest.skip(f"level {info.level!r} is not safe here, missing: bubblewrap, or root for landlock "
+                    f"({'; '.join(info.details.get('unsafe', []))})")
     if not info.enforces(what):
         pytest.skip(f"level {info.level!r} does not enforce {what}: {info.details.get('missing')}")
 
 
-def no_survivors(marker: str, timeout: float = 3.0) -> None:
+def no_survivors(marker: str, timeout: float = 15.0) -> None:
     end = time.monotonic() + timeout
     left = _marker_pids(marker)
     while left and time.monotonic() < end:
@@ -79,7 +82,7 @@ def healthy(info: SandboxInfo, zombies_before: set[int] = frozenset()) -> None:
     Only zombies that appeared during the test count: other tests in the same
     pytest process may leave orphans to it (it is a child subreaper).
     """
-    end = time.monotonic() + 1
+    end = time.monotonic() + 10
     while set(zombie_children()) - zombies_before and time.monotonic() < end:
         time.sleep(0.02)
     assert not set(zombie_children()) - zombies_before, "zombie children left behind"
@@ -143,9 +146,8 @@ def test_fork_bomb(run, lvl):
         f = r.fault()
         assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "processes", f.to_json()
     else:
-        assert r.ask() == b"forked 49"      # 49 children: all must die at close
+        assert r.ask() == b"forked 49"      # no process limit here (documented): all 49 must die at close
         r.finish()
-        pytest.skip(f"{r.info.level}: no process limit (cleanup of 49 children checked)")
 
 
 @pytest.mark.parametrize("lvl", BOTH)
@@ -159,8 +161,7 @@ def test_thread_bomb(run, lvl):
             assert r.ask() == b"threads 2000"
         except BotFault as f:
             assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "memory", f.to_json()
-        r.finish()
-        pytest.skip(f"{r.info.level}: no process/thread limit (cleanup checked)")
+        r.finish()                          # no process limit here (documented): cleanup checked
 
 
 @pytest.mark.parametrize("lvl", BOTH)
@@ -181,9 +182,9 @@ def test_memory_2gib(run, lvl):
 def test_cpu_loop_main_thread(run, lvl):
     r = run("cpu_main.py", lvl, limits=Limits(cpu_s=2))
     t0 = time.monotonic()
-    f = r.fault(timeout=15)
+    f = r.fault(timeout=120)     # a deadline far off: on a busy machine 2 s of CPU take long
     assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
-    assert f.extra["cpu_s"] >= 2.0 and time.monotonic() - t0 < 10
+    assert f.extra["cpu_s"] >= 2.0 and time.monotonic() - t0 < 60   # well before the deadline
 
 
 @pytest.mark.slow
@@ -194,27 +195,29 @@ def test_cpu_loop_while_answering(run, lvl, bot):
     assert r.ask() == b"ok"
     t0 = time.monotonic()
     with pytest.raises(BotFault) as ei:
-        while time.monotonic() - t0 < 15:
-            r.ask(b"again", timeout=15)
+        while time.monotonic() - t0 < 120:
+            r.ask(b"again", timeout=120)
             time.sleep(0.05)
     f = ei.value
     assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
-    assert f.extra["cpu_s"] >= 2.0 and time.monotonic() - t0 < 10
+    assert f.extra["cpu_s"] >= 2.0 and time.monotonic() - t0 < 60   # well before the deadline
 
 
 # ---------------------------------------------------------------- time
 
 @pytest.mark.parametrize("lvl", BOTH)
 def test_sleep_past_deadline_is_cut_at_the_deadline(run, lvl):
-    r = run("sleeper.py", lvl, env={"HOSTILE_SLEEP": "0.5"})
-    r.proc.send_line(b"go", time.monotonic() + 1)
+    # it answers 2 s after the request: long after the deadline, even on a busy machine
+    r = run("sleeper.py", lvl, env={"HOSTILE_SLEEP": "2"})
+    r.proc.send_line(b"go", time.monotonic() + 5)
     deadline = time.monotonic() + 0.3
     with pytest.raises(BotFault) as ei:
         r.proc.read_line(deadline)
-    late = time.monotonic() - deadline
+    late = time.monotonic() - deadline            # (includes killing the bot's tree)
     assert ei.value.kind == FaultKind.TIMEOUT
-    assert 0 <= late < 0.1, late                 # enforced at the deadline, not after the fact
-    time.sleep(0.3)                              # the late answer would be here by now...
+    assert ei.value.detail.startswith("no answer before the deadline"), ei.value.detail
+    assert 0 <= late < 1.5, late                 # enforced at the deadline, not when the answer came
+    time.sleep(2)                                # the late answer would be here by now...
     with pytest.raises(BotFault) as again:       # ...but the bot is dead and stays faulted
         r.proc.read_line(time.monotonic() + 1)
     assert again.value.kind == FaultKind.TIMEOUT
@@ -223,14 +226,14 @@ def test_sleep_past_deadline_is_cut_at_the_deadline(run, lvl):
 @pytest.mark.parametrize("lvl", BOTH)
 def test_sigstop_itself(run, lvl):
     r = run("sigstop.py", lvl)
-    f = r.fault(timeout=0.5)
+    f = r.fault(timeout=3)
     assert f.kind == FaultKind.TIMEOUT
 
 
 @pytest.mark.parametrize("lvl", BOTH)
 def test_half_line_then_silence(run, lvl):
     r = run("half_line.py", lvl)
-    f = r.fault(timeout=0.5)
+    f = r.fault(timeout=3)       # time for the half line to arrive on a busy machine
     assert f.kind == FaultKind.TIMEOUT and "partial line" in f.detail and "hal" in f.detail
 
 
@@ -242,18 +245,18 @@ def test_never_reads_stdin_cannot_block_writes(run, lvl):
         for _ in range(100):                     # 6.4 MB: far more than any pipe buffer
             r.proc.send_line(b"x" * 65536, deadline)
     assert ei.value.kind == FaultKind.TIMEOUT
-    assert time.monotonic() - deadline < 0.2
+    assert time.monotonic() - deadline < 5   # not blocked for good (includes killing the tree)
 
 
 def test_read_lines_multiplexes_with_own_deadlines(run):
-    fast, slow = run("echo.py", "strongest"), run("sleeper.py", "strongest", env={"HOSTILE_SLEEP": "5"})
+    fast, slow = run("echo.py", "strongest"), run("sleeper.py", "strongest", env={"HOSTILE_SLEEP": "30"})
     now = time.monotonic()
-    fast.proc.send_line(b"hi", now + 1)
-    slow.proc.send_line(b"hi", now + 1)
-    res = read_lines([(slow.proc, now + 0.4), (fast.proc, now + 2)])
+    fast.proc.send_line(b"hi", now + 5)
+    slow.proc.send_line(b"hi", now + 5)
+    res = read_lines([(slow.proc, now + 3), (fast.proc, now + 20)])
     assert isinstance(res[0], BotFault) and res[0].kind == FaultKind.TIMEOUT
-    assert res[1][0] == b"hi" and res[1][1] < now + 0.4      # the fast answer did not wait
-    assert time.monotonic() - now < 0.6
+    assert res[1][0] == b"hi" and res[1][1] < now + 3        # the fast answer did not wait
+    assert time.monotonic() - now < 10                        # nor did anything wait for the sleeper
 
 
 # ---------------------------------------------------------------- output
@@ -429,9 +432,10 @@ def test_perl_and_node_scripts_run_in_the_sandbox(tmp_path):
     ("bwrap: Can't fork for pid 1: Resource temporarily unavailable", 4),
 ])
 def test_sandbox_failure_is_a_sandbox_fault_with_retry(tmp_path, monkeypatch, message, calls):
-    info = detect_sandbox("auto")
-    if info.level not in ("full", "namespaces"):
-        pytest.skip(f"level {info.level} does not use bwrap")
+    try:                                    # the bwrap levels: the only ones that run bwrap
+        info = detect_sandbox("namespaces")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"missing: bubblewrap (bwrap) ({exc})")
     fake = tmp_path / "bwrap"
     count = tmp_path / "count"
     fake.write_text(f'#!/bin/sh\necho x >> {count}\necho "{message}" >&2\nexit 1\n')
@@ -492,7 +496,7 @@ def test_bot_dies_with_a_killed_referee(lvl):
         assert _marker_pids(marker)
         ref.kill()                                    # SIGKILL: no cleanup code runs in the referee
         ref.wait()
-        no_survivors(marker, timeout=1.0)
+        no_survivors(marker, timeout=10.0)
         left = list(Path(tempfile.gettempdir()).glob(f"arena-scratch-{ref.pid}-*"))
         assert len(left) == (0 if info.level in ("full", "namespaces") else 1)   # tmpfs vs host dir
         sweep_stale_scratch()                         # what the next referee does at start-up

@@ -35,6 +35,7 @@ games:
   - {{id: palace, players: [2], deals: 1}}
 workers: 1
 sandbox: none
+trust_bots: true
 results: {tmp / 'results'}
 """)
     out = arena("run", str(tmp / "t.yaml"), cwd=tmp)

@@ -31,6 +31,7 @@ games:
   - {{id: divers-weights, players: [2], deals: 1}}
 workers: 1
 sandbox: none
+trust_bots: true
 results: {tmp / 'results'}
 """)
     out = arena("run", str(tmp / "t.yaml"), cwd=tmp)

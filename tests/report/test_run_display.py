@@ -32,6 +32,7 @@ games:
   - {{id: tightwad, players: [3], deals: 2}}
 workers: 1
 sandbox: none
+trust_bots: true
 results: {tmp_path / 'results'}
 """)
     return path

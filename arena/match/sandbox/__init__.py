@@ -6,10 +6,16 @@ Levels (a fixed set, strongest first; see docs in ``LEVELS``):
                   + per-bot cgroup (pids, memory, cpu accounting) + rlimits
 * ``namespaces``  the same without the cgroup: memory by RLIMIT_AS, no process cap
                   unless the bot has its own host uid
-* ``landlock``    no namespaces: Landlock (files, TCP, signal/abstract-socket scope)
-                  + strict seccomp (no sockets at all) + rlimits + subreaper sweep
+* ``landlock``    no bubblewrap: Landlock (files, TCP, signal/abstract-socket scope)
+                  + strict seccomp (no sockets at all) + rlimits + subreaper sweep; when the
+                  arena is root it also unshares pid/net/uts/ipc/mount/cgroup namespaces
+                  itself (``nsroot.py``), pivots into a private root, and runs each bot
+                  under its own unprivileged uid in its own cgroup
 * ``rlimits``     resource limits only: NOT isolated (files, network, signals open)
 * ``none``        plain subprocess for debugging one's own bot: no limits at all
+
+Safe for untrusted bots: a level whose self-test proved every property listed in
+docs/sandbox.md (``SandboxInfo.safe``); ``rlimits`` and ``none`` never are.
 
 ``detect.py`` picks the level (``detect_sandbox``) by running ``probe.py`` through
 the real bot process layer; this package itself holds only the shared types.
@@ -35,7 +41,8 @@ __all__ = ["LEVELS", "ORDER", "READY", "Limits", "SandboxInfo", "SandboxUnavaila
 LEVELS: dict[str, str] = {
     "full": "bwrap namespaces + seccomp + cgroup (pids, memory, cpu) + rlimits",
     "namespaces": "bwrap namespaces + seccomp + rlimits (memory by RLIMIT_AS; no cgroup)",
-    "landlock": "Landlock + strict seccomp + rlimits + subreaper sweep (no namespaces)",
+    "landlock": "Landlock + strict seccomp + rlimits; as root also pid/net/uts/ipc/mount namespaces, "
+                "a private root, a uid of its own per bot and the cgroup (no bubblewrap needed)",
     "rlimits": "resource limits only: NOT isolated from files, network or other processes",
     "none": "plain subprocess, no limits (debugging only)",
 }
@@ -66,6 +73,11 @@ class SandboxInfo:
     level: str
     details: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def safe(self) -> bool:
+        """Whether the self-test proved this level safe for untrusted bots (see docs/sandbox.md)."""
+        return bool(self.details.get("safe"))
+
     def enforces(self, what: str) -> bool:
         """Whether ``what`` (e.g. "processes", "network", "filesystem", "signals") is enforced."""
         return bool(self.details.get("enforces", {}).get(what))
@@ -75,6 +87,7 @@ class SandboxInfo:
         s = f"sandbox: {self.level} ({d.get('backend', '?')}; layers: {', '.join(d.get('layers', []))})"
         if d.get("missing"):
             s += f"; missing: {', '.join(d['missing'])}"
+        s += "; safe for untrusted bots" if self.safe else "; NOT safe for untrusted bots"
         return s
 
 

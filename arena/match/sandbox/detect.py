@@ -25,6 +25,8 @@ from arena.match.sandbox import (LEVELS, ORDER, Limits, SandboxInfo, SandboxUnav
 from arena.match.sandbox import cgroup as _cg
 from arena.match.sandbox import landlock as _ll
 from arena.match.sandbox import seccomp as _sc
+from arena.match.sandbox import launch as _launch
+from arena.match.sandbox import procs as _procs
 from arena.match.sandbox.launch import sweep_stale_scratch
 
 _cache: dict[tuple[int, str], SandboxInfo] = {}
@@ -53,13 +55,20 @@ def _static_details(level: str) -> dict[str, Any]:
                                  "under a 0700 directory such as /root, so a separate host uid cannot "
                                  "run it); RLIMIT_NPROC is therefore ineffective")
     elif level == "landlock":
-        d["backend"] = f"landlock abi {_ll.abi_version()}"
+        mode = _launch.landlock_mode()
+        d["backend"] = f"landlock abi {_ll.abi_version()}" + (" + namespaces by the arena" if mode["namespaces"] else "")
         layers += ["landlock", "seccomp-strict"]
-        enf.update(filesystem=True, network=True, signals=_ll.abi_version() >= 6)
+        enf.update(filesystem=True, network=True, signals=_ll.abi_version() >= 6 or mode["namespaces"])
         d["seccomp"] = _sc.describe("strict") if _sc.supported() else None
         d["landlock_abi"] = _ll.abi_version()
-        d["missing"] += ["pid/net/mount namespaces", "scratch size limit (only RLIMIT_FSIZE per file)"]
-        if _ll.abi_version() < 6:
+        if mode["namespaces"]:
+            layers += ["pidns", "netns", "mountns", "ipcns", "utsns", "own-root", "own-uid"]
+            d["bot_uid"] = "its own unprivileged host uid per bot, no capabilities"
+            d["missing"].append("scratch size limit (only RLIMIT_FSIZE per file)")
+        else:
+            d["missing"] += ["pid/net/mount namespaces and a uid of its own (need root or bubblewrap)",
+                             "scratch size limit (only RLIMIT_FSIZE per file)"]
+        if _ll.abi_version() < 6 and not mode["namespaces"]:
             d["missing"].append("landlock signal scope (ABI < 6): the bot can signal same-uid processes")
     else:
         d["backend"] = "subprocess"
@@ -70,25 +79,34 @@ def _static_details(level: str) -> dict[str, Any]:
         else:
             d["missing"] += ["all limits", "all isolation"]
             d["warnings"].append("UNSANDBOXED: no limits, no isolation")
-    if level == "full":
+    ll_mode = _launch.landlock_mode() if level == "landlock" else {}
+    if level == "full" or ll_mode.get("cgroup"):
         h = _cg.discover()
         d["cgroup"] = h.describe()
         layers.append("cgroup")
         enf["processes"] = True
+    elif ll_mode.get("own_uid"):
+        d["cgroup"] = "none"
+        layers.append("rlimit-nproc")
+        enf["processes"] = True           # RLIMIT_NPROC counts the bot's own uid only
     else:
         d["cgroup"] = "none"
         if level != "none":
             d["missing"].append("process/thread limit (no pids cgroup"
                                 + ("; RLIMIT_NPROC is ignored for uid 0)" if root else ")"))
-    if level in ("namespaces", "landlock", "rlimits"):
+    if ll_mode.get("cgroup"):
+        d["memory_limit"] = "cgroup (memory_mb + scratch_mb, whole bot, OOM kill)"
+    elif level in ("namespaces", "landlock", "rlimits"):
         d["memory_limit"] = "RLIMIT_AS per process (virtual memory; a bot may catch MemoryError)"
     elif level == "full":
         d["memory_limit"] = "cgroup (memory_mb + scratch_mb, whole bot, OOM kill)"
     if level != "none":
         d["rlimits"] = ["cpu: cpu_s+1 soft / cpu_s+2 hard per process (the tree budget cpu_s is the "
                         "referee's)", "fsize: file_mb", "nofile: open_files", "core: 0"]
-        if level != "full":
+        if level != "full" and not ll_mode.get("cgroup"):
             d["rlimits"].append("as: memory_mb")
+        if ll_mode.get("own_uid") and not ll_mode.get("cgroup"):
+            d["rlimits"].append("nproc: processes (the bot's own uid)")
     d["layers"] = layers
     d["enforces"] = enf
     return d
@@ -98,7 +116,7 @@ def _prerequisites(level: str) -> str | None:
     """A one-line reason why ``level`` cannot even be tried here, or None."""
     if level in ("full", "namespaces"):
         if not bwrap_path():
-            return "bwrap not found (install bubblewrap)"
+            return "bwrap not found"
         if not _sc.supported():
             return "no seccomp syscall table for this architecture"
         if level == "full":
@@ -138,7 +156,7 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
                                    sandbox=info, limits=limits)
             details["startup_ms"] = round((time.monotonic() - t0) * 1000, 1)
             req = {"tcp": tcp.getsockname()[1], "udp": udp.getsockname()[1], "canary": str(canary),
-                   "referee": os.getpid()}
+                   "referee": os.getpid(), "referee_start": _procs.start_ticks(os.getpid())}
             bot.send_line(json.dumps(req).encode(), time.monotonic() + 10)
             line, _ = bot.read_line(time.monotonic() + 10)
             res = json.loads(line)
@@ -190,7 +208,44 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
         fails.append(f"network interfaces visible: {res.get('ifaces')}")
     if level == "full" and not cg_tasks:
         fails.append("bot not in its cgroup")
+    if not fails:
+        _judge_safety(level, res, details)
     return "; ".join(fails) or None
+
+
+SAFE_CANDIDATES = ("full", "namespaces", "landlock")
+NO_CAPS = "0000000000000000"
+
+
+def _judge_safety(level: str, res: dict[str, Any], details: dict[str, Any]) -> None:
+    """Whether ``level`` is safe for untrusted bots here, from what the probe could do.
+
+    Safe: no capabilities, not host root, no view of other processes or their
+    environment, no change of host state, no network, no files beyond its own,
+    a process limit. Stores ``safe`` and the ``unsafe`` reasons in ``details``.
+    """
+    unsafe: list[str] = []
+    if level not in SAFE_CANDIDATES:
+        unsafe.append("resource limits only: files, network and other processes are open to the bot")
+    else:
+        if res.get("cap_eff") != NO_CAPS:
+            unsafe.append(f"the bot holds capabilities ({res.get('cap_eff')})")
+        if res.get("host_uid") == 0:
+            if level == "landlock":
+                unsafe.append("the bot runs as host root")
+            # else: bubblewrap started by root maps the bot to host uid 0 without any capability;
+            # _static_details warns about it and docs/sandbox.md lists it as a known weakness
+        if res.get("sees_referee") != "denied":
+            unsafe.append("the bot sees other processes")
+        if res.get("environ") != "denied":
+            unsafe.append("the bot reads other processes' environment")
+        changed = [k for k in ("hostname", "nice", "realtime") if res.get(k) != "denied"]
+        if changed:
+            unsafe.append(f"the bot can change host state ({', '.join(changed)})")
+        if not details["enforces"].get("processes"):
+            unsafe.append("no process limit")
+    details["safe"] = not unsafe
+    details["unsafe"] = unsafe
 
 
 def _marker_pids(marker: str) -> list[int]:
@@ -246,6 +301,8 @@ def detect_sandbox(requested: str = "auto") -> SandboxInfo:
             details = _static_details(level)
             if why is None and level != "none":
                 why = _self_test(level, details)
+            elif level == "none":
+                details.update(safe=False, unsafe=["no limits and no isolation"])
             if why is None:
                 details["rejected"] = rejected
                 info = SandboxInfo(level, details)
@@ -266,5 +323,19 @@ def open_sandbox(level: str, err: TextIO | None = None) -> SandboxInfo:
         info = detect_sandbox(level)
     except SandboxUnavailable as exc:
         raise ArenaError(f"--sandbox {level}: {exc}; use --sandbox auto to take the strongest available") from None
-    (err or sys.stderr).write(f"arena: sandbox level {info.level}\n")
+    (err or sys.stderr).write(level_lines(info))
     return info
+
+
+def level_lines(info: SandboxInfo) -> str:
+    """What a run prints about its sandbox: the level, why ``auto`` fell back, and whether it is safe."""
+    out = f"arena: sandbox level {info.level}"
+    out += " (safe for untrusted bots)\n" if info.safe else (
+        " (NOT safe for untrusted bots: " + "; ".join(info.details.get("unsafe", [])) + ")\n")
+    rejected = info.details.get("rejected") or {}
+    if rejected:
+        first, why = next(iter(rejected.items()))
+        hint = ("install bubblewrap (apt-get install bubblewrap)" if "bwrap not found" in why
+                else "see docs/sandbox.md")
+        out += f"arena: sandbox {first} unavailable ({why}), using {info.level}; to get {first}: {hint}\n"
+    return out

@@ -7,6 +7,8 @@ harness's (SANDBOX) and anything after it is the bot's.
 
 from __future__ import annotations
 
+import atexit
+import itertools
 import json
 import os
 import resource
@@ -17,6 +19,8 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import games as _games
 
 from . import READY, Limits, SandboxInfo, bwrap_path
 from . import cgroup as _cg
@@ -31,6 +35,9 @@ _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
 SCRATCH_PREFIX = "arena-scratch-"
+BOT_LIB_PREFIX = "arena-botlib-"
+GAMES_DIR = Path(_games.__file__).resolve().parent
+_bot_lib: tuple[int, Path] | None = None   # (owner pid, folder)
 
 
 def sweep_dead_owner_dirs(prefix: str) -> int:
@@ -59,6 +66,40 @@ def sweep_dead_owner_dirs(prefix: str) -> int:
 def sweep_stale_scratch() -> int:
     """Remove scratch directories of referees that died without cleaning up. Returns how many."""
     return sweep_dead_owner_dirs(SCRATCH_PREFIX)
+
+
+def bot_lib_dir() -> Path:
+    """A read-only folder holding only a copy of the ``games`` engines, for bots to import.
+
+    Made once per process. The bot's PYTHONPATH names this folder rather than the one
+    that holds ``games`` in the arena's install, which also holds the arena's own code:
+    at the Landlock level a path entry the bot may not list would hide ``games``.
+    """
+    global _bot_lib
+    if _bot_lib is not None and _bot_lib[1].is_dir():
+        return _bot_lib[1]
+    sweep_dead_owner_dirs(BOT_LIB_PREFIX)
+    lib = Path(tempfile.mkdtemp(prefix=f"{BOT_LIB_PREFIX}{os.getpid()}-"))
+    dest = lib / "games"
+    dest.mkdir()
+    for src in sorted(GAMES_DIR.glob("*.py")):
+        shutil.copyfile(src, dest / src.name)
+        os.chmod(dest / src.name, 0o444)
+    os.chmod(dest, 0o555)
+    os.chmod(lib, 0o555)
+    if _bot_lib is None:
+        atexit.register(_remove_bot_lib)
+    _bot_lib = (os.getpid(), lib)
+    return lib
+
+
+def _remove_bot_lib() -> None:
+    if _bot_lib is not None and _bot_lib[0] == os.getpid():   # forked workers share the parent's copy
+        lib = _bot_lib[1]
+        for d in (lib, lib / "games"):
+            if d.is_dir():
+                os.chmod(d, 0o755)
+        shutil.rmtree(lib, ignore_errors=True)
 
 
 @dataclass
@@ -94,8 +135,9 @@ def bot_env(extra: dict[str, str] | None, home: str, *, inherit: bool = False) -
         "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
     })
-    if BOT_HELPER_DIR.is_dir():
-        env["PYTHONPATH"] = str(BOT_HELPER_DIR)
+    # botkit, and the pure ``games`` engines (standard library only) so bots can search with them
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(BOT_HELPER_DIR)] * BOT_HELPER_DIR.is_dir() + [str(bot_lib_dir())])
     env.update(extra or {})
     return env
 
@@ -127,6 +169,7 @@ def _ro_sources(argv: Sequence[str], bot_file: Path, extra_ro: Sequence[Path]) -
     paths = [os.path.realpath(sys.base_prefix), os.path.dirname(interpreter())]
     if BOT_HELPER_DIR.is_dir():
         paths.append(str(BOT_HELPER_DIR))
+    paths.append(str(bot_lib_dir()))
     paths.append(os.path.realpath(bot_file))
     if argv and os.path.isabs(argv[0]):
         paths.append(os.path.realpath(argv[0]))
@@ -157,14 +200,56 @@ def build(info: SandboxInfo, argv: Sequence[str], *, bot_file: Path, limits: Lim
         death = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
         return Launch(_prlimit(r) + death + wrapped, benv, str(scratch), scratch=scratch, rlimits=r)
     if level == "landlock":
-        ro = ["/usr", *(p for p in _TOP_LINKS if os.path.exists(p)), *_SYSTEM_RO, "/proc",
-              "/dev/urandom", "/dev/random", "/dev/zero", *_ro_sources(argv, bot_file, extra_ro)]
-        cfg = {"ready": READY, "seccomp": "strict", "landlock": {"ro": ro, "rw": [str(scratch), "/dev/null"]},
-               "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()]}
-        shim = str(Path(__file__).with_name("shim.py"))
-        cmd = [interpreter(), "-I", "-S", "-B", shim, json.dumps(cfg), "--", *argv]
-        return Launch(cmd, benv, str(scratch), scratch=scratch, rlimits=r)
+        return _build_landlock(argv, bot_file, limits, extra_ro, benv, scratch)
     raise ValueError(f"unknown sandbox level {level!r}")
+
+
+def landlock_mode() -> dict[str, bool]:
+    """What the ``landlock`` level can add here: namespaces and a uid per bot need root."""
+    root = os.geteuid() == 0
+    cg = root and _cg.usable(_cg.discover())[0]
+    return {"namespaces": root, "own_uid": root, "cgroup": cg}
+
+
+def bot_uid() -> int:
+    """A host uid no account uses, unique among this referee's live bots (and other referees')."""
+    return _UID_BASE + ((os.getpid() & 0x3FFFFF) << 8) + (next(_uid_seq) & 0xFF)
+
+
+_UID_BASE = 0x40000000
+_uid_seq = itertools.count()
+
+
+def _build_landlock(argv: Sequence[str], bot_file: Path, limits: Limits, extra_ro: Sequence[Path],
+                    benv: dict[str, str], scratch: Path) -> Launch:
+    mode = landlock_mode()
+    sources = _ro_sources(argv, bot_file, extra_ro)
+    ro = ["/usr", *(p for p in _TOP_LINKS if os.path.exists(p)), *_SYSTEM_RO, "/proc",
+          "/dev/urandom", "/dev/random", "/dev/zero", *sources]
+    cg = None
+    if mode["cgroup"]:
+        # the page cache of its scratch files and the two shim processes are charged too: as at full,
+        # the group gets the scratch's room on top of memory_mb
+        cg = _cg.BotCgroup(_cg.discover(), memory_bytes=(limits.memory_mb + limits.scratch_mb) * MiB,
+                           pids_max=limits.processes + 2)   # + the keeper and the namespace's init
+    r = _rlimits(limits, address_space=cg is None)
+    if mode["own_uid"] and cg is None:
+        r["nproc"] = [limits.processes] * 2                  # counts this bot's own uid only
+    cfg: dict = {"ready": READY, "seccomp": "strict", "cwd": str(scratch),
+                 "landlock": {"ro": ro, "rw": [str(scratch), "/dev/null"]},
+                 "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()]}
+    if mode["namespaces"]:
+        links = {p: os.readlink(p) for p in _TOP_LINKS if os.path.islink(p)}
+        ns_ro = ["/usr", *(p for p in _TOP_LINKS if os.path.isdir(p) and not os.path.islink(p)),
+                 *_SYSTEM_RO, *sources]
+        cfg["ns"] = {"ro": [[os.path.realpath(p), p] for p in ns_ro],
+                     "rw": [str(scratch)], "links": links}
+        cfg["uid"] = bot_uid()
+        if cg is not None:
+            cfg["cgroup_procs"] = cg.procs_files()
+    shim = str(Path(__file__).with_name("shim.py"))
+    cmd = [interpreter(), "-I", "-S", "-B", shim, json.dumps(cfg), "--", *argv]
+    return Launch(cmd, benv, str(scratch), cgroup=cg, scratch=scratch, rlimits=r)
 
 
 def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits,

@@ -1,7 +1,9 @@
 """Self-test probe bot: reads one JSON request, tries each escape, answers one JSON line.
 
-It also leaves a setsid grandchild behind (argv carries the caller's marker),
-so the caller can check that the kill leaves no survivor.
+Every attempt is harmless even where it succeeds (it sets the hostname to its
+current value and only lowers or restores its own priority). It also leaves a
+setsid grandchild behind (argv carries the caller's marker), so the caller can
+check that the kill leaves no survivor.
 """
 
 import ctypes
@@ -20,9 +22,25 @@ def _try(fn):
         return "denied"
 
 
+def host_uid() -> int:
+    """This process's uid as the host sees it (through any user namespace)."""
+    uid = os.getuid()
+    try:
+        with open("/proc/self/uid_map") as f:
+            for line in f:
+                inside, outside, count = (int(x) for x in line.split())
+                if inside <= uid < inside + count:
+                    return outside + uid - inside
+    except (OSError, ValueError):
+        pass
+    return uid
+
+
 def main() -> None:
     req = json.loads(sys.stdin.readline())
-    out = {"rlimit_nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
+    out = {"rlimit_nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0], "host_uid": host_uid()}
+    with open("/proc/self/status") as f:
+        out["cap_eff"] = next((ln.split()[1] for ln in f if ln.startswith("CapEff:")), "?")
     try:  # not if_nameindex(): it needs AF_NETLINK, which seccomp refuses
         with open("/proc/net/dev") as f:
             out["ifaces"] = sorted(ln.split(":")[0].strip() for ln in f.readlines()[2:])
@@ -50,12 +68,41 @@ def main() -> None:
         socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close()
         return "allowed"
 
+    def sees_referee():
+        with open(f"/proc/{req['referee']}/stat", "rb") as f:
+            raw = f.read()
+        return "visible" if int(raw[raw.rfind(b")") + 2:].split()[19]) == req["referee_start"] else "denied"
+
+    def environ():
+        with open(f"/proc/{req['referee']}/environ", "rb") as f:
+            f.read(1)
+        return "read"
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def hostname():
+        name = os.uname().nodename.encode()
+        return "changed" if libc.sethostname(name, len(name)) == 0 else "denied"
+
+    def nice():
+        os.setpriority(os.PRIO_PROCESS, 0, -1)
+        return "raised"
+
+    def realtime():
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        return "realtime"
+
     out["tcp"] = _try(tcp)
     out["udp"] = _try(udp)
     out["inet_socket"] = _try(inet)
     out["canary"] = _try(lambda: (open(req["canary"]).read(), "read")[1])
     out["kill_referee"] = _try(lambda: (os.kill(req["referee"], 0), "allowed")[1])
-    libc = ctypes.CDLL(None, use_errno=True)
+    out["sees_referee"] = _try(sees_referee)
+    out["environ"] = _try(environ)
+    out["hostname"] = hostname()
+    out["nice"] = _try(nice)
+    out["realtime"] = _try(realtime)
     out["userns"] = "allowed" if libc.unshare(0x10000000) == 0 else "denied"
     if os.fork() == 0:          # double fork + setsid: the escapee the kill must catch
         os.setsid()

@@ -10,7 +10,7 @@ Two policies:
   path-named unix socket such as a container daemon's would be reachable.
 Both deny ptrace, process_vm_*, keyctl, bpf, io_uring, userfaultfd,
 perf_event_open, mounts, unshare/setns, clone with namespace flags, module and
-kexec calls, open_by_handle_at, TIOCSTI/TIOCLINUX, and make clone3 return
+kexec calls, syslog (the kernel log), open_by_handle_at, TIOCSTI/TIOCLINUX, and make clone3 return
 ENOSYS (libc then falls back to clone, whose flags we can inspect).
 """
 
@@ -23,7 +23,7 @@ import os
 import platform
 import struct
 
-POLICY_VERSION = "denylist-v1"
+POLICY_VERSION = "denylist-v2"  # v2: syslog(2) denied (the kernel log)
 
 # classic BPF opcodes
 _LD_W_ABS = 0x20
@@ -67,7 +67,7 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         "kexec_load": 246, "kexec_file_load": 320, "init_module": 175,
         "finit_module": 313, "delete_module": 176, "open_by_handle_at": 304,
         "name_to_handle_at": 303, "chroot": 161, "acct": 163, "swapon": 167,
-        "swapoff": 168, "reboot": 169,
+        "swapoff": 168, "reboot": 169, "syslog": 103,
     }),
     "aarch64": (0xC00000B7, {
         "socket": 198, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
@@ -80,7 +80,7 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
         "kexec_load": 104, "kexec_file_load": 294, "init_module": 105,
         "finit_module": 273, "delete_module": 106, "open_by_handle_at": 265,
         "name_to_handle_at": 264, "chroot": 51, "acct": 89, "swapon": 224,
-        "swapoff": 225, "reboot": 142,
+        "swapoff": 225, "reboot": 142, "syslog": 116,
     }),
 }
 
@@ -91,6 +91,7 @@ _PLAIN_DENY = (
     "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "unshare", "setns",
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
     "open_by_handle_at", "name_to_handle_at", "chroot", "acct", "swapon", "swapoff", "reboot",
+    "syslog",
 )
 
 

@@ -6,6 +6,7 @@ import os
 import random
 import signal
 import socket
+import stat
 import sys
 import threading
 import time
@@ -21,6 +22,40 @@ def forever_child(seconds=30):
         signal.alarm(seconds)
         while True:
             time.sleep(1)
+
+
+def other_pids():
+    """The honest seats (bots/random_bot.py) and the referee (VICTIM), where visible."""
+    me, out = os.getpid(), []
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == me:
+            continue
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"random_bot" in cmd or int(p) == VICTIM:
+            out.append(int(p))
+    return out
+
+
+def foreign_fds(own):
+    """(pid, fd, stat) of every pipe of another process that is not one of our own."""
+    out = []
+    for pid in other_pids():
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if stat.S_ISFIFO(st.st_mode) and (st.st_dev, st.st_ino) not in own:
+                out.append((pid, fd, st))
+    return out
 
 
 def hostile():
@@ -130,6 +165,92 @@ def hostile():
             os._exit(ESCAPED)
         except OSError:
             pass
+    elif b == "inject_fd":
+        # write a move into any other process's pipe it can open through /proc/<pid>/fd
+        own = {(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in (0, 1, 2)}
+        for pid, fd, st in foreign_fds(own):
+            try:
+                w = os.open(f"/proc/{pid}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue
+            try:
+                os.write(w, b"0\n")
+            except OSError:
+                pass
+            os._exit(ESCAPED)
+    elif b == "peek":
+        # read another seat's observation: its stdin pipe, its memory, its scratch folder
+        own = {(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in (0, 1, 2)}
+        for pid, fd, st in foreign_fds(own):
+            try:
+                os.close(os.open(f"/proc/{pid}/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK))
+                os._exit(ESCAPED)
+            except OSError:
+                pass
+        for pid in other_pids():
+            try:
+                with open(f"/proc/{pid}/mem", "rb"):
+                    os._exit(ESCAPED)
+            except OSError:
+                pass
+        here = os.path.realpath(os.getcwd())
+        for d in [os.path.dirname(here), "/tmp"]:
+            try:
+                names = os.listdir(d)
+            except OSError:
+                continue
+            for n in names:
+                full = os.path.join(d, n)
+                if n.startswith("arena-scratch-") and os.path.realpath(full) != here:
+                    try:
+                        os.listdir(full)
+                        os._exit(ESCAPED)
+                    except OSError:
+                        pass
+    elif b == "environ":
+        # the arena's environment (SECRET is a token the test put there)
+        for pid in [os.getppid(), VICTIM, *other_pids()]:
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if SECRET.encode() in f.read():
+                        os._exit(ESCAPED)
+            except OSError:
+                pass
+        if SECRET in str(os.environ):
+            os._exit(ESCAPED)
+    elif b == "host_state":
+        # each call is harmless if it succeeds (same hostname, same time, own priority)
+        libc = ctypes.CDLL(None, use_errno=True)
+        name = os.uname().nodename.encode()
+        if libc.sethostname(name, len(name)) == 0 or libc.sethostname(b"pwned", 5) == 0:
+            os._exit(ESCAPED)
+        try:
+            time.clock_settime(time.CLOCK_REALTIME, time.clock_gettime(time.CLOCK_REALTIME))
+            os._exit(ESCAPED)
+        except OSError:
+            pass
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, -5)
+            os._exit(ESCAPED)
+        except OSError:
+            pass
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            os._exit(ESCAPED)
+        except OSError:
+            pass
+        try:
+            os.close(os.open("/dev/kmsg", os.O_WRONLY))
+            os._exit(ESCAPED)
+        except OSError:
+            pass
+        try:   # set the console log level to what it already is
+            with open("/proc/sys/kernel/printk") as f:
+                level = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            level = 4
+        if libc.klogctl(8, None, level) == 0:   # SYSLOG_ACTION_CONSOLE_LEVEL
+            os._exit(ESCAPED)
     elif b == "well_behaved":
         keep = bytearray(int(MEMORY_MB * 0.6) << 20)  # touched below
         for i in range(0, len(keep), 4096):

@@ -1,0 +1,308 @@
+"""Determinization: complete game states that fit one seat's observation, for search bots.
+
+A bot sees only its observation (ruling C5). ``Determinizer(observation, options)``
+reads the public facts from that JSON observation and nothing else (no engine state,
+no seed), and each ``sample(rng)`` returns a full ``State`` of the game with every
+hidden card placed, drawn uniformly among the placements that fit what the seat has
+seen. The bot can then clone it and play moves forward with the real rules::
+
+    det = Determinizer(observation, match.options)
+    state = det.sample(rng)           # rng: an int seed, random.Random or DealRng
+    state.apply(seat, action_id)      # ids are those of the observation's legal_actions
+
+What "fits" means per game:
+
+* Tightwad: the other hands and the set-aside cards are the unseen cards. A seat that
+  played under the controlling rank this round played its lowest rank (R-T3), so it
+  holds nothing lower now; samples respect that.
+* Divers Weights: the other hands, the deck and the others' unrevealed choices.
+* Palace: the other hands, every face-down card not yet revealed (the seat's own too)
+  and the draw pile. Cards a seat picked up from the pile are public (C5); the
+  observation lists only recent events, so a bot that tracks them passes
+  ``known_hands={seat: [cards]}``. Others' secret setup swaps are sampled as "none".
+
+Future shuffles of the sampled state (Tightwad's next rounds, Divers Weights' next
+hands) come from the sampler's rng too, never from the real game's seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games import decktet
+from games.core import State
+from games.rng import DealRng
+
+HIDDEN = -2  # placeholder of a hidden card in the base state
+
+
+def as_rng(rng: Any) -> DealRng:
+    """An int seed, a ``random.Random`` (its own stream, advanced) or a ``DealRng``."""
+    if isinstance(rng, DealRng):
+        return rng
+    if isinstance(rng, int) and not isinstance(rng, bool):
+        return DealRng(rng)
+    return DealRng(rng.getrandbits(63))
+
+
+class Determinizer:
+    """Samples complete states consistent with one JSON observation (see module doc)."""
+
+    def __init__(self, observation: dict[str, Any], options: dict[str, Any],
+                 known_hands: dict[int, list[int]] | None = None) -> None:
+        from games import get_game
+
+        self.game = observation["game"]
+        self.seat: int = observation["seat"]
+        self.spec = get_game(self.game)
+        players = observation["players"]
+        base = self.spec.new_game(players, 0, options)
+        build = {"tightwad": _Tightwad, "divers-weights": _Divers, "palace": _Palace}[self.game]
+        self._impl = build(base, observation, known_hands or {})
+        self.pool: tuple[int, ...] = tuple(sorted(self._impl.pool))  # the unseen cards
+
+    def sample(self, rng: Any) -> State:
+        """A complete state, hidden cards placed uniformly among those that fit."""
+        r = as_rng(rng)
+        return self._impl.sample(r)
+
+
+def determinize(observation: dict[str, Any], options: dict[str, Any], rng: Any,
+                known_hands: dict[int, list[int]] | None = None) -> State:
+    """One sampled state (``Determinizer(...).sample(rng)``)."""
+    return Determinizer(observation, options, known_hands).sample(rng)
+
+
+def _without(cards: list[int], seen: list[int]) -> list[int]:
+    gone = set(seen)
+    if len(gone) != len(seen):
+        raise ValueError("the observation shows a card twice")
+    out = [p for p in cards if p not in gone]
+    if len(out) != len(cards) - len(gone):
+        raise ValueError("the observation shows a card that is not in this game")
+    return out
+
+
+def _common(base: State, obs: dict[str, Any]) -> None:
+    base.decisions = obs["decision"]
+    base._to_move = tuple(obs["to_move"])
+    base._over = obs["over"]
+    base._move_cache = {}
+
+
+# ---- Tightwad ----------------------------------------------------------------------
+
+
+class _Tightwad:
+    def __init__(self, st: Any, obs: dict[str, Any], known: dict[int, list[int]]) -> None:
+        from games.tightwad import _sort_key
+
+        rank, suits = decktet.RANK, decktet.SUITS
+        n, me = st.players, obs["seat"]
+        _common(st, obs)
+        st._round, st._dealer, st._hand_size = obs["round"], obs["dealer"], obs["tricks_in_round"]
+        st._pen = [list(p) for p in obs["penalty_cards"]]
+        st._points = list(obs["penalty_points"])
+        plays = obs["trick"]["plays"]
+        st._tseats = [p["seat"] for p in plays]
+        st._tcards = [p["card"] for p in plays]
+        st._ctl = obs["trick"]["control"] if plays else -1
+        if plays:
+            st._crank, st._csuits = rank[st._tcards[st._ctl]], suits[st._tcards[st._ctl]]
+        st._done = [(tuple(p["seat"] for p in t["plays"]), tuple(p["card"] for p in t["plays"]), t["control"])
+                    for t in obs["tricks"]]
+        end = obs.get("last_round_end")
+        st._last_end = None if end is None else (
+            end["round"], tuple(p["seat"] for p in end["last_trick"]["plays"]),
+            tuple(p["card"] for p in end["last_trick"]["plays"]), end["last_trick"]["control"],
+            end["penalty"]["card"])
+        st._loser = -1
+        st._hands = [[] for _ in range(n)]
+        st._hands[me] = sorted(obs["hand"], key=_sort_key)
+        seen = list(obs["hand"]) + st._tcards + [p for _, c, _ in st._done for p in c]
+        seen += [p for pen in st._pen for p in pen]
+        self.pool = _without(decktet.make_deck(st.ndecks), seen)
+        self.sizes = [0 if s == me else obs["hand_sizes"][s] for s in range(n)]
+        if sum(self.sizes) + obs["set_aside"] != len(self.pool):
+            raise ValueError("hand sizes and set-aside count do not match the unseen cards")
+        # R-T3: a card under the controlling rank was its player's lowest, so nothing lower is left.
+        low = [0] * n
+        for seats, cards in [(s, c) for s, c, _ in st._done] + [(st._tseats, st._tcards)]:
+            crank, csuits = -1, 0
+            for i, (s, p) in enumerate(zip(seats, cards)):
+                r = rank[p]
+                if i and r < crank:
+                    low[s] = max(low[s], r)
+                if not i or (suits[p] & csuits and (r > crank or r == decktet.ACE)):
+                    crank, csuits = r, suits[p]
+        # Most constrained first: with nested eligible sets this stays uniform.
+        self.order = sorted((s for s in range(n) if self.sizes[s]), key=lambda s: -low[s])
+        self.low = low
+        self.key = _sort_key
+        self.base = st
+
+    def sample(self, rng: DealRng) -> State:
+        st = self.base.clone()
+        pool = list(self.pool)
+        rng.shuffle(pool)
+        rank, low, key = decktet.RANK, self.low, self.key
+        for s in self.order:
+            k, m = self.sizes[s], low[s]
+            if m:
+                got = [p for p in pool if rank[p] >= m][:k]
+                if len(got) < k:
+                    raise ValueError(f"no deal fits: seat {s} cannot hold {k} cards of rank >= {m}")
+                taken = set(got)
+                pool = [p for p in pool if p not in taken]
+            else:
+                got, pool = pool[:k], pool[k:]
+            st._hands[s] = sorted(got, key=key)
+        st._aside = pool
+        st._rng = DealRng(rng.next64())
+        return st
+
+
+# ---- Divers Weights ------------------------------------------------------------------
+
+
+class _Divers:
+    def __init__(self, st: Any, obs: dict[str, Any], known: dict[int, list[int]]) -> None:
+        from games.divers_weights import PHASE_NAMES, PRIZE
+
+        n, me = st.players, obs["seat"]
+        _common(st, obs)
+        st.dealer, st.hand_no, st.trick_no = obs["dealer"], obs["hand_number"], obs["trick_number"]
+        st._totals = list(obs["scores"])
+        st._hand_scores = [tuple(h) for h in obs["hand_scores"]]
+        st._threshold = list(obs["threshold"])
+        st._prizes = [list(p) for p in obs["prizes"]]
+        st._discard = list(obs["discarded"])
+        st._tricks = [self._trick(t) for t in obs["tricks"]]
+        st._tricks_won = list(obs["tricks_won"])
+        st._bids = list(obs["bids"])
+        st._phase = PHASE_NAMES.index(obs["phase"])
+        prev = obs.get("previous_hand")
+        st._last_hand = None if prev is None else (
+            prev["hand_number"], prev["dealer"], tuple(self._trick(t) for t in prev["tricks"]),
+            tuple(tuple(p) for p in prev["prizes"]), tuple(prev["tricks_won"]), tuple(prev["bids"]),
+            tuple(prev["points"]))
+        self.hidden_choice: list[int] = []
+        if st._phase == PRIZE:
+            st._played = list(obs["played"])
+            rev = obs["reveal"]
+            st._total, st._rule, st._winners = rev["total"], rev["rule"], tuple(rev["winners"])
+        else:
+            st._played = [None] * n
+            st._played[me] = obs["played"][me]
+            self.hidden_choice = [s for s in range(n) if s != me and obs["chosen"][s]]
+            st._winners = ()
+        st._hands = [[] for _ in range(n)]
+        st._hands[me] = sorted(obs["hand"])
+        seen = list(obs["hand"]) + st._threshold + [p for p in st._played if p is not None]
+        seen += [p for pr in st._prizes for p in pr] + st._discard
+        self.pool = _without(list(range(decktet.BASIC_SIZE)), seen)
+        self.sizes = [0 if s == me else obs["hand_sizes"][s] for s in range(n)]
+        self.deck_count = obs["deck_count"]
+        if self.deck_count + sum(self.sizes) + len(self.hidden_choice) != len(self.pool):
+            raise ValueError("hand sizes and deck count do not match the unseen cards")
+        self.base = st
+
+    @staticmethod
+    def _trick(t: dict[str, Any]) -> tuple[Any, ...]:
+        return (tuple(t["threshold"]), tuple(t["played"]), t["total"], tuple(t["winners"]),
+                tuple((p["seat"], p["card"]) for p in t["prizes"]), t["rule"])
+
+    def sample(self, rng: DealRng) -> State:
+        st = self.base.clone()
+        pool = list(self.pool)
+        rng.shuffle(pool)
+        i = self.deck_count
+        st._deck = pool[:i]
+        for s, k in enumerate(self.sizes):
+            if k:
+                st._hands[s] = sorted(pool[i:i + k])
+                i += k
+        for s in self.hidden_choice:
+            st._played[s] = pool[i]
+            i += 1
+        st._rng = DealRng(rng.next64())
+        return st
+
+
+# ---- Palace --------------------------------------------------------------------------
+
+
+class _Palace:
+    def __init__(self, st: Any, obs: dict[str, Any], known: dict[int, list[int]]) -> None:
+        n, me = st.players, obs["seat"]
+        _common(st, obs)
+        st._dealer = obs["dealer"]
+        st._turn = -1 if obs["turn"] is None else obs["turn"]
+        st._phase = obs["phase"]
+        seen = list(obs["hand"])
+        self.slots: list[tuple[int, int]] = []  # hidden face-down (seat, position)
+        st._hands = [[] for _ in range(n)]
+        st._hands[me] = list(obs["hand"])
+        self.known = {s: list(v) for s, v in known.items() if s != me}
+        self.sizes = [0] * n
+        for s, t in enumerate(obs["tableaux"]):
+            st._up[s] = list(t["face_up"])
+            seen += t["face_up"]
+            kfd = {i: p for i, p in t["known_face_down"]}
+            seen += list(kfd.values())
+            st._down[s] = [-1] * 4
+            st._known[s] = [False] * 4
+            for i in t["face_down_positions"]:
+                if i in kfd:
+                    st._down[s][i] = kfd[i]
+                    st._known[s][i] = True
+                else:
+                    st._down[s][i] = HIDDEN
+                    self.slots.append((s, i))
+            st._ndown[s] = t["face_down"]
+            st._out[s] = t["out"]
+            if s != me:
+                k = self.known.get(s, [])
+                if len(k) > t["hand_size"]:
+                    raise ValueError(f"known_hands: seat {s} holds only {t['hand_size']} cards")
+                self.sizes[s] = t["hand_size"] - len(k)
+                seen += k
+        st._out_order = list(obs["out_order"])
+        st._pile = list(obs["pile"])
+        st._plays = [(p["seat"], tuple(p["cards"])) for p in obs["pile_plays"]]
+        tr = obs["trump_ace"]
+        st._trump_ace = -1 if tr is None else tr
+        st._trump = 0 if tr is None else decktet.SUITS[tr]
+        st._removed = list(obs["removed"])
+        seen += st._pile + st._removed + ([tr] if tr is not None else [])
+        st._set_reference()
+        st._swaps = None if obs["swaps"] is None else tuple(tuple(x) for x in obs["swaps"])
+        st._pending = {}
+        if st._phase == "swap":
+            for s in range(n):
+                if s not in st._to_move:
+                    st._pending[s] = ()  # another seat's secret choice: sampled as no swap
+            if obs.get("my_swap"):
+                st._pending[me] = tuple((h, u) for h, u in obs["my_swap"])
+        st._log, st._seen, st._last_dec = [], [0] * n, 0
+        self.draw = obs["draw_pile"]
+        self.pool = _without(decktet.make_deck(st.ndecks, st.extended), seen)
+        if sum(self.sizes) + len(self.slots) + self.draw != len(self.pool):
+            raise ValueError("hand sizes, face-down counts and draw pile do not match the unseen cards")
+        self.base = st
+
+    def sample(self, rng: DealRng) -> State:
+        st = self.base.clone()
+        pool = list(self.pool)
+        rng.shuffle(pool)
+        i = 0
+        for s, k in enumerate(self.sizes):
+            if k or s in self.known:
+                st._hands[s] = self.known.get(s, []) + pool[i:i + k]
+                i += k
+        for s, pos in self.slots:
+            st._down[s][pos] = pool[i]
+            i += 1
+        st._draw = pool[i:]
+        st._rng = DealRng(rng.next64())
+        return st

@@ -1,0 +1,131 @@
+"""The reference search bot (bots/search/search_bot.py): legal answers within its budget in
+every game and player count, its budget from its tournament name, a whole match inside the
+`full` sandbox, and (slow) fixed-seed samples where it beats the Tightwad and Palace heuristics."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from games import REGISTRY
+from games.rng import DealRng
+from tests.games.variants import VARIANTS
+
+ROOT = Path(__file__).resolve().parents[2]
+SEARCH = ROOT / "bots" / "search" / "search_bot.py"
+_spec = importlib.util.spec_from_file_location("bot_strength", ROOT / "benchmarks" / "bot_strength.py")
+assert _spec is not None and _spec.loader is not None
+bs = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("bot_strength", bs)
+_spec.loader.exec_module(bs)
+
+
+def named(name: str) -> Any:
+    bot = bs.load_bot(SEARCH)
+    bot.name = name
+    return bot
+
+
+def test_answers_legally_within_its_budget_in_every_game_and_player_count() -> None:
+    """Budget 0.01 s (from the name): a legal id at sampled positions of every variant, each
+    decision far inside a generous bound (one simulation past the budget at most)."""
+    bot = named("search-0.01s")
+    worst = 0.0
+    for k, (game, players, options) in enumerate(VARIANTS):
+        state = REGISTRY[game].new_game(players, 500 + k, options)
+        names = ["search-0.01s"] * players
+        matches = [bot.start(bs.start_message(state, game, s, 500 + k, names)) for s in range(players)]
+        rng = DealRng(k)
+        step = 0
+        while not state.is_over() and step < 80:
+            seat = state.to_move()[0]
+            if step % 7 == 0:
+                obs = json.loads(json.dumps(state.observation(seat)))
+                t = time.process_time()
+                answer = bot.act(obs, matches[seat])
+                worst = max(worst, time.process_time() - t)
+                assert answer in [a["id"] for a in obs["legal_actions"]], (game, players, options, step)
+            state.apply(seat, rng.randbelow(len(state.legal_actions(seat))))
+            step += 1
+    assert worst < 1.0, worst
+
+
+def test_budget_comes_from_the_tournament_name() -> None:
+    ns: dict[str, Any] = {}
+    captured: dict[str, Any] = {}
+    kit = bs.fake_botkit(captured)
+    sys.modules["botkit"] = kit
+    try:
+        exec(compile(SEARCH.read_text(), str(SEARCH), "exec"), ns)
+    finally:
+        sys.modules.pop("botkit", None)
+    budget_of, sims_of = ns["budget_of"], ns["sims_of"]
+
+    class M:
+        seat = 1
+        bots: list[str] = []
+
+    for name, want in (("search-0.1s", 0.1), ("search_2s", 2.0), ("search-0.5s", 0.5),
+                       ("search_bot", ns["DEFAULT_BUDGET_S"]), ("x-1.25s", 1.25)):
+        M.bots = ["random_bot", name]
+        assert budget_of(M) == want and sims_of(M) is None, name
+    M.bots = ["random_bot", "search-400sims"]
+    assert sims_of(M) == 400 and budget_of(M) == ns["DEFAULT_BUDGET_S"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game,players", [("tightwad", 3), ("divers-weights", 2), ("palace", 2)])
+def test_plays_a_whole_match_inside_the_full_sandbox(game: str, players: int) -> None:
+    """Default budget (0.5 s of CPU), and its own wall-clock stop at half of move_s keeps it
+    inside the time control (3 s here: this machine's load has reached 80 on 2 cores)."""
+    from arena.match.sandbox import SandboxUnavailable
+    from arena.match.sandbox.detect import detect_sandbox
+
+    try:
+        detect_sandbox("full")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"level full unavailable here: {exc}")
+    res = subprocess.run([sys.executable, "-m", "arena", "play", game, str(SEARCH),
+                          *(["random_bot"] * (players - 1)), "--seed", "2", "--json",
+                          "--sandbox", "full", "--move-s", "3.0"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert [s["fault"] for s in doc["seats"]] == [None] * players, doc["seats"]
+    assert "sandbox level full" in res.stderr
+
+
+# (game, players, simulations a decision, deals, first deal seed)
+# Divers Weights is left out: there the bot is not yet clearly stronger than divers_heuristic
+# (docs/performance.md), and a test must not claim it.
+STRENGTH = [
+    ("tightwad", 4, 300, 8, 61_000),
+    ("palace", 4, 150, 3, 63_000),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game,players,sims,deals,seed", STRENGTH, ids=[s[0] for s in STRENGTH])
+def test_beats_the_heuristic_on_fixed_deals(game: str, players: int, sims: int, deals: int, seed: int) -> None:
+    """Duplicate: each deal in every seat rotation, the search bot with a fixed number of
+    simulations (so the result does not depend on the machine) against the game's heuristic
+    (and random bots at 4 players). Its mean place is better than the heuristic's."""
+    name = f"search-{sims}sims"
+    field = [named(name), bs.load_bot(bs.HEURISTICS[game]), bs.load_bot(bs.RANDOM_BOT),
+             bs.load_bot(bs.RANDOM_BOT)][:players]
+    total = [0.0] * players
+    for d in range(deals):
+        for r in range(players):
+            order = [(s + r) % players for s in range(players)]  # seat s holds field[order[s]]
+            res = bs.play_game(game, [field[k] for k in order], seed + d, match_seed=seed * 10 + d * players + r)
+            for s, k in enumerate(order):
+                total[k] += res.places[s] + 1
+    mean = [t / (deals * players) for t in total]
+    assert mean[0] < mean[1], dict(zip(["search", "heuristic", "random", "random"], mean))
