@@ -50,7 +50,8 @@ def ask(bot: BotProcess, line: bytes) -> None:
 
 
 def lines(log: Path) -> list[str]:
-    return log.read_text().splitlines()
+    """What the bot wrote, without the arena's one header line per process."""
+    return [ln for ln in log.read_text().splitlines() if not ln.startswith("[arena: ")]
 
 
 def wait_exit(bot: BotProcess, limit_s: float = 30) -> None:
