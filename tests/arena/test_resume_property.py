@@ -63,7 +63,7 @@ class Folder:
         text = (f"name: prop\nseed: {self.seed}\nbots: [{', '.join(paths)}]\n"
                 f"games:\n  - id: divers-weights\n    players: [2]\n    deals: {self.deals}\n"
                 f"    options: {{bidding: {str(self.bidding).lower()}}}\n"
-                "time_control: {startup_s: 60, move_s: 30}\nworkers: 1\nsandbox: none\n"
+                "time_control: {startup_s: 60, move_s: 30}\nworkers: 1\nsandbox: none\ntrust_bots: true\n"
                 f"results: {self.root / 'res'}\n")
         path = self.root / "t.yaml"
         path.write_text(text)

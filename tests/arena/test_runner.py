@@ -141,14 +141,15 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
         tree.record()
         # the checks below can see what they look for: the workers and the running bots
         assert len(own.in_session(proc.pid)) >= 3, "the arena and its two workers"
-        assert own.with_marker(str(tmp_path / "bots")), "no bot of this test is running"
+        snapshots = str(tmp_path / "results-killed" / "bots")  # bots run from their copies in the results
+        assert own.with_marker(snapshots), "no bot of this test is running"
         os.kill(proc.pid, signal.SIGKILL)  # the arena itself, not its process group
     proc.communicate()
     partial = _count(results)
     assert 8 <= partial < ref.scheduled
     _wait_gone(lambda: own.in_session(proc.pid), "workers outlived the arena")
     _wait_gone(lambda: own.still_running(tree.seen), "processes of the arena outlived it")
-    _wait_gone(lambda: own.with_marker(str(tmp_path / "bots")), "bots outlived the arena")
+    _wait_gone(lambda: own.with_marker(snapshots), "bots outlived the arena")
     again = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
