@@ -158,7 +158,7 @@ def test_a_match_that_kills_its_worker_every_time_is_given_up_and_the_run_fails(
     assert "INCOMPLETE: 2 of 6" in (tmp_path / "res" / "leaderboard.html").read_text()
     assert res.stdout.startswith("INCOMPLETE: 2 of 6")
     rows = (tmp_path / "res" / "leaderboard.csv").read_text().splitlines()
-    assert rows[0].endswith(",status,scheduled,counted,deals,sandbox") and rows[1].endswith(",INCOMPLETE,6,2,secret,none")
+    assert rows[0].endswith(",status,scheduled,counted,deals,sandbox") and rows[1].endswith(",INCOMPLETE,6,2,secret,none:unsafe")
 
 
 def test_an_exception_in_a_worker_reaches_run_log_and_the_run_is_incomplete(tmp_path):

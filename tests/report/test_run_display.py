@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import pty
 import re
-import select
+import selectors
 import subprocess
 import sys
 import time
@@ -59,10 +59,11 @@ def _run_in_a_terminal(args: list[str], cwd: Path, timeout_s: float = 300) -> st
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + timeout_s
+    sel = selectors.DefaultSelector()  # poll-based: the pytest process may hold descriptors above 1023
+    sel.register(master, selectors.EVENT_READ)
     try:
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.5)
-            if ready:
+            if sel.select(0.5):
                 try:
                     data = os.read(master, 65536)
                 except OSError:
@@ -76,6 +77,7 @@ def _run_in_a_terminal(args: list[str], cwd: Path, timeout_s: float = 300) -> st
         if proc.poll() is None:
             os.killpg(proc.pid, 9)
         proc.wait(timeout=30)
+        sel.close()
         os.close(master)
     return b"".join(chunks).decode("utf-8", "replace")
 
