@@ -256,6 +256,22 @@ class State:
             raise GameError("result() asked before the game is over")
         return self._result()
 
+    def _fast_clone(self, nested: tuple[str, ...], flat: tuple[str, ...]) -> "State":
+        """A copy without deepcopy: lists of lists in ``nested`` and lists in ``flat`` are
+        copied, everything else is shared (immutable) or rebuilt (rng, move cache, options)."""
+        new = object.__new__(type(self))
+        d = self.__dict__.copy()
+        for k in nested:
+            d[k] = [x.copy() for x in d[k]]
+        for k in flat:
+            d[k] = d[k].copy()
+        d["_rng"] = DealRng(0)
+        d["_rng"].setstate(self._rng.getstate())
+        d["_move_cache"] = {}
+        d["options"] = dict(self.options)
+        new.__dict__ = d
+        return new
+
     def clone(self) -> "State":
         return copy.deepcopy(self)
 

@@ -389,19 +389,9 @@ class DiversWeightsState(State):
 
     def clone(self) -> "DiversWeightsState":
         """A fast independent copy (search bots clone at every simulation)."""
-        new = object.__new__(type(self))
-        d = self.__dict__.copy()
-        d["_hands"] = [h.copy() for h in self._hands]
-        d["_prizes"] = [p.copy() for p in self._prizes]
-        for k in ("_totals", "_hand_scores", "_deck", "_threshold", "_played", "_discard",
-                  "_tricks", "_tricks_won", "_bids"):
-            d[k] = d[k].copy()
-        d["_rng"] = DealRng(0)
-        d["_rng"].setstate(self._rng.getstate())
-        d["_move_cache"] = {}
-        d["options"] = dict(self.options)
-        new.__dict__ = d
-        return new
+        return self._fast_clone(("_hands", "_prizes"),  # type: ignore[return-value]
+                                ("_totals", "_hand_scores", "_deck", "_threshold", "_played", "_discard",
+                                 "_tricks", "_tricks_won", "_bids"))
 
     def all_cards(self) -> list[int]:
         out = list(self._deck) + self._threshold + self._discard

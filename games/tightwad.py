@@ -266,18 +266,8 @@ class TightwadState(State):
 
     def clone(self) -> "TightwadState":
         """A fast independent copy (search bots clone at every simulation)."""
-        new = object.__new__(type(self))
-        d = self.__dict__.copy()
-        d["_hands"] = [h.copy() for h in self._hands]
-        d["_pen"] = [p.copy() for p in self._pen]
-        for k in ("_points", "_tseats", "_tcards", "_done", "_aside"):
-            d[k] = d[k].copy()
-        d["_rng"] = DealRng(0)
-        d["_rng"].setstate(self._rng.getstate())
-        d["_move_cache"] = {}
-        d["options"] = dict(self.options)
-        new.__dict__ = d
-        return new
+        return self._fast_clone(("_hands", "_pen"),  # type: ignore[return-value]
+                                ("_points", "_tseats", "_tcards", "_done", "_aside"))
 
     def all_cards(self) -> list[int]:
         out: list[int] = []
