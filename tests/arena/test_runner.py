@@ -66,7 +66,6 @@ def leaderboard_json(results: Path) -> dict:
     return json.loads((results / "leaderboard.json").read_text())
 
 
-@pytest.mark.slow
 def share_secret(src: Path, dst: Path) -> None:
     """Give folder ``dst`` the deal secret of ``src``: the same deals, as if it were the same folder."""
     dst.mkdir(parents=True, exist_ok=True)
@@ -160,24 +159,33 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
-    # a slower copy of slow_random: on a busy machine the run must not end before the
-    # test, polling the results, sees its first matches and interrupts it
-    slower = tmp_path / "bots" / "slower_random.py"
-    slower.parent.mkdir()
-    slower.write_text(SLOW.read_text().replace("time.sleep(0.004)", "time.sleep(0.02)"))
-    assert "0.02" in slower.read_text()
-    bots = [ROOT / "bots/random_bot.py", slower, ROOT / "bots/divers_heuristic.py"]
-    path = write_tournament(tmp_path, "intr", bots=bots, deals=3)
+    # The run must still be playing when the signal comes, however busy the machine: once
+    # the test has seen its first matches it opens a gate that makes one bot think 0.3 s a
+    # decision, so the rest of the run takes far longer than the test needs to interrupt it.
+    # (Without the gate, a starved test could find the run alive in its exit handlers.)
+    gate = tmp_path / "gate"
+    gated = tmp_path / "bots" / "gated_random.py"
+    gated.parent.mkdir()
+    gated.write_text(SLOW.read_text().replace(
+        "time.sleep(0.004)", f"time.sleep(0.3 if os.path.exists({str(gate)!r}) else 0.004)")
+        .replace("import time", "import os\nimport time"))
+    assert str(gate) in gated.read_text()
+    bots = [ROOT / "bots/random_bot.py", gated, ROOT / "bots/divers_heuristic.py"]
+    path = write_tournament(tmp_path, "intr", bots=bots, deals=3,
+                            extra="sandbox: none  # the bot must see the gate\ntrust_bots: true")
     results = tmp_path / "results-intr"
     proc = _arena_run(path)
     _wait_for_matches(results, 3, proc)
+    gate.touch()
+    time.sleep(0.5)  # matches finishing now were nearly done at the gate; the rest are slowed
     assert proc.poll() is None, "the run ended before the test could interrupt it"
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert f"resume with: arena run {path}" in err
     kept = _count(results)
     assert kept >= 3
+    gate.unlink()
     done = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import own_processes as own
+
 from arena.match.faults import BotFault, FaultKind
 from arena.match.process import BotProcess, bot_command, read_lines
 from arena.match.sandbox import Limits, SandboxInfo, SandboxUnavailable
@@ -62,35 +64,42 @@ def no_survivors(marker: str, timeout: float = 15.0) -> None:
     assert not left, f"survivors: {left}"
 
 
-def zombie_children() -> list[int]:
+def zombie_children(tree: set[int]) -> list[int]:
+    """Our zombie children that belong to ``tree``: their pid, process group or session is in it.
+
+    Only the bot's own processes count: other tests in the same pytest process may leave
+    orphans to it (it is a child subreaper), and those may die during this test.
+    """
     me, out = os.getpid(), []
     for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
             with open(f"/proc/{name}/stat", "rb") as f:
                 raw = f.read()
         except OSError:
             continue
         rest = raw[raw.rfind(b")") + 2:].split()
-        if rest[0] == b"Z" and int(rest[1]) == me:
-            out.append(int(name))
+        pid, pgid, sid = int(name), int(rest[2]), int(rest[3])
+        if rest[0] == b"Z" and int(rest[1]) == me and tree & {pid, pgid, sid}:
+            out.append(pid)
     return out
 
 
-def healthy(info: SandboxInfo, zombies_before: set[int] = frozenset()) -> None:
+def healthy(info: SandboxInfo, tree: set[int] = frozenset()) -> None:
     """The referee is alive and can still run a bot at this level; it reaped what it killed.
 
-    Only zombies that appeared during the test count: other tests in the same
-    pytest process may leave orphans to it (it is a child subreaper).
+    ``tree``: the pids recorded in the killed bot's process tree.
     """
     end = time.monotonic() + 10
-    while set(zombie_children()) - zombies_before and time.monotonic() < end:
+    while zombie_children(tree) and time.monotonic() < end:
         time.sleep(0.02)
-    assert not set(zombie_children()) - zombies_before, "zombie children left behind"
+    assert not zombie_children(tree), "zombie children left behind"
     bot = BotProcess.start(bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="health",
                            sandbox=info, limits=Limits())
-    try:
-        bot.send_line(b"ping", time.monotonic() + 5)
-        assert bot.read_line(time.monotonic() + 5)[0] == b"ping"
+    try:   # generous: a busy machine may take seconds to start a sandboxed interpreter
+        bot.send_line(b"ping", time.monotonic() + 30)
+        assert bot.read_line(time.monotonic() + 30)[0] == b"ping"
     finally:
         bot.close()
 
@@ -101,11 +110,14 @@ class Run:
     def __init__(self, bot: str, info: SandboxInfo, tmp: Path, limits: Limits = Limits(),
                  env: dict[str, str] | None = None) -> None:
         self.info, self.marker = info, "hostile-" + uuid.uuid4().hex
-        self.zombies_before = set(zombie_children())
         self.log = tmp / f"{bot}.stderr.log"
         self.proc = BotProcess.start(bot_command(BOTS / bot), bot_file=BOTS / bot, name=bot, sandbox=info,
                                      limits=limits, log_path=self.log,
                                      env={"HOSTILE_MARKER": self.marker, **(env or {})})
+        self.tree = self._record({self.proc.pid})
+
+    def _record(self, tree: set[int]) -> set[int]:
+        return tree | set(own.descendants(self.proc.pid))
 
     def ask(self, line: bytes = b"go", timeout: float = 10.0) -> bytes:
         self.proc.send_line(line, time.monotonic() + timeout)
@@ -117,10 +129,11 @@ class Run:
         return ei.value
 
     def finish(self) -> None:
+        self.tree = self._record(self.tree)
         self.proc.kill()
         no_survivors(self.marker)
         assert not self.proc.alive()
-        healthy(self.info, self.zombies_before)
+        healthy(self.info, self.tree)
 
 
 @pytest.fixture
