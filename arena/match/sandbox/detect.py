@@ -49,11 +49,8 @@ def _static_details(level: str) -> dict[str, Any]:
         layers += ["userns", "pidns", "netns", "mountns", "ipcns", "utsns", "seccomp"]
         enf.update(filesystem=True, network=True, signals=True)
         d["seccomp"] = _sc.describe("bwrap") if _sc.supported() else None
-        if root:
-            d["bot_uid"] = "host uid 0 mapped to 1000 in a user namespace, no capabilities"
-            d["warnings"].append("bot is host uid 0 inside its user namespace (the interpreter lives "
-                                 "under a 0700 directory such as /root, so a separate host uid cannot "
-                                 "run it); RLIMIT_NPROC is therefore ineffective")
+        if root:   # bubblewrap itself runs as that uid, see dropuid.py
+            d["bot_uid"] = "its own unprivileged host uid per bot (1000 inside its user namespace), no capabilities"
     elif level == "landlock":
         mode = _launch.landlock_mode()
         d["backend"] = f"landlock abi {_ll.abi_version()}" + (" + namespaces by the arena" if mode["namespaces"] else "")
@@ -160,6 +157,7 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
             bot.send_line(json.dumps(req).encode(), time.monotonic() + 10)
             line, _ = bot.read_line(time.monotonic() + 10)
             res = json.loads(line)
+            res["host_uids"] = _bot_host_uids(marker)   # seen from here: a nested user namespace may hide it
             details["probe"] = res
             cg_tasks = bot._cgroup.pids_current() if bot._cgroup else None
         except (BotFault, ValueError) as exc:
@@ -230,11 +228,9 @@ def _judge_safety(level: str, res: dict[str, Any], details: dict[str, Any]) -> N
     else:
         if res.get("cap_eff") != NO_CAPS:
             unsafe.append(f"the bot holds capabilities ({res.get('cap_eff')})")
-        if res.get("host_uid") == 0:
-            if level == "landlock":
-                unsafe.append("the bot runs as host root")
-            # else: bubblewrap started by root maps the bot to host uid 0 without any capability;
-            # _static_details warns about it and docs/sandbox.md lists it as a known weakness
+        # as the host sees it (inside, bubblewrap's nested user namespaces show an inner uid 0)
+        if 0 in res.get("host_uids", []) or not res.get("host_uids") and res.get("host_uid") == 0:
+            unsafe.append("the bot runs as host root")
         if res.get("sees_referee") != "denied":
             unsafe.append("the bot sees other processes")
         if res.get("environ") != "denied":
@@ -246,6 +242,24 @@ def _judge_safety(level: str, res: dict[str, Any], details: dict[str, Any]) -> N
             unsafe.append("no process limit")
     details["safe"] = not unsafe
     details["unsafe"] = unsafe
+
+
+def _bot_host_uids(marker: str) -> list[int]:
+    """Host uids of the processes that run the bot: those carrying ``marker`` with no such child.
+
+    (Launchers that carry the bot's argv too, such as bubblewrap's or the shim's parent
+    processes, are above it.)
+    """
+    pids = set(_marker_pids(marker))
+    parents = {st[0] for p in pids if (st := _procs.stat(p)) is not None}
+    uids = []
+    for pid in pids - parents:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                uids += [int(line.split()[1]) for line in f if line.startswith("Uid:")]
+        except OSError:
+            pass
+    return sorted(set(uids))
 
 
 def _marker_pids(marker: str) -> list[int]:

@@ -266,7 +266,8 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
     home = "/tmp"
     cmd = [bw, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
            "--new-session", "--clearenv", "--cap-drop", "ALL"]
-    if os.geteuid() == 0:
+    root = os.geteuid() == 0
+    if root:
         cmd += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     cmd += ["--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.scratch_mb * MiB), "--perms", "0700", "--tmpfs", home,
@@ -278,8 +279,10 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
             cmd += ["--ro-bind", p, p]
     for p in _SYSTEM_RO:
         cmd += ["--ro-bind-try", p, p]
-    for p in _ro_sources(argv, bot_file, extra_ro):
-        cmd += ["--ro-bind", p, p]
+    sources = _ro_sources(argv, bot_file, extra_ro)
+    stage = _stage(sources) if root else None
+    for p, seen in zip(sources, stage[2] if stage else sources):
+        cmd += ["--ro-bind", seen, p]
     for k, v in bot_env(env, home).items():
         cmd += ["--setenv", k, v]
     fd = _sc.memfd("bwrap")
@@ -291,8 +294,39 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
     cmd += ["--seccomp", str(fd), "--chdir", home, "--", "/bin/sh", "-c",
             f"exec 0<&{a} 1>&{b} {a}<&- {b}>&-; {_READY_SH}", "arena-bot", *argv]
     cmd = _prlimit(r) + cmd
+    if stage is not None:
+        # root: bubblewrap runs as the bot's own host uid, see dropuid.py
+        cfg = {"fds": [a, b], "binds": stage[1], "uid": bot_uid(),
+               "cgroup_procs": cg.procs_files() if cg is not None else []}
+        dropper = str(Path(__file__).with_name("dropuid.py"))
+        cmd = [interpreter(), "-I", "-S", "-B", dropper, json.dumps(cfg), "--", *cmd]
+        return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=[fd], cgroup=cg, bwrap=True,
+                      rlimits=r, scratch=stage[0])
     host = f"exec {a}<&0 {b}>&1 </dev/null >/dev/null\n"
     if cg is not None:
         host += "".join(f"echo $$ > {shlex.quote(f)} || exit 125\n" for f in cg.procs_files())
     cmd = ["/bin/sh", "-c", host + 'exec "$@"', "arena-launch", *cmd]
     return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=[fd], cgroup=cg, bwrap=True, rlimits=r)
+
+
+def _stage(sources: list[str]) -> tuple[Path, list[list[str]], list[str]]:
+    """(stage folder, binds, what bubblewrap binds for each source) for bubblewrap run as a bot uid.
+
+    The stage is a host folder any uid may traverse (not list). It holds a mount point per
+    source folder, which dropuid.py binds in a mount namespace of its own, so that bubblewrap,
+    run as the bot's uid, reaches folders under a 0700 one such as /root; and a readable copy
+    of each source file.
+    """
+    stage = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+    os.chmod(stage, 0o711)
+    binds, shown = [], []
+    for i, src in enumerate(sources):
+        point = stage / str(i)
+        if os.path.isdir(src):
+            point.mkdir(mode=0o755)
+            binds.append([src, str(point)])
+        else:   # a file (the bot's own): a copy the bot's uid may read even if the original is 0600
+            shutil.copyfile(src, point)
+            point.chmod(0o755 if os.access(src, os.X_OK) else 0o644)
+        shown.append(str(point))
+    return stage, binds, shown
