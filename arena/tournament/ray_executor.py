@@ -19,8 +19,11 @@ import re
 import shutil
 import socket
 import tempfile
+import threading
 import time
+import traceback
 from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -32,6 +35,8 @@ RAY_MISSING = "--executor ray needs Ray: pip install 'decktet-arena[ray]'"
 IN_FLIGHT_PER_WORKER = 2   # one playing, one queued: the actor never waits for the driver
 CLOSE_GRACE_S = 5.0        # after Ctrl-C: time for running matches to end before actors are killed
 SLOW_START_WARN_S = 60.0   # no worker ready by then: say so (a busy or scaling cluster)
+REPLACE_WAIT_S = 120.0     # every worker lost and none back by then: the run stops, in one line
+MAX_TRIES_IDLE = 3         # per worker: deaths with no match in flight (or at start) before the run stops
 
 
 COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's bot copies and logs
@@ -115,7 +120,9 @@ class BotWorker:
     """One Ray worker (wrapped by ``ray.remote`` in ``play_on_ray``): its bots, its sandbox.
 
     A failure while setting up is kept and reported by ``ready()`` rather than
-    raised, so the driver can say in one line which node failed and why.
+    raised, so the driver can say in one line which node failed and why. An
+    exception while playing is returned with its traceback (``play``), so the
+    driver can log it and play the match again.
     """
 
     def __init__(self, packed: Mapping[str, Mapping[str, Any]], settings: Mapping[str, Any]) -> None:
@@ -124,6 +131,8 @@ class BotWorker:
         self.error: str | None = None
         self.sandbox_level = ""
         self.player: Any = None
+        self.closed = threading.Event()
+        self._new_player: Callable[[], Any] | None = None
         _sweep_stale_copies()
         self.tmp = Path(tempfile.mkdtemp(prefix=f"{COPIES_PREFIX}{os.getpid()}-"))
         try:
@@ -145,9 +154,14 @@ class BotWorker:
         self.sandbox_level = sandbox.level
         log_dir = self.tmp / "logs"
         log_dir.mkdir()
-        self.player = MatchPlayer(entries, sandbox=sandbox, limits=settings["limits"],
-                                  time_control=settings["tc"], log_dir=log_dir, fresh=settings["fresh"],
-                                  tournament=settings["name"], warm_bots=settings.get("warm_bots", 32))
+
+        def new_player() -> MatchPlayer:
+            return MatchPlayer(entries, sandbox=sandbox, limits=settings["limits"],
+                               time_control=settings["tc"], log_dir=log_dir, fresh=settings["fresh"],
+                               tournament=settings["name"], warm_bots=settings.get("warm_bots", 32))
+
+        self._new_player = new_player
+        self.player = new_player()
 
     def ready(self) -> dict[str, Any]:
         """Where this worker runs, its sandbox level, and its set-up error if any."""
@@ -162,14 +176,33 @@ class BotWorker:
         return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error}
 
     def play(self, match: Any) -> dict[str, Any]:
-        """Play one match and return its record."""
+        """Play one match and return its record, or ``{"harness_error": one line,
+        "traceback": text}`` if the harness raised (the bots are then restarted:
+        they may be in any state)."""
         if self.player is None:
             raise ArenaError(f"worker not set up: {self.error}")
-        return self.player.play(match)
+        try:
+            return self.player.play(match)
+        except Exception as exc:  # noqa: BLE001 - the driver logs it and plays the match again
+            failure = {"harness_error": _one_line(exc), "traceback": traceback.format_exc()}
+            try:
+                self.player.close()
+            except Exception:  # noqa: BLE001 - a fresh player is what matters
+                pass
+            assert self._new_player is not None
+            self.player = self._new_player()
+            return failure
+
+    def watch(self) -> str:
+        """Returns only when the worker closes: run in its own thread (concurrency group
+        ``watch``), so the driver's pending call fails the moment the actor dies, busy or idle."""
+        self.closed.wait()
+        return "closed"
 
     def close(self) -> dict[str, bytes]:
         """Stop the bots, remove the temporary folder; returns the bots' stderr logs."""
         logs: dict[str, bytes] = {}
+        self.closed.set()
         if self.player is not None:
             self.player.close()
             for path in sorted((self.tmp / "logs").glob("*")):
@@ -184,16 +217,26 @@ class BotWorker:
 
 
 def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[dict], None],
-                *, address: str | None, workers: int, sandbox_level: str) -> None:
+                *, address: str | None, workers: int, sandbox_level: str,
+                retry: Callable[[Any, str], bool] | None = None,
+                replace_wait_s: float | None = None) -> None:
     """Play ``pending`` matches on Ray actors, calling ``on_record(record)`` here for each one.
 
     ``ctx`` is the runner's (entries, limits, tc, fresh, name, results, sandbox).
     ``address`` None starts a local Ray instance unless one is already initialised
     in this process (then it is used and left running). ``workers`` actors of one
-    CPU each; 0 means one per CPU of the cluster. Matches in flight on a lost
-    actor are not recorded (a warning says so; the next run plays them). On
-    KeyboardInterrupt: queued matches are cancelled, actors stopped, and the
-    KeyboardInterrupt is raised again.
+    CPU each; 0 means one per CPU of the cluster.
+
+    The actors are supervised as the local pool's workers are: an actor that dies
+    (killed, out of memory, its node lost), busy or idle, is noticed at once and
+    replaced while work is left; the match it was playing goes back to the queue if
+    ``retry(match, why)`` says so (``runner.Retries``: ``MAX_TRIES`` tries, then given
+    up), the match queued behind it goes back uncounted. A harness exception in an
+    actor is logged with its traceback and the match is retried the same way.
+    If no worker is left and none can start again within ``replace_wait_s``
+    (the cluster lost its nodes), an ``ArenaError`` says so in one line; finished
+    matches are stored. On KeyboardInterrupt: queued matches are cancelled, actors
+    stopped, and the KeyboardInterrupt is raised again.
     """
     require_ray()
     import ray
@@ -202,6 +245,10 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
 
     if not pending:
         return
+    if retry is None:
+        from arena.tournament.runner import Retries
+
+        retry = Retries([]).again
     packed = pack_bots(ctx["entries"])
     settings = {"version": __version__, "sandbox_level": sandbox_level, "limits": ctx["limits"],
                 "tc": ctx["tc"], "fresh": ctx["fresh"], "name": ctx["name"],
@@ -218,7 +265,8 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
                              f"{_brief(exc)}; check --ray-address") from None
         log.info("ray: connected in %.1f s", time.monotonic() - t0)
     driver_sandbox = ctx.get("sandbox")
-    pool = _Pool(ray, on_record, ctx["entries"], getattr(driver_sandbox, "level", None))
+    pool = _Pool(ray, on_record, retry, ctx["entries"], getattr(driver_sandbox, "level", None),
+                 REPLACE_WAIT_S if replace_wait_s is None else replace_wait_s)
     finished = False
     try:
         cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -226,9 +274,10 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         if n > cpus:
             log.warning("ray: %d workers asked for, the cluster has %d CPUs now: the others start "
                         "when CPUs free up", n, cpus)
-        worker_cls = ray.remote(num_cpus=1, max_restarts=0)(BotWorker)
+        # its own thread for watch(), so a call to it is pending while the actor lives, busy or idle
+        worker_cls = ray.remote(num_cpus=1, max_restarts=0, concurrency_groups={"watch": 1})(BotWorker)
         packed_ref = ray.put(packed)
-        pool.start([worker_cls.remote(packed_ref, settings) for _ in range(n)])
+        pool.start(lambda: worker_cls.remote(packed_ref, settings), n)
         log.info("ray: %d workers for %d matches (cluster CPUs: %d)", n, len(pending), cpus)
         pool.run(deque(pending))
         finished = True
@@ -256,98 +305,161 @@ def _check_reachable(address: str | None, timeout_s: float = 5.0) -> None:
                          "running there? check --ray-address") from None
 
 
-class _Pool:
-    """The driver's view of the actors: which are ready, alive, and what each has in flight."""
+@dataclass
+class _Actor:
+    """One actor as the driver sees it."""
 
-    def __init__(self, ray: Any, on_record: Callable[[dict], None], entries: Mapping[str, Any],
-                 driver_level: str | None) -> None:
+    index: int
+    handle: Any
+    ready_ref: Any = None          # pending until it has started
+    watch_ref: Any = None          # pending while it lives
+    where: str = "?"
+    live: bool = False             # started and set up: gets matches
+    up: bool = False               # said ready, set up or not: it has a folder to remove at close
+    in_flight: list[tuple[Any, Any]] = field(default_factory=list)  # (play ref, match), oldest (playing) first
+
+
+class _Pool:
+    """The driver's view of the actors: which are starting, live, and what each has in flight.
+
+    Every actor has a pending ``watch()`` call, which fails the moment the actor
+    dies; the driver then puts its matches back in the queue and starts another.
+    """
+
+    def __init__(self, ray: Any, on_record: Callable[[dict], None], retry: Callable[[Any, str], bool],
+                 entries: Mapping[str, Any], driver_level: str | None, replace_wait_s: float) -> None:
         self.ray = ray
         self.driver_level = driver_level
         self.on_record = on_record
+        self.retry = retry
+        self.replace_wait_s = replace_wait_s
         self.paths = {name: str(e.path) for name, e in entries.items()}
-        self.actors: list[Any] = []
-        self.where: dict[int, str] = {}
-        self.starting: dict[Any, int] = {}       # ready() ref -> actor index
-        self.live: set[int] = set()
-        self.up: set[int] = set()   # said ready, set up or not: they have a folder to remove at close
-        self.load: dict[int, int] = {}
-        self.in_flight: dict[Any, tuple[int, Any]] = {}  # play() ref -> (actor index, match)
+        self.new_actor: Callable[[], Any] = lambda: None
+        self.n = 0
+        self.actors: dict[int, _Actor] = {}       # not known dead
+        self.all_handles: list[Any] = []          # every actor started, for the final kill
+        self.refs: dict[Any, tuple[str, _Actor, Any]] = {}  # pending ref -> (ready|watch|play, actor, match)
         self.lost = 0
-        self.dropped = 0  # matches that were in flight on a failed worker
+        self.idle_deaths = 0       # died with no match in flight, or while starting
+        self.none_live_since: float | None = None  # since when no worker is live, after a loss
 
-    def start(self, actors: list[Any]) -> None:
-        self.actors = actors
-        self.starting = {a.ready.remote(): i for i, a in enumerate(actors)}
+    def start(self, new_actor: Callable[[], Any], n: int) -> None:
+        self.new_actor = new_actor
+        self.n = n
+        for _ in range(n):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        i = len(self.all_handles)
+        handle = self.new_actor()
+        self.all_handles.append(handle)
+        a = _Actor(i, handle)
+        a.ready_ref = handle.ready.remote()
+        a.watch_ref = handle.watch.options(concurrency_group="watch").remote()
+        self.refs[a.ready_ref] = ("ready", a, None)
+        self.refs[a.watch_ref] = ("watch", a, None)
+        self.actors[i] = a
+
+    def _live(self) -> list[_Actor]:
+        return [a for a in self.actors.values() if a.live]
+
+    def _busy(self) -> bool:
+        return any(a.in_flight for a in self.actors.values())
 
     def run(self, queue: deque) -> None:
-        """Feed matches with backpressure until every one is played or no worker is left."""
+        """Feed matches with backpressure until every one is played, retried or given up."""
         t0 = time.monotonic()
         warned_slow = False
         while True:
             self._fill(queue)
-            if not self.in_flight and (not queue or (not self.live and not self.starting)):
+            if not queue and not self._busy():
                 break
-            waiting = list(self.in_flight) + list(self.starting)
-            done, _ = self.ray.wait(waiting, num_returns=1, timeout=1.0)
+            if not self.actors:
+                raise self._all_lost(queue, "none could be started again")
+            done, _ = self.ray.wait(list(self.refs), num_returns=1, timeout=1.0)
             for ref in done:
-                if ref in self.starting:
-                    self._on_ready(ref)
+                if ref not in self.refs:
+                    continue  # belonged to an actor handled as dead in this round
+                kind, a, match = self.refs.pop(ref)
+                if kind == "ready":
+                    self._on_ready(a, ref, queue)
+                elif kind == "watch":
+                    self._on_watch(a, ref, queue)
                 else:
-                    self._on_result(ref)
-            if not warned_slow and not self.live and time.monotonic() - t0 > SLOW_START_WARN_S:
+                    self._on_result(a, ref, match, queue)
+            if self._live():
+                self.none_live_since = None
+            elif self.none_live_since is not None and time.monotonic() - self.none_live_since > self.replace_wait_s:
+                raise self._all_lost(queue, f"none could start again in {self.replace_wait_s:.0f} s")
+            if not warned_slow and self.lost == 0 and not self._live() and time.monotonic() - t0 > SLOW_START_WARN_S:
                 warned_slow = True
                 log.warning("ray: no worker ready after %.0f s: is the cluster busy or still scaling up?",
                             SLOW_START_WARN_S)
-        if queue:
-            raise ArenaError(f"every Ray worker failed ({self.lost} lost); {len(queue) + self.dropped} matches "
-                             "not played; the finished ones are stored: run the same command again to resume")
-        if self.dropped:
-            log.warning("ray: %d matches not played because their worker failed; run the same command "
-                        "again to play them", self.dropped)
+
+    def _all_lost(self, queue: deque, why: str) -> ArenaError:
+        try:
+            res, free = self.ray.cluster_resources(), self.ray.available_resources()
+            cpus = f"cluster CPUs: {int(res.get('CPU', 0))}, free: {int(free.get('CPU', 0))}"
+        except Exception:  # noqa: BLE001 - the cluster itself may be gone
+            cpus = "cluster unreachable"
+        left = len(queue) + sum(len(a.in_flight) for a in self.actors.values())
+        return ArenaError(f"every Ray worker was lost ({self.lost} in all) and {why} ({cpus}); {left} matches "
+                          "not played; the finished ones are stored: run the same command again to resume")
 
     def _fill(self, queue: deque) -> None:
-        for i in sorted(self.live, key=lambda k: self.load[k]):
-            while queue and self.load[i] < IN_FLIGHT_PER_WORKER:
+        for a in sorted(self._live(), key=lambda a: len(a.in_flight)):
+            while queue and len(a.in_flight) < IN_FLIGHT_PER_WORKER:
                 match = queue.popleft()
-                self.in_flight[self.actors[i].play.remote(match)] = (i, match)
-                self.load[i] += 1
+                ref = a.handle.play.remote(match)
+                a.in_flight.append((ref, match))
+                self.refs[ref] = ("play", a, match)
 
-    def _on_ready(self, ref: Any) -> None:
-        i = self.starting.pop(ref)
+    def _on_ready(self, a: _Actor, ref: Any, queue: deque) -> None:
+        a.ready_ref = None
         try:
             info = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
-            self.lost += 1
-            log.warning("ray: worker %d failed to start: %s", i, _brief(exc))
+            self._lost(a, f"failed to start: {_brief(exc)}", queue, exc)
             return
-        self.where[i] = f"{info['host']} pid {info['pid']}"
-        self.up.add(i)
+        a.where = f"{info['host']} pid {info['pid']}"
+        a.up = True
         if info["error"]:
             raise ArenaError(f"Ray worker on {info['host']}: {info['error']}")
-        log.info("ray: worker %d ready on %s, sandbox %s", i, self.where[i], info["sandbox"])
+        log.info("ray: worker %d ready on %s, sandbox %s", a.index, a.where, info["sandbox"])
         if self.driver_level and info["sandbox"] != self.driver_level:
             log.warning("ray: worker %d on %s runs bots at sandbox level %s (this machine: %s); "
                         "pass --sandbox LEVEL to require one level everywhere",
-                        i, info["host"], info["sandbox"], self.driver_level)
-        self.live.add(i)
-        self.load[i] = 0
+                        a.index, info["host"], info["sandbox"], self.driver_level)
+        a.live = True
 
-    def _on_result(self, ref: Any) -> None:
-        i, match = self.in_flight.pop(ref)
-        self.load[i] -= 1
+    def _on_watch(self, a: _Actor, ref: Any, queue: deque) -> None:
+        a.watch_ref = None
+        try:
+            self.ray.get(ref)
+            why = "closed while the run needed it"
+            exc: BaseException | None = None
+        except self.ray.exceptions.RayError as err:
+            why, exc = _brief(err), err
+        self._lost(a, why, queue, exc)
+
+    def _on_result(self, a: _Actor, ref: Any, match: Any, queue: deque) -> None:
         try:
             record = self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as exc:
+            # an exception that escaped play(): replace the actor, its bots may be in any state
+            a.in_flight = [(r, m) for r, m in a.in_flight if r != ref]
+            self._harness_raised(a, match, _brief(exc), str(exc), queue)
+            self._lost(a, "its harness raised", queue, None)
+            return
         except self.ray.exceptions.RayError as exc:
-            if i in self.live:
-                self.live.discard(i)
-                self.up.discard(i)
-                self.lost += 1
-                log.warning("ray: worker %d (%s) failed: %s; its matches in flight are not recorded "
-                            "(the next run plays them)", i, self.where.get(i, "?"), _brief(exc))
-                self.ray.kill(self.actors[i], no_restart=True)  # its bots may be in any state
-            log.info("ray: match %s: the worker's error in full (with its traceback):\n%s", match.match_id, exc)
-            log.warning("ray: match %s not played (worker %d failed)", match.match_id, i)
-            self.dropped += 1
+            self._lost(a, _brief(exc), queue, exc)  # ``ref`` is still in flight: it goes back too
+            return
+        a.in_flight = [(r, m) for r, m in a.in_flight if r != ref]
+        self._record(a, match, record, queue)
+
+    def _record(self, a: _Actor, match: Any, record: dict[str, Any], queue: deque) -> None:
+        if "harness_error" in record:
+            self._harness_raised(a, match, record["harness_error"], record.get("traceback", ""), queue)
             return
         for bot in record.get("bots", []):
             # the bot ran from the worker's copy; the record names the driver's file (same SHA-256)
@@ -355,42 +467,101 @@ class _Pool:
                 bot["path"] = self.paths[bot["name"]]
         self.on_record(record)
 
+    def _harness_raised(self, a: _Actor, match: Any, brief: str, trace: str, queue: deque) -> None:
+        from arena.tournament.runner import seats_text
+
+        log.error("match %s (%s): the harness raised %s on Ray worker %d (%s) (traceback in run.log)\n%s",
+                  match.match_id, seats_text(match.bots), brief, a.index, a.where, trace.rstrip())
+        if self.retry(match, f"the harness raised {brief}"):
+            queue.appendleft(match)
+
+    def _lost(self, a: _Actor, why: str, queue: deque, exc: BaseException | None) -> None:
+        """Actor ``a`` is dead (or must go): keep what it finished, requeue the rest, replace it."""
+        if self.actors.pop(a.index, None) is None:
+            return
+        self.lost += 1
+        for ref in (a.ready_ref, a.watch_ref):
+            self.refs.pop(ref, None)
+        finished: list[tuple[Any, Any]] = []
+        if a.in_flight:  # records that came back just before it died still count
+            refs = [r for r, _ in a.in_flight]
+            done, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+            for r, m in a.in_flight:
+                self.refs.pop(r, None)
+                if r in done:
+                    try:
+                        finished.append((m, self.ray.get(r)))
+                    except self.ray.exceptions.RayError:
+                        pass
+        got = {m.match_id for m, _ in finished}
+        unplayed = [m for _, m in a.in_flight if m.match_id not in got]
+        a.in_flight = []
+        try:
+            self.ray.kill(a.handle, no_restart=True)  # if it still runs, its bots may be in any state
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+        log.error("ray: worker %d (%s) died: %s; %s", a.index, a.where, why.rstrip("."),
+                  f"{len(unplayed)} matches in flight go back to the queue" if unplayed else "it had no match in flight")
+        if exc is not None:
+            log.info("ray: worker %d: the error in full:\n%s", a.index, exc)
+        for match, record in finished:
+            self._record(a, match, record, queue)
+        if unplayed:
+            # the oldest was playing when it died: that one counts a try; the others had not started
+            for match in reversed(unplayed[1:]):
+                queue.appendleft(match)
+            if self.retry(unplayed[0], f"Ray worker {a.index} ({a.where}) died: {why.rstrip('.')}"):
+                queue.appendleft(unplayed[0])
+        else:
+            self.idle_deaths += 1
+            if self.idle_deaths > MAX_TRIES_IDLE * max(1, self.n):
+                raise ArenaError(f"Ray workers keep dying between matches or while starting ({self.idle_deaths} "
+                                 "so far); see run.log in the results folder; the finished matches are stored: "
+                                 "run the same command again to resume")
+        if not self._live() and self.none_live_since is None:
+            self.none_live_since = time.monotonic()
+        if queue or self._busy():
+            self._spawn()
+
     def cancel_in_flight(self) -> None:
         """Cancel every match not yet started (running ones finish: Ray cannot interrupt them)."""
-        for ref in list(self.in_flight):
+        for ref, (kind, _a, _m) in list(self.refs.items()):
+            if kind != "play":
+                continue
             try:
                 self.ray.cancel(ref)
             except Exception:  # noqa: BLE001 - best effort
                 pass
-        self.in_flight.clear()
+        for a in self.actors.values():
+            a.in_flight = []
 
     def shutdown(self, results: Path, *, grace_s: float) -> None:
-        """Close every live worker's bots (keeping their stderr logs), then kill all actors."""
-        closing = {self.actors[i].close.remote(): i for i in self.up}
+        """Close every set-up worker's bots (keeping their stderr logs), then kill all actors."""
+        closing = {a.handle.close.remote(): a for a in self.actors.values() if a.up}
         end = time.monotonic() + grace_s
         while closing and time.monotonic() < end:
             done, _ = self.ray.wait(list(closing), num_returns=1, timeout=max(0.0, end - time.monotonic()))
             for ref in done:
-                i = closing.pop(ref)
+                a = closing.pop(ref)
                 try:
                     logs = self.ray.get(ref)
                 except self.ray.exceptions.RayError:
                     continue
                 if not logs:
                     continue
-                folder = Path(results) / "logs" / f"ray-{i}"
+                folder = Path(results) / "logs" / f"ray-{a.index}"
                 folder.mkdir(parents=True, exist_ok=True)
                 for name, data in logs.items():
                     (folder / Path(name).name).write_bytes(data)
-        for i in closing.values():
-            log.warning("ray: worker %d (%s) did not close in %.0f s; killed", i, self.where.get(i, "?"), grace_s)
-        for actor in self.actors:
+        for a in closing.values():
+            log.warning("ray: worker %d (%s) did not close in %.0f s; killed", a.index, a.where, grace_s)
+        for handle in self.all_handles:
             try:
-                self.ray.kill(actor, no_restart=True)
+                self.ray.kill(handle, no_restart=True)
             except Exception:  # noqa: BLE001 - already gone
                 pass
-        self.live.clear()
-        self.up.clear()
+        self.actors.clear()
+        self.refs.clear()
 
 
 def _brief(exc: BaseException) -> str:

@@ -170,6 +170,28 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
         player.close()
 
 
+class Retries:
+    """How often each match failed for the harness (its worker died, the harness raised):
+    played again up to ``MAX_TRIES`` times, then given up and named in ``given_up``.
+    Shared by the local pool and the Ray executor, so both give up alike."""
+
+    def __init__(self, given_up: list[str]) -> None:
+        self.given_up = given_up
+        self.tries: Counter[str] = Counter()
+
+    def again(self, match: Any, why: str) -> bool:
+        """Count one failed try of ``match`` (logged with its seats); True: play it again."""
+        self.tries[match.match_id] += 1
+        n = self.tries[match.match_id]
+        if n >= MAX_TRIES:
+            log.error("match %s (%s): %s; given up after %d tries", match.match_id, seats_text(match.bots), why, n)
+            self.given_up.append(f"{match.match_id} ({seats_text(match.bots)}): {why}, {n} tries")
+            return False
+        log.error("match %s (%s): %s; playing it again (try %d of %d)", match.match_id,
+                  seats_text(match.bots), why, n + 1, MAX_TRIES)
+        return True
+
+
 def seats_text(bots: Any) -> str:
     """'seat 0 alice, seat 1 bob': who sat where, for run.log."""
     return ", ".join(f"seat {i} {b}" for i, b in enumerate(bots))
@@ -478,7 +500,7 @@ class _Pool:
         self.mp = mp.get_context("fork")  # multiprocessing-logging forwards records from forked workers
         self.workers: list[_Worker] = []
         self.next_wid = 0
-        self.tries: Counter[str] = Counter()
+        self.retries = Retries(summary.given_up)
         self.idle_deaths = 0
 
     def _start(self) -> _Worker:
@@ -566,15 +588,8 @@ class _Pool:
             self.summary.played += 1   # stored just before its worker died
             self.progress.update(match.match_id, [])
             return
-        self.tries[match.match_id] += 1
-        n = self.tries[match.match_id]
-        if n >= MAX_TRIES:
-            log.error("match %s (%s): %s; given up after %d tries", match.match_id, seats_text(match.bots), why, n)
-            self.summary.given_up.append(f"{match.match_id} ({seats_text(match.bots)}): {why}, {n} tries")
-            return
-        log.error("match %s (%s): %s; playing it again (try %d of %d)", match.match_id,
-                  seats_text(match.bots), why, n + 1, MAX_TRIES)
-        queue.appendleft(match)
+        if self.retries.again(match, why):
+            queue.appendleft(match)
 
     def _close_all(self) -> None:
         for w in self.workers:
@@ -624,7 +639,8 @@ def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], s
         summary.faults += len(faults)
         progress.update(record["match_id"], faults)
 
-    play_on_ray(pending, ctx, on_record, address=ray_address, workers=n_workers, sandbox_level=sandbox_level)
+    play_on_ray(pending, ctx, on_record, address=ray_address, workers=n_workers, sandbox_level=sandbox_level,
+                retry=Retries(summary.given_up).again)
 
 
 def _config_json(tournament: Any) -> dict[str, Any]:
