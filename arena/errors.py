@@ -9,3 +9,8 @@ from __future__ import annotations
 
 class ArenaError(Exception):
     """An error meant for the user: ``str(err)`` is one line with the fix."""
+
+
+class WorkersLost(ArenaError):
+    """No worker is left to play the remaining matches (they keep dying, or a Ray
+    cluster lost them): the run stops, incomplete, with what it finished stored."""

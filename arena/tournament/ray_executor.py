@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, WorkersLost
 
 log = logging.getLogger("arena.ray")
 
@@ -349,7 +349,7 @@ class _Pool:
         for _ in range(n):
             self._spawn()
 
-    def _spawn(self) -> None:
+    def _spawn(self) -> int:
         i = len(self.all_handles)
         handle = self.new_actor()
         self.all_handles.append(handle)
@@ -359,6 +359,7 @@ class _Pool:
         self.refs[a.ready_ref] = ("ready", a, None)
         self.refs[a.watch_ref] = ("watch", a, None)
         self.actors[i] = a
+        return i
 
     def _live(self) -> list[_Actor]:
         return [a for a in self.actors.values() if a.live]
@@ -396,14 +397,14 @@ class _Pool:
                 log.warning("ray: no worker ready after %.0f s: is the cluster busy or still scaling up?",
                             SLOW_START_WARN_S)
 
-    def _all_lost(self, queue: deque, why: str) -> ArenaError:
+    def _all_lost(self, queue: deque, why: str) -> WorkersLost:
         try:
             res, free = self.ray.cluster_resources(), self.ray.available_resources()
             cpus = f"cluster CPUs: {int(res.get('CPU', 0))}, free: {int(free.get('CPU', 0))}"
         except Exception:  # noqa: BLE001 - the cluster itself may be gone
             cpus = "cluster unreachable"
         left = len(queue) + sum(len(a.in_flight) for a in self.actors.values())
-        return ArenaError(f"every Ray worker was lost ({self.lost} in all) and {why} ({cpus}); {left} matches "
+        return WorkersLost(f"every Ray worker was lost ({self.lost} in all) and {why} ({cpus}); {left} matches "
                           "not played; the finished ones are stored: run the same command again to resume")
 
     def _fill(self, queue: deque) -> None:
@@ -515,13 +516,13 @@ class _Pool:
         else:
             self.idle_deaths += 1
             if self.idle_deaths > MAX_TRIES_IDLE * max(1, self.n):
-                raise ArenaError(f"Ray workers keep dying between matches or while starting ({self.idle_deaths} "
+                raise WorkersLost(f"Ray workers keep dying between matches or while starting ({self.idle_deaths} "
                                  "so far); see run.log in the results folder; the finished matches are stored: "
                                  "run the same command again to resume")
         if not self._live() and self.none_live_since is None:
             self.none_live_since = time.monotonic()
         if queue or self._busy():
-            self._spawn()
+            log.info("ray: worker %d starts in place of worker %d", self._spawn(), a.index)
 
     def cancel_in_flight(self) -> None:
         """Cancel every match not yet started (running ones finish: Ray cannot interrupt them)."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, WorkersLost
 
 log = logging.getLogger("arena.run")
 
@@ -46,6 +46,7 @@ class RunSummary:
     given_up: list[str] = field(default_factory=list)          # matches that kept killing workers
     harness_failures: list[str] = field(default_factory=list)  # matches the harness could not play
     interrupted: bool = False
+    stopped: str = ""      # why the run stopped before every match was tried (WorkersLost)
     sandbox_level: str = ""
     reports: dict[str, Path] = field(default_factory=dict)
     leaderboard: str = ""
@@ -463,6 +464,9 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
             _play_pending_ray(pending, n_workers, ctx, summary, progress, ray_address, sandbox_level)
         else:
             _Pool(ctx, summary, progress).run(pending, n_workers)
+    except WorkersLost as exc:  # the run ends incomplete: what it finished is stored and published
+        log.error("%s", exc)
+        summary.stopped = str(exc)
     except KeyboardInterrupt:
         summary.interrupted = True
         progress.close()
@@ -575,7 +579,7 @@ class _Pool:
             self.idle_deaths += 1
             log.error("worker-%d died (%s) between matches", w.wid, how)
             if self.idle_deaths > MAX_TRIES * max(1, len(self.workers) + 1):
-                raise ArenaError("workers keep dying between matches; see run.log in the results folder")
+                raise WorkersLost("workers keep dying between matches; see run.log in the results folder")
             return
         self._retry(w.match, f"worker-{w.wid} died ({how})", queue)
 

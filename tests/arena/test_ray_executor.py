@@ -286,7 +286,8 @@ def test_a_worker_killed_mid_match_is_replaced_and_the_run_equals_a_local_run(tm
     assert len(died) == 1, died
     assert _log_time(died[0]) - killed[0][1] < 5   # noticed at once (generous for a busy machine)
     assert "playing it again (try 2 of 3)" in log
-    assert log.count("ray: worker 2 ready") == 1   # the replacement
+    assert log.count("ray: worker 2 starts in place of worker") == 1
+    assert log.count("ray: worker 2 ready") == 1
 
 
 def _two_player_tournament(tmp_path: Path, bots: list[Path], name: str) -> Path:
@@ -307,6 +308,43 @@ trust_bots: true  # fixture bots at level none: what is tested is the supervisio
 results: {tmp_path / ("results-" + name)}
 """)
     return path
+
+
+@pytest.mark.slow
+def test_a_worker_that_dies_between_matches_is_noticed_and_replaced(tmp_path, ray):
+    """Two matches, two workers: the first worker ready takes both (one playing, one
+    queued), the other idles. Killing the idle one loses no match; it is replaced
+    while work is left, and the run completes."""
+    sleepy = tmp_path / "sleepy.py"   # a match lasts seconds: the kill lands while the other plays
+    sleepy.write_text(SLOW.read_text().replace("time.sleep(0.004)", "time.sleep(0.05)"))
+    results = tmp_path / "results-idle"
+    killed: list[tuple[int, float]] = []
+
+    def kill_the_idle_worker() -> None:
+        end = time.monotonic() + 120
+        while time.monotonic() < end and not killed:
+            pids = _worker_pids(os.getpid())
+            playing = [pid for pid in pids if own.descendants(pid)]
+            if len(pids) == 2 and len(playing) == 1 and (results / "run.log").exists():
+                idle = next(pid for pid in pids if pid not in playing)
+                if f"pid {idle}, sandbox" in (results / "run.log").read_text():  # it is ready, not starting
+                    os.kill(idle, signal.SIGKILL)
+                    killed.append((idle, time.time()))
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_the_idle_worker)
+    killer.start()
+    summary = run_file(_two_player_tournament(tmp_path, [ROOT / "bots/random_bot.py", sleepy], "idle"),
+                       executor="ray")
+    killer.join()
+    assert killed, "no idle worker was killed"
+    assert summary.complete and summary.played == summary.scheduled == 2 and not summary.given_up
+    log = (results / "run.log").read_text()
+    died = [ln for ln in log.splitlines() if f"pid {killed[0][0]}) died: " in ln]
+    assert len(died) == 1 and died[0].endswith("it had no match in flight"), died
+    assert _log_time(died[0]) - killed[0][1] < 5
+    assert f"ray: worker 2 starts in place of worker {died[0].split('ray: worker ')[1].split()[0]}" in log
+    assert "playing it again" not in log
 
 
 @pytest.mark.slow
@@ -346,42 +384,51 @@ def test_a_harness_exception_on_a_ray_worker_reaches_run_log_and_is_retried(tmp_
 
 
 @pytest.mark.slow
-def test_a_run_whose_cluster_loses_every_worker_stops_in_one_line(tmp_path, ray):
+def test_a_run_whose_cluster_loses_every_worker_stops_in_one_line(tmp_path, ray, monkeypatch):
     """The only worker dies and its CPU is taken at once (another job on the cluster):
     no replacement can start, and the run says so instead of waiting for ever."""
-    tournament = load_tournament(write_tournament(tmp_path, "gone", bots=[ROOT / "bots/random_bot.py", SLOW,
-                                                                        ROOT / "bots/divers_heuristic.py"]))
-    entries = {e.name: e for e in resolve_bots(tournament)}
-    pending = build_schedule(tournament, list(entries.values()), TEST_SECRET)
-    ctx = {"entries": entries, "limits": limits_from(tournament), "tc": time_control_from(tournament),
-           "fresh": False, "name": tournament.name, "results": tmp_path / "r"}
+    import arena.tournament.ray_executor as ray_executor
+
+    monkeypatch.setattr(ray_executor, "REPLACE_WAIT_S", 3.0)
+    path = write_tournament(tmp_path, "gone", bots=[ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"])
+    results = tmp_path / "results-gone"
     hog = ray.remote(num_cpus=1)(_Hog)
-    first = hog.remote()
-    ray.get(first.ready.remote(), timeout=60)  # one of the two CPUs is taken from the start
-    got: list[dict] = []
-    second: list = []
+    hogs = [hog.remote()]
+    ray.get(hogs[0].ready.remote(), timeout=60)  # one of the two CPUs is taken from the start
+    killed: list[int] = []
 
-    def on_record(record: dict) -> None:
-        got.append(record)
-        if len(got) == 1:
-            second.append(hog.remote())  # waits for a CPU, ahead of any replacement
-            ray.wait([second[0].ready.remote()], timeout=0.5)
-            (pid,) = _worker_pids(os.getpid())
-            os.kill(pid, signal.SIGKILL)
+    def lose_the_worker() -> None:
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            if results.joinpath("results.sqlite").exists() and _count(results) >= 1:
+                hogs.append(hog.remote())  # waits for a CPU, ahead of any replacement
+                ray.wait([hogs[1].ready.remote()], timeout=0.5)
+                (pid,) = _worker_pids(os.getpid())
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.02)
 
+    killer = threading.Thread(target=lose_the_worker)
+    killer.start()
     t0 = time.monotonic()
     try:
-        with pytest.raises(ArenaError) as info:
-            play_on_ray(pending, ctx, on_record, address=None, workers=1, sandbox_level="auto", replace_wait_s=3)
-        msg = str(info.value)
-        assert msg.startswith("every Ray worker was lost (1 in all) and none could start again in 3 s")
-        assert "cluster CPUs: 2, free: 0" in msg and "run the same command again" in msg and "\n" not in msg
-        assert time.monotonic() - t0 < 60
-        assert 1 <= len(got) < len(pending)
-        assert ray.get(second[0].ready.remote(), timeout=5) == "ready"  # it took the CPU
+        summary = run_file(path, executor="ray")
+        killer.join()
+        assert killed, "the worker was not killed"
+        assert time.monotonic() - t0 < 90
+        assert ray.get(hogs[1].ready.remote(), timeout=5) == "ready"  # it took the freed CPU
     finally:
-        for h in [first, *second]:
+        for h in hogs:
             ray.kill(h)
+    msg = summary.stopped
+    assert msg.startswith("every Ray worker was lost (1 in all) and none could start again in 3 s")
+    assert "cluster CPUs: 2, free: 0" in msg and "run the same command again" in msg and "\n" not in msg
+    assert not summary.complete and 1 <= summary.counted < summary.scheduled
+    assert summary.played == summary.counted == _count(results)
+    data = leaderboard_json(results)  # published, and says it is incomplete
+    assert (data["complete"], data["counted"]) == (False, summary.counted)
+    assert f"ERROR {msg}" in (results / "run.log").read_text()
     _wait_until(lambda: _worker_pids(os.getpid()) == {}, "the pending worker outlived the run")
 
 
