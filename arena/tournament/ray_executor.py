@@ -6,6 +6,12 @@ against their SHA-256), writes them into its own temporary folder, detects the
 sandbox of its own node and keeps its bots warm across matches (arena.tournament.match_player,
 as the local workers do). Records come back to the driver, which stores them.
 
+The driver supervises the actors as the local pool supervises its workers: a dead
+actor is replaced in the same run and its match played again (``MAX_TRIES`` tries,
+shared with the local pool through ``retries.Retries``), a harness exception comes
+back with its traceback for run.log, and a cluster left without workers stops the
+run, incomplete, in one line (``WorkersLost``).
+
 Ray is optional: this module imports it only inside ``play_on_ray``.
 """
 
@@ -28,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from arena.errors import ArenaError, WorkersLost
+from arena.tournament.retries import MAX_TRIES, Retries, seats_text
 
 log = logging.getLogger("arena.ray")
 
@@ -36,7 +43,6 @@ IN_FLIGHT_PER_WORKER = 2   # one playing, one queued: the actor never waits for 
 CLOSE_GRACE_S = 5.0        # after Ctrl-C: time for running matches to end before actors are killed
 SLOW_START_WARN_S = 60.0   # no worker ready by then: say so (a busy or scaling cluster)
 REPLACE_WAIT_S = 120.0     # every worker lost and none back by then: the run stops, in one line
-MAX_TRIES_IDLE = 3         # per worker: deaths with no match in flight (or at start) before the run stops
 
 
 COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's bot copies and logs
@@ -230,11 +236,12 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
     The actors are supervised as the local pool's workers are: an actor that dies
     (killed, out of memory, its node lost), busy or idle, is noticed at once and
     replaced while work is left; the match it was playing goes back to the queue if
-    ``retry(match, why)`` says so (``runner.Retries``: ``MAX_TRIES`` tries, then given
+    ``retry(match, why)`` says so (``retries.Retries``: ``MAX_TRIES`` tries, then given
     up), the match queued behind it goes back uncounted. A harness exception in an
     actor is logged with its traceback and the match is retried the same way.
     If no worker is left and none can start again within ``replace_wait_s``
-    (the cluster lost its nodes), an ``ArenaError`` says so in one line; finished
+    (the cluster lost its nodes), or actors keep dying with no match in flight
+    (``MAX_TRIES`` per worker), ``WorkersLost`` says so in one line; finished
     matches are stored. On KeyboardInterrupt: queued matches are cancelled, actors
     stopped, and the KeyboardInterrupt is raised again.
     """
@@ -246,8 +253,6 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
     if not pending:
         return
     if retry is None:
-        from arena.tournament.runner import Retries
-
         retry = Retries([]).again
     packed = pack_bots(ctx["entries"])
     settings = {"version": __version__, "sandbox_level": sandbox_level, "limits": ctx["limits"],
@@ -469,8 +474,6 @@ class _Pool:
         self.on_record(record)
 
     def _harness_raised(self, a: _Actor, match: Any, brief: str, trace: str, queue: deque) -> None:
-        from arena.tournament.runner import seats_text
-
         log.error("match %s (%s): the harness raised %s on Ray worker %d (%s) (traceback in run.log)\n%s",
                   match.match_id, seats_text(match.bots), brief, a.index, a.where, trace.rstrip())
         if self.retry(match, f"the harness raised {brief}"):
@@ -501,8 +504,8 @@ class _Pool:
             self.ray.kill(a.handle, no_restart=True)  # if it still runs, its bots may be in any state
         except Exception:  # noqa: BLE001 - already gone
             pass
-        log.error("ray: worker %d (%s) died: %s; %s", a.index, a.where, why.rstrip("."),
-                  f"{len(unplayed)} matches in flight go back to the queue" if unplayed else "it had no match in flight")
+        fate = f"{len(unplayed)} matches in flight go back to the queue" if unplayed else "it had no match in flight"
+        log.error("ray: worker %d (%s) died: %s; %s", a.index, a.where, why.rstrip("."), fate)
         if exc is not None:
             log.info("ray: worker %d: the error in full:\n%s", a.index, exc)
         for match, record in finished:
@@ -515,7 +518,7 @@ class _Pool:
                 queue.appendleft(unplayed[0])
         else:
             self.idle_deaths += 1
-            if self.idle_deaths > MAX_TRIES_IDLE * max(1, self.n):
+            if self.idle_deaths > MAX_TRIES * max(1, self.n):
                 raise WorkersLost(f"Ray workers keep dying between matches or while starting ({self.idle_deaths} "
                                  "so far); see run.log in the results folder; the finished matches are stored: "
                                  "run the same command again to resume")

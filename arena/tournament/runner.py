@@ -25,12 +25,13 @@ import signal
 import sys
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from arena.errors import ArenaError, WorkersLost
+from arena.tournament.retries import MAX_TRIES, Retries, seats_text
 
 log = logging.getLogger("arena.run")
 
@@ -79,9 +80,6 @@ def worker_count(tournament: Any, override: int | None) -> int:
 
 
 # ---- the worker process ---------------------------------------------------------
-
-
-MAX_TRIES = 3   # a match whose worker dies (or whose harness raises) this often is given up
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -169,33 +167,6 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                 conn.send(("error", match.match_id, brief))
     finally:
         player.close()
-
-
-class Retries:
-    """How often each match failed for the harness (its worker died, the harness raised):
-    played again up to ``MAX_TRIES`` times, then given up and named in ``given_up``.
-    Shared by the local pool and the Ray executor, so both give up alike."""
-
-    def __init__(self, given_up: list[str]) -> None:
-        self.given_up = given_up
-        self.tries: Counter[str] = Counter()
-
-    def again(self, match: Any, why: str) -> bool:
-        """Count one failed try of ``match`` (logged with its seats); True: play it again."""
-        self.tries[match.match_id] += 1
-        n = self.tries[match.match_id]
-        if n >= MAX_TRIES:
-            log.error("match %s (%s): %s; given up after %d tries", match.match_id, seats_text(match.bots), why, n)
-            self.given_up.append(f"{match.match_id} ({seats_text(match.bots)}): {why}, {n} tries")
-            return False
-        log.error("match %s (%s): %s; playing it again (try %d of %d)", match.match_id,
-                  seats_text(match.bots), why, n + 1, MAX_TRIES)
-        return True
-
-
-def seats_text(bots: Any) -> str:
-    """'seat 0 alice, seat 1 bob': who sat where, for run.log."""
-    return ", ".join(f"seat {i} {b}" for i, b in enumerate(bots))
 
 
 def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:

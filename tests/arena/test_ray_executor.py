@@ -390,7 +390,8 @@ def test_a_run_whose_cluster_loses_every_worker_stops_in_one_line(tmp_path, ray,
     import arena.tournament.ray_executor as ray_executor
 
     monkeypatch.setattr(ray_executor, "REPLACE_WAIT_S", 3.0)
-    path = write_tournament(tmp_path, "gone", bots=[ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"])
+    bots = [ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"]
+    path = write_tournament(tmp_path, "gone", bots=bots)
     results = tmp_path / "results-gone"
     hog = ray.remote(num_cpus=1)(_Hog)
     hogs = [hog.remote()]
