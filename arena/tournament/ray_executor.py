@@ -455,7 +455,7 @@ class _Pool:
             # an exception that escaped play(): replace the actor, its bots may be in any state
             a.in_flight = [(r, m) for r, m in a.in_flight if r != ref]
             self._harness_raised(a, match, _brief(exc), str(exc), queue)
-            self._lost(a, "its harness raised", queue, None)
+            self._lost(a, "its harness raised", queue, None, count_try=False)  # the next match did not fail
             return
         except self.ray.exceptions.RayError as exc:
             self._lost(a, _brief(exc), queue, exc)  # ``ref`` is still in flight: it goes back too
@@ -479,7 +479,7 @@ class _Pool:
         if self.retry(match, f"the harness raised {brief}"):
             queue.appendleft(match)
 
-    def _lost(self, a: _Actor, why: str, queue: deque, exc: BaseException | None) -> None:
+    def _lost(self, a: _Actor, why: str, queue: deque, exc: BaseException | None, *, count_try: bool = True) -> None:
         """Actor ``a`` is dead (or must go): keep what it finished, requeue the rest, replace it."""
         if self.actors.pop(a.index, None) is None:
             return
@@ -512,11 +512,11 @@ class _Pool:
             self._record(a, match, record, queue)
         if unplayed:
             # the oldest was playing when it died: that one counts a try; the others had not started
-            for match in reversed(unplayed[1:]):
+            for match in reversed(unplayed[1:] if count_try else unplayed):
                 queue.appendleft(match)
-            if self.retry(unplayed[0], f"Ray worker {a.index} ({a.where}) died: {why.rstrip('.')}"):
+            if count_try and self.retry(unplayed[0], f"Ray worker {a.index} ({a.where}) died: {why.rstrip('.')}"):
                 queue.appendleft(unplayed[0])
-        else:
+        elif count_try:  # not a worker removed on purpose
             self.idle_deaths += 1
             if self.idle_deaths > MAX_TRIES * max(1, self.n):
                 raise WorkersLost(f"Ray workers keep dying between matches or while starting ({self.idle_deaths} "
