@@ -251,13 +251,13 @@ def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> Non
     ch.setLevel(logging.WARNING)
     ch.addFilter(lambda record: not getattr(record, MATCH_FAULT, False))
     ch.setFormatter(_OneLine())
-    for h in (fh, ch):
-        h._arena = True  # type: ignore[attr-defined]
-        root.addHandler(h)
-    multiprocessing_logging.install_mp_handler(root)
-    for h in root.handlers:  # the wrappers install_mp_handler put in place of ours
-        if getattr(getattr(h, "sub_handler", None), "_arena", False):
-            h._arena = True  # type: ignore[attr-defined]
+    # Only our two handlers are wrapped (install_mp_handler would wrap every handler of the
+    # root logger, others' and earlier wrappers too, each with a thread that is never stopped:
+    # a process that runs many tournaments, a test suite for one, piled up thousands).
+    for i, h in enumerate((fh, ch)):
+        wrapper = multiprocessing_logging.MultiProcessingHandler(f"arena-log-{i}", sub_handler=h)
+        wrapper._arena = True  # type: ignore[attr-defined]
+        root.addHandler(wrapper)
 
 
 class _OneLine(logging.Formatter):

@@ -280,3 +280,24 @@ def test_switching_between_secret_and_public_deals_replays_every_match(tmp_path)
     assert (back.already_done, back.played) == (first.scheduled, 0)
 
 
+
+
+def test_runs_in_one_process_do_not_pile_up_logging_threads(tmp_path):
+    # Each run wraps its log handlers for the workers; the wrappers of earlier runs (and any
+    # handler that is not the arena's) must not be wrapped again and left running.
+    import logging
+    import threading
+
+    foreign = logging.StreamHandler(open(os.devnull, "w"))   # e.g. pytest's own capture handlers
+    logging.getLogger().addHandler(foreign)
+    try:
+        path = write_tournament(tmp_path, "threads", deals=1, extra="sandbox: none\ntrust_bots: true")
+        run_file(path)
+        before = threading.active_count()
+        for _ in range(2):
+            run_file(path, fresh=True)
+        assert threading.active_count() <= before, "threads left behind by earlier runs"
+        assert foreign in logging.getLogger().handlers, "a handler that is not the arena's was replaced"
+        assert "tournament threads" in (tmp_path / "results-threads" / "run.log").read_text()
+    finally:
+        logging.getLogger().removeHandler(foreign)
