@@ -302,7 +302,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
             if tournament.deals != "public":
                 secret = store.deal_secret()
             if not fresh:
-                stored = store.completed_ids()
+                stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
         except StoreError as exc:
             raise ArenaError(str(exc)) from None
         finally:
@@ -392,13 +392,19 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
                   "compute every hand; for research, not for competition\n")
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
+    altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
     store.forget_harness_failures()
     store.set_schedule([(m.match_id, m.index) for m in schedule])
     err.write(level_lines.getvalue())
+    if altered:  # hand-edited rows: not results; the schedule decides which to play again
+        err.write(f"arena: {len(altered)} stored matches were altered after they were stored (e.g. {altered[0]}); "
+                  "dropped, they are played again\n")
     done_ids = store.completed_ids()
     pending = [m for m in schedule if m.match_id not in done_ids]
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
     setup_logging(results, err, fresh=fresh)
+    for mid in altered:
+        log.info("match %s was altered after it was stored; dropped, played again", mid)
     summary.sandbox_level = sandbox.level
     n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
     if executor == "ray":  # workers: auto = one per CPU of the cluster, not of this machine (0)

@@ -14,6 +14,11 @@ What it guarantees, and why:
   interruptions.
 * The schema is versioned (``meta.schema_version``); a file written by a newer arena is
   refused with a message instead of being misread.
+* A stored match cannot be altered unnoticed: each ``matches`` row holds the SHA-256 of
+  its record (``record_sha256``) and a digest of its own columns and its ``seats`` rows
+  (``digest``), as read back when it was stored; the schedule's digest is in ``meta``.
+  Reads check them and raise ``AlteredError`` (one line, naming the file and the match)
+  instead of rating a hand-edited row; ``arena run`` drops altered matches and plays them again.
 
 * The folder holds the tournament's deal secret (``deal-secret``, 256 random bits as hex,
   mode 0600), drawn when the folder gets its store and kept by ``reset`` (``--fresh``),
@@ -25,6 +30,7 @@ After a fork it reopens its connection in the child, and it pickles as its folde
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -41,7 +47,7 @@ from typing import Any, Iterator, Mapping, Sequence
 DB_NAME = "results.sqlite"
 SECRET_NAME = "deal-secret"
 SECRET_BYTES = 32
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RECORD_SCHEMAS = (1,)  # match-record schema versions this store understands
 SANDBOX_FAULT = "sandbox"  # arena.match.faults.FaultKind.SANDBOX.value
 
@@ -80,7 +86,9 @@ CREATE TABLE matches (
     duration_s        REAL,
     capped            INTEGER NOT NULL,
     has_sandbox_fault INTEGER NOT NULL,
-    record            BLOB NOT NULL -- zlib(JSON of the full record)
+    record            BLOB NOT NULL, -- zlib(JSON of the full record)
+    record_sha256     TEXT,     -- of the record blob
+    digest            TEXT      -- of this row and its seats rows (see _digest)
 );
 CREATE INDEX matches_order ON matches (idx, match_id);
 CREATE INDEX matches_game ON matches (game, idx);
@@ -102,8 +110,59 @@ CREATE TABLE schedule (
 );
 """
 
-# Version 1 had no schedule table: every stored match counted.
-_MIGRATIONS = {1: "CREATE TABLE schedule (match_id TEXT PRIMARY KEY, idx INTEGER NOT NULL)"}
+# The columns a match's digest covers, in order (the seats rows follow, by seat).
+_MATCH_COLUMNS = ("match_id", "idx", "tournament", "game", "rules_version", "players", "grp", "deal",
+                  "rotation", "deal_seed", "match_seed", "sandbox_level", "started_at", "duration_s",
+                  "capped", "has_sandbox_fault", "record_sha256")
+_SEAT_COLUMNS = ("seat", "bot", "sha256", "place", "score", "fault_kind", "fault_detail")
+SCHEDULE_DIGEST = "schedule_sha256"  # meta key
+
+
+def _digest(match: Sequence[Any], seats: Sequence[Sequence[Any]]) -> str:
+    """SHA-256 of a match's columns (``_MATCH_COLUMNS``) and its seats rows, as SQLite returns them."""
+    text = json.dumps([list(match), [list(s) for s in seats]], separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _schedule_digest(conn: sqlite3.Connection) -> str:
+    h = hashlib.sha256()
+    for mid, idx in conn.execute("SELECT match_id, idx FROM schedule ORDER BY match_id"):
+        h.update(f"{mid!r} {idx!r}\n".encode())
+    return h.hexdigest()
+
+
+def _seal_all(conn: sqlite3.Connection) -> None:
+    """Version 2 had no checksums: seal what is stored as it is now."""
+    conn.execute("ALTER TABLE matches ADD COLUMN record_sha256 TEXT")
+    conn.execute("ALTER TABLE matches ADD COLUMN digest TEXT")
+    for (mid,) in conn.execute("SELECT match_id FROM matches").fetchall():
+        (blob,) = conn.execute("SELECT record FROM matches WHERE match_id = ?", (mid,)).fetchone()
+        conn.execute("UPDATE matches SET record_sha256 = ? WHERE match_id = ?",
+                     (hashlib.sha256(blob).hexdigest(), mid))
+        _seal(conn, mid)
+    _seal_schedule(conn)
+
+
+def _seal(conn: sqlite3.Connection, match_id: str) -> None:
+    conn.execute("UPDATE matches SET digest = ? WHERE match_id = ?", (_read_digest(conn, match_id), match_id))
+
+
+def _read_digest(conn: sqlite3.Connection, match_id: str) -> str:
+    match = conn.execute(f"SELECT {', '.join(_MATCH_COLUMNS)} FROM matches WHERE match_id = ?",
+                         (match_id,)).fetchone()
+    seats = conn.execute(f"SELECT {', '.join(_SEAT_COLUMNS)} FROM seats WHERE match_id = ? ORDER BY seat",
+                         (match_id,)).fetchall()
+    return _digest(match, seats)
+
+
+def _seal_schedule(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                 (SCHEDULE_DIGEST, _schedule_digest(conn)))
+
+
+# Version 1 had no schedule table: every stored match counted. Version 2 had no checksums.
+_MIGRATIONS: dict[int, Any] = {1: "CREATE TABLE schedule (match_id TEXT PRIMARY KEY, idx INTEGER NOT NULL)",
+                               2: _seal_all}
 
 
 class StoreError(Exception):
@@ -112,6 +171,10 @@ class StoreError(Exception):
 
 class StoreSchemaError(StoreError):
     """The file was written with a schema this arena does not know."""
+
+
+class AlteredError(StoreError):
+    """Stored rows that no longer match the checksums written with them (hand-edited)."""
 
 
 class RecordError(StoreError, ValueError):
@@ -317,7 +380,8 @@ class ResultStore:
                         f"understands ({SCHEMA_VERSION}); upgrade arena or use another "
                         "results folder")
                 for old in range(int(version), SCHEMA_VERSION):
-                    conn.execute(_MIGRATIONS[old])
+                    step = _MIGRATIONS[old]
+                    step(conn) if callable(step) else conn.execute(step)
                 if int(version) < SCHEMA_VERSION:
                     conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
                                  (str(SCHEMA_VERSION),))
@@ -439,6 +503,7 @@ class ResultStore:
             conn.execute("DELETE FROM schedule")
             conn.executemany("INSERT INTO schedule (match_id, idx) VALUES (?, ?)",
                              [(str(m), int(i)) for m, i in matches])
+            _seal_schedule(conn)
 
     def has_schedule(self) -> bool:
         with self._lock:
@@ -448,6 +513,7 @@ class ResultStore:
         """(scheduled, counted): matches in the schedule, and those of them stored as
         played (a harness failure is not played). Without a schedule: every stored match."""
         with self._lock:
+            self._check_schedule()
             if not self.has_schedule():
                 n = int(self.conn.execute(
                     "SELECT COUNT(*) FROM matches WHERE has_sandbox_fault = 0").fetchone()[0])
@@ -463,6 +529,35 @@ class ResultStore:
         arenas stored them), so they are played again. Returns how many."""
         with self._write() as conn:
             return conn.execute("DELETE FROM matches WHERE has_sandbox_fault = 1").rowcount
+
+    def altered(self) -> list[str]:
+        """The ids of stored matches whose rows or record no longer match their checksums, in id order."""
+        with self._lock:
+            rows = self.conn.execute(self._results_sql(False) + " ORDER BY m.match_id, s.seat").fetchall()
+            bad = {g[0][0] for g in _groups(rows) if _altered(g)}
+            for mid, blob, sha in self.conn.execute("SELECT match_id, record, record_sha256 FROM matches"):
+                if sha != hashlib.sha256(blob).hexdigest():
+                    bad.add(mid)
+        return sorted(bad)
+
+    def forget_altered(self) -> list[str]:
+        """Delete the altered matches (``altered``), so they are played again; returns their ids."""
+        ids = self.altered()
+        with self._write() as conn:
+            for mid in ids:
+                conn.execute("DELETE FROM seats WHERE match_id = ?", (mid,))
+                conn.execute("DELETE FROM matches WHERE match_id = ?", (mid,))
+        return ids
+
+    def _check_schedule(self) -> None:
+        with self._lock:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (SCHEDULE_DIGEST,)).fetchone()
+            if row is None and not self.has_schedule():
+                return
+            if row is None or row[0] != _schedule_digest(self.conn):
+                raise AlteredError(f"{self.path}: the stored schedule was altered after arena wrote it; "
+                                   "run `arena run` on the tournament file again to rewrite it, "
+                                   "or restore the file from a copy")
 
     def tournament(self) -> dict[str, Any] | None:
         """The recorded tournament: name, config, created_at, updated_at (None if none)."""
@@ -506,21 +601,24 @@ class ResultStore:
             cur = conn.execute(
                 "INSERT INTO matches (match_id, idx, tournament, game, rules_version, players,"
                 " grp, deal, rotation, deal_seed, match_seed, sandbox_level, started_at,"
-                " duration_s, capped, has_sandbox_fault, record)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " duration_s, capped, has_sandbox_fault, record, record_sha256)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (match_id) DO NOTHING",
                 (fields["match_id"], fields["idx"], fields["tournament"], fields["game"],
                  fields["rules_version"], fields["players"], fields["grp"], fields["deal"],
                  fields["rotation"], fields["deal_seed"], fields["match_seed"],
                  fields["sandbox_level"], fields["started_at"], fields["duration_s"],
-                 fields["capped"], fields["has_sandbox_fault"], blob))
+                 fields["capped"], fields["has_sandbox_fault"], blob, hashlib.sha256(blob).hexdigest()))
             if cur.rowcount == 0:
                 return False
+            # seats left behind by a hand-deleted match row (foreign keys off in the sqlite3 shell)
+            conn.execute("DELETE FROM seats WHERE match_id = ?", (fields["match_id"],))
             conn.executemany(
                 "INSERT INTO seats (match_id, seat, bot, sha256, place, score, fault_kind,"
                 " fault_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(fields["match_id"], s["seat"], s["bot"], s["sha256"], s["place"],
                   s["score"], s["fault_kind"], s["fault_detail"]) for s in fields["seats"]])
+            _seal(conn, fields["match_id"])  # from the rows as stored, types as SQLite keeps them
         return True
 
     def completed_ids(self) -> set[str]:
@@ -557,37 +655,42 @@ class ResultStore:
         the current schedule, each with its index there: what was played for an older
         version of the tournament is neither counted nor ordered by when it was played.
         """
-        if scheduled is None:
-            scheduled = self.has_schedule()
-        idx = "sc.idx" if scheduled else "m.idx"
-        sql = (f"SELECT m.match_id, {idx}, m.game, m.players, m.capped, m.has_sandbox_fault,"
-               " s.seat, s.bot, s.place, s.score, s.fault_kind, s.fault_detail"
-               " FROM matches m JOIN seats s USING (match_id)")
+        with self._lock:
+            if scheduled is None:
+                scheduled = self.has_schedule()
+            if scheduled:
+                self._check_schedule()
+            sql = self._results_sql(scheduled)
+            args: tuple[Any, ...] = ()
+            if game is not None:
+                sql += " WHERE m.game = ?"
+                args = (game,)
+            sql += f" ORDER BY {'sc.idx' if scheduled else 'm.idx'}, m.match_id, s.seat"
+            rows = self.conn.execute(sql, args).fetchall()  # one read snapshot
+        for group in _groups(rows):
+            if _altered(group):
+                raise AlteredError(_altered_message(self.path, group[0][0]))
+            yield _row(group)
+
+    @staticmethod
+    def _results_sql(scheduled: bool) -> str:
+        """Every column a digest covers (a match without seats rows still comes, to be caught),
+        then the schedule's index and the stored digest."""
+        sql = (f"SELECT {', '.join('m.' + c for c in _MATCH_COLUMNS)}, {', '.join('s.' + c for c in _SEAT_COLUMNS)},"
+               f" {'sc.idx' if scheduled else 'm.idx'}, m.digest FROM matches m LEFT JOIN seats s USING (match_id)")
         if scheduled:
             sql += " JOIN schedule sc USING (match_id)"
-        args: tuple[Any, ...] = ()
-        if game is not None:
-            sql += " WHERE m.game = ?"
-            args = (game,)
-        sql += f" ORDER BY {idx}, m.match_id, s.seat"
-        with self._lock:
-            rows = self.conn.execute(sql, args).fetchall()  # one read snapshot
-        group: list[tuple[Any, ...]] = []
-        for row in rows:
-            if group and row[0] != group[0][0]:
-                yield _row(group)
-                group = []
-            group.append(row)
-        if group:
-            yield _row(group)
+        return sql
 
     def get_record(self, match_id: str) -> dict[str, Any]:
         """The full stored record of one match; KeyError if it is not stored."""
         with self._lock:
-            row = self.conn.execute("SELECT record FROM matches WHERE match_id = ?",
+            row = self.conn.execute("SELECT record, record_sha256, digest FROM matches WHERE match_id = ?",
                                     (match_id,)).fetchone()
-        if row is None:
-            raise KeyError(f"no match {match_id!r} in {self.path}")
+            if row is None:
+                raise KeyError(f"no match {match_id!r} in {self.path}")
+            if row[1] != hashlib.sha256(row[0]).hexdigest() or row[2] != _read_digest(self.conn, match_id):
+                raise AlteredError(_altered_message(self.path, match_id))
         return json.loads(zlib.decompress(row[0]).decode("utf-8"))
 
     def reset(self) -> None:
@@ -599,16 +702,46 @@ class ResultStore:
             conn.execute("DELETE FROM bots")
             conn.execute("DELETE FROM tournament")
             conn.execute("DELETE FROM schedule")
+            _seal_schedule(conn)
+
+
+_NM, _NS = len(_MATCH_COLUMNS), len(_SEAT_COLUMNS)
+_M = {c: i for i, c in enumerate(_MATCH_COLUMNS)}
+_S = {c: _NM + i for i, c in enumerate(_SEAT_COLUMNS)}
+
+
+def _groups(rows: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+    """Consecutive rows of one match (``_results_sql`` rows, ordered by match)."""
+    group: list[tuple[Any, ...]] = []
+    for row in rows:
+        if group and row[0] != group[0][0]:
+            yield group
+            group = []
+        group.append(row)
+    if group:
+        yield group
+
+
+def _altered(group: list[tuple[Any, ...]]) -> bool:
+    first = group[0]
+    seats = [r[_NM:_NM + _NS] for r in group if r[_S["seat"]] is not None]
+    return first[-1] != _digest(first[:_NM], seats)
+
+
+def _altered_message(path: Path, match_id: str) -> str:
+    return (f"{path}: match {match_id!r} was altered after it was stored (it no longer matches "
+            "its checksums); run `arena run` on the tournament "
+            "file to play altered matches again, or restore the file from a copy")
 
 
 def _row(group: list[tuple[Any, ...]]) -> ResultRow:
     first = group[0]
     return ResultRow(
-        match_id=first[0], index=first[1], game=first[2], players=first[3],
-        bots=tuple(r[7] for r in group), places=tuple(r[8] for r in group),
-        scores=tuple(r[9] for r in group), faults=tuple(r[10] for r in group),
-        fault_details=tuple(r[11] for r in group),
-        capped=bool(first[4]), sandbox_fault=bool(first[5]))
+        match_id=first[_M["match_id"]], index=first[-2], game=first[_M["game"]], players=first[_M["players"]],
+        bots=tuple(r[_S["bot"]] for r in group), places=tuple(r[_S["place"]] for r in group),
+        scores=tuple(r[_S["score"]] for r in group), faults=tuple(r[_S["fault_kind"]] for r in group),
+        fault_details=tuple(r[_S["fault_detail"]] for r in group),
+        capped=bool(first[_M["capped"]]), sandbox_fault=bool(first[_M["has_sandbox_fault"]]))
 
 
 def _split_sql(script: str) -> list[str]:

@@ -4,6 +4,7 @@ file or value and says what to do, with a non-zero exit; a bug also leaves a cra
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import sqlite3
@@ -119,6 +120,10 @@ def _rewrite_record(folder: Path, change) -> str:
     return mid
 
 
+ALTERED = "was altered after it was stored"
+RERUN = "run `arena run` on the tournament file to play altered matches again, or restore the file from a copy"
+
+
 def test_a_tampered_stored_record_is_one_line(results: Path) -> None:
     import json
 
@@ -127,11 +132,63 @@ def test_a_tampered_stored_record_is_one_line(results: Path) -> None:
         del record["decisions"]
         return zlib.compress(json.dumps(record).encode())
 
+    db = str(results / "results.sqlite")
     mid = _rewrite_record(results, drop_decisions)
-    one_line_error(invoke("replay", results, mid), mid, "malformed or was altered", "no 'decisions'",
-                   "new results folder")
+    one_line_error(invoke("replay", results, mid), db, mid, ALTERED, RERUN)
     mid = _rewrite_record(results, lambda blob: b"not a record at all")
-    one_line_error(invoke("replay", results, mid), mid, "damaged or was altered", "not compressed data")
+    one_line_error(invoke("replay", results, mid), db, mid, ALTERED, RERUN)
+
+
+def _edit(folder: Path, sql: str) -> None:
+    """A hand edit with the sqlite3 shell's defaults (foreign keys off)."""
+    con = sqlite3.connect(folder / "results.sqlite")
+    con.execute(sql)
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE seats SET place = 1 - place WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+    "UPDATE seats SET bot = 'someone' WHERE seat = 0 AND match_id = (SELECT MIN(match_id) FROM matches)",
+    "UPDATE seats SET fault_kind = 'crash' WHERE seat = 0 AND match_id = (SELECT MIN(match_id) FROM matches)",
+    "DELETE FROM seats WHERE seat = 1 AND match_id = (SELECT MIN(match_id) FROM matches)",
+    "DELETE FROM seats WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+    "INSERT INTO seats SELECT match_id, 2, 'ghost', sha256, 2, 0, NULL, NULL FROM seats WHERE seat = 0",
+    "UPDATE matches SET game = 'palace' WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+    "UPDATE matches SET has_sandbox_fault = 1 WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+    "UPDATE matches SET digest = NULL WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+])
+def test_a_hand_edited_seat_or_match_row_is_one_line_and_the_next_run_plays_it_again(
+        results: Path, played: Path, sql: str) -> None:
+    """Hand-edited rows of a stored match gave a silently wrong leaderboard with exit 0."""
+    mid = a_match_id(results)
+    _edit(results, sql)
+    db = str(results / "results.sqlite")
+    for args in (["leaderboard", results], ["matches", results], ["replay", results, mid]):
+        one_line_error(invoke(*args), db, ALTERED, RERUN)
+    path = tournament_for(results, played)
+    plan = invoke("run", path, "--dry-run")
+    assert plan.exit_code == 0 and plan.output.startswith("6 matches scheduled: ")
+    assert "to play" in plan.output and mid in plan.output.split("keep (")[0]
+    res = invoke("run", path)
+    assert res.exit_code == 0, res.output
+    assert "stored matches were altered after they were stored" in res.stderr and mid in res.stderr
+    board = invoke("leaderboard", results, "--format", "json")
+    assert board.exit_code == 0, board.output
+    data = json.loads(board.stdout)
+    assert data["complete"] and data["counted"] == 6
+    assert {s["bot"] for s in data["scopes"][0]["standings"]} == {"a", "b", "c"}
+
+
+@pytest.mark.parametrize("sql", ["UPDATE schedule SET idx = idx + 1",
+                                 "DELETE FROM schedule WHERE idx = 0",
+                                 "DELETE FROM schedule"])
+def test_a_hand_edited_schedule_is_one_line_until_the_next_run(results: Path, played: Path, sql: str) -> None:
+    _edit(results, sql)
+    one_line_error(invoke("leaderboard", results), str(results / "results.sqlite"), "schedule was altered",
+                   "run `arena run` on the tournament file again")
+    assert invoke("run", tournament_for(results, played)).exit_code == 0
+    assert invoke("leaderboard", results).exit_code == 0
 
 
 def test_a_record_file_with_wrong_types_is_one_line(results: Path, tmp_path: Path) -> None:

@@ -317,3 +317,45 @@ def test_a_folder_with_matches_but_no_secret_is_refused_until_fresh(tmp_path: Pa
         again.deal_secret()
     again.reset()
     assert len(again.deal_secret()) == 64
+
+
+def test_a_hand_edited_row_is_altered_and_forgotten_so_it_is_played_again(store: ResultStore) -> None:
+    from arena.tournament.store import AlteredError
+
+    recs = [make_record(i, ["a", "b"], [i % 2, 1 - i % 2], scores=[1.5, 2]) for i in range(3)]
+    for rec in recs:
+        store.record_match(rec)
+    assert store.altered() == [] and len(list(store.iter_results())) == 3
+    victim = recs[1]["match_id"]
+    con = _db(store)
+    con.execute("UPDATE seats SET score = 2.0 WHERE match_id = ? AND seat = 1", (victim,))  # 2 -> 2.0 is an edit
+    con.commit()
+    with pytest.raises(AlteredError, match="was altered after it was stored"):
+        list(store.iter_results())
+    with pytest.raises(AlteredError):
+        store.get_record(victim)
+    assert store.altered() == [victim] and store.forget_altered() == [victim]
+    assert store.completed_ids() == {recs[0]["match_id"], recs[2]["match_id"]}
+    con.execute("DELETE FROM matches WHERE match_id = ?", (recs[0]["match_id"],))  # shell: foreign keys off
+    con.commit()
+    assert store.record_match(recs[0]) and store.record_match(recs[1])  # orphan seats do not block it
+    assert [r.match_id for r in store.iter_results()] == [r["match_id"] for r in recs]
+
+
+def test_a_version_2_store_is_sealed_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    with ResultStore(folder) as s:
+        for i in range(2):
+            s.record_match(make_record(i, ["a", "b"], [0, 1]))
+        s.set_schedule([(make_record(i, ["a", "b"], [0, 1])["match_id"], i) for i in range(2)])
+    con = sqlite3.connect(folder / DB_NAME)
+    con.execute("ALTER TABLE matches DROP COLUMN digest")
+    con.execute("ALTER TABLE matches DROP COLUMN record_sha256")
+    con.execute("DELETE FROM meta WHERE key = 'schedule_sha256'")
+    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with ResultStore(folder) as s:
+        assert len(list(s.iter_results())) == 2 and s.altered() == [] and s.progress() == (2, 2)
+    assert sqlite3.connect(folder / DB_NAME).execute(
+        "SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
