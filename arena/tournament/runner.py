@@ -160,6 +160,9 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                 conn.send(("done", match.match_id, _log_match(record, stored)))
             except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
                 brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                if disk_full(exc, ctx["results"]):  # no retry can help: the parent stops the run
+                    conn.send(("nospace", match.match_id, brief))
+                    continue
                 log.exception("match %s (%s): the harness raised %s (traceback in run.log)", match.match_id,
                               seats_text(match.bots), brief)
                 player.close()
@@ -167,6 +170,33 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                 conn.send(("error", match.match_id, brief))
     finally:
         player.close()
+
+
+def disk_full(exc: BaseException, folder: Path) -> bool:
+    """Whether ``exc`` (or what caused it) says the disk of the results is full."""
+    import errno
+    import sqlite3
+
+    from arena.tournament.store import no_space_left
+
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "database or disk is full" in str(exc) or (isinstance(exc, sqlite3.Error) and no_space_left(folder)):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
+
+
+class DiskFull(Exception):
+    """The results' disk is full: the run stops (matches stored so far are kept). Not an
+    OSError: the pool reads a worker's replies under ``except OSError``."""
+
+    def __init__(self, folder: Path, detail: str) -> None:
+        self.filename = str(folder)  # the guard names it
+        super().__init__(f"no space left on the device for {folder} ({detail})")
 
 
 def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
@@ -542,6 +572,8 @@ class _Pool:
             self.progress.update(mid, info)
         elif kind == "harness":
             self.summary.harness_failures.append(f"{mid}: {info}")
+        elif kind == "nospace":
+            raise DiskFull(self.ctx["results"], info)
         else:  # "error": the traceback is in run.log
             self._retry(match, f"the harness raised {info}", queue)
 

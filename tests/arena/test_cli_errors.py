@@ -234,6 +234,45 @@ def test_full_disk_while_storing(results: Path, played: Path, monkeypatch: pytes
     one_line_error(invoke("run", tournament_for(results, played)), FULL, str(results))
 
 
+def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(results: Path, played: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """It used to play every remaining match three times, printing two lines each, and
+    store none of them."""
+    from arena.tournament.store import ResultStore
+
+    real = ResultStore.record_match
+
+    def fills_up(self, record):  # the workers are forked: they inherit this
+        if self.match_count() >= 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(self, record)
+
+    monkeypatch.setattr(ResultStore, "record_match", fills_up)
+    con = sqlite3.connect(results / "results.sqlite")
+    con.execute("DELETE FROM seats")
+    con.execute("DELETE FROM matches")
+    con.commit()
+    con.close()
+    path = tournament_for(results, played)
+    res = invoke("run", path)
+    assert res.exit_code == 1 and "Traceback" not in res.output + res.stderr
+    lines = [ln for ln in res.stderr.strip().splitlines() if " matches · " not in ln]
+    assert lines[-1] == f"arena: error: no space left on the device writing {results}; {FULL}", lines
+    assert len(lines) == 2 and "sandbox level" in lines[0]  # nothing retried, nothing given up
+    assert a_match_count(results) == 2
+    monkeypatch.setattr(ResultStore, "record_match", real)
+    again = invoke("run", path)
+    assert again.exit_code == 0 and "resuming: 2 of 6 matches" in again.stderr
+
+
+def a_match_count(folder: Path) -> int:
+    con = sqlite3.connect(folder / "results.sqlite")
+    try:
+        return con.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+    finally:
+        con.close()
+
+
 @pytest.fixture
 def tiny_disk(tmp_path: Path):
     """A real 1 MiB tmpfs under the test's folder (root only), unmounted afterwards."""
