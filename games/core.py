@@ -161,11 +161,14 @@ def places_from_keys(keys: Sequence[Any]) -> tuple[int, ...]:
     return tuple(sum(1 for other in keys if other < k) for k in keys)
 
 
+MAX_DECISION_CAP = 10_000_000  # a cap beyond this is no cap (C4): hours of one match
+
+
 def cap_option(default: int) -> Option:
     return Option(
         "decision_cap", default,
         "Hard cap on decisions (ruling C4); a capped game ends with places by the current standing.",
-        min=1,
+        min=1, max=MAX_DECISION_CAP,
     )
 
 

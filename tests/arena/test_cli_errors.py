@@ -323,6 +323,8 @@ def test_a_really_full_disk(results: Path, tiny_disk: Path) -> None:
     (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding"], ["expected key=value"]),
     (["play", "divers-weights", RANDOM, RANDOM, "--option", "=3"], ["expected key=value"]),
     (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding=maybe"], ["'bidding'", "fix the --option value"]),
+    (["play", "divers-weights", RANDOM, RANDOM, "--option", "decision_cap=" + "9" * 23],
+     ["'decision_cap'", "at most 10000000", "fix the --option value"]),
     (["play", "divers-weights", RANDOM, RANDOM, "--seed", "-1"], ["--seed", "0<=x<=9223372036854775807"]),
     (["play", "divers-weights", RANDOM, RANDOM, "--seed", str(2**63)], ["--seed"]),
     (["bench", "protocol", "--rounds", "0"], ["--rounds", "1<=x"]),

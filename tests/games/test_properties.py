@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from games import REGISTRY
+from games.core import OptionError
 from games.rng import DealRng
 from games.simulate import random_playout
 from tests.games.variants import VARIANTS
@@ -116,6 +118,14 @@ def test_C4_every_game_declares_a_cap_option_with_a_large_default():
     for spec in REGISTRY.values():
         opt = spec.option("decision_cap")
         assert opt.default >= 1000
+
+
+def test_C4_a_cap_too_large_to_be_a_cap_is_refused():
+    for spec in REGISTRY.values():
+        players = spec.min_players
+        assert spec.resolve_options(players, {"decision_cap": 10_000_000})["decision_cap"] == 10_000_000
+        with pytest.raises(OptionError, match="at most 10000000"):
+            spec.resolve_options(players, {"decision_cap": 10**23})
 
 
 def test_C1_seats_are_numbered_from_zero_and_observations_name_them():
