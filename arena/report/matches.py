@@ -55,7 +55,8 @@ def list_matches(source: Path, *, bot: str | None = None, game: str | None = Non
     try:
         rows = find_matches(ResultStore(folder).iter_results(), bot=bot, game=game, fault=fault)
     except StoreError as err:
-        raise ArenaError(f"{folder}: {err}") from None
+        text = str(err)
+        raise ArenaError(text if str(folder) in text else f"{folder}: {text}") from None
     if not rows:
         return "no stored match fits", 0
     return tabulate(match_table(rows), HEADERS, tablefmt="simple"), len(rows)

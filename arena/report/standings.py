@@ -41,6 +41,9 @@ def load_report(source: Path) -> tuple[Any, Path]:
     try:
         store = ResultStore(folder)
         meta = store.tournament() or {}
+        if not meta and not store.match_count():  # e.g. an empty file: nothing was ever stored
+            raise ArenaError(f"{folder}: no results yet (results.sqlite holds no tournament); "
+                             "run the tournament first with arena run")
         stored = (meta.get("config") or {}).get("ratings") or {}
         # Unset keys are stored as null and mean "the default", as in `arena run`.
         params = {k: v for k, v in stored.items() if v is not None} or None
@@ -52,8 +55,14 @@ def load_report(source: Path) -> tuple[Any, Path]:
         report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
         store.close()  # not left to the garbage collector: a long-lived caller runs many
     except StoreError as err:
-        raise ArenaError(f"{folder}: {err}") from None
+        raise ArenaError(_naming(folder, err)) from None
     return report, folder
+
+
+def _naming(folder: Path, err: Exception) -> str:
+    """The store's message, led by the folder unless it already names its file."""
+    text = str(err)
+    return text if str(folder) in text else f"{folder}: {text}"
 
 
 def render(report: Any, fmt: str, folder: Path, write: bool = False) -> str:

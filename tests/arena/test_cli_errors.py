@@ -110,6 +110,15 @@ def test_a_damaged_results_database_is_one_line(results: Path, played: Path, dam
         assert "use another results folder" in line
 
 
+def test_an_emptied_results_database_is_no_results_not_a_complete_leaderboard(results: Path) -> None:
+    """A results.sqlite cut to 0 bytes read as "Complete: all 0 scheduled matches counted"."""
+    for extra in results.glob("results.sqlite-*"):
+        extra.unlink()
+    (results / "results.sqlite").write_bytes(b"")
+    line = one_line_error(invoke("leaderboard", results), str(results), "no results yet", "arena run")
+    assert line.count(str(results)) == 1
+
+
 def _rewrite_record(folder: Path, change) -> str:
     mid = a_match_id(folder)
     con = sqlite3.connect(folder / "results.sqlite")
