@@ -460,8 +460,9 @@ class ResultStore:
         try:
             text = self.secret_path.read_text().strip()
         except FileNotFoundError:
-            raise StoreError(f"{self.folder} has matches played before deal secrets existed "
-                             f"(no {SECRET_NAME} file); rerun with --fresh or use another "
+            raise StoreError(f"{self.folder} has stored matches but no {SECRET_NAME} file (it was deleted, "
+                             "or the matches predate deal secrets), so its deals cannot be dealt again; "
+                             f"restore {self.secret_path} from a copy, or rerun with --fresh or use another "
                              "results folder") from None
         if not re.fullmatch(r"[0-9a-f]{64,}", text):
             raise StoreError(f"{self.secret_path} is damaged (expected 64 hex digits); "

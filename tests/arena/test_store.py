@@ -313,8 +313,9 @@ def test_a_folder_with_matches_but_no_secret_is_refused_until_fresh(tmp_path: Pa
     (s.folder / "deal-secret").unlink()                     # as written before deal secrets
     again = ResultStore(tmp_path / "old")
     assert not (again.folder / "deal-secret").exists()      # never invented for old matches
-    with pytest.raises(StoreError, match="--fresh"):
+    with pytest.raises(StoreError, match="--fresh") as refused:
         again.deal_secret()
+    assert "no deal-secret file (it was deleted" in str(refused.value) and "restore" in str(refused.value)
     again.reset()
     assert len(again.deal_secret()) == 64
 
