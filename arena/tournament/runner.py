@@ -343,6 +343,21 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
 
 
+def make_results_folder(results: Path, tournament: Any) -> None:
+    """Create the results folder, or say in one line why it cannot be (a full disk is left
+    to the caller's full-disk message)."""
+    import errno
+
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise ArenaError(f"{tournament.source or 'tournament'}: results: cannot create the folder {results} "
+                         f"({exc.strerror or exc}); give a folder you can write, e.g. results: results/{tournament.name}"
+                         ) from None
+
+
 def require_safe_sandbox(sandbox: Any, tournament: Any) -> None:
     """Refuse a sandbox level that is not safe for untrusted bots, unless the file trusts its bots."""
     if sandbox.safe or tournament.trust_bots:
@@ -380,7 +395,7 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     entries = resolve_bots(tournament)
     check_schedule(tournament, entries)  # config errors before anything is written
     results = Path(tournament.results_dir)
-    results.mkdir(parents=True, exist_ok=True)
+    make_results_folder(results, tournament)
     in_main = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
     try:

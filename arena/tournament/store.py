@@ -324,6 +324,10 @@ class ResultStore:
             self._ensure_schema(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if not os.access(self.folder, os.W_OK):  # WAL needs its -shm file even to read
+                raise StoreError(f"{self.path} cannot be opened: its folder {self.folder} is not writable "
+                                 "(read-only medium or permissions); copy the results folder somewhere "
+                                 "writable, or fix its permissions") from exc
             if no_space_left(self.folder):  # SQLite reports a full disk as an I/O error here
                 raise StoreError(f"{self.path}: no space left on the device; free space and rerun; "
                                  "stored matches are kept") from exc

@@ -318,6 +318,35 @@ def test_a_really_full_disk(results: Path, tiny_disk: Path) -> None:
     assert len(lines) == 1 and FULL in lines[0] and str(folder) in lines[0], res.stderr
 
 
+def test_a_results_folder_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
+    """/proc refuses new folders whoever asks: this ended as an 'unexpected' bug."""
+    path = tmp_path / "t.yaml"
+    for name in ("a", "b"):
+        shutil.copy(RANDOM, tmp_path / f"{name}.py")
+    path.write_text(f"name: t\nseed: 1\nbots: [{tmp_path}/a.py, {tmp_path}/b.py]\n"
+                    "games: [{id: divers-weights, players: 2, deals: 1}]\nresults: /proc/no-such/res\n")
+    one_line_error(invoke("run", path), str(path), "cannot create the folder /proc/no-such/res",
+                   "give a folder you can write")
+
+
+def test_a_results_folder_on_a_read_only_medium_is_one_line(results: Path, tmp_path: Path) -> None:
+    """Reading it said "not a usable results database ... move it aside"; the file is fine."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a read-only tmpfs needs root")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        shutil.copytree(results, mount / "results", ignore=shutil.ignore_patterns("results.sqlite-*"))
+        assert subprocess.run(["mount", "-o", "remount,ro", str(mount)], capture_output=True).returncode == 0
+        line = one_line_error(invoke("leaderboard", mount / "results"), str(mount / "results" / "results.sqlite"),
+                              "is not writable", "copy the results folder somewhere writable")
+        assert "move it aside" not in line
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
 # ---- bad values on the command line -----------------------------------------------------
 
 
