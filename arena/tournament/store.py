@@ -636,10 +636,12 @@ class ResultStore:
         """Each sandbox level matches ran at, and whether it was safe for untrusted bots."""
         with self._lock:
             rows = self.conn.execute(
-                "SELECT sandbox_level, record FROM matches WHERE rowid IN"
+                "SELECT sandbox_level, record, record_sha256, match_id FROM matches WHERE rowid IN"
                 " (SELECT MIN(rowid) FROM matches GROUP BY sandbox_level) ORDER BY sandbox_level").fetchall()
         out = []
-        for level, blob in rows:
+        for level, blob, sha, mid in rows:
+            if sha != hashlib.sha256(blob).hexdigest():  # the leaderboard states whether it was safe
+                raise AlteredError(_altered_message(self.path, mid))
             try:
                 sandbox = json.loads(zlib.decompress(blob)).get("sandbox") or {}
                 safe = bool((sandbox.get("details") or {}).get("safe"))

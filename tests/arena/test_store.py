@@ -360,3 +360,20 @@ def test_a_version_2_store_is_sealed_as_it_is(tmp_path: Path) -> None:
         assert len(list(s.iter_results())) == 2 and s.altered() == [] and s.progress() == (2, 2)
     assert sqlite3.connect(folder / DB_NAME).execute(
         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_an_altered_record_cannot_claim_a_safe_sandbox(store: ResultStore) -> None:
+    import zlib
+
+    from arena.tournament.store import AlteredError
+
+    rec = make_record(0, ["a", "b"], [0, 1])
+    rec["sandbox"] = {"level": "none", "details": {"safe": False}}
+    store.record_match(rec)
+    assert store.sandbox_levels() == [("none", False)]
+    rec["sandbox"]["details"]["safe"] = True
+    con = _db(store)
+    con.execute("UPDATE matches SET record = ?", (zlib.compress(json.dumps(rec).encode()),))
+    con.commit()
+    with pytest.raises(AlteredError, match=rec["match_id"]):
+        store.sandbox_levels()
