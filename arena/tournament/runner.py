@@ -343,6 +343,27 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
 
 
+def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int = 5) -> str:
+    """'bot d left; bot e joined; bot c changed (new sha256)': the roster against the one the
+    store registered last time ('' if the same, or if nothing was registered)."""
+    if not before:
+        return ""
+    old = {b["name"]: b["sha256"] for b in before}
+    new = {e.name: e.sha256 for e in entries}
+
+    def names(items: list[str]) -> str:
+        return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
+
+    parts = []
+    for what, items in (("left (no longer counted)", sorted(old.keys() - new.keys())),
+                        ("joined", sorted(new.keys() - old.keys())),
+                        ("changed (its matches are played again)",
+                         sorted(n for n in old.keys() & new.keys() if old[n] != new[n]))):
+        if items:
+            parts.append(f"{'bot' if len(items) == 1 else 'bots'} {names(items)} {what}")
+    return "; ".join(parts)
+
+
 def make_results_folder(results: Path, tournament: Any) -> None:
     """Create the results folder, or say in one line why it cannot be (a full disk is left
     to the caller's full-disk message)."""
@@ -436,6 +457,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     if tournament.deals == "public":
         err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
                   "compute every hand; for research, not for competition\n")
+    roster_news = roster_changes(store.bots(), entries)
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
     store.forget_harness_failures()
@@ -454,6 +476,9 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
     if executor == "ray":  # workers: auto = one per CPU of the cluster, not of this machine (0)
         n_workers = workers or (0 if getattr(tournament, "workers", "auto") == "auto" else n_workers)
+    if roster_news:  # a bot whose file vanished from a glob must not leave unnoticed
+        err.write(f"arena: since the last run: {roster_news}\n")
+        log.info("since the last run: %s", roster_news)
     if summary.already_done:
         err.write(f"arena: resuming: {summary.already_done} of {len(schedule)} matches already played\n")
     log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",

@@ -203,6 +203,23 @@ def test_replacing_a_bot_plays_the_new_one_and_the_old_one_leaves(tmp_path):
     assert names == {"a", "c", "newer"}
 
 
+def test_a_bot_whose_file_left_a_glob_roster_is_named_not_quietly_dropped(tmp_path):
+    b = tmp_path / "b"
+    a, c, d = make_bot(b, "a"), make_bot(b, "c", tag="c"), make_bot(b, "d", tag="d")
+    path = tour(tmp_path, [b / "*.py"])
+    assert arena("run", str(path)).returncode == 0
+    d.unlink()
+    c.write_text(c.read_text() + "# changed\n")
+    make_bot(b, "e", tag="e")
+    res = arena("run", str(path))
+    assert res.returncode == 0, res.stderr
+    assert ("arena: since the last run: bot d left (no longer counted); bot e joined; "
+            "bot c changed (its matches are played again)") in res.stderr.splitlines()
+    assert {s["bot"] for s in board(tmp_path / "res")["scopes"][0]["standings"]} == {"a", "c", "e"}
+    again = arena("run", str(path))
+    assert again.returncode == 0 and "since the last run" not in again.stderr
+
+
 @pytest.mark.parametrize("change", ["seed", "option"])
 def test_a_changed_seed_or_option_replays_every_match(tmp_path, change):
     # The seed draws public deals (with secret deals, the default, it only draws groups
