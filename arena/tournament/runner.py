@@ -119,8 +119,51 @@ def _worker_main(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
         _serve(wid, conn, ctx)
     except BaseException:
         log.exception("worker-%d failed", wid)
+        flush_log_queues()
         logging.shutdown()
         os._exit(3)
+    flush_log_queues()
+
+
+def _log_queues() -> list[Any]:
+    return [h.queue for h in logging.getLogger().handlers if hasattr(h, "sub_handler") and hasattr(h, "queue")]
+
+
+def flush_log_queues(timeout_s: float = 5.0) -> None:
+    """In a worker about to exit: send its buffered log records to the parent, waiting a
+    bounded time. Exiting while the queue's feeder thread writes would leave the queue's
+    shared lock held by a dead process; and an unbounded join hangs if another dead worker
+    holds it."""
+    for q in _log_queues():
+        try:
+            q.close()
+            feeder = getattr(q, "_thread", None)
+            if feeder is not None:
+                feeder.join(timeout_s)
+            q.cancel_join_thread()
+        except (OSError, ValueError, AssertionError):
+            pass
+
+
+def free_log_queues(wait_s: float = 1.0) -> bool:
+    """In the parent, after a worker died abruptly: a worker killed while sending a log
+    record holds its queue's lock forever, and every other worker's records would stop.
+    A lock nobody releases within ``wait_s`` (sending one record takes microseconds) is
+    released here. Returns whether one was."""
+    freed = False
+    for q in _log_queues():
+        lock = getattr(q, "_wlock", None)
+        if lock is None:
+            continue
+        if lock.acquire(timeout=wait_s):
+            lock.release()
+        else:
+            try:
+                lock.release()
+                freed = True
+            except ValueError:
+                pass
+    return freed
 
 
 def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
@@ -288,6 +331,22 @@ def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> Non
         wrapper = multiprocessing_logging.MultiProcessingHandler(f"arena-log-{i}", sub_handler=h)
         wrapper._arena = True  # type: ignore[attr-defined]
         root.addHandler(wrapper)
+        _direct_in_this_process(wrapper)
+
+
+def _direct_in_this_process(wrapper: Any) -> None:
+    """This process's own records skip the queue (only forked workers use it): the parent's
+    lines reach run.log and the console even if a killed worker jammed the queue, and the
+    parent never waits at exit for a queue feeder that cannot write."""
+    pid, queued = os.getpid(), wrapper.emit
+
+    def emit(record: logging.LogRecord) -> None:
+        if os.getpid() == pid:
+            wrapper.sub_handler.handle(record)  # its filters, under its lock
+        else:
+            queued(record)
+
+    wrapper.emit = emit
 
 
 class _OneLine(logging.Formatter):
@@ -470,6 +529,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     pending = [m for m in schedule if m.match_id not in done_ids]
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
     setup_logging(results, err, fresh=fresh)
+    (results / "logs").mkdir(exist_ok=True)  # here, not in each worker: an obstacle is one error
     for mid in altered:
         log.info("match %s was altered after it was stored; dropped, played again", mid)
     summary.sandbox_level = sandbox.level
@@ -624,6 +684,9 @@ class _Pool:
         w.conn.close()
         code = w.proc.exitcode
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        if code and free_log_queues():
+            log.warning("worker-%d died while sending a log record; its queue is freed, "
+                        "the record is lost", w.wid)
         if w.match is None:
             self.idle_deaths += 1
             log.error("worker-%d died (%s) between matches", w.wid, how)

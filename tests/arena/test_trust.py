@@ -174,6 +174,65 @@ def test_an_exception_in_a_worker_reaches_run_log_and_the_run_is_incomplete(tmp_
     assert "Traceback (most recent call last)" in log and "OverflowError" in log
 
 
+def test_workers_that_fail_as_they_start_end_the_run_instead_of_hanging_it(tmp_path):
+    """A worker exiting right after logging its traceback left the log queue's lock held by
+    a dead process: the run printed its verdict, then hung for ever at exit."""
+    bots = [make_bot(tmp_path / "b", "r1"), make_bot(tmp_path / "b", "r2", tag="2")]
+    path = tour(tmp_path, bots, workers=2)
+    logs = tmp_path / "res" / "logs"
+    logs.mkdir(parents=True)
+    for wid in range(40):  # each worker's log folder is taken by a file: the worker fails at once
+        (logs / f"worker-{wid}").write_text("in the way\n")
+    res = arena("run", str(path), timeout=120)
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.strip().splitlines()[-1] == "arena: incomplete: 0 of 2 matches; rerun to finish"
+    log = (tmp_path / "res" / "run.log").read_text()
+    assert log.count("failed\nTraceback (most recent call last)") >= 6 and log.count("FileExistsError") >= 6
+
+
+def test_a_worker_killed_while_it_held_the_log_queue_does_not_silence_the_others(tmp_path):
+    import logging
+    import multiprocessing as mp
+
+    from arena.tournament.runner import free_log_queues, setup_logging
+
+    (tmp_path / "res").mkdir()
+    setup_logging(tmp_path / "res", open(os.devnull, "w"))
+    queues = [h.queue for h in logging.getLogger().handlers if hasattr(h, "queue")]
+    assert queues
+    ctx = mp.get_context("fork")
+
+    def dies_holding_the_lock():
+        for q in queues:
+            q._wlock.acquire()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def logs_a_line():
+        logging.getLogger("arena.run").warning("a line from a live worker")
+        from arena.tournament.runner import flush_log_queues
+        flush_log_queues()
+
+    dead = ctx.Process(target=dies_holding_the_lock)
+    dead.start()
+    dead.join()
+    assert dead.exitcode == -signal.SIGKILL
+    assert free_log_queues(wait_s=0.5)
+    live = ctx.Process(target=logs_a_line)
+    live.start()
+    live.join(30)
+    assert live.exitcode == 0
+    logging.getLogger("arena.run").warning("a line from the parent")
+    end = time.monotonic() + 10
+    while "a line from a live worker" not in (tmp_path / "res" / "run.log").read_text():
+        assert time.monotonic() < end, "the live worker's line never arrived"
+        time.sleep(0.05)
+    assert "a line from the parent" in (tmp_path / "res" / "run.log").read_text()
+    root = logging.getLogger()
+    for h in [h for h in root.handlers if getattr(h, "_arena", False)]:
+        root.removeHandler(h)
+        h.close()
+
+
 # ---- the tournament is a set of matches named by their content -------------------------
 
 
