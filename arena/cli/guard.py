@@ -98,6 +98,12 @@ def handle(exc: BaseException) -> int:
     if isinstance(exc, PermissionError):
         say(f"permission denied: {_where(exc)}; check the file's owner and permissions")
         return EXIT_TROUBLE
+    if isinstance(exc, (IsADirectoryError, NotADirectoryError, FileExistsError)) and getattr(exc, "filename", None):
+        # a folder where arena writes a file, or a file where it makes a folder
+        path = getattr(exc, "filename2", None) or exc.filename
+        say(f"{path}: {(exc.strerror or 'in the way').lower()}: something else is in the way there; "
+            "move it aside and rerun")
+        return EXIT_TROUBLE
     log = write_crash_log(exc)
     where = f"the traceback is in {log}" if log else "the traceback could not be written anywhere"
     say(f"unexpected {type(exc).__name__}: {one_line(exc, 200) or '(no message)'}; this is a bug in arena, "

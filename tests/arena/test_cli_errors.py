@@ -347,6 +347,23 @@ def test_a_results_folder_on_a_read_only_medium_is_one_line(results: Path, tmp_p
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.parametrize("obstacle,kind,command", [("leaderboard.html", "dir", "leaderboard"),
+                                                    ("run.lock", "dir", "run"), ("run.log", "dir", "run"),
+                                                    ("logs", "file", "run")])
+def test_something_in_the_way_in_the_results_folder_is_one_line(results: Path, played: Path, obstacle: str,
+                                                               kind: str, command: str) -> None:
+    """A folder where arena writes a file (or the reverse) ended as an 'unexpected' bug."""
+    path = results / obstacle
+    shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    path.mkdir() if kind == "dir" else path.write_text("in the way\n")
+    args = ["leaderboard", results, "--write"] if command == "leaderboard" else ["run", tournament_for(results, played)]
+    res = invoke(*args)
+    assert res.exit_code == 1 and "Traceback" not in res.output + res.stderr
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"arena: error: {path}: ") and last.endswith("move it aside and rerun"), last
+    assert "bug" not in last and not list(results.glob("crash-*.log"))
+
+
 # ---- bad values on the command line -----------------------------------------------------
 
 
