@@ -738,7 +738,7 @@ def _wait(reqs: list[tuple], poll=None) -> list:
                 raise bot._exit_fault("exited")
             else:
                 pending[i] = (bot, deadline)
-                if cap and cap[0] > 0 and fairclock.AVAILABLE:
+                if cap and cap[0] > 0 and _FAIR:
                     fair[i] = (fairclock.baseline_due(bot._asked_at, deadline), deadline, cap[0])
         except BotFault as f:
             out[i] = f

@@ -118,3 +118,14 @@ def test_the_referee_records_the_wait_and_spares_the_bank():
     assert all("cpu_wait_ms" not in d for d in rec["decisions"] if d["seat"] != 0)
     assert set(waited.time_left) == {1.1}                  # its bank was never touched
     assert charged.time_left[:3] == [1.1, 0.9, 0.7]        # the other's shrank as it should
+
+
+def test_without_schedstat_the_run_says_the_clock_is_wall_time(monkeypatch):
+    from arena.match.sandbox import SandboxInfo
+    from arena.match.sandbox.detect import level_lines
+
+    info = SandboxInfo("full", {"safe": True})
+    assert "clock" not in level_lines(info) or not fairclock.AVAILABLE
+    monkeypatch.setattr(fairclock, "AVAILABLE", False)
+    last = level_lines(info).splitlines()[-1]
+    assert last.startswith("arena: clock: wall time only") and "docs/protocol.md" in last
