@@ -129,3 +129,62 @@ def test_without_schedstat_the_run_says_the_clock_is_wall_time(monkeypatch):
     monkeypatch.setattr(fairclock, "AVAILABLE", False)
     last = level_lines(info).splitlines()[-1]
     assert last.startswith("arena: clock: wall time only") and "docs/protocol.md" in last
+
+
+class _Snapshots:
+    """Feeds WaitMeter the thread counters a test scripts, instead of /proc."""
+
+    def __init__(self, monkeypatch, *snaps):
+        self.snaps = list(snaps)
+        monkeypatch.setattr(fairclock, "tree_threads", lambda root, limit=4096: self.snaps.pop(0))
+        monkeypatch.setattr(fairclock, "referee_wait_ns", lambda: 0)
+
+
+MS = 1_000_000
+
+
+def test_meter_credits_a_completed_run_queue_wait(monkeypatch):
+    _Snapshots(monkeypatch, {7: (0, 0, 1, False)}, {7: (3 * MS, 120 * MS, 2, False)})
+    m = fairclock.WaitMeter(7, due=0.0, wall_deadline=0.15, cap_s=2.0, now=0.0)
+    credit, waiting = m.measure(0.2)
+    assert credit == pytest.approx(0.12) and not waiting
+
+
+def test_meter_sees_a_wait_still_going_on(monkeypatch):
+    # runnable at both looks and never scheduled between: waiting all along, not yet counted
+    _Snapshots(monkeypatch, {7: (5 * MS, 0, 3, True)}, {7: (5 * MS, 0, 3, True)},
+               {7: (5 * MS, 0, 3, True)})
+    m = fairclock.WaitMeter(7, due=0.0, wall_deadline=0.15, cap_s=2.0, now=0.0)
+    assert m.measure(0.15) == (pytest.approx(0.15), True)
+    assert m.extend(0.2) == pytest.approx(0.35)         # credit so far: 0.2 s
+
+
+def test_meter_gives_a_busy_thread_one_look_then_nothing(monkeypatch):
+    _Snapshots(monkeypatch, {7: (0, 0, 1, True)}, {7: (100 * MS, 0, 4, True)},
+               {7: (125 * MS, 0, 6, True)})
+    m = fairclock.WaitMeter(7, due=0.0, wall_deadline=0.1, cap_s=2.0, now=0.0)
+    assert m.extend(0.1) == pytest.approx(0.1 + 0.025)   # one more look: is it waiting?
+    assert m.extend(0.125) is None                       # no: its CPU moved, its time is up
+
+
+def test_meter_ignores_sleeping_and_stopped_threads(monkeypatch):
+    _Snapshots(monkeypatch, {7: (1 * MS, 0, 1, False)}, {7: (1 * MS, 0, 1, False)})
+    m = fairclock.WaitMeter(7, due=0.0, wall_deadline=0.1, cap_s=2.0, now=0.0)
+    assert m.extend(0.1) is None
+
+
+def test_meter_credits_time_taken_from_a_lone_running_thread(monkeypatch):
+    # on a CPU at the first look, never scheduled in again, 10 ms of CPU in 200 ms:
+    # the rest was taken from it (the host stalled the CPU), not slept
+    _Snapshots(monkeypatch, {7: (0, 0, 1, True), 8: (0, 0, 1, False)},
+               {7: (10 * MS, 0, 1, False), 8: (0, 0, 1, False)})
+    m = fairclock.WaitMeter(7, due=0.0, wall_deadline=0.1, cap_s=2.0, now=0.0)
+    assert m.measure(0.2)[0] == pytest.approx(0.19)
+
+
+def test_meter_gives_no_stall_credit_when_another_thread_worked(monkeypatch):
+    # thread 7 could have slept while thread 8 (scheduled since) wrote the answer
+    _Snapshots(monkeypatch, {7: (0, 0, 1, True), 8: (0, 0, 1, False)},
+               {7: (10 * MS, 0, 1, False), 8: (1 * MS, 0, 2, False)})
+    m = fairclock.WaitMeter(7, due=0.0, wall_deadline=0.1, cap_s=2.0, now=0.0)
+    assert m.measure(0.2)[0] == 0.0
