@@ -12,7 +12,7 @@ from typing import Any
 
 from arena.match import protocol
 from arena.match.faults import BotFault, FaultKind
-from arena.match.timecontrol import TimeControl, UNLIMITED_S, wait_cap
+from arena.match.timecontrol import TimeControl, UNLIMITED_S
 
 ARENA_VERSION = "0.1.0"
 MAX_FAILED_STARTS = 3
@@ -38,10 +38,6 @@ class Agent:
 
     def answer(self, deadline: float) -> tuple[bytes, float]:
         raise NotImplementedError
-
-    def wait_credit(self) -> float:
-        """Seconds of the last answer spent waiting for a CPU, not thinking (fair clock)."""
-        return 0.0
 
     def finish(self, result_msg: dict[str, Any]) -> None:
         """The match ended."""
@@ -80,7 +76,6 @@ class ProcessAgent(Agent):
         self.bot_name: str | None = None  # what the bot calls itself in its hello
         self.failed_starts = 0  # in a row; a bot that never starts stops costing start-up time
         self.last_start_fault: BotFault | None = None
-        self._wait_cap = wait_cap(time_control.move_s)   # the fair clock's cap, per decision
 
     def prepare(self) -> None:
         from arena.match.process import BotProcess, bot_command
@@ -124,15 +119,7 @@ class ProcessAgent(Agent):
         self._send(act_msg, deadline)
 
     def answer(self, deadline: float) -> tuple[bytes, float]:
-        proc = self.proc
-        if self.no_timeouts:
-            return proc.read_line(deadline)
-        if self.tc.bank_s:   # an answer past move_s spends the bank: measure the CPU wait then too
-            return proc.read_line(deadline, self._wait_cap, proc._asked_at + self.tc.move_s)
-        return proc.read_line(deadline, self._wait_cap)
-
-    def wait_credit(self) -> float:
-        return self.proc.wait_credit_s if self.proc is not None else 0.0
+        return self.proc.read_line(deadline)
 
     def finish(self, result_msg: dict[str, Any]) -> None:
         if self.proc is None:

@@ -29,7 +29,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.match import fairclock
 from arena.match.faults import BotFault, FaultKind, shorten
 from arena.match.sandbox import READY, Limits, SandboxInfo
 from arena.match.sandbox import launch as _launch
@@ -52,7 +51,6 @@ _LIVE: dict[int, "BotProcess"] = {}
 _pending_cgroups: list = []       # groups whose rmdir must be retried (lingering pid charges)
 
 _IN, _OUT, _ERR, _EXIT = "in", "out", "err", "exit"
-_FAIR, _FIRST_LOOK, _NEVER = fairclock.AVAILABLE, fairclock.BASELINE_AFTER_S, math.inf
 
 
 def bot_command(bot_file: Path | str) -> list[str]:
@@ -97,8 +95,6 @@ class BotProcess:
         self._next_cpu_check = 0.0
         self._main_exited = False
         self._known: dict[int, int] = {}
-        self._asked_at = 0.0
-        self.wait_credit_s = 0.0           # CPU wait credited to the last answer (fair clock)
 
     # ------------------------------------------------------------------ start
     @classmethod
@@ -207,7 +203,6 @@ class BotProcess:
         self._usable()
         if b"\n" in line:
             raise ValueError("a protocol line must not contain a newline")
-        self._asked_at = time.monotonic()
         data = memoryview(bytes(line) + b"\n")
         self._since_send = 0
         wpoll = None
@@ -240,40 +235,28 @@ class BotProcess:
                 elif ev & (select.POLLERR | select.POLLHUP) and fd == self._in:
                     raise self._exit_fault("stdin closed (bot exited or closed its input)")
 
-    def read_line(self, deadline: float, wait_cap_s: float = 0.0,
-                  charge_after: float | None = None) -> tuple[bytes, float]:
+    def read_line(self, deadline: float) -> tuple[bytes, float]:
         """The next line (without newline) and its monotonic arrival time, before ``deadline``.
 
         A line already buffered when called is accepted even past the deadline (the
         referee was late, not the bot); otherwise waiting stops at the deadline.
-        With ``wait_cap_s`` > 0 the clock is fair (``arena.match.fairclock``): the time
-        the bot's tree waited for a CPU since the last ``send_line`` moves the deadline,
-        by at most ``wait_cap_s``; ``wait_credit_s`` then says how much was credited
-        (measured for an answer in time too if it came after ``charge_after``).
         """
         self._usable()
-        self.wait_credit_s = 0.0
         line = self._take_line()
         if line is not None:
             return line, time.monotonic()
         if self._main_exited:
             raise self._exit_fault("exited")
-        meter = None                    # the fair clock's, once its first look is due
-        wall = deadline
-        due = min(self._asked_at + _FIRST_LOOK, wall) if wait_cap_s > 0 and _FAIR else _NEVER
         poll, kinds = self._poll.poll, self._fdkind
         while True:                     # lean single-bot loop: latency matters here
             now = time.monotonic()
-            if meter is None and now >= due:
-                meter = fairclock.WaitMeter(self.pid, due, wall, wait_cap_s, now)
             if now >= deadline:
-                later = meter.extend(now) if meter is not None else None
-                if later is None:
-                    raise self._timeout(meter)
-                deadline = later
+                partial = bytes(self._buf[:200])
+                raise self._fault(FaultKind.TIMEOUT, "no answer before the deadline"
+                                  + (f" (partial line {shorten(partial, 80)!r})" if partial else ""))
             if now >= self._next_cpu_check:
                 self._check_cpu(now)
-            events = poll(_ms((deadline if due > deadline or meter is not None else due) - now))
+            events = poll(_ms(deadline - now))
             t = time.monotonic()
             for fd, ev in events:
                 kind = kinds.get(fd)
@@ -281,23 +264,10 @@ class BotProcess:
                     self._on_event(kind, ev)
             line = self._take_line()
             if line is not None:
-                if t > deadline and meter is None and t >= due:     # the referee slept through
-                    meter = fairclock.WaitMeter(self.pid, due, wall, wait_cap_s, t)
-                if t > deadline and (meter is None or not meter.accepts(t)):
+                if t > deadline:
                     raise self._fault(FaultKind.TIMEOUT, "answer arrived after the deadline",
-                                      late_ms=round((t - deadline) * 1000, 3),
-                                      **_credit(meter))
-                if meter is not None:
-                    if charge_after is not None and t > charge_after:
-                        meter.charge(t)
-                    self.wait_credit_s = meter.credit_s
+                                      late_ms=round((t - deadline) * 1000, 3))
                 return line, t
-
-    def _timeout(self, meter: "fairclock.WaitMeter | None") -> BotFault:
-        partial = bytes(self._buf[:200])
-        return self._fault(FaultKind.TIMEOUT, "no answer before the deadline"
-                           + (f" (partial line {shorten(partial, 80)!r})" if partial else ""),
-                           **_credit(meter))
 
     def alive(self) -> bool:
         """True while the bot's main process runs and no fault was raised."""
@@ -713,24 +683,14 @@ def _ms(seconds: float) -> int:
     return min(_MAX_POLL_MS, max(0, math.ceil(seconds * 1000)))
 
 
-def _credit(meter: "fairclock.WaitMeter | None") -> dict:
-    """What a timeout fault tells about the CPU wait credited before it fired."""
-    if meter is None or meter.credit_s <= 0:
-        return {}
-    return {"cpu_wait_credited_ms": round(meter.credit_s * 1000, 1)}
-
-
-def _wait(reqs: list[tuple], poll=None) -> list:
+def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
     """Core of read_lines: one poll over all bots, each with its own deadline."""
     out: list = [None] * len(reqs)
     pending: dict[int, tuple[BotProcess, float]] = {}
-    fair: dict[int, tuple[float, float, float]] = {}    # i -> (first look due, wall deadline, cap)
-    meters: dict[int, fairclock.WaitMeter] = {}
     now = time.monotonic()
-    for i, (bot, deadline, *cap) in enumerate(reqs):
+    for i, (bot, deadline) in enumerate(reqs):
         try:
             bot._usable()
-            bot.wait_credit_s = 0.0
             line = bot._take_line()
             if line is not None:
                 out[i] = (line, now)        # already buffered: the referee was late, not the bot
@@ -738,8 +698,6 @@ def _wait(reqs: list[tuple], poll=None) -> list:
                 raise bot._exit_fault("exited")
             else:
                 pending[i] = (bot, deadline)
-                if cap and cap[0] > 0 and _FAIR:
-                    fair[i] = (fairclock.baseline_due(bot._asked_at, deadline), deadline, cap[0])
         except BotFault as f:
             out[i] = f
     if not pending:
@@ -769,27 +727,19 @@ def _wait(reqs: list[tuple], poll=None) -> list:
 
     while pending:
         now = time.monotonic()
-        wakes = []
         for i, (bot, deadline) in list(pending.items()):
-            meter = meters.get(i)
             try:
-                if meter is None and i in fair and now >= fair[i][0]:
-                    due, wall, cap = fair.pop(i)
-                    meter = meters[i] = fairclock.WaitMeter(bot.pid, due, wall, cap, now)
                 if now >= deadline:
-                    later = meter.extend(now) if meter is not None else None
-                    if later is None:
-                        raise bot._timeout(meter)
-                    deadline = later
-                    pending[i] = (bot, deadline)
+                    partial = bytes(bot._buf[:200])
+                    raise bot._fault(FaultKind.TIMEOUT, "no answer before the deadline"
+                                     + (f" (partial line {shorten(partial, 80)!r})" if partial else ""))
                 bot._check_cpu(now)
-                wakes.append(min(deadline, fair[i][0]) if i in fair else deadline)
             except BotFault as f:
                 out[i] = f
                 drop(i)
         if not pending:
             break
-        first = min(wakes)
+        first = min(d for _, d in pending.values())
         events = poll.poll(_ms(first - now))
         t = time.monotonic()
         for fd, ev in events:
@@ -816,15 +766,9 @@ def _wait(reqs: list[tuple], poll=None) -> list:
                         pass
                 line = bot._take_line()
                 if line is not None:
-                    meter = meters.get(i)
-                    if t > deadline and meter is None and i in fair and t >= fair[i][0]:
-                        due, wall, cap = fair.pop(i)
-                        meter = meters[i] = fairclock.WaitMeter(bot.pid, due, wall, cap, t)
-                    if t > deadline and (meter is None or not meter.accepts(t)):
+                    if t > deadline:
                         raise bot._fault(FaultKind.TIMEOUT, "answer arrived after the deadline",
-                                         late_ms=round((t - deadline) * 1000, 3), **_credit(meter))
-                    if meter is not None:
-                        bot.wait_credit_s = meter.credit_s
+                                         late_ms=round((t - deadline) * 1000, 3))
                     out[i] = (line, t)
                     drop(i)
             except BotFault as f:
@@ -833,11 +777,9 @@ def _wait(reqs: list[tuple], poll=None) -> list:
     return out
 
 
-def read_lines(requests: list[tuple]) -> list[tuple[bytes, float] | BotFault]:
+def read_lines(requests: list[tuple[BotProcess, float]]) -> list[tuple[bytes, float] | BotFault]:
     """Multiplexed read for simultaneous decisions: one poll over all bots, each with its own
-    deadline. Requests are ``(bot, deadline)`` or ``(bot, deadline, wait_cap_s)`` (fair clock,
-    as in ``read_line``). Returns, in order, ``(line, arrival)`` or the BotFault of that bot
-    (already killed)."""
+    deadline. Returns, in order, ``(line, arrival)`` or the BotFault of that bot (already killed)."""
     return _wait(list(requests))
 
 

@@ -146,8 +146,7 @@ class _Match:
         if len(procs) > 1:
             from arena.match.process import read_lines
 
-            got = read_lines([(self.agents[s].proc, asked[s][1], self.clocks[s].wait_cap())
-                              for s in procs])
+            got = read_lines([(self.agents[s].proc, asked[s][1]) for s in procs])
             answers.update(zip(procs, got))
         for seat, (_sent, deadline, _n) in asked.items():
             if seat in answers:
@@ -162,7 +161,6 @@ class _Match:
         state = self.state
         action = None
         ms = None
-        waited = 0.0
         if asked is not None and self.faults[seat] is None:
             sent, _deadline, legal = asked
             try:
@@ -170,16 +168,12 @@ class _Match:
                     raise answer
                 line, arrived = answer
                 ms = round((arrived - sent) * 1000, 3)
-                waited = min(self.agents[seat].wait_credit(), arrived - sent)
                 action = protocol.parse_action(line, legal)
-                self.clocks[seat].spend(arrived - sent - waited)
+                self.clocks[seat].spend(arrived - sent)
             except BotFault as fault:
                 if fault.kind is FaultKind.TIMEOUT:
                     allowed = self.clocks[seat].allowance()
-                    credited = fault.extra.get("cpu_wait_credited_ms")
-                    more = f" (+{credited:g} ms waiting for a CPU)" if credited else ""
-                    fault = BotFault(FaultKind.TIMEOUT, f"no answer within {allowed:g} s{more}",
-                                     **fault.extra)
+                    fault = BotFault(FaultKind.TIMEOUT, f"no answer within {allowed:g} s", **fault.extra)
                 self._fault(seat, fault)
                 action = None
         status = "ok"
@@ -189,11 +183,8 @@ class _Match:
         text = state.action_text(seat, action)
         self.emit("decision", state=state, seat=seat, bot=self.agents[seat].name, action=action,
                   text=text, ms=ms, status=status)
-        decision = {"n": state.decisions, "seat": seat, "action": action, "text": text,
-                    "ms": ms, "status": status}
-        if waited > 0:
-            decision["cpu_wait_ms"] = round(waited * 1000, 3)   # credited by the fair clock
-        self.decisions.append(decision)
+        self.decisions.append({"n": state.decisions, "seat": seat, "action": action, "text": text,
+                               "ms": ms, "status": status})
         state.apply(seat, action)
 
     def finish(self, started_at: str, t0: float) -> dict[str, Any]:

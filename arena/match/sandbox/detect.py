@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.errors import ArenaError
-from arena.match import fairclock
 from arena.match.faults import BotFault
 from arena.match.process import BotProcess, bot_command
 from arena.match.sandbox import (LEVELS, ORDER, Limits, SandboxInfo, SandboxUnavailable, become_subreaper,
@@ -320,7 +319,6 @@ def detect_sandbox(requested: str = "auto") -> SandboxInfo:
                 details.update(safe=False, unsafe=["no limits and no isolation"])
             if why is None:
                 details["rejected"] = rejected
-                details["clock"] = fairclock.describe()
                 info = SandboxInfo(level, details)
                 break
             rejected[level] = why
@@ -354,7 +352,4 @@ def level_lines(info: SandboxInfo) -> str:
         hint = ("install bubblewrap (apt-get install bubblewrap)" if "bwrap not found" in why
                 else "see docs/sandbox.md")
         out += f"arena: sandbox {first} unavailable ({why}), using {info.level}; to get {first}: {hint}\n"
-    if not fairclock.AVAILABLE:
-        out += (f"arena: clock: {fairclock.describe()}: on a loaded machine a bot kept waiting for a "
-                "CPU can time out (docs/protocol.md#time-control)\n")
     return out
