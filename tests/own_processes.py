@@ -108,3 +108,15 @@ class TreeRecorder:
     def _loop(self) -> None:
         while not self._stop.wait(self.every_s):
             self.record()
+
+
+def as_from_a_terminal() -> None:
+    """``preexec_fn`` for an arena the test will Ctrl-C: SIGINT at its default, as in a terminal.
+
+    A test suite started in the background of a non-interactive shell (CI scripts, ``cmd &``)
+    inherits SIGINT ignored, and Python then never raises KeyboardInterrupt: the test would
+    judge its launcher's signal disposition instead of the arena.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -448,7 +448,8 @@ def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path)
     path = write_tournament(tmp_path, "intr", bots=bots, deals=3, workers=2)
     results = tmp_path / "results-intr"
     proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=own.as_from_a_terminal)
     end = time.monotonic() + 120
     workers: dict[int, int] = {}     # this run's Ray workers and their bots, recorded while it runs
     bots_seen: dict[int, int] = {}

@@ -87,7 +87,7 @@ def test_one_worker_and_two_workers_give_the_identical_leaderboard(tmp_path):
 def _arena_run(path: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), *extra], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=own.as_from_a_terminal)
 
 
 def _count(results: Path) -> int:
