@@ -12,15 +12,15 @@ import os
 import threading
 
 
-def _stat(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, ppid, session id, start ticks) of ``pid``, or None if it is gone."""
+def _stat(pid: int) -> tuple[str, int, int, int, int] | None:
+    """(state, ppid, session id, start ticks, process group) of ``pid``, or None if it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
     except OSError:
         return None
     rest = raw[raw.rfind(b")") + 2:].split()
-    return rest[0].decode(), int(rest[1]), int(rest[3]), int(rest[19])
+    return rest[0].decode(), int(rest[1]), int(rest[3]), int(rest[19]), int(rest[2])
 
 
 def _pids() -> list[int]:

@@ -70,20 +70,9 @@ def zombie_children(tree: set[int]) -> list[int]:
     Only the bot's own processes count: other tests in the same pytest process may leave
     orphans to it (it is a child subreaper), and those may die during this test.
     """
-    me, out = os.getpid(), []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                raw = f.read()
-        except OSError:
-            continue
-        rest = raw[raw.rfind(b")") + 2:].split()
-        pid, pgid, sid = int(name), int(rest[2]), int(rest[3])
-        if rest[0] == b"Z" and int(rest[1]) == me and tree & {pid, pgid, sid}:
-            out.append(pid)
-    return out
+    me = os.getpid()
+    return [pid for pid in own._pids()
+            if (st := own._stat(pid)) and st[0] == "Z" and st[1] == me and tree & {pid, st[2], st[4]}]
 
 
 def healthy(info: SandboxInfo, tree: set[int] = frozenset()) -> None:
