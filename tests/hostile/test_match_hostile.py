@@ -72,10 +72,19 @@ def sandbox():
 
 def hostile_bot(tmp: Path, behaviour: str, **consts) -> Path:
     marker = f"hostile_{behaviour}_{uuid.uuid4().hex[:10]}"
-    head = [f"BEHAVIOUR = {behaviour!r}"] + [f"{k} = {v!r}" for k, v in consts.items()]
+    # The honest seats run from a copy named after this bot, so that the attacks on other
+    # processes aim only at this test's own (never at another suite's random_bot.py).
+    honest = honest_seat(tmp / f"{marker}.py")
+    honest.write_bytes((ROOT / "bots/random_bot.py").read_bytes())
+    head = ([f"BEHAVIOUR = {behaviour!r}", f"HONEST = {honest.stem!r}"]
+            + [f"{k} = {v!r}" for k, v in consts.items()])
     path = tmp / f"{marker}.py"
     path.write_text("\n".join(head) + "\n" + TEMPLATE.read_text())
     return path
+
+
+def honest_seat(hostile: Path) -> Path:
+    return hostile.with_name(hostile.stem + "_honest.py")
 
 
 def no_survivors(marker: str, timeout: float = 15.0) -> list[int]:
@@ -88,7 +97,9 @@ def no_survivors(marker: str, timeout: float = 15.0) -> list[int]:
 
 
 def play_with(path: Path, sandbox, game="palace", players=3, seat=1, limits=LIMITS, tc=TC):
-    entries = [bot_entry(str(ROOT / "bots/random_bot.py")) for _ in range(players)]
+    honest = honest_seat(path)
+    honest = honest if honest.exists() else ROOT / "bots/random_bot.py"
+    entries = [bot_entry(str(honest)) for _ in range(players)]
     entries[seat] = bot_entry(str(path))
     agents = [ProcessAgent(e, sandbox=sandbox, limits=limits, time_control=tc) for e in entries]
     spec = REGISTRY[game]

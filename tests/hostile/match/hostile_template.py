@@ -1,5 +1,5 @@
 # A JSON-protocol bot that turns hostile on its first decision. The test writes
-# BEHAVIOUR, VICTIM, PORT and SECRET above this line (only this file is visible
+# BEHAVIOUR, HONEST, VICTIM, PORT and SECRET above this line (only this file is visible
 # in the sandbox, so everything it needs must be in it).
 import ctypes
 import os
@@ -25,7 +25,7 @@ def forever_child(seconds=30):
 
 
 def other_pids():
-    """The honest seats (bots/random_bot.py) and the referee (VICTIM), where visible."""
+    """This match's honest seats (named HONEST) and the referee (VICTIM), where visible."""
     me, out = os.getpid(), []
     for p in os.listdir("/proc"):
         if not p.isdigit() or int(p) == me:
@@ -35,7 +35,7 @@ def other_pids():
                 cmd = f.read()
         except OSError:
             continue
-        if b"random_bot" in cmd or int(p) == VICTIM:
+        if HONEST.encode() in cmd or int(p) == VICTIM:
             out.append(int(p))
     return out
 
