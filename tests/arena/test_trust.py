@@ -39,6 +39,18 @@ def make_bot(folder: Path, name: str, src: Path = RANDOM, tag: str = "") -> Path
     return path
 
 
+def gated_bot(folder: Path, name: str, gate: Path) -> Path:
+    """A slow random bot that thinks 0.3 s a decision while ``gate`` exists: once a test opens
+    the gate, the run is surely still playing when the test acts on it, however busy the machine
+    (it needs sandbox none to see the gate)."""
+    path = make_bot(folder, name, SLOW, tag=name)
+    path.write_text(path.read_text().replace(
+        "time.sleep(0.004)", f"time.sleep(0.3 if os.path.exists({str(gate)!r}) else 0.004)")
+        .replace("import time", "import os\nimport time"))
+    assert str(gate) in path.read_text()
+    return path
+
+
 def tour(tmp: Path, bots: list[Path], *, name: str = "t", deals: int = 1, workers: int = 1, seed: int = 7,
          game: str = "divers-weights", players: int = 2, options: str = "", extra: str = "",
          sandbox: str = "none") -> Path:
@@ -123,15 +135,19 @@ def seat_rows(results: Path, bot: str) -> list[tuple]:
 
 @pytest.mark.slow
 def test_a_killed_worker_is_replaced_and_its_match_played_again(tmp_path):
-    bots = [make_bot(tmp_path / "b", n, SLOW) for n in ("s1", "s2", "s3")]
+    gate = tmp_path / "gate"
+    bots = [make_bot(tmp_path / "b", n, SLOW) for n in ("s1", "s2")] + [gated_bot(tmp_path / "b", "s3", gate)]
     path = tour(tmp_path, bots, deals=4, workers=2)
     results = tmp_path / "res"
     proc = start_arena("run", str(path))
     wait_for(results, 3, proc)
+    gate.touch()
+    time.sleep(0.5)  # matches finishing now were nearly done at the gate; the rest are slowed
     workers = children(proc.pid)
     assert len(workers) >= 2, workers
     os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
     killed_at = time.time()
+    gate.unlink()
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     data = board(results)
@@ -355,11 +371,13 @@ def test_editing_or_deleting_a_bot_during_a_run_changes_nothing(tmp_path, what):
 
 @pytest.mark.slow
 def test_a_second_run_on_a_folder_in_use_refuses_and_readers_still_read(tmp_path):
-    bots = [make_bot(tmp_path / "b", n, SLOW, tag=n) for n in ("s1", "s2", "s3")]
+    gate = tmp_path / "gate"
+    bots = [make_bot(tmp_path / "b", n, SLOW, tag=n) for n in ("s1", "s2")] + [gated_bot(tmp_path / "b", "s3", gate)]
     path = tour(tmp_path, bots, deals=4)
     results = tmp_path / "res"
     first = start_arena("run", str(path))
     wait_for(results, 2, first)
+    gate.touch()
     second = arena("run", str(path))
     assert second.returncode == 2
     lines = second.stderr.strip().splitlines()
@@ -368,6 +386,8 @@ def test_a_second_run_on_a_folder_in_use_refuses_and_readers_still_read(tmp_path
     assert reader.returncode == 0 and "INCOMPLETE" in reader.stdout
     mid = sqlite3.connect(results / "results.sqlite").execute("SELECT match_id FROM matches").fetchone()[0]
     assert arena("replay", str(results), mid, "--quiet").returncode == 0
+    assert first.poll() is None, "the first run ended before the test was done with it"
+    gate.unlink()
     out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
     assert board(results)["counted"] == 24
@@ -384,11 +404,15 @@ def test_the_lock_is_held_in_this_process_too(tmp_path):
 
 @pytest.mark.slow
 def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path):
-    bots = [make_bot(tmp_path / "b", n, SLOW, tag=n) for n in ("s1", "s2", "s3")]
+    gate = tmp_path / "gate"
+    bots = [make_bot(tmp_path / "b", n, SLOW, tag=n) for n in ("s1", "s2")] + [gated_bot(tmp_path / "b", "s3", gate)]
     path = tour(tmp_path, bots, deals=4, workers=2)
     results = tmp_path / "res"
     proc = start_arena("run", str(path))
     wait_for(results, 2, proc)
+    gate.touch()
+    time.sleep(0.5)  # matches finishing now were nearly done at the gate; the rest are slowed
+    assert proc.poll() is None, "the run ended before the test could stop it"
     workers = children(proc.pid)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
@@ -397,6 +421,7 @@ def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path):
     time.sleep(0.5)
     assert not [w for w in workers if Path(f"/proc/{w}").exists()
                 and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1][:3]]
+    gate.unlink()
     again = arena("run", str(path))
     assert again.returncode == 0 and board(results)["complete"]
 
