@@ -14,6 +14,12 @@ independent deals (a fresh deal and a random seat per match):
   of seat s over ``rollouts`` random playouts of deal d (every seat random), computed in
   process at engine speed: a fixed reference policy, independent of the bots;
 * both.
+* heuristic control variate: p(d, s) - h(d, s) + H, where h(d, s) is the mean place of
+  the game's heuristic in seat s with random bots in the others, over ``rollouts`` games
+  of deal d whose seeds no measured match uses, and H the mean of h over every deal and
+  seat (one constant for all bots). Unlike b, h does not sum to a constant over the
+  seats, so it also carries information beyond rotation;
+* rotation and heuristic control variate.
 
 Unbiasedness check: the heuristic playing a random action with probability 0, 0.3 and
 0.6 (bots of known strength order): the plain and adjusted mean places agree within
@@ -58,6 +64,21 @@ def seat_baseline(game: str, players: int, deal_seed: int, rollouts: int,
     return [t / rollouts for t in total]
 
 
+def heuristic_baseline(game: str, deal_seed: int, rollouts: int, ref: Any, randoms: list[Any],
+                       options: dict[str, Any] | None = None) -> list[float]:
+    """h(d, s): the heuristic's mean place in each seat of the deal against random bots, over
+    games whose bots' seeds (from ``match_seed``) differ from every measured match's."""
+    players = len(randoms) + 1
+    out = []
+    for s in range(players):
+        bots = randoms[:s] + [ref] + randoms[s:]
+        total = sum(play_game(game, bots, deal_seed, options,
+                              match_seed=(1 << 40) + deal_seed * 4096 + s * 256 + r).places[s]
+                    for r in range(rollouts))
+        out.append(total / rollouts)
+    return out
+
+
 class Noisy:
     """A loaded bot that plays a uniformly random legal action with probability ``eps``."""
 
@@ -91,12 +112,16 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
     randoms = [load_bot(RANDOM_BOT) for _ in range(players - 1)]
     seeds = [first_seed + d for d in range(deals)]
     base = {d: seat_baseline(game, players, d, rollouts) for d in seeds}
+    ref = load_bot(HEURISTICS[game])        # its own copy: its random draws are its own
+    href = {d: heuristic_baseline(game, d, rollouts, ref, randoms) for d in seeds}
+    h_mean = sum(sum(h) for h in href.values()) / (len(seeds) * players)
     out: dict[str, Any] = {"game": game, "players": players, "deals": deals, "rollouts": rollouts,
                            "levels": []}
     for eps in eps_levels:
         bot = Noisy(hero, eps, seed=int(eps * 1000) + 1)
         plain: dict[int, list[float]] = {}
         adjusted: dict[int, list[float]] = {}
+        adjusted_h: dict[int, list[float]] = {}
         for d in seeds:
             b = base[d]
             mean_b = sum(b) / players
@@ -105,25 +130,34 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
                 place = play_game(game, bots, d, match_seed=d * 16 + s).places[s]
                 plain.setdefault(d, []).append(place)
                 adjusted.setdefault(d, []).append(place - b[s] + mean_b)
+                adjusted_h.setdefault(d, []).append(place - href[d][s] + h_mean)
         flat_p = [x for d in seeds for x in plain[d]]
         flat_a = [x for d in seeds for x in adjusted[d]]
         v_ind = _var(flat_p) or float("nan")   # no variance at all: no ratio to report
         rot = players * _var([sum(plain[d]) / players for d in seeds])
         cv = _var(flat_a)
         both = players * _var([sum(adjusted[d]) / players for d in seeds])
+        flat_h = [x for d in seeds for x in adjusted_h[d]]
+        cv_h = _var(flat_h)
+        both_h = players * _var([sum(adjusted_h[d]) / players for d in seeds])
         mp, cp = _mean_ci(flat_p)
         ma, ca = _mean_ci(flat_a)
+        mh, ch = _mean_ci(flat_h)
         out["levels"].append({
             "eps": eps, "matches": len(flat_p),
             "plain_mean_place": round(mp + 1, 4), "plain_ci95": round(cp, 4),
             "adjusted_mean_place": round(ma + 1, 4), "adjusted_ci95": round(ca, 4),
-            "agree": abs(mp - ma) <= math.hypot(cp, ca),
+            "heuristic_adjusted_mean_place": round(mh + 1, 4), "heuristic_adjusted_ci95": round(ch, 4),
+            "agree": abs(mp - ma) <= math.hypot(cp, ca) and abs(mp - mh) <= math.hypot(cp, ch),
             "matches_ratio": {"rotation": round(rot / v_ind, 3),
                               "control_variate": round(cv / v_ind, 3),
-                              "rotation_and_cv": round(both / v_ind, 3)},
+                              "rotation_and_cv": round(both / v_ind, 3),
+                              "heuristic_cv": round(cv_h / v_ind, 3),
+                              "rotation_and_heuristic_cv": round(both_h / v_ind, 3)},
         })
     means = [lv["adjusted_mean_place"] for lv in out["levels"]]
-    out["order_holds"] = means == sorted(means)
+    means_h = [lv["heuristic_adjusted_mean_place"] for lv in out["levels"]]
+    out["order_holds"] = means == sorted(means) and means_h == sorted(means_h)
     return out
 
 
