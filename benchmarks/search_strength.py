@@ -12,7 +12,7 @@ budget meets the game's heuristic and the random bots and no one else (duplicate
 deal in every seat rotation), the first ``--deals`` deals: the very matches, ids and seeds
 that ``arena run`` plays among the others. Both print mean place (1 = first) per bot and game with a 95% interval, and
 the paired difference search - heuristic per deal; ``--out`` appends every match as a JSON
-line, and ``--summary F`` re-reads such a file instead of playing.
+line (and a match already in that file is not played again), and ``--summary F`` re-reads such a file instead of playing.
 
 Budgets are CPU seconds per decision (time.process_time), so a loaded machine slows the
 run down but does not weaken the bot. Intervals: Student t over deals (a deal's rotations
@@ -216,6 +216,9 @@ def main() -> int:
         matches, paths = field_matches(Path(args.tournament), args.deal_factor)
     else:
         matches, paths = table_matches(Path(args.tournament), args.label, args.players, args.budgets, args.deals)
+    if args.out and args.out.exists():   # resume: a match already in the file is not played again
+        done = {json.loads(ln)["id"] for ln in args.out.read_text().splitlines() if ln.strip()}
+        matches = [m for m in matches if m["id"] not in done]
     bots = {name: load_named(path, name) for name, path in paths.items()}
     rows = play(matches, bots, args.out)
     summary(rows)
