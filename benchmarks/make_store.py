@@ -3,7 +3,8 @@
     python benchmarks/make_store.py results/big [--matches 100000] [--bots 50] [--seed 1]
 
 Mixed games (tightwad, divers-weights, palace), 2-10 players per match, bots with a
-hidden strength and noisy performances (rounded, so some places tie). The records are
+hidden strength and noisy performances (rounded, so some places tie), 100 deals per game
+and player count, each shared by many groups as in a real schedule. The records are
 shaped like real ones (schema 1) but carry no decisions. Written without fsync: a benchmark fixture, not a tournament.
 """
 
@@ -25,7 +26,8 @@ GAMES = ("tightwad", "divers-weights", "palace")
 def record(index: int, game: str, bots: list[str], places: list[int], deal: int) -> dict:
     players = len(bots)
     return {
-        "schema": 1, "match_id": f"{game}/p{players}/i{index:07d}", "index": index,
+        # ids as a schedule gives them: <entry>/p<players>/d<deal>/r<rotation>/<hex>
+        "schema": 1, "match_id": f"{game}/p{players}/d{deal:02d}/r{index % 20}/{index:016x}", "index": index,
         "tournament": "big", "game": game, "rules_version": "1", "players": players,
         "options": {}, "deal": deal, "rotation": 0, "group": 0,
         "deal_seed": str(1000 + deal), "match_seed": str(index),
@@ -49,7 +51,8 @@ def make_store(folder: str | Path, matches: int = 100_000, bots: int = 50, seed:
         seats = rng.sample(names, rng.randint(2, min(10, bots)))
         perf = [round(strength[b] + rng.gauss(0, 2)) for b in seats]
         places = [sum(q > p for q in perf) for p in perf]
-        store.record_match(record(i, game, seats, places, i // 20))
+        # 100 deals per game and player count, shared by many groups, as in a real schedule
+        store.record_match(record(i, game, seats, places, (i // 20) % 100))
     store.close()
     return Path(folder)
 

@@ -14,7 +14,8 @@ import math
 from html import escape
 
 from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
-                                      deals_line, format_faults, marked_name, notable_groups,
+                                      deals_line, format_faults, format_mean_place, marked_name,
+                                      notable_groups,
                                       params_line, sandbox_line, scope_summary, scope_title, status_line)
 from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
 
@@ -200,7 +201,7 @@ def _standings_table(scope: ScopeReport) -> str:
     body = []
     for s in scope.standings:
         cells = [s.rank, s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
-                 s.matches, "–" if s.mean_place is None else f"{s.mean_place:.2f}", s.firsts,
+                 s.matches, format_mean_place(s, "–"), s.firsts,
                  format_faults(s)]
         row_cls = ' class="faulty"' if s.faults_total else ""
         if s.faults_total:

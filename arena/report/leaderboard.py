@@ -37,6 +37,7 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
          "standings": [                # by rank
            {"rank": 1, "bot": str, "mu": float, "sigma": float, "conservative": float,
             "matches": int (rated), "mean_place": float | null (1-based),
+            "mean_place_ci95": float | null,   # half-width of its 95% interval (deals as clusters)
             "firsts": int, "unrated": int, "faults_total": int,
             "faults": {kind: int},     # kinds: timeout crash protocol illegal resource sandbox
             "history": [[index, mu, sigma], ...]}],      # after each rated match
@@ -66,7 +67,7 @@ from tabulate import tabulate
 from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, NotableMatch, RatingReport, ScopeReport
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
-               "mean_place", "firsts", "unrated", "faults_total",
+               "mean_place", "mean_place_ci95", "firsts", "unrated", "faults_total",
                *(f"faults_{k}" for k in FAULT_KINDS), "status", "scheduled", "counted", "deals", "sandbox")
 STANDING_HEADERS = ("rank", "bot", "μ", "σ", "conservative", "matches", "mean place",
                     "firsts", "faults")
@@ -95,10 +96,19 @@ def marked_name(standing: BotStanding) -> str:
     return f"{standing.name} {FAULT_MARK}" if standing.faults_total else standing.name
 
 
+def format_mean_place(standing: BotStanding, missing: str = "-") -> str:
+    """'1.69 ± 0.12' (the 95% interval's half-width), '1.69' from a single deal."""
+    if standing.mean_place is None:
+        return missing
+    if standing.mean_place_ci95 is None:
+        return f"{standing.mean_place:.2f}"
+    return f"{standing.mean_place:.2f} ± {standing.mean_place_ci95:.2f}"
+
+
 def standing_rows(scope: ScopeReport) -> list[list[Any]]:
     """The standings table of a scope, in STANDING_HEADERS order, formatted."""
     return [[s.rank, marked_name(s), f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
-             s.matches, "-" if s.mean_place is None else f"{s.mean_place:.2f}", s.firsts,
+             s.matches, format_mean_place(s), s.firsts,
              format_faults(s)] for s in scope.standings]
 
 
@@ -193,7 +203,8 @@ def params_line(report: RatingReport) -> str:
     p = report.params
     return (f"TrueSkill mu={p.mu:g} sigma={p.sigma:.4g} beta={p.beta:.4g} tau={p.tau:.4g} "
             f"draw_probability={p.draw_probability:g}; sorted by conservative = mu - 3 sigma; "
-            "mean place is 1-based (1 = first).")
+            "mean place is 1-based (1 = first), ± the half-width of its 95% interval (the seats of "
+            "one deal counted as one sample, since they share the cards).")
 
 
 def deals_line(report: RatingReport) -> str:
@@ -300,7 +311,8 @@ def render_csv(report: RatingReport) -> str:
             writer.writerow([
                 scope.scope, s.rank, s.name, f"{s.mu:.6f}", f"{s.sigma:.6f}",
                 f"{s.conservative:.6f}", s.matches,
-                "" if s.mean_place is None else f"{s.mean_place:.6f}", s.firsts, s.unrated,
+                "" if s.mean_place is None else f"{s.mean_place:.6f}",
+                "" if s.mean_place_ci95 is None else f"{s.mean_place_ci95:.6f}", s.firsts, s.unrated,
                 s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS),
                 "complete" if report.complete else "INCOMPLETE", report.scheduled, report.counted,
                 _deals_cell(report), sandbox])

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 FILE_NAME = "ratings-cache.json.z"
 FORMAT = "decktet-arena-rating-cache"
-VERSION = 1
+VERSION = 2   # 2: per-deal place sums (the mean place's interval)
 MAX_BYTES = 1 << 30   # compressed or not, a bigger cache is not ours
 
 

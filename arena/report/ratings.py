@@ -34,7 +34,10 @@ Rating model (the ``trueskill`` package's):
   head-to-head, seats of the same bot are not compared.
 
 Per bot and scope (``BotStanding``): mu, sigma, conservative, rated ``matches``,
-``mean_place`` (1-based: 1.0 = always first; places are the game's, ties shared),
+``mean_place`` (1-based: 1.0 = always first; places are the game's, ties shared) and
+``mean_place_ci95``, the half-width of its 95% interval (``mean_place_interval``: the
+seats of one deal, every rotation and group, are one cluster, since they share the cards;
+None with fewer than two deals),
 ``firsts`` (matches with place 0, shared firsts included), ``unrated`` (its matches
 that were skipped), ``faults`` (count by fault kind over all its stored matches of the
 scope, rated or not) and ``history``: (index, mu, sigma) after each rated match it
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
@@ -144,6 +148,7 @@ class BotStanding:
     unrated: int
     faults: dict[str, int]
     history: tuple[HistoryPoint, ...]
+    mean_place_ci95: float | None = None   # half-width of the 95% interval of mean_place
 
     @property
     def conservative(self) -> float:
@@ -274,6 +279,7 @@ def _scope_json(s: ScopeReport) -> dict[str, Any]:
             "rank": b.rank, "bot": b.name, "mu": _r(b.mu), "sigma": _r(b.sigma),
             "conservative": _r(b.conservative), "matches": b.matches,
             "mean_place": None if b.mean_place is None else _r(b.mean_place),
+            "mean_place_ci95": None if b.mean_place_ci95 is None else _r(b.mean_place_ci95),
             "firsts": b.firsts, "unrated": b.unrated, "faults_total": b.faults_total,
             "faults": dict(b.faults),
             "history": [[h.index, _r(h.mu), _r(h.sigma)] for h in b.history],
@@ -285,6 +291,38 @@ def _scope_json(s: ScopeReport) -> dict[str, Any]:
             "ci95": None if h.ci95 is None else [_r(h.ci95[0]), _r(h.ci95[1])],
         } for h in s.head_to_head],
     }
+
+
+# two-sided 95% Student t quantiles by degrees of freedom; beyond 30, the normal one
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042)
+_DEAL = re.compile(r"^(.+/p\d+/d\d+)/r\d+/[0-9a-f]+$")
+
+
+def deal_cluster(match_id: str) -> str:
+    """The deal a scheduled match belongs to (``<entry>/p<players>/d<deal>``: every rotation
+    and group of a deal shares its cards); any other id is a cluster of its own."""
+    m = _DEAL.match(match_id)
+    return m.group(1) if m else match_id
+
+
+def mean_place_interval(clusters: Iterable[tuple[int, int]]) -> float | None:
+    """Half-width of the 95% interval of a mean place given per deal (sum of places, seats).
+
+    The mean is the seat-weighted one the leaderboard shows (sum over sum); its variance is
+    the cluster-robust one over deals, with a Student t quantile (deals - 1 degrees of
+    freedom). None with fewer than two deals.
+    """
+    pairs = [(float(total), n) for total, n in clusters if n > 0]
+    k = len(pairs)
+    if k < 2:
+        return None
+    seats = sum(n for _, n in pairs)
+    mean = sum(t for t, _ in pairs) / seats
+    var = k / (k - 1) * sum((t - mean * n) ** 2 for t, n in pairs) / (seats * seats)
+    t = _T95[k - 2] if k - 1 <= len(_T95) else Z95
+    return t * math.sqrt(var)
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
@@ -317,6 +355,8 @@ class _Scope:
         self.faults: dict[str, Counter[str]] = {}
         self.history: dict[str, list[HistoryPoint]] = {}
         self.h2h: dict[tuple[str, str], list[int]] = {}
+        self.deal_sum: dict[str, dict[str, int]] = {}     # bot -> deal -> sum of its places
+        self.deal_seats: dict[str, dict[str, int]] = {}   # bot -> deal -> its seats
 
     def see(self, row: ResultRow) -> None:
         """Count what every stored match contributes (rated or not)."""
@@ -333,8 +373,9 @@ class _Scope:
         for bot in set(row.bots):
             self.unrated[bot] += 1
 
-    def rate(self, row: ResultRow) -> bool:
-        """Update ratings and statistics with one match; False if it cannot be rated."""
+    def rate(self, row: ResultRow, deal: str | None = None) -> bool:
+        """Update ratings and statistics with one match; False if it cannot be rated.
+        ``deal``: its ``deal_cluster`` (computed once for every scope it counts in)."""
         ratings = self.ratings
         try:
             new = _rate(self.fast, self.params, [ratings[b] for b in row.bots], list(row.places))
@@ -353,9 +394,15 @@ class _Scope:
                 r = ratings[bot] = (mu, sigma)
             self.history.setdefault(bot, []).append(HistoryPoint(row.index, r[0], r[1]))
         self.rated += 1
+        if deal is None:
+            deal = deal_cluster(row.match_id)
         for bot, place in zip(row.bots, row.places):
             self.seats[bot] += 1
             self.place_sum[bot] += place + 1
+            sums = self.deal_sum.setdefault(bot, {})
+            sums[deal] = sums.get(deal, 0) + place + 1
+            seats = self.deal_seats.setdefault(bot, {})
+            seats[deal] = seats.get(deal, 0) + 1
         for bot in per_bot:
             self.played[bot] += 1
             if any(p == 0 for b, p in zip(row.bots, row.places) if b == bot):
@@ -379,7 +426,10 @@ class _Scope:
                 "place_sum": dict(self.place_sum), "firsts": dict(self.firsts),
                 "unrated": dict(self.unrated),
                 "faults": {b: dict(c) for b, c in self.faults.items()},
-                "history": hist, "h2h": [[a, b, *cell] for (a, b), cell in self.h2h.items()]}
+                "history": hist, "h2h": [[a, b, *cell] for (a, b), cell in self.h2h.items()],
+                "deals": {b: [list(per), _pack("q", list(per.values())),
+                              _pack("q", list(self.deal_seats[b].values()))]
+                          for b, per in self.deal_sum.items()}}
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], params: RatingParams) -> "_Scope":
@@ -400,6 +450,13 @@ class _Scope:
             scope.history[str(b)] = list(map(HistoryPoint._make, zip(*cols)))
         scope.h2h = {(str(a), str(b)): [int(x), int(y), int(z)]
                      for a, b, x, y, z in state["h2h"]}
+        scope.deal_sum, scope.deal_seats = {}, {}
+        for b, (keys, sums, seats) in state["deals"].items():
+            sums, seats = _unpack("q", sums), _unpack("q", seats)
+            if not len(keys) == len(sums) == len(seats) or not all(isinstance(k, str) for k in keys):
+                raise ValueError("per-deal columns of different lengths")
+            scope.deal_sum[str(b)] = dict(zip(keys, sums))
+            scope.deal_seats[str(b)] = dict(zip(keys, seats))
         return scope
 
     def report(self) -> ScopeReport:
@@ -409,6 +466,8 @@ class _Scope:
             standings.append(BotStanding(
                 rank=0, name=bot, mu=mu, sigma=sigma, matches=played,
                 mean_place=self.place_sum[bot] / self.seats[bot] if played else None,
+                mean_place_ci95=mean_place_interval(zip(self.deal_sum.get(bot, {}).values(),
+                                                        self.deal_seats.get(bot, {}).values())),
                 firsts=self.firsts[bot], unrated=self.unrated[bot],
                 faults=_ordered_faults(self.faults.get(bot, Counter())),
                 history=tuple(self.history.get(bot, ()))))
@@ -530,10 +589,11 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
         if all_faulted:
             notable.append(NotableMatch(row.match_id, row.index, row.game, "all_faulted",
                                         detail="every seat faulted; not rated"))
+        deal = deal_cluster(row.match_id)
         for scope in (overall, game):
             scope.see(row)
             unratable = row.sandbox_fault or SANDBOX_FAULT in row.faults or all_faulted
-            if unratable or not scope.rate(row):
+            if unratable or not scope.rate(row, deal):
                 scope.skip(row)
                 numeric = numeric or not unratable
         if numeric:

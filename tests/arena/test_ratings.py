@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import trueskill
 
-from arena.report.ratings import (OVERALL, RatingParams, RatingReport, compute_ratings,
-                           wilson_interval)
+from arena.report.ratings import (OVERALL, RatingParams, RatingReport, compute_ratings, deal_cluster,
+                                  mean_place_interval, wilson_interval)
 from arena.tournament.store import ResultRow, ResultStore
 from tests.arena.record_factory import make_record
 
@@ -225,8 +225,8 @@ def test_to_json_shape_is_stable() -> None:
     assert list(scope) == ["scope", "games", "matches", "rated", "skipped", "standings",
                            "head_to_head"]
     assert list(scope["standings"][0]) == [
-        "rank", "bot", "mu", "sigma", "conservative", "matches", "mean_place", "firsts",
-        "unrated", "faults_total", "faults", "history"]
+        "rank", "bot", "mu", "sigma", "conservative", "matches", "mean_place", "mean_place_ci95",
+        "firsts", "unrated", "faults_total", "faults", "history"]
     assert list(scope["head_to_head"][0]) == ["bot", "opponent", "above", "below", "tied",
                                               "share", "ci95"]
     assert list(data["notable"][0]) == ["match_id", "index", "game", "reason", "seat", "bot",
@@ -290,3 +290,66 @@ def test_unratable_match_is_skipped_and_listed(monkeypatch: pytest.MonkeyPatch) 
     assert (overall.rated, overall.skipped) == (2, 1)
     assert overall.standing("b").unrated == 1 and overall.standing("b").firsts == 0
     assert [(n.index, n.reason) for n in report.notable] == [(1, "numeric")]
+
+
+# ---- the mean place's 95% interval --------------------------------------------------------
+
+def test_a_deal_is_every_rotation_and_group_of_a_scheduled_id() -> None:
+    assert deal_cluster("tightwad/p3/d07/r2/d57c3db0a37c6c77") == "tightwad/p3/d07"
+    assert deal_cluster("dw4/p4/d11/r0/0123456789abcdef") == "dw4/p4/d11"
+    for other in ("play/tightwad/3", "tightwad/p4/i0000001", "x/p3/d01/r0/NOTHEX"):
+        assert deal_cluster(other) == other       # an id of no schedule is a deal of its own
+
+
+def test_mean_place_interval_is_the_t_interval_over_deals_when_deals_are_alike() -> None:
+    # four seats per deal: the cluster-robust interval reduces to t * sd(deal means) / sqrt(k)
+    means = [1.25, 2.0, 1.5, 1.75, 2.5]
+    half = mean_place_interval([(m * 4, 4) for m in means])
+    m = sum(means) / 5
+    sd = (sum((x - m) ** 2 for x in means) / 4) ** 0.5
+    assert half == pytest.approx(2.776 * sd / 5 ** 0.5)
+    assert mean_place_interval([(6, 4)]) is None                  # one deal: no interval
+    assert mean_place_interval([]) is None
+    assert mean_place_interval([(4, 4), (4, 4), (4, 4)]) == 0.0   # always first
+
+
+def test_mean_place_interval_covers_the_true_mean_about_95_percent_of_the_time() -> None:
+    # a bot whose place depends on the deal (shared by the deal's three rotations) and on
+    # chance: easy deals give it place 1 or 2, hard ones 2 or 3, so its true mean place is 2.0.
+    # Over many tournaments of 12 deals the interval must hold 2.0 about 95% of the time.
+    rng = random.Random(11)
+    hits, trials = 0, 1000
+    for _ in range(trials):
+        deals = []
+        for _ in range(12):
+            low = 1 if rng.random() < 0.5 else 2
+            deals.append((sum(low + rng.randint(0, 1) for _ in range(3)), 3))
+        mean = sum(t for t, _ in deals) / 36
+        hits += abs(mean - 2.0) <= mean_place_interval(deals)
+    assert 0.90 <= hits / trials <= 0.99, hits / trials
+
+
+def test_leaderboards_show_the_mean_place_with_its_interval() -> None:
+    from arena.report.leaderboard import render_csv, render_json, render_markdown
+
+    recs = []
+    for i in range(12):                      # 4 deals x 3 rotations, ids as the schedule gives them
+        deal, rot = divmod(i, 3)
+        order = {"alpha": 0, "bravo": 1 + deal % 2, "charlie": 2 - deal % 2}   # 0-based places
+        bots = ["alpha", "bravo", "charlie"][rot:] + ["alpha", "bravo", "charlie"][:rot]
+        recs.append(make_record(i, bots, [order[b] for b in bots],
+                                match_id=f"tightwad/p3/d{deal:02d}/r{rot}/{i:016x}"))
+    report = compute_ratings(recs)
+    by = {s.name: s for s in report.scope(OVERALL).standings}
+    assert by["alpha"].mean_place == 1.0 and by["alpha"].mean_place_ci95 == 0.0
+    # charlie is 3rd (1-based) on even deals, 2nd on odd ones: three seats per deal
+    assert by["charlie"].mean_place == 2.5
+    assert by["charlie"].mean_place_ci95 == pytest.approx(
+        mean_place_interval([(9, 3), (6, 3), (9, 3), (6, 3)]))
+    assert by["charlie"].mean_place_ci95 == pytest.approx(3.182 * (1 / 3) ** 0.5 / 2)  # sd of 3,2,3,2
+    md = render_markdown(report)
+    assert f"2.50 ± {by['charlie'].mean_place_ci95:.2f}" in md and "95% interval" in md
+    data = json.loads(render_json(report))
+    assert {s["bot"]: s["mean_place_ci95"] for s in data["scopes"][0]["standings"]}["alpha"] == 0.0
+    header, *rows = render_csv(report).splitlines()
+    assert "mean_place_ci95" in header.split(",") and len(rows) == 6
