@@ -561,10 +561,15 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
     if cache is not None:
         saved = rating_cache.load(cache, params, ordered)
         if saved is not None:
-            start, scopes, fields_ = saved
-            notable = [NotableMatch(*f) for f in fields_]
-            overall = _Scope.from_state(scopes[0], params)
-            per_game = {s["name"]: _Scope.from_state(s, params) for s in scopes[1:]}
+            try:
+                resumed = (_Scope.from_state(saved[1][0], params),
+                           {s["name"]: _Scope.from_state(s, params) for s in saved[1][1:]})
+            except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+                resumed = None   # a cache of another shape (damaged, or another version's): rebuilt
+            if resumed is not None:
+                start = saved[0]
+                notable = [NotableMatch(*f) for f in saved[2]]
+                overall, per_game = resumed
 
     def snapshot(k: int) -> None:
         if cache is not None and k == prefix and k > start:

@@ -75,6 +75,27 @@ def test_stale_foreign_or_broken_cache_is_ignored(tmp_path: Path) -> None:
         assert render_json(compute_ratings(recs, cache=cache)) == render_json(compute_ratings(recs))
 
 
+def test_a_cache_whose_scopes_have_another_shape_is_ignored(tmp_path: Path) -> None:
+    # valid JSON of the right format, version, parameters and digest, but scope state that is
+    # damaged or from another build: the report is rebuilt, never a crash
+    cache = tmp_path / rating_cache.FILE_NAME
+    recs = _records(60)
+    compute_ratings(recs[:40], cache=cache)
+    good = json.loads(zlib.decompress(cache.read_bytes()))
+    damage = [
+        lambda s: s["deals"].update({b: [[k, 1, 1] for k in v[0]] for b, v in s["deals"].items()}),
+        lambda s: s["history"].update({b: v[:2] for b, v in s["history"].items()}),
+        lambda s: s.pop("ratings"),
+        lambda s: s.update(counts="three"),
+        lambda s: s.update(h2h=[["a", "b", 1]]),
+    ]
+    for hurt in damage:
+        data = json.loads(json.dumps(good))
+        hurt(data["scopes"][0])
+        cache.write_bytes(zlib.compress(json.dumps(data).encode()))
+        assert render_json(compute_ratings(recs, cache=cache)) == render_json(compute_ratings(recs))
+
+
 def test_an_unwritable_cache_place_is_no_error(tmp_path: Path) -> None:
     recs = _records(10)
     missing = tmp_path / "no" / "such" / rating_cache.FILE_NAME
