@@ -36,19 +36,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bot_strength as bs  # noqa: E402
 
+from arena.report.ratings import t95  # noqa: E402
+
 SEARCH = ROOT / "bots" / "search" / "search_bot.py"
 STRENGTH = ROOT / "tournaments" / "strength.yaml"
-# two-sided 95% Student t quantiles by degrees of freedom (normal beyond 30)
-_T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
-        11: 2.20, 12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09,
-        20: 2.09, 22: 2.07, 24: 2.06, 26: 2.06, 28: 2.05, 30: 2.04}
-
-
-def t95(dof: int) -> float:
-    if dof <= 0:
-        return float("inf")
-    keys = [k for k in _T95 if k <= dof]
-    return _T95[max(keys)] if dof <= 30 else 1.96
 
 
 def mean_ci(xs: list[float]) -> tuple[float, float]:

@@ -300,6 +300,13 @@ _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
 _DEAL = re.compile(r"^(.+/p\d+/d\d+)/r\d+/[0-9a-f]+$")
 
 
+def t95(dof: int) -> float:
+    """Two-sided 95% Student t quantile for ``dof`` degrees of freedom (inf below 1)."""
+    if dof < 1:
+        return math.inf
+    return _T95[dof - 1] if dof <= len(_T95) else Z95
+
+
 def deal_cluster(match_id: str) -> str:
     """The deal a scheduled match belongs to (``<entry>/p<players>/d<deal>``: every rotation
     and group of a deal shares its cards); any other id is a cluster of its own."""
@@ -321,8 +328,7 @@ def mean_place_interval(clusters: Iterable[tuple[int, int]]) -> float | None:
     seats = sum(n for _, n in pairs)
     mean = sum(t for t, _ in pairs) / seats
     var = k / (k - 1) * sum((t - mean * n) ** 2 for t, n in pairs) / (seats * seats)
-    t = _T95[k - 2] if k - 1 <= len(_T95) else Z95
-    return t * math.sqrt(var)
+    return t95(k - 1) * math.sqrt(var)
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
