@@ -63,12 +63,17 @@ def results(played: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def a_match_id(folder: Path) -> str:
+def _scalar(folder: Path, sql: str):
+    """The first column of the first row of ``sql`` on the folder's store."""
     con = sqlite3.connect(folder / "results.sqlite")
     try:
-        return con.execute("SELECT match_id FROM matches ORDER BY match_id").fetchone()[0]
+        return con.execute(sql).fetchone()[0]
     finally:
         con.close()
+
+
+def a_match_id(folder: Path) -> str:
+    return _scalar(folder, "SELECT match_id FROM matches ORDER BY match_id")
 
 
 def tournament_for(results: Path, played: Path) -> Path:
@@ -276,11 +281,7 @@ def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(results: Path, play
 
 
 def a_match_count(folder: Path) -> int:
-    con = sqlite3.connect(folder / "results.sqlite")
-    try:
-        return con.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
-    finally:
-        con.close()
+    return _scalar(folder, "SELECT COUNT(*) FROM matches")
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests import own_processes as own
+from tests.arena.tournament_fixtures import write_gated_bot
 from arena.tournament.load import load_tournament
 from arena.cli.run import run_and_publish
 
@@ -164,12 +165,7 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
     # decision, so the rest of the run takes far longer than the test needs to interrupt it.
     # (Without the gate, a starved test could find the run alive in its exit handlers.)
     gate = tmp_path / "gate"
-    gated = tmp_path / "bots" / "gated_random.py"
-    gated.parent.mkdir()
-    gated.write_text(SLOW.read_text().replace(
-        "time.sleep(0.004)", f"time.sleep(0.3 if os.path.exists({str(gate)!r}) else 0.004)")
-        .replace("import time", "import os\nimport time"))
-    assert str(gate) in gated.read_text()
+    gated = write_gated_bot(tmp_path / "bots" / "gated_random.py", gate)
     bots = [ROOT / "bots/random_bot.py", gated, ROOT / "bots/divers_heuristic.py"]
     path = write_tournament(tmp_path, "intr", bots=bots, deals=3,
                             extra="sandbox: none  # the bot must see the gate\ntrust_bots: true")

@@ -24,6 +24,7 @@ import pytest
 from arena.cli.run import run_and_publish
 from arena.tournament.load import load_tournament
 from arena.tournament.folder_lock import FolderLock
+from tests.arena.tournament_fixtures import write_gated_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = Path(__file__).parent / "bots"
@@ -40,15 +41,7 @@ def make_bot(folder: Path, name: str, src: Path = RANDOM, tag: str = "") -> Path
 
 
 def gated_bot(folder: Path, name: str, gate: Path) -> Path:
-    """A slow random bot that thinks 0.3 s a decision while ``gate`` exists: once a test opens
-    the gate, the run is surely still playing when the test acts on it, however busy the machine
-    (it needs sandbox none to see the gate)."""
-    path = make_bot(folder, name, SLOW, tag=name)
-    path.write_text(path.read_text().replace(
-        "time.sleep(0.004)", f"time.sleep(0.3 if os.path.exists({str(gate)!r}) else 0.004)")
-        .replace("import time", "import os\nimport time"))
-    assert str(gate) in path.read_text()
-    return path
+    return write_gated_bot(folder / f"{name}.py", gate, tag=name)
 
 
 def tour(tmp: Path, bots: list[Path], *, name: str = "t", deals: int = 1, workers: int = 1, seed: int = 7,
