@@ -23,10 +23,13 @@ from pydantic import (
     Discriminator,
     Field,
     PrivateAttr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
     Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -187,6 +190,9 @@ class GameEntry(_Model):
     schedule: str = "round-robin"
     matches_per_bot: int | None = Field(None, ge=1, le=MAX_MATCHES_PER_BOT)
     max_matches: int = Field(ROUND_ROBIN_LIMIT, ge=1, le=MAX_MATCHES_CAP)
+    # Names of the roster's bots that play this entry (None: the whole roster). Checked
+    # against the roster by arena.tournament.schedule.check_schedule.
+    bots: tuple[str, ...] | None = None
 
     @field_validator("id")
     @classmethod
@@ -257,6 +263,41 @@ class GameEntry(_Model):
         if v not in SCHEDULES:
             raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin' or 'sampled'")
         return v
+
+    @field_validator("bots", mode="before")
+    @classmethod
+    def _bots(cls, v: Any, info: ValidationInfo) -> Any:
+        if v is None:
+            return v
+        example = "e.g. bots: [random_bot, greedy_bot, cautious_bot]"
+        if not isinstance(v, list):
+            raise _fail(f"expected a list of bot names from the roster, got {_got(v)}; {example}, "
+                        "or remove bots to play the whole roster")
+        counts = info.data.get("players") or []
+        need = max(counts, default=1)
+        if not v:
+            raise _fail(f"the list is empty; list at least {need} bot names from the roster, "
+                        "or remove bots to play the whole roster")
+        first: dict[str, int] = {}
+        for i, name in enumerate(v):
+            if not isinstance(name, str):
+                raise _fail(f"expected a bot name (a string), got {_got(name)}; {example}", i)
+            if name in first:
+                raise _fail(f"bot {_got(name)} is listed twice (also bots[{first[name]}]); list each bot once", i)
+            first[name] = i
+        if len(v) < need:
+            game = info.data.get("id", "the game")
+            raise _fail(f"{game} with {need} players needs at least {need} bots, the list has {len(v)}; "
+                        f"list at least {need} bots or remove {need} from players")
+        return tuple(v)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        # Without `bots` the entry dumps exactly as before the key existed (the stored config).
+        data = handler(self)
+        if self.bots is None:
+            data.pop("bots", None)
+        return data
 
     @model_validator(mode="after")
     def _sampled(self) -> "GameEntry":
@@ -436,6 +477,7 @@ _HELP: dict[str, tuple[str, str]] = {
     "games.schedule": ("round-robin or sampled", "schedule: sampled"),
     "games.matches_per_bot": (f"an integer from 1 to {MAX_MATCHES_PER_BOT}", "matches_per_bot: 100"),
     "games.max_matches": (f"an integer from 1 to {MAX_MATCHES_CAP}", "max_matches: 5000"),
+    "games.bots": ("a list of bot names from the roster", "bots: [random_bot, greedy_bot, cautious_bot]"),
     "time_control": ("a mapping of seconds", "time_control: {startup_s: 10, move_s: 1.0}"),
     "time_control.startup_s": ("a number of seconds from {} to {}", "startup_s: 10"),
     "time_control.move_s": ("a number of seconds from {} to {}", "move_s: 1.0"),

@@ -6,6 +6,10 @@ SHA-256, and the match id ends with that hash. A changed tournament file or bot
 file therefore changes exactly the matches it touches; the store keeps the others
 (see arena/tournament/runner.py).
 
+The bots of a game entry are its ``bots`` (names from the roster), else the whole
+roster, always in roster (name) order, so an entry without ``bots`` schedules exactly
+what it did before the key existed.
+
 Duplicate format: a *group* of bots plays each *deal* once in every cyclic
 *rotation* of the seats, so every bot holds every hand of the deal once. All
 groups of a game entry and player count play the same deals (the deal seed does
@@ -22,6 +26,7 @@ every group of every game, each in all its rotations.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import itertools
 import json
@@ -116,17 +121,47 @@ def sampled_groups(bots: int, players: int, deals: int, matches_per_bot: int, co
     return max(need, math.ceil(bots / players), 1)
 
 
+SHOWN_NAMES = 20   # roster names listed in an error message, at most
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:SHOWN_NAMES])
+    return shown + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
+
+
+def entry_bots(tournament: Tournament, index: int, roster: Sequence[str]) -> list[str]:
+    """The names of the bots that play game entry ``index``, in roster (name) order: its
+    ``bots`` if given, else the whole roster. Raises ``ConfigError`` for a name not in it."""
+    g = tournament.games[index]
+    names = sorted(roster)
+    if g.bots is None:
+        return names
+    known = set(names)
+    for j, name in enumerate(g.bots):
+        if name not in known:
+            close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            shown = name if len(name) <= 60 else name[:57] + "..."
+            raise tournament.config_error(
+                ("games", index, "bots", j),
+                f"no bot named {shown!r} in the roster; {hint}use one of the roster's names: {_listed(names)}",
+            )
+    wanted = set(g.bots)
+    return [n for n in names if n in wanted]
+
+
 def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
     """Raise ``ConfigError`` if a game entry cannot be scheduled with these bots."""
-    names = sorted(b.name for b in bots)
-    n = len(names)
+    roster = sorted(b.name for b in bots)
     for i, g in enumerate(tournament.games):
+        names = entry_bots(tournament, i, roster)
+        n = len(names)
         for p in g.players:
             if p > n:
-                shown = ", ".join(names)
+                field, whose = ("players", "the roster") if g.bots is None else ("bots", "the list")
                 raise tournament.config_error(
-                    ("games", i, "players"),
-                    f"{g.id} with {p} players needs at least {p} bots, the roster has {n} ({shown}); "
+                    ("games", i, field),
+                    f"{g.id} with {p} players needs at least {p} bots, {whose} has {n} ({_listed(names)}); "
                     f"add bots or remove {p} from players",
                 )
         if g.schedule == "round-robin":
@@ -274,10 +309,11 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
     """
     check_schedule(tournament, bots)
     key = deal_key(tournament, deal_secret)
-    names = sorted(b.name for b in bots)
+    roster = [b.name for b in bots]
     sha = {b.name: getattr(b, "sha256", "") for b in bots}  # a benchmark roster may have no files
     rows = []
     for entry_index, g in enumerate(tournament.games):
+        names = entry_bots(tournament, entry_index, roster)
         for p in g.players:
             options = g.options_for(p)
             for group, (members, offset) in enumerate(_groups(tournament, g, names, p)):
