@@ -80,24 +80,38 @@ def field_matches(tournament: Path, deal_factor: float) -> tuple[list[dict[str, 
              "match_seed": m.match_seed, "options": m.options} for m in schedule], paths
 
 
+def heuristic_copies(game: str, names: Any) -> list[str]:
+    """The game's heuristic among ``names``, and its copies named ``<heuristic>_2``, ``_3``."""
+    h = bs.HEURISTICS[game].stem
+    return [b for b in names if b == h or (b.startswith(h + "_") and b[len(h) + 1:].isdigit())]
+
+
+def fields(game: str, players: int) -> list[frozenset[str]]:
+    """The opponents a search bot is measured against: the heuristic and random bots
+    (2 players: the heuristic alone, and random_bot alone), or the heuristic in every other
+    seat (its copies ``<heuristic>_2``, ``_3``)."""
+    h = bs.HEURISTICS[game].stem
+    if players == 2:
+        return [frozenset({h}), frozenset({"random_bot"})]
+    randoms = ["random_bot", "random_twin"] + [f"random_{k}" for k in range(3, players)]
+    copies = [h] + [f"{h}_{k}" for k in range(2, players)]
+    return [frozenset([h] + randoms[:players - 2]), frozenset(copies)]
+
+
 def table_matches(tournament: Path, label: str, players: int, budgets: list[float],
                   deals: int) -> tuple[list[dict[str, Any]], dict[str, Path]]:
-    """The matches of the tournament's round robin where ``search-<budget>s`` sits with the
-    game's heuristic and random bots (random_bot, random_twin) only: same ids, seats and seeds
-    as ``arena run`` gives them, first ``deals`` deals."""
+    """The matches of the tournament's round robin where ``search-<budget>s`` sits with one of
+    the ``fields`` of opponents and no one else: same ids, seats and seeds as ``arena run``
+    gives them, first ``deals`` deals."""
     matches, paths = field_matches(tournament, 10**6)
     out = []
     for b in budgets:
         name = f"search-{b:g}s"
         for m in matches:
-            game = m["game"]
-            want = {name, bs.HEURISTICS[game].stem, "random_bot", "random_twin"}
             bots = set(m["bots"])
-            # 4 players: exactly the search bot, the heuristic and both random bots; 2 players:
-            # the search bot against the heuristic, and against random_bot
-            if (m["id"].split("/")[0] == label and m["players"] == players and bots <= want
-                    and name in bots and (players > 2 or "random_twin" not in bots)
-                    and int(m["id"].split("/d")[1][:2]) < deals):
+            if (m["id"].split("/")[0] == label and m["players"] == players and name in bots
+                    and frozenset(bots - {name}) in fields(m["game"], players)
+                    and int(m["id"].split("/d")[1].split("/")[0]) < deals):
                 out.append(m)
     return out, paths
 
@@ -135,9 +149,10 @@ def summary(rows: list[dict[str, Any]]) -> None:
             m, h = mean_ci(list(means[bot].values()))
             k = sum(len(v) for v in per[bot].values())
             print(f"  {bot:22} {k:>7} {len(means[bot]):>5} {m:>10.2f}   [{m - h:.2f}, {m + h:.2f}]")
+        copies = heuristic_copies(game, names)
         for bot in (b for b in names if b.startswith("search")):
-            if heur in names:
-                diffs = [means[bot][d] - means[heur][d] for d in means[bot]]
+            if copies:
+                diffs = [means[bot][d] - sum(means[c][d] for c in copies) / len(copies) for d in means[bot]]
                 m, h = mean_ci(diffs)
                 verdict = "significant" if m + h < 0 else "not significant"
                 print(f"  {bot} - {heur}: {m:+.2f} places [{m - h:+.2f}, {m + h:+.2f}] "
@@ -167,14 +182,18 @@ def markdown(rows: list[dict[str, Any]]) -> None:
         deals = sorted(means[search])
         randoms = [b for b in names if b.startswith("random")]
         rnd = [sum(means[b][d] for b in randoms) / len(randoms) for d in deals] if randoms else []
-        h = cell([means[heur][d] for d in deals]) if heur in names else "–"
+        copies = heuristic_copies(game, names)
+        heur_mean = {d: sum(means[c][d] for c in copies) / len(copies) for d in deals} if copies else {}
+        h = cell(list(heur_mean.values())) if copies else "–"
         diff = "–"
-        if heur in names:
-            m, hw = mean_ci([means[search][d] - means[heur][d] for d in deals])
+        if copies:
+            m, hw = mean_ci([means[search][d] - heur_mean[d] for d in deals])
             diff = f"{m:+.2f} ± {hw:.2f}" if hw != float("inf") else f"{m:+.2f}"
             if m + hw < 0:
                 diff += " (significant)"
-        opp = ", ".join(b for b in names if b != search)
+        opp = ", ".join(b for b in names if b != search and b not in copies[1:])
+        if len(copies) > 1:
+            opp = opp.replace(heur, f"{heur} ×{len(copies)}")
         print(f"| {game} | {players} | {search.removeprefix('search-')} | {opp} | {len(deals)} ({len(trs)}) | "
               f"{cell([means[search][d] for d in deals])} | {h} | {cell(rnd) if rnd else '–'} | {diff} |")
 

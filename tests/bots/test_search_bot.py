@@ -129,3 +129,31 @@ def test_beats_the_heuristic_on_fixed_deals(game: str, players: int, sims: int, 
                 total[k] += res.places[s] + 1
     mean = [t / (deals * players) for t in total]
     assert mean[0] < mean[1], dict(zip(["search", "heuristic", "random", "random"], mean))
+
+
+def test_strength_table_plays_only_the_measured_fields_of_strength_yaml() -> None:
+    """benchmarks/search_strength.py ``table`` picks, from tournaments/strength.yaml's round
+    robin, exactly the groups the docs' table reports: one search bot with the heuristic and
+    two random bots, or with the heuristic in every other seat; every rotation of each deal."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("search_strength", ROOT / "benchmarks" / "search_strength.py")
+    assert spec is not None and spec.loader is not None
+    ss = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ss)
+    strength = ROOT / "tournaments" / "strength.yaml"
+    mixed, _ = ss.table_matches(strength, "tightwad", 4, [0.5], 3)
+    assert {frozenset(m["bots"]) for m in mixed} == {
+        frozenset({"search-0.5s", "tightwad_heuristic", "random_bot", "random_twin"})}
+    assert len(mixed) == 3 * 4 and len({m["deal_seed"] for m in mixed}) == 3
+    copies, _ = ss.table_matches(strength, "tightwad-vs-heuristics", 4, [0.1, 2], 2)
+    assert {frozenset(m["bots"]) for m in copies} == {
+        frozenset({b, "tightwad_heuristic", "tightwad_heuristic_2", "tightwad_heuristic_3"})
+        for b in ("search-0.1s", "search-2s")}
+    assert len(copies) == 2 * 2 * 4
+    duel, _ = ss.table_matches(strength, "divers-weights", 2, [0.5], 2)
+    assert {frozenset(m["bots"]) for m in duel} == {frozenset({"search-0.5s", "divers_heuristic"}),
+                                                    frozenset({"search-0.5s", "random_bot"})}
+    # the heuristic's copies count as the heuristic in the table: search minus their mean
+    assert ss.heuristic_copies("tightwad", ["search-0.5s", "tightwad_heuristic_3", "tightwad_heuristic",
+                                            "tightwad_heuristic_x", "random_bot"]) == [
+        "tightwad_heuristic_3", "tightwad_heuristic"]
