@@ -14,7 +14,8 @@ import math
 from html import escape
 
 from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
-                                      deals_line, format_faults, format_mean_place, marked_name,
+                                      deals_line, format_adjusted_place, format_faults, format_mean_place,
+                                      luck_line, marked_name,
                                       notable_groups,
                                       params_line, sandbox_line, scope_summary, scope_title, status_line)
 from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
@@ -195,13 +196,13 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
 
 
 def _standings_table(scope: ScopeReport) -> str:
-    cls = ["num", "name", "num", "num", "num cons", "num", "num", "num", "text"]
+    cls = ["num", "name", "num", "num", "num cons", "num", "num", "num", "num", "text"]
     head = "".join(f'<th class="{"name" if c in ("name", "text") else ""}">{escape(h)}</th>'
                    for h, c in zip(STANDING_HEADERS, cls))
     body = []
     for s in scope.standings:
         cells = [s.rank, s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
-                 s.matches, format_mean_place(s, "–"), s.firsts,
+                 s.matches, format_mean_place(s, "–"), format_adjusted_place(s), s.firsts,
                  format_faults(s)]
         row_cls = ' class="faulty"' if s.faults_total else ""
         if s.faults_total:
@@ -307,6 +308,7 @@ def render_html(report: RatingReport, *, title: str = "Leaderboard",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
         f"<header>{_status_banner(report)}<h1>{escape(title)}</h1><p>{escape(params_line(report))}</p>"
+        f"<p>{escape(luck_line(report))}</p>"
         f"<p class=\"deals\">{escape(deals_line(report))}</p>"
         f"<p>{escape(sandbox_line(report))}</p>"
         f"<nav>{nav}</nav></header>", "<main>",

@@ -38,6 +38,8 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
            {"rank": 1, "bot": str, "mu": float, "sigma": float, "conservative": float,
             "matches": int (rated), "mean_place": float | null (1-based),
             "mean_place_ci95": float | null,   # half-width of its 95% interval (deals as clusters)
+            "adjusted_place": float | null,    # luck-adjusted mean place (docs/luck.md); null: unavailable
+            "adjusted_place_ci95": float | null,
             "firsts": int, "unrated": int, "faults_total": int,
             "faults": {kind: int},     # kinds: timeout crash protocol illegal resource sandbox
             "history": [[index, mu, sigma], ...]}],      # after each rated match
@@ -49,7 +51,9 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
         {"match_id": str, "index": int, "game": str,
          "reason": <fault kind> | "all_faulted" | "capped" | "numeric",
          "seat": int | null, "bot": str | null, "detail": str | null}],
-      "sandbox": [{"level": str, "safe": bool}]   # levels the matches ran at; safe for untrusted bots
+      "sandbox": [{"level": str, "safe": bool}],  # levels the matches ran at; safe for untrusted bots
+      "luck": null | {"reference": str, "rollouts": int, "available": bool,  # null: no baselines stored
+                "reference_deals": [{"game", "players", "options", "deals"}]}
     }
 """
 
@@ -67,10 +71,10 @@ from tabulate import tabulate
 from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, NotableMatch, RatingReport, ScopeReport
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
-               "mean_place", "mean_place_ci95", "firsts", "unrated", "faults_total",
+               "mean_place", "mean_place_ci95", "adjusted_place", "adjusted_place_ci95", "firsts", "unrated", "faults_total",
                *(f"faults_{k}" for k in FAULT_KINDS), "status", "scheduled", "counted", "deals", "sandbox")
 STANDING_HEADERS = ("rank", "bot", "μ", "σ", "conservative", "matches", "mean place",
-                    "firsts", "faults")
+                    "luck-adjusted", "firsts", "faults")
 FILES = {"md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json",
          "html": "leaderboard.html"}
 
@@ -89,7 +93,7 @@ def format_faults(standing: BotStanding) -> str:
 
 
 FAULT_MARK = "⚠"  # after the name of a bot with any fault in the scope
-STANDING_ALIGN = ("right", "left", "right", "right", "right", "right", "right", "right", "left")
+STANDING_ALIGN = ("right", "left", "right", "right", "right", "right", "right", "right", "right", "left")
 
 
 def marked_name(standing: BotStanding) -> str:
@@ -105,10 +109,31 @@ def format_mean_place(standing: BotStanding, missing: str = "-") -> str:
     return f"{standing.mean_place:.2f} ± {standing.mean_place_ci95:.2f}"
 
 
+def format_adjusted_place(standing: BotStanding, missing: str = "n/a") -> str:
+    """The luck-adjusted mean place as '1.62 ± 0.08'; ``missing`` when it is unavailable
+    (no stored baselines for some of the bot's matches, or a single deal)."""
+    if standing.adjusted_place is None or standing.adjusted_place_ci95 is None:
+        return missing
+    return f"{standing.adjusted_place:.2f} ± {standing.adjusted_place_ci95:.2f}"
+
+
+def luck_line(report: RatingReport) -> str:
+    """What the luck-adjusted column is, and why it may be unavailable."""
+    text = ("luck-adjusted: the mean place minus how a fixed reference policy fared from the same "
+            "seats of the same deals (unbiased, usually a narrower interval; docs/luck.md)")
+    luck = report.luck
+    if luck is None:
+        return text + "; n/a: no luck baselines are stored for these results (arena run computes them)."
+    note = f"; reference {luck.get('reference')}, {luck.get('rollouts')} games per seat and deal"
+    if not luck.get("available"):
+        note += "; n/a: baselines missing for some matches (run `arena run` again to compute them)"
+    return text + note + "."
+
+
 def standing_rows(scope: ScopeReport) -> list[list[Any]]:
     """The standings table of a scope, in STANDING_HEADERS order, formatted."""
     return [[s.rank, marked_name(s), f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
-             s.matches, format_mean_place(s), s.firsts,
+             s.matches, format_mean_place(s), format_adjusted_place(s), s.firsts,
              format_faults(s)] for s in scope.standings]
 
 
@@ -243,6 +268,7 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
         out.append("")
     out.append(deals_line(report))
     out.append(params_line(report))
+    out.append(luck_line(report))
     out.append(sandbox_line(report))
     out.append(H2H_NOTE)
     if report.notable:
@@ -273,7 +299,7 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
     esc = _md_escape
     status = status_line(report)
     out = [f"# {esc(title)}", "", f"**{esc(status)}**" if not report.complete else esc(status), "",
-           params_line(report), "", esc(deals_line(report)), "", esc(sandbox_line(report)), ""]
+           params_line(report), "", esc(luck_line(report)), "", esc(deals_line(report)), "", esc(sandbox_line(report)), ""]
     for scope in report.scopes:
         out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]
         rows = [[esc(c) for c in row] for row in standing_rows(scope)]
@@ -312,7 +338,9 @@ def render_csv(report: RatingReport) -> str:
                 scope.scope, s.rank, s.name, f"{s.mu:.6f}", f"{s.sigma:.6f}",
                 f"{s.conservative:.6f}", s.matches,
                 "" if s.mean_place is None else f"{s.mean_place:.6f}",
-                "" if s.mean_place_ci95 is None else f"{s.mean_place_ci95:.6f}", s.firsts, s.unrated,
+                "" if s.mean_place_ci95 is None else f"{s.mean_place_ci95:.6f}",
+                "" if s.adjusted_place is None else f"{s.adjusted_place:.6f}",
+                "" if s.adjusted_place_ci95 is None else f"{s.adjusted_place_ci95:.6f}", s.firsts, s.unrated,
                 s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS),
                 "complete" if report.complete else "INCOMPLETE", report.scheduled, report.counted,
                 _deals_cell(report), sandbox])

@@ -149,6 +149,9 @@ class BotStanding:
     faults: dict[str, int]
     history: tuple[HistoryPoint, ...]
     mean_place_ci95: float | None = None   # half-width of the 95% interval of mean_place
+    # luck-adjusted mean place and its interval's half-width (arena.report.luck); None: unavailable
+    adjusted_place: float | None = None
+    adjusted_place_ci95: float | None = None
 
     @property
     def conservative(self) -> float:
@@ -236,6 +239,8 @@ class RatingReport:
     sandbox: tuple[tuple[str, bool], ...] = field(default=())   # (level, safe for untrusted bots)
     scheduled: int = 0    # matches of the tournament's schedule
     counted: int = 0      # of them, stored as played and counted here
+    # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
+    luck: dict[str, Any] | None = None
 
     @property
     def complete(self) -> bool:
@@ -263,6 +268,7 @@ class RatingReport:
                          "reason": n.reason, "seat": n.seat, "bot": n.bot,
                          "detail": n.detail} for n in self.notable],
             "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],  # added in v1
+            "luck": None if self.luck is None else dict(self.luck),                   # added in v1
         }
 
 
@@ -280,6 +286,8 @@ def _scope_json(s: ScopeReport) -> dict[str, Any]:
             "conservative": _r(b.conservative), "matches": b.matches,
             "mean_place": None if b.mean_place is None else _r(b.mean_place),
             "mean_place_ci95": None if b.mean_place_ci95 is None else _r(b.mean_place_ci95),
+            "adjusted_place": None if b.adjusted_place is None else _r(b.adjusted_place),
+            "adjusted_place_ci95": None if b.adjusted_place_ci95 is None else _r(b.adjusted_place_ci95),
             "firsts": b.firsts, "unrated": b.unrated, "faults_total": b.faults_total,
             "faults": dict(b.faults),
             "history": [[h.index, _r(h.mu), _r(h.sigma)] for h in b.history],

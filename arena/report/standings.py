@@ -49,14 +49,34 @@ def load_report(source: Path) -> tuple[Any, Path]:
         params = {k: v for k, v in stored.items() if v is not None} or None
         from arena.report.rating_cache import FILE_NAME
         scheduled, _ = store.progress()
-        report = compute_ratings(list(store.iter_results()), params, cache=folder / FILE_NAME,
-                                 scheduled=scheduled)
+        rows = list(store.iter_results())
+        report = compute_ratings(rows, params, cache=folder / FILE_NAME, scheduled=scheduled)
+        report = _luck_adjusted(report, rows, store)
         report = dataclasses.replace(report, deals=deals_of(meta))
         report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
         store.close()  # not left to the garbage collector: a long-lived caller runs many
     except StoreError as err:
         raise ArenaError(_naming(folder, err)) from None
     return report, folder
+
+
+def _luck_adjusted(report: Any, rows: list[Any], store: Any) -> Any:
+    """The report with its luck-adjusted mean places from the stored baselines (never computed
+    here: a store without them shows the figure as unavailable). A baseline table this arena
+    cannot read leaves the figure unavailable rather than failing the leaderboard."""
+    import sqlite3
+
+    from arena.report.luck import adjust
+    from arena.tournament.luck import load
+
+    try:
+        baselines = load(store)
+    except (sqlite3.Error, ValueError, TypeError) as exc:
+        import logging
+
+        logging.getLogger(__name__).warning("luck baselines unreadable (%s); adjusted places unavailable", exc)
+        return report
+    return adjust(report, rows, baselines)
 
 
 def _naming(folder: Path, err: Exception) -> str:

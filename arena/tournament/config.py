@@ -358,6 +358,8 @@ class Tournament(_Model):
     fresh_processes: bool = False
     limits: Limits = Field(default_factory=Limits)
     ratings: Ratings = Field(default_factory=Ratings)
+    # games per seat of each deal for the luck baselines (docs/luck.md); 0: none computed
+    luck_rollouts: int = Field(16, ge=0, le=1024)
 
     _source: str | None = PrivateAttr(default=None)
     _text: str | None = PrivateAttr(default=None)
@@ -492,6 +494,7 @@ _HELP: dict[str, tuple[str, str]] = {
     "fresh_processes": ("true or false", "fresh_processes: false"),
     "limits": ("a mapping of integer limits", "limits: {memory_mb: 1024}"),
     "ratings": ("a mapping", "ratings: {tau: 0.008, draw_probability: 0.001}"),
+    "luck_rollouts": ("an integer from 0 to 1024", "luck_rollouts: 16"),
     "ratings.tau": ("a number from 0 to 10", "tau: 0.008"),
     "ratings.draw_probability": ("a number from 0 up to (not including) 1", "draw_probability: 0.001"),
 }

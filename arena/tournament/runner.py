@@ -555,11 +555,44 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         ctx["display"] = display or Progress
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
                       ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
+    if not summary.interrupted:
+        _luck_baselines(store, schedule, getattr(tournament, "luck_rollouts", 0), summary, err, resume_hint)
     summary.scheduled, summary.counted = store.progress()
     store.close()
     if summary.counted < summary.scheduled and not summary.interrupted:
         log.warning("incomplete: %d of %d matches stored", summary.counted, summary.scheduled)
     return summary
+
+
+def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO,
+                    resume_hint: str) -> None:
+    """Compute the deals' missing luck baselines (arena.tournament.luck) after the matches, in
+    this process: never while bots are timed. The results are stored already; a failure here
+    only leaves the luck-adjusted figure unavailable, and Ctrl-C stops the run as usual."""
+    from arena.tournament import luck
+
+    if rollouts < 1:
+        return
+    started = time.monotonic()
+    try:
+        added = luck.fill(store, schedule, rollouts, progress=lambda done, total: done == 0 and err.write(
+            f"arena: computing luck baselines ({total} deals, reference deals included; Ctrl-C "
+            "stops, what is done is kept)\n"))
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        err.write("\narena: interrupted while computing the luck baselines; every match is kept, "
+                  "finished baselines too\n")
+        if resume_hint:
+            err.write(f"arena: resume with: {resume_hint}\n")
+        return
+    except Exception as exc:  # noqa: BLE001 - an optional figure must not cost the run its report
+        log.warning("luck baselines not computed (%s: %s); luck-adjusted places unavailable",
+                    type(exc).__name__, exc)
+        err.write(f"arena: warning: luck baselines not computed ({type(exc).__name__}: {exc}); "
+                  "the leaderboards show luck-adjusted places as n/a\n")
+        return
+    if added:
+        log.info("luck baselines: %d deals computed in %.1f s", added, time.monotonic() - started)
 
 
 def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,

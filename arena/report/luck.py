@@ -1,0 +1,134 @@
+"""The luck-adjusted mean place, beside the plain one (docs/luck.md).
+
+For a bot's seat ``s`` in a match on deal ``d`` (place ``p``, 1-based):
+
+    adjusted place = p - (h(d, s) - eta_s)
+
+``h(d, s)``: the mean place of the game's fixed reference policy in seat ``s`` of deal
+``d`` against random players (``games.reference``); ``eta_s``: the mean of ``h(., s)``
+over the population of deals, estimated on reference deals that no tournament plays
+(``arena.tournament.luck``). Over random deals ``h(d, s) - eta_s`` has mean zero in every
+seat and depends on no bot, so the adjusted mean place has the plain one's expectation
+(unbiased) for every bot, whatever seats it sat; when a deal is one the reference does
+well (or badly) from, the bot's place tends to be too, and the difference cancels that
+part of the luck of the draw.
+
+The interval: the cluster-robust variance over deals of the bot's ``p - h`` (as for the
+plain mean place) plus the variance of the ``eta`` estimate (its reference deals are a
+sample too), with the same Student t quantile.
+
+A bot whose rated seats do not all have a stored baseline gets None (unavailable): the
+adjusted figure is never over a different set of matches than the plain one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any, Iterable
+
+from arena.report.ratings import OVERALL, RatingReport, deal_cluster, t95
+from arena.tournament.luck import Baselines
+from arena.tournament.store import SANDBOX_FAULT, ResultRow
+from games.reference import REFERENCE_VERSION
+
+Key = tuple[str, int, str, str]
+
+
+def _eta(rows: list[tuple[float, ...]]) -> tuple[list[float], list[list[float]]] | None:
+    """Per-seat mean of the reference deals' h, and the covariance matrix of those means."""
+    k = len(rows)
+    if k < 2:
+        return None
+    n = len(rows[0])
+    mean = [sum(r[s] for r in rows) / k for s in range(n)]
+    cov = [[sum((r[a] - mean[a]) * (r[b] - mean[b]) for r in rows) / (k - 1) / k for b in range(n)]
+           for a in range(n)]
+    return mean, cov
+
+
+class _Acc:
+    __slots__ = ("seats", "missing", "deal_sum", "deal_seats", "weights", "shift")
+
+    def __init__(self) -> None:
+        self.seats = self.missing = 0
+        self.deal_sum: dict[str, float] = {}
+        self.deal_seats: dict[str, int] = {}
+        self.weights: dict[Key, list[int]] = {}   # config -> seats sat per seat number
+        self.shift = 0.0                           # sum of eta over its seats
+
+    def value(self, etas: dict[Key, tuple[list[float], list[list[float]]]]) -> tuple[float, float] | None:
+        if self.missing or not self.seats:
+            return None
+        k = len(self.deal_sum)
+        if k < 2:
+            return None
+        n = self.seats
+        sums = [(self.deal_sum[d], self.deal_seats[d]) for d in self.deal_sum]
+        mean = sum(t for t, _ in sums) / n
+        var = k / (k - 1) * sum((t - mean * m) ** 2 for t, m in sums) / (n * n)
+        for key, counts in self.weights.items():
+            cov = etas[key][1]
+            w = [c / n for c in counts]
+            var += sum(w[a] * w[b] * cov[a][b] for a in range(len(w)) for b in range(len(w)))
+        return mean + self.shift / n, t95(k - 1) * math.sqrt(max(var, 0.0))
+
+
+def _rated(row: ResultRow, numeric: set[str]) -> bool:
+    # as arena.report.ratings counts a match (faults of every seat, sandbox faults, maths)
+    return not (row.sandbox_fault or SANDBOX_FAULT in row.faults or all(k is not None for k in row.faults)
+                or row.match_id in numeric)
+
+
+def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines | None) -> RatingReport:
+    """``report`` with every standing's ``adjusted_place`` (and interval) filled in where the
+    stored baselines allow, and ``report.luck`` saying how; unchanged without baselines."""
+    if baselines is None:
+        return report
+    etas = {key: e for key, refs in baselines.reference.items() if (e := _eta(refs)) is not None}
+    numeric = {n.match_id for n in report.notable if n.reason == "numeric"}
+    accs: dict[str, dict[str, _Acc]] = {}
+    for row in rows:
+        if not _rated(row, numeric):
+            continue
+        found = baselines.by_match.get(row.match_id)
+        if found is not None and (found[0] not in etas or len(found[1]) != len(row.places)):
+            found = None
+        deal = deal_cluster(row.match_id)
+        for scope in (OVERALL, row.game):
+            per_bot = accs.setdefault(scope, {})
+            for seat, (bot, place) in enumerate(zip(row.bots, row.places)):
+                acc = per_bot.get(bot)
+                if acc is None:
+                    acc = per_bot[bot] = _Acc()
+                acc.seats += 1
+                if found is None:
+                    acc.missing += 1
+                    continue
+                key, h = found
+                acc.deal_sum[deal] = acc.deal_sum.get(deal, 0.0) + place + 1 - h[seat]
+                acc.deal_seats[deal] = acc.deal_seats.get(deal, 0) + 1
+                acc.weights.setdefault(key, [0] * len(h))[seat] += 1
+                acc.shift += etas[key][0][seat]
+    scopes = []
+    available = False
+    for scope in report.scopes:
+        per_bot = accs.get(scope.scope, {})
+        standings = []
+        for s in scope.standings:
+            acc = per_bot.get(s.name)
+            got = acc.value(etas) if acc is not None else None
+            if got is not None:
+                available = True
+                s = dataclasses.replace(s, adjusted_place=got[0], adjusted_place_ci95=got[1])
+            standings.append(s)
+        scopes.append(dataclasses.replace(scope, standings=tuple(standings)))
+    return dataclasses.replace(report, scopes=tuple(scopes), luck=describe(baselines, available))
+
+
+def describe(baselines: Baselines, available: bool) -> dict[str, Any]:
+    return {"reference": REFERENCE_VERSION, "rollouts": baselines.rollouts,
+            "reference_deals": [{"game": g, "players": p, "options": json.loads(o), "deals": len(r)}
+                                for (g, p, o, _), r in sorted(baselines.reference.items())],
+            "available": available}

@@ -1,0 +1,193 @@
+"""Luck baselines: computed once per deal after the matches, stored beside the results.
+
+The luck-adjusted mean place (docs/luck.md, ``arena.report.luck``) needs, for every deal
+``d`` of the tournament and every seat ``s``, ``h(d, s)``: how the game's fixed reference
+policy fares from that seat of that deal (``games.reference.seat_baselines``), and the
+population mean of ``h`` per seat, estimated on a sample of *reference deals* drawn from
+their own stream (``games.reference.reference_deal_seed``), one game per seat each.
+
+Both live in the results store's ``luck_baselines`` table, one row per (game, players,
+options, rules version, reference version, deal seed, kind), where ``kind`` is ``deal``
+(a tournament deal, ``rollouts`` games per seat) or ``reference``. Nothing in a row
+depends on a bot. The table is an optional addition to the store (created if missing, no
+schema version change: an older arena ignores it), and each row is one transaction, so an
+interrupted computation keeps what it finished and the next run completes it.
+
+Where and when: ``fill`` runs in the ``arena run`` process after the matches (never
+while bots are being timed), for the deals of the schedule that lack a row. A store
+without rows (older runs, ``luck_rollouts: 0``, benchmarks/make_store.py) is shown as
+"unavailable" by the leaderboards, which never compute baselines themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from games import REGISTRY
+from games.reference import REFERENCE_VERSION, reference_deal_seed, seat_baselines
+
+log = logging.getLogger(__name__)
+
+TABLE = """
+CREATE TABLE IF NOT EXISTS luck_baselines (
+    game          TEXT NOT NULL,
+    players       INTEGER NOT NULL,
+    options       TEXT NOT NULL,      -- canonical JSON of the resolved options
+    rules_version TEXT NOT NULL,
+    reference     TEXT NOT NULL,      -- games.reference.REFERENCE_VERSION
+    deal_seed     TEXT NOT NULL,      -- text: seeds are unsigned 64-bit
+    kind          TEXT NOT NULL,      -- 'deal' (a tournament deal) or 'reference'
+    rollouts      INTEGER NOT NULL,
+    places        TEXT NOT NULL,      -- JSON list: mean place (0 = best) per seat
+    digest        TEXT NOT NULL,      -- SHA-256 of the columns above
+    PRIMARY KEY (game, players, options, rules_version, reference, deal_seed, kind)
+)
+"""
+_COLUMNS = ("game", "players", "options", "rules_version", "reference", "deal_seed", "kind",
+            "rollouts", "places")
+
+DEFAULT_ROLLOUTS = 16          # games per seat of each tournament deal
+MIN_REFERENCE_DEALS = 32       # reference deals per (game, players, options), at least ...
+REFERENCE_PER_DEAL = 16        # ... and this many per tournament deal of that configuration
+
+
+def canonical(options: dict[str, Any]) -> str:
+    return json.dumps(options, sort_keys=True, separators=(",", ":"))
+
+
+def _digest(values: Iterable[Any]) -> str:
+    return hashlib.sha256(json.dumps(list(values), separators=(",", ":")).encode()).hexdigest()
+
+
+def ensure_table(conn: sqlite3.Connection) -> None:
+    conn.execute(TABLE)
+
+
+@dataclass(frozen=True)
+class Config:
+    """One (game, players, options) of a tournament and its deal seeds."""
+    game: str
+    players: int
+    options: dict[str, Any]
+    deal_seeds: tuple[int, ...]
+
+    @property
+    def key(self) -> tuple[str, int, str, str]:
+        return (self.game, self.players, canonical(self.options), REGISTRY[self.game].rules_version)
+
+
+def configs_of(schedule: Iterable[Any]) -> list[Config]:
+    """The configurations of a schedule (``MatchSpec``s), each with its distinct deal seeds."""
+    seen: dict[tuple[str, int, str], tuple[dict[str, Any], dict[int, None]]] = {}
+    for m in schedule:
+        opts = REGISTRY[m.game].resolve_options(m.players, m.options)
+        entry = seen.setdefault((m.game, m.players, canonical(opts)), (opts, {}))
+        entry[1][m.deal_seed] = None
+    return [Config(g, p, opts, tuple(seeds)) for (g, p, _), (opts, seeds) in seen.items()]
+
+
+def reference_target(deals: int) -> int:
+    return max(MIN_REFERENCE_DEALS, REFERENCE_PER_DEAL * deals)
+
+
+def _stored(conn: sqlite3.Connection, cfg: Config, kind: str) -> set[str]:
+    game, players, options, rules = cfg.key
+    return {r[0] for r in conn.execute(
+        "SELECT deal_seed FROM luck_baselines WHERE game = ? AND players = ? AND options = ?"
+        " AND rules_version = ? AND reference = ? AND kind = ?",
+        (game, players, options, rules, REFERENCE_VERSION, kind))}
+
+
+def _put(store: Any, cfg: Config, seed: int, kind: str, rollouts: int, places: list[float]) -> None:
+    game, players, options, rules = cfg.key
+    row = (game, players, options, rules, REFERENCE_VERSION, str(seed), kind, rollouts,
+           json.dumps([round(p, 9) for p in places]))
+    with store._write() as conn:
+        conn.execute(f"INSERT OR REPLACE INTO luck_baselines ({', '.join(_COLUMNS)}, digest)"
+                     f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})", (*row, _digest(row)))
+
+
+def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
+         progress: Callable[[int, int], None] | None = None) -> int:
+    """Compute and store every missing baseline of the schedule's deals and reference deals;
+    returns how many rows it added. Each row is committed on its own (an interruption keeps
+    the finished ones). ``rollouts`` < 1 does nothing."""
+    if rollouts < 1:
+        return 0
+    with store._lock:
+        ensure_table(store.conn)
+    todo: list[tuple[Config, int, str]] = []
+    for cfg in configs_of(schedule):
+        have = _stored(store.conn, cfg, "deal")
+        todo += [(cfg, s, "deal") for s in cfg.deal_seeds if str(s) not in have]
+        have_ref = _stored(store.conn, cfg, "reference")
+        for k in range(reference_target(len(cfg.deal_seeds))):
+            seed = reference_deal_seed(cfg.game, cfg.players, k)
+            if str(seed) not in have_ref:
+                todo.append((cfg, seed, "reference"))
+    if todo and progress is not None:
+        progress(0, len(todo))
+    for i, (cfg, seed, kind) in enumerate(todo):
+        n = rollouts if kind == "deal" else 1
+        _put(store, cfg, seed, kind, n, seat_baselines(cfg.game, cfg.players, cfg.options, seed, n))
+        if progress is not None:
+            progress(i + 1, len(todo))
+    return len(todo)
+
+
+@dataclass
+class Baselines:
+    """What the leaderboards read: per stored match, its deal's ``h`` and configuration key;
+    per configuration, the reference deals' rows."""
+    by_match: dict[str, tuple[tuple[str, int, str, str], tuple[float, ...]]]
+    reference: dict[tuple[str, int, str, str], list[tuple[float, ...]]]
+    rollouts: int
+
+
+def load(store: Any) -> Baselines | None:
+    """The stored baselines of the current reference version, or None if there are none
+    (the leaderboards then show the adjusted figure as unavailable). Rows that fail their
+    checksum or do not parse are left out (their matches show as unavailable)."""
+    with store._lock:
+        conn = store.conn
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck_baselines'"
+                            ).fetchone():
+            return None
+        rows = conn.execute(
+            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ?",
+            (REFERENCE_VERSION,)).fetchall()
+        if not rows:
+            return None
+        matches = conn.execute("SELECT match_id, game, players, deal_seed, rules_version FROM matches").fetchall()
+    deals: dict[tuple[str, int, str, str], list[tuple[tuple[str, int, str, str], tuple[float, ...]]]] = {}
+    reference: dict[tuple[str, int, str, str], list[tuple[float, ...]]] = {}
+    rollouts = 0
+    for row in rows:
+        values, digest = row[:-1], row[-1]
+        game, players, options, rules, _, seed, kind, n, places = values
+        try:
+            if digest != _digest(values):
+                raise ValueError("checksum")
+            h = tuple(float(x) for x in json.loads(places))
+            if len(h) != players:
+                raise ValueError("seats")
+        except (ValueError, TypeError):
+            log.warning("luck baseline of %s p%s deal %s is damaged; left out", game, players, seed)
+            continue
+        key = (game, players, options, rules)
+        if kind == "reference":
+            reference.setdefault(key, []).append(h)
+        else:
+            deals.setdefault((game, players, seed, rules), []).append((key, h))
+            rollouts = max(rollouts, int(n))
+    by_match = {}
+    for mid, game, players, seed, rules in matches:
+        found = deals.get((game, players, seed, rules))
+        if found is not None and len(found) == 1:   # two option sets for one seed: ambiguous, left out
+            by_match[mid] = found[0]
+    return Baselines(by_match, reference, rollouts)

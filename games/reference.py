@@ -1,0 +1,139 @@
+"""Fixed reference policies on engine states, and the luck baselines they give.
+
+The luck-adjusted mean place (docs/luck.md) rates a bot on its place minus how a fixed
+reference policy fares from the same seat of the same deal. ``seat_baselines`` is that
+figure: for each seat ``s`` of a deal, the mean place (0 = best) of the game's reference
+policy ``REFERENCE[game]`` sitting in ``s`` with uniformly random players in every other
+seat, over ``rollouts`` games of the deal. It is a function of (game, players, options,
+deal seed, rollouts, ``REFERENCE_VERSION``) alone: no bot, no clock, no global random
+state, so it can be computed once, stored and trusted to be the same everywhere.
+
+The policies are fast rules (a few hundred games a second in CPython), the same ideas as
+the search bot's rollout policies (bots/search/search_bot.py), written here on a
+``DealRng`` so their draws are fixed forever. Change any of them, or how the games are
+seeded, and bump ``REFERENCE_VERSION``: stored baselines of another version are not used.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from games import REGISTRY, decktet
+from games.core import State
+from games.divers_weights import PLAY as DW_PLAY, PRIZE as DW_PRIZE, SYMBOLS
+from games.palace import EXCUSE as P_EXCUSE, ORD, PLAY as P_PLAY, SWAP, TWO
+from games.rng import DealRng, derive_seed
+
+REFERENCE_VERSION = "ref1"
+RANK = decktet.RANK
+
+Policy = Callable[[State, int, DealRng], int]
+
+
+def random_policy(state: State, seat: int, rng: DealRng) -> int:
+    return rng.randbelow(len(state.legal_actions(seat)))
+
+
+def tightwad_policy(state: State, seat: int, rng: DealRng) -> int:
+    """The highest legal card (shed danger while it is still cheap), 10% random."""
+    moves = state.moves(seat)
+    if len(moves) == 1 or rng.randbelow(10) == 0:
+        return rng.randbelow(len(moves))
+    return len(moves) - 1
+
+
+def divers_policy(state: State, seat: int, rng: DealRng) -> int:
+    """Play near the threshold's mean rank; take the prize worth most to this seat; bid low."""
+    moves = state.moves(seat)
+    if len(moves) == 1:
+        return 0
+    phase = state._phase  # type: ignore[attr-defined]
+    if phase == DW_PLAY:
+        if rng.randbelow(10) < 3:
+            return rng.randbelow(len(moves))
+        threshold = state._threshold  # type: ignore[attr-defined]
+        aim = sum(RANK[p] for p in threshold) / state.players
+        return min(range(len(moves)), key=lambda i: (abs(RANK[moves[i]] - aim), i))
+    if phase == DW_PRIZE:
+        mine = 0
+        for p in state._prizes[seat]:  # type: ignore[attr-defined]
+            mine |= decktet.SUITS[p]
+        return max(range(len(moves)),
+                   key=lambda i: (SYMBOLS[moves[i]] + bin(decktet.SUITS[moves[i]] & ~mine).count("1"), -i))
+    return (0, 1, 1, 2)[rng.randbelow(4)] if len(moves) > 2 else 0  # a bid
+
+
+_SPECIAL = {0: 14, 7: 15, TWO: 16, 13: 17}  # Palace: Excuse, Sevens, Twos, Aces are kept back
+
+
+def _palace_cost(p: int) -> int:
+    o = ORD[p]
+    return _SPECIAL.get(o, o)
+
+
+def palace_policy(state: State, seat: int, rng: DealRng) -> int:
+    """Strong cards face up; then the lowest ordinary rank, as many as possible, 15% random."""
+    moves = state.moves(seat)
+    if len(moves) == 1:
+        return 0
+    first = moves[0][0]
+    if first == SWAP:
+        return max(range(len(moves)), key=lambda i: (
+            sum(_palace_cost(h) - _palace_cost(u) for h, u in moves[i][1]), -len(moves[i][1]), -i))
+    if first != P_PLAY:
+        return 0 if moves[-1][0] != P_EXCUSE else len(moves) - 1
+    if rng.randbelow(20) < 3:
+        return rng.randbelow(len(moves))
+    pile = state._pile  # type: ignore[attr-defined]
+    top = ORD[pile[-1]] if pile else -1
+    run_len = 0
+    for p in reversed(pile):
+        if ORD[p] != top:
+            break
+        run_len += 1
+    best, best_k = 0, None
+    for i, m in enumerate(moves):
+        cards = m[1] if m[0] == P_PLAY else (m[1],)
+        k = (0 if ORD[cards[0]] == top and run_len + len(cards) >= 4 else 1, _palace_cost(cards[0]), -len(cards))
+        if best_k is None or k < best_k:
+            best, best_k = i, k
+    return best
+
+
+REFERENCE: dict[str, Policy] = {"tightwad": tightwad_policy, "divers-weights": divers_policy,
+                                "palace": palace_policy}
+
+
+def play_out(state: State, policies: list[Policy], rng: DealRng) -> State:
+    """Finish ``state``, each seat choosing with its own policy (one shared generator)."""
+    while not state.is_over():
+        for seat in tuple(state.to_move()):
+            if seat in state.to_move():
+                state.apply(seat, policies[seat](state, seat, rng))
+                if state.is_over():
+                    break
+    return state
+
+
+def seat_baselines(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
+                   rollouts: int) -> list[float]:
+    """h(d, s) for every seat s of the deal: the reference policy's mean place (0 = best) from
+    seat s against random players, over ``rollouts`` games (deterministic; see the module)."""
+    spec = REGISTRY[game]
+    ref = REFERENCE.get(game, random_policy)
+    out = []
+    for seat in range(players):
+        policies = [random_policy] * players
+        policies[seat] = ref
+        total = 0
+        for r in range(rollouts):
+            rng = DealRng(derive_seed(REFERENCE_VERSION, deal_seed, seat, r))
+            total += play_out(spec.new_game(players, deal_seed, options), policies, rng).result().places[seat]
+        out.append(total / rollouts)
+    return out
+
+
+def reference_deal_seed(game: str, players: int, k: int) -> int:
+    """The k-th deal of the fixed sample that estimates the population mean of the baselines:
+    drawn from its own stream, so no tournament's deals (public or secret) are among them."""
+    return derive_seed("luck-reference-deals", REFERENCE_VERSION, game, players, k)
