@@ -111,9 +111,11 @@ def format_mean_place(standing: BotStanding, missing: str = "-") -> str:
 
 def format_adjusted_place(standing: BotStanding, missing: str = "n/a") -> str:
     """The luck-adjusted mean place as '1.62 ± 0.08'; ``missing`` when it is unavailable
-    (no stored baselines for some of the bot's matches, or a single deal)."""
-    if standing.adjusted_place is None or standing.adjusted_place_ci95 is None:
+    (no stored baselines for some of the bot's matches); '1.62' from a single deal."""
+    if standing.adjusted_place is None:
         return missing
+    if standing.adjusted_place_ci95 is None:
+        return f"{standing.adjusted_place:.2f}"
     return f"{standing.adjusted_place:.2f} ± {standing.adjusted_place_ci95:.2f}"
 
 

@@ -18,7 +18,8 @@ plain mean place) plus the variance of the ``eta`` estimate (its reference deals
 sample too), with the same Student t quantile.
 
 A bot whose rated seats do not all have a stored baseline gets None (unavailable): the
-adjusted figure is never over a different set of matches than the plain one.
+adjusted figure is never over a different set of matches than the plain one. From a single
+deal it has no interval (None), as the plain mean place.
 """
 
 from __future__ import annotations
@@ -58,15 +59,15 @@ class _Acc:
         self.weights: dict[Key, list[int]] = {}   # config -> seats sat per seat number
         self.shift = 0.0                           # sum of eta over its seats
 
-    def value(self, etas: dict[Key, tuple[list[float], list[list[float]]]]) -> tuple[float, float] | None:
+    def value(self, etas: dict[Key, tuple[list[float], list[list[float]]]]) -> tuple[float, float | None] | None:
         if self.missing or not self.seats:
             return None
         k = len(self.deal_sum)
-        if k < 2:
-            return None
         n = self.seats
         sums = [(self.deal_sum[d], self.deal_seats[d]) for d in self.deal_sum]
         mean = sum(t for t, _ in sums) / n
+        if k < 2:   # one deal: a figure without an interval, as the plain mean place
+            return mean + self.shift / n, None
         var = k / (k - 1) * sum((t - mean * m) ** 2 for t, m in sums) / (n * n)
         for key, counts in self.weights.items():
             cov = etas[key][1]
@@ -112,15 +113,16 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
                 acc.weights.setdefault(key, [0] * len(h))[seat] += 1
                 acc.shift += etas[key][0][seat]
     scopes = []
-    available = False
+    available = True    # every standing of every scope has the figure
     for scope in report.scopes:
         per_bot = accs.get(scope.scope, {})
         standings = []
         for s in scope.standings:
             acc = per_bot.get(s.name)
             got = acc.value(etas) if acc is not None else None
-            if got is not None:
-                available = True
+            if got is None:
+                available = False
+            else:
                 s = dataclasses.replace(s, adjusted_place=got[0], adjusted_place_ci95=got[1])
             standings.append(s)
         scopes.append(dataclasses.replace(scope, standings=tuple(standings)))

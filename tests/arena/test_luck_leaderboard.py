@@ -1,0 +1,179 @@
+"""The luck-adjusted mean place in the leaderboards: every format, stores without baselines,
+interrupted and failing baseline computations, resume, damaged baseline rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import cli
+from arena.tournament import luck
+from tests.arena.test_runner import run_file, stored, write_tournament
+
+
+def _tournament(tmp: Path, name: str, extra: str = "") -> Path:
+    # two deals of Tightwad and Divers Weights, one of Palace (write_tournament's games)
+    return write_tournament(tmp, name, deals=2, extra=extra)
+
+
+def _json(results: Path) -> dict:
+    return json.loads((results / "leaderboard.json").read_text())
+
+
+def _adjusted(data: dict) -> dict[tuple[str, str], tuple]:
+    return {(s["scope"], b["bot"]): (b["adjusted_place"], b["adjusted_place_ci95"])
+            for s in data["scopes"] for b in s["standings"]}
+
+
+def _rows(results: Path, kind: str | None = None) -> int:
+    con = sqlite3.connect(results / "results.sqlite")
+    sql = "SELECT COUNT(*) FROM luck_baselines" + (" WHERE kind = ?" if kind else "")
+    n = con.execute(sql, (kind,) if kind else ()).fetchone()[0]
+    con.close()
+    return n
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("luck")
+    summary = run_file(_tournament(tmp, "lucky"))
+    assert summary.complete
+    return summary
+
+
+def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
+    results = run.results
+    data = _json(results)
+    assert data["luck"]["available"] is True and data["luck"]["rollouts"] == luck.DEFAULT_ROLLOUTS
+    deals = {(r["game"], r["players"]): r["deals"] for r in data["luck"]["reference_deals"]}
+    assert deals == {("tightwad", 3): 32, ("divers-weights", 2): 32, ("palace", 3): 32}
+    for scope in data["scopes"]:
+        for b in scope["standings"]:
+            assert b["adjusted_place"] is not None, (scope["scope"], b)
+            # an interval wherever the plain mean place has one (not from Palace's single deal)
+            assert (b["adjusted_place_ci95"] is None) == (b["mean_place_ci95"] is None)
+            assert abs(b["adjusted_place"] - b["mean_place"]) < 1.0
+    rows = list(csv.DictReader(io.StringIO((results / "leaderboard.csv").read_text())))
+    for row in rows:
+        want = _adjusted(data)[(row["scope"], row["bot"])]
+        assert float(row["adjusted_place"]) == pytest.approx(want[0], abs=1e-6)
+        assert row["adjusted_place_ci95"] == ("" if want[1] is None else f"{want[1]:.6f}")
+    first = data["scopes"][0]["standings"][0]
+    cell = f"{first['adjusted_place']:.2f} ± {first['adjusted_place_ci95']:.2f}"
+    for text in (run.leaderboard, (results / "leaderboard.md").read_text(),
+                 (results / "leaderboard.html").read_text()):
+        assert "luck-adjusted" in text and cell in text and "n/a" not in text
+
+
+def test_baselines_are_stored_once_and_never_recomputed(run, tmp_path, monkeypatch):
+    # one row per scheduled deal (2 + 2 + 1) and the reference deals (32 per configuration)
+    assert _rows(run.results, "deal") == 5 and _rows(run.results, "reference") == 3 * 32
+    copy = tmp_path / "copy"
+    shutil.copytree(run.results, copy)
+    before = _json(copy)
+
+    def refuse(*a, **k):
+        raise AssertionError("a baseline was computed again")
+
+    monkeypatch.setattr(luck, "seat_baselines", refuse)
+    result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert _adjusted(json.loads(result.output)) == _adjusted(before)
+
+
+def test_a_store_without_baselines_shows_the_figure_as_unavailable(tmp_path):
+    summary = run_file(_tournament(tmp_path, "plain", extra="luck_rollouts: 0"))
+    assert summary.complete
+    data = _json(summary.results)
+    assert data["luck"] is None
+    assert all(v == (None, None) for v in _adjusted(data).values())
+    rows = list(csv.DictReader(io.StringIO((summary.results / "leaderboard.csv").read_text())))
+    assert rows and all(r["adjusted_place"] == "" and r["adjusted_place_ci95"] == "" for r in rows)
+    for text in (summary.leaderboard, (summary.results / "leaderboard.md").read_text(),
+                 (summary.results / "leaderboard.html").read_text()):
+        assert "n/a: no luck baselines are stored" in text
+    # no table at all (a store from before this feature): the same
+    con = sqlite3.connect(summary.results / "results.sqlite")
+    con.execute("DROP TABLE IF EXISTS luck_baselines")
+    con.commit()
+    con.close()
+    for fmt in ("terminal", "md", "csv", "json"):
+        result = CliRunner().invoke(cli, ["leaderboard", str(summary.results), "--format", fmt if fmt != "terminal" else "table"])
+        assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+
+
+def test_an_interrupted_computation_keeps_every_result_and_the_next_run_finishes_it(tmp_path, monkeypatch):
+    path = _tournament(tmp_path, "cut")
+    real = luck.seat_baselines
+    calls = []
+
+    def cut_after_four(*a, **k):
+        calls.append(a)
+        if len(calls) > 4:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(luck, "seat_baselines", cut_after_four)
+    first = run_file(path)
+    assert first.interrupted and first.counted == first.scheduled   # every match is kept
+    assert _rows(first.results) == 4                                 # and the finished baselines
+    matches = stored(first.results)
+
+    counted = []
+    monkeypatch.setattr(luck, "seat_baselines", lambda *a, **k: counted.append(a) or real(*a, **k))
+    second = run_file(path)
+    assert second.complete and stored(second.results) == matches
+    assert len(counted) == 5 + 3 * 32 - 4                            # only what was missing
+    assert _json(second.results)["luck"]["available"] is True
+
+    counted.clear()
+    third = run_file(path)
+    assert third.complete and counted == []
+
+
+def test_a_failing_computation_still_publishes_the_results(tmp_path, monkeypatch):
+    def broken(*a, **k):
+        raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(luck, "seat_baselines", broken)
+    summary = run_file(_tournament(tmp_path, "broken"))
+    assert summary.complete and (summary.results / "leaderboard.json").exists()
+    assert all(v == (None, None) for v in _adjusted(_json(summary.results)).values())
+    assert "luck baselines not computed (RuntimeError: engine exploded)" in (summary.results / "run.log").read_text()
+
+
+def test_an_altered_baseline_row_is_left_out_not_trusted(run, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(run.results, copy)
+    con = sqlite3.connect(copy / "results.sqlite")
+    con.execute("UPDATE luck_baselines SET places = '[0, 0]' WHERE kind = 'deal' AND game = 'divers-weights'"
+                " AND rowid = (SELECT MIN(rowid) FROM luck_baselines WHERE kind = 'deal' AND game = 'divers-weights')")
+    con.commit()
+    con.close()
+    result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    adjusted = _adjusted(json.loads(result.output))
+    assert all(v == (None, None) for (scope, _), v in adjusted.items() if scope in ("overall", "divers-weights"))
+    assert all(v[0] is not None for (scope, _), v in adjusted.items() if scope in ("tightwad", "palace"))
+    assert "n/a: baselines missing for some matches" in CliRunner().invoke(cli, ["leaderboard", str(copy)]).output
+
+
+def test_an_unreadable_baseline_table_never_breaks_the_leaderboard(run, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(run.results, copy)
+    con = sqlite3.connect(copy / "results.sqlite")
+    con.execute("DROP TABLE luck_baselines")
+    con.execute("CREATE TABLE luck_baselines (junk BLOB)")
+    con.execute("INSERT INTO luck_baselines VALUES (x'00ff')")
+    con.commit()
+    con.close()
+    for fmt in ("terminal", "md", "csv", "json", "html"):
+        result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", fmt if fmt != "terminal" else "table"])
+        assert result.exit_code == 0 and "Traceback" not in result.output, result.output
