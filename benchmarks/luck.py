@@ -40,11 +40,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, play_game  # noqa: E402
+from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, play_game, start_message  # noqa: E402
 
 from games import REGISTRY  # noqa: E402
-from games.rng import DealRng  # noqa: E402
+from games.reference import (REFERENCE, play_out, random_policy, reference_deal_seed,  # noqa: E402
+                             seat_baselines as reference_baselines)
+from games.rng import DealRng, derive_seed  # noqa: E402
 from games.simulate import play_randomly  # noqa: E402
+from arena.tournament.luck import reference_target  # noqa: E402
 
 SETUPS = {"tightwad": 3, "divers-weights": 2, "palace": 4}
 Z95 = 1.959963984540054
@@ -105,59 +108,152 @@ def _mean_ci(xs: list[float]) -> tuple[float, float]:
     return m, Z95 * math.sqrt(_var(xs) / len(xs))
 
 
+def _eta(game: str, players: int, deals: int) -> tuple[list[float], float]:
+    """The leaderboard's population means of the reference baseline per seat (one game per seat
+    of each of ``reference_target(deals)`` reference deals), and the variance of their mean
+    over the seats (what a bot sitting every seat equally carries from this estimate)."""
+    rows = [reference_baselines(game, players, {}, reference_deal_seed(game, players, k), 1)
+            for k in range(reference_target(deals))]
+    k = len(rows)
+    eta = [sum(r[s] for r in rows) / k for s in range(players)]
+    return eta, _var([sum(r) / players for r in rows]) / k
+
+
+def _child_values(state: Any, hero: int, k: int, seed: int, rollouts: int) -> list[float]:
+    """V(state after action a) for every legal action a of the seat to move: the hero seat's
+    mean place over ``rollouts`` playouts (reference policy for the hero, random elsewhere).
+    The playouts' seeds are the same for every a (common random numbers) and never depend on
+    which action the bot will take, so the AIVAT correction below has mean zero."""
+    game = state.spec.id
+    policies = [random_policy] * state.players
+    policies[hero] = REFERENCE.get(game, random_policy)
+    seat = state.to_move()[0]
+    out = []
+    for a in range(k):
+        total = 0
+        for r in range(rollouts):
+            child = state.clone()
+            child.apply(seat, a)
+            total += play_out(child, policies, DealRng(derive_seed(seed, r))).result().places[hero]
+        out.append(total / rollouts)
+    return out
+
+
+def play_aivat(game: str, bots: list[Any], deal_seed: int, match_seed: int, hero: int,
+               random_seats: set[int], rollouts: int) -> tuple[int, float]:
+    """One game as ``bot_strength.play_game``, and the AIVAT correction of the hero's place for
+    the decisions of ``random_seats`` (bots known to pick uniformly among the legal actions):
+    the sum over their decisions of V(after the action taken) - mean over actions of V(after
+    it). Its expectation is zero whatever V is, since the action is uniform and V's playouts
+    are seeded apart from it."""
+    state = REGISTRY[game].new_game(len(bots), deal_seed)
+    names = [b.name for b in bots]
+    matches = [b.start(start_message(state, game, s, match_seed, names)) for s, b in enumerate(bots)]
+    correction, decision = 0.0, 0
+    while not state.is_over():
+        for seat in tuple(state.to_move()):
+            if state.is_over() or seat not in state.to_move():
+                break
+            decision += 1
+            obs = state.observation(seat)
+            k = len(obs["legal_actions"])
+            values = None
+            if seat in random_seats and k > 1 and rollouts > 0 and len(state.to_move()) == 1:
+                values = _child_values(state, hero, k, derive_seed("aivat", match_seed, decision), rollouts)
+            action = bots[seat].act(obs, matches[seat])
+            if values is not None:
+                correction += values[action] - sum(values) / k
+            state.apply(seat, action)
+    return state.result().places[hero], correction
+
+
 def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 90_000,
-            eps_levels: tuple[float, ...] = (0.0, 0.3, 0.6)) -> dict[str, Any]:
+            eps_levels: tuple[float, ...] = (0.0, 0.3, 0.6), *, heuristic_cv: bool = True,
+            aivat_rollouts: int = 8) -> dict[str, Any]:
     players = SETUPS[game]
     hero = load_bot(HEURISTICS[game])
     randoms = [load_bot(RANDOM_BOT) for _ in range(players - 1)]
     seeds = [first_seed + d for d in range(deals)]
     base = {d: seat_baseline(game, players, d, rollouts) for d in seeds}
     ref = load_bot(HEURISTICS[game])        # its own copy: its random draws are its own
-    href = {d: heuristic_baseline(game, d, rollouts, ref, randoms) for d in seeds}
+    if heuristic_cv:
+        href = {d: heuristic_baseline(game, d, rollouts, ref, randoms) for d in seeds}
+    else:
+        href = {d: [0.0] * players for d in seeds}
     h_mean = sum(sum(h) for h in href.values()) / (len(seeds) * players)
+    # the leaderboards' method: the reference rule policy's baseline, and its population means
+    lb = {d: reference_baselines(game, players, {}, d, rollouts) for d in seeds}
+    eta, eta_var = _eta(game, players, deals)
     out: dict[str, Any] = {"game": game, "players": players, "deals": deals, "rollouts": rollouts,
-                           "levels": []}
+                           "aivat_rollouts": aivat_rollouts,
+                           "reference_deals": reference_target(deals), "levels": []}
     for eps in eps_levels:
         bot = Noisy(hero, eps, seed=int(eps * 1000) + 1)
         plain: dict[int, list[float]] = {}
         adjusted: dict[int, list[float]] = {}
         adjusted_h: dict[int, list[float]] = {}
+        board: dict[int, list[float]] = {}
+        aivat: dict[int, list[float]] = {}
         for d in seeds:
             b = base[d]
             mean_b = sum(b) / players
             for s in range(players):
                 bots = randoms[:s] + [bot] + randoms[s:]
-                place = play_game(game, bots, d, match_seed=d * 16 + s).places[s]
+                place, corr = play_aivat(game, bots, d, d * 16 + s, s, set(range(players)) - {s},
+                                         aivat_rollouts)
                 plain.setdefault(d, []).append(place)
                 adjusted.setdefault(d, []).append(place - b[s] + mean_b)
                 adjusted_h.setdefault(d, []).append(place - href[d][s] + h_mean)
+                board.setdefault(d, []).append(place - lb[d][s] + eta[s])
+                aivat.setdefault(d, []).append(place - lb[d][s] + eta[s] - corr)
         flat_p = [x for d in seeds for x in plain[d]]
         flat_a = [x for d in seeds for x in adjusted[d]]
         v_ind = _var(flat_p) or float("nan")   # no variance at all: no ratio to report
-        rot = players * _var([sum(plain[d]) / players for d in seeds])
+        n = len(flat_p)
+
+        def rotated(per: dict[int, list[float]], extra: float = 0.0) -> float:
+            # per-match variance of the mean when the seats of a deal are played together; ``extra``:
+            # the variance of the eta estimate, which does not shrink with more matches
+            return players * _var([sum(per[d]) / players for d in seeds]) + n * extra
+
+        rot = rotated(plain)
         cv = _var(flat_a)
-        both = players * _var([sum(adjusted[d]) / players for d in seeds])
+        both = rotated(adjusted)
         flat_h = [x for d in seeds for x in adjusted_h[d]]
         cv_h = _var(flat_h)
-        both_h = players * _var([sum(adjusted_h[d]) / players for d in seeds])
+        both_h = rotated(adjusted_h)
         mp, cp = _mean_ci(flat_p)
         ma, ca = _mean_ci(flat_a)
         mh, ch = _mean_ci(flat_h)
-        out["levels"].append({
-            "eps": eps, "matches": len(flat_p),
+        level = {
+            "eps": eps, "matches": n,
             "plain_mean_place": round(mp + 1, 4), "plain_ci95": round(cp, 4),
             "adjusted_mean_place": round(ma + 1, 4), "adjusted_ci95": round(ca, 4),
-            "heuristic_adjusted_mean_place": round(mh + 1, 4), "heuristic_adjusted_ci95": round(ch, 4),
-            "agree": abs(mp - ma) <= math.hypot(cp, ca) and abs(mp - mh) <= math.hypot(cp, ch),
             "matches_ratio": {"rotation": round(rot / v_ind, 3),
                               "control_variate": round(cv / v_ind, 3),
                               "rotation_and_cv": round(both / v_ind, 3),
-                              "heuristic_cv": round(cv_h / v_ind, 3),
-                              "rotation_and_heuristic_cv": round(both_h / v_ind, 3)},
-        })
-    means = [lv["adjusted_mean_place"] for lv in out["levels"]]
-    means_h = [lv["heuristic_adjusted_mean_place"] for lv in out["levels"]]
-    out["order_holds"] = means == sorted(means) and means_h == sorted(means_h)
+                              "leaderboard": round(rotated(board, eta_var) / v_ind, 3),
+                              "leaderboard_and_aivat": round(rotated(aivat, eta_var) / v_ind, 3)},
+        }
+        agree = abs(mp - ma) <= math.hypot(cp, ca)
+        for name, per in (("leaderboard", board), ("aivat", aivat)):
+            m = sum(x for d in seeds for x in per[d]) / n
+            half = Z95 * math.sqrt(rotated(per, eta_var) / n)
+            level[f"{name}_mean_place"], level[f"{name}_ci95"] = round(m + 1, 4), round(half, 4)
+            agree = agree and abs(mp - m) <= math.hypot(cp, half)
+        if heuristic_cv:
+            level["heuristic_adjusted_mean_place"] = round(mh + 1, 4)
+            level["heuristic_adjusted_ci95"] = round(ch, 4)
+            level["matches_ratio"]["heuristic_cv"] = round(cv_h / v_ind, 3)
+            level["matches_ratio"]["rotation_and_heuristic_cv"] = round(both_h / v_ind, 3)
+            agree = agree and abs(mp - mh) <= math.hypot(cp, ch)
+        level["agree"] = agree
+        out["levels"].append(level)
+    keys = ["adjusted_mean_place", "leaderboard_mean_place", "aivat_mean_place"]
+    if heuristic_cv:
+        keys.append("heuristic_adjusted_mean_place")
+    out["order_holds"] = all([lv[k] for lv in out["levels"]] == sorted(lv[k] for lv in out["levels"])
+                             for k in keys)
     return out
 
 
@@ -165,10 +261,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--deals", type=int, default=200)
     ap.add_argument("--rollouts", type=int, default=32)
+    ap.add_argument("--aivat-rollouts", type=int, default=8)
+    ap.add_argument("--no-heuristic-cv", action="store_true",
+                    help="skip the heuristic control variate (its baselines cost the most)")
     ap.add_argument("--game", choices=sorted(SETUPS), action="append")
     a = ap.parse_args()
     for game in a.game or list(SETUPS):
-        print(json.dumps(measure(game, a.deals, a.rollouts), indent=1))
+        print(json.dumps(measure(game, a.deals, a.rollouts, heuristic_cv=not a.no_heuristic_cv,
+                                 aivat_rollouts=a.aivat_rollouts), indent=1), flush=True)
 
 
 if __name__ == "__main__":
