@@ -24,7 +24,7 @@ independent deals (a fresh deal and a random seat per match):
 * leaderboard: rotation and the leaderboards' own adjustment (arena/report/luck.py):
   p(d, s) - h(d, s) + eta_s, where h is the reference rule policy's baseline
   (games/reference.py, ``rollouts`` games per seat) and eta_s its mean over
-  ``reference_target(deals)`` reference deals; the variance of the eta estimate is counted;
+  ``reference_target(game, deals)`` reference deals; the variance of the eta estimate is counted;
 * rotation and AIVAT: p(d, s) minus the AIVAT correction for the random seats' decisions
   (known policy: uniform), see ``play_aivat``; benchmark only: the arena does not know
   any bot's policy. Applied in Tightwad (``AIVAT_WHEN``);
@@ -119,10 +119,10 @@ def _mean_ci(xs: list[float]) -> tuple[float, float]:
 
 def _eta(game: str, players: int, deals: int) -> tuple[list[float], float]:
     """The leaderboard's population means of the reference baseline per seat (one game per seat
-    of each of ``reference_target(deals)`` reference deals), and the variance of their mean
+    of each of ``reference_target(game, deals)`` reference deals), and the variance of their mean
     over the seats (what a bot sitting every seat equally carries from this estimate)."""
     rows = [reference_baselines(game, players, {}, reference_deal_seed(game, players, k), 1)
-            for k in range(reference_target(deals))]
+            for k in range(reference_target(game, deals))]
     k = len(rows)
     eta = [sum(r[s] for r in rows) / k for s in range(players)]
     return eta, _var([sum(r) / players for r in rows]) / k
@@ -218,7 +218,7 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
     eta, eta_var = _eta(game, players, deals)
     out: dict[str, Any] = {"game": game, "players": players, "deals": deals, "rollouts": rollouts,
                            "aivat_rollouts": aivat_rollouts,
-                           "reference_deals": reference_target(deals), "levels": []}
+                           "reference_deals": reference_target(game, deals), "levels": []}
     for eps in eps_levels:
         bot = Noisy(hero, eps, seed=int(eps * 1000) + 1)
         plain: dict[int, list[float]] = {}

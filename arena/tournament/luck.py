@@ -53,7 +53,11 @@ _COLUMNS = ("game", "players", "options", "rules_version", "reference", "deal_se
 
 DEFAULT_ROLLOUTS = 16          # games per seat of each tournament deal
 MIN_REFERENCE_DEALS = 32       # reference deals per (game, players, options), at least ...
-REFERENCE_PER_DEAL = 16        # ... and this many per tournament deal of that configuration
+# ... and this many per tournament deal of that configuration: their mean's error is one more
+# term of every adjusted interval, so they must outnumber the deals; Palace's are slower (its
+# rule policy enumerates many moves): fewer of them there
+REFERENCE_PER_DEAL = {"palace": 16}
+DEFAULT_REFERENCE_PER_DEAL = 64
 
 
 def canonical(options: dict[str, Any]) -> str:
@@ -91,8 +95,9 @@ def configs_of(schedule: Iterable[Any]) -> list[Config]:
     return [Config(g, p, opts, tuple(seeds)) for (g, p, _), (opts, seeds) in seen.items()]
 
 
-def reference_target(deals: int) -> int:
-    return max(MIN_REFERENCE_DEALS, REFERENCE_PER_DEAL * deals)
+def reference_target(game: str, deals: int) -> int:
+    """Reference deals for a configuration of ``game`` with ``deals`` tournament deals."""
+    return max(MIN_REFERENCE_DEALS, REFERENCE_PER_DEAL.get(game, DEFAULT_REFERENCE_PER_DEAL) * deals)
 
 
 def _stored(conn: sqlite3.Connection, cfg: Config, kind: str) -> set[str]:
@@ -126,7 +131,7 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
         have = _stored(store.conn, cfg, "deal")
         todo += [(cfg, s, "deal") for s in cfg.deal_seeds if str(s) not in have]
         have_ref = _stored(store.conn, cfg, "reference")
-        for k in range(reference_target(len(cfg.deal_seeds))):
+        for k in range(reference_target(cfg.game, len(cfg.deal_seeds))):
             seed = reference_deal_seed(cfg.game, cfg.players, k)
             if str(seed) not in have_ref:
                 todo.append((cfg, seed, "reference"))

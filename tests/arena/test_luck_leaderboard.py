@@ -18,6 +18,11 @@ from arena.tournament import luck
 from tests.arena.test_runner import run_file, stored, write_tournament
 
 
+# write_tournament's configurations: (game, players, deals)
+REFERENCE_SETUP = (("tightwad", 3, 2), ("divers-weights", 2, 2), ("palace", 3, 1))
+REFERENCE_ROWS = sum(luck.reference_target(g, n) for g, _, n in REFERENCE_SETUP)
+
+
 def _tournament(tmp: Path, name: str, extra: str = "") -> Path:
     # two deals of Tightwad and Divers Weights, one of Palace (write_tournament's games)
     return write_tournament(tmp, name, deals=2, extra=extra)
@@ -53,7 +58,7 @@ def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
     data = _json(results)
     assert data["luck"]["available"] is True and data["luck"]["rollouts"] == luck.DEFAULT_ROLLOUTS
     deals = {(r["game"], r["players"]): r["deals"] for r in data["luck"]["reference_deals"]}
-    assert deals == {("tightwad", 3): 32, ("divers-weights", 2): 32, ("palace", 3): 32}
+    assert deals == {(g, p): luck.reference_target(g, n) for g, p, n in REFERENCE_SETUP}
     for scope in data["scopes"]:
         for b in scope["standings"]:
             assert b["adjusted_place"] is not None, (scope["scope"], b)
@@ -73,8 +78,8 @@ def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
 
 
 def test_baselines_are_stored_once_and_never_recomputed(run, tmp_path, monkeypatch):
-    # one row per scheduled deal (2 + 2 + 1) and the reference deals (32 per configuration)
-    assert _rows(run.results, "deal") == 5 and _rows(run.results, "reference") == 3 * 32
+    # one row per scheduled deal (2 + 2 + 1) and the reference deals
+    assert _rows(run.results, "deal") == 5 and _rows(run.results, "reference") == REFERENCE_ROWS
     copy = tmp_path / "copy"
     shutil.copytree(run.results, copy)
     before = _json(copy)
@@ -130,7 +135,7 @@ def test_an_interrupted_computation_keeps_every_result_and_the_next_run_finishes
     monkeypatch.setattr(luck, "seat_baselines", lambda *a, **k: counted.append(a) or real(*a, **k))
     second = run_file(path)
     assert second.complete and stored(second.results) == matches
-    assert len(counted) == 5 + 3 * 32 - 4                            # only what was missing
+    assert len(counted) == 5 + REFERENCE_ROWS - 4                    # only what was missing
     assert _json(second.results)["luck"]["available"] is True
 
     counted.clear()

@@ -40,7 +40,7 @@ def _key() -> tuple[str, int, str, str]:
 
 def _reference(deals: int) -> dict:
     rows = [tuple(seat_baselines(GAME, PLAYERS, {}, reference_deal_seed(GAME, PLAYERS, k), 1))
-            for k in range(reference_target(deals))]
+            for k in range(reference_target(GAME, deals))]
     return {_key(): rows}
 
 
