@@ -10,8 +10,10 @@ Both live in the results store's ``luck_baselines`` table, one row per (game, pl
 options, rules version, reference version, deal seed, kind), where ``kind`` is ``deal``
 (a tournament deal, ``rollouts`` games per seat) or ``reference``. Nothing in a row
 depends on a bot. The table is an optional addition to the store (created if missing, no
-schema version change: an older arena ignores it), and each row is one transaction, so an
-interrupted computation keeps what it finished and the next run completes it.
+schema version change: an older arena ignores it). Rows are committed in batches (at most
+256 rows or one second of work each, and whatever is done when the computation is
+interrupted or fails), so an interruption keeps what was finished and the next run
+completes it.
 
 Where and when: ``fill`` runs in the ``arena run`` process after the matches (never
 while bots are being timed), for the deals of the schedule that lack a row. A store
@@ -25,6 +27,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -108,20 +111,27 @@ def _stored(conn: sqlite3.Connection, cfg: Config, kind: str) -> set[str]:
         (game, players, options, rules, REFERENCE_VERSION, kind))}
 
 
-def _put(store: Any, cfg: Config, seed: int, kind: str, rollouts: int, places: list[float]) -> None:
+def _row(cfg: Config, seed: int, kind: str, rollouts: int, places: list[float]) -> tuple[Any, ...]:
     game, players, options, rules = cfg.key
     row = (game, players, options, rules, REFERENCE_VERSION, str(seed), kind, rollouts,
            json.dumps([round(p, 9) for p in places]))
+    return (*row, _digest(row))
+
+
+def _put(store: Any, rows: list[tuple[Any, ...]]) -> None:
     with store._write() as conn:
-        conn.execute(f"INSERT OR REPLACE INTO luck_baselines ({', '.join(_COLUMNS)}, digest)"
-                     f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})", (*row, _digest(row)))
+        conn.executemany(f"INSERT OR REPLACE INTO luck_baselines ({', '.join(_COLUMNS)}, digest)"
+                         f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})", rows)
+
+
+FLUSH_ROWS, FLUSH_S = 256, 1.0   # rows are committed in batches: at most this much work is redone
 
 
 def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
          progress: Callable[[int, int], None] | None = None) -> int:
     """Compute and store every missing baseline of the schedule's deals and reference deals;
-    returns how many rows it added. Each row is committed on its own (an interruption keeps
-    the finished ones). ``rollouts`` < 1 does nothing."""
+    returns how many rows it added. Rows are committed in batches, and the finished ones on an
+    interruption too. ``rollouts`` < 1 does nothing."""
     if rollouts < 1:
         return 0
     with store._lock:
@@ -137,11 +147,20 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
                 todo.append((cfg, seed, "reference"))
     if todo and progress is not None:
         progress(0, len(todo))
-    for i, (cfg, seed, kind) in enumerate(todo):
-        n = rollouts if kind == "deal" else 1
-        _put(store, cfg, seed, kind, n, seat_baselines(cfg.game, cfg.players, cfg.options, seed, n))
-        if progress is not None:
-            progress(i + 1, len(todo))
+    batch: list[tuple[Any, ...]] = []
+    last = time.monotonic()
+    try:
+        for i, (cfg, seed, kind) in enumerate(todo):
+            n = rollouts if kind == "deal" else 1
+            batch.append(_row(cfg, seed, kind, n, seat_baselines(cfg.game, cfg.players, cfg.options, seed, n)))
+            if len(batch) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
+                _put(store, batch)
+                batch, last = [], time.monotonic()
+            if progress is not None:
+                progress(i + 1, len(todo))
+    finally:
+        if batch:   # interrupted or failed: what was computed is kept all the same
+            _put(store, batch)
     return len(todo)
 
 
