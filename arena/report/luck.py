@@ -30,23 +30,11 @@ import math
 from typing import Any, Iterable
 
 from arena.report.ratings import OVERALL, RatingReport, deal_cluster, t95
-from arena.tournament.luck import Baselines
+from arena.tournament.luck import Baselines, Eta
 from arena.tournament.store import SANDBOX_FAULT, ResultRow
 from games.reference import REFERENCE_VERSION
 
 Key = tuple[str, int, str, str]
-
-
-def _eta(rows: list[tuple[float, ...]]) -> tuple[list[float], list[list[float]]] | None:
-    """Per-seat mean of the reference deals' h, and the covariance matrix of those means."""
-    k = len(rows)
-    if k < 2:
-        return None
-    n = len(rows[0])
-    mean = [sum(r[s] for r in rows) / k for s in range(n)]
-    cov = [[sum((r[a] - mean[a]) * (r[b] - mean[b]) for r in rows) / (k - 1) / k for b in range(n)]
-           for a in range(n)]
-    return mean, cov
 
 
 class _Acc:
@@ -59,7 +47,7 @@ class _Acc:
         self.weights: dict[Key, list[int]] = {}   # config -> seats sat per seat number
         self.shift = 0.0                           # sum of eta over its seats
 
-    def value(self, etas: dict[Key, tuple[list[float], list[list[float]]]]) -> tuple[float, float | None] | None:
+    def value(self, etas: dict[Key, Eta]) -> tuple[float, float | None] | None:
         if self.missing or not self.seats:
             return None
         k = len(self.deal_sum)
@@ -87,7 +75,7 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
     stored baselines allow, and ``report.luck`` saying how; unchanged without baselines."""
     if baselines is None:
         return report
-    etas = {key: e for key, refs in baselines.reference.items() if (e := _eta(refs)) is not None}
+    etas = baselines.eta
     numeric = {n.match_id for n in report.notable if n.reason == "numeric"}
     accs: dict[str, dict[str, _Acc]] = {}
     for row in rows:
@@ -131,6 +119,6 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
 
 def describe(baselines: Baselines, available: bool) -> dict[str, Any]:
     return {"reference": REFERENCE_VERSION, "rollouts": baselines.rollouts,
-            "reference_deals": [{"game": g, "players": p, "options": json.loads(o), "deals": len(r)}
-                                for (g, p, o, _), r in sorted(baselines.reference.items())],
+            "reference_deals": [{"game": g, "players": p, "options": json.loads(o), "deals": e[2]}
+                                for (g, p, o, _), e in sorted(baselines.eta.items())],
             "available": available}

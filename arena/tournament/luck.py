@@ -44,9 +44,10 @@ CREATE TABLE IF NOT EXISTS luck_baselines (
     rules_version TEXT NOT NULL,
     reference     TEXT NOT NULL,      -- games.reference.REFERENCE_VERSION
     deal_seed     TEXT NOT NULL,      -- text: seeds are unsigned 64-bit
-    kind          TEXT NOT NULL,      -- 'deal' (a tournament deal) or 'reference'
+    kind          TEXT NOT NULL,      -- 'deal' (a tournament deal), 'reference' or 'summary'
     rollouts      INTEGER NOT NULL,
-    places        TEXT NOT NULL,      -- JSON list: mean place (0 = best) per seat
+    places        TEXT NOT NULL,      -- JSON list: mean place (0 = best) per seat; for a
+                                      -- summary: {"mean", "cov", "deals"} of the reference rows
     digest        TEXT NOT NULL,      -- SHA-256 of the columns above
     PRIMARY KEY (game, players, options, rules_version, reference, deal_seed, kind)
 )
@@ -161,15 +162,76 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
     finally:
         if batch:   # interrupted or failed: what was computed is kept all the same
             _put(store, batch)
+    write_summaries(store, {cfg.key for cfg, _, kind in todo if kind == "reference"})
     return len(todo)
+
+
+Eta = tuple[list[float], list[list[float]], int]   # per-seat means, covariance of the means, deals
+
+
+def summarize(rows: list[tuple[float, ...]]) -> Eta | None:
+    """The reference deals' per-seat mean of ``h`` (the estimate of ``eta``), the covariance
+    matrix of those means, and how many deals; None with fewer than two."""
+    k = len(rows)
+    if k < 2:
+        return None
+    n = len(rows[0])
+    mean = [sum(r[s] for r in rows) / k for s in range(n)]
+    cov = [[sum((r[a] - mean[a]) * (r[b] - mean[b]) for r in rows) / (k - 1) / k for b in range(n)]
+           for a in range(n)]
+    return mean, cov, k
+
+
+def _summary_row(key: tuple[str, int, str, str], eta: Eta) -> tuple[Any, ...]:
+    game, players, options, rules = key
+    row = (game, players, options, rules, REFERENCE_VERSION, "", "summary", 0,
+           json.dumps({"mean": eta[0], "cov": eta[1], "deals": eta[2]}))
+    return (*row, _digest(row))
+
+
+def _reference_rows(conn: sqlite3.Connection, key: tuple[str, int, str, str]) -> list[tuple[float, ...]]:
+    """The valid reference rows of one configuration (a damaged one is left out)."""
+    out = []
+    for row in conn.execute(f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE game = ?"
+                            " AND players = ? AND options = ? AND rules_version = ? AND reference = ?"
+                            " AND kind = 'reference'", (*key, REFERENCE_VERSION)):
+        h = _parse(row)
+        if h is not None:
+            out.append(h)
+    return out
+
+
+def _parse(row: tuple[Any, ...]) -> tuple[float, ...] | None:
+    values, digest = row[:-1], row[-1]
+    game, players, _, _, _, seed, _, _, places = values
+    try:
+        if digest != _digest(values):
+            raise ValueError("checksum")
+        h = tuple(float(x) for x in json.loads(places))
+        if len(h) != players:
+            raise ValueError("seats")
+    except (ValueError, TypeError):
+        log.warning("luck baseline of %s p%s deal %s is damaged; left out", game, players, seed)
+        return None
+    return h
+
+
+def write_summaries(store: Any, keys: Iterable[tuple[str, int, str, str]]) -> None:
+    """Store each configuration's ``summarize`` of its reference rows, so that a leaderboard
+    reads one row instead of thousands (it checks the summary's deal count against them)."""
+    with store._lock:
+        rows = [_summary_row(key, eta) for key in keys
+                if (eta := summarize(_reference_rows(store.conn, key))) is not None]
+    if rows:
+        _put(store, rows)
 
 
 @dataclass
 class Baselines:
     """What the leaderboards read: per stored match, its deal's ``h`` and configuration key;
-    per configuration, the reference deals' rows."""
+    per configuration, the estimate of ``eta`` (``summarize``)."""
     by_match: dict[str, tuple[tuple[str, int, str, str], tuple[float, ...]]]
-    reference: dict[tuple[str, int, str, str], list[tuple[float, ...]]]
+    eta: dict[tuple[str, int, str, str], Eta]
     rollouts: int
 
 
@@ -183,35 +245,46 @@ def load(store: Any) -> Baselines | None:
                             ).fetchone():
             return None
         rows = conn.execute(
-            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ?",
+            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'deal'",
             (REFERENCE_VERSION,)).fetchall()
         if not rows:
             return None
+        counts = {tuple(r[:4]): r[4] for r in conn.execute(
+            "SELECT game, players, options, rules_version, COUNT(*) FROM luck_baselines"
+            " WHERE reference = ? AND kind = 'reference' GROUP BY game, players, options, rules_version",
+            (REFERENCE_VERSION,))}
+        summaries = conn.execute(
+            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'summary'",
+            (REFERENCE_VERSION,)).fetchall()
+        eta: dict[tuple[str, int, str, str], Eta] = {}
+        for row in summaries:
+            key = tuple(row[:4])
+            try:
+                if row[-1] != _digest(row[:-1]):
+                    raise ValueError("checksum")
+                got = json.loads(row[8])
+                mean, cov, k = [float(x) for x in got["mean"]], [[float(x) for x in r] for r in got["cov"]], got["deals"]
+                if k != counts.get(key) or len(mean) != row[1] or len(cov) != row[1]:
+                    continue    # stale or foreign: recomputed from the rows below
+                eta[key] = (mean, cov, int(k))
+            except (ValueError, TypeError, KeyError, AttributeError):
+                log.warning("luck summary of %s p%s is damaged; recomputed", row[0], row[1])
+        for key in counts:
+            if key not in eta and (got := summarize(_reference_rows(conn, key))) is not None:
+                eta[key] = got
         matches = conn.execute("SELECT match_id, game, players, deal_seed, rules_version FROM matches").fetchall()
     deals: dict[tuple[str, int, str, str], list[tuple[tuple[str, int, str, str], tuple[float, ...]]]] = {}
-    reference: dict[tuple[str, int, str, str], list[tuple[float, ...]]] = {}
     rollouts = 0
     for row in rows:
-        values, digest = row[:-1], row[-1]
-        game, players, options, rules, _, seed, kind, n, places = values
-        try:
-            if digest != _digest(values):
-                raise ValueError("checksum")
-            h = tuple(float(x) for x in json.loads(places))
-            if len(h) != players:
-                raise ValueError("seats")
-        except (ValueError, TypeError):
-            log.warning("luck baseline of %s p%s deal %s is damaged; left out", game, players, seed)
+        h = _parse(row)
+        if h is None:
             continue
-        key = (game, players, options, rules)
-        if kind == "reference":
-            reference.setdefault(key, []).append(h)
-        else:
-            deals.setdefault((game, players, seed, rules), []).append((key, h))
-            rollouts = max(rollouts, int(n))
+        game, players, options, rules, _, seed, _, n, _ = row[:-1]
+        deals.setdefault((game, players, seed, rules), []).append(((game, players, options, rules), h))
+        rollouts = max(rollouts, int(n))
     by_match = {}
     for mid, game, players, seed, rules in matches:
         found = deals.get((game, players, seed, rules))
         if found is not None and len(found) == 1:   # two option sets for one seed: ambiguous, left out
             by_match[mid] = found[0]
-    return Baselines(by_match, reference, rollouts)
+    return Baselines(by_match, eta, rollouts)

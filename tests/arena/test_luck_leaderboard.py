@@ -182,3 +182,26 @@ def test_an_unreadable_baseline_table_never_breaks_the_leaderboard(run, tmp_path
     for fmt in ("terminal", "md", "csv", "json", "html"):
         result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", fmt if fmt != "terminal" else "table"])
         assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+
+
+def test_a_damaged_or_stale_summary_is_recomputed_from_the_reference_rows(run, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(run.results, copy)
+    before = _adjusted(_json(run.results))
+    con = sqlite3.connect(copy / "results.sqlite")
+    assert con.execute("SELECT COUNT(*) FROM luck_baselines WHERE kind = 'summary'").fetchone()[0] == 3
+    # a hand-edited summary (checksum fails), and one left stale by a reference row removed
+    con.execute("UPDATE luck_baselines SET places = '{\"mean\": [9, 9, 9], \"cov\": [[0,0,0],[0,0,0],[0,0,0]],"
+                " \"deals\": 128}' WHERE kind = 'summary' AND game = 'tightwad'")
+    con.execute("DELETE FROM luck_baselines WHERE rowid = (SELECT MIN(rowid) FROM luck_baselines"
+                " WHERE kind = 'reference' AND game = 'divers-weights')")
+    con.commit()
+    con.close()
+    result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    after = _adjusted(json.loads(result.output))
+    for (scope, bot), (value, half) in after.items():
+        if scope == "tightwad" or scope == "palace":   # the same rows: the same figures
+            assert (value, half) == before[(scope, bot)]
+        else:                                           # one reference deal fewer: close, not equal
+            assert value == pytest.approx(before[(scope, bot)][0], abs=0.05)

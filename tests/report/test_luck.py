@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-from arena.report.luck import _eta, adjust
+from arena.report.luck import adjust
 from arena.report.ratings import compute_ratings
-from arena.tournament.luck import Baselines, Config, reference_target
+from arena.tournament.luck import Baselines, Config, reference_target, summarize
 from arena.tournament.store import ResultRow
 from games import REGISTRY
 from games.reference import (REFERENCE, play_out, random_policy, reference_deal_seed,
@@ -55,7 +55,7 @@ def test_baselines_are_a_function_of_the_deal_alone():
 
 def test_the_correction_has_mean_zero_in_every_seat_over_fresh_deals():
     deals = 150
-    eta, cov = _eta(_reference(deals)[_key()])
+    eta, cov, _ = summarize(_reference(deals)[_key()])
     fresh = [seat_baselines(GAME, PLAYERS, {}, derive_seed("fresh deals", d), ROLLOUTS) for d in range(deals)]
     for s in range(PLAYERS):
         xs = [h[s] for h in fresh]
@@ -87,7 +87,7 @@ def test_bots_of_known_strength_plain_and_adjusted_agree_and_keep_their_order():
                 by_match[mid] = (key, h)
                 index += 1
     report = compute_ratings(rows)
-    adjusted = adjust(report, rows, Baselines(by_match, _reference(deals), ROLLOUTS))
+    adjusted = adjust(report, rows, Baselines(by_match, {key: summarize(_reference(deals)[key])}, ROLLOUTS))
     assert adjusted.luck["available"] is True
     plain, adj = [], []
     for eps in LEVELS:
