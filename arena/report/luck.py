@@ -64,6 +64,24 @@ class _Acc:
         return mean + self.shift / n, t95(k - 1) * math.sqrt(max(var, 0.0))
 
 
+def _union(games: Iterable[dict[str, "_Acc"]]) -> dict[str, "_Acc"]:
+    """The overall scope's accumulators from the games' (their deals and configurations are
+    distinct: a deal cluster names its game entry, a configuration its game)."""
+    out: dict[str, _Acc] = {}
+    for per_bot in list(games):
+        for bot, acc in per_bot.items():
+            total = out.get(bot)
+            if total is None:
+                total = out[bot] = _Acc()
+            total.seats += acc.seats
+            total.missing += acc.missing
+            total.shift += acc.shift
+            total.deal_sum.update(acc.deal_sum)
+            total.deal_seats.update(acc.deal_seats)
+            total.weights.update(acc.weights)
+    return out
+
+
 def _rated(row: ResultRow, numeric: set[str]) -> bool:
     # as arena.report.ratings counts a match (faults of every seat, sandbox faults, maths)
     return not (row.sandbox_fault or SANDBOX_FAULT in row.faults or all(k is not None for k in row.faults)
@@ -77,29 +95,40 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         return report
     etas = baselines.eta
     numeric = {n.match_id for n in report.notable if n.reason == "numeric"}
-    accs: dict[str, dict[str, _Acc]] = {}
+    accs: dict[str, dict[str, _Acc]] = {}   # per game; ``overall`` is their union below
+    by_match = baselines.by_match
     for row in rows:
         if not _rated(row, numeric):
             continue
-        found = baselines.by_match.get(row.match_id)
-        if found is not None and (found[0] not in etas or len(found[1]) != len(row.places)):
-            found = None
-        deal = deal_cluster(row.match_id)
-        for scope in (OVERALL, row.game):
-            per_bot = accs.setdefault(scope, {})
-            for seat, (bot, place) in enumerate(zip(row.bots, row.places)):
+        per_bot = accs.get(row.game)
+        if per_bot is None:
+            per_bot = accs[row.game] = {}
+        found = by_match.get(row.match_id)
+        if found is None or found[0] not in etas or len(found[1]) != len(row.places):
+            for bot in row.bots:
                 acc = per_bot.get(bot)
                 if acc is None:
                     acc = per_bot[bot] = _Acc()
                 acc.seats += 1
-                if found is None:
-                    acc.missing += 1
-                    continue
-                key, h = found
-                acc.deal_sum[deal] = acc.deal_sum.get(deal, 0.0) + place + 1 - h[seat]
-                acc.deal_seats[deal] = acc.deal_seats.get(deal, 0) + 1
-                acc.weights.setdefault(key, [0] * len(h))[seat] += 1
-                acc.shift += etas[key][0][seat]
+                acc.missing += 1
+            continue
+        key, h = found
+        mean = etas[key][0]
+        deal = deal_cluster(row.match_id)
+        for seat, bot in enumerate(row.bots):
+            acc = per_bot.get(bot)
+            if acc is None:
+                acc = per_bot[bot] = _Acc()
+            acc.seats += 1
+            sums, seats = acc.deal_sum, acc.deal_seats
+            sums[deal] = sums.get(deal, 0.0) + row.places[seat] + 1 - h[seat]
+            seats[deal] = seats.get(deal, 0) + 1
+            weights = acc.weights.get(key)
+            if weights is None:
+                weights = acc.weights[key] = [0] * len(h)
+            weights[seat] += 1
+            acc.shift += mean[seat]
+    accs[OVERALL] = _union(accs.values())
     scopes = []
     available = True    # every standing of every scope has the figure
     for scope in report.scopes:
