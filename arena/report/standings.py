@@ -51,7 +51,7 @@ def load_report(source: Path) -> tuple[Any, Path]:
         scheduled, _ = store.progress()
         rows = list(store.iter_results())
         report = compute_ratings(rows, params, cache=folder / FILE_NAME, scheduled=scheduled)
-        report = _luck_adjusted(report, rows, store)
+        report = _luck_adjusted(report, rows, store, (meta.get("config") or {}).get("luck_rollouts"))
         report = dataclasses.replace(report, deals=deals_of(meta))
         report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
         store.close()  # not left to the garbage collector: a long-lived caller runs many
@@ -60,17 +60,22 @@ def load_report(source: Path) -> tuple[Any, Path]:
     return report, folder
 
 
-def _luck_adjusted(report: Any, rows: list[Any], store: Any) -> Any:
+def _luck_adjusted(report: Any, rows: list[Any], store: Any, rollouts: Any) -> Any:
     """The report with its luck-adjusted mean places from the stored baselines (never computed
-    here: a store without them shows the figure as unavailable). A baseline table this arena
-    cannot read leaves the figure unavailable rather than failing the leaderboard."""
+    here: a store without them shows the figure as unavailable). ``rollouts``: the stored
+    tournament's ``luck_rollouts``. A baseline table this arena cannot read leaves the figure
+    unavailable rather than failing the leaderboard."""
     import sqlite3
 
     from arena.report.luck import adjust
-    from arena.tournament.luck import load
+    from arena.tournament.luck import DEFAULT_ROLLOUTS, load
 
+    if rollouts is None:        # a tournament stored before the option: its default
+        rollouts = DEFAULT_ROLLOUTS
+    if type(rollouts) is not int:
+        return report
     try:
-        baselines = load(store)
+        baselines = load(store, rows, rollouts)
     except (sqlite3.Error, ValueError, TypeError) as exc:
         import logging
 

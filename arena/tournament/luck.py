@@ -8,7 +8,9 @@ their own stream (``games.reference.reference_deal_seed``), one game per seat ea
 
 Both live in the results store's ``luck_baselines`` table, one row per (game, players,
 options, rules version, reference version, deal seed, kind), where ``kind`` is ``deal``
-(a tournament deal, ``rollouts`` games per seat) or ``reference``. Nothing in a row
+(a tournament deal, ``rollouts`` games per seat), ``reference`` (with its ordinal in the
+stream) or ``summary`` (per configuration: the estimate of eta from its first N reference
+deals, so a leaderboard reads one row, not thousands). Nothing in a row
 depends on a bot. The table is an optional addition to the store (created if missing, no
 schema version change: an older arena ignores it). Rows are committed in batches (at most
 256 rows or one second of work each, and whatever is done when the computation is
@@ -45,6 +47,8 @@ CREATE TABLE IF NOT EXISTS luck_baselines (
     reference     TEXT NOT NULL,      -- games.reference.REFERENCE_VERSION
     deal_seed     TEXT NOT NULL,      -- text: seeds are unsigned 64-bit
     kind          TEXT NOT NULL,      -- 'deal' (a tournament deal), 'reference' or 'summary'
+    ordinal       INTEGER NOT NULL,   -- reference deals: k (the k-th of the stream); a summary:
+                                      -- how many it covers; deals: 0
     rollouts      INTEGER NOT NULL,
     places        TEXT NOT NULL,      -- JSON list: mean place (0 = best) per seat; for a
                                       -- summary: {"mean", "cov", "deals"} of the reference rows
@@ -53,7 +57,7 @@ CREATE TABLE IF NOT EXISTS luck_baselines (
 )
 """
 _COLUMNS = ("game", "players", "options", "rules_version", "reference", "deal_seed", "kind",
-            "rollouts", "places")
+            "ordinal", "rollouts", "places")
 
 DEFAULT_ROLLOUTS = 16          # games per seat of each tournament deal
 MIN_REFERENCE_DEALS = 32       # reference deals per (game, players, options), at least ...
@@ -73,6 +77,12 @@ def _digest(values: Iterable[Any]) -> str:
 
 
 def ensure_table(conn: sqlite3.Connection) -> None:
+    """Create the table; one of another shape (hand-made, or from a development version) is
+    replaced: everything in it can be computed again."""
+    cols = [r[1] for r in conn.execute("PRAGMA table_info(luck_baselines)")]
+    if cols and cols != [*_COLUMNS, "digest"]:
+        log.warning("luck_baselines table of another shape (%s); replaced", ", ".join(cols))
+        conn.execute("DROP TABLE luck_baselines")
     conn.execute(TABLE)
 
 
@@ -104,17 +114,17 @@ def reference_target(game: str, deals: int) -> int:
     return max(MIN_REFERENCE_DEALS, REFERENCE_PER_DEAL.get(game, DEFAULT_REFERENCE_PER_DEAL) * deals)
 
 
-def _stored(conn: sqlite3.Connection, cfg: Config, kind: str) -> set[str]:
+def _stored(conn: sqlite3.Connection, cfg: Config, kind: str, rollouts: int) -> set[str]:
     game, players, options, rules = cfg.key
     return {r[0] for r in conn.execute(
         "SELECT deal_seed FROM luck_baselines WHERE game = ? AND players = ? AND options = ?"
-        " AND rules_version = ? AND reference = ? AND kind = ?",
-        (game, players, options, rules, REFERENCE_VERSION, kind))}
+        " AND rules_version = ? AND reference = ? AND kind = ? AND rollouts = ?",
+        (game, players, options, rules, REFERENCE_VERSION, kind, rollouts))}
 
 
-def _row(cfg: Config, seed: int, kind: str, rollouts: int, places: list[float]) -> tuple[Any, ...]:
+def _row(cfg: Config, seed: int, kind: str, ordinal: int, rollouts: int, places: list[float]) -> tuple[Any, ...]:
     game, players, options, rules = cfg.key
-    row = (game, players, options, rules, REFERENCE_VERSION, str(seed), kind, rollouts,
+    row = (game, players, options, rules, REFERENCE_VERSION, str(seed), kind, ordinal, rollouts,
            json.dumps([round(p, 9) for p in places]))
     return (*row, _digest(row))
 
@@ -137,23 +147,26 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
         return 0
     with store._lock:
         ensure_table(store.conn)
-    todo: list[tuple[Config, int, str]] = []
+    todo: list[tuple[Config, int, str, int]] = []
+    targets: dict[tuple[str, int, str, str], int] = {}
     for cfg in configs_of(schedule):
-        have = _stored(store.conn, cfg, "deal")
-        todo += [(cfg, s, "deal") for s in cfg.deal_seeds if str(s) not in have]
-        have_ref = _stored(store.conn, cfg, "reference")
-        for k in range(reference_target(cfg.game, len(cfg.deal_seeds))):
+        have = _stored(store.conn, cfg, "deal", rollouts)
+        todo += [(cfg, s, "deal", 0) for s in cfg.deal_seeds if str(s) not in have]
+        have_ref = _stored(store.conn, cfg, "reference", 1)
+        targets[cfg.key] = reference_target(cfg.game, len(cfg.deal_seeds))
+        for k in range(targets[cfg.key]):
             seed = reference_deal_seed(cfg.game, cfg.players, k)
             if str(seed) not in have_ref:
-                todo.append((cfg, seed, "reference"))
+                todo.append((cfg, seed, "reference", k))
     if todo and progress is not None:
         progress(0, len(todo))
     batch: list[tuple[Any, ...]] = []
     last = time.monotonic()
     try:
-        for i, (cfg, seed, kind) in enumerate(todo):
+        for i, (cfg, seed, kind, ordinal) in enumerate(todo):
             n = rollouts if kind == "deal" else 1
-            batch.append(_row(cfg, seed, kind, n, seat_baselines(cfg.game, cfg.players, cfg.options, seed, n)))
+            batch.append(_row(cfg, seed, kind, ordinal, n,
+                              seat_baselines(cfg.game, cfg.players, cfg.options, seed, n)))
             if len(batch) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
                 _put(store, batch)
                 batch, last = [], time.monotonic()
@@ -162,7 +175,7 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
     finally:
         if batch:   # interrupted or failed: what was computed is kept all the same
             _put(store, batch)
-    write_summaries(store, {cfg.key for cfg, _, kind in todo if kind == "reference"})
+    write_summaries(store, targets)
     return len(todo)
 
 
@@ -184,26 +197,30 @@ def summarize(rows: list[tuple[float, ...]]) -> Eta | None:
 
 def _summary_row(key: tuple[str, int, str, str], eta: Eta) -> tuple[Any, ...]:
     game, players, options, rules = key
-    row = (game, players, options, rules, REFERENCE_VERSION, "", "summary", 0,
-           json.dumps({"mean": eta[0], "cov": eta[1], "deals": eta[2]}))
+    row = (game, players, options, rules, REFERENCE_VERSION, "", "summary", eta[2], 0,
+           json.dumps({"mean": eta[0], "cov": eta[1]}))
     return (*row, _digest(row))
 
 
-def _reference_rows(conn: sqlite3.Connection, key: tuple[str, int, str, str]) -> list[tuple[float, ...]]:
-    """The valid reference rows of one configuration (a damaged one is left out)."""
+def _reference_rows(conn: sqlite3.Connection, key: tuple[str, int, str, str], count: int
+                    ) -> list[tuple[float, ...]] | None:
+    """The first ``count`` reference deals of a configuration (ordinals 0..count-1), or None
+    if any of them is missing or damaged (then no estimate of eta: the figure is n/a)."""
     out = []
     for row in conn.execute(f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE game = ?"
                             " AND players = ? AND options = ? AND rules_version = ? AND reference = ?"
-                            " AND kind = 'reference'", (*key, REFERENCE_VERSION)):
+                            " AND kind = 'reference' AND ordinal < ? AND rollouts = 1 ORDER BY ordinal",
+                            (*key, REFERENCE_VERSION, count)):
         h = _parse(row)
-        if h is not None:
-            out.append(h)
-    return out
+        if h is None:
+            return None
+        out.append(h)
+    return out if len(out) == count else None
 
 
 def _parse(row: tuple[Any, ...]) -> tuple[float, ...] | None:
     values, digest = row[:-1], row[-1]
-    game, players, _, _, _, seed, _, _, places = values
+    game, players, seed, places = values[0], values[1], values[5], values[-1]
     try:
         if digest != _digest(values):
             raise ValueError("checksum")
@@ -216,12 +233,16 @@ def _parse(row: tuple[Any, ...]) -> tuple[float, ...] | None:
     return h
 
 
-def write_summaries(store: Any, keys: Iterable[tuple[str, int, str, str]]) -> None:
-    """Store each configuration's ``summarize`` of its reference rows, so that a leaderboard
-    reads one row instead of thousands (it checks the summary's deal count against them)."""
+def write_summaries(store: Any, targets: dict[tuple[str, int, str, str], int]) -> None:
+    """Store each configuration's ``summarize`` of its first ``targets[key]`` reference deals,
+    so that a leaderboard reads one row instead of thousands."""
     with store._lock:
-        rows = [_summary_row(key, eta) for key in keys
-                if (eta := summarize(_reference_rows(store.conn, key))) is not None]
+        rows = []
+        for key, count in targets.items():
+            refs = _reference_rows(store.conn, key, count)
+            eta = summarize(refs) if refs is not None else None
+            if eta is not None:
+                rows.append(_summary_row(key, eta))
     if rows:
         _put(store, rows)
 
@@ -235,56 +256,71 @@ class Baselines:
     rollouts: int
 
 
-def load(store: Any) -> Baselines | None:
-    """The stored baselines of the current reference version, or None if there are none
-    (the leaderboards then show the adjusted figure as unavailable). Rows that fail their
-    checksum or do not parse are left out (their matches show as unavailable)."""
+def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> Baselines | None:
+    """The stored baselines for the result ``rows`` (``ResultRow``s of the current schedule),
+    or None if there are none (the leaderboards then show the adjusted figure as unavailable).
+
+    Only what a fresh run of the same tournament file would use is read, so the leaderboards
+    do not depend on the folder's history: deal rows with ``rollouts`` games per seat (the
+    tournament's ``luck_rollouts``), and for each configuration the first
+    ``reference_target(game, deals)`` reference deals, ``deals`` being the configuration's deals
+    among ``rows``. Rows that fail their checksum or do not parse are left out (their matches,
+    or their configuration, show as unavailable)."""
+    if rollouts < 1:
+        return None
+    ids = {r.match_id for r in rows}
     with store._lock:
         conn = store.conn
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck_baselines'"
                             ).fetchone():
             return None
-        rows = conn.execute(
-            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'deal'",
-            (REFERENCE_VERSION,)).fetchall()
-        if not rows:
+        deal_rows = conn.execute(
+            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'deal'"
+            " AND rollouts = ?", (REFERENCE_VERSION, rollouts)).fetchall()
+        if not deal_rows:
             return None
-        counts = {tuple(r[:4]): r[4] for r in conn.execute(
-            "SELECT game, players, options, rules_version, COUNT(*) FROM luck_baselines"
-            " WHERE reference = ? AND kind = 'reference' GROUP BY game, players, options, rules_version",
-            (REFERENCE_VERSION,))}
-        summaries = conn.execute(
-            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'summary'",
-            (REFERENCE_VERSION,)).fetchall()
-        eta: dict[tuple[str, int, str, str], Eta] = {}
-        for row in summaries:
-            key = tuple(row[:4])
-            try:
-                if row[-1] != _digest(row[:-1]):
-                    raise ValueError("checksum")
-                got = json.loads(row[8])
-                mean, cov, k = [float(x) for x in got["mean"]], [[float(x) for x in r] for r in got["cov"]], got["deals"]
-                if k != counts.get(key) or len(mean) != row[1] or len(cov) != row[1]:
-                    continue    # stale or foreign: recomputed from the rows below
-                eta[key] = (mean, cov, int(k))
-            except (ValueError, TypeError, KeyError, AttributeError):
-                log.warning("luck summary of %s p%s is damaged; recomputed", row[0], row[1])
-        for key in counts:
-            if key not in eta and (got := summarize(_reference_rows(conn, key))) is not None:
-                eta[key] = got
         matches = conn.execute("SELECT match_id, game, players, deal_seed, rules_version FROM matches").fetchall()
-    deals: dict[tuple[str, int, str, str], list[tuple[tuple[str, int, str, str], tuple[float, ...]]]] = {}
-    rollouts = 0
-    for row in rows:
-        h = _parse(row)
-        if h is None:
-            continue
-        game, players, options, rules, _, seed, _, n, _ = row[:-1]
-        deals.setdefault((game, players, seed, rules), []).append(((game, players, options, rules), h))
-        rollouts = max(rollouts, int(n))
-    by_match = {}
-    for mid, game, players, seed, rules in matches:
-        found = deals.get((game, players, seed, rules))
-        if found is not None and len(found) == 1:   # two option sets for one seed: ambiguous, left out
-            by_match[mid] = found[0]
+        deals: dict[tuple[str, int, str, str], list[tuple[tuple[str, int, str, str], tuple[float, ...]]]] = {}
+        for row in deal_rows:
+            h = _parse(row)
+            if h is not None:
+                game, players, options, rules, _, seed = row[:6]
+                deals.setdefault((game, players, seed, rules), []).append(((game, players, options, rules), h))
+        by_match = {}
+        seeds: dict[tuple[str, int, str, str], set[str]] = {}
+        for mid, game, players, seed, rules in matches:
+            found = deals.get((game, players, seed, rules))
+            if mid in ids and found is not None and len(found) == 1:   # two option sets for one seed: left out
+                by_match[mid] = found[0]
+                seeds.setdefault(found[0][0], set()).add(seed)
+        summaries = {tuple(r[:4]): r for r in conn.execute(
+            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'summary'",
+            (REFERENCE_VERSION,))}
+        eta: dict[tuple[str, int, str, str], Eta] = {}
+        for key, used in seeds.items():
+            count = reference_target(key[0], len(used))
+            got = _summary(summaries.get(key), count, key[1])
+            if got is None:     # none stored for this count, or damaged: from the rows themselves
+                refs = _reference_rows(conn, key, count)
+                got = summarize(refs) if refs is not None else None
+            if got is not None:
+                eta[key] = got
     return Baselines(by_match, eta, rollouts)
+
+
+def _summary(row: tuple[Any, ...] | None, count: int, players: int) -> Eta | None:
+    """A stored summary, if it is intact and covers exactly the first ``count`` reference deals."""
+    if row is None or row[7] != count:
+        return None
+    try:
+        if row[-1] != _digest(row[:-1]):
+            raise ValueError("checksum")
+        got = json.loads(row[-2])
+        mean = [float(x) for x in got["mean"]]
+        cov = [[float(x) for x in r] for r in got["cov"]]
+        if len(mean) != players or len(cov) != players or any(len(r) != players for r in cov):
+            raise ValueError("seats")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        log.warning("luck summary of %s p%s is damaged; recomputed from its reference deals", row[0], row[1])
+        return None
+    return mean, cov, count

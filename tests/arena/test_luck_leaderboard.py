@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from arena.cli import cli
 from arena.tournament import luck
-from tests.arena.test_runner import run_file, stored, write_tournament
+from tests.arena.test_runner import run_file, share_secret, stored, write_tournament
 
 
 # write_tournament's configurations: (game, players, deals)
@@ -184,24 +184,43 @@ def test_an_unreadable_baseline_table_never_breaks_the_leaderboard(run, tmp_path
         assert result.exit_code == 0 and "Traceback" not in result.output, result.output
 
 
-def test_a_damaged_or_stale_summary_is_recomputed_from_the_reference_rows(run, tmp_path):
+def test_a_damaged_or_missing_summary_is_recomputed_from_the_reference_deals(run, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(run.results, copy)
     before = _adjusted(_json(run.results))
     con = sqlite3.connect(copy / "results.sqlite")
     assert con.execute("SELECT COUNT(*) FROM luck_baselines WHERE kind = 'summary'").fetchone()[0] == 3
-    # a hand-edited summary (checksum fails), and one left stale by a reference row removed
-    con.execute("UPDATE luck_baselines SET places = '{\"mean\": [9, 9, 9], \"cov\": [[0,0,0],[0,0,0],[0,0,0]],"
-                " \"deals\": 128}' WHERE kind = 'summary' AND game = 'tightwad'")
-    con.execute("DELETE FROM luck_baselines WHERE rowid = (SELECT MIN(rowid) FROM luck_baselines"
-                " WHERE kind = 'reference' AND game = 'divers-weights')")
+    # a hand-edited summary (its checksum fails) and a deleted one: both recomputed, same figures
+    con.execute("UPDATE luck_baselines SET places = '{\"mean\": [9, 9, 9], \"cov\": [[0,0,0],[0,0,0],[0,0,0]]}'"
+                " WHERE kind = 'summary' AND game = 'tightwad'")
+    con.execute("DELETE FROM luck_baselines WHERE kind = 'summary' AND game = 'divers-weights'")
+    con.commit()
+    result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert _adjusted(json.loads(result.output)) == before
+    # without its summary, a configuration missing one reference deal has no estimate: n/a
+    con.execute("DELETE FROM luck_baselines WHERE kind = 'summary' AND game = 'palace'")
+    con.execute("DELETE FROM luck_baselines WHERE kind = 'reference' AND game = 'palace' AND ordinal = 7")
     con.commit()
     con.close()
     result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
     assert result.exit_code == 0, result.output
     after = _adjusted(json.loads(result.output))
-    for (scope, bot), (value, half) in after.items():
-        if scope == "tightwad" or scope == "palace":   # the same rows: the same figures
-            assert (value, half) == before[(scope, bot)]
-        else:                                           # one reference deal fewer: close, not equal
-            assert value == pytest.approx(before[(scope, bot)][0], abs=0.05)
+    for (scope, bot), value in after.items():
+        assert value == (before[(scope, bot)] if scope in ("tightwad", "divers-weights") else (None, None))
+
+
+def test_the_figures_depend_on_the_final_file_not_on_the_folders_history(tmp_path):
+    """More deals, then fewer, leave extra reference deals and deal rows behind; the leaderboard
+    uses what a fresh run of the final file uses, so it is the same as a fresh folder's."""
+    path = _tournament(tmp_path, "hist")
+    text = path.read_text()
+    path.write_text(text.replace("deals: 2", "deals: 3"))
+    assert run_file(path).complete
+    path.write_text(text)
+    again = run_file(path)
+    assert again.complete
+    fresh_dir = tmp_path / "results-fresh"
+    share_secret(again.results, fresh_dir)
+    assert run_file(write_tournament(tmp_path, "fresh", deals=2)).complete
+    assert (fresh_dir / "leaderboard.json").read_bytes() == (again.results / "leaderboard.json").read_bytes()
