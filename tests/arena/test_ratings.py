@@ -219,14 +219,14 @@ def test_to_json_shape_is_stable() -> None:
                     faults=[None, {"kind": "illegal", "detail": "action 99"}])])
     data = report.to_json()
     assert list(data) == ["format", "version", "complete", "scheduled", "counted", "rating", "deals", "scopes",
-                          "notable", "sandbox"]
+                          "notable", "sandbox", "luck"]
     assert (data["format"], data["version"]) == ("decktet-arena-leaderboard", 1)
     scope = data["scopes"][0]
     assert list(scope) == ["scope", "games", "matches", "rated", "skipped", "standings",
                            "head_to_head"]
     assert list(scope["standings"][0]) == [
         "rank", "bot", "mu", "sigma", "conservative", "matches", "mean_place", "mean_place_ci95",
-        "firsts", "unrated", "faults_total", "faults", "history"]
+        "adjusted_place", "adjusted_place_ci95", "firsts", "unrated", "faults_total", "faults", "history"]
     assert list(scope["head_to_head"][0]) == ["bot", "opponent", "above", "below", "tied",
                                               "share", "ci95"]
     assert list(data["notable"][0]) == ["match_id", "index", "game", "reason", "seat", "bot",
