@@ -338,6 +338,9 @@ def _fails_only_some(spec: games.GameSpec, counts: list[int], options: dict[str,
     return ok > 0
 
 
+LUCK_ROLLOUTS = 16  # arena.tournament.luck.DEFAULT_ROLLOUTS
+
+
 class Tournament(_Model):
     """A validated tournament file. Paths resolve against ``base_dir``."""
 
@@ -359,11 +362,20 @@ class Tournament(_Model):
     limits: Limits = Field(default_factory=Limits)
     ratings: Ratings = Field(default_factory=Ratings)
     # games per seat of each deal for the luck baselines (docs/luck.md); 0: none computed
-    luck_rollouts: int = Field(16, ge=0, le=1024)
+    luck_rollouts: int = Field(LUCK_ROLLOUTS, ge=0, le=1024)
 
     _source: str | None = PrivateAttr(default=None)
     _text: str | None = PrivateAttr(default=None)
     _base: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        # At its default, luck_rollouts is left out: the stored config of a file that does not
+        # set it is exactly what it was before the key existed (readers default it again).
+        data = handler(self)
+        if self.luck_rollouts == LUCK_ROLLOUTS:
+            data.pop("luck_rollouts", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from arena.tournament.config import LUCK_ROLLOUTS
 from games import REGISTRY
 from games.reference import REFERENCE_VERSION, reference_deal_seed, seat_baselines
 
@@ -59,7 +60,7 @@ CREATE TABLE IF NOT EXISTS luck_baselines (
 _COLUMNS = ("game", "players", "options", "rules_version", "reference", "deal_seed", "kind",
             "ordinal", "rollouts", "places")
 
-DEFAULT_ROLLOUTS = 16          # games per seat of each tournament deal
+DEFAULT_ROLLOUTS = LUCK_ROLLOUTS  # games per seat of each tournament deal (the option's default)
 MIN_REFERENCE_DEALS = 32       # reference deals per (game, players, options), at least ...
 # ... and this many per tournament deal of that configuration: their mean's error is one more
 # term of every adjusted interval, so they must outnumber the deals; Palace's are slower (its
