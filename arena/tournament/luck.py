@@ -18,7 +18,8 @@ interrupted or fails), so an interruption keeps what was finished and the next r
 completes it.
 
 Where and when: ``fill`` runs in the ``arena run`` process after the matches (never
-while bots are being timed), for the deals of the schedule that lack a row. A store
+while bots are being timed), for the deals of the schedule that lack a row, shared among
+as many processes as the run had workers. A store
 without rows (older runs, ``luck_rollouts: 0``, benchmarks/make_store.py) is shown as
 "unavailable" by the leaderboards, which never compute baselines themselves.
 """
@@ -28,10 +29,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import multiprocessing as mp
+import signal
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from arena.tournament.config import LUCK_ROLLOUTS
 from games import REGISTRY
@@ -139,11 +142,37 @@ def _put(store: Any, rows: list[tuple[Any, ...]]) -> None:
 FLUSH_ROWS, FLUSH_S = 256, 1.0   # rows are committed in batches: at most this much work is redone
 
 
+def _baseline(job: tuple[str, int, dict[str, Any], int, int]) -> list[float]:
+    return seat_baselines(*job)
+
+
+def _quiet_child() -> None:
+    """A helper process of ``fill``: Ctrl-C and SIGTERM are the parent's to handle (it stops
+    the pool), so the helpers print no traceback of their own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _computed(jobs: list[tuple[str, int, dict[str, Any], int, int]], workers: int) -> Iterator[list[float]]:
+    """``seat_baselines`` of every job, in order: on ``workers`` processes when there is
+    enough work to share (the deals are independent), else in this process."""
+    if workers < 2 or len(jobs) < 4 * workers:
+        yield from map(_baseline, jobs)
+        return
+    pool = mp.get_context("fork").Pool(workers, initializer=_quiet_child)
+    try:
+        yield from pool.imap(_baseline, jobs, chunksize=max(1, min(32, len(jobs) // (8 * workers))))
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
 def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
-         progress: Callable[[int, int], None] | None = None) -> int:
-    """Compute and store every missing baseline of the schedule's deals and reference deals;
-    returns how many rows it added. Rows are committed in batches, and the finished ones on an
-    interruption too. ``rollouts`` < 1 does nothing."""
+         progress: Callable[[int, int], None] | None = None, workers: int = 1) -> int:
+    """Compute and store every missing baseline of the schedule's deals and reference deals,
+    on ``workers`` processes; returns how many rows it added. Rows are committed in batches,
+    and the finished ones on an interruption too. ``rollouts`` < 1 does nothing."""
     if rollouts < 1:
         return 0
     with store._lock:
@@ -164,10 +193,10 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
     batch: list[tuple[Any, ...]] = []
     last = time.monotonic()
     try:
-        for i, (cfg, seed, kind, ordinal) in enumerate(todo):
-            n = rollouts if kind == "deal" else 1
-            batch.append(_row(cfg, seed, kind, ordinal, n,
-                              seat_baselines(cfg.game, cfg.players, cfg.options, seed, n)))
+        jobs = [(cfg.game, cfg.players, cfg.options, seed, rollouts if kind == "deal" else 1)
+                for cfg, seed, kind, _ in todo]
+        for i, ((cfg, seed, kind, ordinal), job, places) in enumerate(zip(todo, jobs, _computed(jobs, workers))):
+            batch.append(_row(cfg, seed, kind, ordinal, job[4], places))
             if len(batch) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
                 _put(store, batch)
                 batch, last = [], time.monotonic()

@@ -556,7 +556,8 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
                       ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
     if not summary.interrupted:
-        _luck_baselines(store, schedule, getattr(tournament, "luck_rollouts", 0), summary, err, resume_hint)
+        _luck_baselines(store, schedule, getattr(tournament, "luck_rollouts", 0), summary, err, resume_hint,
+                        max(1, min(worker_count(tournament, workers), os.cpu_count() or 1)))
     summary.scheduled, summary.counted = store.progress()
     store.close()
     if summary.counted < summary.scheduled and not summary.interrupted:
@@ -565,9 +566,9 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
 
 
 def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO,
-                    resume_hint: str) -> None:
-    """Compute the deals' missing luck baselines (arena.tournament.luck) after the matches, in
-    this process: never while bots are timed. The results are stored already; a failure here
+                    resume_hint: str, workers: int = 1) -> None:
+    """Compute the deals' missing luck baselines (arena.tournament.luck) after the matches, on
+    as many processes as the run's workers: never while bots are timed. The results are stored already; a failure here
     only leaves the luck-adjusted figure unavailable, and Ctrl-C stops the run as usual."""
     from arena.tournament import luck
 
@@ -577,7 +578,7 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
     try:
         added = luck.fill(store, schedule, rollouts, progress=lambda done, total: done == 0 and err.write(
             f"arena: computing luck baselines ({total} deals, reference deals included; Ctrl-C "
-            "stops, what is done is kept)\n"))
+            "stops, what is done is kept)\n"), workers=workers)
     except KeyboardInterrupt:
         summary.interrupted = True
         err.write("\narena: interrupted while computing the luck baselines; every match is kept, "

@@ -154,6 +154,20 @@ def test_a_failing_computation_still_publishes_the_results(tmp_path, monkeypatch
     assert "luck baselines not computed (RuntimeError: engine exploded)" in (summary.results / "run.log").read_text()
 
 
+def test_a_failure_in_a_helper_process_is_reported_not_lost(tmp_path, monkeypatch):
+    """With two workers the baselines are shared among two processes (forked: they see this
+    patch); an exception there reaches the run as a warning, and the results are published."""
+    def broken(*a, **k):
+        raise RuntimeError("engine exploded in a helper")
+
+    monkeypatch.setattr(luck, "seat_baselines", broken)
+    summary = run_file(write_tournament(tmp_path, "broken2", deals=2, workers=2))
+    assert summary.complete and (summary.results / "leaderboard.json").exists()
+    assert all(v == (None, None) for v in _adjusted(_json(summary.results)).values())
+    assert "luck baselines not computed (RuntimeError: engine exploded in a helper)" in (
+        summary.results / "run.log").read_text()
+
+
 def test_an_altered_baseline_row_is_left_out_not_trusted(run, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(run.results, copy)
