@@ -175,6 +175,7 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     store = ResultStore(ctx["results"])
     log_dir = ctx["results"] / "logs" / f"worker-{wid}"
     log_dir.mkdir(parents=True, exist_ok=True)
+    playing = ctx.get("playing")  # shared with the parent: the number of the match being played, 0 between
 
     def new_player() -> MatchPlayer:
         return MatchPlayer(ctx["entries"], sandbox=ctx["sandbox"], limits=ctx["limits"], time_control=ctx["tc"],
@@ -183,6 +184,7 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
 
     player = new_player()
     signal.signal(signal.SIGTERM, lambda *_: (player.close(), os._exit(0)))
+    number = 0
     try:
         while True:
             try:
@@ -191,8 +193,15 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                 break
             if match is None:
                 break
+            number += 1
             try:
-                record = player.play(match)
+                if playing is not None:
+                    playing.value = number
+                try:
+                    record = player.play(match)
+                finally:
+                    if playing is not None:
+                        playing.value = 0
                 failure = is_harness_failure(record)
                 if failure is not None:
                     log.warning("match %s (%s): the harness could not play it: %s; not stored, "
@@ -623,20 +632,26 @@ class _Worker:
     wid: int
     proc: Any
     conn: Any
-    match: Any = None      # the match in flight, if any
+    playing: Any           # shared memory: the number of the match the worker is playing, 0 between
+    sent: int = 0          # matches sent so far; the worker numbers them alike, from 1
+    inflight: deque = field(default_factory=deque)   # (number, match) sent and not yet answered, oldest first
 
 
 class _Pool:
     """Local worker processes under supervision.
 
-    Each worker gets one match at a time over its own pipe, so the parent always
-    knows what is in flight where. A worker that dies (kill -9, OOM killer, a crash)
-    is noticed within ``POLL_S`` through its process sentinel: its match goes back
-    to the queue (``MAX_TRIES`` times at most, then it is given up and reported)
-    and a new worker takes its place.
+    Each worker gets its matches over its own pipe, ``PREFETCH`` at most at a time: the
+    next one waits in the pipe while the worker plays (and stores) the current one, so a
+    worker never idles waiting for the parent. The parent knows what is in flight where,
+    and, through a shared counter, which of those the worker is playing. A worker that
+    dies (kill -9, OOM killer, a crash) is noticed within ``POLL_S`` through its process
+    sentinel: the match it was playing goes back to the queue (``MAX_TRIES`` times at
+    most, then it is given up and reported), the others it held go back uncounted, and a
+    new worker takes its place.
     """
 
     POLL_S = 0.25
+    PREFETCH = 2
 
     def __init__(self, ctx: dict[str, Any], summary: RunSummary, progress: Progress) -> None:
         self.ctx = ctx
@@ -652,13 +667,32 @@ class _Pool:
         parent, child = self.mp.Pipe(duplex=True)
         wid = self.next_wid
         self.next_wid += 1
-        proc = self.mp.Process(target=_worker_main, args=(wid, child, self.ctx), name=f"worker-{wid}",
-                               daemon=False)
+        playing = self.mp.RawValue("q", 0)
+        proc = self.mp.Process(target=_worker_main, args=(wid, child, dict(self.ctx, playing=playing)),
+                               name=f"worker-{wid}", daemon=False)
         proc.start()
         child.close()
-        w = _Worker(wid, proc, parent)
+        w = _Worker(wid, proc, parent, playing)
         self.workers.append(w)
         return w
+
+    def _busy(self) -> bool:
+        return any(w.inflight for w in self.workers)
+
+    def _dispatch(self, queue: deque) -> None:
+        """Every worker gets one match, then a second one while the queue has more matches
+        than workers (at the tail, a match queued behind a long one would wait for it while
+        another worker idles)."""
+        for depth in range(1, self.PREFETCH + 1):
+            for w in self.workers:
+                if len(w.inflight) < depth and queue and (depth == 1 or len(queue) > len(self.workers)):
+                    match = queue.popleft()
+                    w.sent += 1
+                    w.inflight.append((w.sent, match))
+                    try:
+                        w.conn.send(match)
+                    except OSError:
+                        pass  # it died: the sentinel says so below
 
     def run(self, pending: list[Any], n_workers: int) -> None:
         from multiprocessing.connection import wait
@@ -667,14 +701,8 @@ class _Pool:
         for _ in range(n_workers):
             self._start()
         try:
-            while queue or any(w.match is not None for w in self.workers):
-                for w in self.workers:
-                    if w.match is None and queue:
-                        w.match = queue.popleft()
-                        try:
-                            w.conn.send(w.match)
-                        except OSError:
-                            pass  # it died: the sentinel says so below
+            while queue or self._busy():
+                self._dispatch(queue)
                 ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers],
                              timeout=self.POLL_S)
                 for w in list(self.workers):
@@ -683,7 +711,7 @@ class _Pool:
                 for w in list(self.workers):
                     if w.proc.exitcode is not None or (w.proc.sentinel in ready and not w.proc.is_alive()):
                         self._buried(w, queue)
-                        if queue or any(x.match is not None for x in self.workers):
+                        if queue or self._busy():
                             self._start()
         except BaseException:
             self._kill_all()
@@ -696,10 +724,13 @@ class _Pool:
                 kind, mid, info = w.conn.recv()
                 self._on_reply(w, kind, mid, info, queue)
         except (EOFError, OSError):
-            pass  # the worker is gone; _buried handles its match
+            pass  # the worker is gone; _buried handles its matches
 
     def _on_reply(self, w: _Worker, kind: str, mid: str, info: Any, queue: deque) -> None:
-        match, w.match = w.match, None
+        entry = next((e for e in w.inflight if e[1].match_id == mid), None)
+        if entry is None:
+            return  # not this worker's (cannot happen): nothing to account
+        w.inflight.remove(entry)
         if kind == "done":
             self.summary.played += 1
             self.summary.faults += len(info)
@@ -709,7 +740,7 @@ class _Pool:
         elif kind == "nospace":
             raise DiskFull(self.ctx["results"], info)
         else:  # "error": the traceback is in run.log
-            self._retry(match, f"the harness raised {info}", queue)
+            self._retry(entry[1], f"the harness raised {info}", queue)
 
     def _buried(self, w: _Worker, queue: deque) -> None:
         self._receive(w, queue)  # replies sent just before dying still count
@@ -721,15 +752,20 @@ class _Pool:
         if code and free_log_queues():
             log.warning("worker-%d died while sending a log record; its queue is freed, "
                         "the record is lost", w.wid)
-        if w.match is None:
+        playing = w.playing.value
+        culprit = next((m for n, m in w.inflight if n == playing), None)
+        # the others it held were waiting, or finished and being stored: played again, not counted as tries
+        for _, match in reversed([e for e in w.inflight if e[1] is not culprit]):
+            self._retry(match, "", queue, count=False)
+        if culprit is None:
             self.idle_deaths += 1
             log.error("worker-%d died (%s) between matches", w.wid, how)
             if self.idle_deaths > MAX_TRIES * max(1, len(self.workers) + 1):
                 raise WorkersLost("workers keep dying between matches; see run.log in the results folder")
             return
-        self._retry(w.match, f"worker-{w.wid} died ({how})", queue)
+        self._retry(culprit, f"worker-{w.wid} died ({how})", queue)
 
-    def _retry(self, match: Any, why: str, queue: deque) -> None:
+    def _retry(self, match: Any, why: str, queue: deque, *, count: bool = True) -> None:
         from arena.tournament.store import ResultStore
 
         with ResultStore(self.ctx["results"]) as store:
@@ -738,7 +774,7 @@ class _Pool:
             self.summary.played += 1   # stored just before its worker died
             self.progress.update(match.match_id, [])
             return
-        if self.retries.again(match, why):
+        if not count or self.retries.again(match, why):
             queue.appendleft(match)
 
     def _close_all(self) -> None:

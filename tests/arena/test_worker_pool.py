@@ -1,0 +1,85 @@
+"""The local worker pool's bookkeeping: matches sent ahead to each worker, and what a dead
+worker's matches count against their tries. Fake workers (no processes), a real store."""
+
+from __future__ import annotations
+
+import io
+from collections import deque
+from types import SimpleNamespace
+
+from arena.tournament.runner import Progress, RunSummary, _Pool, _Worker
+from arena.tournament.schedule import MatchSpec
+from arena.tournament.store import ResultStore
+from tests.arena.record_factory import make_record
+
+
+def spec(i: int) -> MatchSpec:
+    return MatchSpec(match_id=f"tightwad/p2/d{i:02d}/r0/i{i}", index=i, game="tightwad", players=2,
+                     options={}, bots=("a", "b"))
+
+
+class FakeConn:
+    def __init__(self) -> None:
+        self.sent: list = []
+
+    def send(self, obj) -> None:
+        self.sent.append(obj)
+
+    def poll(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+def fake_worker(wid: int, *, exitcode: int | None = None, playing: int = 0) -> _Worker:
+    proc = SimpleNamespace(exitcode=exitcode, join=lambda timeout=None: None, is_alive=lambda: exitcode is None)
+    return _Worker(wid, proc, FakeConn(), SimpleNamespace(value=playing))
+
+
+def pool(tmp_path) -> _Pool:
+    summary = RunSummary(results=tmp_path, scheduled=0, already_done=0)
+    return _Pool({"results": tmp_path}, summary, Progress(100, io.StringIO()))
+
+
+def test_each_worker_gets_one_match_then_a_second_while_the_queue_has_more_than_workers(tmp_path):
+    p = pool(tmp_path)
+    p.workers = [fake_worker(0), fake_worker(1)]
+    queue = deque(spec(i) for i in range(6))
+    p._dispatch(queue)
+    assert [m.index for m in p.workers[0].conn.sent] == [0, 2]
+    assert [m.index for m in p.workers[1].conn.sent] == [1, 3]
+    assert [n for n, _ in p.workers[0].inflight] == [1, 2]  # numbered in sending order, as the worker counts
+    p._on_reply(p.workers[1], "done", spec(1).match_id, [], queue)
+    p._dispatch(queue)  # two left for two workers: none waits behind another match
+    assert [m.index for m in p.workers[1].conn.sent] == [1, 3]
+    p._on_reply(p.workers[1], "done", spec(3).match_id, [], queue)
+    p._dispatch(queue)
+    assert [m.index for m in p.workers[1].conn.sent] == [1, 3, 4]
+    assert p.summary.played == 2 and list(queue) == [spec(5)]
+
+
+def test_a_dead_worker_charges_a_try_only_to_the_match_it_was_playing(tmp_path):
+    p = pool(tmp_path)
+    w = fake_worker(0, exitcode=-9, playing=2)
+    w.inflight.extend([(1, spec(0)), (2, spec(1)), (3, spec(2))])  # 1 was being stored, 3 waited in the pipe
+    p.workers = [w]
+    queue = deque([spec(3)])
+    p._buried(w, queue)
+    assert [m.index for m in queue] == [1, 0, 2, 3]  # the culprit first, the others in their order
+    assert dict(p.retries.tries) == {spec(1).match_id: 1}
+    assert p.idle_deaths == 0 and p.summary.given_up == []
+
+
+def test_a_worker_dead_between_matches_charges_nothing_and_a_stored_match_counts_as_played(tmp_path):
+    p = pool(tmp_path)
+    with ResultStore(tmp_path) as store:  # its commit finished just before the worker died
+        store.record_match(make_record(0, ["a", "b"], [1, 2], match_id=spec(0).match_id))
+    w = fake_worker(0, exitcode=-9, playing=0)
+    w.inflight.extend([(1, spec(0)), (2, spec(1))])
+    p.workers = [w]
+    queue: deque = deque()
+    p._buried(w, queue)
+    assert [m.index for m in queue] == [1]
+    assert not p.retries.tries and p.idle_deaths == 1
+    assert p.summary.played == 1
