@@ -2,7 +2,9 @@
 
 The parent schedules, the workers play. Each worker keeps its bots warm across
 matches and writes every finished match to the SQLite store itself, in one
-transaction, so a kill -9 of any process loses at most the matches in flight.
+transaction (on a thread of its own, while the next match plays), and reports it
+done only once it is stored, so a kill -9 of any process loses at most the matches
+in flight.
 The parent supervises the workers (``_Pool``): a dead worker's match is played
 again by a new worker, a bounded number of times.
 
@@ -182,8 +184,16 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                            log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"],
                            warm_bots=ctx.get("warm_bots", 32))
 
+    reply = _Replies(conn)
+    committer = _Committer(store, reply, ctx["results"])
     player = new_player()
-    signal.signal(signal.SIGTERM, lambda *_: (player.close(), os._exit(0)))
+
+    def on_term(*_: Any) -> None:
+        committer.settle(2.0)  # a match already finished is kept if its commit is under way
+        player.close()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
     number = 0
     try:
         while True:
@@ -206,22 +216,94 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                 if failure is not None:
                     log.warning("match %s (%s): the harness could not play it: %s; not stored, "
                                 "the next run plays it", match.match_id, seats_text(match.bots), failure)
-                    conn.send(("harness", match.match_id, failure))
+                    reply(("harness", match.match_id, failure))
                     continue
-                stored = store.record_match(record)
-                conn.send(("done", match.match_id, _log_match(record, stored)))
+                committer.submit(match, record)  # stored, then reported, while the next match plays
             except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
                 brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
-                if disk_full(exc, ctx["results"]):  # no retry can help: the parent stops the run
-                    conn.send(("nospace", match.match_id, brief))
-                    continue
                 log.exception("match %s (%s): the harness raised %s (traceback in run.log)", match.match_id,
                               seats_text(match.bots), brief)
                 player.close()
                 player = new_player()
-                conn.send(("error", match.match_id, brief))
+                reply(("error", match.match_id, brief))
     finally:
+        committer.close()
         player.close()
+
+
+class _Replies:
+    """A worker's replies to the parent, sent from its main thread and its committer."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.lock = threading.Lock()
+
+    def __call__(self, message: tuple[str, str, Any]) -> None:
+        with self.lock:
+            self.conn.send(message)
+
+
+class _Committer:
+    """Stores a worker's finished matches on a thread of their own, one transaction each,
+    and only then reports each one ``done``: the SQLite commit (an fsync, milliseconds on
+    most disks) overlaps the next match instead of idling the worker. A match is never
+    reported done before it is durable; one finished but not yet committed when the
+    worker dies is still in flight for the parent, which plays it again."""
+
+    def __init__(self, store: Any, reply: _Replies, results: Path) -> None:
+        import queue
+
+        self.store = store
+        self.reply = reply
+        self.results = results
+        self.todo: Any = queue.Queue(maxsize=1)  # the parent lets a worker hold two matches at most
+        self.unsettled = 0   # submitted, neither stored nor failed yet
+        self.settled = threading.Condition()
+        self.thread = threading.Thread(target=self._loop, name="committer", daemon=True)
+        self.thread.start()
+
+    def submit(self, match: Any, record: dict[str, Any]) -> None:
+        with self.settled:
+            self.unsettled += 1
+        self.todo.put((match, record))
+
+    def settle(self, timeout_s: float) -> None:
+        """Wait (bounded) until every submitted match is stored or has failed."""
+        with self.settled:
+            self.settled.wait_for(lambda: self.unsettled == 0, timeout_s)
+
+    def close(self) -> None:
+        self.todo.put(None)
+        self.thread.join()
+
+    def _loop(self) -> None:
+        while True:
+            item = self.todo.get()
+            if item is None:
+                return
+            match, record = item
+            try:
+                message = self._store(match, record)
+            finally:
+                with self.settled:
+                    self.unsettled -= 1
+                    self.settled.notify_all()
+            try:
+                self.reply(message)
+            except OSError:
+                pass  # the parent is gone: nothing left to tell
+
+    def _store(self, match: Any, record: dict[str, Any]) -> tuple[str, str, Any]:
+        try:
+            stored = self.store.record_match(record)
+            return ("done", match.match_id, _log_match(record, stored))
+        except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
+            brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            if disk_full(exc, self.results):  # no retry can help: the parent stops the run
+                return ("nospace", match.match_id, brief)
+            log.exception("match %s (%s): the harness raised %s (traceback in run.log)", match.match_id,
+                          seats_text(match.bots), brief)
+            return ("error", match.match_id, brief)
 
 
 def disk_full(exc: BaseException, folder: Path) -> bool:

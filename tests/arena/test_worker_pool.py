@@ -13,6 +13,13 @@ from arena.tournament.store import ResultStore
 from tests.arena.record_factory import make_record
 
 
+def record(i: int, places: list[int]) -> dict:
+    """A record as the referee makes it (its ``seats`` too, which the worker logs)."""
+    rec = make_record(i, ["a", "b"], places, match_id=spec(i).match_id)
+    rec["seats"] = [{"seat": s, "bot": b, "place": p} for s, (b, p) in enumerate(zip("ab", places))]
+    return rec
+
+
 def spec(i: int) -> MatchSpec:
     return MatchSpec(match_id=f"tightwad/p2/d{i:02d}/r0/i{i}", index=i, game="tightwad", players=2,
                      options={}, bots=("a", "b"))
@@ -83,3 +90,59 @@ def test_a_worker_dead_between_matches_charges_nothing_and_a_stored_match_counts
     assert [m.index for m in queue] == [1]
     assert not p.retries.tries and p.idle_deaths == 1
     assert p.summary.played == 1
+
+
+# ---- a worker's committer: stored first, reported after -------------------------------------
+
+
+class GatedStore:
+    """A store whose commits wait for a test's go, then store for real (or raise)."""
+
+    def __init__(self, folder, error: Exception | None = None) -> None:
+        import threading
+
+        self.real = ResultStore(folder)
+        self.go = threading.Event()
+        self.error = error
+
+    def record_match(self, record) -> bool:
+        assert self.go.wait(30)
+        if self.error is not None:
+            raise self.error
+        return self.real.record_match(record)
+
+
+def test_a_match_is_reported_done_only_once_it_is_stored_and_the_next_one_plays_meanwhile(tmp_path):
+    import time
+
+    from arena.tournament.runner import _Committer
+
+    store = GatedStore(tmp_path)
+    replies: list = []
+    committer = _Committer(store, replies.append, tmp_path)
+    committer.submit(spec(0), record(0, [1, 2]))
+    time.sleep(0.2)  # the worker's main thread is free (it would play the next match); nothing reported yet
+    assert replies == [] and spec(0).match_id not in store.real.completed_ids()
+    store.go.set()
+    committer.settle(30)
+    committer.close()
+    assert spec(0).match_id in ResultStore(tmp_path).completed_ids()
+    assert replies == [("done", spec(0).match_id, [])]
+
+
+def test_a_failed_commit_is_reported_as_an_error_or_a_full_disk(tmp_path):
+    import errno
+    import sqlite3
+
+    from arena.tournament.runner import _Committer
+
+    for error, kind in ((sqlite3.OperationalError("database is locked"), "error"),
+                        (OSError(errno.ENOSPC, "No space left on device"), "nospace")):
+        store = GatedStore(tmp_path, error)
+        store.go.set()
+        replies: list = []
+        committer = _Committer(store, replies.append, tmp_path)
+        committer.submit(spec(1), record(1, [2, 1]))
+        committer.close()
+        assert [r[:2] for r in replies] == [(kind, spec(1).match_id)]
+        assert spec(1).match_id not in ResultStore(tmp_path).completed_ids()
