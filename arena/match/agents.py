@@ -143,13 +143,21 @@ class ProcessAgent(Agent):
             self.proc.kill()
             self.proc = None
 
-    def close(self) -> None:
-        if self.proc is None:
+    def say_bye(self) -> None:
+        """The goodbye and end of its input, without waiting for it to exit (``close`` waits):
+        bots told first, then waited for, all exit side by side."""
+        if self.proc is None or not self.proc.input_open:
             return
         try:
             self.proc.send_line(protocol.encode(protocol.bye()), time.monotonic() + 0.2)
         except BotFault:
             pass
+        self.proc.close_input()
+
+    def close(self) -> None:
+        if self.proc is None:
+            return
+        self.say_bye()
         self.proc.close(grace_s=0.5)
         self.proc = None
 

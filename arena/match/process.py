@@ -275,6 +275,21 @@ class BotProcess:
             return False
         return not self._exited()
 
+    def close_input(self) -> None:
+        """Close its input (after the goodbye): it sees end of file and may exit while the
+        caller goes on, e.g. to say goodbye to the other bots before waiting for any."""
+        if self._killed or self._in < 0:
+            return
+        try:
+            self._popen.stdin.close()
+        except OSError:
+            pass
+        self._in = -1
+
+    @property
+    def input_open(self) -> bool:
+        return not self._killed and self._in >= 0
+
     def close(self, grace_s: float = 0.5) -> None:
         """After the goodbye: close its input, wait up to ``grace_s`` for it to exit, then kill all.
 
@@ -282,11 +297,7 @@ class BotProcess:
         goodbye is no answer), so a bot blocked on a full pipe can still finish and exit.
         """
         if not self._killed:
-            try:
-                self._popen.stdin.close()
-            except OSError:
-                pass
-            self._in = -1
+            self.close_input()
             end = time.monotonic() + grace_s
             while not self._exited() and time.monotonic() < end:
                 ev = self._poll.poll(_ms(end - time.monotonic()))

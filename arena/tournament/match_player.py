@@ -72,7 +72,15 @@ class MatchPlayer:
             excess -= 1
 
     def close(self) -> None:
-        """Stop every bot process; never raises."""
+        """Stop every bot process; never raises. Every bot hears its goodbye before any is
+        waited for, so they exit side by side (the end of every run waits for this)."""
+        for agent in self.agents.values():
+            try:
+                bye = getattr(agent, "say_bye", None)
+                if bye is not None:
+                    bye()
+            except Exception:  # noqa: BLE001 - closing must never raise; _stop kills it below
+                pass
         for agent in self.agents.values():
             _stop(agent)
         self.agents.clear()

@@ -146,3 +146,38 @@ def test_a_failed_commit_is_reported_as_an_error_or_a_full_disk(tmp_path):
         committer.close()
         assert [r[:2] for r in replies] == [(kind, spec(1).match_id)]
         assert spec(1).match_id not in ResultStore(tmp_path).completed_ids()
+
+
+# ---- a worker's bots at the end ------------------------------------------------------------
+
+
+def test_a_worker_tells_every_bot_goodbye_before_waiting_for_any(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    import games
+    from arena.match.sandbox import Limits
+    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.timecontrol import TimeControl
+    from arena.tournament.match_player import MatchPlayer
+    from arena.tournament.roster import bot_entry
+
+    bots, marks = tmp_path / "bots", tmp_path / "marks"
+    bots.mkdir()
+    marks.mkdir()
+    (bots / "barrier").write_text(f"{marks}|4")
+    src = Path(__file__).parent / "bots" / "waits_for_every_bye.py"
+    names = [f"w{i}" for i in range(4)]
+    entries = {}
+    for name in names:
+        shutil.copy(src, bots / f"{name}.py")
+        entries[name] = bot_entry(str(bots / f"{name}.py"))
+    player = MatchPlayer(entries, sandbox=open_sandbox("rlimits"), limits=Limits(),
+                         time_control=TimeControl(startup_s=20, move_s=5), log_dir=None, fresh=False,
+                         tournament="bye")
+    options = games.get_game("divers-weights").resolve_options(4, {})
+    record = player.play(MatchSpec(match_id="dw/0", index=0, game="divers-weights", players=4, options=options,
+                                   deal_seed=1, match_seed=2, bots=tuple(names)))
+    assert not any(record["faults"]), record["faults"]
+    player.close()
+    assert sorted(f.name for f in marks.glob("*.clean")) == [f"{n}.py.clean" for n in names]
