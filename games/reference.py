@@ -78,12 +78,23 @@ def palace_policy(state: State, seat: int, rng: DealRng) -> int:
         return 0
     first = moves[0][0]
     if first == SWAP:
-        return max(range(len(moves)), key=lambda i: (
-            sum(_palace_cost(h) - _palace_cost(u) for h, u in moves[i][1]), -len(moves[i][1]), -i))
+        return palace_swap_choice(moves)
     if first != P_PLAY:
         return 0 if moves[-1][0] != P_EXCUSE else len(moves) - 1
     if rng.randbelow(20) < 3:
         return rng.randbelow(len(moves))
+    return palace_play_choice(state, moves)
+
+
+def palace_swap_choice(moves: list[Any]) -> int:
+    """Setup: the swap that leaves the strongest face-up cards (Twos, Sevens, Aces, high ranks)."""
+    return max(range(len(moves)), key=lambda i: (
+        sum(_palace_cost(h) - _palace_cost(u) for h, u in moves[i][1]), -len(moves[i][1]), -i))
+
+
+def palace_play_choice(state: State, moves: list[Any]) -> int:
+    """The lowest ordinary rank, as many cards as possible; a four of a kind first; Sevens,
+    Twos, Aces and the Excuse kept for when nothing else goes."""
     pile = state._pile  # type: ignore[attr-defined]
     top = ORD[pile[-1]] if pile else -1
     run_len = 0

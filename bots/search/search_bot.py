@@ -30,7 +30,8 @@ from games import decktet
 from games.core import places_from_keys
 from games.determinize import Determinizer
 from games.divers_weights import SYMBOLS, PLAY as DW_PLAY, PRIZE as DW_PRIZE, BID as DW_BID
-from games.palace import ORD, TWO, SWAP, PLAY as P_PLAY, EXCUSE as P_EXCUSE
+from games.palace import SWAP, PLAY as P_PLAY, EXCUSE as P_EXCUSE
+from games.reference import palace_play_choice, palace_swap_choice
 
 DEFAULT_BUDGET_S = float(os.environ.get("SEARCH_BUDGET_S", "0.5"))
 WALL_SHARE = 0.5             # of move_s, a hard stop on wall-clock time
@@ -93,43 +94,12 @@ def palace_policy(state, seat, rnd):
         return 0
     first = moves[0][0]
     if first == SWAP:
-        return palace_swap(moves)
+        return palace_swap_choice(moves)
     if first != P_PLAY:
         return 0 if moves[-1][0] != P_EXCUSE else len(moves) - 1
     if rnd.random() < 0.15:
         return rnd.randrange(len(moves))
-    # the lowest ordinary rank, as many cards as possible; a four of a kind first; Sevens,
-    # Twos, Aces and the Excuse kept for when nothing else goes (as the Palace heuristic)
-    pile = state._pile
-    top = ORD[pile[-1]] if pile else -1
-    run_len = 0
-    for p in reversed(pile):
-        if ORD[p] != top:
-            break
-        run_len += 1
-    best, best_k = 0, None
-    for i, m in enumerate(moves):
-        cards = m[1] if m[0] == P_PLAY else (m[1],)
-        o = ORD[cards[0]]
-        k = (0 if o == top and run_len + len(cards) >= 4 else 1, _palace_cost(cards[0]), -len(cards))
-        if best_k is None or k < best_k:
-            best, best_k = i, k
-    return best
-
-
-_SPECIAL = {0: 14, 7: 15, TWO: 16, 13: 17}  # Excuse, Sevens, Twos, Aces: last resorts
-
-
-def _palace_cost(p):
-    o = ORD[p]
-    return _SPECIAL.get(o, o)
-
-
-def palace_swap(moves):
-    """Setup: the swap that leaves the strongest face-up cards (Twos, Sevens, Aces, high ranks)."""
-    def gain(m):
-        return sum(_palace_cost(h) - _palace_cost(u) for h, u in m[1])
-    return max(range(len(moves)), key=lambda i: (gain(moves[i]), -len(moves[i][1])))
+    return palace_play_choice(state, moves)  # the lowest ordinary rank, specials kept back
 
 
 # Games where the other seats' choices at the bot's tree nodes are searched too (each by
@@ -236,7 +206,7 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
     game, me = match.game, match.seat
     if game == "palace" and observation["phase"] == "swap":
         state = Determinizer(observation, match.options).sample(rnd)
-        return palace_swap(state.moves(me))
+        return palace_swap_choice(state.moves(me))
     policy = POLICY[game]
     det = Determinizer(observation, match.options)
     root = Node()
