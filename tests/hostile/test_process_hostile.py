@@ -506,7 +506,11 @@ def test_bot_dies_with_a_killed_referee(lvl):
                            stdout=subprocess.PIPE, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
     try:
         assert ref.stdout.readline() == b"started\n"
-        assert _marker_pids(marker)
+        # the bot itself (the referee's own command line holds the marker too)
+        end = time.monotonic() + 10.0
+        while not set(_marker_pids(marker)) - {ref.pid} and time.monotonic() < end:
+            time.sleep(0.02)
+        assert set(_marker_pids(marker)) - {ref.pid}
         ref.kill()                                    # SIGKILL: no cleanup code runs in the referee
         ref.wait()
         no_survivors(marker, timeout=10.0)
