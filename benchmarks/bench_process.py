@@ -5,6 +5,7 @@ Run: python3 benchmarks/bench_process.py [rounds]
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -65,7 +66,9 @@ def bot_pingpong(level: str, rounds: int) -> list[float]:
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rounds", type=int, nargs="?", default=3000, help="round trips per measure (default 3000)")
+    rounds = ap.parse_args().rounds
     print("level        ready_ms  first_answer_ms")
     for level in ("full", "namespaces", "landlock", "rlimits", "none"):
         try:

@@ -142,7 +142,8 @@ def _tournament(source: str, results: Path, deal_scale: int = 1) -> Any:
 
 
 def p4(sizes: Sizes) -> dict[str, Any]:
-    """Share of one worker's wall time spent in ProcessAgent.prepare (starting bots)."""
+    """Share of one worker's wall time spent in ProcessAgent.launch and .prepare (starting
+    bots: a match launches all its bots that need a process, then prepares each)."""
     from arena.match.agents import ProcessAgent
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament.match_player import MatchPlayer
@@ -163,18 +164,25 @@ def p4(sizes: Sizes) -> dict[str, Any]:
                                  limits=limits_from(t), time_control=time_control_from(t),
                                  log_dir=None, fresh=bool(t.fresh_processes), tournament=t.name)
             spent = [0.0, 0]
-            real = ProcessAgent.prepare
+            depth = [0]
+            real = {name: getattr(ProcessAgent, name) for name in ("launch", "prepare")}
 
-            def timed(self: Any) -> None:
-                was = self.proc
-                t0 = time.perf_counter()
-                try:
-                    real(self)
-                finally:
-                    spent[0] += time.perf_counter() - t0
-                    spent[1] += self.proc is not was
+            def timing(method: Any) -> Any:
+                def timed(self: Any) -> None:  # the outermost call only: prepare may call launch
+                    was = self.proc
+                    depth[0] += 1
+                    t0 = time.perf_counter()
+                    try:
+                        method(self)
+                    finally:
+                        depth[0] -= 1
+                        if depth[0] == 0:
+                            spent[0] += time.perf_counter() - t0
+                            spent[1] += self.proc is not was and self.proc is not None
+                return timed
 
-            ProcessAgent.prepare = timed  # type: ignore[method-assign]
+            for name, method in real.items():
+                setattr(ProcessAgent, name, timing(method))
             try:
                 t0 = time.perf_counter()
                 for m in schedule:
@@ -182,7 +190,8 @@ def p4(sizes: Sizes) -> dict[str, Any]:
                 player.close()
                 wall = time.perf_counter() - t0
             finally:
-                ProcessAgent.prepare = real  # type: ignore[method-assign]
+                for name, method in real.items():
+                    setattr(ProcessAgent, name, method)
             shares.append(spent[0] / wall)
             starts, matches = spent[1], len(schedule)
     share = statistics.median(shares)

@@ -76,24 +76,48 @@ class ProcessAgent(Agent):
         self.bot_name: str | None = None  # what the bot calls itself in its hello
         self.failed_starts = 0  # in a row; a bot that never starts stops costing start-up time
         self.last_start_fault: BotFault | None = None
+        self._starting: Any = None  # a launched process not yet ready (process.Starting)
+        self._launch_fault: BotFault | None = None
 
-    def prepare(self) -> None:
+    def launch(self) -> None:
+        """Spawn this bot's process if the next match needs a new one, without waiting for
+        it: the referee launches every seat's bot before it prepares any, so the bots of a
+        match start side by side. ``prepare`` finishes the start (or starts it, unlaunched)."""
         from arena.match.process import BotProcess, bot_command
 
-        if self.failed_starts >= MAX_FAILED_STARTS and self.last_start_fault is not None:
-            last = self.last_start_fault
-            raise BotFault(last.kind, f"not restarted after {self.failed_starts} failed starts in a row "
-                                      f"(last: {last.detail})", **last.extra)
+        if self._starting is not None or self._launch_fault is not None or self._disabled():
+            return
         if self.proc is not None and self.proc.alive():
             if self.proc.cpu_seconds() < self.limits.cpu_s / 2:
                 return
             self.discard()  # near its CPU rlimit: restart before it is killed mid-match
         self.proc = None
         log_path = self.log_dir / f"{self.name}.stderr.log" if self.log_dir else None
-        proc = BotProcess.start(
-            bot_command(self.entry.path), bot_file=self.entry.path, name=self.name,
-            sandbox=self.sandbox, limits=self.limits, log_path=log_path,
-        )
+        try:
+            self._starting = BotProcess.launch(
+                bot_command(self.entry.path), bot_file=self.entry.path, name=self.name,
+                sandbox=self.sandbox, limits=self.limits, log_path=log_path,
+            )
+        except BotFault as fault:
+            self._launch_fault = fault  # raised by prepare, for this seat
+
+    def _disabled(self) -> bool:
+        return self.failed_starts >= MAX_FAILED_STARTS and self.last_start_fault is not None
+
+    def prepare(self) -> None:
+        if self._disabled():
+            last = self.last_start_fault
+            assert last is not None
+            raise BotFault(last.kind, f"not restarted after {self.failed_starts} failed starts in a row "
+                                      f"(last: {last.detail})", **last.extra)
+        self.launch()
+        starting, self._starting = self._starting, None
+        fault, self._launch_fault = self._launch_fault, None
+        if fault is not None:
+            raise fault  # the sandbox could not be built: the harness's failure, not the bot's
+        if starting is None:
+            return  # warm: its process serves this match too
+        proc = starting.wait()
         self.proc = proc
         budget = UNLIMITED_S if self.no_timeouts else self.tc.startup_s
         deadline = time.monotonic() + budget
@@ -139,9 +163,16 @@ class ProcessAgent(Agent):
                 reap()
 
     def discard(self) -> None:
+        self._abandon_start()
         if self.proc is not None:
             self.proc.kill()
             self.proc = None
+
+    def _abandon_start(self) -> None:
+        starting, self._starting = self._starting, None
+        self._launch_fault = None
+        if starting is not None:
+            starting.abandon()
 
     def say_bye(self) -> None:
         """The goodbye and end of its input, without waiting for it to exit (``close`` waits):
@@ -155,6 +186,7 @@ class ProcessAgent(Agent):
         self.proc.close_input()
 
     def close(self) -> None:
+        self._abandon_start()
         if self.proc is None:
             return
         self.say_bye()

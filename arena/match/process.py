@@ -35,7 +35,7 @@ from arena.match.sandbox import launch as _launch
 from arena.match.sandbox import procs as _procs
 from arena.match.sandbox.procs import become_subreaper
 
-__all__ = ["BotProcess", "read_lines", "bot_command", "become_subreaper"]
+__all__ = ["BotProcess", "Starting", "read_lines", "bot_command", "become_subreaper"]
 
 _RING = 64 * 1024                 # stderr tail kept in memory
 _READ_CHUNK = 1 << 16
@@ -106,23 +106,20 @@ class BotProcess:
         Raises BotFault(SANDBOX) if the sandbox itself fails (transient EAGAIN-type
         failures are retried a few times first).
         """
-        become_subreaper()
-        _retry_pending_cgroups()
-        delays = (0.1, 0.4, 1.0)
-        last = ""
-        for attempt in range(len(delays) + 1):
-            try:
-                return cls._start_once(list(argv), Path(bot_file), name, sandbox, limits,
-                                       log_path, extra_ro, env)
-            except _Transient as exc:
-                last = str(exc)
-                if attempt < len(delays):
-                    time.sleep(delays[attempt])
-        raise BotFault(FaultKind.SANDBOX, f"sandbox start failed after retries: {shorten(last)}",
-                       name=name, level=sandbox.level)
+        return cls.launch(argv, bot_file=bot_file, name=name, sandbox=sandbox, limits=limits,
+                          log_path=log_path, extra_ro=extra_ro, env=env).wait()
 
     @classmethod
-    def _start_once(cls, argv, bot_file, name, sandbox, limits, log_path, extra_ro, env) -> "BotProcess":
+    def launch(cls, argv: list[str], *, bot_file: Path, name: str, sandbox: SandboxInfo,
+               limits: Limits, log_path: Path | None = None, extra_ro: Sequence[Path] = (),
+               env: dict[str, str] | None = None) -> "Starting":
+        """Spawn ``argv`` without waiting for its sandbox: ``wait()`` on the result finishes
+        the start as :meth:`start` does. Several bots launched before any is waited for
+        start side by side. Raises BotFault(SANDBOX) at once if the sandbox cannot be built."""
+        return Starting(cls, (list(argv), Path(bot_file), name, sandbox, limits, log_path, extra_ro, env))
+
+    @classmethod
+    def _spawn(cls, argv, bot_file, name, sandbox, limits, log_path, extra_ro, env) -> "BotProcess":
         self = cls()
         self.name, self.sandbox, self.limits, self.argv = name, sandbox, limits, argv
         try:
@@ -175,6 +172,12 @@ class BotProcess:
         self._poll = select.poll()
         for fd in self._fdkind:
             self._poll.register(fd, select.POLLIN)
+        return self
+
+    def _await_ready(self) -> "BotProcess":
+        """Wait for the sandbox's ready line; raises _Transient or BotFault(SANDBOX), the
+        process killed, if it does not come."""
+        name, sandbox = self.name, self.sandbox
         try:
             line, _ = self.read_line(time.monotonic() + _START_TIMEOUT)
             ok = line == READY.encode()
@@ -816,3 +819,45 @@ atexit.register(_cleanup_at_exit)
 
 if sys.platform != "linux":  # pragma: no cover
     raise ImportError("arena.match.process needs Linux")
+
+
+class Starting:
+    """A bot process on its way up (see ``BotProcess.launch``): spawned, its sandbox not yet
+    confirmed. ``wait`` returns the ready ``BotProcess``, retrying transient failures (a
+    fork refused under load) as ``BotProcess.start`` does; ``abandon`` kills it unwaited."""
+
+    def __init__(self, cls: type[BotProcess], args: tuple) -> None:
+        become_subreaper()
+        _retry_pending_cgroups()
+        self._cls, self._args, self._error = cls, args, ""
+        self._proc: BotProcess | None = None
+        try:
+            self._proc = cls._spawn(*args)
+        except _Transient as exc:
+            self._error = str(exc)
+
+    def wait(self) -> BotProcess:
+        proc, last = self._proc, self._error
+        self._proc = None
+        delays = iter((0.1, 0.4, 1.0))
+        while True:
+            if proc is not None:
+                try:
+                    return proc._await_ready()
+                except _Transient as exc:
+                    last = str(exc)
+            delay = next(delays, None)
+            if delay is None:
+                name, sandbox = self._args[2], self._args[3]
+                raise BotFault(FaultKind.SANDBOX, f"sandbox start failed after retries: {shorten(last)}",
+                               name=name, level=sandbox.level)
+            time.sleep(delay)
+            try:
+                proc = self._cls._spawn(*self._args)
+            except _Transient as exc:
+                last, proc = str(exc), None
+
+    def abandon(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()

@@ -88,6 +88,10 @@ class _Match:
         self.emit("begin", match=self.m, names=[a.name for a in self.agents], state=self.state)
         cards = self.state.card_table()
         names = [a.name for a in self.agents]
+        for agent in self.agents:  # every bot that needs a process gets it started first,
+            launch = getattr(agent, "launch", None)  # so they boot side by side
+            if launch is not None:
+                launch()
         for seat, agent in enumerate(self.agents):
             try:
                 agent.prepare()
