@@ -29,11 +29,16 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import multiprocessing as mp
-import signal
+import os
+import queue
 import sqlite3
+import subprocess
+import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from arena.tournament.config import LUCK_ROLLOUTS
@@ -146,26 +151,77 @@ def _baseline(job: tuple[str, int, dict[str, Any], int, int]) -> list[float]:
     return seat_baselines(*job)
 
 
-def _quiet_child() -> None:
-    """A helper process of ``fill``: Ctrl-C and SIGTERM are the parent's to handle (it stops
-    the pool), so the helpers print no traceback of their own."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+HELPER_MODULE = "arena.tournament.luck_helper"
+
+
+class _Helper:
+    """One ``luck_helper`` process: computes a chunk of jobs at a time, in order."""
+
+    def __init__(self) -> None:
+        root = str(Path(__file__).resolve().parents[2])  # where arena/ and games/ live
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self.err = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, "-m", HELPER_MODULE], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                     text=True, encoding="utf-8")
+
+    def compute(self, jobs: list[tuple[str, int, dict[str, Any], int, int]]) -> list[list[float]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(jobs) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except OSError:
+            line = ""
+        if not line:
+            self.err.seek(0)
+            tail = self.err.read().decode("utf-8", "replace").strip().splitlines()
+            raise RuntimeError(f"a luck baseline helper stopped (exit {self.proc.poll()}): "
+                               f"{tail[-1] if tail else 'no message'}")
+        return json.loads(line)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout, self.err):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
 
 
 def _computed(jobs: list[tuple[str, int, dict[str, Any], int, int]], workers: int) -> Iterator[list[float]]:
-    """``seat_baselines`` of every job, in order: on ``workers`` processes when there is
-    enough work to share (the deals are independent), else in this process."""
+    """``seat_baselines`` of every job, in order: on ``workers`` helper processes when there
+    is enough work to share (the deals are independent), else in this process."""
     if workers < 2 or len(jobs) < 4 * workers:
         yield from map(_baseline, jobs)
         return
-    pool = mp.get_context("fork").Pool(workers, initializer=_quiet_child)
+    size = max(1, min(32, len(jobs) // (8 * workers)))
+    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    helpers: list[_Helper] = []
+    idle: queue.Queue[_Helper] = queue.Queue()
+
+    def on_helper(chunk: list[Any]) -> list[list[float]]:
+        helper = idle.get()
+        try:
+            return helper.compute(chunk)
+        finally:
+            idle.put(helper)
+
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="luck")
     try:
-        yield from pool.imap(_baseline, jobs, chunksize=max(1, min(32, len(jobs) // (8 * workers))))
-        pool.close()
+        for _ in range(workers):
+            helpers.append(_Helper())
+            idle.put(helpers[-1])
+        for results in pool.map(on_helper, chunks):
+            yield from results
     finally:
-        pool.terminate()
-        pool.join()
+        for helper in helpers:   # first, so that chunks still being computed end at once
+            helper.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,

@@ -155,17 +155,36 @@ def test_a_failing_computation_still_publishes_the_results(tmp_path, monkeypatch
 
 
 def test_a_failure_in_a_helper_process_is_reported_not_lost(tmp_path, monkeypatch):
-    """With two workers the baselines are shared among two processes (forked: they see this
-    patch); an exception there reaches the run as a warning, and the results are published."""
-    def broken(*a, **k):
-        raise RuntimeError("engine exploded in a helper")
-
-    monkeypatch.setattr(luck, "seat_baselines", broken)
+    """With two workers the baselines are shared among two helper processes; one that fails
+    (here: every helper, as a broken install would) reaches the run as a warning naming the
+    helper's own error, and the results are published."""
+    monkeypatch.setattr(luck, "HELPER_MODULE", "tests.arena.broken_luck_helper")
     summary = run_file(write_tournament(tmp_path, "broken2", deals=2, workers=2))
     assert summary.complete and (summary.results / "leaderboard.json").exists()
     assert all(v == (None, None) for v in _adjusted(_json(summary.results)).values())
-    assert "luck baselines not computed (RuntimeError: engine exploded in a helper)" in (
-        summary.results / "run.log").read_text()
+    log = (summary.results / "run.log").read_text()
+    assert "luck baselines not computed (RuntimeError: a luck baseline helper stopped" in log
+    assert "engine exploded in a helper" in log
+
+
+def test_helper_processes_compute_exactly_what_this_process_does(tmp_path):
+    """Two workers share the baselines among helper processes (fresh interpreters: a fork
+    would copy other threads' held locks, and after a Ray run that hung the computation);
+    they store exactly the rows one process computes."""
+    from arena.tournament.load import load_tournament
+    from arena.tournament.roster import resolve_bots
+    from arena.tournament.schedule import build_schedule
+    from arena.tournament.store import ResultStore
+
+    t = load_tournament(_tournament(tmp_path, "helpers"))
+    stores = {w: ResultStore(tmp_path / f"w{w}") for w in (1, 2)}
+    schedule = build_schedule(t, resolve_bots(t), deal_secret=stores[1].deal_secret())
+    rows = {}
+    for workers, store in stores.items():
+        assert luck.fill(store, schedule, 4, workers=workers) == 5 + REFERENCE_ROWS
+        rows[workers] = sorted(store.conn.execute("SELECT * FROM luck_baselines").fetchall())
+        store.close()
+    assert rows[1] == rows[2]
 
 
 def test_an_altered_baseline_row_is_left_out_not_trusted(run, tmp_path):
