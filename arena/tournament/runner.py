@@ -630,6 +630,13 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     if roster_news:  # a bot whose file vanished from a glob must not leave unnoticed
         err.write(f"arena: since the last run: {roster_news}\n")
         log.info("since the last run: %s", roster_news)
+    idle = sorted({e.name for e in entries} - {name for m in schedule for name in m.bots})
+    if idle:  # every game lists its bots and none names these: a forgotten entry, most likely
+        shown = ", ".join(idle[:5]) + (f" and {len(idle) - 5} more" if len(idle) > 5 else "")
+        where = tournament.source or "the tournament file"
+        err.write(f"arena: warning: {where}: {len(idle)} roster bot(s) play in no game ({shown}): "
+                  "add them to a game's bots list, or remove them from bots\n")
+        log.info("roster bots that play in no game: %s", ", ".join(idle))
     if summary.already_done:
         err.write(f"arena: resuming: {summary.already_done} of {len(schedule)} matches already played\n")
     log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",

@@ -237,7 +237,16 @@ def two_fields(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     res = subprocess.run([sys.executable, "-m", "arena", "run", "t.yaml"], cwd=home, capture_output=True,
                          text=True, timeout=600)
     assert res.returncode == 0, res.stderr
+    (home / "stderr.txt").write_text(res.stderr)
     return home, res.stdout
+
+
+def test_a_roster_bot_in_no_game_is_named_in_a_warning(two_fields: tuple[Path, str]) -> None:
+    home, _ = two_fields
+    warnings = [ln for ln in (home / "stderr.txt").read_text().splitlines() if "play in no game" in ln]
+    assert warnings == ["arena: warning: t.yaml: 1 roster bot(s) play in no game (echo): "
+                        "add them to a game's bots list, or remove them from bots"]
+    assert "roster bots that play in no game: echo" in (home / "results" / "run.log").read_text()
 
 
 def test_a_run_plays_each_entry_with_its_own_bots(two_fields: tuple[Path, str]) -> None:
