@@ -1,7 +1,9 @@
 """P6, luck: how many matches a bot's mean place needs for a given confidence.
 
     python benchmarks/luck.py [--deals 200] [--rollouts 32] [--game tightwad]
-                              [--aivat-rollouts 16] [--no-heuristic-cv]
+                              [--aivat-rollouts 16] [--no-heuristic-cv] [--replays 4]
+                              [--first-seed 90000]
+    python benchmarks/luck.py --calibrate [--deals 400] [--game palace]
 
 Each game's sample heuristic plays against random bots, in process (bots loaded as in
 benchmarks/bot_strength.py), in every seat s of every deal d: place p(d, s) (0 = best).
@@ -22,13 +24,25 @@ independent deals (a fresh deal and a random seat per match):
   seats, so it also carries information beyond rotation;
 * rotation and heuristic control variate;
 * leaderboard: rotation and the leaderboards' own adjustment (arena/report/luck.py):
-  p(d, s) - h(d, s) + eta_s, where h is the reference rule policy's baseline
-  (games/reference.py, ``rollouts`` games per seat) and eta_s its mean over
-  ``reference_target(game, deals)`` reference deals; the variance of the eta estimate is counted;
+  p(d, s) - beta * (h(d, s) - eta_s), where h is the reference rule policy's baseline
+  (games/reference.py, the leaderboards' default ``luck_rollouts`` games per seat), eta_s its
+  mean over ``reference_target(game, deals)`` reference deals and beta the game's fixed
+  coefficient (``games.reference.luck_beta``); the variance of the eta estimate is counted.
+  ``leaderboard_beta1`` (diagnostic): the same with beta = 1, the scheme before the
+  coefficient; ``leaderboard_eta_exact`` (diagnostic): as if eta were known exactly;
 * rotation and AIVAT: p(d, s) minus the AIVAT correction for the random seats' decisions
   (known policy: uniform), see ``play_aivat``; benchmark only: the arena does not know
   any bot's policy. Applied in Tightwad (``AIVAT_WHEN``);
 * leaderboard and AIVAT: both corrections.
+
+Ceiling (diagnostic, ``ceiling``): each deal is replayed with ``replays`` independent match
+seeds (the heuristic in every seat, eps 0); the between-deal variance of the rotated mean
+place over the total is the share of rotation's variance that *any* function of the deal
+(any baseline, any beta) could remove; ``matches_ratio_floor`` is rotation's ratio times
+what is left, the best a deal-based correction can do.
+
+Calibration (``--calibrate``): the fixed coefficients ``games.reference.LUCK_BETA``, measured
+on deals 500000.. (disjoint from every measured deal): see ``calibrate``.
 
 Unbiasedness check: the heuristic playing a random action with probability 0, 0.3 and
 0.6 (bots of known strength order): the plain and adjusted mean places agree within
@@ -52,11 +66,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, play_game, start_message  # noqa: E402
 
 from games import REGISTRY  # noqa: E402
-from games.reference import (REFERENCE, play_out, random_policy, reference_deal_seed,  # noqa: E402
-                             seat_baselines as reference_baselines)
+from games.reference import (REFERENCE, luck_beta, play_out, random_policy,  # noqa: E402
+                             reference_deal_seed, seat_baselines as reference_baselines)
 from games.rng import DealRng, derive_seed  # noqa: E402
 from games.simulate import play_randomly  # noqa: E402
-from arena.tournament.luck import reference_target  # noqa: E402
+from arena.tournament.luck import (DEFAULT_REFERENCE_PER_DEAL, DEFAULT_ROLLOUTS,  # noqa: E402
+                                   REFERENCE_PER_DEAL, reference_target)
 
 SETUPS = {"tightwad": 3, "divers-weights": 2, "palace": 4}
 Z95 = 1.959963984540054
@@ -199,9 +214,97 @@ def play_aivat(game: str, bots: list[Any], deal_seed: int, match_seed: int, hero
     return state.result().places[hero], correction
 
 
+def _cov(xs: list[float], ys: list[float]) -> float:
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (len(xs) - 1)
+
+
+def _between_share(per_deal: list[list[float]]) -> float:
+    """Share of the variance of one replay's rotated mean place that is between deals:
+    (Var of the deal means - mean within-deal variance / R) / Var of one replay."""
+    r = len(per_deal[0])
+    within = sum(_var(x) for x in per_deal) / len(per_deal)
+    between = _var([sum(x) / r for x in per_deal]) - within / r
+    total = between + within
+    return between / total if total > 0 else 0.0   # (an estimate: it can fall below 0 by chance)
+
+
+def ceiling(per_deal: list[list[float]], boot: int = 400) -> dict[str, Any]:
+    """The between-deal share of the rotated mean place's variance (``_between_share``), with a
+    95% bootstrap interval over deals: what no deal-based correction can exceed."""
+    share = _between_share(per_deal)
+    rng = random.Random(20261201)
+    shares = sorted(_between_share([per_deal[rng.randrange(len(per_deal))] for _ in per_deal])
+                    for _ in range(boot))
+    return {"between_share": round(share, 3), "between_share_ci95": [round(shares[int(0.025 * boot)], 3),
+                                                                     round(shares[int(0.975 * boot)], 3)],
+            "replays": len(per_deal[0])}
+
+
+def replayed(game: str, players: int, seeds: list[int], first: dict[int, list[float]], replays: int,
+             hero: Any, randoms: list[Any]) -> list[list[float]]:
+    """Per deal, the heuristic's rotated mean place in ``replays`` plays of it: the measured one
+    (``first``) and ``replays - 1`` more with match seeds no other play uses."""
+    out = []
+    for d in seeds:
+        plays = [sum(first[d]) / players]
+        for r in range(1, replays):
+            plays.append(sum(play_game(game, randoms[:s] + [hero] + randoms[s:], d, None,
+                                       match_seed=(1 << 41) + d * 4096 + r * 64 + s).places[s]
+                             for s in range(players)) / players)
+        out.append(plays)
+    return out
+
+
+CALIBRATE = {"tightwad": (3, 4), "divers-weights": (2, 3, 4), "palace": (2, 3, 4)}
+
+
+def calibrate(game: str, players: int, deals: int = 400, first_seed: int = 500_000,
+              rollouts: int = DEFAULT_ROLLOUTS) -> dict[str, Any]:
+    """The coefficient beta for ``games.reference.LUCK_BETA[(game, players)]``: the sample
+    heuristic against random bots in every seat of ``deals`` deals from ``first_seed`` (no
+    measured deal is among them), P its place averaged over the seats of a deal, H the same
+    average of the leaderboards' baseline h (``rollouts`` games per seat), H1 that of a
+    reference deal, K the reference deals per tournament deal:
+    beta = Cov(P, H) / (Var(H) + Var(H1) / K), which minimises Var(P - beta H) + beta^2 Var(H1) / K,
+    the per-deal variance of the rotated adjusted place with eta's error counted. ``gain``:
+    the share of the rotated variance it removes on these deals (optimistic: fitted on them);
+    ``beta`` is rounded, and 0 when ``gain`` is under 2%."""
+    hero = load_bot(HEURISTICS[game])
+    randoms = [load_bot(RANDOM_BOT) for _ in range(players - 1)]
+    seeds = [first_seed + d for d in range(deals)]
+    big_p, big_h = [], []
+    for d in seeds:
+        big_p.append(sum(play_game(game, randoms[:s] + [hero] + randoms[s:], d, None,
+                                   match_seed=(5 << 40) + d * 64 + s).places[s] for s in range(players)) / players)
+        big_h.append(sum(reference_baselines(game, players, {}, d, rollouts)) / players)
+    per = REFERENCE_PER_DEAL.get(game, DEFAULT_REFERENCE_PER_DEAL)
+    h1 = [sum(reference_baselines(game, players, {}, reference_deal_seed(game, players, k), 1)) / players
+          for k in range(max(deals, 200))]
+    vp, vh, vh1, c = _var(big_p), _var(big_h), _var(h1), _cov(big_p, big_h)
+    beta = c / (vh + vh1 / per)
+
+    def gain(b: float) -> float:
+        return 1 - (_var([p - b * h for p, h in zip(big_p, big_h)]) + b * b * vh1 / per) / vp
+
+    rng = random.Random(7)
+    boots = []
+    for _ in range(400):
+        idx = [rng.randrange(deals) for _ in range(deals)]
+        bp, bh = [big_p[i] for i in idx], [big_h[i] for i in idx]
+        boots.append(_cov(bp, bh) / (_var(bh) + vh1 / per))
+    boots.sort()
+    fixed = round(beta, 2) if gain(beta) >= 0.02 else 0.0
+    return {"game": game, "players": players, "deals": deals, "first_seed": first_seed,
+            "rollouts": rollouts, "reference_per_deal": per, "beta_fitted": round(beta, 3),
+            "beta_ci95": [round(boots[10], 3), round(boots[389], 3)],
+            "gain_fitted": round(gain(beta), 3), "gain_beta1": round(gain(1.0), 3),
+            "corr": round(c / math.sqrt(vp * vh), 3), "beta": fixed}
+
+
 def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 90_000,
             eps_levels: tuple[float, ...] = (0.0, 0.3, 0.6), *, heuristic_cv: bool = True,
-            aivat_rollouts: int = 16) -> dict[str, Any]:
+            aivat_rollouts: int = 16, replays: int = 4) -> dict[str, Any]:
     players = SETUPS[game]
     hero = load_bot(HEURISTICS[game])
     randoms = [load_bot(RANDOM_BOT) for _ in range(players - 1)]
@@ -214,10 +317,12 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
         href = {d: [0.0] * players for d in seeds}
     h_mean = sum(sum(h) for h in href.values()) / (len(seeds) * players)
     # the leaderboards' method: the reference rule policy's baseline, and its population means
-    lb = {d: reference_baselines(game, players, {}, d, rollouts) for d in seeds}
+    lb = {d: reference_baselines(game, players, {}, d, DEFAULT_ROLLOUTS) for d in seeds}
     eta, eta_var = _eta(game, players, deals)
+    beta = luck_beta(game, players)
     out: dict[str, Any] = {"game": game, "players": players, "deals": deals, "rollouts": rollouts,
-                           "aivat_rollouts": aivat_rollouts,
+                           "first_seed": first_seed, "aivat_rollouts": aivat_rollouts,
+                           "leaderboard_rollouts": DEFAULT_ROLLOUTS, "leaderboard_beta": beta,
                            "reference_deals": reference_target(game, deals), "levels": []}
     for eps in eps_levels:
         bot = Noisy(hero, eps, seed=int(eps * 1000) + 1)
@@ -225,6 +330,7 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
         adjusted: dict[int, list[float]] = {}
         adjusted_h: dict[int, list[float]] = {}
         board: dict[int, list[float]] = {}
+        board1: dict[int, list[float]] = {}
         aivat: dict[int, list[float]] = {}
         aivat_only: dict[int, list[float]] = {}
         for d in seeds:
@@ -237,8 +343,9 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
                 plain.setdefault(d, []).append(place)
                 adjusted.setdefault(d, []).append(place - b[s] + mean_b)
                 adjusted_h.setdefault(d, []).append(place - href[d][s] + h_mean)
-                board.setdefault(d, []).append(place - lb[d][s] + eta[s])
-                aivat.setdefault(d, []).append(place - lb[d][s] + eta[s] - corr)
+                board.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]))
+                board1.setdefault(d, []).append(place - lb[d][s] + eta[s])
+                aivat.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]) - corr)
                 aivat_only.setdefault(d, []).append(place - corr)
         flat_p = [x for d in seeds for x in plain[d]]
         flat_a = [x for d in seeds for x in adjusted[d]]
@@ -266,15 +373,16 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
             "matches_ratio": {"rotation": round(rot / v_ind, 3),
                               "control_variate": round(cv / v_ind, 3),
                               "rotation_and_cv": round(both / v_ind, 3),
-                              "leaderboard": round(rotated(board, eta_var) / v_ind, 3),
-                              # diagnostic, not a scheme: as if eta were known exactly
+                              "leaderboard": round(rotated(board, beta * beta * eta_var) / v_ind, 3),
+                              # diagnostics, not schemes: as if eta were known exactly; beta = 1
                               "leaderboard_eta_exact": round(rotated(board) / v_ind, 3),
+                              "leaderboard_beta1": round(rotated(board1, eta_var) / v_ind, 3),
                               "rotation_and_aivat": round(rotated(aivat_only) / v_ind, 3),
-                              "leaderboard_and_aivat": round(rotated(aivat, eta_var) / v_ind, 3)},
+                              "leaderboard_and_aivat": round(rotated(aivat, beta * beta * eta_var) / v_ind, 3)},
         }
         agree = abs(mp - ma) <= math.hypot(cp, ca)
-        for name, per, extra in (("leaderboard", board, eta_var), ("aivat", aivat_only, 0.0),
-                                 ("leaderboard_and_aivat", aivat, eta_var)):
+        for name, per, extra in (("leaderboard", board, beta * beta * eta_var), ("aivat", aivat_only, 0.0),
+                                 ("leaderboard_and_aivat", aivat, beta * beta * eta_var)):
             m = sum(x for d in seeds for x in per[d]) / n
             half = Z95 * math.sqrt(rotated(per, extra) / n)
             level[f"{name}_mean_place"], level[f"{name}_ci95"] = round(m + 1, 4), round(half, 4)
@@ -286,6 +394,10 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
             level["matches_ratio"]["rotation_and_heuristic_cv"] = round(both_h / v_ind, 3)
             agree = agree and abs(mp - mh) <= math.hypot(cp, ch)
         level["agree"] = agree
+        if eps == 0.0 and replays > 1:
+            ceil = ceiling(replayed(game, players, seeds, plain, replays, bot, randoms))
+            ceil["matches_ratio_floor"] = round(rot / v_ind * (1 - ceil["between_share"]), 3)
+            level["ceiling"] = ceil
         out["levels"].append(level)
     keys = ["adjusted_mean_place", "leaderboard_mean_place", "aivat_mean_place",
             "leaderboard_and_aivat_mean_place"]
@@ -304,10 +416,20 @@ def main() -> None:
     ap.add_argument("--no-heuristic-cv", action="store_true",
                     help="skip the heuristic control variate (its baselines cost the most)")
     ap.add_argument("--game", choices=sorted(SETUPS), action="append")
+    ap.add_argument("--replays", type=int, default=4,
+                    help="plays of each deal by the heuristic for the ceiling diagnostic (1: none)")
+    ap.add_argument("--first-seed", type=int, default=90_000)
+    ap.add_argument("--calibrate", action="store_true",
+                    help="print the coefficients for games.reference.LUCK_BETA (deals 500000..)")
     a = ap.parse_args()
+    if a.calibrate:
+        for game in a.game or list(CALIBRATE):
+            for players in CALIBRATE[game]:
+                print(json.dumps(calibrate(game, players, a.deals)), flush=True)
+        return
     for game in a.game or list(SETUPS):
-        print(json.dumps(measure(game, a.deals, a.rollouts, heuristic_cv=not a.no_heuristic_cv,
-                                 aivat_rollouts=a.aivat_rollouts), indent=1), flush=True)
+        print(json.dumps(measure(game, a.deals, a.rollouts, a.first_seed, heuristic_cv=not a.no_heuristic_cv,
+                                 aivat_rollouts=a.aivat_rollouts, replays=a.replays), indent=1), flush=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,13 @@ The policies are fast rules (a few hundred games a second in CPython), the same 
 the search bot's rollout policies (bots/search/search_bot.py), written here on a
 ``DealRng`` so their draws are fixed forever. Change any of them, or how the games are
 seeded, and bump ``REFERENCE_VERSION``: stored baselines of another version are not used.
+
+``LUCK_BETA`` is part of the same definition: the fixed coefficient of the correction per
+(game, players), ``adjusted place = p - beta * (h - eta)``. Any beta fixed in advance keeps
+the adjusted place unbiased; these were calibrated on deals that no benchmark measures
+(``python benchmarks/luck.py --calibrate``, docs/luck.md) for the reference policies of this
+version, so a new version needs a new calibration. Beta 0 (every configuration not listed):
+no correction, the adjusted place is the plain one, and no baseline is computed.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from games.divers_weights import PLAY as DW_PLAY, PRIZE as DW_PRIZE, SYMBOLS
 from games.palace import EXCUSE as P_EXCUSE, ORD, PLAY as P_PLAY, SWAP, TWO
 from games.rng import DealRng, derive_seed
 
-REFERENCE_VERSION = "ref1"
+REFERENCE_VERSION = "ref2"
 RANK = decktet.RANK
 
 Policy = Callable[[State, int, DealRng], int]
@@ -142,6 +149,24 @@ def seat_baselines(game: str, players: int, options: dict[str, Any] | None, deal
             total += play_out(spec.new_game(players, deal_seed, options), policies, rng).result().places[seat]
         out.append(total / rollouts)
     return out
+
+
+# Calibrated by `python benchmarks/luck.py --calibrate` (deals 500000.., the sample heuristic
+# against random bots, luck_rollouts 16): beta = Cov(P, H) / (Var(H) + Var(H1) / K), P the
+# heuristic's place averaged over the seats of a deal, H the same average of h, H1 that of a
+# reference deal (one game per seat) and K the reference deals per tournament deal; 0 where
+# the correction saved less than 2% of the rotated variance there.
+LUCK_BETA: dict[tuple[str, int], float] = {
+    ("divers-weights", 2): 0.68,   # saved 12.8% of the rotated variance there (beta 1: 10.1%)
+    ("divers-weights", 3): 0.47,   # 4.4% (beta 1: -1.4%)
+    ("divers-weights", 4): 0.39,   # 2.4% (beta 1: -3.5%)
+    # Tightwad 3 and 4 players, Palace 2, 3 and 4: under 1% (beta 1: -10% to -16%): 0
+}
+
+
+def luck_beta(game: str, players: int) -> float:
+    """The fixed coefficient of the luck correction for ``game`` with ``players`` (0: none)."""
+    return LUCK_BETA.get((game, players), 0.0)
 
 
 def reference_deal_seed(game: str, players: int, k: int) -> int:

@@ -244,10 +244,12 @@ def p6(sizes: Sizes) -> dict[str, Any]:
                          aivat_rollouts=sizes.luck_aivat_rollouts)
         strongest = m["levels"][0]
         saved = {k: round(1 - v, 3) for k, v in strongest["matches_ratio"].items()}
-        best = max((k for k in saved if not k.endswith("_exact")), key=lambda k: saved[k])
+        # diagnostics are not schemes: eta known exactly, the coefficient before calibration
+        best = max((k for k in saved if not k.endswith(("_exact", "_beta1"))), key=lambda k: saved[k])
         per_game[game] = {"saved": saved, "best": best, "levels": m["levels"],
                           "order_holds": m["order_holds"], "agree": all(lv["agree"] for lv in m["levels"]),
-                          "players": m["players"], "deals": m["deals"]}
+                          "players": m["players"], "deals": m["deals"],
+                          "leaderboard_beta": m["leaderboard_beta"], "ceiling": strongest.get("ceiling")}
     figure = "; ".join(f"{g} {100 * v['saved']['rotation']:.0f}% (rotation), "
                        f"{100 * v['saved']['leaderboard']:.0f}% (the leaderboards' luck-adjusted place), "
                        f"{100 * v['saved'][v['best']]:.0f}% (best: {v['best'].replace('_', ' ')})"

@@ -53,6 +53,7 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
          "seat": int | null, "bot": str | null, "detail": str | null}],
       "sandbox": [{"level": str, "safe": bool}],  # levels the matches ran at; safe for untrusted bots
       "luck": null | {"reference": str, "rollouts": int, "available": bool,  # null: no baselines stored
+                "beta": [{"game", "players", "beta"}],   # 0: no correction (adjusted = plain)
                 "reference_deals": [{"game", "players", "options", "deals"}]}
     }
 """
@@ -121,12 +122,17 @@ def format_adjusted_place(standing: BotStanding, missing: str = "n/a") -> str:
 
 def luck_line(report: RatingReport) -> str:
     """What the luck-adjusted column is, and why it may be unavailable."""
-    text = ("luck-adjusted: the mean place minus how a fixed reference policy fared from the same "
-            "seats of the same deals (unbiased, usually a narrower interval; docs/luck.md)")
+    text = ("luck-adjusted: the mean place minus beta times how a fixed reference policy fared from "
+            "the same seats of the same deals (unbiased; docs/luck.md)")
     luck = report.luck
     if luck is None:
         return text + "; n/a: no luck baselines are stored for these results (arena run computes them)."
     note = f"; reference {luck.get('reference')}, {luck.get('rollouts')} games per seat and deal"
+    betas = luck.get("beta") or []
+    if betas:
+        note += "; beta " + ", ".join(f"{b['game']} {b['players']}p {b['beta']:g}" for b in betas)
+        if any(b["beta"] == 0 for b in betas):
+            note += " (beta 0: no correction, the plain mean place)"
     if not luck.get("available"):
         note += "; n/a: baselines missing for some matches (run `arena run` again to compute them)"
     return text + note + "."

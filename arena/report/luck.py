@@ -2,7 +2,7 @@
 
 For a bot's seat ``s`` in a match on deal ``d`` (place ``p``, 1-based):
 
-    adjusted place = p - (h(d, s) - eta_s)
+    adjusted place = p - beta * (h(d, s) - eta_s)
 
 ``h(d, s)``: the mean place of the game's fixed reference policy in seat ``s`` of deal
 ``d`` against random players (``games.reference``); ``eta_s``: the mean of ``h(., s)``
@@ -11,11 +11,13 @@ over the population of deals, estimated on reference deals that no tournament pl
 seat and depends on no bot, so the adjusted mean place has the plain one's expectation
 (unbiased) for every bot, whatever seats it sat; when a deal is one the reference does
 well (or badly) from, the bot's place tends to be too, and the difference cancels that
-part of the luck of the draw.
+part of the luck of the draw. ``beta`` (``games.reference.luck_beta``) is fixed per (game,
+players) in advance, so it keeps the mean zero; where it is 0 the seat needs no baseline
+and its adjusted place is its plain place.
 
 The interval: the cluster-robust variance over deals of the bot's ``p - h`` (as for the
-plain mean place) plus the variance of the ``eta`` estimate (its reference deals are a
-sample too), with the same Student t quantile.
+plain mean place) plus beta squared times the variance of the ``eta`` estimate (its
+reference deals are a sample too), with the same Student t quantile.
 
 A bot whose rated seats do not all have a stored baseline gets None (unavailable): the
 adjusted figure is never over a different set of matches than the plain one. From a single
@@ -32,20 +34,21 @@ from typing import Any, Iterable
 from arena.report.ratings import OVERALL, RatingReport, deal_cluster, t95
 from arena.tournament.luck import Baselines, Eta
 from arena.tournament.store import SANDBOX_FAULT, ResultRow
-from games.reference import REFERENCE_VERSION
+from games.reference import REFERENCE_VERSION, luck_beta
 
 Key = tuple[str, int, str, str]
 
 
 class _Acc:
     __slots__ = ("seats", "missing", "deal_sum", "deal_seats", "weights", "shift")
+    # weights: per configuration, beta times the seats sat per seat number (eta's share)
 
     def __init__(self) -> None:
         self.seats = self.missing = 0
         self.deal_sum: dict[str, float] = {}
         self.deal_seats: dict[str, int] = {}
-        self.weights: dict[Key, list[int]] = {}   # config -> seats sat per seat number
-        self.shift = 0.0                           # sum of eta over its seats
+        self.weights: dict[Key, list[float]] = {}  # config -> beta * seats sat per seat number
+        self.shift = 0.0                           # sum of beta * eta over its seats
 
     def value(self, etas: dict[Key, Eta]) -> tuple[float, float | None] | None:
         if self.missing or not self.seats:
@@ -97,12 +100,26 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
     numeric = {n.match_id for n in report.notable if n.reason == "numeric"}
     accs: dict[str, dict[str, _Acc]] = {}   # per game; ``overall`` is their union below
     by_match = baselines.by_match
+    betas: dict[tuple[str, int], float] = {}
     for row in rows:
         if not _rated(row, numeric):
             continue
         per_bot = accs.get(row.game)
         if per_bot is None:
             per_bot = accs[row.game] = {}
+        beta = betas.get((row.game, row.players))
+        if beta is None:
+            beta = betas[(row.game, row.players)] = luck_beta(row.game, row.players)
+        deal = deal_cluster(row.match_id)
+        if beta == 0.0:     # no correction: the plain place, and no baseline needed
+            for seat, bot in enumerate(row.bots):
+                acc = per_bot.get(bot)
+                if acc is None:
+                    acc = per_bot[bot] = _Acc()
+                acc.seats += 1
+                acc.deal_sum[deal] = acc.deal_sum.get(deal, 0.0) + row.places[seat] + 1
+                acc.deal_seats[deal] = acc.deal_seats.get(deal, 0) + 1
+            continue
         found = by_match.get(row.match_id)
         if found is None or found[0] not in etas or len(found[1]) != len(row.places):
             for bot in row.bots:
@@ -114,20 +131,19 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
             continue
         key, h = found
         mean = etas[key][0]
-        deal = deal_cluster(row.match_id)
         for seat, bot in enumerate(row.bots):
             acc = per_bot.get(bot)
             if acc is None:
                 acc = per_bot[bot] = _Acc()
             acc.seats += 1
             sums, seats = acc.deal_sum, acc.deal_seats
-            sums[deal] = sums.get(deal, 0.0) + row.places[seat] + 1 - h[seat]
+            sums[deal] = sums.get(deal, 0.0) + row.places[seat] + 1 - beta * h[seat]
             seats[deal] = seats.get(deal, 0) + 1
             weights = acc.weights.get(key)
             if weights is None:
-                weights = acc.weights[key] = [0] * len(h)
-            weights[seat] += 1
-            acc.shift += mean[seat]
+                weights = acc.weights[key] = [0.0] * len(h)
+            weights[seat] += beta
+            acc.shift += beta * mean[seat]
     accs[OVERALL] = _union(accs.values())
     scopes = []
     available = True    # every standing of every scope has the figure
@@ -143,11 +159,16 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
                 s = dataclasses.replace(s, adjusted_place=got[0], adjusted_place_ci95=got[1])
             standings.append(s)
         scopes.append(dataclasses.replace(scope, standings=tuple(standings)))
-    return dataclasses.replace(report, scopes=tuple(scopes), luck=describe(baselines, available))
+    return dataclasses.replace(report, scopes=tuple(scopes),
+                               luck=describe(baselines, available, sorted(betas.items())))
 
 
-def describe(baselines: Baselines, available: bool) -> dict[str, Any]:
+def describe(baselines: Baselines, available: bool, betas: list[tuple[tuple[str, int], float]]) -> dict[str, Any]:
+    """``report.luck``: the reference version, games per seat, each rated (game, players)'s
+    beta (0: no correction there), the reference deals behind each eta, and whether every
+    standing has the figure."""
     return {"reference": REFERENCE_VERSION, "rollouts": baselines.rollouts,
+            "beta": [{"game": g, "players": p, "beta": b} for (g, p), b in betas],
             "reference_deals": [{"game": g, "players": p, "options": json.loads(o), "deals": e[2]}
                                 for (g, p, o, _), e in sorted(baselines.eta.items())],
             "available": available}

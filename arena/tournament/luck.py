@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from arena.tournament.config import LUCK_ROLLOUTS
 from games import REGISTRY
-from games.reference import REFERENCE_VERSION, reference_deal_seed, seat_baselines
+from games.reference import REFERENCE_VERSION, luck_beta, reference_deal_seed, seat_baselines
 
 log = logging.getLogger(__name__)
 
@@ -236,6 +236,8 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
     todo: list[tuple[Config, int, str, int]] = []
     targets: dict[tuple[str, int, str, str], int] = {}
     for cfg in configs_of(schedule):
+        if luck_beta(cfg.game, cfg.players) == 0.0:    # no correction there: nothing to compute
+            continue
         have = _stored(store.conn, cfg, "deal", rollouts)
         todo += [(cfg, s, "deal", 0) for s in cfg.deal_seeds if str(s) not in have]
         have_ref = _stored(store.conn, cfg, "reference", 1)
@@ -344,7 +346,9 @@ class Baselines:
 
 def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> Baselines | None:
     """The stored baselines for the result ``rows`` (``ResultRow``s of the current schedule),
-    or None if there are none (the leaderboards then show the adjusted figure as unavailable).
+    or None if the store has no baseline table (no ``arena run`` of this version computed any:
+    the leaderboards then show the adjusted figure as unavailable). A table without rows is
+    not None: configurations whose beta is 0 need none.
 
     Only what a fresh run of the same tournament file would use is read, so the leaderboards
     do not depend on the folder's history: deal rows with ``rollouts`` games per seat (the
@@ -363,8 +367,6 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
         deal_rows = conn.execute(
             f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'deal'"
             " AND rollouts = ?", (REFERENCE_VERSION, rollouts)).fetchall()
-        if not deal_rows:
-            return None
         matches = conn.execute("SELECT match_id, game, players, deal_seed, rules_version FROM matches").fetchall()
         deals: dict[tuple[str, int, str, str], list[tuple[tuple[str, int, str, str], tuple[float, ...]]]] = {}
         for row in deal_rows:

@@ -15,12 +15,22 @@ from click.testing import CliRunner
 
 from arena.cli import cli
 from arena.tournament import luck
+from games.reference import luck_beta
 from tests.arena.test_runner import run_file, share_secret, stored, write_tournament
 
 
 # write_tournament's configurations: (game, players, deals)
-REFERENCE_SETUP = (("tightwad", 3, 2), ("divers-weights", 2, 2), ("palace", 3, 1))
+SETUP = (("tightwad", 3, 2), ("divers-weights", 2, 2), ("palace", 3, 1))
+# those with a correction (beta > 0) have baselines; the others' adjusted place is the plain one
+REFERENCE_SETUP = tuple(c for c in SETUP if luck_beta(c[0], c[1]) > 0)
 REFERENCE_ROWS = sum(luck.reference_target(g, n) for g, _, n in REFERENCE_SETUP)
+DEAL_ROWS = sum(n for _, _, n in REFERENCE_SETUP)
+CORRECTED = {g for g, _, _ in REFERENCE_SETUP} | {"overall"}   # scopes with a correction
+
+
+def test_the_setup_has_scopes_with_and_without_a_correction():
+    # what the tests below rely on (games.reference.LUCK_BETA, calibrated)
+    assert ("divers-weights", 2, 2) in REFERENCE_SETUP and len(REFERENCE_SETUP) < len(SETUP)
 
 
 def _tournament(tmp: Path, name: str, extra: str = "") -> Path:
@@ -59,12 +69,17 @@ def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
     assert data["luck"]["available"] is True and data["luck"]["rollouts"] == luck.DEFAULT_ROLLOUTS
     deals = {(r["game"], r["players"]): r["deals"] for r in data["luck"]["reference_deals"]}
     assert deals == {(g, p): luck.reference_target(g, n) for g, p, n in REFERENCE_SETUP}
+    assert data["luck"]["beta"] == [{"game": g, "players": p, "beta": luck_beta(g, p)} for g, p, _ in sorted(SETUP)]
     for scope in data["scopes"]:
         for b in scope["standings"]:
             assert b["adjusted_place"] is not None, (scope["scope"], b)
             # an interval wherever the plain mean place has one (not from Palace's single deal)
             assert (b["adjusted_place_ci95"] is None) == (b["mean_place_ci95"] is None)
             assert abs(b["adjusted_place"] - b["mean_place"]) < 1.0
+            if scope["scope"] not in CORRECTED:     # beta 0: the plain figure, to the bit
+                assert (b["adjusted_place"], b["adjusted_place_ci95"]) == (b["mean_place"], b["mean_place_ci95"])
+            elif scope["scope"] != "overall":
+                assert b["adjusted_place"] != b["mean_place"]
     rows = list(csv.DictReader(io.StringIO((results / "leaderboard.csv").read_text())))
     for row in rows:
         want = _adjusted(data)[(row["scope"], row["bot"])]
@@ -75,11 +90,12 @@ def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
     for text in (run.leaderboard, (results / "leaderboard.md").read_text(),
                  (results / "leaderboard.html").read_text()):
         assert "luck-adjusted" in text and cell in text and "n/a" not in text
+        assert "beta 0: no correction, the plain mean place" in text
 
 
 def test_baselines_are_stored_once_and_never_recomputed(run, tmp_path, monkeypatch):
-    # one row per scheduled deal (2 + 2 + 1) and the reference deals
-    assert _rows(run.results, "deal") == 5 and _rows(run.results, "reference") == REFERENCE_ROWS
+    # one row per scheduled deal of a corrected configuration, and the reference deals
+    assert _rows(run.results, "deal") == DEAL_ROWS and _rows(run.results, "reference") == REFERENCE_ROWS
     copy = tmp_path / "copy"
     shutil.copytree(run.results, copy)
     before = _json(copy)
@@ -135,12 +151,21 @@ def test_an_interrupted_computation_keeps_every_result_and_the_next_run_finishes
     monkeypatch.setattr(luck, "seat_baselines", lambda *a, **k: counted.append(a) or real(*a, **k))
     second = run_file(path)
     assert second.complete and stored(second.results) == matches
-    assert len(counted) == 5 + REFERENCE_ROWS - 4                    # only what was missing
+    assert len(counted) == DEAL_ROWS + REFERENCE_ROWS - 4            # only what was missing
     assert _json(second.results)["luck"]["available"] is True
 
     counted.clear()
     third = run_file(path)
     assert third.complete and counted == []
+
+
+def _unavailable_where_corrected(data: dict) -> None:
+    """No baseline was computed: n/a wherever a correction applies, the plain figure elsewhere."""
+    for scope in data["scopes"]:
+        for b in scope["standings"]:
+            got = (b["adjusted_place"], b["adjusted_place_ci95"])
+            want = (None, None) if scope["scope"] in CORRECTED else (b["mean_place"], b["mean_place_ci95"])
+            assert got == want, (scope["scope"], b)
 
 
 def test_a_failing_computation_still_publishes_the_results(tmp_path, monkeypatch):
@@ -150,7 +175,7 @@ def test_a_failing_computation_still_publishes_the_results(tmp_path, monkeypatch
     monkeypatch.setattr(luck, "seat_baselines", broken)
     summary = run_file(_tournament(tmp_path, "broken"))
     assert summary.complete and (summary.results / "leaderboard.json").exists()
-    assert all(v == (None, None) for v in _adjusted(_json(summary.results)).values())
+    _unavailable_where_corrected(_json(summary.results))
     assert "luck baselines not computed (RuntimeError: engine exploded)" in (summary.results / "run.log").read_text()
 
 
@@ -161,7 +186,7 @@ def test_a_failure_in_a_helper_process_is_reported_not_lost(tmp_path, monkeypatc
     monkeypatch.setattr(luck, "HELPER_MODULE", "tests.arena.broken_luck_helper")
     summary = run_file(write_tournament(tmp_path, "broken2", deals=2, workers=2))
     assert summary.complete and (summary.results / "leaderboard.json").exists()
-    assert all(v == (None, None) for v in _adjusted(_json(summary.results)).values())
+    _unavailable_where_corrected(_json(summary.results))
     log = (summary.results / "run.log").read_text()
     assert "luck baselines not computed (RuntimeError: a luck baseline helper stopped" in log
     assert "engine exploded in a helper" in log
@@ -181,7 +206,7 @@ def test_helper_processes_compute_exactly_what_this_process_does(tmp_path):
     schedule = build_schedule(t, resolve_bots(t), deal_secret=stores[1].deal_secret())
     rows = {}
     for workers, store in stores.items():
-        assert luck.fill(store, schedule, 4, workers=workers) == 5 + REFERENCE_ROWS
+        assert luck.fill(store, schedule, 4, workers=workers) == DEAL_ROWS + REFERENCE_ROWS
         rows[workers] = sorted(store.conn.execute("SELECT * FROM luck_baselines").fetchall())
         store.close()
     assert rows[1] == rows[2]
@@ -199,7 +224,7 @@ def test_an_altered_baseline_row_is_left_out_not_trusted(run, tmp_path):
     assert result.exit_code == 0, result.output
     adjusted = _adjusted(json.loads(result.output))
     assert all(v == (None, None) for (scope, _), v in adjusted.items() if scope in ("overall", "divers-weights"))
-    assert all(v[0] is not None for (scope, _), v in adjusted.items() if scope in ("tightwad", "palace"))
+    assert all(v[0] is not None for (scope, _), v in adjusted.items() if scope not in ("overall", "divers-weights"))
     assert "n/a: baselines missing for some matches" in CliRunner().invoke(cli, ["leaderboard", str(copy)]).output
 
 
@@ -222,25 +247,30 @@ def test_a_damaged_or_missing_summary_is_recomputed_from_the_reference_deals(run
     shutil.copytree(run.results, copy)
     before = _adjusted(_json(run.results))
     con = sqlite3.connect(copy / "results.sqlite")
-    assert con.execute("SELECT COUNT(*) FROM luck_baselines WHERE kind = 'summary'").fetchone()[0] == 3
-    # a hand-edited summary (its checksum fails) and a deleted one: both recomputed, same figures
-    con.execute("UPDATE luck_baselines SET places = '{\"mean\": [9, 9, 9], \"cov\": [[0,0,0],[0,0,0],[0,0,0]]}'"
-                " WHERE kind = 'summary' AND game = 'tightwad'")
+    assert con.execute("SELECT COUNT(*) FROM luck_baselines WHERE kind = 'summary'").fetchone()[0] == len(
+        REFERENCE_SETUP)
+    # a hand-edited summary (its checksum fails): recomputed, same figures
+    con.execute("UPDATE luck_baselines SET places = '{\"mean\": [9, 9], \"cov\": [[0,0],[0,0]]}'"
+                " WHERE kind = 'summary' AND game = 'divers-weights'")
+    con.commit()
+    result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert _adjusted(json.loads(result.output)) == before
+    # a deleted one: the same
     con.execute("DELETE FROM luck_baselines WHERE kind = 'summary' AND game = 'divers-weights'")
     con.commit()
     result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
     assert result.exit_code == 0, result.output
     assert _adjusted(json.loads(result.output)) == before
     # without its summary, a configuration missing one reference deal has no estimate: n/a
-    con.execute("DELETE FROM luck_baselines WHERE kind = 'summary' AND game = 'palace'")
-    con.execute("DELETE FROM luck_baselines WHERE kind = 'reference' AND game = 'palace' AND ordinal = 7")
+    con.execute("DELETE FROM luck_baselines WHERE kind = 'reference' AND game = 'divers-weights' AND ordinal = 7")
     con.commit()
     con.close()
     result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
     assert result.exit_code == 0, result.output
     after = _adjusted(json.loads(result.output))
     for (scope, bot), value in after.items():
-        assert value == (before[(scope, bot)] if scope in ("tightwad", "divers-weights") else (None, None))
+        assert value == (before[(scope, bot)] if scope in ("tightwad", "palace") else (None, None))
 
 
 def test_the_figures_depend_on_the_final_file_not_on_the_folders_history(tmp_path):
