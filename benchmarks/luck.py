@@ -4,6 +4,7 @@
                               [--aivat-rollouts 16] [--no-heuristic-cv] [--replays 4]
                               [--first-seed 90000]
     python benchmarks/luck.py --calibrate [--deals 400] [--game palace]
+    python benchmarks/luck.py --ceiling-only [--deals 300] [--replays 4] [--first-seed 200000]
 
 Each game's sample heuristic plays against random bots, in process (bots loaded as in
 benchmarks/bot_strength.py), in every seat s of every deal d: place p(d, s) (0 = best).
@@ -219,6 +220,22 @@ def _cov(xs: list[float], ys: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (len(xs) - 1)
 
 
+def _ratio_ci(seeds: list[int], plain: dict[int, list[float]], per: dict[int, list[float]], players: int,
+              extra: float, boot: int = 400) -> list[float]:
+    """95% bootstrap interval (deals resampled) of a rotated scheme's matches ratio against
+    independent deals (``extra``: eta's variance, held fixed)."""
+    rng = random.Random(20261202)
+    k = len(seeds)
+    out = []
+    for _ in range(boot):
+        pick = [seeds[rng.randrange(k)] for _ in range(k)]
+        v_ind = _var([x for d in pick for x in plain[d]])
+        if v_ind > 0:
+            out.append((players * _var([sum(per[d]) / players for d in pick]) + k * players * extra) / v_ind)
+    out.sort()
+    return [round(out[int(0.025 * len(out))], 3), round(out[int(0.975 * len(out)) - 1], 3)] if out else []
+
+
 def _between_share(per_deal: list[list[float]]) -> float:
     """Share of the variance of one replay's rotated mean place that is between deals:
     (Var of the deal means - mean within-deal variance / R) / Var of one replay."""
@@ -253,6 +270,24 @@ def replayed(game: str, players: int, seeds: list[int], first: dict[int, list[fl
                                        match_seed=(1 << 41) + d * 4096 + r * 64 + s).places[s]
                              for s in range(players)) / players)
         out.append(plays)
+    return out
+
+
+def measure_ceiling(game: str, deals: int = 200, first_seed: int = 90_000, replays: int = 4) -> dict[str, Any]:
+    """The ceiling alone (no scheme, no baseline), on more deals than ``measure`` affords: the
+    heuristic in every seat of each deal, ``replays`` plays of it; with rotation's matches ratio
+    from the first play and the floor a deal-based correction cannot go under."""
+    players = SETUPS[game]
+    hero = load_bot(HEURISTICS[game])
+    randoms = [load_bot(RANDOM_BOT) for _ in range(players - 1)]
+    seeds = [first_seed + d for d in range(deals)]
+    first = {d: [float(play_game(game, randoms[:s] + [hero] + randoms[s:], d, None, match_seed=d * 16 + s).places[s])
+                 for s in range(players)] for d in seeds}
+    rot = players * _var([sum(first[d]) / players for d in seeds]) / (_var([x for d in seeds for x in first[d]])
+                                                                   or float("nan"))
+    out = ceiling(replayed(game, players, seeds, first, replays, hero, randoms))
+    out.update(game=game, players=players, deals=deals, first_seed=first_seed, rotation=round(rot, 3),
+               matches_ratio_floor=round(rot * (1 - out["between_share"]), 3))
     return out
 
 
@@ -379,6 +414,11 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
                               "leaderboard_beta1": round(rotated(board1, eta_var) / v_ind, 3),
                               "rotation_and_aivat": round(rotated(aivat_only) / v_ind, 3),
                               "leaderboard_and_aivat": round(rotated(aivat, beta * beta * eta_var) / v_ind, 3)},
+            # how far a ratio from this many deals can be off: 95% bootstrap intervals over deals
+            "matches_ratio_ci95": {name: _ratio_ci(seeds, plain, per, players, extra)
+                                   for name, per, extra in (("rotation", plain, 0.0),
+                                                            ("leaderboard", board, beta * beta * eta_var),
+                                                            ("leaderboard_beta1", board1, eta_var))},
         }
         agree = abs(mp - ma) <= math.hypot(cp, ca)
         for name, per, extra in (("leaderboard", board, beta * beta * eta_var), ("aivat", aivat_only, 0.0),
@@ -421,7 +461,13 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=90_000)
     ap.add_argument("--calibrate", action="store_true",
                     help="print the coefficients for games.reference.LUCK_BETA (deals 500000..)")
+    ap.add_argument("--ceiling-only", action="store_true",
+                    help="only the ceiling diagnostic (cheap: use more deals)")
     a = ap.parse_args()
+    if a.ceiling_only:
+        for game in a.game or list(SETUPS):
+            print(json.dumps(measure_ceiling(game, a.deals, a.first_seed, a.replays)), flush=True)
+        return
     if a.calibrate:
         for game in a.game or list(CALIBRATE):
             for players in CALIBRATE[game]:
