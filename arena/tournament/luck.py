@@ -19,7 +19,8 @@ completes it.
 
 Where and when: ``fill`` runs in the ``arena run`` process after the matches (never
 while bots are being timed), for the deals of the schedule that lack a row, shared among
-as many processes as the run had workers. A store
+as many processes as the run had workers. Configurations whose coefficient
+``games.reference.luck_beta`` is 0 get none: their adjusted place is the plain one. A store
 without rows (older runs, ``luck_rollouts: 0``, benchmarks/make_store.py) is shown as
 "unavailable" by the leaderboards, which never compute baselines themselves.
 """
