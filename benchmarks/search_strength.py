@@ -1,7 +1,7 @@
 """Strength of the reference search bot, in process, with 95% confidence intervals.
 
     python benchmarks/search_strength.py field [tournaments/strength.yaml] [--deal-factor 1] [--out F]
-    python benchmarks/search_strength.py table LABEL PLAYERS --budgets 0.1 0.5 2 --deals 12 [--out F]
+    python benchmarks/search_strength.py table LABEL PLAYERS --budgets 0.1 0.5 2 --deals 12 [--opponents A,B] [--out F]
     python benchmarks/search_strength.py summary F [F ...]
 
 ``field`` plays a tournament file's whole schedule (arena.tournament.schedule: the same
@@ -99,10 +99,10 @@ def fields(game: str, players: int) -> list[frozenset[str]]:
 
 
 def table_matches(tournament: Path, label: str, players: int, budgets: list[float],
-                  deals: int) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+                  deals: int, opponents: frozenset[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, Path]]:
     """The matches of the tournament's round robin where ``search-<budget>s`` sits with one of
-    the ``fields`` of opponents and no one else: same ids, seats and seeds as ``arena run``
-    gives them, first ``deals`` deals."""
+    the ``fields`` of opponents (or exactly ``opponents``) and no one else: same ids, seats and
+    seeds as ``arena run`` gives them, first ``deals`` deals."""
     matches, paths = field_matches(tournament, 10**6)
     out = []
     for b in budgets:
@@ -111,6 +111,7 @@ def table_matches(tournament: Path, label: str, players: int, budgets: list[floa
             bots = set(m["bots"])
             if (m["id"].split("/")[0] == label and m["players"] == players and name in bots
                     and frozenset(bots - {name}) in fields(m["game"], players)
+                    and (opponents is None or frozenset(bots - {name}) == opponents)
                     and int(m["id"].split("/d")[1].split("/")[0]) < deals):
                 out.append(m)
     return out, paths
@@ -210,6 +211,7 @@ def main() -> int:
     s.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.5, 2.0])
     s.add_argument("--deals", type=int, default=12, help="the first DEALS deals of the entry")
     s.add_argument("--tournament", default=str(STRENGTH))
+    s.add_argument("--opponents", help="only this field, its bots comma-separated (e.g. divers_heuristic)")
     for p in (f, s):
         p.add_argument("--out", type=Path, help="append every match as a JSON line")
     sm = sub.add_parser("summary")
@@ -225,7 +227,9 @@ def main() -> int:
     if args.cmd == "field":
         matches, paths = field_matches(Path(args.tournament), args.deal_factor)
     else:
-        matches, paths = table_matches(Path(args.tournament), args.label, args.players, args.budgets, args.deals)
+        field = frozenset(args.opponents.split(",")) if args.opponents else None
+        matches, paths = table_matches(Path(args.tournament), args.label, args.players, args.budgets, args.deals,
+                                       field)
     if args.out and args.out.exists():   # resume: a match already in the file is not played again
         done = {json.loads(ln)["id"] for ln in args.out.read_text().splitlines() if ln.strip()}
         matches = [m for m in matches if m["id"] not in done]
