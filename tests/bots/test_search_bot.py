@@ -57,6 +57,58 @@ def test_answers_legally_within_its_budget_in_every_game_and_player_count() -> N
     assert worst < 1.0, worst
 
 
+def test_divers_two_player_hands_of_the_other_seat_fit_its_plays() -> None:
+    """Two-player Divers Weights: the hands the bot deals the other seat hold only cards this
+    seat has not seen, its hidden choice included, and are weighted towards hands that explain
+    the card it played earlier in the hand (under the bot's model of it) better than hands
+    drawn uniformly do."""
+    import math
+    from random import Random
+
+    from games.determinize import Determinizer
+
+    ns = named("search-0.01s").choose.__globals__
+    state = REGISTRY["divers-weights"].new_game(2, 4242, {})
+    # trick 1: seat 1 plays the card the model values most for it, seat 0 its first card
+    obs1 = state.observation(1)
+    pool1 = [c for c in range(36) if c not in obs1["threshold"]]
+    values1 = ns["card_values"](pool1, obs1["threshold"], 5, [], Random(3))
+    best = max(obs1["hand"], key=lambda c: values1[c])
+    state.apply(1, obs1["hand"].index(best))
+    state.apply(0, 0)
+    while state.to_move() != (0, 1):
+        state.apply(state.to_move()[0], 0)  # the winner's prize
+    state.apply(1, 2)  # trick 2: seat 1 chooses first, unseen by seat 0
+    obs = json.loads(json.dumps(state.observation(0)))
+    det = Determinizer(obs, state.options)
+    memory: dict[str, Any] = {}
+    model = ns["OtherSeat"](obs, det, memory, Random(5))
+    unseen = set(det.pool)
+    rnd = Random(7)
+    for _ in range(200):
+        s = det.sample(rnd)
+        model.deal(s, rnd)
+        assert len(s._hands[1]) == 3 and s._played[1] is not None
+        assert set(s._hands[1]) | {s._played[1]} <= unseen
+        assert sorted(s._hands[1] + [s._played[1]] + s._deck) == sorted(unseen)
+
+    vals = memory["dw_past_values"][(1, 0)]
+    played = obs["tricks"][0]["played"][1]
+    tau = ns["MODEL_TAU"]
+
+    def fit(hand: list[int]) -> float:  # the model's probability of the card played, from this hand
+        held = hand + [played]
+        return math.exp(vals[played] / tau) / sum(math.exp(vals[c] / tau) for c in held)
+
+    pick = Random(11)
+    weighted = []
+    for _ in range(2000):
+        i = min(ns["bisect"].bisect_left(model.cum, pick.random() * model.cum[-1]), len(model.hands) - 1)
+        weighted.append(fit(model.hands[i]))
+    uniform = [fit(pick.sample(sorted(unseen), 4)) for _ in range(2000)]
+    assert sum(weighted) / len(weighted) > sum(uniform) / len(uniform) + 0.02
+
+
 def test_budget_comes_from_the_tournament_name() -> None:
     ns: dict[str, Any] = {}
     captured: dict[str, Any] = {}
