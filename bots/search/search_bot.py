@@ -10,8 +10,9 @@ score margin), the round (Tightwad: penalty points against the others') or the g
 root's most visited. The Palace setup swap follows a fixed rule (strong cards face up).
 In two-player Divers Weights the other seat's card in the trick being decided comes from a
 model instead (``OtherSeat``: the Divers Weights heuristic's one-ply evaluation with noise, a
-quarter of its plays random), and the hand it is dealt in each simulation is drawn with
-weights for how likely that model makes the cards it has already played this hand.
+quarter of its plays random, more as its plays so far in the game fit that model less than
+random play), and the hand it is dealt in each simulation is drawn with weights for how
+likely that model makes the cards it has already played this hand.
 
 Budget: CPU seconds per decision (a busy machine does not shorten the thinking),
 default 0.5. A tournament gives it through the bot's name: an entry named like
@@ -34,7 +35,7 @@ from botkit import run
 from games import decktet
 from games.core import places_from_keys
 from games.determinize import Determinizer
-from games.divers_weights import SYMBOLS, PLAY as DW_PLAY, PRIZE as DW_PRIZE, BID as DW_BID
+from games.divers_weights import HAND_SIZE, SYMBOLS, PLAY as DW_PLAY, PRIZE as DW_PRIZE, BID as DW_BID
 from games.palace import SWAP, PLAY as P_PLAY, EXCUSE as P_EXCUSE
 from games.reference import palace_play_choice, palace_swap_choice
 
@@ -173,13 +174,16 @@ def _mark(game, state):
 # noise, a quarter of its plays random (cheap insurance against players it does not fit),
 # and its possible hands are weighted by how likely that model makes the cards it played this
 # hand. What it holds decides the trick: in an experiment, a search that saw its hand led the
-# heuristic by 0.4 places, one that searched its choice instead was level with it.
+# heuristic by 0.4 places, one that searched its choice instead was level with it. A seat
+# that plays unlike the model (a random bot) loses the model its weight: a fixed model cost
+# 0.2 places against random_bot.
 
 MODEL_SAMPLES = 100   # guesses behind each card value
 MODEL_NOISE = 0.2     # sd of the noise on the values when the model chooses
 MODEL_TAU = 0.15      # the same noise as a softmax temperature, for the hands' weights
 MODEL_RANDOM = 0.25   # share of the other seat's plays taken as uniformly random
 HAND_SAMPLES = 500    # weighted hands the other seat may hold
+MODEL_PRIOR = 0.5     # belief that the other seat plays like the model, before it has shown a card
 
 
 def _worth(mask, symbols):
@@ -246,6 +250,49 @@ def card_values(pool, threshold, k, prizes, rnd, samples=MODEL_SAMPLES):
     return out
 
 
+def _fit(steps, hand, plays):
+    """P(the plays shown | the hand now, the model): at each earlier trick it held its hand
+    now plus the cards it played from then on."""
+    p = 1.0
+    for j, (vals, b) in enumerate(steps):
+        held = hand + plays[j:]
+        top = max(vals[c] for c in held)
+        z = sum(math.exp((vals[c] - top) / MODEL_TAU) for c in held)
+        p *= MODEL_RANDOM / len(held) + (1 - MODEL_RANDOM) * math.exp((vals[b] - top) / MODEL_TAU) / z
+    return p
+
+
+def _hand_steps(tricks, seat, hand_no, past, rnd):
+    """(card values when it chose, card it played) for each trick of a hand, values cached."""
+    public, prizes, steps = [], [], []
+    for j, t in enumerate(tricks):
+        key = (hand_no, j)
+        if key not in past:
+            gone = set(public + t["threshold"])
+            pool = [c for c in range(decktet.BASIC_SIZE) if c not in gone]
+            past[key] = card_values(pool, t["threshold"], HAND_SIZE - j, prizes, rnd)
+        steps.append((past[key], t["played"][seat]))
+        public += t["threshold"] + t["played"]
+        prizes += [p["card"] for p in t["prizes"] if p["seat"] == seat]
+    return steps
+
+
+def _belief(observation, past, rnd):
+    """P(the other seat plays like the model), from the finished hands of this game."""
+    prev = observation.get("previous_hand")
+    other = 1 - observation["seat"]
+    done = past.setdefault("hands_fitted", {})
+    if prev and prev["hand_number"] not in done and len(prev["tricks"]) == HAND_SIZE:
+        steps = _hand_steps(prev["tricks"], other, prev["hand_number"], past, rnd)[:-1]  # the last: no choice
+        plays = [b for _, b in steps] + [prev["tricks"][-1]["played"][other]]
+        log_ratio = math.log(_fit(steps, [], plays))
+        for j in range(len(steps)):
+            log_ratio += math.log(HAND_SIZE - j)
+        done[prev["hand_number"]] = log_ratio
+    odds = MODEL_PRIOR / (1.0 - MODEL_PRIOR) * math.exp(max(-50.0, min(50.0, sum(done.values()))))
+    return odds / (1.0 + odds)
+
+
 class OtherSeat:
     """The other seat of a two-player hand, at the trick being decided."""
 
@@ -258,34 +305,29 @@ class OtherSeat:
         self.values = card_values(unseen + hand, observation["threshold"], k, observation["prizes"][other], rnd)
         # its hand's weights, from its plays in this hand's earlier tricks
         past = memory.setdefault("dw_past_values", {})
-        public, prizes, steps = [], [], []
-        for j, t in enumerate(observation["tricks"]):
-            key = (observation["hand_number"], j)
-            if key not in past:
-                gone = set(public + t["threshold"])
-                pool = [c for c in range(decktet.BASIC_SIZE) if c not in gone]
-                past[key] = card_values(pool, t["threshold"], k + len(observation["tricks"]) - j, prizes, rnd)
-            steps.append((past[key], t["played"][other]))
-            public += t["threshold"] + t["played"]
-            prizes += [p["card"] for p in t["prizes"] if p["seat"] == other]
+        steps = _hand_steps(observation["tricks"], other, observation["hand_number"], past, rnd)
+        # Two kinds of player: the model's, or one playing at random. The belief in the first
+        # comes from the hands already finished (their every trick is known) and from this
+        # hand's plays, which weigh each possible hand too.
+        belief = _belief(observation, past, rnd)
         self.hands = self.cum = None
+        at_random = 1.0 - belief
         if steps:
             plays = [b for _, b in steps]
+            uniform = 1.0
+            for j in range(len(steps)):
+                uniform /= k + len(steps) - j
             self.hands, self.cum, total = [], [], 0.0
             for _ in range(HAND_SAMPLES):
                 h = rnd.sample(unseen, k)
-                w = 1.0
-                for j, (vals, b) in enumerate(steps):
-                    held = h + plays[j:]
-                    top = max(vals[c] for c in held)
-                    z = sum(math.exp((vals[c] - top) / MODEL_TAU) for c in held)
-                    w *= MODEL_RANDOM / len(held) + (1 - MODEL_RANDOM) * math.exp((vals[b] - top) / MODEL_TAU) / z
-                total += w
+                total += belief * _fit(steps, h, plays) + (1.0 - belief) * uniform
                 self.hands.append(h)
                 self.cum.append(total)
+            at_random = (1.0 - belief) * uniform * HAND_SAMPLES / total
+        self.random_share = MODEL_RANDOM + (1.0 - MODEL_RANDOM) * at_random
 
     def _pick(self, cards, rnd):
-        if rnd.random() < MODEL_RANDOM:
+        if rnd.random() < self.random_share:
             return rnd.randrange(len(cards))
         vals = self.values
         return max(range(len(cards)), key=lambda i: vals[cards[i]] + rnd.gauss(0.0, MODEL_NOISE))

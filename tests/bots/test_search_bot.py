@@ -109,6 +109,41 @@ def test_divers_two_player_hands_of_the_other_seat_fit_its_plays() -> None:
     assert sum(weighted) / len(weighted) > sum(uniform) / len(uniform) + 0.02
 
 
+def _hand_two_played_by_the_model(ns: dict[str, Any], follow: bool) -> float:
+    """Seat 1 plays a whole Divers Weights hand choosing, at every trick, the card the bot's
+    model values most (``follow``) or least; the share of random play the bot then expects
+    from seat 1 at the next hand's first trick."""
+    from random import Random
+
+    from games.determinize import Determinizer
+
+    state = REGISTRY["divers-weights"].new_game(2, 99, {})
+    rnd = Random(1)
+    while state.hand_no == 1:
+        if state._phase == 1:  # a trick: seat 1 by the model's values, seat 0 its first card
+            obs1 = state.observation(1)
+            gone = set(obs1["threshold"] + obs1["discarded"] + [c for pr in obs1["prizes"] for c in pr])
+            pool = [c for c in range(36) if c not in gone]
+            vals = ns["card_values"](pool, obs1["threshold"], len(obs1["hand"]), obs1["prizes"][1], rnd, 400)
+            pick = (max if follow else min)(obs1["hand"], key=lambda c: vals[c])
+            state.apply(1, obs1["hand"].index(pick))
+            state.apply(0, 0)
+        else:
+            state.apply(state.to_move()[0], 0)
+    obs = json.loads(json.dumps(state.observation(0)))
+    assert obs["previous_hand"] is not None
+    return ns["OtherSeat"](obs, Determinizer(obs, state.options), {}, Random(2)).random_share
+
+
+def test_divers_two_player_model_loses_weight_when_the_other_seat_plays_unlike_it() -> None:
+    """After a hand where the other seat always played the card the model values most, the bot
+    expects less random play from it than it did before any card was shown; after a hand where
+    it always played the card the model values least, more."""
+    ns = named("search-0.01s").choose.__globals__
+    before = ns["MODEL_RANDOM"] + (1 - ns["MODEL_RANDOM"]) * (1 - ns["MODEL_PRIOR"])
+    assert _hand_two_played_by_the_model(ns, True) < before < _hand_two_played_by_the_model(ns, False)
+
+
 def test_budget_comes_from_the_tournament_name() -> None:
     ns: dict[str, Any] = {}
     captured: dict[str, Any] = {}
