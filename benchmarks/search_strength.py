@@ -99,10 +99,11 @@ def fields(game: str, players: int) -> list[frozenset[str]]:
 
 
 def table_matches(tournament: Path, label: str, players: int, budgets: list[float],
-                  deals: int, opponents: frozenset[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+                  deals: int, opponents: frozenset[str] | None = None,
+                  first_deal: int = 0) -> tuple[list[dict[str, Any]], dict[str, Path]]:
     """The matches of the tournament's round robin where ``search-<budget>s`` sits with one of
     the ``fields`` of opponents (or exactly ``opponents``) and no one else: same ids, seats and
-    seeds as ``arena run`` gives them, first ``deals`` deals."""
+    seeds as ``arena run`` gives them, deals ``first_deal`` to ``deals - 1``."""
     matches, paths = field_matches(tournament, 10**6)
     out = []
     for b in budgets:
@@ -112,7 +113,7 @@ def table_matches(tournament: Path, label: str, players: int, budgets: list[floa
             if (m["id"].split("/")[0] == label and m["players"] == players and name in bots
                     and frozenset(bots - {name}) in fields(m["game"], players)
                     and (opponents is None or frozenset(bots - {name}) == opponents)
-                    and int(m["id"].split("/d")[1].split("/")[0]) < deals):
+                    and first_deal <= int(m["id"].split("/d")[1].split("/")[0]) < deals):
                 out.append(m)
     return out, paths
 
@@ -211,6 +212,7 @@ def main() -> int:
     s.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.5, 2.0])
     s.add_argument("--deals", type=int, default=12, help="the first DEALS deals of the entry")
     s.add_argument("--tournament", default=str(STRENGTH))
+    s.add_argument("--from-deal", type=int, default=0, help="skip the deals before this one (to share a run)")
     s.add_argument("--opponents", help="only this field, its bots comma-separated (e.g. divers_heuristic)")
     for p in (f, s):
         p.add_argument("--out", type=Path, help="append every match as a JSON line")
@@ -229,7 +231,7 @@ def main() -> int:
     else:
         field = frozenset(args.opponents.split(",")) if args.opponents else None
         matches, paths = table_matches(Path(args.tournament), args.label, args.players, args.budgets, args.deals,
-                                       field)
+                                       field, args.from_deal)
     if args.out and args.out.exists():   # resume: a match already in the file is not played again
         done = {json.loads(ln)["id"] for ln in args.out.read_text().splitlines() if ln.strip()}
         matches = [m for m in matches if m["id"] not in done]
