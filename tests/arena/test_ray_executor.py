@@ -418,7 +418,7 @@ def test_a_run_whose_cluster_loses_every_worker_stops_in_one_line(tmp_path, ray,
         killer.join()
         assert killed, "the worker was not killed"
         assert time.monotonic() - t0 < 90
-        assert ray.get(hogs[1].ready.remote(), timeout=5) == "ready"  # it took the freed CPU
+        assert ray.get(hogs[1].ready.remote(), timeout=60) == "ready"  # it took the freed CPU (an actor can take 10 s to start on a busy machine)
     finally:
         for h in hogs:
             ray.kill(h)
