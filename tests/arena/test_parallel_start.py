@@ -1,9 +1,9 @@
 """The bots of a match start side by side: every process is launched before any is awaited.
 
-Each test bot, on starting, drops a marker file and then waits (up to 20 s) until every
+Each test bot, on starting, drops a marker file and then waits (up to 120 s) until every
 other bot of its match has dropped its own before it answers the hello. Started one
 after another (each waited for before the next is launched), the first bot would wait
-for bots that do not exist yet and miss its 5-second start-up limit. No clock decides
+for bots that do not exist yet and miss its 20-second start-up limit. No clock decides
 the outcome: with side-by-side starts every marker appears.
 """
 
@@ -23,11 +23,11 @@ from arena.tournament.schedule import MatchSpec
 from games import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
-TC = TimeControl(startup_s=5, move_s=3.0)
+TC = TimeControl(startup_s=20, move_s=3.0)  # generous: three interpreters start on a busy machine
 WAITER = '''
 import os, sys, time
 open(MINE, "w").close()
-end = time.monotonic() + 20
+end = time.monotonic() + 120
 while not all(os.path.exists(p) for p in OTHERS) and time.monotonic() < end:
     time.sleep(0.01)
 '''
