@@ -71,8 +71,12 @@ def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
     assert deals == {(g, p): luck.reference_target(g, n) for g, p, n in REFERENCE_SETUP}
     assert data["luck"]["beta"] == [{"game": g, "players": p, "beta": luck_beta(g, p)} for g, p, _ in sorted(SETUP)]
     for scope in data["scopes"]:
-        if scope["scope"] in CORRECTED:         # a correction there: some figure moves
-            assert any(b["adjusted_place"] != b["mean_place"] for b in scope["standings"]), scope
+        if scope["scope"] in CORRECTED:
+            # every bot of this round robin sat every seat of every deal equally often, so the
+            # deals' correction is the same for all (it can be exactly 0: h and eta are
+            # fractions of few games; tests/report/test_luck.py recomputes it by hand)
+            moved = [b["adjusted_place"] - b["mean_place"] for b in scope["standings"]]
+            assert max(moved) - min(moved) < 3e-6, scope
         for b in scope["standings"]:
             assert b["adjusted_place"] is not None, (scope["scope"], b)
             # an interval wherever the plain mean place has one (not from Palace's single deal)
