@@ -1,7 +1,7 @@
 """P6, luck: how many matches a bot's mean place needs for a given confidence.
 
     python benchmarks/luck.py [--deals 200] [--rollouts 32] [--game tightwad]
-                              [--aivat-rollouts 16] [--no-heuristic-cv] [--replays 4]
+                              [--aivat-rollouts N] [--no-heuristic-cv] [--replays 4]
                               [--first-seed 90000]
     python benchmarks/luck.py --calibrate [--deals 400] [--game palace]
     python benchmarks/luck.py --ceiling-only [--deals 300] [--replays 4] [--first-seed 200000]
@@ -24,17 +24,20 @@ independent deals (a fresh deal and a random seat per match):
   seat (one constant for all bots). Unlike b, h does not sum to a constant over the
   seats, so it also carries information beyond rotation;
 * rotation and heuristic control variate;
-* leaderboard: rotation and the leaderboards' own adjustment (arena/report/luck.py):
-  p(d, s) - beta * (h(d, s) - eta_s), where h is the reference rule policy's baseline
-  (games/reference.py, the leaderboards' default ``luck_rollouts`` games per seat), eta_s its
-  mean over ``reference_target(game, deals)`` reference deals and beta the game's fixed
-  coefficient (``games.reference.luck_beta``); the variance of the eta estimate is counted.
-  ``leaderboard_beta1`` (diagnostic): the same with beta = 1, the scheme before the
-  coefficient; ``leaderboard_eta_exact`` (diagnostic): as if eta were known exactly;
-* rotation and AIVAT: p(d, s) minus the AIVAT correction for the random seats' decisions
-  (known policy: uniform), see ``play_aivat``; benchmark only: the arena does not know
-  any bot's policy. Applied in Tightwad (``AIVAT_WHEN``);
-* leaderboard and AIVAT: both corrections.
+* leaderboard: rotation and the leaderboards' own adjustment (arena/report/luck.py) when the
+  random opponents are the arena's builtin random players (``{builtin: random}``, whose
+  policy the arena knows): p(d, s) - beta * (h(d, s) - eta_s) - a(d, s), where h is the
+  reference rule policy's baseline (games/reference.py, the leaderboards' default
+  ``luck_rollouts`` games per seat), eta_s its mean over ``reference_target(game, deals)``
+  reference deals, beta the game's fixed coefficient (``games.reference.luck_beta``; the
+  variance of the eta estimate is counted), and a(d, s) the AIVAT correction of the random
+  seats' decisions (``games.reference.aivat_corrections``, the same function and playouts
+  as the leaderboards; only in the games of ``AIVAT_WHEN``).
+  ``leaderboard_bot_programs``: the same without a(d, s), what the leaderboards give when
+  the random opponents are bot programs (their policy unknown to the arena);
+  ``leaderboard_beta1`` (diagnostic): without a, beta = 1, the scheme before the
+  coefficient; ``leaderboard_eta_exact`` (diagnostic): without a, as if eta were known exactly;
+* rotation and AIVAT: p(d, s) - a(d, s).
 
 Ceiling (diagnostic, ``ceiling``): each deal is replayed with ``replays`` independent match
 seeds (the heuristic in every seat, eps 0); the between-deal variance of the rotated mean
@@ -67,8 +70,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, play_game, start_message  # noqa: E402
 
 from games import REGISTRY  # noqa: E402
-from games.reference import (REFERENCE, luck_beta, play_out, random_policy,  # noqa: E402
-                             reference_deal_seed, seat_baselines as reference_baselines)
+from games.reference import (AIVAT_ROLLOUTS, AIVAT_WHEN, REFERENCE, aivat_corrections,  # noqa: E402
+                             luck_beta, play_out, random_policy, reference_deal_seed,
+                             seat_baselines as reference_baselines)
 from games.rng import DealRng, derive_seed  # noqa: E402
 from games.simulate import play_randomly  # noqa: E402
 from arena.tournament.luck import (DEFAULT_REFERENCE_PER_DEAL, DEFAULT_ROLLOUTS,  # noqa: E402
@@ -144,75 +148,21 @@ def _eta(game: str, players: int, deals: int) -> tuple[list[float], float]:
     return eta, _var([sum(r) / players for r in rows]) / k
 
 
-# AIVAT (benchmark only): decisions of the random seats worth correcting, by a test on the state
-# alone (never on the action taken): Tightwad's last three tricks of a round, where a card
-# decides who takes the penalty and a playout's value is sharp. Other games: none (P6 is met
-# there without it).
-AIVAT_WHEN = {"tightwad": lambda state, seat: len(state._hands[seat]) <= 3}
-_MASK = (1 << 64) - 1
-
-
-def _value(state: Any, hero: int, rollouts: int, seed: int) -> float:
-    """V(state): the hero seat's mean place over ``rollouts`` playouts, the reference policy in
-    the hero's seat and uniform random elsewhere. Each decision draws from its own generator,
-    seeded by (seed, playout, decision number): the playouts from two sibling states use the
-    same random numbers at the same decisions (common random numbers), so the difference of
-    their values is mostly the difference of the actions, not playout noise."""
-    game = state.spec.id
-    ref = REFERENCE.get(game, random_policy)
-    total = 0
-    for r in range(rollouts):
-        st = state.clone()
-        base = (seed * 0x9E3779B97F4A7C15 + r * 0xBF58476D1CE4E5B9) & _MASK
-        while not st.is_over():
-            seat = st.to_move()[0]
-            rng = DealRng((base + st.decisions * 0x94D049BB133111EB) & _MASK)
-            st.apply(seat, (ref if seat == hero else random_policy)(st, seat, rng))
-        total += st.result().places[hero]
-    return total / rollouts
-
-
-def _child_values(state: Any, hero: int, k: int, seed: int, rollouts: int) -> list[float]:
-    """V(state after action a) for every legal action a of the seat to move (same seeds for
-    every a, and never depending on which action the bot will take: the AIVAT correction
-    below then has mean zero)."""
-    seat = state.to_move()[0]
-    out = []
-    for a in range(k):
-        child = state.clone()
-        child.apply(seat, a)
-        out.append(_value(child, hero, rollouts, seed))
-    return out
-
-
-def play_aivat(game: str, bots: list[Any], deal_seed: int, match_seed: int, hero: int,
-               random_seats: set[int], rollouts: int) -> tuple[int, float]:
-    """One game as ``bot_strength.play_game``, and the AIVAT correction of the hero's place for
-    the decisions of ``random_seats`` (bots known to pick uniformly among the legal actions)
-    that ``AIVAT_WHEN`` selects: the sum of V(after the action taken) - mean over actions of
-    V(after it). Its expectation is zero whatever V is, since the action is uniform and
-    independent of V's playouts."""
+def play_recorded(game: str, bots: list[Any], deal_seed: int, match_seed: int) -> tuple[tuple[int, ...],
+                                                                                       list[tuple[int, int]]]:
+    """One game as ``bot_strength.play_game``: the places and the decisions (seat, action)."""
     state = REGISTRY[game].new_game(len(bots), deal_seed)
     names = [b.name for b in bots]
     matches = [b.start(start_message(state, game, s, match_seed, names)) for s, b in enumerate(bots)]
-    when = AIVAT_WHEN.get(game)
-    correction = 0.0
+    decisions = []
     while not state.is_over():
         for seat in tuple(state.to_move()):
             if state.is_over() or seat not in state.to_move():
                 break
-            obs = state.observation(seat)
-            k = len(obs["legal_actions"])
-            values = None
-            if (when is not None and rollouts > 0 and seat in random_seats and k > 1
-                    and len(state.to_move()) == 1 and when(state, seat)):
-                values = _child_values(state, hero, k, derive_seed("aivat", match_seed, state.decisions),
-                                       rollouts)
-            action = bots[seat].act(obs, matches[seat])
-            if values is not None:
-                correction += values[action] - sum(values) / k
+            action = bots[seat].act(state.observation(seat), matches[seat])
+            decisions.append((seat, action))
             state.apply(seat, action)
-    return state.result().places[hero], correction
+    return state.result().places, decisions
 
 
 def _cov(xs: list[float], ys: list[float]) -> float:
@@ -339,8 +289,10 @@ def calibrate(game: str, players: int, deals: int = 400, first_seed: int = 500_0
 
 def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 90_000,
             eps_levels: tuple[float, ...] = (0.0, 0.3, 0.6), *, heuristic_cv: bool = True,
-            aivat_rollouts: int = 16, replays: int = 4) -> dict[str, Any]:
+            aivat_rollouts: int | None = None, replays: int = 4) -> dict[str, Any]:
     players = SETUPS[game]
+    if aivat_rollouts is None:   # the leaderboards' own
+        aivat_rollouts = AIVAT_ROLLOUTS.get(game, 0)
     hero = load_bot(HEURISTICS[game])
     randoms = [load_bot(RANDOM_BOT) for _ in range(players - 1)]
     seeds = [first_seed + d for d in range(deals)]
@@ -365,22 +317,25 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
         adjusted: dict[int, list[float]] = {}
         adjusted_h: dict[int, list[float]] = {}
         board: dict[int, list[float]] = {}
+        board_files: dict[int, list[float]] = {}
         board1: dict[int, list[float]] = {}
-        aivat: dict[int, list[float]] = {}
         aivat_only: dict[int, list[float]] = {}
         for d in seeds:
             b = base[d]
             mean_b = sum(b) / players
             for s in range(players):
                 bots = randoms[:s] + [bot] + randoms[s:]
-                place, corr = play_aivat(game, bots, d, d * 16 + s, s, set(range(players)) - {s},
-                                         aivat_rollouts)
+                places, decisions = play_recorded(game, bots, d, d * 16 + s)
+                place, corr = places[s], 0.0
+                if game in AIVAT_WHEN and aivat_rollouts > 0:   # the random seats: the builtin's policy
+                    corr = aivat_corrections(game, players, {}, d, decisions, frozenset(range(players)) - {s},
+                                             aivat_rollouts, d * 16 + s)[s]
                 plain.setdefault(d, []).append(place)
                 adjusted.setdefault(d, []).append(place - b[s] + mean_b)
                 adjusted_h.setdefault(d, []).append(place - href[d][s] + h_mean)
-                board.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]))
+                board.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]) - corr)
+                board_files.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]))
                 board1.setdefault(d, []).append(place - lb[d][s] + eta[s])
-                aivat.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]) - corr)
                 aivat_only.setdefault(d, []).append(place - corr)
         flat_p = [x for d in seeds for x in plain[d]]
         flat_a = [x for d in seeds for x in adjusted[d]]
@@ -410,10 +365,11 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
                               "rotation_and_cv": round(both / v_ind, 3),
                               "leaderboard": round(rotated(board, beta * beta * eta_var) / v_ind, 3),
                               # diagnostics, not schemes: as if eta were known exactly; beta = 1
-                              "leaderboard_eta_exact": round(rotated(board) / v_ind, 3),
+                              "leaderboard_eta_exact": round(rotated(board_files) / v_ind, 3),
                               "leaderboard_beta1": round(rotated(board1, eta_var) / v_ind, 3),
-                              "rotation_and_aivat": round(rotated(aivat_only) / v_ind, 3),
-                              "leaderboard_and_aivat": round(rotated(aivat, beta * beta * eta_var) / v_ind, 3)},
+                              "leaderboard_bot_programs": round(rotated(board_files, beta * beta * eta_var)
+                                                                / v_ind, 3),
+                              "rotation_and_aivat": round(rotated(aivat_only) / v_ind, 3)},
             # how far a ratio from this many deals can be off: 95% bootstrap intervals over deals
             "matches_ratio_ci95": {name: _ratio_ci(seeds, plain, per, players, extra)
                                    for name, per, extra in (("rotation", plain, 0.0),
@@ -422,7 +378,7 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
         }
         agree = abs(mp - ma) <= math.hypot(cp, ca)
         for name, per, extra in (("leaderboard", board, beta * beta * eta_var), ("aivat", aivat_only, 0.0),
-                                 ("leaderboard_and_aivat", aivat, beta * beta * eta_var)):
+                                 ("leaderboard_bot_programs", board_files, beta * beta * eta_var)):
             m = sum(x for d in seeds for x in per[d]) / n
             half = Z95 * math.sqrt(rotated(per, extra) / n)
             level[f"{name}_mean_place"], level[f"{name}_ci95"] = round(m + 1, 4), round(half, 4)
@@ -440,7 +396,7 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
             level["ceiling"] = ceil
         out["levels"].append(level)
     keys = ["adjusted_mean_place", "leaderboard_mean_place", "aivat_mean_place",
-            "leaderboard_and_aivat_mean_place"]
+            "leaderboard_bot_programs_mean_place"]
     if heuristic_cv:
         keys.append("heuristic_adjusted_mean_place")
     out["order_holds"] = all([lv[k] for lv in out["levels"]] == sorted(lv[k] for lv in out["levels"])
@@ -452,7 +408,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--deals", type=int, default=200)
     ap.add_argument("--rollouts", type=int, default=32)
-    ap.add_argument("--aivat-rollouts", type=int, default=16)
+    ap.add_argument("--aivat-rollouts", type=int, default=None,
+                    help="playouts per AIVAT value (default: the leaderboards' own, games.reference.AIVAT_ROLLOUTS)")
     ap.add_argument("--no-heuristic-cv", action="store_true",
                     help="skip the heuristic control variate (its baselines cost the most)")
     ap.add_argument("--game", choices=sorted(SETUPS), action="append")

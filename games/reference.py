@@ -173,3 +173,102 @@ def reference_deal_seed(game: str, players: int, k: int) -> int:
     """The k-th deal of the fixed sample that estimates the population mean of the baselines:
     drawn from its own stream, so no tournament's deals (public or secret) are among them."""
     return derive_seed("luck-reference-deals", REFERENCE_VERSION, game, players, k)
+
+
+# -- AIVAT: the luck of seats whose policy is known ----------------------------------------
+#
+# At a decision of a seat whose policy is known to be uniform over its legal actions (the
+# arena's built-in random player), the term V(after the action taken) - mean over the legal
+# actions a of V(after a) has expectation zero, whatever the value estimate V is, as long as V
+# does not depend on which action the seat will draw. Summed over such decisions, it is a
+# correction of every seat's place with mean zero (AIVAT, Burch et al. 2018): subtracting it
+# keeps every mean place unbiased and removes the part of the luck that the known seats'
+# draws caused, as far as V sees it.
+
+AIVAT_VERSION = "aivat1"
+
+
+def _aivat_when_tightwad(state: State, seat: int) -> bool:
+    # the last three tricks of a round decide who takes the penalty; a playout is sharp there
+    return len(state._hands[seat]) <= 3  # type: ignore[attr-defined]
+
+
+AIVAT_WHEN: dict[str, Callable[[State, int], bool]] = {"tightwad": _aivat_when_tightwad}
+# playouts per value estimate; part of the definition (AIVAT_VERSION) like the selection
+AIVAT_ROLLOUTS: dict[str, int] = {"tightwad": 16}
+_MASK = (1 << 64) - 1
+
+
+def aivat_value(state: State, known: frozenset[int], rollouts: int, seed: int) -> list[float]:
+    """V(state) for every seat: the mean place (0 = best) over ``rollouts`` playouts, the
+    reference policy in the seats not in ``known`` and uniform random in ``known``. Each
+    decision of a playout draws from its own generator, seeded by (seed, playout, decision
+    number): sibling states share their random numbers (common random numbers), so their
+    values differ by the actions' effect rather than by playout noise."""
+    ref = REFERENCE.get(state.spec.id, random_policy)
+    totals = [0.0] * state.players
+    for r in range(rollouts):
+        st = state.clone()
+        base = (seed * 0x9E3779B97F4A7C15 + r * 0xBF58476D1CE4E5B9) & _MASK
+        while not st.is_over():
+            for seat in tuple(st.to_move()):
+                if st.is_over() or seat not in st.to_move():
+                    break
+                rng = DealRng((base + st.decisions * 0x94D049BB133111EB) & _MASK)
+                st.apply(seat, (random_policy if seat in known else ref)(st, seat, rng))
+        for s, p in enumerate(st.result().places):
+            totals[s] += p
+    return [t / rollouts for t in totals]
+
+
+AIVAT_VALUE: dict[str, Callable[[State, frozenset[int], int, int], list[float]]] = {}
+
+
+def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
+                      decisions: list[tuple[int, int]], known: frozenset[int], rollouts: int,
+                      seed: int) -> list[float]:
+    """Replay a finished game (``decisions``: (seat, action) in the order applied) and return,
+    per seat, the sum over the decisions of the ``known`` seats that ``AIVAT_WHEN`` selects (a
+    test of the state alone) of V(after the action taken) - mean over actions of V(after it).
+    Subtract it from each seat's place. A game that ended early (a fault) has the terms of
+    the decisions it had: a sum stopped at a time that does not look ahead still has mean
+    zero. Deterministic in its arguments; raises ``ValueError`` if the decisions do not
+    replay (an illegal action or a seat not to move)."""
+    when = AIVAT_WHEN.get(game)
+    state = REGISTRY[game].new_game(players, deal_seed, options)
+    out = [0.0] * players
+    for n, (seat, action) in enumerate(decisions):
+        if state.is_over() or seat not in state.to_move():
+            raise ValueError(f"decision {n}: seat {seat} is not to move")
+        k = len(state.legal_actions(seat))
+        if not 0 <= action < k:
+            raise ValueError(f"decision {n}: action {action} of seat {seat} is not legal")
+        if when is not None and rollouts > 0 and seat in known and k > 1 and when(state, seat):
+            step_seed = derive_seed(AIVAT_VERSION, seed, n)
+            values = []
+            value = AIVAT_VALUE.get(game, aivat_value)
+            for a in range(k):
+                child = state.clone()
+                child.apply(seat, a)
+                values.append(value(child, known, rollouts, step_seed))
+            for s in range(players):
+                out[s] += values[action][s] - sum(v[s] for v in values) / k
+        state.apply(seat, action)
+    return out
+
+
+def luck_job(job: list[Any]) -> Any:
+    """One unit of the luck computation, as the arena ships it to its helper processes:
+    ``["baseline", game, players, options, deal_seed, rollouts]`` (``seat_baselines``) or
+    ``["aivat", game, players, options, deal_seed, decisions, known, rollouts, seed]``
+    (``aivat_corrections``, or None for decisions that do not replay)."""
+    if job[0] == "baseline":
+        return seat_baselines(*job[1:])
+    if job[0] == "aivat":
+        game, players, options, deal_seed, decisions, known, rollouts, seed = job[1:]
+        try:
+            return aivat_corrections(game, players, options, deal_seed,
+                                     [(int(s), int(a)) for s, a in decisions], frozenset(known), rollouts, seed)
+        except ValueError:
+            return None   # the record does not replay on this engine: no correction for it
+    raise ValueError(f"unknown luck job {job[0]!r}")

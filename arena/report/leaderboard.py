@@ -131,8 +131,12 @@ def luck_line(report: RatingReport) -> str:
     betas = luck.get("beta") or []
     if betas:
         note += "; beta " + ", ".join(f"{b['game']} {b['players']}p {b['beta']:g}" for b in betas)
-        if any(b["beta"] == 0 for b in betas):
-            note += " (beta 0: no correction, the plain mean place)"
+    aivat = luck.get("aivat") or {}
+    if betas and any(b["beta"] == 0 for b in betas):
+        note += (" (beta 0: no baseline correction)" if aivat.get("matches")
+                 else " (beta 0: no correction, the plain mean place)")
+    if aivat.get("matches"):
+        note += f"; minus the luck of the builtin random players' draws in {aivat['matches']} matches (AIVAT)"
     if not luck.get("available"):
         note += "; n/a: baselines missing for some matches (run `arena run` again to compute them)"
     return text + note + "."

@@ -34,7 +34,7 @@ from typing import Any, Iterable
 from arena.report.ratings import OVERALL, RatingReport, deal_cluster, t95
 from arena.tournament.luck import Baselines, Eta
 from arena.tournament.store import SANDBOX_FAULT, ResultRow
-from games.reference import REFERENCE_VERSION, luck_beta
+from games.reference import AIVAT_VERSION, REFERENCE_VERSION, luck_beta
 
 Key = tuple[str, int, str, str]
 
@@ -111,17 +111,24 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         if beta is None:
             beta = betas[(row.game, row.players)] = luck_beta(row.game, row.players)
         deal = deal_cluster(row.match_id)
-        if beta == 0.0:     # no correction: the plain place, and no baseline needed
+        aivat = [0.0] * len(row.places)   # no builtin random seat: no AIVAT term
+        if row.match_id in baselines.needs_aivat:
+            got = baselines.aivat.get(row.match_id)
+            if got is None or (got and len(got) != len(row.places)):
+                aivat = None    # not computed yet: the figure is n/a, never over other matches
+            elif got:
+                aivat = got
+        if beta == 0.0 and aivat is not None:     # no baseline needed
             for seat, bot in enumerate(row.bots):
                 acc = per_bot.get(bot)
                 if acc is None:
                     acc = per_bot[bot] = _Acc()
                 acc.seats += 1
-                acc.deal_sum[deal] = acc.deal_sum.get(deal, 0.0) + row.places[seat] + 1
+                acc.deal_sum[deal] = acc.deal_sum.get(deal, 0.0) + row.places[seat] + 1 - aivat[seat]
                 acc.deal_seats[deal] = acc.deal_seats.get(deal, 0) + 1
             continue
         found = by_match.get(row.match_id)
-        if found is None or found[0] not in etas or len(found[1]) != len(row.places):
+        if aivat is None or found is None or found[0] not in etas or len(found[1]) != len(row.places):
             for bot in row.bots:
                 acc = per_bot.get(bot)
                 if acc is None:
@@ -137,7 +144,7 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
                 acc = per_bot[bot] = _Acc()
             acc.seats += 1
             sums, seats = acc.deal_sum, acc.deal_seats
-            sums[deal] = sums.get(deal, 0.0) + row.places[seat] + 1 - beta * h[seat]
+            sums[deal] = sums.get(deal, 0.0) + row.places[seat] + 1 - beta * h[seat] - aivat[seat]
             seats[deal] = seats.get(deal, 0) + 1
             weights = acc.weights.get(key)
             if weights is None:
@@ -169,6 +176,8 @@ def describe(baselines: Baselines, available: bool, betas: list[tuple[tuple[str,
     standing has the figure."""
     return {"reference": REFERENCE_VERSION, "rollouts": baselines.rollouts,
             "beta": [{"game": g, "players": p, "beta": b} for (g, p), b in betas],
+            "aivat": {"version": AIVAT_VERSION, "matches": len(baselines.needs_aivat),
+                      "corrected": sum(1 for m in baselines.needs_aivat if baselines.aivat.get(m))},
             "reference_deals": [{"game": g, "players": p, "options": json.loads(o), "deals": e[2]}
                                 for (g, p, o, _), e in sorted(baselines.eta.items())],
             "available": available}

@@ -138,12 +138,29 @@ class BotSpec(_Model):
         return v
 
 
+class BuiltinSpec(_Model):
+    """A player built into the arena (arena/match/builtin.py), optionally renamed."""
+
+    builtin: Literal["random"]
+    name: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is not None and not SAFE_NAME.match(v):
+            raise _fail(f"bot name {v!r} is not allowed; use {SAFE_NAME_TEXT}")
+        return v
+
+
 def _bot_kind(v: Any) -> str:
+    if isinstance(v, BuiltinSpec) or (isinstance(v, dict) and "builtin" in v):
+        return "~builtin"
     return "~entry" if isinstance(v, (dict, BotSpec)) else "~glob"
 
 
 BotItem = Annotated[
-    Union[Annotated[str, Tag("~glob")], Annotated[BotSpec, Tag("~entry")]],
+    Union[Annotated[str, Tag("~glob")], Annotated[BotSpec, Tag("~entry")],
+          Annotated[BuiltinSpec, Tag("~builtin")]],
     Discriminator(_bot_kind),
 ]
 
@@ -482,6 +499,7 @@ _HELP: dict[str, tuple[str, str]] = {
     "bots": ("a list of glob strings or {path, name} entries", "bots: [bots/*.py]"),
     "bots.path": ("the path of one bot file", "- {path: bots/random_bot.py, name: random}"),
     "bots.name": ("a bot name", "- {path: bots/random_bot.py, name: random}"),
+    "bots.builtin": ("the name of a builtin player: random", "- {builtin: random}"),
     "games": ("a list of games", "games: [{id: tightwad, players: [3, 4], deals: 4}]"),
     "games.id": ("a game id (" + ", ".join(games.REGISTRY) + ")", "id: tightwad"),
     "games.label": ("a short name for the entry", "label: dw-bidding"),
@@ -554,7 +572,7 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     generic = ".".join(p for p in loc if isinstance(p, str))
     if kind == "extra_forbidden":
         parent = tuple(p for p in loc[:-1] if isinstance(p, str))
-        model = _MODELS.get(parent)
+        model = BuiltinSpec if "~builtin" in err["loc"] else _MODELS.get(parent)
         known = list(model.model_fields) if model else []
         hint = _suggest(loc[-1], known)
         return loc, f"unknown key; {hint}known keys here: {', '.join(known)}"

@@ -38,13 +38,15 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from arena.tournament.config import LUCK_ROLLOUTS
 from games import REGISTRY
-from games.reference import REFERENCE_VERSION, luck_beta, reference_deal_seed, seat_baselines
+from games.reference import (AIVAT_ROLLOUTS, AIVAT_VERSION, REFERENCE_VERSION, luck_beta, luck_job,
+                             reference_deal_seed, seat_baselines)
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,11 @@ def ensure_table(conn: sqlite3.Connection) -> None:
         log.warning("luck_baselines table of another shape (%s); replaced", ", ".join(cols))
         conn.execute("DROP TABLE luck_baselines")
     conn.execute(TABLE)
+    cols = [r[1] for r in conn.execute("PRAGMA table_info(luck_aivat)")]
+    if cols and cols != [*_AIVAT_COLUMNS, "digest"]:
+        log.warning("luck_aivat table of another shape (%s); replaced", ", ".join(cols))
+        conn.execute("DROP TABLE luck_aivat")
+    conn.execute(AIVAT_TABLE)
 
 
 @dataclass(frozen=True)
@@ -139,17 +146,17 @@ def _row(cfg: Config, seed: int, kind: str, ordinal: int, rollouts: int, places:
     return (*row, _digest(row))
 
 
-def _put(store: Any, rows: list[tuple[Any, ...]]) -> None:
+def _put(store: Any, rows: list[tuple[Any, ...]], corrections: list[tuple[Any, ...]] = ()) -> None:  # type: ignore[assignment]
     with store._write() as conn:
         conn.executemany(f"INSERT OR REPLACE INTO luck_baselines ({', '.join(_COLUMNS)}, digest)"
                          f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})", rows)
+        conn.executemany(f"INSERT OR REPLACE INTO luck_aivat ({', '.join(_AIVAT_COLUMNS)}, digest)"
+                         f" VALUES ({', '.join('?' * (len(_AIVAT_COLUMNS) + 1))})", corrections)
 
 
 FLUSH_ROWS, FLUSH_S = 256, 1.0   # rows are committed in batches: at most this much work is redone
 
 
-def _baseline(job: tuple[str, int, dict[str, Any], int, int]) -> list[float]:
-    return seat_baselines(*job)
 
 
 HELPER_MODULE = "arena.tournament.luck_helper"
@@ -167,7 +174,7 @@ class _Helper:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
                                      text=True, encoding="utf-8")
 
-    def compute(self, jobs: list[tuple[str, int, dict[str, Any], int, int]]) -> list[list[float]]:
+    def compute(self, jobs: list[list[Any]]) -> list[Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
             self.proc.stdin.write(json.dumps(jobs) + "\n")
@@ -194,18 +201,22 @@ class _Helper:
                 pass
 
 
-def _computed(jobs: list[tuple[str, int, dict[str, Any], int, int]], workers: int) -> Iterator[list[float]]:
-    """``seat_baselines`` of every job, in order: on ``workers`` helper processes when there
-    is enough work to share (the deals are independent), else in this process."""
+def _in_process(job: list[Any]) -> Any:
+    return seat_baselines(*job[1:]) if job[0] == "baseline" else luck_job(job)
+
+
+def _computed(jobs: list[list[Any]], workers: int) -> Iterator[Any]:
+    """``luck_job`` of every job, in order: on ``workers`` helper processes when there is
+    enough work to share (the jobs are independent), else in this process."""
     if workers < 2 or len(jobs) < 4 * workers:
-        yield from map(_baseline, jobs)
+        yield from map(_in_process, jobs)
         return
     size = max(1, min(32, len(jobs) // (8 * workers)))
     chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
     helpers: list[_Helper] = []
     idle: queue.Queue[_Helper] = queue.Queue()
 
-    def on_helper(chunk: list[Any]) -> list[list[float]]:
+    def on_helper(chunk: list[Any]) -> list[Any]:
         helper = idle.get()
         try:
             return helper.compute(chunk)
@@ -249,23 +260,102 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
                 todo.append((cfg, seed, "reference", k))
     if todo and progress is not None:
         progress(0, len(todo))
-    batch: list[tuple[Any, ...]] = []
+    jobs: list[list[Any]] = [["baseline", cfg.game, cfg.players, cfg.options, seed,
+                              rollouts if kind == "deal" else 1] for cfg, seed, kind, _ in todo]
+    rows: list[Callable[[Any], tuple[Any, ...]]] = [
+        (lambda places, cfg=cfg, seed=seed, kind=kind, ordinal=ordinal, job=job:
+         _row(cfg, seed, kind, ordinal, job[5], places)) for (cfg, seed, kind, ordinal), job in zip(todo, jobs)]
+    aivat_jobs, aivat_rows = _aivat_todo(store, schedule)
+    jobs += aivat_jobs
+    if jobs and progress is not None:
+        progress(0, len(jobs))
+    baselines: list[tuple[Any, ...]] = []
+    corrections: list[tuple[Any, ...]] = []
     last = time.monotonic()
     try:
-        jobs = [(cfg.game, cfg.players, cfg.options, seed, rollouts if kind == "deal" else 1)
-                for cfg, seed, kind, _ in todo]
-        for i, ((cfg, seed, kind, ordinal), job, places) in enumerate(zip(todo, jobs, _computed(jobs, workers))):
-            batch.append(_row(cfg, seed, kind, ordinal, job[4], places))
-            if len(batch) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
-                _put(store, batch)
-                batch, last = [], time.monotonic()
+        for i, (make, result) in enumerate(zip(rows + aivat_rows, _computed(jobs, workers))):
+            (baselines if i < len(rows) else corrections).append(make(result))
+            if len(baselines) + len(corrections) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
+                _put(store, baselines, corrections)
+                baselines, corrections, last = [], [], time.monotonic()
             if progress is not None:
-                progress(i + 1, len(todo))
+                progress(i + 1, len(jobs))
     finally:
-        if batch:   # interrupted or failed: what was computed is kept all the same
-            _put(store, batch)
+        if baselines or corrections:   # interrupted or failed: what was computed is kept all the same
+            _put(store, baselines, corrections)
     write_summaries(store, targets)
-    return len(todo)
+    return len(jobs)
+
+
+# -- AIVAT corrections of the matches with builtin players ----------------------------------
+
+AIVAT_TABLE = """
+CREATE TABLE IF NOT EXISTS luck_aivat (
+    match_id      TEXT NOT NULL,
+    record_sha256 TEXT NOT NULL,      -- of the match record the decisions came from
+    version       TEXT NOT NULL,      -- games.reference.AIVAT_VERSION
+    rollouts      INTEGER NOT NULL,
+    corrections   TEXT NOT NULL,      -- JSON list per seat, or null: the record does not replay
+    digest        TEXT NOT NULL,      -- SHA-256 of the columns above
+    PRIMARY KEY (match_id, version)
+)
+"""
+_AIVAT_COLUMNS = ("match_id", "record_sha256", "version", "rollouts", "corrections")
+
+
+def known_seats_query(game_filter: str = "") -> str:
+    """The (match id, seat) of every seat played by the builtin random player (its stored
+    sha256 is the builtin's identity, which no bot file can have) in AIVAT's games."""
+    games = ", ".join(f"'{g}'" for g in AIVAT_ROLLOUTS)
+    return ("SELECT s.match_id, s.seat, m.record_sha256, m.game FROM seats s JOIN matches m USING (match_id)"
+            f" WHERE s.sha256 = ? AND m.game IN ({games}){game_filter} ORDER BY m.idx, s.match_id, s.seat")
+
+
+def _aivat_todo(store: Any, schedule: Iterable[Any]) -> tuple[list[list[Any]], list[Callable[[Any], tuple[Any, ...]]]]:
+    """The AIVAT jobs of the schedule's stored matches that have builtin seats and no valid row."""
+    from arena.match.builtin import builtin_sha256
+
+    wanted = {m.match_id for m in schedule}
+    with store._lock:
+        known: dict[str, tuple[str, list[int]]] = {}
+        for mid, seat, sha, _ in store.conn.execute(known_seats_query(), (builtin_sha256("random"),)):
+            if mid in wanted:
+                known.setdefault(mid, (sha, []))[1].append(seat)
+        have = {r[0]: r for r in store.conn.execute(
+            f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,))}
+    jobs: list[list[Any]] = []
+    rows: list[Callable[[Any], tuple[Any, ...]]] = []
+    for mid, (sha, seats) in known.items():
+        if _aivat_parse(have.get(mid), sha) is not None:
+            continue
+        record = store.get_record(mid)
+        rollouts = AIVAT_ROLLOUTS[record["game"]]
+        jobs.append(["aivat", record["game"], record["players"], record.get("options") or {},
+                     int(record["deal_seed"]), [[d["seat"], d["action"]] for d in record["decisions"]],
+                     seats, rollouts, int(record["match_seed"])])
+        rows.append(lambda result, mid=mid, sha=sha, rollouts=rollouts: _aivat_row(mid, sha, rollouts, result))
+    return jobs, rows
+
+
+def _aivat_row(match_id: str, record_sha: str, rollouts: int, corrections: list[float] | None) -> tuple[Any, ...]:
+    row = (match_id, record_sha, AIVAT_VERSION, rollouts,
+           json.dumps(None if corrections is None else [round(c, 9) for c in corrections]))
+    return (*row, _digest(row))
+
+
+def _aivat_parse(row: tuple[Any, ...] | None, record_sha: str) -> list[float] | None:
+    """A stored correction (zeros for a record that did not replay), if the row is intact and
+    belongs to this very record; else None (missing)."""
+    if row is None:
+        return None
+    try:
+        if row[-1] != _digest(row[:-1]) or row[1] != record_sha or row[2] != AIVAT_VERSION:
+            raise ValueError("checksum")
+        got = json.loads(row[4])
+        return [] if got is None else [float(c) for c in got]
+    except (ValueError, TypeError):
+        log.warning("AIVAT correction of match %s is damaged; left out", row[0])
+        return None
 
 
 Eta = tuple[list[float], list[list[float]], int]   # per-seat means, covariance of the means, deals
@@ -343,6 +433,10 @@ class Baselines:
     by_match: dict[str, tuple[tuple[str, int, str, str], tuple[float, ...]]]
     eta: dict[tuple[str, int, str, str], Eta]
     rollouts: int
+    # matches with builtin random seats in a game with AIVAT, and the stored corrections
+    # (per seat; [] for a record that does not replay: no correction)
+    needs_aivat: frozenset[str] = frozenset()
+    aivat: dict[str, list[float]] = dataclasses.field(default_factory=dict)
 
 
 def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> Baselines | None:
@@ -394,7 +488,24 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
                 got = summarize(refs) if refs is not None else None
             if got is not None:
                 eta[key] = got
-    return Baselines(by_match, eta, rollouts)
+        needs, aivat = _load_aivat(conn, ids)
+    return Baselines(by_match, eta, rollouts, needs, aivat)
+
+
+def _load_aivat(conn: sqlite3.Connection, ids: set[str]) -> tuple[frozenset[str], dict[str, list[float]]]:
+    from arena.match.builtin import builtin_sha256
+
+    shas = {mid: sha for mid, _, sha, _ in conn.execute(known_seats_query(), (builtin_sha256("random"),))
+            if mid in ids}
+    out: dict[str, list[float]] = {}
+    if shas and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck_aivat'").fetchone():
+        for row in conn.execute(f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?",
+                                (AIVAT_VERSION,)):
+            sha = shas.get(row[0])
+            got = _aivat_parse(row, sha) if sha is not None else None
+            if got is not None:
+                out[row[0]] = got
+    return frozenset(shas), out
 
 
 def _summary(row: tuple[Any, ...] | None, count: int, players: int) -> Eta | None:

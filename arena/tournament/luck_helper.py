@@ -1,8 +1,8 @@
 """A helper process that computes luck baselines for ``arena.tournament.luck.fill``.
 
 Run as ``python -m arena.tournament.luck_helper``: reads one JSON line per chunk of jobs
-(``[[game, players, options, deal_seed, rollouts], ...]``) and answers one JSON line with
-``seat_baselines`` of each. A fresh interpreter rather than a fork: the process that
+(``games.reference.luck_job``s: a deal's baselines, or a match's AIVAT corrections) and
+answers one JSON line with the result of each. A fresh interpreter rather than a fork: the process that
 runs a tournament may hold threads (Ray's, the log forwarders) whose locks a fork would
 copy held. Ctrl-C is the parent's to handle; the helper ends at the end of its input.
 """
@@ -13,15 +13,14 @@ import json
 import signal
 import sys
 
-from games.reference import seat_baselines
+from games.reference import luck_job
 
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for line in sys.stdin:
         jobs = json.loads(line)
-        out = [seat_baselines(game, players, options, seed, rollouts)
-               for game, players, options, seed, rollouts in jobs]
+        out = [luck_job(job) for job in jobs]
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
 

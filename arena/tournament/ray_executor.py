@@ -69,6 +69,9 @@ def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """
     packed = {}
     for name, entry in entries.items():
+        if entry.kind == "builtin":   # nothing to ship: every node's arena has it
+            packed[name] = {"builtin": entry.builtin, "sha256": entry.sha256, "kind": "builtin"}
+            continue
         data = Path(entry.path).read_bytes()
         if hashlib.sha256(data).hexdigest() != entry.sha256:
             raise BotShippingError(f"{entry.path}: bot {name!r} changed while the tournament started "
@@ -84,10 +87,20 @@ def unpack_bots(packed: Mapping[str, Mapping[str, Any]], folder: Path) -> dict[s
     its SHA-256, before or after writing, raises ``BotShippingError``.
     """
     from arena.tournament.config import SAFE_NAME
-    from arena.tournament.roster import BotEntry, bot_kind, file_sha256
+    from arena.tournament.roster import BotEntry, bot_kind, builtin_entry, file_sha256
 
     entries = {}
     for name, bot in packed.items():
+        if bot.get("kind") == "builtin":
+            try:
+                entry = builtin_entry(str(bot["builtin"]), name)
+            except ValueError as exc:
+                raise BotShippingError(f"bot {name!r}: {exc}; this node runs another arena version") from None
+            if entry.sha256 != bot["sha256"] or not SAFE_NAME.match(name):
+                raise BotShippingError(f"builtin bot {name!r} differs on this node (another arena version); "
+                                       "install the same arena on every node")
+            entries[name] = entry
+            continue
         file = str(bot["file"])
         if not SAFE_NAME.match(name) or file in ("", ".", "..") or "/" in file or "\0" in file:
             raise BotShippingError(f"refusing shipped bot {name!r} with file name {file!r}")

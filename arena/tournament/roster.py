@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, Tournament
+from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, BuiltinSpec, Tournament
 from arena.errors import ArenaError
 
-BotKind = Literal["python", "executable"]
+BotKind = Literal["python", "executable", "builtin"]
 
 
 class RosterError(ArenaError):
@@ -33,12 +33,23 @@ class BotEntry:
     sha256: str
     kind: BotKind
     source: Path | None = None   # for a snapshot: the file it was copied from
+    builtin: str | None = None   # kind "builtin": which player of arena/match/builtin.py
 
     def to_json(self) -> dict[str, str]:
         out = {"name": self.name, "path": str(self.path), "sha256": self.sha256, "kind": self.kind}
         if self.source is not None:
             out["source"] = str(self.source)
+        if self.builtin is not None:
+            out["builtin"] = self.builtin
         return out
+
+
+def builtin_entry(policy: str, name: str | None = None) -> BotEntry:
+    """The roster entry of a player built into the arena (``{builtin: random}``)."""
+    from arena.match.builtin import builtin_path, builtin_sha256
+
+    return BotEntry(name=name or policy, path=builtin_path(), sha256=builtin_sha256(policy), kind="builtin",
+                    builtin=policy)
 
 
 def file_sha256(path: Path) -> str:
@@ -85,6 +96,16 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
     found: dict[str, tuple[BotEntry, int]] = {}
     for i, item in enumerate(tournament.bots):
         candidates: list[tuple[Path, str | None]]
+        if isinstance(item, BuiltinSpec):
+            entry = builtin_entry(item.builtin, item.name)
+            if entry.name in found and found[entry.name][0] != entry:
+                other, j = found[entry.name]
+                raise tournament.config_error(
+                    ("bots", i), f"two bots are named {entry.name!r}: {_shown(other.path, base) if other.builtin is None else 'builtin ' + str(other.builtin)} "
+                    f"(bots[{j}]) and builtin {item.builtin}; give one an explicit name: - {{builtin: {item.builtin}, "
+                    f"name: {entry.name}_2}}")
+            found[entry.name] = (entry, i)
+            continue
         if isinstance(item, BotSpec):
             loc: tuple[str | int, ...] = ("bots", i, "path")
             candidates = [(tournament.resolve_path(item.path), item.name)]
@@ -111,6 +132,11 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                     f"make it executable (chmod +x {_shown(path, base)}) or leave it out",
                 )
             name = name or path.stem
+            if name in found and found[name][0].builtin is not None:
+                raise tournament.config_error(
+                    loc, f"two bots are named {name!r}: builtin {found[name][0].builtin} (bots[{found[name][1]}]) "
+                    f"and {_shown(path, base)}; give one an explicit name: - {{path: {_shown(path, base)}, "
+                    f"name: {name}_2}}")
             if not SAFE_NAME.match(name):
                 raise tournament.config_error(
                     loc, f"bot name {name!r} (from {_shown(path, base)}) is not allowed; rename the file or "
@@ -194,6 +220,9 @@ def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
     """
     out = []
     for e in entries:
+        if e.kind == "builtin":   # played in process by the arena itself: no file runs
+            out.append(e)
+            continue
         try:
             data = Path(e.path).read_bytes()
         except OSError as exc:

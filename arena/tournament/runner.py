@@ -675,8 +675,8 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
     started = time.monotonic()
     try:
         added = luck.fill(store, schedule, rollouts, progress=lambda done, total: done == 0 and err.write(
-            f"arena: computing luck baselines ({total} deals, reference deals included; Ctrl-C "
-            "stops, what is done is kept)\n"), workers=workers)
+            f"arena: computing luck baselines ({total} jobs: deals, reference deals, matches with "
+            "builtin players; Ctrl-C stops, what is done is kept)\n"), workers=workers)
     except KeyboardInterrupt:
         summary.interrupted = True
         err.write("\narena: interrupted while computing the luck baselines; every match is kept, "
@@ -691,7 +691,7 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
                   "the leaderboards show luck-adjusted places as n/a\n")
         return
     if added:
-        log.info("luck baselines: %d deals computed in %.1f s", added, time.monotonic() - started)
+        log.info("luck baselines: %d jobs computed in %.1f s", added, time.monotonic() - started)
 
 
 def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,

@@ -9,7 +9,7 @@ import pytest
 
 from arena.tournament.config import ConfigError, Tournament
 from arena.tournament.load import load_tournament
-from arena.tournament.config import Limits, Ratings, TimeControl, GameEntry, BotSpec
+from arena.tournament.config import Limits, Ratings, TimeControl, GameEntry, BotSpec, BuiltinSpec
 import games
 from tests.arena.tournament_fixtures import make_project
 
@@ -60,7 +60,7 @@ def test_spring_yaml_is_the_doc_example(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_doc_mentions_every_field_and_option() -> None:
     doc = DOC.read_text()
-    for model in (Tournament, GameEntry, BotSpec, TimeControl, Limits, Ratings):
+    for model in (Tournament, GameEntry, BotSpec, BuiltinSpec, TimeControl, Limits, Ratings):
         for name in model.model_fields:
             assert f"`{name}`" in doc, f"docs/tournament.md does not document {model.__name__}.{name}"
     for spec in games.REGISTRY.values():
