@@ -243,6 +243,17 @@ class _Replies:
             self.conn.send(message)
 
 
+REPLY_BROKEN_EXIT = 70   # a worker whose channel to the parent broke: EX_SOFTWARE
+
+
+def _stop_worker(exc: BaseException) -> None:
+    """The worker can no longer tell the parent what it stored: end it at once, so the
+    parent sees a dead worker and plays its in-flight matches again, rather than waiting
+    for replies that will never come."""
+    flush_log_queues()
+    os._exit(REPLY_BROKEN_EXIT)
+
+
 class _Committer:
     """Stores a worker's finished matches on a thread of their own, one transaction each,
     and only then reports each one ``done``: the SQLite commit (an fsync, milliseconds on
@@ -250,11 +261,13 @@ class _Committer:
     reported done before it is durable; one finished but not yet committed when the
     worker dies is still in flight for the parent, which plays it again."""
 
-    def __init__(self, store: Any, reply: _Replies, results: Path) -> None:
+    def __init__(self, store: Any, reply: _Replies, results: Path,
+                 on_broken_reply: Callable[[BaseException], None] | None = None) -> None:
         import queue
 
         self.store = store
         self.reply = reply
+        self.on_broken_reply = on_broken_reply or _stop_worker
         self.results = results
         self.todo: Any = queue.Queue(maxsize=1)  # the parent lets a worker hold two matches at most
         self.unsettled = 0   # submitted, neither stored nor failed yet
@@ -292,6 +305,12 @@ class _Committer:
                 self.reply(message)
             except OSError:
                 pass  # the parent is gone: nothing left to tell
+            except Exception as exc:  # noqa: BLE001 - a reply that cannot be sent must not vanish
+                log.exception("match %s: this worker cannot report to the parent (%s: %s); it stops, and the "
+                              "parent plays its unreported matches again (those already stored are kept)",
+                              match.match_id, type(exc).__name__, exc)
+                self.on_broken_reply(exc)
+                return
 
     def _store(self, match: Any, record: dict[str, Any]) -> tuple[str, str, Any]:
         try:

@@ -148,6 +148,38 @@ def test_a_failed_commit_is_reported_as_an_error_or_a_full_disk(tmp_path):
         assert spec(1).match_id not in ResultStore(tmp_path).completed_ids()
 
 
+def test_a_reply_that_cannot_be_sent_stops_the_worker_instead_of_vanishing(tmp_path):
+    """Only a closed pipe (OSError: the parent is gone) is silently dropped. Any other failure
+    to report a stored match would leave the parent waiting for a reply that never comes, so
+    the worker stops (the parent then plays its unreported matches again; stored ones stay)."""
+    from arena.tournament.runner import _Committer
+
+    store = GatedStore(tmp_path)
+    store.go.set()
+    broken: list = []
+
+    def reply(message):
+        raise ValueError("cannot pickle the message")
+
+    committer = _Committer(store, reply, tmp_path, on_broken_reply=broken.append)
+    committer.submit(spec(2), record(2, [1, 2]))
+    committer.thread.join(30)
+    assert not committer.thread.is_alive()
+    assert [type(e) for e in broken] == [ValueError]
+    assert spec(2).match_id in ResultStore(tmp_path).completed_ids()   # stored before the report failed
+
+    gone: list = []
+
+    def closed(message):
+        raise BrokenPipeError("the parent is gone")
+
+    committer = _Committer(GatedStore(tmp_path / "b"), closed, tmp_path, on_broken_reply=gone.append)
+    committer.store.go.set()
+    committer.submit(spec(3), record(3, [2, 1]))
+    committer.close()
+    assert gone == []
+
+
 # ---- a worker's bots at the end ------------------------------------------------------------
 
 
