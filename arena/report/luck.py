@@ -2,7 +2,7 @@
 
 For a bot's seat ``s`` in a match on deal ``d`` (place ``p``, 1-based):
 
-    adjusted place = p - beta * (h(d, s) - eta_s)
+    adjusted place = p - beta * (h(d, s) - eta_s) - a(m, s)
 
 ``h(d, s)``: the mean place of the game's fixed reference policy in seat ``s`` of deal
 ``d`` against random players (``games.reference``); ``eta_s``: the mean of ``h(., s)``
@@ -11,15 +11,19 @@ over the population of deals, estimated on reference deals that no tournament pl
 seat and depends on no bot, so the adjusted mean place has the plain one's expectation
 (unbiased) for every bot, whatever seats it sat; when a deal is one the reference does
 well (or badly) from, the bot's place tends to be too, and the difference cancels that
-part of the luck of the draw. ``beta`` (``games.reference.luck_beta``) is fixed per (game,
-players) in advance, so it keeps the mean zero; where it is 0 the seat needs no baseline
-and its adjusted place is its plain place.
+part of the luck of the draw. ``a(m, s)``: the AIVAT correction of match ``m`` for the draws
+of the arena's builtin random players (0 without one), a sum of terms each of mean zero
+under their known uniform draw, so it keeps every expectation too. ``beta``
+(``games.reference.luck_beta``) is fixed per (game, players) in advance, so it keeps the
+mean zero; where it is 0 the seat needs no baseline (and without a builtin player its
+adjusted place is its plain place).
 
-The interval: the cluster-robust variance over deals of the bot's ``p - h`` (as for the
+The interval: the cluster-robust variance over deals of the bot's ``p - beta h - a`` (as for the
 plain mean place) plus beta squared times the variance of the ``eta`` estimate (its
 reference deals are a sample too), with the same Student t quantile.
 
-A bot whose rated seats do not all have a stored baseline gets None (unavailable): the
+A bot whose rated seats do not all have a stored baseline (and correction, where a builtin
+player sat) gets None (unavailable): the
 adjusted figure is never over a different set of matches than the plain one. From a single
 deal it has no interval (None), as the plain mean place.
 """

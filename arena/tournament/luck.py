@@ -23,6 +23,12 @@ as many processes as the run had workers. Configurations whose coefficient
 ``games.reference.luck_beta`` is 0 get none: their adjusted place is the plain one. A store
 without rows (older runs, ``luck_rollouts: 0``, benchmarks/make_store.py) is shown as
 "unavailable" by the leaderboards, which never compute baselines themselves.
+
+The same pass computes, for every stored match with a builtin random player
+(``{builtin: random}``) in a game with AIVAT, that match's AIVAT corrections
+(``games.reference.aivat_corrections``: the luck of the builtin players' draws, from the
+match record's decisions), in the ``luck_aivat`` table, one row per match, bound to the
+record's SHA-256.
 """
 
 from __future__ import annotations
@@ -146,7 +152,7 @@ def _row(cfg: Config, seed: int, kind: str, ordinal: int, rollouts: int, places:
     return (*row, _digest(row))
 
 
-def _put(store: Any, rows: list[tuple[Any, ...]], corrections: list[tuple[Any, ...]] = ()) -> None:  # type: ignore[assignment]
+def _put(store: Any, rows: list[tuple[Any, ...]], corrections: Iterable[tuple[Any, ...]] = ()) -> None:
     with store._write() as conn:
         conn.executemany(f"INSERT OR REPLACE INTO luck_baselines ({', '.join(_COLUMNS)}, digest)"
                          f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})", rows)
