@@ -132,9 +132,10 @@ sandbox_option = click.option(
 def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str, ...], seat: int | None,
          quiet: bool, as_json: bool, html_out: str | None, humans: tuple[int, ...], reveal: bool,
          no_timeouts: bool, move_s: float, startup_s: float, sandbox_level: str) -> None:
-    """Play one match of GAME between BOTS (files or names in bots/), printing a trace.
+    """Play one match of GAME between BOTS (files, names in bots/, or builtin:random for the
+    arena's own random player), printing a trace.
 
-    Example: arena play tightwad random_bot bots/random_bot.py bots/random_bot.py --seed 7
+    Example: arena play tightwad random_bot bots/random_bot.py builtin:random --seed 7
     """
     from arena.cli.play import play_one
 

@@ -29,6 +29,7 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
     With human seats the trace shows only the humans' own seats (and no deal seed) unless
     ``reveal`` or an explicit ``trace_seat`` asks for more.
     """
+    from arena.match.builtin import builtin_agent
     from arena.match.human import HumanAgent
     from arena.match.referee import play_match
     from arena.tournament.roster import bot_entry
@@ -60,8 +61,12 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
         if seat in humans:
             agents.append(HumanAgent(seat, stdin, out))
         else:
-            agents.append(ProcessAgent(next(it), sandbox=sandbox, limits=limits, time_control=tc,
-                                       no_timeouts=no_timeouts))
+            entry = next(it)
+            if entry.kind == "builtin":
+                agents.append(builtin_agent(entry))
+            else:
+                agents.append(ProcessAgent(entry, sandbox=sandbox, limits=limits, time_control=tc,
+                                           no_timeouts=no_timeouts))
     # --seed N is for debugging: anyone (the bots too) can recompute that deal. Without it the
     # deal comes from fresh randomness that appears nowhere a bot can see (the record keeps it).
     deal = secrets.randbits(63) if seed is None else seed

@@ -178,8 +178,15 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None) -> BotEntry:
     """One bot for a one-off run: a file path, or a bare name looked up in ``bots_dir``.
 
     ``random_bot`` finds ``bots/random_bot.py``, else the one file in ``bots/``
-    with that stem. Raises ``RosterError``.
+    with that stem; ``builtin:random`` is the arena's builtin random player. Raises
+    ``RosterError``.
     """
+    if path_or_name.startswith("builtin:"):   # a player the arena plays itself
+        policy = path_or_name[len("builtin:"):]
+        try:
+            return builtin_entry(policy)
+        except ValueError as exc:
+            raise RosterError(f"{path_or_name}: {exc}; use builtin:random") from None
     bots_dir = Path("bots") if bots_dir is None else bots_dir
     path = Path(path_or_name).expanduser()
     if not path.exists() and os.sep not in path_or_name and "/" not in path_or_name:

@@ -183,3 +183,25 @@ def test_a_builtin_player_is_named_not_shipped_to_ray_nodes(tmp_path):
 
     with pytest.raises(BotShippingError):
         unpack_bots(forged, tmp_path)
+
+
+def test_arena_play_seats_builtin_players_by_name():
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    out = CliRunner().invoke(cli, ["play", "tightwad", str(HEURISTIC), "builtin:random", "builtin:random",
+                                   "--seed", "7", "--json", "--sandbox", "rlimits"])
+    assert out.exit_code == 0, out.output
+    rec, _ = json.JSONDecoder().raw_decode(out.output[out.output.index("{"):])   # stderr lines follow
+    assert [b.get("builtin") for b in rec["bots"]] == [None, "random", "random"]
+    state = REGISTRY["tightwad"].new_game(3, 7, rec["options"])
+    rngs = {s: DealRng(bot_seed(int(rec["match_seed"]), s)) for s in (1, 2)}
+    for d in rec["decisions"]:
+        if d["seat"] in rngs:
+            assert d["action"] == rngs[d["seat"]].randbelow(len(state.legal_actions(d["seat"])))
+        state.apply(d["seat"], d["action"])
+    bad = CliRunner().invoke(cli, ["play", "tightwad", "builtin:minimax", "builtin:random", "builtin:random"])
+    assert bad.exit_code == 2
+    assert "builtin:minimax: no builtin player 'minimax' (known: random); use builtin:random" in bad.output
+    assert "Traceback" not in bad.output
