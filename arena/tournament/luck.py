@@ -245,8 +245,9 @@ def _computed(jobs: list[list[Any]], workers: int) -> Iterator[Any]:
 def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
          progress: Callable[[int, int], None] | None = None, workers: int = 1) -> int:
     """Compute and store every missing baseline of the schedule's deals and reference deals,
-    on ``workers`` processes; returns how many rows it added. Rows are committed in batches,
-    and the finished ones on an interruption too. ``rollouts`` < 1 does nothing."""
+    and every missing AIVAT correction of its matches with builtin random players, on
+    ``workers`` processes; returns how many rows it added. Rows are committed in batches, and
+    the finished ones on an interruption too. ``rollouts`` < 1 does nothing."""
     if rollouts < 1:
         return 0
     with store._lock:
@@ -264,33 +265,43 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
             seed = reference_deal_seed(cfg.game, cfg.players, k)
             if str(seed) not in have_ref:
                 todo.append((cfg, seed, "reference", k))
-    if todo and progress is not None:
-        progress(0, len(todo))
     jobs: list[list[Any]] = [["baseline", cfg.game, cfg.players, cfg.options, seed,
                               rollouts if kind == "deal" else 1] for cfg, seed, kind, _ in todo]
-    rows: list[Callable[[Any], tuple[Any, ...]]] = [
-        (lambda places, cfg=cfg, seed=seed, kind=kind, ordinal=ordinal, job=job:
-         _row(cfg, seed, kind, ordinal, job[5], places)) for (cfg, seed, kind, ordinal), job in zip(todo, jobs)]
-    aivat_jobs, aivat_rows = _aivat_todo(store, schedule)
-    jobs += aivat_jobs
-    if jobs and progress is not None:
-        progress(0, len(jobs))
+    aivat_todo = _aivat_todo(store, schedule)
+    total = len(jobs) + len(aivat_todo)
+    if total and progress is not None:
+        progress(0, total)
     baselines: list[tuple[Any, ...]] = []
     corrections: list[tuple[Any, ...]] = []
     last = time.monotonic()
+    done = 0
     try:
-        for i, (make, result) in enumerate(zip(rows + aivat_rows, _computed(jobs, workers))):
-            (baselines if i < len(rows) else corrections).append(make(result))
-            if len(baselines) + len(corrections) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
-                _put(store, baselines, corrections)
-                baselines, corrections, last = [], [], time.monotonic()
+        for (cfg, seed, kind, ordinal), job, places in zip(todo, jobs, _computed(jobs, workers)):
+            baselines.append(_row(cfg, seed, kind, ordinal, job[5], places))
+            done += 1
+            if len(baselines) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
+                _put(store, baselines)
+                baselines, last = [], time.monotonic()
             if progress is not None:
-                progress(i + 1, len(jobs))
+                progress(done, total)
+        # the matches' records are read a batch at a time: 100,000 matches' decisions at once
+        # would take gigabytes
+        for start in range(0, len(aivat_todo), AIVAT_BATCH):
+            batch = aivat_todo[start:start + AIVAT_BATCH]
+            batch_jobs = [_aivat_job(store, *item) for item in batch]
+            for (mid, sha, _), job, result in zip(batch, batch_jobs, _computed(batch_jobs, workers)):
+                corrections.append(_aivat_row(mid, sha, job[7], result))
+                done += 1
+                if len(baselines) + len(corrections) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
+                    _put(store, baselines, corrections)
+                    baselines, corrections, last = [], [], time.monotonic()
+                if progress is not None:
+                    progress(done, total)
     finally:
         if baselines or corrections:   # interrupted or failed: what was computed is kept all the same
             _put(store, baselines, corrections)
     write_summaries(store, targets)
-    return len(jobs)
+    return total
 
 
 # -- AIVAT corrections of the matches with builtin players ----------------------------------
@@ -317,8 +328,12 @@ def known_seats_query(game_filter: str = "") -> str:
             f" WHERE s.sha256 = ? AND m.game IN ({games}){game_filter} ORDER BY m.idx, s.match_id, s.seat")
 
 
-def _aivat_todo(store: Any, schedule: Iterable[Any]) -> tuple[list[list[Any]], list[Callable[[Any], tuple[Any, ...]]]]:
-    """The AIVAT jobs of the schedule's stored matches that have builtin seats and no valid row."""
+AIVAT_BATCH = 256   # matches whose records are held in memory at once
+
+
+def _aivat_todo(store: Any, schedule: Iterable[Any]) -> list[tuple[str, str, list[int]]]:
+    """(match id, record SHA-256, builtin seats) of the schedule's stored matches that have
+    builtin random seats in a game with AIVAT and no valid correction row."""
     from arena.match.builtin import builtin_sha256
 
     wanted = {m.match_id for m in schedule}
@@ -329,18 +344,14 @@ def _aivat_todo(store: Any, schedule: Iterable[Any]) -> tuple[list[list[Any]], l
                 known.setdefault(mid, (sha, []))[1].append(seat)
         have = {r[0]: r for r in store.conn.execute(
             f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,))}
-    jobs: list[list[Any]] = []
-    rows: list[Callable[[Any], tuple[Any, ...]]] = []
-    for mid, (sha, seats) in known.items():
-        if _aivat_parse(have.get(mid), sha) is not None:
-            continue
-        record = store.get_record(mid)
-        rollouts = AIVAT_ROLLOUTS[record["game"]]
-        jobs.append(["aivat", record["game"], record["players"], record.get("options") or {},
-                     int(record["deal_seed"]), [[d["seat"], d["action"]] for d in record["decisions"]],
-                     seats, rollouts, int(record["match_seed"])])
-        rows.append(lambda result, mid=mid, sha=sha, rollouts=rollouts: _aivat_row(mid, sha, rollouts, result))
-    return jobs, rows
+    return [(mid, sha, seats) for mid, (sha, seats) in known.items() if _aivat_parse(have.get(mid), sha) is None]
+
+
+def _aivat_job(store: Any, match_id: str, sha: str, seats: list[int]) -> list[Any]:
+    record = store.get_record(match_id)
+    return ["aivat", record["game"], record["players"], record.get("options") or {}, int(record["deal_seed"]),
+            [[d["seat"], d["action"]] for d in record["decisions"]], seats, AIVAT_ROLLOUTS[record["game"]],
+            int(record["match_seed"])]
 
 
 def _aivat_row(match_id: str, record_sha: str, rollouts: int, corrections: list[float] | None) -> tuple[Any, ...]:

@@ -26,7 +26,7 @@ HEURISTIC = ROOT / "bots" / "tightwad_heuristic.py"
 RANDOM_FILE = ROOT / "bots" / "random_bot.py"
 
 
-def _write(tmp: Path, name: str, bots: str, deals: int = 3, extra: str = "") -> Path:
+def _write(tmp: Path, name: str, bots: str, deals: int = 3, extra: str = "", workers: int = 1) -> Path:
     path = tmp / f"{name}.yaml"
     path.write_text(f"""
 name: {name}
@@ -37,7 +37,7 @@ games:
     players: 3
     deals: {deals}
 time_control: {{startup_s: 20, move_s: 5.0}}
-workers: 1
+workers: {workers}
 results: {tmp / ("results-" + name)}
 {extra}""")
     return path
@@ -205,3 +205,29 @@ def test_arena_play_seats_builtin_players_by_name():
     assert bad.exit_code == 2
     assert "builtin:minimax: no builtin player 'minimax' (known: random); use builtin:random" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_aivat_corrections_are_computed_a_batch_of_records_at_a_time_and_on_helpers(tmp_path, monkeypatch):
+    """Two workers share the corrections among helper processes (fresh interpreters), and the
+    records are read a few at a time: the same rows as one process computing them all."""
+    from arena.tournament import luck
+
+    monkeypatch.setattr(luck, "AIVAT_BATCH", 8)   # 9 matches: 8 on two helpers, then 1 in process
+    calls = []
+    real = luck._Helper.compute
+    monkeypatch.setattr(luck._Helper, "compute", lambda self, jobs: calls.append(len(jobs)) or real(self, jobs))
+    bots = f"[{HEURISTIC}, {{builtin: random}}, {{builtin: random, name: other_random}}]"
+    one = run_file(_write(tmp_path, "one", bots, deals=3))
+    from tests.arena.test_runner import share_secret
+
+    share_secret(one.results, tmp_path / "results-two")
+    two = run_file(_write(tmp_path, "two", bots, deals=3, workers=2))
+    assert one.complete and two.complete and sum(calls) == 8
+    assert _corrections(one.results) == _corrections(two.results) and len(_corrections(one.results)) == 9
+
+
+def test_a_record_that_does_not_replay_gets_no_correction_rather_than_stopping_the_run():
+    from games.reference import luck_job
+
+    job = ["aivat", "tightwad", 3, {}, 5, [[2, 0], [0, 0]], [1, 2], 4, 9]   # seat 2 is not to move first
+    assert luck_job(job) is None
