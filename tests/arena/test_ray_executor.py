@@ -210,6 +210,29 @@ def test_the_local_pool_and_ray_store_identical_results_and_leaderboards(tmp_pat
     assert set(Path(tempfile.gettempdir()).glob("arena-ray-*")) <= copies_before  # workers removed their copies
 
 
+@pytest.mark.slow
+def test_builtin_players_play_on_ray_exactly_as_on_the_local_pool(tmp_path, ray):
+    def tournament(name: str) -> Path:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"""
+name: {name}
+seed: 3
+bots: [{ROOT / "bots/tightwad_heuristic.py"}, {{builtin: random}}, {{builtin: random, name: random_2}}]
+games: [{{id: tightwad, players: 3, deals: 2}}]
+workers: 2
+results: {tmp_path / ("results-" + name)}
+""")
+        return path
+
+    local = run_file(tournament("blocal"))
+    share_secret(local.results, tmp_path / "results-bray")
+    on_ray = run_file(tournament("bray"), executor="ray")
+    assert local.played == on_ray.played == 6 and on_ray.faults == 0
+    assert stored(local.results) == stored(on_ray.results)
+    assert (local.results / "leaderboard.json").read_bytes() == (on_ray.results / "leaderboard.json").read_bytes()
+    assert json.loads((on_ray.results / "leaderboard.json").read_text())["luck"]["aivat"]["matches"] == 6
+
+
 def _wait_until(cond, message: str, limit_s: float = 10.0) -> None:
     end = time.monotonic() + limit_s
     while not cond():
