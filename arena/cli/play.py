@@ -51,7 +51,7 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
             raise ArenaError(f"--human {h}: no such seat in a {players}-player game (seats 0..{players - 1})")
     if trace_seat is not None and not 0 <= trace_seat < players:
         raise ArenaError(f"--seat {trace_seat}: no such seat (seats 0..{players - 1})")
-    entries = [bot_entry(b) for b in bots]
+    entries = [bot_entry(b, allow_builtin=True) for b in bots]
     sandbox = open_sandbox(sandbox_level)
     tc = TimeControl(startup_s=startup_s, move_s=move_s)
     limits = limits or Limits()

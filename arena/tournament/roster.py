@@ -174,14 +174,17 @@ def _expand(tournament: Tournament, pattern: str) -> list[Path]:
     return out
 
 
-def bot_entry(path_or_name: str, bots_dir: Path | None = None) -> BotEntry:
+def bot_entry(path_or_name: str, bots_dir: Path | None = None, *, allow_builtin: bool = False) -> BotEntry:
     """One bot for a one-off run: a file path, or a bare name looked up in ``bots_dir``.
 
     ``random_bot`` finds ``bots/random_bot.py``, else the one file in ``bots/``
-    with that stem; ``builtin:random`` is the arena's builtin random player. Raises
-    ``RosterError``.
+    with that stem; with ``allow_builtin``, ``builtin:random`` is the arena's builtin random
+    player. Raises ``RosterError``.
     """
     if path_or_name.startswith("builtin:"):   # a player the arena plays itself
+        if not allow_builtin:
+            raise RosterError(f"{path_or_name}: a builtin player is part of the arena, not a bot program; "
+                              "give a bot file here")
         policy = path_or_name[len("builtin:"):]
         try:
             return builtin_entry(policy)

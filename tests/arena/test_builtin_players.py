@@ -205,6 +205,8 @@ def test_arena_play_seats_builtin_players_by_name():
     assert bad.exit_code == 2
     assert "builtin:minimax: no builtin player 'minimax' (known: random); use builtin:random" in bad.output
     assert "Traceback" not in bad.output
+    check = CliRunner().invoke(cli, ["check", "builtin:random"])
+    assert check.exit_code == 2 and "a builtin player is part of the arena, not a bot program" in check.output
 
 
 def test_aivat_corrections_are_computed_a_batch_of_records_at_a_time_and_on_helpers(tmp_path, monkeypatch):
