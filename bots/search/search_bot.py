@@ -12,7 +12,9 @@ In two-player Divers Weights the other seat's card in the trick being decided co
 model instead (``OtherSeat``: the Divers Weights heuristic's one-ply evaluation with noise, a
 quarter of its plays random, more as its plays so far in the game fit that model less than
 random play), and the hand it is dealt in each simulation is drawn with weights for how
-likely that model makes the cards it has already played this hand.
+likely that model makes the cards it has already played this hand; there, too, a card played
+at a tree node is keyed with the trick's threshold total, so the tree's later tricks are
+chosen for the threshold turned, not one card per trick whatever it is.
 
 Budget: CPU seconds per decision (a busy machine does not shorten the thinking),
 default 0.5. A tournament gives it through the bot's name: an entry named like
@@ -378,14 +380,19 @@ class Node:
         self.stats = {}  # move key -> [visits, total reward, times available, child Node]
 
 
-def _key(state, move):
+def _key(state, move, by_threshold=False):
+    """A move's key at a node. ``by_threshold``: a card played in Divers Weights is keyed with
+    the trick's threshold too, so that the tree's later tricks choose for the threshold they
+    see; keyed by the card alone, a node learned one card per trick whatever was turned."""
+    if by_threshold and state._phase == DW_PLAY:
+        return (DW_PLAY, move, sum(RANK[p] for p in state._threshold))
     return (getattr(state, "_phase", 0), move)
 
 
-def _select(stats, state, seat, rnd, tag):
+def _select(stats, state, seat, rnd, tag, by_threshold=False):
     """UCB1 over the moves available now (their availability counted); an unseen move first.
     Returns (action id, its stats, whether it was just expanded)."""
-    keys = [tag + _key(state, m) for m in state.moves(seat)]
+    keys = [tag + _key(state, m, by_threshold) for m in state.moves(seat)]
     fresh = []
     for k in keys:
         st = stats.get(k)
@@ -420,6 +427,7 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
     root = Node()
     cpu_end = time.process_time() + budget_s
     other = other_seat(observation, det, match.memory, rnd)
+    by_threshold = game == "divers-weights" and match.players == 2 and not observation["bidding"]
     this_trick = (observation.get("hand_number"), observation.get("trick_number"))
     wall_end = time.monotonic() + wall_s if wall_s else None
     root_moves = None
@@ -434,7 +442,7 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
         if other is not None:
             other.deal(state, rnd)
         if root_moves is None:
-            root_moves = [_key(state, m) for m in state.moves(me)]
+            root_moves = [_key(state, m, by_threshold) for m in state.moves(me)]
         mark = _mark(game, state)
         if sims == 1:
             base = standing_points(game, state)  # public: the same in every sample
@@ -453,14 +461,14 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
                     if here is None or game not in OPPONENT_TREE:
                         state.apply(seat, policy(state, seat, rnd))
                     else:
-                        i, st, _ = _select(here.stats, state, seat, rnd, ("o", seat))
+                        i, st, _ = _select(here.stats, state, seat, rnd, ("o", seat), by_threshold)
                         path.append((st, seat))
                         state.apply(seat, i)
                     continue
                 if node is None:
                     state.apply(seat, policy(state, seat, rnd))
                     continue
-                i, st, fresh = _select(node.stats, state, me, rnd, ())
+                i, st, fresh = _select(node.stats, state, me, rnd, (), by_threshold)
                 path.append((st, me))
                 if fresh:
                     node = None  # expanded: the rest is a rollout

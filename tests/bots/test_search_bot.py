@@ -109,6 +109,38 @@ def test_divers_two_player_hands_of_the_other_seat_fit_its_plays() -> None:
     assert sum(weighted) / len(weighted) > sum(uniform) / len(uniform) + 0.02
 
 
+def test_divers_two_player_tree_keeps_a_card_apart_per_threshold() -> None:
+    """Two-player Divers Weights: at a node of the tree, a card's statistics are kept per
+    threshold total (a later trick is chosen for the threshold turned), and UCB counts a
+    card as available only under the threshold it was seen with; without ``by_threshold``
+    (every other game, player count and the bidding variant) a card has one entry."""
+    from random import Random
+
+    ns = named("search-0.01s").choose.__globals__
+    states = []
+    for seed in range(200):
+        s = REGISTRY["divers-weights"].new_game(2, seed, {})
+        total = sum(ns["RANK"][p] for p in s._threshold)
+        if all(sum(ns["RANK"][p] for p in t._threshold) != total for t in states):
+            states.append(s)
+        if len(states) == 2:
+            break
+    stats: dict[Any, Any] = {}
+    flat: dict[Any, Any] = {}
+    rnd = Random(1)
+    for s in states:
+        for _ in range(len(s.moves(0))):  # each card of the hand expanded (and visited) once
+            for node, by_threshold in ((stats, True), (flat, False)):
+                _, st, _ = ns["_select"](node, s, 0, rnd, (), by_threshold)
+                st[0] += 1
+                st[1] += 0.5
+    totals = {k[2] for k in stats}
+    assert totals == {sum(ns["RANK"][p] for p in s._threshold) for s in states}
+    assert len(stats) == sum(len(s.moves(0)) for s in states)
+    assert len(flat) == len(set(states[0].moves(0)) | set(states[1].moves(0)))
+    assert all(len(k) == 2 for k in flat)
+
+
 def _hand_two_played_by_the_model(ns: dict[str, Any], follow: bool) -> float:
     """Seat 1 plays a whole Divers Weights hand choosing, at every trick, the card the bot's
     model values most (``follow``) or least; the share of random play the bot then expects
