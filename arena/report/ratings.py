@@ -290,7 +290,7 @@ def _scope_json(s: ScopeReport) -> dict[str, Any]:
             "adjusted_place_ci95": None if b.adjusted_place_ci95 is None else _r(b.adjusted_place_ci95),
             "firsts": b.firsts, "unrated": b.unrated, "faults_total": b.faults_total,
             "faults": dict(b.faults),
-            "history": [[h.index, _r(h.mu), _r(h.sigma)] for h in b.history],
+            "history": [list(h) for h in b.history],   # already rounded (``_Scope.rate``)
         } for b in s.standings],
         "head_to_head": [{
             "bot": h.bot, "opponent": h.opponent, "above": h.above, "below": h.below,
@@ -406,7 +406,9 @@ class _Scope:
                 mu = old_mu + sum(m - old_mu for m, _ in results) / len(results)
                 sigma = sum(s for _, s in results) / len(results)
                 r = ratings[bot] = (mu, sigma)
-            self.history.setdefault(bot, []).append(HistoryPoint(row.index, r[0], r[1]))
+            # rounded once, as published (``_r``): a view of a cached league then rounds none
+            # of its million history points
+            self.history.setdefault(bot, []).append(HistoryPoint(row.index, round(r[0], 6), round(r[1], 6)))
         self.rated += 1
         if deal is None:
             deal = deal_cluster(row.match_id)
