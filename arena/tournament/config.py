@@ -124,32 +124,29 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class BotSpec(_Model):
+class _NamedBot(_Model):
+    """A roster entry with an optional explicit name (declared after the entry's own field)."""
+
+    @field_validator("name", check_fields=False)
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is not None and not SAFE_NAME.match(v):
+            raise _fail(f"bot name {v!r} is not allowed; use {SAFE_NAME_TEXT}")
+        return v
+
+
+class BotSpec(_NamedBot):
     """One bot file named explicitly (no glob), optionally renamed."""
 
     path: str
     name: str | None = None
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str | None) -> str | None:
-        if v is not None and not SAFE_NAME.match(v):
-            raise _fail(f"bot name {v!r} is not allowed; use {SAFE_NAME_TEXT}")
-        return v
 
-
-class BuiltinSpec(_Model):
+class BuiltinSpec(_NamedBot):
     """A player built into the arena (arena/match/builtin.py), optionally renamed."""
 
     builtin: Literal["random"]
     name: str | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str | None) -> str | None:
-        if v is not None and not SAFE_NAME.match(v):
-            raise _fail(f"bot name {v!r} is not allowed; use {SAFE_NAME_TEXT}")
-        return v
 
 
 def _bot_kind(v: Any) -> str:
