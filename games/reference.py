@@ -224,9 +224,6 @@ def aivat_value(state: State, known: frozenset[int], rollouts: int, seed: int) -
     return [t / rollouts for t in totals]
 
 
-AIVAT_VALUE: dict[str, Callable[[State, frozenset[int], int, int], list[float]]] = {}
-
-
 def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
                       decisions: list[tuple[int, int]], known: frozenset[int], rollouts: int,
                       seed: int) -> list[float]:
@@ -249,11 +246,10 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
         if when is not None and rollouts > 0 and seat in known and k > 1 and when(state, seat):
             step_seed = derive_seed(AIVAT_VERSION, seed, n)
             values = []
-            value = AIVAT_VALUE.get(game, aivat_value)
             for a in range(k):
                 child = state.clone()
                 child.apply(seat, a)
-                values.append(value(child, known, rollouts, step_seed))
+                values.append(aivat_value(child, known, rollouts, step_seed))
             for s in range(players):
                 out[s] += values[action][s] - sum(v[s] for v in values) / k
         state.apply(seat, action)
