@@ -320,12 +320,12 @@ CREATE TABLE IF NOT EXISTS luck_aivat (
 _AIVAT_COLUMNS = ("match_id", "record_sha256", "version", "rollouts", "corrections")
 
 
-def known_seats_query(game_filter: str = "") -> str:
-    """The (match id, seat) of every seat played by the builtin random player (its stored
-    sha256 is the builtin's identity, which no bot file can have) in AIVAT's games."""
+def known_seats_query() -> str:
+    """(match id, seat, record SHA-256, game) of every seat played by the builtin random player
+    (its stored sha256 is the builtin's identity, which no bot file can have) in AIVAT's games."""
     games = ", ".join(f"'{g}'" for g in AIVAT_ROLLOUTS)
     return ("SELECT s.match_id, s.seat, m.record_sha256, m.game FROM seats s JOIN matches m USING (match_id)"
-            f" WHERE s.sha256 = ? AND m.game IN ({games}){game_filter} ORDER BY m.idx, s.match_id, s.seat")
+            f" WHERE s.sha256 = ? AND m.game IN ({games}) ORDER BY m.idx, s.match_id, s.seat")
 
 
 AIVAT_BATCH = 256   # matches whose records are held in memory at once
@@ -338,13 +338,14 @@ def _aivat_todo(store: Any, schedule: Iterable[Any]) -> list[tuple[str, str, lis
 
     wanted = {m.match_id for m in schedule}
     with store._lock:
-        known: dict[str, tuple[str, list[int]]] = {}
-        for mid, seat, sha, _ in store.conn.execute(known_seats_query(), (builtin_sha256("random"),)):
+        known: dict[str, tuple[str, str, list[int]]] = {}
+        for mid, seat, sha, game in store.conn.execute(known_seats_query(), (builtin_sha256("random"),)):
             if mid in wanted:
-                known.setdefault(mid, (sha, []))[1].append(seat)
+                known.setdefault(mid, (sha, game, []))[2].append(seat)
         have = {r[0]: r for r in store.conn.execute(
             f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,))}
-    return [(mid, sha, seats) for mid, (sha, seats) in known.items() if _aivat_parse(have.get(mid), sha) is None]
+    return [(mid, sha, seats) for mid, (sha, game, seats) in known.items()
+            if _aivat_parse(have.get(mid), sha, AIVAT_ROLLOUTS[game]) is None]
 
 
 def _aivat_job(store: Any, match_id: str, sha: str, seats: list[int]) -> list[Any]:
@@ -360,10 +361,12 @@ def _aivat_row(match_id: str, record_sha: str, rollouts: int, corrections: list[
     return (*row, _digest(row))
 
 
-def _aivat_parse(row: tuple[Any, ...] | None, record_sha: str) -> list[float] | None:
-    """A stored correction (zeros for a record that did not replay), if the row is intact and
-    belongs to this very record; else None (missing)."""
+def _aivat_parse(row: tuple[Any, ...] | None, record_sha: str, rollouts: int) -> list[float] | None:
+    """A stored correction ([] for a record that did not replay: no correction), if the row is
+    intact, belongs to this very record and was made with today's playouts; else None (missing)."""
     if row is None:
+        return None
+    if row[3] != rollouts:   # made with another number of playouts: computed again
         return None
     try:
         if row[-1] != _digest(row[:-1]) or row[1] != record_sha or row[2] != AIVAT_VERSION:
@@ -512,14 +515,14 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
 def _load_aivat(conn: sqlite3.Connection, ids: set[str]) -> tuple[frozenset[str], dict[str, list[float]]]:
     from arena.match.builtin import builtin_sha256
 
-    shas = {mid: sha for mid, _, sha, _ in conn.execute(known_seats_query(), (builtin_sha256("random"),))
+    shas = {mid: (sha, game) for mid, _, sha, game in conn.execute(known_seats_query(), (builtin_sha256("random"),))
             if mid in ids}
     out: dict[str, list[float]] = {}
     if shas and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck_aivat'").fetchone():
         for row in conn.execute(f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?",
                                 (AIVAT_VERSION,)):
-            sha = shas.get(row[0])
-            got = _aivat_parse(row, sha) if sha is not None else None
+            found = shas.get(row[0])
+            got = _aivat_parse(row, found[0], AIVAT_ROLLOUTS[found[1]]) if found is not None else None
             if got is not None:
                 out[row[0]] = got
     return frozenset(shas), out

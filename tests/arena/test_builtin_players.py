@@ -155,6 +155,14 @@ def test_a_damaged_correction_is_left_out_and_the_next_run_recomputes_it(run, tm
     again = run_file(tournament)
     assert again.complete and again.played == 0
     assert _corrections(copy) == _corrections(run.results)
+    # a row made with another number of playouts is not used either: computed again
+    con = sqlite3.connect(copy / "results.sqlite")
+    con.execute("UPDATE luck_aivat SET rollouts = 1 WHERE match_id = ?", (mid,))
+    con.commit()
+    con.close()
+    out = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
+    assert json.loads(out.output)["luck"]["available"] is False
+    assert run_file(tournament).complete and _corrections(copy) == _corrections(run.results)
 
 
 def test_builtin_names_follow_the_roster_rules(tmp_path):
