@@ -6,7 +6,7 @@ import secrets
 import sys
 from typing import Any, TextIO
 
-from arena.match.agents import Agent, ProcessAgent
+from arena.match.agents import Agent
 from arena.match.sandbox.detect import open_sandbox
 from arena.errors import ArenaError
 from arena.match.timecontrol import TimeControl
@@ -29,7 +29,7 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
     With human seats the trace shows only the humans' own seats (and no deal seed) unless
     ``reveal`` or an explicit ``trace_seat`` asks for more.
     """
-    from arena.match.builtin import builtin_agent
+    from arena.match.builtin import agent_for
     from arena.match.human import HumanAgent
     from arena.match.referee import play_match
     from arena.tournament.roster import bot_entry
@@ -61,12 +61,8 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
         if seat in humans:
             agents.append(HumanAgent(seat, stdin, out))
         else:
-            entry = next(it)
-            if entry.kind == "builtin":
-                agents.append(builtin_agent(entry))
-            else:
-                agents.append(ProcessAgent(entry, sandbox=sandbox, limits=limits, time_control=tc,
-                                           no_timeouts=no_timeouts))
+            agents.append(agent_for(next(it), sandbox=sandbox, limits=limits, time_control=tc,
+                                    no_timeouts=no_timeouts))
     # --seed N is for debugging: anyone (the bots too) can recompute that deal. Without it the
     # deal comes from fresh randomness that appears nowhere a bot can see (the record keeps it).
     deal = secrets.randbits(63) if seed is None else seed

@@ -53,3 +53,13 @@ def builtin_agent(entry: Any) -> BuiltinRandomAgent:
     if entry.builtin != "random":
         raise ValueError(f"no builtin player {entry.builtin!r}")
     return BuiltinRandomAgent(entry.name, entry.sha256)
+
+
+def agent_for(entry: Any, **process_options: Any) -> Any:
+    """The seat's agent for a roster entry: in process for a builtin player, else the bot's
+    program in the sandbox (``ProcessAgent(entry, **process_options)``)."""
+    if entry.kind == "builtin":
+        return builtin_agent(entry)
+    from arena.match.agents import ProcessAgent
+
+    return ProcessAgent(entry, **process_options)

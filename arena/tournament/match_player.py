@@ -38,20 +38,15 @@ class MatchPlayer:
 
     def play(self, match: Any) -> dict[str, Any]:
         """Play one scheduled match (a ``MatchSpec``) and return its record."""
-        from arena.match.agents import ProcessAgent
-        from arena.match.builtin import builtin_agent
+        from arena.match.builtin import agent_for
         from arena.match.referee import play_match
 
         seats = []
         for name in match.bots:
             agent = self.agents.get(name)
             if agent is None:
-                entry = self.entries[name]
-                if entry.kind == "builtin":   # played in process: its policy is the arena's own
-                    agent = builtin_agent(entry)
-                else:
-                    agent = ProcessAgent(entry, sandbox=self.sandbox, limits=self.limits,
-                                         time_control=self.tc, log_dir=self.log_dir, fresh=self.fresh)
+                agent = agent_for(self.entries[name], sandbox=self.sandbox, limits=self.limits,
+                                  time_control=self.tc, log_dir=self.log_dir, fresh=self.fresh)
                 self.agents[name] = agent
             self.agents.move_to_end(name)
             seats.append(agent)
