@@ -31,8 +31,8 @@ independent deals (a fresh deal and a random seat per match):
   ``luck_rollouts`` games per seat), eta_s its mean over ``reference_target(game, deals)``
   reference deals, beta the game's fixed coefficient (``games.reference.luck_beta``; the
   variance of the eta estimate is counted), and a(d, s) the AIVAT correction of the random
-  seats' decisions (``games.reference.aivat_corrections``, the same function and playouts
-  as the leaderboards; only in the games of ``AIVAT_WHEN``).
+  seats' decisions (``games.reference.aivat_corrections``, the same function and value
+  as the leaderboards; only where ``games.reference.has_aivat``).
   ``leaderboard_bot_programs``: the same without a(d, s), what the leaderboards give when
   the random opponents are bot programs (their policy unknown to the arena);
   ``leaderboard_beta1`` (diagnostic): without a, beta = 1, the scheme before the
@@ -70,10 +70,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, play_game, start_message  # noqa: E402
 
 from games import REGISTRY  # noqa: E402
-from games.reference import (AIVAT_ROLLOUTS, AIVAT_WHEN, REFERENCE, aivat_corrections,  # noqa: E402
-                             luck_beta, play_out, random_policy, reference_deal_seed,
-                             seat_baselines as reference_baselines)
-from games.rng import DealRng, derive_seed  # noqa: E402
+from games.reference import (AIVAT_ROLLOUTS, AIVAT_VALUE, aivat_corrections, has_aivat,  # noqa: E402
+                             luck_beta, reference_deal_seed, seat_baselines as reference_baselines)
+from games.rng import DealRng  # noqa: E402
 from games.simulate import play_randomly  # noqa: E402
 from arena.tournament.luck import (DEFAULT_REFERENCE_PER_DEAL, DEFAULT_ROLLOUTS,  # noqa: E402
                                    REFERENCE_PER_DEAL, reference_target)
@@ -327,7 +326,7 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
                 bots = randoms[:s] + [bot] + randoms[s:]
                 places, decisions = play_recorded(game, bots, d, d * 16 + s)
                 place, corr = places[s], 0.0
-                if game in AIVAT_WHEN and aivat_rollouts > 0:   # the random seats: the builtin's policy
+                if has_aivat(game, players) and (aivat_rollouts > 0 or game in AIVAT_VALUE):   # the builtin's policy
                     corr = aivat_corrections(game, players, {}, d, decisions, frozenset(range(players)) - {s},
                                              aivat_rollouts, d * 16 + s)[s]
                 plain.setdefault(d, []).append(place)
@@ -409,7 +408,8 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=200)
     ap.add_argument("--rollouts", type=int, default=32)
     ap.add_argument("--aivat-rollouts", type=int, default=None,
-                    help="playouts per AIVAT value (default: the leaderboards' own, games.reference.AIVAT_ROLLOUTS)")
+                    help="playouts per AIVAT value where V is playouts (default: the leaderboards' own, "
+                         "games.reference.AIVAT_ROLLOUTS; 0: none); a learned V (Palace) is always used")
     ap.add_argument("--no-heuristic-cv", action="store_true",
                     help="skip the heuristic control variate (its baselines cost the most)")
     ap.add_argument("--game", choices=sorted(SETUPS), action="append")

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from games import REGISTRY, decktet
 from games.core import State
 from games.divers_weights import PLAY as DW_PLAY, PRIZE as DW_PRIZE, SYMBOLS
+from games import palace_value
 from games.palace import EXCUSE as P_EXCUSE, ORD, PLAY as P_PLAY, SWAP, TWO
 from games.rng import DealRng, derive_seed
 
@@ -185,7 +186,7 @@ def reference_deal_seed(game: str, players: int, k: int) -> int:
 # keeps every mean place unbiased and removes the part of the luck that the known seats'
 # draws caused, as far as V sees it.
 
-AIVAT_VERSION = "aivat1"
+AIVAT_VERSION = "aivat2"   # aivat1: Tightwad's playouts only; aivat2: Palace's learned value too
 
 
 def _aivat_when_tightwad(state: State, seat: int) -> bool:
@@ -193,12 +194,31 @@ def _aivat_when_tightwad(state: State, seat: int) -> bool:
     return len(state._hands[seat]) <= 3  # type: ignore[attr-defined]
 
 
-AIVAT_WHEN: dict[str, Callable[[State, int], bool]] = {"tightwad": _aivat_when_tightwad}
-# playouts per value estimate; part of the definition (AIVAT_VERSION) like the selection.
+def _aivat_when_palace(state: State, seat: int) -> bool:
+    # every decision, where the learned value has weights for this many players
+    return palace_value.has_value(state.players)
+
+
+AIVAT_WHEN: dict[str, Callable[[State, int], bool]] = {"tightwad": _aivat_when_tightwad,
+                                                      "palace": _aivat_when_palace}
+# V by playouts: how many per estimate, part of the definition (AIVAT_VERSION) like the selection.
 # Tightwad, heuristic against random, rotated, matches saved by the correction on the same
 # matches: 16 playouts -18% and 41% (deals 90000.., 130000..), 32: 30% and 53%, 64: 41% and
-# 54%, at 0.04, 0.08 and 0.15 s of CPU per match: 16 is too noisy, 64 costs twice 32's
-AIVAT_ROLLOUTS: dict[str, int] = {"tightwad": 32}
+# 54%, at 0.04, 0.08 and 0.15 s of CPU per match: 16 is too noisy, 64 costs twice 32's.
+# 0: the game's V is a learned function of the state (AIVAT_VALUE), no playouts.
+AIVAT_ROLLOUTS: dict[str, int] = {"tightwad": 32, "palace": 0}
+# V as a learned function of the state: Palace's playouts are long and scattered, and a few
+# of them per state added more noise than they removed (docs/luck.md)
+AIVAT_VALUE: dict[str, Callable[[State, frozenset[int]], list[float]]] = {"palace": palace_value.value}
+# the numbers of players a learned value has weights for
+AIVAT_VALUE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.has_value}
+
+
+def has_aivat(game: str, players: int) -> bool:
+    """Whether AIVAT corrects the builtin random players' draws in this configuration."""
+    if game in AIVAT_VALUE:
+        return AIVAT_VALUE_PLAYERS[game](players)
+    return AIVAT_ROLLOUTS.get(game, 0) > 0
 _MASK = (1 << 64) - 1
 
 
@@ -229,12 +249,16 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
                       seed: int) -> list[float]:
     """Replay a finished game (``decisions``: (seat, action) in the order applied) and return,
     per seat, the sum over the decisions of the ``known`` seats that ``AIVAT_WHEN`` selects (a
-    test of the state alone) of V(after the action taken) - mean over actions of V(after it).
-    Subtract it from each seat's place. A game that ended early (a fault) has the terms of
+    test of the state alone) of V(after the action taken) - mean over actions of V(after it),
+    V being the game's learned value (``AIVAT_VALUE``) or else ``rollouts`` playouts (none: no
+    correction). Subtract it from each seat's place. A game that ended early (a fault) has the terms of
     the decisions it had: a sum stopped at a time that does not look ahead still has mean
     zero. Deterministic in its arguments; raises ``ValueError`` if the decisions do not
     replay (an illegal action or a seat not to move)."""
     when = AIVAT_WHEN.get(game)
+    learned = AIVAT_VALUE.get(game)
+    if learned is None and rollouts <= 0:
+        when = None
     state = REGISTRY[game].new_game(players, deal_seed, options)
     out = [0.0] * players
     for n, (seat, action) in enumerate(decisions):
@@ -243,13 +267,14 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
         k = len(state.legal_actions(seat))
         if not 0 <= action < k:
             raise ValueError(f"decision {n}: action {action} of seat {seat} is not legal")
-        if when is not None and rollouts > 0 and seat in known and k > 1 and when(state, seat):
+        if when is not None and seat in known and k > 1 and when(state, seat):
             step_seed = derive_seed(AIVAT_VERSION, seed, n)
             values = []
             for a in range(k):
                 child = state.clone()
                 child.apply(seat, a)
-                values.append(aivat_value(child, known, rollouts, step_seed))
+                values.append(learned(child, known) if learned is not None
+                              else aivat_value(child, known, rollouts, step_seed))
             for s in range(players):
                 out[s] += values[action][s] - sum(v[s] for v in values) / k
         state.apply(seat, action)

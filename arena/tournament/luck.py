@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from arena.tournament.config import LUCK_ROLLOUTS
 from games import REGISTRY
-from games.reference import (AIVAT_ROLLOUTS, AIVAT_VERSION, REFERENCE_VERSION, luck_beta, luck_job,
+from games.reference import (AIVAT_ROLLOUTS, AIVAT_VERSION, REFERENCE_VERSION, has_aivat, luck_beta, luck_job,
                              reference_deal_seed, seat_baselines)
 
 log = logging.getLogger(__name__)
@@ -321,11 +321,12 @@ _AIVAT_COLUMNS = ("match_id", "record_sha256", "version", "rollouts", "correctio
 
 
 def known_seats_query() -> str:
-    """(match id, seat, record SHA-256, game) of every seat played by the builtin random player
-    (its stored sha256 is the builtin's identity, which no bot file can have) in AIVAT's games."""
+    """(match id, seat, record SHA-256, game, players) of every seat played by the builtin random
+    player (its stored sha256 is the builtin's identity, which no bot file can have) in AIVAT's
+    games; ``has_aivat`` then keeps the configurations that have it."""
     games = ", ".join(f"'{g}'" for g in AIVAT_ROLLOUTS)
-    return ("SELECT s.match_id, s.seat, m.record_sha256, m.game FROM seats s JOIN matches m USING (match_id)"
-            f" WHERE s.sha256 = ? AND m.game IN ({games}) ORDER BY m.idx, s.match_id, s.seat")
+    return ("SELECT s.match_id, s.seat, m.record_sha256, m.game, m.players FROM seats s JOIN matches m"
+            f" USING (match_id) WHERE s.sha256 = ? AND m.game IN ({games}) ORDER BY m.idx, s.match_id, s.seat")
 
 
 AIVAT_BATCH = 256   # matches whose records are held in memory at once
@@ -339,8 +340,8 @@ def _aivat_todo(store: Any, schedule: Iterable[Any]) -> list[tuple[str, str, lis
     wanted = {m.match_id for m in schedule}
     with store._lock:
         known: dict[str, tuple[str, str, list[int]]] = {}
-        for mid, seat, sha, game in store.conn.execute(known_seats_query(), (builtin_sha256("random"),)):
-            if mid in wanted:
+        for mid, seat, sha, game, players in store.conn.execute(known_seats_query(), (builtin_sha256("random"),)):
+            if mid in wanted and has_aivat(game, players):
                 known.setdefault(mid, (sha, game, []))[2].append(seat)
         have = {r[0]: r for r in store.conn.execute(
             f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,))}
@@ -515,8 +516,9 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
 def _load_aivat(conn: sqlite3.Connection, ids: set[str]) -> tuple[frozenset[str], dict[str, list[float]]]:
     from arena.match.builtin import builtin_sha256
 
-    shas = {mid: (sha, game) for mid, _, sha, game in conn.execute(known_seats_query(), (builtin_sha256("random"),))
-            if mid in ids}
+    shas = {mid: (sha, game) for mid, _, sha, game, players
+            in conn.execute(known_seats_query(), (builtin_sha256("random"),))
+            if mid in ids and has_aivat(game, players)}
     out: dict[str, list[float]] = {}
     if shas and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck_aivat'").fetchone():
         for row in conn.execute(f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?",

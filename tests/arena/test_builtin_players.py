@@ -17,7 +17,7 @@ from arena.tournament.load import load_tournament
 from arena.tournament.ray_executor import pack_bots, unpack_bots
 from arena.tournament.roster import builtin_entry, resolve_bots
 from games import REGISTRY
-from games.reference import AIVAT_ROLLOUTS, aivat_corrections
+from games.reference import AIVAT_ROLLOUTS, AIVAT_VERSION, aivat_corrections
 from games.rng import DealRng
 from tests.arena.test_runner import run_file
 
@@ -241,3 +241,41 @@ def test_a_record_that_does_not_replay_gets_no_correction_rather_than_stopping_t
 
     job = ["aivat", "tightwad", 3, {}, 5, [[2, 0], [0, 0]], [1, 2], 4, 9]   # seat 2 is not to move first
     assert luck_job(job) is None
+
+
+def test_palace_corrects_the_builtin_draws_with_its_learned_value_in_four_player_games_only(tmp_path):
+    """In Palace the AIVAT value is learned (games/palace_value.py), with weights for four
+    players: those matches get their correction, the three-player ones none (their adjusted
+    place is the plain one), and every stored figure is the function of its record."""
+    path = tmp_path / "p.yaml"
+    path.write_text(f"""
+name: p
+seed: 5
+bots: [{ROOT / "bots" / "palace_heuristic.py"}, {{builtin: random}}, {{builtin: random, name: r2}},
+       {{builtin: random, name: r3}}]
+games:
+  - id: palace
+    players: [3, 4]
+    deals: 1
+time_control: {{startup_s: 20, move_s: 5.0}}
+workers: 1
+results: {tmp_path / "results"}
+""")
+    summary = run_file(path)
+    assert summary.complete
+    records = _records(summary.results)
+    got = _corrections(summary.results)
+    four = {r["match_id"] for r in records if r["players"] == 4}
+    assert len(four) == 4 and len(records) == 4 + 12
+    assert set(got) == four
+    for rec in records:
+        if rec["players"] != 4:
+            continue
+        known = frozenset(b["seat"] for b in rec["bots"] if b.get("builtin"))
+        want = aivat_corrections(rec["game"], rec["players"], rec["options"], int(rec["deal_seed"]),
+                                 [(d["seat"], d["action"]) for d in rec["decisions"]], known,
+                                 AIVAT_ROLLOUTS["palace"], int(rec["match_seed"]))
+        assert got[rec["match_id"]] == [round(c, 9) for c in want]
+        assert any(abs(c) > 1e-9 for c in want)
+    data = json.loads((summary.results / "leaderboard.json").read_text())
+    assert data["luck"]["aivat"] == {"version": AIVAT_VERSION, "matches": 4, "corrected": 4}

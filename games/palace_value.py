@@ -1,0 +1,117 @@
+"""A learned value of Palace states, for AIVAT (games.reference.aivat_corrections).
+
+Palace's playouts are long and their results scattered, so a few of them per state give a
+value too noisy for AIVAT (docs/luck.md). This value is instead a linear function of
+features of the state, one weight vector per (players, players still in), learned offline
+by ``benchmarks/palace_value.py``: at the random seats' decisions of heuristic-against-random
+games, from each child state's features and its playout results, least squares on the
+differences between sibling children (what an AIVAT term uses), not on their levels.
+
+A seat already out has its place, exactly. Configurations without weights get no value
+(``has_value``). It reads the whole state, hidden cards included: it runs after the match.
+Change a feature or a weight and bump ``games.reference.AIVAT_VERSION``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games.palace import ACE_ORD, ORD, SEVEN, TWO
+
+_SPECIAL = (0, TWO, SEVEN, ACE_ORD)   # the Excuse, Twos, Sevens, Aces
+
+
+def _zones(state: Any, seat: int) -> tuple[list[int], list[int]]:
+    """Hand and face-up cards, with the seat's chosen but not yet revealed swaps done."""
+    hand, up = list(state._hands[seat]), list(state._up[seat])
+    for h, u in state._pending.get(seat, ()):
+        hand[hand.index(h)] = u
+        up[up.index(u)] = h
+    return hand, up
+
+
+def _quality(cards: list[int]) -> tuple[int, float]:
+    """(special cards, mean order of the ordinary ones; 8 if none)."""
+    spec = sum(1 for p in cards if ORD[p] in _SPECIAL)
+    ordinary = [ORD[p] for p in cards if ORD[p] not in _SPECIAL]
+    return spec, (sum(ordinary) / len(ordinary) if ordinary else 8.0)
+
+
+def features(state: Any, seat: int, known: frozenset[int]) -> list[float]:
+    """The 35 features of an active seat (not out) in ``state``."""
+    n = state.players
+    out = state._out
+    act = [q for q in range(n) if not out[q]]
+    cards = {q: state.cards_left(q) for q in act}
+    hand, up = _zones(state, seat)
+    mine = cards[seat]
+    others = [cards[q] for q in act if q != seat]
+    mean_other = sum(others) / len(others) if others else 0.0
+    fewer = sum(1 for x in others if x < mine) + 0.5 * sum(1 for x in others if x == mine)
+    zone = hand + up
+    spec, mean_ord = _quality(zone)
+    low = sum(1 for p in zone if ORD[p] not in _SPECIAL and ORD[p] <= 5)
+    turn = state._turn
+    dist = 0   # active seats between the one to move and this one
+    if turn >= 0:
+        q = turn
+        while q != seat:
+            q = (q + 1) % n
+            if not out[q]:
+                dist += 1
+    pile = len(state._pile)
+    known_down = sum(1 for i in range(4) if state._known[seat][i] and state._down[seat][i] >= 0)
+    r = 1.0 if seat in known else 0.0
+    active = hand or up
+    legal = sum(1 for p in active if state.is_legal(p)) if state._phase == "play" else len(active)
+    o_spec, o_mean = [], []
+    for q in act:
+        if q != seat:
+            s2, m2 = _quality(sum(_zones(state, q), []))
+            o_spec.append(s2)
+            o_mean.append(m2)
+    return [
+        float(len(state._out_order)), 1.0, float(mine), mine - mean_other,
+        float(min(others) if others else 0) - mine, fewer, float(len(act)),
+        float(len(hand)), float(len(up)), float(state._ndown[seat]), float(spec), float(low), mean_ord,
+        float(pile) * (dist == 0), float(pile) * (dist == 1), float(dist), float(len(state._draw)),
+        float(known_down), r, r * mine, r * (mine - mean_other), r * fewer, r * spec,
+        float(legal), float(legal == 0 and bool(active)), float(state._mode == 3), float(state._mode <= 1),
+        state._ref / 16.0, float(dist == 0) * legal, float(dist == 0) * pile * float(legal <= 1),
+        float(not active), sum(o_spec) / len(o_spec) if o_spec else 0.0,
+        sum(o_mean) / len(o_mean) if o_mean else 8.0, float(state._phase == "swap"), float(len(active)),
+    ]
+
+
+NFEATURES = 35
+
+# players -> players still in -> weights: the output of ``python benchmarks/palace_value.py``
+# (160 deals from 610000, 2 playouts per child, 1,155,464 sibling rows; 11 minutes on 2 cores)
+WEIGHTS: dict[int, dict[int, tuple[float, ...]]] = {4: {
+    2: (0, 0, 0.0308627, 0.00659858, -0.00659858, 0.00947463, 0, 0.00841002, 0.0283325, -0.00587983, -0.00294813, -0.0014373, -0.00518568, 0.00434107, -0.00332917, -0.0236654, 0, 0.0121782, 0, 0.0065482, -0.00699913, -0.01451, 0.00862553, -6.94415e-05, -0.00374636, -0.000170703, 9.04307e-05, 0.00212791, 0.000247026, -0.00410458, -0.102973, -0.00564218, 0.00450732, 0, -0.046652),
+    3: (0, 0, 0.0503377, 0.0126339, -0.00620584, -0.0468341, 0, -0.0220339, 0.0745887, -0.00221711, 0.0785446, 0.00509552, -0.00999246, 0.0153457, 0.000982252, -0.00274291, 0, 0.0538761, 0, 0.0125517, -0.00504302, 0.0488095, -0.0685249, -0.000775755, 0.0210938, 0.00398795, 0.00475947, -0.00331513, 0.002371, -0.00656972, -0.138429, -0.000821727, 0.0128095, 0, -0.0378707),
+    4: (0, 0, 0.156379, 0.028406, -0.0136185, -0.0249019, 0, -0.128454, -0.0122421, 0.297075, 0.0329959, 0.0115285, -0.0142675, 0.00369287, 0.00717981, 0.0140067, 0.000831035, 0.064427, 0, 0.0404576, -0.0195761, 0.0324717, -0.0295723, 0.000707503, 0.0181256, 0.0014402, 0.00304598, -0.000828923, 0.00246911, -0.00552372, 0.0704126, 0.0060411, 0.0161559, 0, -0.074638),
+}}
+
+
+def has_value(players: int) -> bool:
+    return players in WEIGHTS
+
+
+def value(state: Any, known: frozenset[int]) -> list[float]:
+    """V(state) for every seat: its place (0 = best) if out, else the learned estimate."""
+    if state.is_over():
+        return [float(p) for p in state.result().places]
+    table = WEIGHTS[state.players]
+    out = state._out
+    order = state._out_order
+    w = table.get(state.players - len(order))
+    vals = []
+    for s in range(state.players):
+        if out[s]:
+            vals.append(float(order.index(s)))
+        elif w is None:
+            vals.append(0.0)   # no weights for this many players still in: no information
+        else:
+            vals.append(sum(a * b for a, b in zip(w, features(state, s, known))))
+    return vals

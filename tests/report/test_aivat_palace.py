@@ -1,0 +1,156 @@
+"""AIVAT in Palace: the builtin random players' draws corrected with a learned value
+(games/palace_value.py) instead of playouts. Unbiased whatever the weights, exact where a
+seat's place is settled, and only in the configurations that have weights.
+
+Matches are played in process: the hero is the reference rule policy playing a uniformly
+random action with probability 0, 0.3 or 0.6, the other seats uniformly random (what
+``{builtin: random}`` plays); the correction comes from the finished game's decisions.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from games import REGISTRY, palace_value
+from games.reference import (AIVAT_ROLLOUTS, AIVAT_VALUE, REFERENCE, aivat_corrections, has_aivat,
+                             random_policy)
+from games.rng import DealRng, derive_seed
+
+GAME, PLAYERS = "palace", 4
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def noisy(eps: float):
+    ref = REFERENCE[GAME]
+
+    def policy(state, seat, rng):
+        return random_policy(state, seat, rng) if rng.randbelow(1000) < eps * 1000 else ref(state, seat, rng)
+    return policy
+
+
+def play(deal: int, hero_seat: int, hero, match_seed: int) -> tuple[int, list[tuple[int, int]]]:
+    state = REGISTRY[GAME].new_game(PLAYERS, deal)
+    rngs = [DealRng(derive_seed("aivat-palace-test", match_seed, s)) for s in range(PLAYERS)]
+    decisions = []
+    while not state.is_over():
+        for seat in tuple(state.to_move()):
+            if state.is_over() or seat not in state.to_move():
+                break
+            action = (hero if seat == hero_seat else random_policy)(state, seat, rngs[seat])
+            decisions.append((seat, action))
+            state.apply(seat, action)
+    return state.result().places[hero_seat], decisions
+
+
+def random_state(deal: int, steps: int):
+    state = REGISTRY[GAME].new_game(PLAYERS, deal)
+    rng = DealRng(deal)
+    for _ in range(steps):
+        if state.is_over():
+            break
+        seat = state.to_move()[0]
+        state.apply(seat, random_policy(state, seat, rng))
+    return state
+
+
+def test_aivat_applies_where_the_learned_value_has_weights():
+    """R-P1 allows 2 to 10 players; the weights were learned in four-player games only."""
+    assert has_aivat(GAME, 4)
+    assert not has_aivat(GAME, 3) and not has_aivat(GAME, 5)
+    assert has_aivat("tightwad", 3) and not has_aivat("divers-weights", 2)
+    assert AIVAT_ROLLOUTS[GAME] == 0 and GAME in AIVAT_VALUE   # no playouts: the learned value
+    table = palace_value.WEIGHTS[PLAYERS]
+    assert sorted(table) == [2, 3, 4]
+    assert all(len(w) == palace_value.NFEATURES and any(w) for w in table.values())
+
+
+@settings(max_examples=30, deadline=None)
+@given(deal=st.integers(0, 2**63), steps=st.integers(0, 300))
+def test_each_term_has_mean_zero_and_a_settled_place_is_exact(deal, steps):
+    """Under a uniform draw the exact expectation of V(after the action drawn) - mean over
+    actions of V(after it) is zero at any state: the correction is unbiased whatever the
+    weights. A seat that is out (R-P15) is valued at its place, so it gains no correction."""
+    state = random_state(deal, steps)
+    if state.is_over():
+        assert palace_value.value(state, frozenset({1})) == [float(p) for p in state.result().places]
+        return
+    seat = state.to_move()[0]
+    k = len(state.legal_actions(seat))
+    values = []
+    for a in range(k):
+        child = state.clone()
+        child.apply(seat, a)
+        values.append(palace_value.value(child, frozenset({seat})))
+    for s in range(PLAYERS):
+        mean = sum(v[s] for v in values) / k
+        assert abs(sum(v[s] - mean for v in values) / k) < 1e-9
+        if state._out[s]:
+            assert all(v[s] == state._out_order.index(s) for v in values)
+
+
+def test_the_correction_is_a_function_of_the_record_alone_and_zero_without_weights():
+    _, decisions = play(77, 0, REFERENCE[GAME], 5)
+    a = aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset({1, 2, 3}), 0, 5)
+    assert a == aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset({1, 2, 3}), 0, 99)
+    assert any(abs(x) > 1e-9 for x in a)
+    assert aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset(), 0, 5) == [0.0] * PLAYERS
+    # three players: no weights, no correction
+    state = REGISTRY[GAME].new_game(3, 8)
+    rng = DealRng(8)
+    moves = []
+    while not state.is_over():
+        seat = state.to_move()[0]
+        action = random_policy(state, seat, rng)
+        moves.append((seat, action))
+        state.apply(seat, action)
+    assert aivat_corrections(GAME, 3, {}, 8, moves, frozenset({0, 1, 2}), 0, 5) == [0.0] * 3
+
+
+def _mean_ci(xs: list[float]) -> tuple[float, float]:
+    m = sum(xs) / len(xs)
+    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return m, 1.96 * math.sqrt(var / len(xs))
+
+
+@pytest.mark.slow
+def test_bots_of_known_strength_plain_and_corrected_agree_and_keep_their_order():
+    """Unbiased: over 20 deals x 4 seats, each level's corrected mean place agrees with its
+    plain one within their intervals, the correction's mean is zero within its interval, and
+    the corrected figures keep the levels' order."""
+    deals = range(910_000, 910_020)
+    fixed_means = []
+    for eps in (0.0, 0.3, 0.6):
+        plain, fixed, terms = [], [], []
+        for d in deals:
+            for s in range(PLAYERS):
+                seed = derive_seed("aivat-palace-match", d, s, eps)
+                p, decisions = play(d, s, noisy(eps), seed)
+                c = aivat_corrections(GAME, PLAYERS, {}, d, decisions, frozenset(range(PLAYERS)) - {s}, 0, seed)[s]
+                plain.append(p)
+                fixed.append(p - c)
+                terms.append(c)
+        mp, cp = _mean_ci(plain)
+        mf, cf = _mean_ci(fixed)
+        mt, ct = _mean_ci(terms)
+        assert abs(mp - mf) <= math.hypot(cp, cf), (eps, mp, mf)
+        assert abs(mt) <= ct, (eps, mt, ct)
+        fixed_means.append(mf)
+    assert fixed_means == sorted(fixed_means)
+
+
+def test_the_training_script_runs_and_prints_a_table_of_the_shipped_shape(tmp_path):
+    """benchmarks/palace_value.py is how the weights were made: on one deal it prints a
+    WEIGHTS table like the shipped one (3 vectors of 35 numbers)."""
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--deals", "1",
+                          "--processes", "1"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    ns: dict = {}
+    exec(run.stdout.split("\n", 1)[1], ns)   # the table is Python
+    table = ns["WEIGHTS"][PLAYERS]
+    assert sorted(table) == [2, 3, 4] and all(len(w) == palace_value.NFEATURES for w in table.values())
