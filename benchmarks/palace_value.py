@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
+from bot_strength import HEURISTICS, RANDOM_BOT, load_bot  # noqa: E402
+from luck import play_recorded  # noqa: E402
 from games import REGISTRY  # noqa: E402
 from games.palace_value import NFEATURES, features  # noqa: E402
 from games.reference import aivat_value  # noqa: E402
@@ -43,25 +44,12 @@ _BOTS: dict[str, object] = {}
 
 
 def _play(deal: int, seat: int) -> list[tuple[int, int]]:
-    """The heuristic in ``seat``, random bots elsewhere: the decisions (bot_strength's seeding)."""
+    """The heuristic in ``seat``, random bots elsewhere: the decisions (benchmarks/luck.py's seeding)."""
     if not _BOTS:
         _BOTS["hero"] = load_bot(HEURISTICS[GAME])
         _BOTS["random"] = [load_bot(RANDOM_BOT) for _ in range(PLAYERS - 1)]
     randoms = _BOTS["random"]
-    bots = randoms[:seat] + [_BOTS["hero"]] + randoms[seat:]
-    state = REGISTRY[GAME].new_game(PLAYERS, deal)
-    match_seed = deal * 16 + seat
-    names = [b.name for b in bots]
-    matches = [b.start(start_message(state, GAME, t, match_seed, names)) for t, b in enumerate(bots)]
-    log = []
-    while not state.is_over():
-        for s in tuple(state.to_move()):
-            if state.is_over() or s not in state.to_move():
-                break
-            a = bots[s].act(state.observation(s), matches[s])
-            log.append((s, a))
-            state.apply(s, a)
-    return log
+    return play_recorded(GAME, randoms[:seat] + [_BOTS["hero"]] + randoms[seat:], deal, deal * 16 + seat)[1]
 
 
 def _row(child, seat: int, known: frozenset[int]) -> tuple[list[float], float]:
@@ -75,9 +63,8 @@ def _row(child, seat: int, known: frozenset[int]) -> tuple[list[float], float]:
     return x, 0.0
 
 
-def deal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], float, float, int]:
-    """Normal equations of one deal's sibling differences: (X'X, X'y, y'y, sum of y^2 before the
-    fit's exact part, rows)."""
+def deal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], float, int]:
+    """Normal equations of one deal's sibling differences: (X'X, X'y, y'y, rows)."""
     deal, playouts = args
     xtx = [[0.0] * DIM for _ in range(DIM)]
     xty = [0.0] * DIM
@@ -116,7 +103,7 @@ def deal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], fl
                         yty += dy * dy
                         rows += 1
             state.apply(seat, action)
-    return xtx, xty, yty, 0.0, rows
+    return xtx, xty, yty, rows
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -151,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     yty, rows = 0.0, 0
     jobs = [(d, args.playouts) for d in range(args.first_seed, args.first_seed + args.deals)]
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
-        for done, (a, b, c, _, r) in enumerate(pool.imap_unordered(deal_sums, jobs), 1):
+        for done, (a, b, c, r) in enumerate(pool.imap_unordered(deal_sums, jobs), 1):
             for i in range(DIM):
                 xty[i] += b[i]
                 for j in range(DIM):
