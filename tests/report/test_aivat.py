@@ -14,34 +14,20 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from games import REGISTRY
-from games.reference import (AIVAT_ROLLOUTS, AIVAT_WHEN, REFERENCE, aivat_corrections, aivat_value,
-                             random_policy)
-from games.rng import DealRng, derive_seed
+from games.reference import AIVAT_ROLLOUTS, AIVAT_WHEN, REFERENCE, aivat_corrections, aivat_value
+from games.rng import derive_seed
+from tests.report import known_strength
 
 GAME, PLAYERS = "tightwad", 3
 LEVELS = (0.0, 0.3, 0.6)
 
 
 def noisy(eps: float):
-    ref = REFERENCE[GAME]
-
-    def policy(state, seat, rng):
-        return random_policy(state, seat, rng) if rng.randbelow(1000) < eps * 1000 else ref(state, seat, rng)
-    return policy
+    return known_strength.noisy(GAME, eps)
 
 
 def play(deal: int, hero_seat: int, hero, match_seed: int) -> tuple[int, list[tuple[int, int]]]:
-    state = REGISTRY[GAME].new_game(PLAYERS, deal)
-    rngs = [DealRng(derive_seed("aivat-test", match_seed, s)) for s in range(PLAYERS)]
-    decisions = []
-    while not state.is_over():
-        seat = state.to_move()[0]
-        policy = hero if seat == hero_seat else random_policy
-        action = policy(state, seat, rngs[seat])
-        decisions.append((seat, action))
-        state.apply(seat, action)
-    return state.result().places[hero_seat], decisions
+    return known_strength.play(GAME, PLAYERS, deal, hero_seat, hero, match_seed, "aivat-test")
 
 
 def corrected(deal: int, seat: int, eps: float) -> tuple[int, float]:
@@ -52,37 +38,19 @@ def corrected(deal: int, seat: int, eps: float) -> tuple[int, float]:
     return place, c[seat]
 
 
-def _mean_ci(xs: list[float]) -> tuple[float, float]:
-    m = sum(xs) / len(xs)
-    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-    return m, 1.96 * math.sqrt(var / len(xs))
-
-
 @settings(max_examples=25, deadline=None)
 @given(deal=st.integers(0, 2**63), steps=st.integers(0, 40))
 def test_each_term_has_mean_zero_over_the_known_seats_uniform_action(deal, steps):
     """The exact expectation of one term, V(after the action drawn) - mean over actions of
     V(after it), under a uniform draw is zero, for any state: the estimate is unbiased
     whatever V is. Checked on the value the arena uses, at states reached by random play."""
-    state = REGISTRY[GAME].new_game(PLAYERS, deal)
-    rng = DealRng(deal)
-    for _ in range(steps):
-        if state.is_over():
-            return
-        seat = state.to_move()[0]
-        state.apply(seat, random_policy(state, seat, rng))
+    state = known_strength.random_state(GAME, PLAYERS, deal, steps)
     if state.is_over():
         return
     seat = state.to_move()[0]
-    k = len(state.legal_actions(seat))
-    values = []
-    for a in range(k):
-        child = state.clone()
-        child.apply(seat, a)
-        values.append(aivat_value(child, frozenset({seat}), 4, deal))
+    terms = known_strength.sibling_terms(state, lambda child: aivat_value(child, frozenset({seat}), 4, deal))
     for s in range(PLAYERS):
-        mean = sum(v[s] for v in values) / k
-        assert abs(sum(v[s] - mean for v in values) / k) < 1e-12
+        assert abs(sum(t[s] for t in terms) / len(terms)) < 1e-12
 
 
 def test_the_correction_is_a_function_of_the_record_alone():
@@ -120,9 +88,9 @@ def test_bots_of_known_strength_plain_and_corrected_agree_keep_their_order_and_l
                 fs.append(p - c)
             deal_plain.append(sum(ps) / PLAYERS)
             deal_fixed.append(sum(fs) / PLAYERS)
-        mp, cp = _mean_ci(plain)
-        mf, cf = _mean_ci(fixed)
-        mt, ct = _mean_ci(terms)
+        mp, cp = known_strength.mean_ci(plain)
+        mf, cf = known_strength.mean_ci(fixed)
+        mt, ct = known_strength.mean_ci(terms)
         assert abs(mp - mf) <= math.hypot(cp, cf), (eps, mp, mf)
         assert abs(mt) <= ct, (eps, mt, ct)
         var = lambda xs: sum((x - sum(xs) / len(xs)) ** 2 for x in xs) / (len(xs) - 1)  # noqa: E731

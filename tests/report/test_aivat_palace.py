@@ -21,42 +21,18 @@ from games import REGISTRY, palace_value
 from games.reference import (AIVAT_ROLLOUTS, AIVAT_VALUE, REFERENCE, aivat_corrections, has_aivat,
                              random_policy)
 from games.rng import DealRng, derive_seed
+from tests.report import known_strength
 
 GAME, PLAYERS = "palace", 4
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def noisy(eps: float):
-    ref = REFERENCE[GAME]
-
-    def policy(state, seat, rng):
-        return random_policy(state, seat, rng) if rng.randbelow(1000) < eps * 1000 else ref(state, seat, rng)
-    return policy
-
-
 def play(deal: int, hero_seat: int, hero, match_seed: int) -> tuple[int, list[tuple[int, int]]]:
-    state = REGISTRY[GAME].new_game(PLAYERS, deal)
-    rngs = [DealRng(derive_seed("aivat-palace-test", match_seed, s)) for s in range(PLAYERS)]
-    decisions = []
-    while not state.is_over():
-        for seat in tuple(state.to_move()):
-            if state.is_over() or seat not in state.to_move():
-                break
-            action = (hero if seat == hero_seat else random_policy)(state, seat, rngs[seat])
-            decisions.append((seat, action))
-            state.apply(seat, action)
-    return state.result().places[hero_seat], decisions
+    return known_strength.play(GAME, PLAYERS, deal, hero_seat, hero, match_seed, "aivat-palace-test")
 
 
 def random_state(deal: int, steps: int):
-    state = REGISTRY[GAME].new_game(PLAYERS, deal)
-    rng = DealRng(deal)
-    for _ in range(steps):
-        if state.is_over():
-            break
-        seat = state.to_move()[0]
-        state.apply(seat, random_policy(state, seat, rng))
-    return state
+    return known_strength.random_state(GAME, PLAYERS, deal, steps)
 
 
 def test_aivat_applies_where_the_learned_value_has_weights():
@@ -81,17 +57,12 @@ def test_each_term_has_mean_zero_and_a_settled_place_is_exact(deal, steps):
         assert palace_value.value(state, frozenset({1})) == [float(p) for p in state.result().places]
         return
     seat = state.to_move()[0]
-    k = len(state.legal_actions(seat))
-    values = []
-    for a in range(k):
-        child = state.clone()
-        child.apply(seat, a)
-        values.append(palace_value.value(child, frozenset({seat})))
+    terms = known_strength.sibling_terms(state, lambda child: palace_value.value(child, frozenset({seat})))
     for s in range(PLAYERS):
-        mean = sum(v[s] for v in values) / k
-        assert abs(sum(v[s] - mean for v in values) / k) < 1e-9
-        if state._out[s]:
-            assert all(v[s] == state._out_order.index(s) for v in values)
+        assert abs(sum(t[s] for t in terms) / len(terms)) < 1e-9
+        if state._out[s]:   # valued at its place, before and after every action
+            assert palace_value.value(state, frozenset({seat}))[s] == state._out_order.index(s)
+            assert all(t[s] == 0.0 for t in terms)
 
 
 def test_the_correction_is_a_function_of_the_record_alone_and_zero_without_weights():
@@ -112,12 +83,6 @@ def test_the_correction_is_a_function_of_the_record_alone_and_zero_without_weigh
     assert aivat_corrections(GAME, 3, {}, 8, moves, frozenset({0, 1, 2}), 0, 5) == [0.0] * 3
 
 
-def _mean_ci(xs: list[float]) -> tuple[float, float]:
-    m = sum(xs) / len(xs)
-    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-    return m, 1.96 * math.sqrt(var / len(xs))
-
-
 @pytest.mark.slow
 def test_bots_of_known_strength_plain_and_corrected_agree_and_keep_their_order():
     """Unbiased: over 20 deals x 4 seats, each level's corrected mean place agrees with its
@@ -130,14 +95,14 @@ def test_bots_of_known_strength_plain_and_corrected_agree_and_keep_their_order()
         for d in deals:
             for s in range(PLAYERS):
                 seed = derive_seed("aivat-palace-match", d, s, eps)
-                p, decisions = play(d, s, noisy(eps), seed)
+                p, decisions = play(d, s, known_strength.noisy(GAME, eps), seed)
                 c = aivat_corrections(GAME, PLAYERS, {}, d, decisions, frozenset(range(PLAYERS)) - {s}, 0, seed)[s]
                 plain.append(p)
                 fixed.append(p - c)
                 terms.append(c)
-        mp, cp = _mean_ci(plain)
-        mf, cf = _mean_ci(fixed)
-        mt, ct = _mean_ci(terms)
+        mp, cp = known_strength.mean_ci(plain)
+        mf, cf = known_strength.mean_ci(fixed)
+        mt, ct = known_strength.mean_ci(terms)
         assert abs(mp - mf) <= math.hypot(cp, cf), (eps, mp, mf)
         assert abs(mt) <= ct, (eps, mt, ct)
         fixed_means.append(mf)
