@@ -151,12 +151,24 @@ def main(argv: list[str] | None = None) -> int:
     explained = sum(wi * bi for wi, bi in zip(w, xty))   # y'Xw at the least-squares fit
     print(f"# {rows} sibling rows from {args.deals} deals ({args.first_seed}..), {args.playouts} playouts each: "
           f"the weights explain {explained / yty:.1%} of the playout differences; {time.time() - t0:.0f} s")
-    print(f"WEIGHTS: dict[int, dict[int, tuple[float, ...]]] = {{{PLAYERS}: {{")
-    for b, active in enumerate(ACTIVE):
-        vec = ", ".join(f"{v:.6g}" for v in w[b * NFEATURES:(b + 1) * NFEATURES])
-        print(f"    {active}: ({vec}),")
-    print("}}")
+    print(weights_table({PLAYERS: {active: w[b * NFEATURES:(b + 1) * NFEATURES]
+                                   for b, active in enumerate(ACTIVE)}}))
     return 0
+
+
+def weights_table(weights: dict[int, dict[int, list[float]]], per_line: int = 7) -> str:
+    """The ``WEIGHTS`` assignment of games/palace_value.py, as Python, 7 numbers a line."""
+    lines = ["WEIGHTS: dict[int, dict[int, tuple[float, ...]]] = {"]
+    for players, table in weights.items():
+        lines.append(f"    {players}: {{")
+        for active, vec in table.items():
+            lines.append(f"        {active}: (")
+            for i in range(0, len(vec), per_line):
+                lines.append("            " + " ".join(f"{v:.6g}," for v in vec[i:i + per_line]))
+            lines.append("        ),")
+        lines.append("    },")
+    lines.append("}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from games import REGISTRY, decktet
+from games import REGISTRY, decktet, palace_value
 from games.core import State
 from games.divers_weights import PLAY as DW_PLAY, PRIZE as DW_PRIZE, SYMBOLS
-from games import palace_value
 from games.palace import EXCUSE as P_EXCUSE, ORD, PLAY as P_PLAY, SWAP, TWO
 from games.rng import DealRng, derive_seed
 
@@ -219,6 +218,8 @@ def has_aivat(game: str, players: int) -> bool:
     if game in AIVAT_VALUE:
         return AIVAT_VALUE_PLAYERS[game](players)
     return AIVAT_ROLLOUTS.get(game, 0) > 0
+
+
 _MASK = (1 << 64) - 1
 
 
@@ -251,9 +252,9 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
     per seat, the sum over the decisions of the ``known`` seats that ``AIVAT_WHEN`` selects (a
     test of the state alone) of V(after the action taken) - mean over actions of V(after it),
     V being the game's learned value (``AIVAT_VALUE``) or else ``rollouts`` playouts (none: no
-    correction). Subtract it from each seat's place. A game that ended early (a fault) has the terms of
-    the decisions it had: a sum stopped at a time that does not look ahead still has mean
-    zero. Deterministic in its arguments; raises ``ValueError`` if the decisions do not
+    correction). Subtract it from each seat's place. A game that ended early (a fault) has the
+    terms of the decisions it had: a sum stopped at a time that does not look ahead still has
+    mean zero. Deterministic in its arguments; raises ``ValueError`` if the decisions do not
     replay (an illegal action or a seat not to move)."""
     when = AIVAT_WHEN.get(game)
     learned = AIVAT_VALUE.get(game)
