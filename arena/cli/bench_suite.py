@@ -246,11 +246,17 @@ def p6(sizes: Sizes) -> dict[str, Any]:
         saved = {k: round(1 - v, 3) for k, v in strongest["matches_ratio"].items()}
         # diagnostics are not schemes: eta known exactly, the coefficient before calibration
         best = max((k for k in saved if not k.endswith(("_exact", "_beta1"))), key=lambda k: saved[k])
+        ratio_ci = strongest.get("matches_ratio_ci95", {}).get("leaderboard")   # 95% bootstrap over deals
         per_game[game] = {"saved": saved, "best": best, "levels": m["levels"],
+                          "saved_ci95": [round(1 - ratio_ci[1], 3), round(1 - ratio_ci[0], 3)] if ratio_ci else None,
                           "order_holds": m["order_holds"], "agree": all(lv["agree"] for lv in m["levels"]),
                           "players": m["players"], "deals": m["deals"],
                           "leaderboard_beta": m["leaderboard_beta"], "ceiling": strongest.get("ceiling")}
-    figure = "; ".join(f"{g} {100 * v['saved']['leaderboard']:.0f}% (rotation alone "
+
+    def interval(v: dict[str, Any]) -> str:
+        ci = v["saved_ci95"]
+        return f" [95%: {100 * ci[0]:.0f}% to {100 * ci[1]:.0f}%]" if ci else ""
+    figure = "; ".join(f"{g} {100 * v['saved']['leaderboard']:.0f}%{interval(v)} (rotation alone "
                        f"{100 * v['saved']['rotation']:.0f}%, bot-program opponents "
                        f"{100 * v['saved']['leaderboard_bot_programs']:.0f}%, best scheme "
                        f"{100 * v['saved'][v['best']]:.0f}%: {v['best'].replace('_', ' ')})"

@@ -25,3 +25,8 @@ def test_tiny_bench_runs_every_measure_end_to_end(tmp_path: Path) -> None:
         assert row["target"] and row["measure"]
         assert f"| {pid} " in proc.stdout            # the printed table has the same rows
     assert result["machine"]["cores"] >= 1 and result["machine"]["python"]
+    # P6 shows each game's interval: 60 deals leave the ratio uncertain by about 30 points
+    games = rows["P6"]["details"]["games"]
+    assert all("saved_ci95" in g for g in games.values())
+    assert any(g["saved_ci95"] and f"[95%: {100 * g['saved_ci95'][0]:.0f}%" in rows["P6"]["figure"]
+               for g in games.values())
