@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from games.palace import ACE_ORD, ORD, SEVEN, TWO
+from games.palace import ACE_ORD, ANY, LOWER, ORD, SEVEN, TWO
 
 _SPECIAL = (0, TWO, SEVEN, ACE_ORD)   # the Excuse, Twos, Sevens, Aces
 
@@ -37,20 +37,29 @@ def _quality(cards: list[int]) -> tuple[int, float]:
     return spec, (sum(ordinary) / len(ordinary) if ordinary else 8.0)
 
 
-def features(state: Any, seat: int, known: frozenset[int]) -> list[float]:
+class _Table:
+    """What every seat's features share: computed once per state, not once per seat."""
+
+    def __init__(self, state: Any) -> None:
+        n = state.players
+        self.active = [q for q in range(n) if not state._out[q]]
+        self.cards = {q: state.cards_left(q) for q in self.active}
+        self.zones = {q: _zones(state, q) for q in self.active}
+        self.quality = {q: _quality(h + u) for q, (h, u) in self.zones.items()}
+
+
+def features(state: Any, seat: int, known: frozenset[int], table: _Table | None = None) -> list[float]:
     """The 35 features of an active seat (not out) in ``state``."""
+    t = table or _Table(state)
     n = state.players
     out = state._out
-    act = [q for q in range(n) if not out[q]]
-    cards = {q: state.cards_left(q) for q in act}
-    hand, up = _zones(state, seat)
-    mine = cards[seat]
-    others = [cards[q] for q in act if q != seat]
+    hand, up = t.zones[seat]
+    mine = t.cards[seat]
+    others = [t.cards[q] for q in t.active if q != seat]
     mean_other = sum(others) / len(others) if others else 0.0
     fewer = sum(1 for x in others if x < mine) + 0.5 * sum(1 for x in others if x == mine)
-    zone = hand + up
-    spec, mean_ord = _quality(zone)
-    low = sum(1 for p in zone if ORD[p] not in _SPECIAL and ORD[p] <= 5)
+    spec, mean_ord = t.quality[seat]
+    low = sum(1 for p in hand + up if ORD[p] not in _SPECIAL and ORD[p] <= 5)
     turn = state._turn
     dist = 0   # active seats between the one to move and this one
     if turn >= 0:
@@ -64,22 +73,19 @@ def features(state: Any, seat: int, known: frozenset[int]) -> list[float]:
     r = 1.0 if seat in known else 0.0
     active = hand or up
     legal = sum(1 for p in active if state.is_legal(p)) if state._phase == "play" else len(active)
-    o_spec, o_mean = [], []
-    for q in act:
-        if q != seat:
-            s2, m2 = _quality(sum(_zones(state, q), []))
-            o_spec.append(s2)
-            o_mean.append(m2)
+    o_quality = [t.quality[q] for q in t.active if q != seat]
     return [
         float(len(state._out_order)), 1.0, float(mine), mine - mean_other,
-        float(min(others) if others else 0) - mine, fewer, float(len(act)),
+        float(min(others) if others else 0) - mine, fewer, float(len(t.active)),
         float(len(hand)), float(len(up)), float(state._ndown[seat]), float(spec), float(low), mean_ord,
         float(pile) * (dist == 0), float(pile) * (dist == 1), float(dist), float(len(state._draw)),
         float(known_down), r, r * mine, r * (mine - mean_other), r * fewer, r * spec,
-        float(legal), float(legal == 0 and bool(active)), float(state._mode == 3), float(state._mode <= 1),
-        state._ref / 16.0, float(dist == 0) * legal, float(dist == 0) * pile * float(legal <= 1),
-        float(not active), sum(o_spec) / len(o_spec) if o_spec else 0.0,
-        sum(o_mean) / len(o_mean) if o_mean else 8.0, float(state._phase == "swap"), float(len(active)),
+        float(legal), float(legal == 0 and bool(active)), float(state._mode == LOWER),
+        float(state._mode <= ANY), state._ref / 16.0, float(dist == 0) * legal,
+        float(dist == 0) * pile * float(legal <= 1), float(not active),
+        sum(s for s, _ in o_quality) / len(o_quality) if o_quality else 0.0,
+        sum(m for _, m in o_quality) / len(o_quality) if o_quality else 8.0,
+        float(state._phase == "swap"), float(len(active)),
     ]
 
 
@@ -122,10 +128,10 @@ def value(state: Any, known: frozenset[int]) -> list[float]:
     """V(state) for every seat: its place (0 = best) if out, else the learned estimate."""
     if state.is_over():
         return [float(p) for p in state.result().places]
-    table = WEIGHTS[state.players]
     out = state._out
     order = state._out_order
-    w = table.get(state.players - len(order))
+    w = WEIGHTS[state.players].get(state.players - len(order))
+    shared = _Table(state)
     vals = []
     for s in range(state.players):
         if out[s]:
@@ -133,5 +139,5 @@ def value(state: Any, known: frozenset[int]) -> list[float]:
         elif w is None:
             vals.append(0.0)   # no weights for this many players still in: no information
         else:
-            vals.append(sum(a * b for a, b in zip(w, features(state, s, known))))
+            vals.append(sum(a * b for a, b in zip(w, features(state, s, known, shared))))
     return vals
