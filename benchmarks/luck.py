@@ -70,7 +70,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, play_game, start_message  # noqa: E402
 
 from games import REGISTRY  # noqa: E402
-from games.reference import (AIVAT_ROLLOUTS, AIVAT_VALUE, aivat_corrections, has_aivat,  # noqa: E402
+from games.reference import (AIVAT_ROLLOUTS, aivat_corrections, has_aivat,  # noqa: E402
                              luck_beta, reference_deal_seed, seat_baselines as reference_baselines)
 from games.rng import DealRng  # noqa: E402
 from games.simulate import play_randomly  # noqa: E402
@@ -326,7 +326,7 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
                 bots = randoms[:s] + [bot] + randoms[s:]
                 places, decisions = play_recorded(game, bots, d, d * 16 + s)
                 place, corr = places[s], 0.0
-                if has_aivat(game, players) and (aivat_rollouts > 0 or game in AIVAT_VALUE):   # the builtin's policy
+                if has_aivat(game, players):   # the random seats: the builtin's policy
                     corr = aivat_corrections(game, players, {}, d, decisions, frozenset(range(players)) - {s},
                                              aivat_rollouts, d * 16 + s)[s]
                 plain.setdefault(d, []).append(place)

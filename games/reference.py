@@ -194,8 +194,7 @@ def _aivat_when_tightwad(state: State, seat: int) -> bool:
 
 
 def _aivat_when_palace(state: State, seat: int) -> bool:
-    # every decision, where the learned value has weights for this many players
-    return palace_value.has_value(state.players)
+    return True   # every decision: the learned value costs no playouts
 
 
 AIVAT_WHEN: dict[str, Callable[[State, int], bool]] = {"tightwad": _aivat_when_tightwad,
@@ -256,10 +255,9 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
     terms of the decisions it had: a sum stopped at a time that does not look ahead still has
     mean zero. Deterministic in its arguments; raises ``ValueError`` if the decisions do not
     replay (an illegal action or a seat not to move)."""
-    when = AIVAT_WHEN.get(game)
     learned = AIVAT_VALUE.get(game)
-    if learned is None and rollouts <= 0:
-        when = None
+    usable = AIVAT_VALUE_PLAYERS[game](players) if learned is not None else rollouts > 0
+    when = AIVAT_WHEN.get(game) if usable else None
     state = REGISTRY[game].new_game(players, deal_seed, options)
     out = [0.0] * players
     for n, (seat, action) in enumerate(decisions):
