@@ -31,12 +31,15 @@ independent deals (a fresh deal and a random seat per match):
   ``luck_rollouts`` games per seat), eta_s its mean over ``reference_target(game, deals)``
   reference deals, beta the game's fixed coefficient (``games.reference.luck_beta``; the
   variance of the eta estimate is counted), and a(d, s) the AIVAT correction of the random
-  seats' decisions (``games.reference.aivat_corrections``, the same function and value
-  as the leaderboards; only where ``games.reference.has_aivat``).
-  ``leaderboard_bot_programs``: the same without a(d, s), what the leaderboards give when
-  the random opponents are bot programs (their policy unknown to the arena);
+  seats' decisions and of the chance events (``games.reference.aivat_corrections``, the
+  same function and value as the leaderboards; only where ``games.reference.has_aivat`` or
+  ``has_chance_aivat``).
+  ``leaderboard_bot_programs``: the same with a(d, s) of the chance events alone, what the
+  leaderboards give when the random opponents are bot programs (their policy unknown to
+  the arena);
   ``leaderboard_beta1`` (diagnostic): without a, beta = 1, the scheme before the
-  coefficient; ``leaderboard_eta_exact`` (diagnostic): without a, as if eta were known exactly;
+  coefficient; ``leaderboard_eta_exact`` (diagnostic): ``leaderboard_bot_programs`` as if eta
+  were known exactly;
 * rotation and AIVAT: p(d, s) - a(d, s).
 
 Ceiling (diagnostic, ``ceiling``): each deal is replayed with ``replays`` independent match
@@ -70,7 +73,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, play_game, start_message  # noqa: E402
 
 from games import REGISTRY  # noqa: E402
-from games.reference import (AIVAT_ROLLOUTS, aivat_corrections, has_aivat,  # noqa: E402
+from games.reference import (AIVAT_ROLLOUTS, aivat_corrections, has_aivat, has_chance_aivat,  # noqa: E402
                              luck_beta, reference_deal_seed, seat_baselines as reference_baselines)
 from games.rng import DealRng  # noqa: E402
 from games.simulate import play_randomly  # noqa: E402
@@ -325,15 +328,18 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
             for s in range(players):
                 bots = randoms[:s] + [bot] + randoms[s:]
                 places, decisions = play_recorded(game, bots, d, d * 16 + s)
-                place, corr = places[s], 0.0
-                if has_aivat(game, players):   # the random seats: the builtin's policy
+                place, corr, corr_programs = places[s], 0.0, 0.0
+                if has_aivat(game, players) or has_chance_aivat(game, players):   # the random seats: the builtin's
                     corr = aivat_corrections(game, players, {}, d, decisions, frozenset(range(players)) - {s},
                                              aivat_rollouts, d * 16 + s)[s]
+                if has_chance_aivat(game, players):   # random bot programs: the chance events alone
+                    corr_programs = aivat_corrections(game, players, {}, d, decisions, frozenset(),
+                                                      aivat_rollouts, d * 16 + s)[s]
                 plain.setdefault(d, []).append(place)
                 adjusted.setdefault(d, []).append(place - b[s] + mean_b)
                 adjusted_h.setdefault(d, []).append(place - href[d][s] + h_mean)
                 board.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]) - corr)
-                board_files.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]))
+                board_files.setdefault(d, []).append(place - beta * (lb[d][s] - eta[s]) - corr_programs)
                 board1.setdefault(d, []).append(place - lb[d][s] + eta[s])
                 aivat_only.setdefault(d, []).append(place - corr)
         flat_p = [x for d in seeds for x in plain[d]]

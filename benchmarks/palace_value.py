@@ -1,6 +1,7 @@
 """Learn the weights of Palace's AIVAT value (games/palace_value.py) and print them.
 
     python benchmarks/palace_value.py [--deals 160] [--first-seed 610000] [--playouts 2]
+    python benchmarks/palace_value.py --reveal [--deals 300] [--playouts 4]
 
 The sample heuristic (bots/palace_heuristic.py) plays against random bots in every seat of
 each deal, in process (benchmarks/bot_strength.py). At a quarter of the random seats'
@@ -13,6 +14,14 @@ what an AIVAT term uses. Seats already out have their exact place in both. Deals
 are used by no measurement (docs/luck.md). Output: the ``WEIGHTS`` table to paste into
 games/palace_value.py, and how much of the playout differences it explains. The defaults
 take about 20 minutes of CPU, on as many processes as there are cores.
+
+``--reveal`` learns ``REVEAL_WEIGHTS``, the value of the reveal terms (a face-down card nobody
+has seen, ``games.palace_value.reveal_term``), the same way at half of the reveals of any
+seat (by a hash): the siblings are the states after the reveal with the revealed card
+exchanged with each hidden card (8 of them, drawn by a hash, where more are hidden), and each
+sibling's playouts put the sample heuristic in its own seat (the reference rule policy there
+made the reveal terms overshoot: they removed less). The defaults (300 deals, 4 playouts)
+take about 10 minutes of CPU.
 """
 
 from __future__ import annotations
@@ -23,29 +32,32 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bot_strength import HEURISTICS, RANDOM_BOT, load_bot  # noqa: E402
+from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
 from luck import play_recorded  # noqa: E402
 from games import REGISTRY  # noqa: E402
-from games.palace_value import NFEATURES, features  # noqa: E402
-from games.reference import aivat_value  # noqa: E402
-from games.rng import derive_seed  # noqa: E402
+from games.palace_value import NFEATURES, _exchanged, features, hidden_places, revealed_place  # noqa: E402
+from games.reference import aivat_value, random_policy  # noqa: E402
+from games.rng import DealRng, derive_seed  # noqa: E402
 
 GAME, PLAYERS = "palace", 4
 ACTIVE = tuple(range(2, PLAYERS + 1))   # a weight vector per number of players still in
 DIM = NFEATURES * len(ACTIVE)
 RIDGE = 1e-3
+REVEAL_KIDS = 8   # siblings per reveal, at most
+_MASK = (1 << 64) - 1
 
 _BOTS: dict[str, object] = {}
 
 
 def _play(deal: int, seat: int) -> list[tuple[int, int]]:
     """The heuristic in ``seat``, random bots elsewhere: the decisions (benchmarks/luck.py's seeding)."""
-    if not _BOTS:
+    if "hero" not in _BOTS:
         _BOTS["hero"] = load_bot(HEURISTICS[GAME])
         _BOTS["random"] = [load_bot(RANDOM_BOT) for _ in range(PLAYERS - 1)]
     randoms = _BOTS["random"]
@@ -63,13 +75,48 @@ def _row(child, seat: int, known: frozenset[int]) -> tuple[list[float], float]:
     return x, 0.0
 
 
-def deal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], float, int]:
-    """Normal equations of one deal's sibling differences: (X'X, X'y, y'y, rows)."""
-    deal, playouts = args
-    xtx = [[0.0] * DIM for _ in range(DIM)]
-    xty = [0.0] * DIM
-    yty = 0.0
-    rows = 0
+class _Sums:
+    """Normal equations of sibling differences: X'X, X'y, y'y and the number of rows."""
+
+    def __init__(self) -> None:
+        self.xtx = [[0.0] * DIM for _ in range(DIM)]
+        self.xty = [0.0] * DIM
+        self.yty = 0.0
+        self.rows = 0
+
+    def add(self, kids: list[tuple[Any, list[float]]], known: frozenset[int]) -> None:
+        """One set of siblings: (child state, every seat's playout mean place) each."""
+        k = len(kids)
+        for q in range(PLAYERS):
+            xs, ys = [], []
+            for child, v in kids:
+                x, exact = _row(child, q, known)
+                xs.append(x)
+                ys.append(v[q] - exact)
+            mx = [sum(col) / k for col in zip(*xs)]
+            my = sum(ys) / k
+            for x, y in zip(xs, ys):
+                d = [a - b for a, b in zip(x, mx)]
+                nz = [(i, v) for i, v in enumerate(d) if v]
+                dy = y - my
+                for i, vi in nz:
+                    self.xty[i] += vi * dy
+                    row = self.xtx[i]
+                    for j, vj in nz:
+                        row[j] += vi * vj
+                self.yty += dy * dy
+                self.rows += 1
+
+    def result(self) -> tuple[list[list[float]], list[float], float, int]:
+        return self.xtx, self.xty, self.yty, self.rows
+
+
+def deal_sums(args: tuple[int, int, bool]) -> tuple[list[list[float]], list[float], float, int]:
+    """Normal equations of one deal's sibling differences at the random seats' decisions."""
+    deal, playouts, heuristic = args
+    if heuristic and "playout" not in _BOTS:
+        _BOTS["playout"] = load_bot(HEURISTICS[GAME])
+    sums = _Sums()
     for hero in range(PLAYERS):
         known = frozenset(range(PLAYERS)) - {hero}
         log = _play(deal, hero)
@@ -82,28 +129,64 @@ def deal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], fl
                 for c in range(k):
                     child = state.clone()
                     child.apply(seat, c)
-                    kids.append((child, aivat_value(child, known, playouts, seed)))
-                for q in range(PLAYERS):
-                    xs, ys = [], []
-                    for child, v in kids:
-                        x, exact = _row(child, q, known)
-                        xs.append(x)
-                        ys.append(v[q] - exact)
-                    mx = [sum(col) / k for col in zip(*xs)]
-                    my = sum(ys) / k
-                    for x, y in zip(xs, ys):
-                        d = [a - b for a, b in zip(x, mx)]
-                        nz = [(i, v) for i, v in enumerate(d) if v]
-                        dy = y - my
-                        for i, vi in nz:
-                            xty[i] += vi * dy
-                            row = xtx[i]
-                            for j, vj in nz:
-                                row[j] += vi * vj
-                        yty += dy * dy
-                        rows += 1
+                    kids.append((child, _heuristic_playouts(child, hero, known, playouts, seed) if heuristic
+                                 else aivat_value(child, known, playouts, seed)))
+                sums.add(kids, known)
             state.apply(seat, action)
-    return xtx, xty, yty, rows
+    return sums.result()
+
+
+def _heuristic_playouts(state: Any, hero: int, known: frozenset[int], playouts: int, seed: int) -> list[float]:
+    """Every seat's mean place over ``playouts`` games from ``state``: the sample heuristic in
+    ``hero``, uniform random elsewhere, each playout's random numbers fixed by (seed, playout)
+    so that siblings share them."""
+    bot = _BOTS["playout"]
+    totals = [0.0] * PLAYERS
+    for r in range(playouts):
+        st = state.clone()
+        match = bot.start(start_message(st, GAME, hero, derive_seed("playout", seed, r), ["bot"] * PLAYERS))
+        base = (seed * 0x9E3779B97F4A7C15 + r * 0xBF58476D1CE4E5B9) & _MASK
+        while not st.is_over():
+            for seat in tuple(st.to_move()):
+                if st.is_over() or seat not in st.to_move():
+                    break
+                if seat == hero:
+                    action = bot.act(st.observation(seat), match)
+                else:
+                    action = random_policy(st, seat, DealRng((base + st.decisions * 0x94D049BB133111EB) & _MASK))
+                st.apply(seat, action)
+        for s, p in enumerate(st.result().places):
+            totals[s] += p
+    return [t / playouts for t in totals]
+
+
+def reveal_sums(args: tuple[int, int, bool]) -> tuple[list[list[float]], list[float], float, int]:
+    """Normal equations of one deal's sibling differences at the reveals of unseen cards."""
+    deal, playouts, _ = args
+    if "playout" not in _BOTS:
+        _BOTS["playout"] = load_bot(HEURISTICS[GAME])
+    sums = _Sums()
+    for hero in range(PLAYERS):
+        known = frozenset(range(PLAYERS)) - {hero}
+        log = _play(deal, hero)
+        state = REGISTRY[GAME].new_game(PLAYERS, deal)
+        for n, (seat, action) in enumerate(log):
+            slot = revealed_place(state, seat, action)
+            if slot is not None and derive_seed("reveal-pick", deal, hero, n) % 2 == 0:
+                places = hidden_places(state)
+                if len(places) > 1:
+                    if len(places) > REVEAL_KIDS:
+                        rng = DealRng(derive_seed("reveal-kids", deal, hero, n))
+                        places = [places[rng.randbelow(len(places))] for _ in range(REVEAL_KIDS)]
+                    seed = derive_seed("reveal-playouts", deal, hero, n)
+                    kids = []
+                    for q in places:
+                        child = state.clone() if q == slot else _exchanged(state, slot, q)
+                        child.apply(seat, action)
+                        kids.append((child, _heuristic_playouts(child, hero, known, playouts, seed)))
+                    sums.add(kids, known)
+            state.apply(seat, action)
+    return sums.result()
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -127,18 +210,27 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--deals", type=int, default=160)
+    ap.add_argument("--reveal", action="store_true", help="learn REVEAL_WEIGHTS (the reveal terms' value)")
+    ap.add_argument("--deals", type=int, help="default 160, or 300 with --reveal")
     ap.add_argument("--first-seed", type=int, default=610_000)
-    ap.add_argument("--playouts", type=int, default=2)
+    ap.add_argument("--playouts", type=int, help="per sibling: default 2, or 4 with --reveal")
     ap.add_argument("--processes", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--heuristic-playouts", action="store_true",
+                    help="decisions: the sample heuristic in its own seat of the playouts (not the reference policy)")
     args = ap.parse_args(argv)
+    if args.deals is None:
+        args.deals = 300 if args.reveal else 160
+    if args.playouts is None:
+        args.playouts = 4 if args.reveal else 2
     t0 = time.time()
     xtx = [[0.0] * DIM for _ in range(DIM)]
     xty = [0.0] * DIM
     yty, rows = 0.0, 0
-    jobs = [(d, args.playouts) for d in range(args.first_seed, args.first_seed + args.deals)]
+    jobs = [(d, args.playouts, args.heuristic_playouts)
+            for d in range(args.first_seed, args.first_seed + args.deals)]
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
-        for done, (a, b, c, r) in enumerate(pool.imap_unordered(deal_sums, jobs), 1):
+        work = reveal_sums if args.reveal else deal_sums
+        for done, (a, b, c, r) in enumerate(pool.imap_unordered(work, jobs), 1):
             for i in range(DIM):
                 xty[i] += b[i]
                 for j in range(DIM):
@@ -152,13 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {rows} sibling rows from {args.deals} deals ({args.first_seed}..), {args.playouts} playouts each: "
           f"the weights explain {explained / yty:.1%} of the playout differences; {time.time() - t0:.0f} s")
     print(weights_table({PLAYERS: {active: w[b * NFEATURES:(b + 1) * NFEATURES]
-                                   for b, active in enumerate(ACTIVE)}}))
+                                   for b, active in enumerate(ACTIVE)}},
+                        name="REVEAL_WEIGHTS" if args.reveal else "WEIGHTS"))
     return 0
 
 
-def weights_table(weights: dict[int, dict[int, list[float]]], per_line: int = 7) -> str:
-    """The ``WEIGHTS`` assignment of games/palace_value.py, as Python, 7 numbers a line."""
-    lines = ["WEIGHTS: dict[int, dict[int, tuple[float, ...]]] = {"]
+def weights_table(weights: dict[int, dict[int, list[float]]], per_line: int = 7, name: str = "WEIGHTS") -> str:
+    """The ``WEIGHTS`` (or ``REVEAL_WEIGHTS``) assignment of games/palace_value.py, as Python,
+    7 numbers a line."""
+    lines = [f"{name}: dict[int, dict[int, tuple[float, ...]]] = {{"]
     for players, table in weights.items():
         lines.append(f"    {players}: {{")
         for active, vec in table.items():

@@ -10,13 +10,17 @@ differences between sibling children (what an AIVAT term uses), not on their lev
 A seat already out has its place, exactly. Configurations without weights get no value
 (``has_value``). It reads the whole state, hidden cards included: it runs after the match.
 Change a feature or a weight and bump ``games.reference.AIVAT_VERSION``.
+
+The module also gives the AIVAT term of a chance event: revealing a face-down card nobody has
+seen (R-P13, ``reveal_term``), valued with its own weights (``REVEAL_WEIGHTS``).
 """
 
 from __future__ import annotations
 
+from operator import mul
 from typing import Any
 
-from games.palace import ACE_ORD, ANY, LOWER, ORD, SEVEN, TWO
+from games.palace import ACE_ORD, ANY, LOWER, ORD, REVEAL, SEVEN, TWO
 
 _SPECIAL = (0, TWO, SEVEN, ACE_ORD)   # the Excuse, Twos, Sevens, Aces
 
@@ -120,17 +124,46 @@ WEIGHTS: dict[int, dict[int, tuple[float, ...]]] = {
 }
 
 
+# players -> players still in -> weights of the reveal terms' value: the output of
+# ``python benchmarks/palace_value.py --reveal`` (300 deals from 610000, 4 playouts per sibling
+# with the sample heuristic in its own seat, 232,360 sibling rows; 5 minutes on 2 cores)
+REVEAL_WEIGHTS: dict[int, dict[int, tuple[float, ...]]] = {
+    4: {
+        2: (
+            0.437239, 0.21862, 0.0186466, 0.00753726, -0.00753726, 0.0531062, 0.437239,
+            -0.0551737, -0.0630045, 0.136825, 0.0833109, 0.0183356, 0.011609, -0.00227926,
+            -0.00230006, 0.0985164, 0, -0.0449743, 0.024392, 0.0111426, 0.00191362,
+            -0.0377413, -0.0586576, -0.00491243, -0.0436647, 0.00617329, 0.00307596, -0.00796296,
+            -0.00174697, 0.0097731, -0.00814944, 0.00573473, 0.0110354, 0, 0.00364641,
+        ),
+        3: (
+            0.127693, 0.127693, 0.00554428, 0.0181529, -0.0272993, 0.234685, 0.38308,
+            -0.0432427, -0.0928399, 0.141627, 0.039894, 0.02824, 0.00419791, -0.00468829,
+            -0.00408569, 0.0915665, 0, -0.102838, -0.0349215, 0.051287, -0.00933544,
+            -0.167272, -0.00604907, -0.00503792, -0.0344616, -0.00123204, 0.0010315, 0.00010408,
+            0.0025286, 0.013953, -0.242727, 0.0343251, 0.023246, 0, -0.0578122,
+        ),
+        4: (
+            0, 0.0454861, -0.0177785, 0.0504616, -0.0251106, 0.198521, 0.181944,
+            -0.11027, -0.126896, 0.219387, 0.0700712, 0.0272615, -0.0176392, -0.00452769,
+            0.000517591, 0.0745099, 0, -0.0593085, -0.245449, 0.108406, -0.0354384,
+            -0.0719489, -0.0371229, -0.00126533, -0.0150197, -0.00189844, -0.00169021, 0.0056713,
+            0.00263056, 0.00876204, -0.264107, 0.0341751, 0.0358892, 0, -0.0254081,
+        ),
+    },
+}
+
+
 def has_value(players: int) -> bool:
     return players in WEIGHTS
 
 
-def value(state: Any, known: frozenset[int]) -> list[float]:
-    """V(state) for every seat: its place (0 = best) if out, else the learned estimate."""
+def _value(state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[float, ...]]]) -> list[float]:
     if state.is_over():
         return [float(p) for p in state.result().places]
     out = state._out
     order = state._out_order
-    w = WEIGHTS[state.players].get(state.players - len(order))
+    w = table[state.players].get(state.players - len(order))
     shared = _Table(state)
     vals = []
     for s in range(state.players):
@@ -139,5 +172,80 @@ def value(state: Any, known: frozenset[int]) -> list[float]:
         elif w is None:
             vals.append(0.0)   # no weights for this many players still in: no information
         else:
-            vals.append(sum(a * b for a, b in zip(w, features(state, s, known, shared))))
+            vals.append(sum(map(mul, w, features(state, s, known, shared))))
     return vals
+
+
+def value(state: Any, known: frozenset[int]) -> list[float]:
+    """V(state) for every seat: its place (0 = best) if out, else the learned estimate."""
+    return _value(state, known, WEIGHTS)
+
+
+# -- chance: a face-down card revealed ----------------------------------------------------
+#
+# Nobody has seen the draw pile or a face-down card that was never revealed (R-P13, R-P17), and
+# no decision depends on them, so given everything that happened, those cards lie in a uniformly
+# random arrangement of their places. When a seat reveals such a card at slot p, exchanging it
+# with the card in any hidden place q gives an arrangement exactly as likely as the real one
+# (the exchange is a bijection of arrangements), so the mean over q of V(after the reveal, with p
+# and q exchanged) has the same expectation as V(after the reveal). Their difference is an AIVAT
+# term of mean zero, whoever the players are. Draws from the pile have the same form, but their
+# terms removed nothing measurable (docs/luck.md), so only reveals are corrected.
+
+def has_reveal_value(players: int) -> bool:
+    return players in REVEAL_WEIGHTS
+
+
+def reveal_value(state: Any, known: frozenset[int]) -> list[float]:
+    """V(state) for the reveal terms: like ``value``, with ``REVEAL_WEIGHTS``."""
+    return _value(state, known, REVEAL_WEIGHTS)
+
+
+def hidden_places(state: Any) -> list[tuple[int, int]]:
+    """Where the cards nobody has seen lie: (-1, i) for the draw pile's i-th card, (seat, i) for
+    a seat's face-down slot i that was never revealed."""
+    places = [(-1, i) for i in range(len(state._draw))]
+    for s in range(state.players):
+        down, seen = state._down[s], state._known[s]
+        places.extend((s, i) for i in range(4) if down[i] >= 0 and not seen[i])
+    return places
+
+
+def _exchanged(state: Any, a: tuple[int, int], b: tuple[int, int]) -> Any:
+    new = state.clone()
+    za = new._draw if a[0] < 0 else new._down[a[0]]
+    zb = new._draw if b[0] < 0 else new._down[b[0]]
+    za[a[1]], zb[b[1]] = zb[b[1]], za[a[1]]
+    return new
+
+
+def revealed_place(state: Any, seat: int, action: int) -> tuple[int, int] | None:
+    """The face-down slot whose unseen card ``action`` reveals, if it does."""
+    move = state.moves(seat)[action]
+    if move[0] == REVEAL and not state._known[seat][move[1]]:
+        return seat, move[1]
+    return None
+
+
+def reveal_term(state: Any, seat: int, action: int, known: frozenset[int]) -> list[float] | None:
+    """Every seat's AIVAT term for ``seat`` revealing an unseen face-down card by ``action`` in
+    ``state`` (before it is applied): V(after) - mean over the hidden places q of V(after, the
+    revealed card exchanged with q's). None if the action reveals no unseen card (or nothing
+    else is hidden: the card is then certain)."""
+    slot = revealed_place(state, seat, action)
+    if slot is None:
+        return None
+    places = hidden_places(state)
+    if len(places) < 2:
+        return None
+    total = [0.0] * state.players
+    actual: list[float] = []
+    for q in places:
+        child = state.clone() if q == slot else _exchanged(state, slot, q)
+        child.apply(seat, action)
+        v = reveal_value(child, known)
+        if q == slot:
+            actual = v
+        for s, x in enumerate(v):
+            total[s] += x
+    return [a - t / len(places) for a, t in zip(actual, total)]

@@ -183,9 +183,12 @@ def reference_deal_seed(game: str, players: int, k: int) -> int:
 # does not depend on which action the seat will draw. Summed over such decisions, it is a
 # correction of every seat's place with mean zero (AIVAT, Burch et al. 2018): subtracting it
 # keeps every mean place unbiased and removes the part of the luck that the known seats'
-# draws caused, as far as V sees it.
+# draws caused, as far as V sees it. Chance events whose odds are known get the same kind of
+# term, in every match whoever plays: in Palace, a face-down card nobody has seen revealed
+# (games.palace_value.reveal_term).
 
-AIVAT_VERSION = "aivat2"   # aivat1: Tightwad's playouts only; aivat2: Palace's learned value too
+# aivat1: Tightwad's playouts only; aivat2: Palace's learned value too; aivat3: Palace's reveals
+AIVAT_VERSION = "aivat3"
 
 
 def _aivat_when_tightwad(state: State, seat: int) -> bool:
@@ -212,11 +215,23 @@ AIVAT_VALUE: dict[str, Callable[[State, frozenset[int]], list[float]]] = {"palac
 AIVAT_VALUE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.has_value}
 
 
+# chance events with an AIVAT term: (state before, seat, action, known seats) -> every seat's
+# term, or None where the action has no such event; and the numbers of players it has weights for
+AIVAT_CHANCE: dict[str, Callable[[State, int, int, frozenset[int]], list[float] | None]] = {
+    "palace": palace_value.reveal_term}
+AIVAT_CHANCE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.has_reveal_value}
+
+
 def has_aivat(game: str, players: int) -> bool:
     """Whether AIVAT corrects the builtin random players' draws in this configuration."""
     if game in AIVAT_VALUE:
         return AIVAT_VALUE_PLAYERS[game](players)
     return AIVAT_ROLLOUTS.get(game, 0) > 0
+
+
+def has_chance_aivat(game: str, players: int) -> bool:
+    """Whether AIVAT corrects chance events in this configuration: in every match, whoever plays."""
+    return game in AIVAT_CHANCE and AIVAT_CHANCE_PLAYERS[game](players)
 
 
 _MASK = (1 << 64) - 1
@@ -251,13 +266,15 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
     per seat, the sum over the decisions of the ``known`` seats that ``AIVAT_WHEN`` selects (a
     test of the state alone) of V(after the action taken) - mean over actions of V(after it),
     V being the game's learned value (``AIVAT_VALUE``) or else ``rollouts`` playouts (none: no
-    correction). Subtract it from each seat's place. A game that ended early (a fault) has the
-    terms of the decisions it had: a sum stopped at a time that does not look ahead still has
-    mean zero. Deterministic in its arguments; raises ``ValueError`` if the decisions do not
-    replay (an illegal action or a seat not to move)."""
+    correction), plus the terms of the chance events of any seat's decisions (``AIVAT_CHANCE``,
+    where ``has_chance_aivat``). Subtract it from each seat's place. A game that ended early (a
+    fault) has the terms of the decisions it had: a sum stopped at a time that does not look
+    ahead still has mean zero. Deterministic in its arguments; raises ``ValueError`` if the
+    decisions do not replay (an illegal action or a seat not to move)."""
     learned = AIVAT_VALUE.get(game)
     usable = AIVAT_VALUE_PLAYERS[game](players) if learned is not None else rollouts > 0
     when = AIVAT_WHEN.get(game) if usable else None
+    chance = AIVAT_CHANCE[game] if has_chance_aivat(game, players) else None
     state = REGISTRY[game].new_game(players, deal_seed, options)
     out = [0.0] * players
     for n, (seat, action) in enumerate(decisions):
@@ -269,13 +286,20 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
         if when is not None and seat in known and k > 1 and when(state, seat):
             step_seed = derive_seed(AIVAT_VERSION, seed, n)
             values = []
+            moves = state.moves(seat)
             for a in range(k):
                 child = state.clone()
+                child._move_cache[seat] = moves   # immutable moves: not generated again per child
                 child.apply(seat, a)
                 values.append(learned(child, known) if learned is not None
                               else aivat_value(child, known, rollouts, step_seed))
             for s in range(players):
                 out[s] += values[action][s] - sum(v[s] for v in values) / k
+        if chance is not None:
+            terms = chance(state, seat, action, known)
+            if terms is not None:
+                for s in range(players):
+                    out[s] += terms[s]
         state.apply(seat, action)
     return out
 

@@ -136,7 +136,10 @@ def luck_line(report: RatingReport) -> str:
         note += (" (beta 0: no baseline correction)" if aivat.get("matches")
                  else " (beta 0: no correction, the plain mean place)")
     if aivat.get("matches"):
-        note += f"; minus the luck of the builtin random players' draws in {aivat['matches']} matches (AIVAT)"
+        what = [w for w, n in (("the builtin random players' draws", aivat.get("draws")),
+                               ("the face-down cards revealed", aivat.get("reveals"))) if n]
+        lucky = " and of ".join(what or ["the builtin random players' draws"])
+        note += f"; minus the luck of {lucky} in {aivat['matches']} matches (AIVAT)"
     if not luck.get("available"):
         note += "; n/a: baselines missing for some matches (run `arena run` again to compute them)"
     return text + note + "."

@@ -12,8 +12,9 @@ seat and depends on no bot, so the adjusted mean place has the plain one's expec
 (unbiased) for every bot, whatever seats it sat; when a deal is one the reference does
 well (or badly) from, the bot's place tends to be too, and the difference cancels that
 part of the luck of the draw. ``a(m, s)``: the AIVAT correction of match ``m`` for the draws
-of the arena's builtin random players (0 without one), a sum of terms each of mean zero
-under their known uniform draw, so it keeps every expectation too. ``beta``
+of the arena's builtin random players and, in four-player Palace, for the face-down cards
+revealed (0 without either), a sum of terms each of mean zero under their known odds, so it
+keeps every expectation too. ``beta``
 (``games.reference.luck_beta``) is fixed per (game, players) in advance, so it keeps the
 mean zero; where it is 0 the seat needs no baseline (and without a builtin player its
 adjusted place is its plain place).
@@ -22,8 +23,8 @@ The interval: the cluster-robust variance over deals of the bot's ``p - beta h -
 plain mean place) plus beta squared times the variance of the ``eta`` estimate (its
 reference deals are a sample too), with the same Student t quantile.
 
-A bot whose rated seats do not all have a stored baseline (and correction, where a builtin
-player sat) gets None (unavailable): the
+A bot whose rated seats do not all have a stored baseline (and correction, where AIVAT
+corrects the match) gets None (unavailable): the
 adjusted figure is never over a different set of matches than the plain one. From a single
 deal it has no interval (None), as the plain mean place.
 """
@@ -115,7 +116,7 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         if beta is None:
             beta = betas[(row.game, row.players)] = luck_beta(row.game, row.players)
         deal = deal_cluster(row.match_id)
-        aivat = [0.0] * len(row.places)   # no builtin random seat: no AIVAT term
+        aivat = [0.0] * len(row.places)   # a match AIVAT does not correct: no term
         if row.match_id in baselines.needs_aivat:
             got = baselines.aivat.get(row.match_id)
             if got is None or (got and len(got) != len(row.places)):
@@ -181,7 +182,8 @@ def describe(baselines: Baselines, available: bool, betas: list[tuple[tuple[str,
     return {"reference": REFERENCE_VERSION, "rollouts": baselines.rollouts,
             "beta": [{"game": g, "players": p, "beta": b} for (g, p), b in betas],
             "aivat": {"version": AIVAT_VERSION, "matches": len(baselines.needs_aivat),
-                      "corrected": sum(1 for m in baselines.needs_aivat if baselines.aivat.get(m))},
+                      "corrected": sum(1 for m in baselines.needs_aivat if baselines.aivat.get(m)),
+                      "draws": baselines.aivat_draws, "reveals": baselines.aivat_reveals},
             "reference_deals": [{"game": g, "players": p, "options": json.loads(o), "deals": e[2]}
                                 for (g, p, o, _), e in sorted(baselines.eta.items())],
             "available": available}

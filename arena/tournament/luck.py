@@ -25,10 +25,11 @@ without rows (older runs, ``luck_rollouts: 0``, benchmarks/make_store.py) is sho
 "unavailable" by the leaderboards, which never compute baselines themselves.
 
 The same pass computes, for every stored match with a builtin random player
-(``{builtin: random}``) in a game with AIVAT, that match's AIVAT corrections
-(``games.reference.aivat_corrections``: the luck of the builtin players' draws, from the
-match record's decisions), in the ``luck_aivat`` table, one row per match, bound to the
-record's SHA-256.
+(``{builtin: random}``) in a game with AIVAT, and every match of a configuration with chance
+terms (four-player Palace), that match's AIVAT corrections
+(``games.reference.aivat_corrections``: the luck of the builtin players' draws and of the
+face-down cards revealed, from the match record's decisions), in the ``luck_aivat`` table,
+one row per match, bound to the record's SHA-256.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from arena.tournament.config import LUCK_ROLLOUTS
 from games import REGISTRY
-from games.reference import (AIVAT_ROLLOUTS, AIVAT_VERSION, REFERENCE_VERSION, has_aivat, luck_beta, luck_job,
+from games.reference import (AIVAT_CHANCE, AIVAT_ROLLOUTS, AIVAT_VERSION, REFERENCE_VERSION, has_aivat,
+                             has_chance_aivat, luck_beta, luck_job,
                              reference_deal_seed, seat_baselines)
 
 log = logging.getLogger(__name__)
@@ -332,20 +334,33 @@ def known_seats_query() -> str:
 AIVAT_BATCH = 256   # matches whose records are held in memory at once
 
 
-def _aivat_todo(store: Any, schedule: Iterable[Any]) -> list[tuple[str, str, list[int]]]:
-    """(match id, record SHA-256, builtin seats) of the schedule's stored matches that have
-    builtin random seats in a game with AIVAT and no valid correction row."""
+def aivat_matches(conn: sqlite3.Connection, wanted: set[str]) -> dict[str, tuple[str, str, int, list[int]]]:
+    """Match id -> (record SHA-256, game, players, builtin random seats) of the ``wanted`` stored matches
+    that AIVAT corrects: those with builtin random seats in a configuration with AIVAT for them,
+    and every match of a configuration with chance terms (Palace's reveals), whoever played."""
     from arena.match.builtin import builtin_sha256
 
+    found: dict[str, tuple[str, str, int, list[int]]] = {}
+    for mid, seat, sha, game, players in conn.execute(known_seats_query(), (builtin_sha256("random"),)):
+        if mid in wanted and (has_aivat(game, players) or has_chance_aivat(game, players)):
+            found.setdefault(mid, (sha, game, players, []))[3].append(seat)
+    games = ", ".join(f"'{g}'" for g in AIVAT_CHANCE)
+    for mid, sha, game, players in conn.execute(
+            f"SELECT match_id, record_sha256, game, players FROM matches WHERE game IN ({games}) ORDER BY idx, match_id"):
+        if mid in wanted and has_chance_aivat(game, players):
+            found.setdefault(mid, (sha, game, players, []))
+    return found
+
+
+def _aivat_todo(store: Any, schedule: Iterable[Any]) -> list[tuple[str, str, list[int]]]:
+    """(match id, record SHA-256, builtin seats) of the schedule's stored matches that AIVAT
+    corrects (``aivat_matches``) and that have no valid correction row."""
     wanted = {m.match_id for m in schedule}
     with store._lock:
-        known: dict[str, tuple[str, str, list[int]]] = {}
-        for mid, seat, sha, game, players in store.conn.execute(known_seats_query(), (builtin_sha256("random"),)):
-            if mid in wanted and has_aivat(game, players):
-                known.setdefault(mid, (sha, game, []))[2].append(seat)
+        todo = aivat_matches(store.conn, wanted)
         have = {r[0]: r for r in store.conn.execute(
             f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,))}
-    return [(mid, sha, seats) for mid, (sha, game, seats) in known.items()
+    return [(mid, sha, seats) for mid, (sha, game, _, seats) in todo.items()
             if _aivat_parse(have.get(mid), sha, AIVAT_ROLLOUTS[game]) is None]
 
 
@@ -454,10 +469,14 @@ class Baselines:
     by_match: dict[str, tuple[tuple[str, int, str, str], tuple[float, ...]]]
     eta: dict[tuple[str, int, str, str], Eta]
     rollouts: int
-    # matches with builtin random seats in a game with AIVAT, and the stored corrections
+    # the matches AIVAT corrects (``aivat_matches``), and the stored corrections
     # (per seat; [] for a record that does not replay: no correction)
     needs_aivat: frozenset[str] = frozenset()
     aivat: dict[str, list[float]] = dataclasses.field(default_factory=dict)
+    # of ``needs_aivat``: the matches whose builtin players' draws are corrected, and those
+    # whose face-down reveals are (a match may be both)
+    aivat_draws: int = 0
+    aivat_reveals: int = 0
 
 
 def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> Baselines | None:
@@ -509,16 +528,15 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
                 got = summarize(refs) if refs is not None else None
             if got is not None:
                 eta[key] = got
-        needs, aivat = _load_aivat(conn, ids)
-    return Baselines(by_match, eta, rollouts, needs, aivat)
+        needs, aivat, draws, reveals = _load_aivat(conn, ids)
+    return Baselines(by_match, eta, rollouts, needs, aivat, draws, reveals)
 
 
-def _load_aivat(conn: sqlite3.Connection, ids: set[str]) -> tuple[frozenset[str], dict[str, list[float]]]:
-    from arena.match.builtin import builtin_sha256
-
-    shas = {mid: (sha, game) for mid, _, sha, game, players
-            in conn.execute(known_seats_query(), (builtin_sha256("random"),))
-            if mid in ids and has_aivat(game, players)}
+def _load_aivat(conn: sqlite3.Connection, ids: set[str]) -> tuple[frozenset[str], dict[str, list[float]], int, int]:
+    matches = aivat_matches(conn, ids)
+    shas = {mid: (sha, game) for mid, (sha, game, _, _) in matches.items()}
+    draws = sum(1 for _, game, players, seats in matches.values() if seats and has_aivat(game, players))
+    reveals = sum(1 for _, game, players, _ in matches.values() if has_chance_aivat(game, players))
     out: dict[str, list[float]] = {}
     if shas and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck_aivat'").fetchone():
         for row in conn.execute(f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?",
@@ -527,7 +545,7 @@ def _load_aivat(conn: sqlite3.Connection, ids: set[str]) -> tuple[frozenset[str]
             got = _aivat_parse(row, found[0], AIVAT_ROLLOUTS[found[1]]) if found is not None else None
             if got is not None:
                 out[row[0]] = got
-    return frozenset(shas), out
+    return frozenset(shas), out, draws, reveals
 
 
 def _summary(row: tuple[Any, ...] | None, count: int, players: int) -> Eta | None:

@@ -278,4 +278,44 @@ results: {tmp_path / "results"}
         assert got[rec["match_id"]] == [round(c, 9) for c in want]
         assert any(abs(c) > 1e-9 for c in want)
     data = json.loads((summary.results / "leaderboard.json").read_text())
-    assert data["luck"]["aivat"] == {"version": AIVAT_VERSION, "matches": 4, "corrected": 4}
+    assert data["luck"]["aivat"] == {"version": AIVAT_VERSION, "matches": 4, "corrected": 4,
+                                     "draws": 4, "reveals": 4}
+    assert "builtin random players' draws and of the face-down cards revealed in 4 matches (AIVAT)" \
+        in (summary.results / "leaderboard.md").read_text()
+
+
+def test_palace_corrects_the_reveals_of_matches_between_bot_programs(tmp_path):
+    """Chance has known odds whoever plays: four-player Palace matches of bot programs alone get
+    the reveal terms (games.palace_value.reveal_term) and no builtin draws' terms."""
+    random_bot = ROOT / "bots" / "random_bot.py"
+    path = tmp_path / "p.yaml"
+    path.write_text(f"""
+name: p
+seed: 6
+bots: [{ROOT / "bots" / "palace_heuristic.py"}, {random_bot}, {{path: {random_bot}, name: r2}},
+       {{path: {random_bot}, name: r3}}]
+games:
+  - id: palace
+    players: 4
+    deals: 1
+time_control: {{startup_s: 20, move_s: 5.0}}
+workers: 1
+trust_bots: true
+results: {tmp_path / "results"}
+""")
+    summary = run_file(path)
+    assert summary.complete
+    records = _records(summary.results)
+    got = _corrections(summary.results)
+    assert len(records) == 4 and set(got) == {r["match_id"] for r in records}
+    for rec in records:
+        assert not any(b.get("builtin") for b in rec["bots"])
+        want = aivat_corrections(rec["game"], rec["players"], rec["options"], int(rec["deal_seed"]),
+                                 [(d["seat"], d["action"]) for d in rec["decisions"]], frozenset(),
+                                 AIVAT_ROLLOUTS["palace"], int(rec["match_seed"]))
+        assert got[rec["match_id"]] == [round(c, 9) for c in want]
+    assert any(abs(x) > 1e-9 for cs in got.values() for x in cs)
+    data = json.loads((summary.results / "leaderboard.json").read_text())
+    assert data["luck"]["aivat"] == {"version": AIVAT_VERSION, "matches": 4, "corrected": 4,
+                                     "draws": 0, "reveals": 4}
+    assert "minus the luck of the face-down cards revealed in 4 matches (AIVAT)" in summary.leaderboard

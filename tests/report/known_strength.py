@@ -35,11 +35,11 @@ def play(game: str, players: int, deal: int, hero_seat: int, hero, match_seed: i
     return state.result().places[hero_seat], decisions
 
 
-def mean_ci(xs: list[float]) -> tuple[float, float]:
-    """The mean and the half-width of its normal 95% interval."""
+def mean_ci(xs: list[float], quantile: float = 1.96) -> tuple[float, float]:
+    """The mean and the half-width of its 95% interval (normal, or the ``quantile`` given)."""
     m = sum(xs) / len(xs)
     var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-    return m, 1.96 * math.sqrt(var / len(xs))
+    return m, quantile * math.sqrt(var / len(xs))
 
 
 def random_state(game: str, players: int, deal: int, steps: int):
