@@ -111,28 +111,31 @@ class _Sums:
         return self.xtx, self.xty, self.yty, self.rows
 
 
-def deal_sums(args: tuple[int, int, bool]) -> tuple[list[list[float]], list[float], float, int]:
-    """Normal equations of one deal's sibling differences at the random seats' decisions."""
-    deal, playouts, heuristic = args
-    if heuristic and "playout" not in _BOTS:
-        _BOTS["playout"] = load_bot(HEURISTICS[GAME])
-    sums = _Sums()
+def _replayed(deal: int):
+    """For each hero seat of the deal's games (benchmarks/luck.py's seeding): (hero, the random
+    seats, decision number, the state before it, seat, action), the decision applied after."""
     for hero in range(PLAYERS):
         known = frozenset(range(PLAYERS)) - {hero}
-        log = _play(deal, hero)
         state = REGISTRY[GAME].new_game(PLAYERS, deal)
-        for n, (seat, action) in enumerate(log):
-            k = len(state.legal_actions(seat))
-            if seat in known and k > 1 and derive_seed("pick", deal, hero, n) % 4 == 0:
-                seed = derive_seed("q", deal, hero, n)
-                kids = []
-                for c in range(k):
-                    child = state.clone()
-                    child.apply(seat, c)
-                    kids.append((child, _heuristic_playouts(child, hero, known, playouts, seed) if heuristic
-                                 else aivat_value(child, known, playouts, seed)))
-                sums.add(kids, known)
+        for n, (seat, action) in enumerate(_play(deal, hero)):
+            yield hero, known, n, state, seat, action
             state.apply(seat, action)
+
+
+def deal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], float, int]:
+    """Normal equations of one deal's sibling differences at the random seats' decisions."""
+    deal, playouts = args
+    sums = _Sums()
+    for hero, known, n, state, seat, _ in _replayed(deal):
+        k = len(state.legal_actions(seat))
+        if seat in known and k > 1 and derive_seed("pick", deal, hero, n) % 4 == 0:
+            seed = derive_seed("q", deal, hero, n)
+            kids = []
+            for c in range(k):
+                child = state.clone()
+                child.apply(seat, c)
+                kids.append((child, aivat_value(child, known, playouts, seed)))
+            sums.add(kids, known)
     return sums.result()
 
 
@@ -160,32 +163,29 @@ def _heuristic_playouts(state: Any, hero: int, known: frozenset[int], playouts: 
     return [t / playouts for t in totals]
 
 
-def reveal_sums(args: tuple[int, int, bool]) -> tuple[list[list[float]], list[float], float, int]:
+def reveal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], float, int]:
     """Normal equations of one deal's sibling differences at the reveals of unseen cards."""
-    deal, playouts, _ = args
+    deal, playouts = args
     if "playout" not in _BOTS:
         _BOTS["playout"] = load_bot(HEURISTICS[GAME])
     sums = _Sums()
-    for hero in range(PLAYERS):
-        known = frozenset(range(PLAYERS)) - {hero}
-        log = _play(deal, hero)
-        state = REGISTRY[GAME].new_game(PLAYERS, deal)
-        for n, (seat, action) in enumerate(log):
-            slot = revealed_place(state, seat, action)
-            if slot is not None and derive_seed("reveal-pick", deal, hero, n) % 2 == 0:
-                places = hidden_places(state)
-                if len(places) > 1:
-                    if len(places) > REVEAL_KIDS:
-                        rng = DealRng(derive_seed("reveal-kids", deal, hero, n))
-                        places = [places[rng.randbelow(len(places))] for _ in range(REVEAL_KIDS)]
-                    seed = derive_seed("reveal-playouts", deal, hero, n)
-                    kids = []
-                    for q in places:
-                        child = state.clone() if q == slot else _exchanged(state, slot, q)
-                        child.apply(seat, action)
-                        kids.append((child, _heuristic_playouts(child, hero, known, playouts, seed)))
-                    sums.add(kids, known)
-            state.apply(seat, action)
+    for hero, known, n, state, seat, action in _replayed(deal):
+        slot = revealed_place(state, seat, action)
+        if slot is None or derive_seed("reveal-pick", deal, hero, n) % 2 != 0:
+            continue
+        places = hidden_places(state)
+        if len(places) < 2:
+            continue
+        if len(places) > REVEAL_KIDS:
+            rng = DealRng(derive_seed("reveal-kids", deal, hero, n))
+            places = [places[rng.randbelow(len(places))] for _ in range(REVEAL_KIDS)]
+        seed = derive_seed("reveal-playouts", deal, hero, n)
+        kids = []
+        for q in places:
+            child = state.clone() if q == slot else _exchanged(state, slot, q)
+            child.apply(seat, action)
+            kids.append((child, _heuristic_playouts(child, hero, known, playouts, seed)))
+        sums.add(kids, known)
     return sums.result()
 
 
@@ -215,8 +215,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first-seed", type=int, default=610_000)
     ap.add_argument("--playouts", type=int, help="per sibling: default 2, or 4 with --reveal")
     ap.add_argument("--processes", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--heuristic-playouts", action="store_true",
-                    help="decisions: the sample heuristic in its own seat of the playouts (not the reference policy)")
     args = ap.parse_args(argv)
     if args.deals is None:
         args.deals = 300 if args.reveal else 160
@@ -226,8 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     xtx = [[0.0] * DIM for _ in range(DIM)]
     xty = [0.0] * DIM
     yty, rows = 0.0, 0
-    jobs = [(d, args.playouts, args.heuristic_playouts)
-            for d in range(args.first_seed, args.first_seed + args.deals)]
+    jobs = [(d, args.playouts) for d in range(args.first_seed, args.first_seed + args.deals)]
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
         work = reveal_sums if args.reveal else deal_sums
         for done, (a, b, c, r) in enumerate(pool.imap_unordered(work, jobs), 1):
