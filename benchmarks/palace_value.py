@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
 from luck import play_recorded  # noqa: E402
 from games import REGISTRY  # noqa: E402
-from games.palace_value import NFEATURES, _exchanged, features, hidden_places, revealed_place  # noqa: E402
+from games.palace_value import NFEATURES, exchanged, features, hidden_places, revealed_place  # noqa: E402
 from games.reference import aivat_value, random_policy  # noqa: E402
 from games.rng import DealRng, derive_seed  # noqa: E402
 
@@ -182,7 +182,7 @@ def reveal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], 
         seed = derive_seed("reveal-playouts", deal, hero, n)
         kids = []
         for q in places:
-            child = state.clone() if q == slot else _exchanged(state, slot, q)
+            child = state.clone() if q == slot else exchanged(state, slot, q)
             child.apply(seat, action)
             kids.append((child, _heuristic_playouts(child, hero, known, playouts, seed)))
         sums.add(kids, known)

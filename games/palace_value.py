@@ -211,7 +211,8 @@ def hidden_places(state: Any) -> list[tuple[int, int]]:
     return places
 
 
-def _exchanged(state: Any, a: tuple[int, int], b: tuple[int, int]) -> Any:
+def exchanged(state: Any, a: tuple[int, int], b: tuple[int, int]) -> Any:
+    """A copy of ``state`` with the cards in hidden places ``a`` and ``b`` exchanged."""
     new = state.clone()
     za = new._draw if a[0] < 0 else new._down[a[0]]
     zb = new._draw if b[0] < 0 else new._down[b[0]]
@@ -241,7 +242,7 @@ def reveal_term(state: Any, seat: int, action: int, known: frozenset[int]) -> li
     total = [0.0] * state.players
     actual: list[float] = []
     for q in places:
-        child = state.clone() if q == slot else _exchanged(state, slot, q)
+        child = state.clone() if q == slot else exchanged(state, slot, q)
         child.apply(seat, action)
         v = reveal_value(child, known)
         if q == slot:
