@@ -331,10 +331,10 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
                 place, corr, corr_programs = places[s], 0.0, 0.0
                 if has_aivat(game, players) or has_chance_aivat(game, players):   # the random seats: the builtin's
                     corr = aivat_corrections(game, players, {}, d, decisions, frozenset(range(players)) - {s},
-                                             aivat_rollouts, d * 16 + s)[s]
+                                             aivat_rollouts, d * 16 + s, only=s)[s]
                 if has_chance_aivat(game, players):   # random bot programs: the chance events alone
                     corr_programs = aivat_corrections(game, players, {}, d, decisions, frozenset(),
-                                                      aivat_rollouts, d * 16 + s)[s]
+                                                      aivat_rollouts, d * 16 + s, only=s)[s]
                 plain.setdefault(d, []).append(place)
                 adjusted.setdefault(d, []).append(place - b[s] + mean_b)
                 adjusted_h.setdefault(d, []).append(place - href[d][s] + h_mean)

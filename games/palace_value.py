@@ -158,7 +158,8 @@ def has_value(players: int) -> bool:
     return players in WEIGHTS
 
 
-def _value(state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[float, ...]]]) -> list[float]:
+def _value(state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[float, ...]]],
+           only: int | None) -> list[float]:
     if state.is_over():
         return [float(p) for p in state.result().places]
     out = state._out
@@ -167,7 +168,9 @@ def _value(state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[f
     shared = _Table(state)
     vals = []
     for s in range(state.players):
-        if out[s]:
+        if only is not None and s != only:
+            vals.append(0.0)   # not asked for
+        elif out[s]:
             vals.append(float(order.index(s)))
         elif w is None:
             vals.append(0.0)   # no weights for this many players still in: no information
@@ -176,9 +179,10 @@ def _value(state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[f
     return vals
 
 
-def value(state: Any, known: frozenset[int]) -> list[float]:
-    """V(state) for every seat: its place (0 = best) if out, else the learned estimate."""
-    return _value(state, known, WEIGHTS)
+def value(state: Any, known: frozenset[int], only: int | None = None) -> list[float]:
+    """V(state) for every seat (or for seat ``only``, the others 0): its place (0 = best) if
+    out, else the learned estimate."""
+    return _value(state, known, WEIGHTS, only)
 
 
 # -- chance: a face-down card revealed ----------------------------------------------------
@@ -196,9 +200,9 @@ def has_reveal_value(players: int) -> bool:
     return players in REVEAL_WEIGHTS
 
 
-def reveal_value(state: Any, known: frozenset[int]) -> list[float]:
+def reveal_value(state: Any, known: frozenset[int], only: int | None = None) -> list[float]:
     """V(state) for the reveal terms: like ``value``, with ``REVEAL_WEIGHTS``."""
-    return _value(state, known, REVEAL_WEIGHTS)
+    return _value(state, known, REVEAL_WEIGHTS, only)
 
 
 def hidden_places(state: Any) -> list[tuple[int, int]]:
@@ -228,11 +232,12 @@ def revealed_place(state: Any, seat: int, action: int) -> tuple[int, int] | None
     return None
 
 
-def reveal_term(state: Any, seat: int, action: int, known: frozenset[int]) -> list[float] | None:
-    """Every seat's AIVAT term for ``seat`` revealing an unseen face-down card by ``action`` in
-    ``state`` (before it is applied): V(after) - mean over the hidden places q of V(after, the
-    revealed card exchanged with q's). None if the action reveals no unseen card (or nothing
-    else is hidden: the card is then certain)."""
+def reveal_term(state: Any, seat: int, action: int, known: frozenset[int],
+                only: int | None = None) -> list[float] | None:
+    """Every seat's AIVAT term (or seat ``only``'s, the others 0) for ``seat`` revealing an
+    unseen face-down card by ``action`` in ``state`` (before it is applied): V(after) - mean
+    over the hidden places q of V(after, the revealed card exchanged with q's). None if the
+    action reveals no unseen card (or nothing else is hidden: the card is then certain)."""
     slot = revealed_place(state, seat, action)
     if slot is None:
         return None
@@ -244,7 +249,7 @@ def reveal_term(state: Any, seat: int, action: int, known: frozenset[int]) -> li
     for q in places:
         child = state.clone() if q == slot else exchanged(state, slot, q)
         child.apply(seat, action)
-        v = reveal_value(child, known)
+        v = reveal_value(child, known, only)
         if q == slot:
             actual = v
         for s, x in enumerate(v):

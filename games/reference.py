@@ -210,14 +210,15 @@ AIVAT_WHEN: dict[str, Callable[[State, int], bool]] = {"tightwad": _aivat_when_t
 AIVAT_ROLLOUTS: dict[str, int] = {"tightwad": 32, "palace": 0}
 # V as a learned function of the state: Palace's playouts are long and scattered, and a few
 # of them per state added more noise than they removed (docs/luck.md)
-AIVAT_VALUE: dict[str, Callable[[State, frozenset[int]], list[float]]] = {"palace": palace_value.value}
+AIVAT_VALUE: dict[str, Callable[[State, frozenset[int], int | None], list[float]]] = {"palace": palace_value.value}
 # the numbers of players a learned value has weights for
 AIVAT_VALUE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.has_value}
 
 
-# chance events with an AIVAT term: (state before, seat, action, known seats) -> every seat's
-# term, or None where the action has no such event; and the numbers of players it has weights for
-AIVAT_CHANCE: dict[str, Callable[[State, int, int, frozenset[int]], list[float] | None]] = {
+# chance events with an AIVAT term: (state before, seat, action, known seats, only seat or None)
+# -> every seat's term, or None where the action has no such event; and the numbers of players
+# it has weights for
+AIVAT_CHANCE: dict[str, Callable[[State, int, int, frozenset[int], int | None], list[float] | None]] = {
     "palace": palace_value.reveal_term}
 AIVAT_CHANCE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.has_reveal_value}
 
@@ -261,7 +262,7 @@ def aivat_value(state: State, known: frozenset[int], rollouts: int, seed: int) -
 
 def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
                       decisions: list[tuple[int, int]], known: frozenset[int], rollouts: int,
-                      seed: int) -> list[float]:
+                      seed: int, only: int | None = None) -> list[float]:
     """Replay a finished game (``decisions``: (seat, action) in the order applied) and return,
     per seat, the sum over the decisions of the ``known`` seats that ``AIVAT_WHEN`` selects (a
     test of the state alone) of V(after the action taken) - mean over actions of V(after it),
@@ -270,7 +271,9 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
     where ``has_chance_aivat``). Subtract it from each seat's place. A game that ended early (a
     fault) has the terms of the decisions it had: a sum stopped at a time that does not look
     ahead still has mean zero. Deterministic in its arguments; raises ``ValueError`` if the
-    decisions do not replay (an illegal action or a seat not to move)."""
+    decisions do not replay (an illegal action or a seat not to move). With ``only``, seat
+    ``only``'s correction alone is computed where that is cheaper (a learned value), identical
+    to its entry in the full list; the others may then be 0."""
     learned = AIVAT_VALUE.get(game)
     usable = AIVAT_VALUE_PLAYERS[game](players) if learned is not None else rollouts > 0
     when = AIVAT_WHEN.get(game) if usable else None
@@ -291,12 +294,12 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
                 child = state.clone()
                 child._move_cache[seat] = moves   # immutable moves: not generated again per child
                 child.apply(seat, a)
-                values.append(learned(child, known) if learned is not None
+                values.append(learned(child, known, only) if learned is not None
                               else aivat_value(child, known, rollouts, step_seed))
             for s in range(players):
                 out[s] += values[action][s] - sum(v[s] for v in values) / k
         if chance is not None:
-            terms = chance(state, seat, action, known)
+            terms = chance(state, seat, action, known, only)
             if terms is not None:
                 for s in range(players):
                     out[s] += terms[s]

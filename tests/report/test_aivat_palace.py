@@ -73,6 +73,9 @@ def test_the_correction_is_a_function_of_the_record_alone_and_zero_without_weigh
     assert any(abs(x) > 1e-9 for x in a)
     # no builtin seat: the reveal terms alone (tests/report/test_aivat_reveals.py)
     assert a != aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset(), 0, 5)
+    # one seat's correction alone is that seat's entry of the full list
+    assert [aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset({1, 2, 3}), 0, 5, only=s)[s]
+            for s in range(PLAYERS)] == a
     # three players: no weights, no correction
     state = REGISTRY[GAME].new_game(3, 8)
     rng = DealRng(8)
@@ -106,7 +109,8 @@ def test_bots_of_known_strength_plain_and_corrected_agree_and_keep_their_order()
             for s in range(PLAYERS):
                 seed = derive_seed("aivat-palace-match", d, s, eps)
                 p, decisions = play(d, s, known_strength.noisy(GAME, eps), seed)
-                c = aivat_corrections(GAME, PLAYERS, {}, d, decisions, frozenset(range(PLAYERS)) - {s}, 0, seed)[s]
+                c = aivat_corrections(GAME, PLAYERS, {}, d, decisions, frozenset(range(PLAYERS)) - {s}, 0, seed,
+                                      only=s)[s]
                 per[0].append(p)
                 per[1].append(p - c)
                 pooled[k] += c / (3 * PLAYERS)
