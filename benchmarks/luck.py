@@ -329,7 +329,8 @@ def measure(game: str, deals: int = 200, rollouts: int = 32, first_seed: int = 9
                 bots = randoms[:s] + [bot] + randoms[s:]
                 places, decisions = play_recorded(game, bots, d, d * 16 + s)
                 place, corr, corr_programs = places[s], 0.0, 0.0
-                if has_aivat(game, players) or has_chance_aivat(game, players):   # the random seats: the builtin's
+                # the random seats play the builtin's policy: their draws' terms, and the chance events'
+                if has_aivat(game, players) or has_chance_aivat(game, players):
                     corr = aivat_corrections(game, players, {}, d, decisions, frozenset(range(players)) - {s},
                                              aivat_rollouts, d * 16 + s, only=s)[s]
                 if has_chance_aivat(game, players):   # random bot programs: the chance events alone
