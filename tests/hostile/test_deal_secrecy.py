@@ -26,7 +26,7 @@ ENGINE = ["games", "games.rng", "games.decktet", "games.core", "games.tightwad",
           "games.divers_weights", "games.palace"]
 
 ATTACK = r'''
-import importlib.abc, importlib.util, json, re, sys
+import importlib.abc, importlib.util, json, random, re, sys
 
 
 class _Bundled(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -82,7 +82,8 @@ for line in sys.stdin:
             else:
                 print(f"CRACKED {start['match_id']} tournament seed {guess}: hands {hands}",
                       file=sys.stderr, flush=True)
-        say(0)
+        # a random legal action: always the first one can loop Palace to its decision cap (C4)
+        say(random.choice(msg["observation"]["legal_actions"])["id"])
     elif msg["type"] == "bye":
         break
 '''
