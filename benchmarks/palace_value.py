@@ -1,13 +1,16 @@
 """Learn the weights of Palace's AIVAT value (games/palace_value.py) and print them.
 
-    python benchmarks/palace_value.py [--deals 160] [--first-seed 610000] [--playouts 2]
+    python benchmarks/palace_value.py [--deals 60] [--first-seed 610000] [--playouts 2]
     python benchmarks/palace_value.py --reveal [--deals 300] [--playouts 4]
+    python benchmarks/palace_value.py --scales [--deals 400] [--first-seed 700000]
 
 The sample heuristic (bots/palace_heuristic.py) plays against random bots in every seat of
 each deal, in process (benchmarks/bot_strength.py). At a quarter of the random seats'
 decisions with a choice (picked by a hash of the deal, seat and decision, never by the
-action), every child state gets its features for every seat and that seat's mean place over
-``--playouts`` playouts (games.reference.aivat_value, common random numbers for siblings).
+action), every child state gets its features for every seat one rule move ahead
+(``games.palace_value.after_rule_move``, where the value reads them) and that seat's mean
+place over ``--playouts`` playouts from the child (games.reference.aivat_value, common random
+numbers for siblings).
 The weights, one vector per number of players still in, minimise the squared error of
 V(child) - mean over siblings of V, against the same difference of the playout results:
 what an AIVAT term uses. Seats already out have their exact place in both. Deals 610000..
@@ -22,6 +25,12 @@ exchanged with each hidden card (8 of them, drawn by a hash, where more are hidd
 sibling's playouts put the sample heuristic in its own seat (the reference rule policy there
 made the reveal terms overshoot: they removed less). The defaults (300 deals, 4 playouts)
 take about 10 minutes of CPU.
+
+``--scales`` fits ``DRAWS_SCALE`` and ``REVEALS_SCALE``, the fixed coefficients of the two sums
+of terms (games.reference.AIVAT_SCALE), with the shipped weights: the heuristic plays every seat
+of each deal against random bots, and least squares of the deals' mean places on their mean
+unscaled sums gives the coefficients that remove the most variance from the rotated mean place.
+Deals 700000.. are used by no measurement. The defaults take about 5 minutes of CPU.
 """
 
 from __future__ import annotations
@@ -41,8 +50,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
 from luck import play_recorded  # noqa: E402
 from games import REGISTRY  # noqa: E402
-from games.palace_value import NFEATURES, exchanged, features, hidden_places, revealed_place  # noqa: E402
-from games.reference import aivat_value, random_policy  # noqa: E402
+from games.palace_value import (NFEATURES, after_rule_move, exchanged, features, hidden_places,  # noqa: E402
+                                revealed_place)
+from games.reference import aivat_parts, aivat_value, random_policy  # noqa: E402
 from games.rng import DealRng, derive_seed  # noqa: E402
 
 GAME, PLAYERS = "palace", 4
@@ -55,13 +65,14 @@ _MASK = (1 << 64) - 1
 _BOTS: dict[str, object] = {}
 
 
-def _play(deal: int, seat: int) -> list[tuple[int, int]]:
-    """The heuristic in ``seat``, random bots elsewhere: the decisions (benchmarks/luck.py's seeding)."""
+def _play(deal: int, seat: int) -> tuple[tuple[int, ...], list[tuple[int, int]]]:
+    """The heuristic in ``seat``, random bots elsewhere: the places and the decisions
+    (benchmarks/luck.py's seeding)."""
     if "hero" not in _BOTS:
         _BOTS["hero"] = load_bot(HEURISTICS[GAME])
         _BOTS["random"] = [load_bot(RANDOM_BOT) for _ in range(PLAYERS - 1)]
     randoms = _BOTS["random"]
-    return play_recorded(GAME, randoms[:seat] + [_BOTS["hero"]] + randoms[seat:], deal, deal * 16 + seat)[1]
+    return play_recorded(GAME, randoms[:seat] + [_BOTS["hero"]] + randoms[seat:], deal, deal * 16 + seat)
 
 
 def _row(child, seat: int, known: frozenset[int]) -> tuple[list[float], float]:
@@ -85,7 +96,7 @@ class _Sums:
         self.rows = 0
 
     def add(self, kids: list[tuple[Any, list[float]]], known: frozenset[int]) -> None:
-        """One set of siblings: (child state, every seat's playout mean place) each."""
+        """One set of siblings: (the state the value reads, every seat's playout mean place) each."""
         k = len(kids)
         for q in range(PLAYERS):
             xs, ys = [], []
@@ -117,7 +128,7 @@ def _replayed(deal: int):
     for hero in range(PLAYERS):
         known = frozenset(range(PLAYERS)) - {hero}
         state = REGISTRY[GAME].new_game(PLAYERS, deal)
-        for n, (seat, action) in enumerate(_play(deal, hero)):
+        for n, (seat, action) in enumerate(_play(deal, hero)[1]):
             yield hero, known, n, state, seat, action
             state.apply(seat, action)
 
@@ -134,7 +145,7 @@ def deal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], fl
             for c in range(k):
                 child = state.clone()
                 child.apply(seat, c)
-                kids.append((child, aivat_value(child, known, playouts, seed)))
+                kids.append((after_rule_move(child), aivat_value(child, known, playouts, seed)))
             sums.add(kids, known)
     return sums.result()
 
@@ -189,6 +200,43 @@ def reveal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], 
     return sums.result()
 
 
+def scale_rows(deal: int) -> list[tuple[float, float, float]]:
+    """For each seat of the deal, the heuristic sitting there: (its place, its unscaled sum of
+    the random seats' draws' terms, its unscaled sum of the reveals' terms), as the leaderboards
+    compute them (games.reference.aivat_parts)."""
+    rows = []
+    for hero in range(PLAYERS):
+        places, decisions = _play(deal, hero)
+        draws, events = aivat_parts(GAME, PLAYERS, {}, deal, decisions, frozenset(range(PLAYERS)) - {hero}, 0,
+                                    deal * 16 + hero, only=hero)
+        rows.append((float(places[hero]), draws[hero], events[hero]))
+    return rows
+
+
+def fit_scales(per_deal: list[list[tuple[float, float, float]]]) -> tuple[float, float]:
+    """The coefficients (draws, reveals) that minimise the variance of the deals' mean adjusted
+    place, place - c1 * draws - c2 * reveals, averaged over the seats of each deal (the
+    rotated schedule): least squares of the deals' mean places on their mean sums."""
+    means = [[sum(r[i] for r in rows) / len(rows) for i in range(3)] for rows in per_deal]
+    k = len(means)
+    mu = [sum(m[i] for m in means) / k for i in range(3)]
+    c = [[m[i] - mu[i] for i in range(3)] for m in means]
+    sxx = [[sum(r[i] * r[j] for r in c) for j in (1, 2)] for i in (1, 2)]
+    sxy = [sum(r[i] * r[0] for r in c) for i in (1, 2)]
+    return tuple(_solve(sxx, sxy))   # type: ignore[return-value]
+
+
+def saved(per_deal: list[list[tuple[float, float, float]]], scales: tuple[float, float]) -> float:
+    """Matches saved against independent deals by the rotated, adjusted place (benchmarks/luck.py)."""
+    plain = [r[0] for rows in per_deal for r in rows]
+    adjusted = [sum(r[0] - scales[0] * r[1] - scales[1] * r[2] for r in rows) / len(rows) for rows in per_deal]
+
+    def var(xs: list[float]) -> float:
+        m = sum(xs) / len(xs)
+        return sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return 1 - PLAYERS * var(adjusted) / var(plain)
+
+
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     """Gaussian elimination with partial pivoting (the matrix is small and, with the ridge, regular)."""
     n = len(b)
@@ -211,13 +259,18 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reveal", action="store_true", help="learn REVEAL_WEIGHTS (the reveal terms' value)")
-    ap.add_argument("--deals", type=int, help="default 160, or 300 with --reveal")
-    ap.add_argument("--first-seed", type=int, default=610_000)
+    ap.add_argument("--scales", action="store_true", help="fit DRAWS_SCALE and REVEALS_SCALE")
+    ap.add_argument("--deals", type=int, help="default 60, 300 with --reveal, 400 with --scales")
+    ap.add_argument("--first-seed", type=int, help="default 610000, or 700000 with --scales")
     ap.add_argument("--playouts", type=int, help="per sibling: default 2, or 4 with --reveal")
     ap.add_argument("--processes", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args(argv)
     if args.deals is None:
-        args.deals = 300 if args.reveal else 160
+        args.deals = 300 if args.reveal else 400 if args.scales else 60
+    if args.first_seed is None:
+        args.first_seed = 700_000 if args.scales else 610_000
+    if args.scales:
+        return main_scales(args)
     if args.playouts is None:
         args.playouts = 4 if args.reveal else 2
     t0 = time.time()
@@ -243,6 +296,18 @@ def main(argv: list[str] | None = None) -> int:
     print(weights_table({PLAYERS: {active: w[b * NFEATURES:(b + 1) * NFEATURES]
                                    for b, active in enumerate(ACTIVE)}},
                         name="REVEAL_WEIGHTS" if args.reveal else "WEIGHTS"))
+    return 0
+
+
+def main_scales(args: argparse.Namespace) -> int:
+    t0 = time.time()
+    with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
+        per_deal = pool.map(scale_rows, range(args.first_seed, args.first_seed + args.deals), chunksize=4)
+    scales = fit_scales(per_deal)
+    print(f"# {args.deals} deals ({args.first_seed}..), the heuristic in every seat against random bots: matches "
+          f"saved {saved(per_deal, (1.0, 1.0)):.1%} with both sums at 1, {saved(per_deal, scales):.1%} with "
+          f"these; {time.time() - t0:.0f} s")
+    print(f"DRAWS_SCALE = {scales[0]:.2f}\nREVEALS_SCALE = {scales[1]:.2f}")
     return 0
 
 

@@ -28,7 +28,8 @@ from typing import Any, Callable
 from games import REGISTRY, decktet, palace_value
 from games.core import State
 from games.divers_weights import PLAY as DW_PLAY, PRIZE as DW_PRIZE, SYMBOLS
-from games.palace import EXCUSE as P_EXCUSE, ORD, PLAY as P_PLAY, SWAP, TWO
+from games.palace import EXCUSE as P_EXCUSE, PLAY as P_PLAY, SWAP
+from games.palace_rule import palace_play_choice, palace_swap_choice
 from games.rng import DealRng, derive_seed
 
 REFERENCE_VERSION = "ref2"
@@ -70,14 +71,6 @@ def divers_policy(state: State, seat: int, rng: DealRng) -> int:
     return (0, 1, 1, 2)[rng.randbelow(4)] if len(moves) > 2 else 0  # a bid
 
 
-_SPECIAL = {0: 14, 7: 15, TWO: 16, 13: 17}  # Palace: Excuse, Sevens, Twos, Aces are kept back
-
-
-def _palace_cost(p: int) -> int:
-    o = ORD[p]
-    return _SPECIAL.get(o, o)
-
-
 def palace_policy(state: State, seat: int, rng: DealRng) -> int:
     """Strong cards face up; then the lowest ordinary rank, as many as possible, 15% random."""
     moves = state.moves(seat)
@@ -91,31 +84,6 @@ def palace_policy(state: State, seat: int, rng: DealRng) -> int:
     if rng.randbelow(20) < 3:
         return rng.randbelow(len(moves))
     return palace_play_choice(state, moves)
-
-
-def palace_swap_choice(moves: list[Any]) -> int:
-    """Setup: the swap that leaves the strongest face-up cards (Twos, Sevens, Aces, high ranks)."""
-    return max(range(len(moves)), key=lambda i: (
-        sum(_palace_cost(h) - _palace_cost(u) for h, u in moves[i][1]), -len(moves[i][1]), -i))
-
-
-def palace_play_choice(state: State, moves: list[Any]) -> int:
-    """The lowest ordinary rank, as many cards as possible; a four of a kind first; Sevens,
-    Twos, Aces and the Excuse kept for when nothing else goes."""
-    pile = state._pile  # type: ignore[attr-defined]
-    top = ORD[pile[-1]] if pile else -1
-    run_len = 0
-    for p in reversed(pile):
-        if ORD[p] != top:
-            break
-        run_len += 1
-    best, best_k = 0, None
-    for i, m in enumerate(moves):
-        cards = m[1] if m[0] == P_PLAY else (m[1],)
-        k = (0 if ORD[cards[0]] == top and run_len + len(cards) >= 4 else 1, _palace_cost(cards[0]), -len(cards))
-        if best_k is None or k < best_k:
-            best, best_k = i, k
-    return best
 
 
 REFERENCE: dict[str, Policy] = {"tightwad": tightwad_policy, "divers-weights": divers_policy,
@@ -187,8 +155,12 @@ def reference_deal_seed(game: str, players: int, k: int) -> int:
 # term, in every match whoever plays: in Palace, a face-down card nobody has seen revealed
 # (games.palace_value.reveal_term).
 
-# aivat1: Tightwad's playouts only; aivat2: Palace's learned value too; aivat3: Palace's reveals
-AIVAT_VERSION = "aivat3"
+# aivat1: Tightwad's playouts only; aivat2: Palace's learned value too; aivat3: Palace's reveals;
+# aivat4: Palace's value one rule move ahead, and the coefficients (AIVAT_SCALE)
+AIVAT_VERSION = "aivat4"
+# the label of the playouts' seeds: aivat3's, so that a version that changes Palace alone leaves
+# Tightwad's corrections as they were
+AIVAT_PLAYOUT_SEEDS = "aivat3"
 
 
 def _aivat_when_tightwad(state: State, seat: int) -> bool:
@@ -221,6 +193,10 @@ AIVAT_VALUE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.
 AIVAT_CHANCE: dict[str, Callable[[State, int, int, frozenset[int], int | None], list[float] | None]] = {
     "palace": palace_value.reveal_term}
 AIVAT_CHANCE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.has_reveal_value}
+# The fixed coefficients of the two sums (the known seats' draws, the chance events): any fixed
+# multiple of a term of mean zero has mean zero, so they only decide how much luck is removed.
+# Palace's were fitted on deals no measurement uses (games/palace_value.py); elsewhere 1.
+AIVAT_SCALE: dict[str, tuple[float, float]] = {"palace": (palace_value.DRAWS_SCALE, palace_value.REVEALS_SCALE)}
 
 
 def has_aivat(game: str, players: int) -> bool:
@@ -260,26 +236,27 @@ def aivat_value(state: State, known: frozenset[int], rollouts: int, seed: int) -
     return [t / rollouts for t in totals]
 
 
-def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
-                      decisions: list[tuple[int, int]], known: frozenset[int], rollouts: int,
-                      seed: int, only: int | None = None) -> list[float]:
+def aivat_parts(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
+                decisions: list[tuple[int, int]], known: frozenset[int], rollouts: int,
+                seed: int, only: int | None = None) -> tuple[list[float], list[float]]:
     """Replay a finished game (``decisions``: (seat, action) in the order applied) and return,
-    per seat, the sum over the decisions of the ``known`` seats that ``AIVAT_WHEN`` selects (a
-    test of the state alone) of V(after the action taken) - mean over actions of V(after it),
-    V being the game's learned value (``AIVAT_VALUE``) or else ``rollouts`` playouts (none: no
-    correction), plus the terms of the chance events of any seat's decisions (``AIVAT_CHANCE``,
-    where ``has_chance_aivat``). Subtract it from each seat's place. A game that ended early (a
-    fault) has the terms of the decisions it had: a sum stopped at a time that does not look
-    ahead still has mean zero. Deterministic in its arguments; raises ``ValueError`` if the
-    decisions do not replay (an illegal action or a seat not to move). With ``only``, seat
-    ``only``'s correction alone is computed where that is cheaper (a learned value), identical
-    to its entry in the full list; the others may then be 0."""
+    per seat, two sums, unscaled: over the decisions of the ``known`` seats that ``AIVAT_WHEN``
+    selects (a test of the state alone) of V(after the action taken) - mean over actions of
+    V(after it), V being the game's learned value (``AIVAT_VALUE``) or else ``rollouts``
+    playouts (none: no terms); and of the terms of the chance events of any seat's decisions
+    (``AIVAT_CHANCE``, where ``has_chance_aivat``). Every term has mean zero. A game that ended
+    early (a fault) has the terms of the decisions it had: a sum stopped at a time that does
+    not look ahead still has mean zero. Deterministic in its arguments; raises ``ValueError``
+    if the decisions do not replay (an illegal action or a seat not to move). With ``only``,
+    seat ``only``'s sums alone are computed where that is cheaper (a learned value), identical
+    to its entries in the full lists; the others may then be 0."""
     learned = AIVAT_VALUE.get(game)
     usable = AIVAT_VALUE_PLAYERS[game](players) if learned is not None else rollouts > 0
     when = AIVAT_WHEN.get(game) if usable else None
     chance = AIVAT_CHANCE[game] if has_chance_aivat(game, players) else None
     state = REGISTRY[game].new_game(players, deal_seed, options)
-    out = [0.0] * players
+    draws = [0.0] * players
+    events = [0.0] * players
     for n, (seat, action) in enumerate(decisions):
         if state.is_over() or seat not in state.to_move():
             raise ValueError(f"decision {n}: seat {seat} is not to move")
@@ -287,7 +264,7 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
         if not 0 <= action < k:
             raise ValueError(f"decision {n}: action {action} of seat {seat} is not legal")
         if when is not None and seat in known and k > 1 and when(state, seat):
-            step_seed = derive_seed(AIVAT_VERSION, seed, n)
+            step_seed = derive_seed(AIVAT_PLAYOUT_SEEDS, seed, n)
             values = []
             moves = state.moves(seat)
             for a in range(k):
@@ -297,14 +274,25 @@ def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, d
                 values.append(learned(child, known, only) if learned is not None
                               else aivat_value(child, known, rollouts, step_seed))
             for s in range(players):
-                out[s] += values[action][s] - sum(v[s] for v in values) / k
+                draws[s] += values[action][s] - sum(v[s] for v in values) / k
         if chance is not None:
             terms = chance(state, seat, action, known, only)
             if terms is not None:
                 for s in range(players):
-                    out[s] += terms[s]
+                    events[s] += terms[s]
         state.apply(seat, action)
-    return out
+    return draws, events
+
+
+def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
+                      decisions: list[tuple[int, int]], known: frozenset[int], rollouts: int,
+                      seed: int, only: int | None = None) -> list[float]:
+    """Each seat's AIVAT correction, to subtract from its place: the two sums of ``aivat_parts``
+    (the known seats' draws, the chance events), each times the game's fixed coefficient
+    (``AIVAT_SCALE``). Same arguments, errors and ``only`` as ``aivat_parts``."""
+    draws, events = aivat_parts(game, players, options, deal_seed, decisions, known, rollouts, seed, only)
+    c_draws, c_events = AIVAT_SCALE.get(game, (1.0, 1.0))
+    return [c_draws * a + c_events * b for a, b in zip(draws, events)]
 
 
 def luck_job(job: list[Any]) -> Any:

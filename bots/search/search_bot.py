@@ -39,7 +39,7 @@ from games.core import places_from_keys
 from games.determinize import Determinizer
 from games.divers_weights import HAND_SIZE, SYMBOLS, PLAY as DW_PLAY, PRIZE as DW_PRIZE, BID as DW_BID
 from games.palace import SWAP, PLAY as P_PLAY, EXCUSE as P_EXCUSE
-from games.reference import palace_play_choice, palace_swap_choice
+from games.palace_rule import palace_play_choice, palace_swap_choice
 
 DEFAULT_BUDGET_S = float(os.environ.get("SEARCH_BUDGET_S", "0.5"))
 WALL_SHARE = 0.5             # of move_s, a hard stop on wall-clock time

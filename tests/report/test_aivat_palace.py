@@ -19,8 +19,10 @@ from hypothesis import given, settings, strategies as st
 
 from arena.report.ratings import t95
 from games import REGISTRY, palace_value
-from games.reference import (AIVAT_ROLLOUTS, AIVAT_VALUE, REFERENCE, aivat_corrections, has_aivat,
-                             random_policy)
+from games.palace import PLAY
+from games.palace_rule import palace_play_choice
+from games.reference import (AIVAT_ROLLOUTS, AIVAT_SCALE, AIVAT_VALUE, REFERENCE, aivat_corrections, aivat_parts,
+                             has_aivat, random_policy)
 from games.rng import DealRng, derive_seed
 from tests.report import known_strength
 
@@ -88,6 +90,45 @@ def test_the_correction_is_a_function_of_the_record_alone_and_zero_without_weigh
     assert aivat_corrections(GAME, 3, {}, 8, moves, frozenset({0, 1, 2}), 0, 5) == [0.0] * 3
 
 
+@settings(max_examples=40, deadline=None)
+@given(deal=st.integers(0, 2**63), steps=st.integers(0, 300))
+def test_the_value_reads_the_state_one_rule_move_ahead(deal, steps):
+    """V(state) is the learned estimate after the one seat to move plays the reference rule's
+    choice (R-P6: the lowest ordinary rank), or its first move where it has none to choose (a
+    reveal, R-P13, or eating the pile, R-P8); in the setup's simultaneous swaps (R-P3) and at
+    the end, the state itself. The state it is given is never changed."""
+    state = random_state(deal, steps)
+    before = state.clone()
+    ahead = palace_value.after_rule_move(state)
+    assert state.decisions == before.decisions and state.to_move() == before.to_move()
+    if state.is_over() or state._phase != "play":
+        assert ahead is state
+    else:
+        seat = state.to_move()[0]
+        moves = state.moves(seat)
+        want = state.clone()
+        want.apply(seat, 0 if len(moves) == 1 or moves[0][0] != PLAY else palace_play_choice(state, moves))
+        assert ahead.decisions == state.decisions + 1
+        assert ahead.observation(0) == want.observation(0) and ahead.to_move() == want.to_move()
+    known = frozenset({1, 2})
+    assert palace_value.value(state, known) == palace_value._value(ahead, known, palace_value.WEIGHTS, None)
+
+
+def test_the_correction_is_the_two_sums_times_their_fixed_coefficients():
+    """Each sum of terms has mean zero, so any fixed multiple of it does: the coefficients
+    (fitted on deals no measurement uses) only decide how much luck is removed."""
+    assert AIVAT_SCALE[GAME] == (palace_value.DRAWS_SCALE, palace_value.REVEALS_SCALE)
+    assert 0 < palace_value.DRAWS_SCALE <= 1.5 and 0 < palace_value.REVEALS_SCALE <= 1.5
+    _, decisions = play(91, 2, REFERENCE[GAME], 7)
+    known = frozenset({0, 1, 3})
+    draws, events = aivat_parts(GAME, PLAYERS, {}, 91, decisions, known, 0, 7)
+    assert any(draws) and any(events)
+    want = [palace_value.DRAWS_SCALE * a + palace_value.REVEALS_SCALE * b for a, b in zip(draws, events)]
+    assert aivat_corrections(GAME, PLAYERS, {}, 91, decisions, known, 0, 7) == want
+    # Tightwad's sums are not scaled
+    assert "tightwad" not in AIVAT_SCALE
+
+
 @pytest.mark.slow
 def test_bots_of_known_strength_plain_and_corrected_agree_and_keep_their_order():
     """Unbiased: over 30 deals x 4 seats, each level's corrected mean place agrees with its
@@ -135,3 +176,14 @@ def test_the_training_script_runs_and_prints_a_table_of_the_shipped_shape(tmp_pa
     exec(run.stdout.split("\n", 1)[1], ns)   # the table is Python
     table = ns["WEIGHTS"][PLAYERS]
     assert sorted(table) == [2, 3, 4] and all(len(w) == palace_value.NFEATURES for w in table.values())
+
+
+def test_the_scales_script_runs_and_prints_both_coefficients(tmp_path):
+    """``benchmarks/palace_value.py --scales`` is how DRAWS_SCALE and REVEALS_SCALE were fitted:
+    on three deals it prints both as Python assignments."""
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--scales", "--deals", "3",
+                          "--processes", "1"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    ns: dict = {}
+    exec(run.stdout.split("\n", 1)[1], ns)
+    assert isinstance(ns["DRAWS_SCALE"], float) and isinstance(ns["REVEALS_SCALE"], float)

@@ -100,8 +100,9 @@ def test_only_a_reveal_of_an_unseen_card_has_a_term():
 
 
 def test_matches_without_a_builtin_player_get_the_reveal_terms_alone():
-    """Whoever plays, the correction of a four-player match is the sum of its reveal terms when
-    no seat is the builtin random player; with builtin seats their draws' terms are added."""
+    """Whoever plays, the correction of a four-player match is the sum of its reveal terms (times
+    their fixed coefficient) when no seat is the builtin random player; with builtin seats their
+    draws' terms are added."""
     _, decisions = known_strength.play(GAME, PLAYERS, 77, 0, known_strength.noisy(GAME, 0.0), 5, "reveal-test")
     state = REGISTRY[GAME].new_game(PLAYERS, 77)
     by_hand = [0.0] * PLAYERS
@@ -114,7 +115,7 @@ def test_matches_without_a_builtin_player_get_the_reveal_terms_alone():
         state.apply(seat, action)
     assert reveals > 0
     alone = aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset(), 0, 5)
-    assert alone == by_hand and any(abs(x) > 1e-9 for x in alone)
+    assert alone == [palace_value.REVEALS_SCALE * x for x in by_hand] and any(abs(x) > 1e-9 for x in alone)
     assert aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset({1, 2, 3}), 0, 5) != alone
 
 
