@@ -2,10 +2,12 @@
 
 Palace's playouts are long and their results scattered, so a few of them per state give a
 value too noisy for AIVAT (docs/luck.md). This value is instead a linear function of
-features of the state, one weight vector per (players, players still in), learned offline
-by ``benchmarks/palace_value.py``: at the random seats' decisions of heuristic-against-random
-games, from each child state's features and its playout results, least squares on the
-differences between sibling children (what an AIVAT term uses), not on their levels.
+features of the state one rule move ahead (``after_rule_move``), one weight vector per
+(players, players still in), learned offline by ``benchmarks/palace_value.py``: at the random
+seats' decisions of heuristic-against-random games, from each child state's features one move
+ahead and its playout results, least squares on the differences between sibling children
+(what an AIVAT term uses), not on their levels. The AIVAT sums are scaled by fixed
+coefficients (``DRAWS_SCALE``, ``REVEALS_SCALE``).
 
 A seat already out has its place, exactly. Configurations without weights get no value
 (``has_value``). It reads the whole state, hidden cards included: it runs after the match.
