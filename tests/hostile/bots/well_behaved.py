@@ -13,12 +13,12 @@ L = json.loads(os.environ.get("HOSTILE_LIMITS", "{}"))
 F = 0.8
 
 
-def burn_cpu(seconds: float) -> None:
-    end = resource.getrusage(resource.RUSAGE_SELF)
-    target = end.ru_utime + end.ru_stime + seconds
+def burn_cpu_until(total: float) -> None:
+    """Spin until this process has used ``total`` CPU seconds in all, start-up and the work
+    above included: on a slow machine that work alone can take a good part of the budget."""
     while True:
         ru = resource.getrusage(resource.RUSAGE_SELF)
-        if ru.ru_utime + ru.ru_stime >= target:
+        if ru.ru_utime + ru.ru_stime >= total:
             return
         for _ in range(20000):
             pass
@@ -66,8 +66,8 @@ for i in range(k):
     os.remove(os.path.join(tmp, f"fill{i}.bin"))
 # stderr: 80% of the log cap
 os.write(2, b"w" * (int(L.get("stderr_log_kb", 256) * F) << 10))
-# cpu: 80% of the budget
-burn_cpu(L.get("cpu_s", 600) * F)
+# cpu: 85% of the budget, in all (the harness counts the whole process tree, in clock ticks)
+burn_cpu_until(L.get("cpu_s", 600) * 0.85)
 report["cpu_s"] = round(time.process_time(), 2)
 line = json.dumps(report)
 pad = (int(L.get("stdout_line_kb", 1024) * F) << 10) - len(line) - 20
