@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
-from luck import play_recorded  # noqa: E402
+from luck import _var, play_recorded  # noqa: E402
 from games import REGISTRY  # noqa: E402
 from games.palace_value import (NFEATURES, after_rule_move, exchanged, features, hidden_places,  # noqa: E402
                                 revealed_place)
@@ -230,11 +230,7 @@ def saved(per_deal: list[list[tuple[float, float, float]]], scales: tuple[float,
     """Matches saved against independent deals by the rotated, adjusted place (benchmarks/luck.py)."""
     plain = [r[0] for rows in per_deal for r in rows]
     adjusted = [sum(r[0] - scales[0] * r[1] - scales[1] * r[2] for r in rows) / len(rows) for rows in per_deal]
-
-    def var(xs: list[float]) -> float:
-        m = sum(xs) / len(xs)
-        return sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-    return 1 - PLAYERS * var(adjusted) / var(plain)
+    return 1 - PLAYERS * _var(adjusted) / _var(plain)
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
