@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from html import escape
+from typing import Sequence
 
 from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
                                       deals_line, format_adjusted_place, format_faults, format_mean_place,
@@ -107,14 +108,14 @@ def _fmt_tick(value: float) -> str:
     return f"{value:g}" if abs(value) >= 1e-9 else "0"
 
 
-def _thin(points: tuple[HistoryPoint, ...]) -> list[HistoryPoint]:
+def _thin(points: Sequence[HistoryPoint]) -> list[HistoryPoint]:
     if len(points) <= MAX_POINTS:
         return list(points)
     step = len(points) / MAX_POINTS
-    kept = [points[int(i * step)] for i in range(MAX_POINTS)]
-    if kept[-1] is not points[-1]:
-        kept.append(points[-1])
-    return kept
+    picked = [int(i * step) for i in range(MAX_POINTS)]
+    if picked[-1] != len(points) - 1:
+        picked.append(len(points) - 1)
+    return [points[i] for i in picked]
 
 
 def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> str:

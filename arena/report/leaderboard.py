@@ -372,13 +372,13 @@ def _deals_cell(report: RatingReport) -> str:
 def render_json(report: RatingReport) -> str:
     """leaderboard.json text (see the module docstring). Each rating history is written
     on one line: with 100,000 matches, one number per line takes a minute."""
-    data = report.to_json()
+    data = report.to_json(histories=False)
     mark = f"history-{uuid.uuid4().hex}-"
     histories: list[str] = []
-    for scope in data["scopes"]:
-        for standing in scope["standings"]:
-            histories.append(json.dumps(standing["history"], separators=(",", ":")))
-            standing["history"] = f"{mark}{len(histories) - 1}"
+    for scope, scope_data in zip(report.scopes, data["scopes"]):
+        for standing, standing_data in zip(scope.standings, scope_data["standings"]):
+            histories.append(standing.history.json_text())
+            standing_data["history"] = f"{mark}{len(histories) - 1}"
     text = json.dumps(data, indent=1, ensure_ascii=False)
     parts = text.split(f'"{mark}')
     if len(parts) != len(histories) + 1:   # a result text held the mark: the plain way

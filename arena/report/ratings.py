@@ -54,6 +54,7 @@ the scope where both sat: times A placed above B, below, tied; ``share`` = above
 from __future__ import annotations
 
 import base64
+import json
 import math
 import re
 from array import array
@@ -61,7 +62,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence, overload
 
 import trueskill
 
@@ -134,6 +135,59 @@ class HistoryPoint(NamedTuple):
         return self.mu - 3.0 * self.sigma
 
 
+class History(Sequence[HistoryPoint]):
+    """A bot's rating history as three columns (index, mu, sigma): a 100,000-match league
+    holds over a million points, and the rating cache and leaderboard.json read and write
+    them a column, or a line, at a time. Reads as a sequence of ``HistoryPoint``."""
+
+    __slots__ = ("index", "mu", "sigma")
+
+    def __init__(self, index: Iterable[int] = (), mu: Iterable[float] = (),
+                 sigma: Iterable[float] = ()) -> None:
+        self.index, self.mu, self.sigma = array("q", index), array("d", mu), array("d", sigma)
+        if not len(self.index) == len(self.mu) == len(self.sigma):
+            raise ValueError("history columns of different lengths")
+
+    def append(self, index: int, mu: float, sigma: float) -> None:
+        self.index.append(index)
+        self.mu.append(mu)
+        self.sigma.append(sigma)
+
+    def copy(self) -> "History":
+        return History(self.index, self.mu, self.sigma)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @overload
+    def __getitem__(self, i: int) -> HistoryPoint: ...
+    @overload
+    def __getitem__(self, i: slice) -> "History": ...
+
+    def __getitem__(self, i: int | slice) -> "HistoryPoint | History":
+        if isinstance(i, slice):
+            return History(self.index[i], self.mu[i], self.sigma[i])
+        return HistoryPoint(self.index[i], self.mu[i], self.sigma[i])
+
+    def __iter__(self) -> Iterator[HistoryPoint]:
+        return map(HistoryPoint._make, zip(self.index, self.mu, self.sigma))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, History):
+            return (self.index, self.mu, self.sigma) == (other.index, other.mu, other.sigma)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.index.tobytes(), self.mu.tobytes(), self.sigma.tobytes()))
+
+    def __repr__(self) -> str:
+        return f"History({list(self)!r})"
+
+    def json_text(self) -> str:
+        """``[[index,mu,sigma],...]`` as json.dumps writes the list of points, compact."""
+        return json.dumps(list(zip(self.index, self.mu, self.sigma)), separators=(",", ":"))
+
+
 @dataclass(frozen=True)
 class BotStanding:
     """One bot's line on a leaderboard (see the module docstring)."""
@@ -147,7 +201,7 @@ class BotStanding:
     firsts: int
     unrated: int
     faults: dict[str, int]
-    history: tuple[HistoryPoint, ...]
+    history: History
     mean_place_ci95: float | None = None   # half-width of the 95% interval of mean_place
     # luck-adjusted mean place and its interval's half-width (arena.report.luck); None: unavailable
     adjusted_place: float | None = None
@@ -252,8 +306,9 @@ class RatingReport:
                 return s
         raise KeyError(name)
 
-    def to_json(self) -> dict[str, Any]:
-        """The stable JSON form (format ``decktet-arena-leaderboard``, version 1)."""
+    def to_json(self, histories: bool = True) -> dict[str, Any]:
+        """The stable JSON form (format ``decktet-arena-leaderboard``, version 1).
+        ``histories=False`` leaves every rating history None (``render_json`` writes them)."""
         return {
             "format": JSON_FORMAT,
             "version": JSON_VERSION,
@@ -263,7 +318,7 @@ class RatingReport:
             "rating": {"system": "trueskill", "params": self.params.to_json(),
                        "conservative": "mu - 3 * sigma"},
             "deals": None if self.deals is None else dict(self.deals),
-            "scopes": [_scope_json(s) for s in self.scopes],
+            "scopes": [_scope_json(s, histories) for s in self.scopes],
             "notable": [{"match_id": n.match_id, "index": n.index, "game": n.game,
                          "reason": n.reason, "seat": n.seat, "bot": n.bot,
                          "detail": n.detail} for n in self.notable],
@@ -277,7 +332,7 @@ def _r(x: float) -> float:
     return round(x, 6)
 
 
-def _scope_json(s: ScopeReport) -> dict[str, Any]:
+def _scope_json(s: ScopeReport, histories: bool = True) -> dict[str, Any]:
     return {
         "scope": s.scope, "games": list(s.games),
         "matches": s.matches, "rated": s.rated, "skipped": s.skipped,
@@ -290,7 +345,7 @@ def _scope_json(s: ScopeReport) -> dict[str, Any]:
             "adjusted_place_ci95": None if b.adjusted_place_ci95 is None else _r(b.adjusted_place_ci95),
             "firsts": b.firsts, "unrated": b.unrated, "faults_total": b.faults_total,
             "faults": dict(b.faults),
-            "history": [list(h) for h in b.history],   # already rounded (``_Scope.rate``)
+            "history": [list(h) for h in b.history] if histories else None,  # rounded (``_Scope.rate``)
         } for b in s.standings],
         "head_to_head": [{
             "bot": h.bot, "opponent": h.opponent, "above": h.above, "below": h.below,
@@ -367,7 +422,7 @@ class _Scope:
         self.firsts: Counter[str] = Counter()
         self.unrated: Counter[str] = Counter()
         self.faults: dict[str, Counter[str]] = {}
-        self.history: dict[str, list[HistoryPoint]] = {}
+        self.history: dict[str, History] = {}
         self.h2h: dict[tuple[str, str], list[int]] = {}
         self.deal_sum: dict[str, dict[str, int]] = {}     # bot -> deal -> sum of its places
         self.deal_seats: dict[str, dict[str, int]] = {}   # bot -> deal -> its seats
@@ -408,7 +463,10 @@ class _Scope:
                 r = ratings[bot] = (mu, sigma)
             # rounded once, as published (``_r``): a view of a cached league then rounds none
             # of its million history points
-            self.history.setdefault(bot, []).append(HistoryPoint(row.index, round(r[0], 6), round(r[1], 6)))
+            history = self.history.get(bot)
+            if history is None:
+                history = self.history[bot] = History()
+            history.append(row.index, round(r[0], 6), round(r[1], 6))
         self.rated += 1
         if deal is None:
             deal = deal_cluster(row.match_id)
@@ -433,8 +491,8 @@ class _Scope:
 
     def state(self) -> dict[str, Any]:
         """Everything accumulated so far, as plain JSON-able data (for the rating cache)."""
-        hist = {b: [_pack("q", [h.index for h in pts]), _pack("d", [h.mu for h in pts]),
-                    _pack("d", [h.sigma for h in pts])] for b, pts in self.history.items()}
+        hist = {b: [_pack_array(h.index), _pack_array(h.mu), _pack_array(h.sigma)]
+                for b, h in self.history.items()}
         return {"name": self.name, "games": sorted(self.games),
                 "ratings": {b: list(r) for b, r in self.ratings.items()},
                 "counts": [self.matches, self.rated, self.skipped],
@@ -460,10 +518,8 @@ class _Scope:
                         for b, c in state["faults"].items()}
         scope.history = {}
         for b, (idx, mus, sigmas) in state["history"].items():
-            cols = _unpack("q", idx), _unpack("d", mus), _unpack("d", sigmas)
-            if not len(cols[0]) == len(cols[1]) == len(cols[2]):
-                raise ValueError("history columns of different lengths")
-            scope.history[str(b)] = list(map(HistoryPoint._make, zip(*cols)))
+            scope.history[str(b)] = History(_unpack_array("q", idx), _unpack_array("d", mus),
+                                            _unpack_array("d", sigmas))
         scope.h2h = {(str(a), str(b)): [int(x), int(y), int(z)]
                      for a, b, x, y, z in state["h2h"]}
         scope.deal_sum, scope.deal_seats = {}, {}
@@ -486,7 +542,7 @@ class _Scope:
                                                         self.deal_seats.get(bot, {}).values())),
                 firsts=self.firsts[bot], unrated=self.unrated[bot],
                 faults=_ordered_faults(self.faults.get(bot, Counter())),
-                history=tuple(self.history.get(bot, ()))))
+                history=self.history[bot].copy() if bot in self.history else History()))
         standings.sort(key=lambda s: (-s.conservative, s.name))
         standings = [replace(s, rank=i + 1) for i, s in enumerate(standings)]
         h2h = tuple(HeadToHead(a, b, *cell) for (a, b), cell in sorted(self.h2h.items()))
@@ -499,10 +555,18 @@ def _pack(code: str, values: list[Any]) -> str:
     return base64.b64encode(array(code, values).tobytes()).decode("ascii")
 
 
-def _unpack(code: str, text: str) -> list[Any]:
+def _pack_array(values: array) -> str:
+    return base64.b64encode(values.tobytes()).decode("ascii")
+
+
+def _unpack_array(code: str, text: str) -> array:
     out = array(code)
     out.frombytes(base64.b64decode(text, validate=True))
-    return out.tolist()
+    return out
+
+
+def _unpack(code: str, text: str) -> list[Any]:
+    return _unpack_array(code, text).tolist()
 
 
 def _ordered_faults(counts: Counter[str]) -> dict[str, int]:

@@ -41,6 +41,8 @@ import time
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -118,17 +120,20 @@ _SEAT_COLUMNS = ("seat", "bot", "sha256", "place", "score", "fault_kind", "fault
 SCHEDULE_DIGEST = "schedule_sha256"  # meta key
 
 
+# One encoder for every digest: json.dumps with options builds a new one per call, and a
+# leaderboard checks every stored match. Tuples encode as lists do.
+_DIGEST_JSON = json.JSONEncoder(separators=(",", ":"), default=repr)
+
+
 def _digest(match: Sequence[Any], seats: Sequence[Sequence[Any]]) -> str:
     """SHA-256 of a match's columns (``_MATCH_COLUMNS``) and its seats rows, as SQLite returns them."""
-    text = json.dumps([list(match), [list(s) for s in seats]], separators=(",", ":"), default=repr)
+    text = _DIGEST_JSON.encode([match, seats])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _schedule_digest(conn: sqlite3.Connection) -> str:
-    h = hashlib.sha256()
-    for mid, idx in conn.execute("SELECT match_id, idx FROM schedule ORDER BY match_id"):
-        h.update(f"{mid!r} {idx!r}\n".encode())
-    return h.hexdigest()
+    rows = conn.execute("SELECT match_id, idx FROM schedule ORDER BY match_id").fetchall()
+    return hashlib.sha256("".join([f"{mid!r} {idx!r}\n" for mid, idx in rows]).encode()).hexdigest()
 
 
 def _seal_all(conn: sqlite3.Connection) -> None:
@@ -667,17 +672,27 @@ class ResultStore:
                 scheduled = self.has_schedule()
             if scheduled:
                 self._check_schedule()
-            sql = self._results_sql(scheduled)
-            args: tuple[Any, ...] = ()
-            if game is not None:
-                sql += " WHERE m.game = ?"
-                args = (game,)
-            sql += f" ORDER BY {'sc.idx' if scheduled else 'm.idx'}, m.match_id, s.seat"
-            rows = self.conn.execute(sql, args).fetchall()  # one read snapshot
-        for group in _groups(rows):
-            if _altered(group):
-                raise AlteredError(_altered_message(self.path, group[0][0]))
-            yield _row(group)
+            index = "sc.idx" if scheduled else "m.idx"
+            join = " JOIN schedule sc USING (match_id)" if scheduled else ""
+            where, args = (" WHERE m.game = ?", (game,)) if game is not None else ("", ())
+            # Two queries, not one join: the join repeats a match's columns on each of its
+            # seats rows, and reading them is most of a large leaderboard's time.
+            with _read_snapshot(self.conn):
+                matches = self.conn.execute(
+                    f"SELECT {', '.join('m.' + c for c in _MATCH_COLUMNS)}, {index}, m.digest"
+                    f" FROM matches m{join}{where} ORDER BY {index}, m.match_id", args).fetchall()
+                seats = self.conn.execute(
+                    f"SELECT s.match_id, {', '.join('s.' + c for c in _SEAT_COLUMNS)} FROM seats s"
+                    + (f" JOIN matches m USING (match_id){where}" if where else "")
+                    + " ORDER BY s.match_id, s.seat", args).fetchall()
+        by_match = {mid: list(rows) for mid, rows in groupby(seats, itemgetter(0))}
+        del seats
+        for match in matches:
+            group = by_match.get(match[0], ())
+            seat_columns = [r[1:] for r in group]
+            if match[-1] != _digest(match[:_NM], seat_columns):
+                raise AlteredError(_altered_message(self.path, match[0]))
+            yield _result_row(match, seat_columns)
 
     @staticmethod
     def _results_sql(scheduled: bool) -> str:
@@ -741,14 +756,34 @@ def _altered_message(path: Path, match_id: str) -> str:
             "file to play altered matches again, or restore the file from a copy")
 
 
-def _row(group: list[tuple[Any, ...]]) -> ResultRow:
-    first = group[0]
+def _result_row(match: tuple[Any, ...], seats: list[tuple[Any, ...]]) -> ResultRow:
+    """The ResultRow of a match's columns (then its index) and its seats rows (``_SEAT_COLUMNS``)."""
+    if seats:
+        _, bots, _, places, scores, faults, details = zip(*seats)
+    else:
+        bots = places = scores = faults = details = ()
     return ResultRow(
-        match_id=first[_M["match_id"]], index=first[-2], game=first[_M["game"]], players=first[_M["players"]],
-        bots=tuple(r[_S["bot"]] for r in group), places=tuple(r[_S["place"]] for r in group),
-        scores=tuple(r[_S["score"]] for r in group), faults=tuple(r[_S["fault_kind"]] for r in group),
-        fault_details=tuple(r[_S["fault_detail"]] for r in group),
-        capped=bool(first[_M["capped"]]), sandbox_fault=bool(first[_M["has_sandbox_fault"]]))
+        match_id=match[_M["match_id"]], index=match[-2], game=match[_M["game"]], players=match[_M["players"]],
+        bots=bots, places=places, scores=scores, faults=faults, fault_details=details,
+        capped=bool(match[_M["capped"]]), sandbox_fault=bool(match[_M["has_sandbox_fault"]]))
+
+
+class _read_snapshot:
+    """One read transaction around several queries, so they all see the same commits
+    (the connection is in autocommit mode; a caller already in a transaction keeps it)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.began = False
+
+    def __enter__(self) -> None:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.began = True
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.began:
+            self.conn.execute("COMMIT")
 
 
 def _split_sql(script: str) -> list[str]:
