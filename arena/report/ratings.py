@@ -140,13 +140,17 @@ class History(Sequence[HistoryPoint]):
     holds over a million points, and the rating cache and leaderboard.json read and write
     them a column, or a line, at a time. Reads as a sequence of ``HistoryPoint``."""
 
-    __slots__ = ("index", "mu", "sigma")
+    # _text: (n, the JSON text of the first n points). Formatting floats is most of the cost
+    # of leaderboard.json, so the text is kept, and cached with the ratings: a view of a
+    # cached league then formats only the points rated since.
+    __slots__ = ("index", "mu", "sigma", "_text")
 
     def __init__(self, index: Iterable[int] = (), mu: Iterable[float] = (),
                  sigma: Iterable[float] = ()) -> None:
         self.index, self.mu, self.sigma = array("q", index), array("d", mu), array("d", sigma)
         if not len(self.index) == len(self.mu) == len(self.sigma):
             raise ValueError("history columns of different lengths")
+        self._text: tuple[int, str] = (0, "[]")
 
     def append(self, index: int, mu: float, sigma: float) -> None:
         self.index.append(index)
@@ -154,7 +158,9 @@ class History(Sequence[HistoryPoint]):
         self.sigma.append(sigma)
 
     def copy(self) -> "History":
-        return History(self.index, self.mu, self.sigma)
+        new = History(self.index, self.mu, self.sigma)
+        new._text = self._text
+        return new
 
     def __len__(self) -> int:
         return len(self.index)
@@ -185,7 +191,33 @@ class History(Sequence[HistoryPoint]):
 
     def json_text(self) -> str:
         """``[[index,mu,sigma],...]`` as json.dumps writes the list of points, compact."""
-        return json.dumps(list(zip(self.index, self.mu, self.sigma)), separators=(",", ":"))
+        n, text = self._text
+        if n != len(self):
+            rest = json.dumps(list(zip(self.index[n:], self.mu[n:], self.sigma[n:])), separators=(",", ":"))
+            text = rest if n == 0 else text[:-1] + "," + rest[1:]
+            self._text = (len(self), text)
+        return text
+
+    def has_text(self) -> bool:
+        """Whether ``json_text()`` is ready without formatting a point."""
+        return self._text[0] == len(self)
+
+    def adopt_text(self, text: Any) -> None:
+        """Take ``text`` (from the rating cache) as ``json_text()`` if it has the shape of this
+        history's text: only JSON number characters, one point per bracket pair, and this
+        history's first and last points. Otherwise it is ignored (and rebuilt when asked)."""
+        n = len(self)
+        if (n and isinstance(text, str) and text.count("[") == n + 1 and text.count("]") == n + 1
+                and _HISTORY_CHARS.fullmatch(text) is not None
+                and text.startswith("[" + _point_json(self[0])) and text.endswith(_point_json(self[n - 1]) + "]")):
+            self._text = (n, text)
+
+
+_HISTORY_CHARS = re.compile(r"[\[\]0-9,.e+-]*")
+
+
+def _point_json(point: HistoryPoint) -> str:
+    return json.dumps(list(point), separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -491,7 +523,7 @@ class _Scope:
 
     def state(self) -> dict[str, Any]:
         """Everything accumulated so far, as plain JSON-able data (for the rating cache)."""
-        hist = {b: [_pack_array(h.index), _pack_array(h.mu), _pack_array(h.sigma)]
+        hist = {b: [_pack_array(h.index), _pack_array(h.mu), _pack_array(h.sigma), h.json_text()]
                 for b, h in self.history.items()}
         return {"name": self.name, "games": sorted(self.games),
                 "ratings": {b: list(r) for b, r in self.ratings.items()},
@@ -517,9 +549,11 @@ class _Scope:
         scope.faults = {str(b): Counter({str(k): int(n) for k, n in c.items()})
                         for b, c in state["faults"].items()}
         scope.history = {}
-        for b, (idx, mus, sigmas) in state["history"].items():
-            scope.history[str(b)] = History(_unpack_array("q", idx), _unpack_array("d", mus),
-                                            _unpack_array("d", sigmas))
+        for b, (idx, mus, sigmas, *text) in state["history"].items():
+            history = scope.history[str(b)] = History(_unpack_array("q", idx), _unpack_array("d", mus),
+                                                      _unpack_array("d", sigmas))
+            if text:
+                history.adopt_text(text[0])
         scope.h2h = {(str(a), str(b)): [int(x), int(y), int(z)]
                      for a, b, x, y, z in state["h2h"]}
         scope.deal_sum, scope.deal_seats = {}, {}
@@ -637,6 +671,7 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
     per_game: dict[str, _Scope] = {}
     notable: list[NotableMatch] = []
     start = 0
+    textless = False
     prefix = rating_cache.complete_prefix(ordered) if cache is not None else 0
     if cache is not None:
         saved = rating_cache.load(cache, params, ordered)
@@ -650,9 +685,11 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
                 start = saved[0]
                 notable = [NotableMatch(*f) for f in saved[2]]
                 overall, per_game = resumed
+                # a cache without the histories' texts (an older arena's) is written again with them
+                textless = any(not h.has_text() for s in (overall, *per_game.values()) for h in s.history.values())
 
     def snapshot(k: int) -> None:
-        if cache is not None and k == prefix and k > start:
+        if cache is not None and k == prefix and (k > start or textless):
             rating_cache.save(cache, params, ordered, k,
                               [overall.state()] + [per_game[g].state() for g in sorted(per_game)],
                               notable)

@@ -110,3 +110,45 @@ def test_a_cache_that_inflates_beyond_the_limit_is_ignored(tmp_path: Path, monke
     assert rating_cache.load(cache, RatingParams.from_dict(None), rows) is not None
     monkeypatch.setattr(rating_cache, "MAX_BYTES", 100)   # stands in for a zip bomb
     assert rating_cache.load(cache, RatingParams.from_dict(None), rows) is None
+
+
+def test_a_history_text_that_does_not_fit_its_history_is_rebuilt(tmp_path: Path) -> None:
+    # The cache keeps each history's leaderboard.json text beside its columns. A text that is
+    # not made of JSON numbers, has another number of points, or starts or ends on another
+    # point is not used: leaderboard.json is what a build without the cache writes.
+    cache = tmp_path / rating_cache.FILE_NAME
+    recs = _records(60)
+    compute_ratings(recs[:40], cache=cache)
+    good = json.loads(zlib.decompress(cache.read_bytes()))
+    history = good["scopes"][0]["history"]
+    assert all(len(v) == 4 and v[3].startswith("[[") for v in history.values())
+    a, b = sorted(history)[:2]
+    damage = [
+        lambda h: h[a].__setitem__(3, '"]}{"'),
+        lambda h: h[a].__setitem__(3, h[b][3]),                            # another bot's points
+        lambda h: h[a].__setitem__(3, h[a][3].rsplit(",[", 1)[0] + "]"),   # one point short
+        lambda h: h[a].__setitem__(3, h[a][3][:-2] + "1]]"),               # last point changed
+        lambda h: h[a].__setitem__(3, 12),
+        lambda h: [v.pop() for v in h.values()],                           # an older arena's cache
+    ]
+    expected = render_json(compute_ratings(recs))
+    for hurt in damage:
+        data = json.loads(json.dumps(good))
+        hurt(data["scopes"][0]["history"])
+        cache.write_bytes(zlib.compress(json.dumps(data).encode()))
+        assert render_json(compute_ratings(recs, cache=cache)) == expected
+
+
+def test_history_text_grows_with_its_points() -> None:
+    from arena.report.ratings import History
+
+    rng = random.Random(5)
+    history = History()
+    assert history.json_text() == "[]"
+    for step in range(4):
+        for i in range(rng.randint(1, 5)):
+            history.append(10 * step + i, round(rng.gauss(25, 3), 6), round(rng.uniform(1, 8), 6))
+        assert history.json_text() == json.dumps([list(p) for p in history], separators=(",", ":"))
+        copy = history.copy()
+        copy.append(99, 1.5, 2.5)
+        assert json.loads(copy.json_text()) == json.loads(history.json_text()) + [[99, 1.5, 2.5]]
