@@ -39,7 +39,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import groupby
 from operator import itemgetter
@@ -206,6 +206,9 @@ class ResultRow:
     fault_details: tuple[str | None, ...]
     capped: bool
     sandbox_fault: bool
+    # the stored match's checked digest (``iter_results``): it covers every column above but
+    # the schedule's index; None for a row made from a record
+    digest: str | None = field(default=None, compare=False)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "ResultRow":
@@ -765,7 +768,8 @@ def _result_row(match: tuple[Any, ...], seats: list[tuple[Any, ...]]) -> ResultR
     return ResultRow(
         match_id=match[_M["match_id"]], index=match[-2], game=match[_M["game"]], players=match[_M["players"]],
         bots=bots, places=places, scores=scores, faults=faults, fault_details=details,
-        capped=bool(match[_M["capped"]]), sandbox_fault=bool(match[_M["has_sandbox_fault"]]))
+        capped=bool(match[_M["capped"]]), sandbox_fault=bool(match[_M["has_sandbox_fault"]]),
+        digest=match[-1])
 
 
 class _read_snapshot:

@@ -152,3 +152,23 @@ def test_history_text_grows_with_its_points() -> None:
         copy = history.copy()
         copy.append(99, 1.5, 2.5)
         assert json.loads(copy.json_text()) == json.loads(history.json_text()) + [[99, 1.5, 2.5]]
+
+
+def test_rows_from_a_store_are_known_by_their_checked_digests(tmp_path: Path) -> None:
+    # A store's rows carry their checked digests, so the cache names its prefix by them (and by
+    # the schedule's index, which they do not cover). Any other row or index: rebuilt.
+    from dataclasses import replace
+
+    cache = tmp_path / rating_cache.FILE_NAME
+    recs = _records(40)
+    rows = [replace(ResultRow.from_record(r), digest=f"{i:064x}") for i, r in enumerate(recs)]
+    compute_ratings(rows, cache=cache)
+    params = RatingParams.from_dict(None)
+    assert rating_cache.load(cache, params, rows) is not None
+    other = _records(40, seed=2)
+    changed = rows[:7] + [replace(ResultRow.from_record(other[7]), digest="f" * 64)] + rows[8:]
+    assert rating_cache.load(cache, params, changed) is None
+    assert render_json(compute_ratings(changed, cache=cache)) == render_json(compute_ratings(changed))
+    swapped = rows[:3] + [replace(rows[4], index=3), replace(rows[3], index=4)] + rows[5:]
+    assert rating_cache.complete_prefix(swapped) == 40
+    assert rating_cache.load(cache, params, swapped) is None
