@@ -60,6 +60,7 @@ TWO = 2
 TRUMP = 16  # added to the order for trump cards: key = (is_trump, rank) as one int
 # Display / canonical order: by game rank, then face, then copy.
 SORTKEY: tuple[int, ...] = tuple(ORD[p] * 10_000 + (p % _DS) * 100 + p // _DS for p in range(_NPID))
+_SORTKEY_OF = dict(enumerate(SORTKEY)).__getitem__  # a dict's is the cheapest key function
 
 EMPTY, ANY, HIGHER, LOWER = 0, 1, 2, 3
 MODE_NAMES = ("empty", "any", "higher", "lower")
@@ -111,11 +112,15 @@ def _check_options(players: int, options: dict[str, Any]) -> None:
 
 
 def _submultisets(pids: list[int]) -> list[tuple[int, ...]]:
-    """Every non-empty sub-multiset of ``pids`` by face, one pid choice each (lowest copies first)."""
+    """Every non-empty sub-multiset of ``pids`` (sorted by ``SORTKEY``) by face, one pid
+    choice each (lowest copies first)."""
     if len(pids) == 1:
         return [(pids[0],)]
+    if len(pids) == 2:  # the usual pair, spelled out
+        p, q = pids
+        return [(p,), (p, q)] if p % _DS == q % _DS else [(q,), (p,), (p, q)]
     byface: dict[int, list[int]] = {}
-    for p in sorted(pids, key=SORTKEY.__getitem__):
+    for p in pids:
         f = p % _DS
         g = byface.get(f)
         if g is None:
@@ -218,10 +223,18 @@ class PalaceState(State):
         self._mode, self._ref, self._refpid = mode, bestk, best
 
     def _has_play(self, zone: list[int]) -> bool:
-        if self._mode <= ANY:
+        """Is any card of ``zone`` legal (``is_legal`` inlined: asked after every play)?"""
+        mode = self._mode
+        if mode <= ANY:
             return True
+        ref = self._ref
+        trump = self._trump
         for p in zone:
-            if self.is_legal(p):
+            o = ORD[p]
+            if o <= TWO:
+                return True
+            k = o + TRUMP if SUITS[p] & trump else o
+            if (k >= ref) if mode == HIGHER else (k <= ref):
                 return True
         return False
 
@@ -243,7 +256,7 @@ class PalaceState(State):
         mode = self._mode
         ref = self._ref
         trump = self._trump
-        groups: dict[int, list[int]] = {}
+        legal: list[int] = []
         excuse = -1
         illegal = False
         for p in zone:
@@ -256,36 +269,47 @@ class PalaceState(State):
                 if (k < ref) if mode == HIGHER else (k > ref):
                     illegal = True
                     continue
-            g = groups.get(o)
-            if g is None:
-                groups[o] = [p]
-            else:
-                g.append(p)
+            legal.append(p)
+        # One sort orders the plays by rank, and each rank's cards as _submultisets wants them.
+        legal.sort(key=_SORTKEY_OF)
         moves: list[Any] = []
         # R-P12: a play that empties the hand with the draw pile empty may take face-up cards.
-        extend = (zone is hand and not self._draw and excuse < 0 and not illegal
-                  and len(groups) == 1 and self._up[seat])
-        for o in sorted(groups):
-            combos = _submultisets(groups[o])
-            ups: tuple[int, ...] = ()
-            if extend:
-                legal_up = [p for p in self._up[seat] if ORD[p] == o and self.is_legal(p)]
-                if legal_up:
-                    full = combos[-1]  # the last combo takes every card of every face
-                    ups_list = _submultisets(legal_up)
-                    if o == ACE_ORD:
-                        for u in ups_list:
-                            self._ace_moves(moves, full + u, u)
-                    else:
-                        moves.extend((PLAY, full + u, u) for u in ups_list)
-            if o == ACE_ORD:
-                for c in combos:
-                    self._ace_moves(moves, c, ups)
+        if (zone is hand and not self._draw and excuse < 0 and not illegal and legal
+                and ORD[legal[0]] == ORD[legal[-1]] and self._up[seat]):
+            self._emptying_moves(moves, seat, legal)
+        n = len(legal)
+        i = 0
+        while i < n:
+            p = legal[i]
+            o = ORD[p]
+            j = i + 1
+            while j < n and ORD[legal[j]] == o:
+                j += 1
+            if j == i + 1:  # the common lone card of its rank: one move, Ace or not
+                moves.append((PLAY, (p,), ()))
+            elif o == ACE_ORD:
+                for c in _submultisets(legal[i:j]):
+                    self._ace_moves(moves, c, ())
             else:
-                moves.extend((PLAY, c, ups) for c in combos)
+                moves.extend((PLAY, c, ()) for c in _submultisets(legal[i:j]))
+            i = j
         if excuse >= 0:
             moves.append((EXCUSE, excuse))
         return moves
+
+    def _emptying_moves(self, moves: list[Any], seat: int, group: list[int]) -> None:
+        """R-P12: the whole hand (one rank, ``group``) plus legal face-up cards of that rank."""
+        o = ORD[group[0]]
+        legal_up = sorted((p for p in self._up[seat] if ORD[p] == o and self.is_legal(p)), key=_SORTKEY_OF)
+        if not legal_up:
+            return
+        full = _submultisets(group)[-1]  # the last combo takes every card of every face
+        ups_list = _submultisets(legal_up)
+        if o == ACE_ORD:
+            for u in ups_list:
+                self._ace_moves(moves, full + u, u)
+        else:
+            moves.extend((PLAY, full + u, u) for u in ups_list)
 
     @staticmethod
     def _ace_moves(moves: list[Any], cards: tuple[int, ...], ups: tuple[int, ...]) -> None:
@@ -318,17 +342,20 @@ class PalaceState(State):
         return moves
 
     def _swap_moves(self, seat: int) -> list[Any]:
-        """R-P3: every distinct outcome of 0, 1 or 2 one-for-one swaps, once each."""
-        hand = sorted(self._hands[seat], key=SORTKEY.__getitem__)
+        """R-P3: every distinct outcome of 0, 1 or 2 one-for-one swaps, once each.
+
+        An outcome is the multiset of face-up faces, kept as one int with four bits
+        per face (a count of at most 4 never carries), so each swap is two additions."""
+        hand = sorted(self._hands[seat], key=_SORTKEY_OF)
         up = self._up[seat]
-        uf = [p % _DS for p in up]
-        seen = {tuple(sorted(uf))}
+        hw = [1 << 4 * (p % _DS) for p in hand]
+        uw = [1 << 4 * (p % _DS) for p in up]
+        base = sum(uw)
+        seen = {base}
         moves: list[Any] = [(SWAP, ())]
-        for h in hand:
+        for i, h in enumerate(hand):
             for j, u in enumerate(up):
-                new = uf.copy()
-                new[j] = h % _DS
-                key = tuple(sorted(new))
+                key = base - uw[j] + hw[i]
                 if key not in seen:
                     seen.add(key)
                     moves.append((SWAP, ((h, u),)))
@@ -337,10 +364,7 @@ class PalaceState(State):
             for i2 in range(i1 + 1, nh):
                 for j1 in range(nu):
                     for j2 in range(j1 + 1, nu):
-                        new = uf.copy()
-                        new[j1] = hand[i1] % _DS
-                        new[j2] = hand[i2] % _DS
-                        key = tuple(sorted(new))
+                        key = base - uw[j1] - uw[j2] + hw[i1] + hw[i2]
                         if key not in seen:
                             seen.add(key)
                             moves.append((SWAP, ((hand[i1], up[j1]), (hand[i2], up[j2]))))
@@ -619,7 +643,7 @@ class PalaceState(State):
             "phase": self._phase,
             "dealer": self._dealer,
             "turn": self._turn if self._turn >= 0 else None,
-            "hand": sorted(hands[seat], key=SORTKEY.__getitem__),
+            "hand": sorted(hands[seat], key=_SORTKEY_OF),
             "tableaux": players,
             "pile": self._pile.copy(),
             "pile_plays": [{"seat": s, "cards": list(c)} for s, c in self._plays],
@@ -646,7 +670,7 @@ class PalaceState(State):
             return ", ".join(names[p] for p in cards) or "-"
 
         lines = [f"Palace, seat {seat}, phase {self._phase}, turn {self._turn if self._turn >= 0 else '-'}"]
-        lines.append("hand: " + cs(sorted(self._hands[seat], key=SORTKEY.__getitem__)))
+        lines.append("hand: " + cs(sorted(self._hands[seat], key=_SORTKEY_OF)))
         for s in range(self.players):
             known = [f"{i}:{names[self._down[s][i]]}" for i in range(4) if self._known[s][i]]
             state = "out" if self._out[s] else f"hand {len(self._hands[s])}"
