@@ -215,6 +215,10 @@ class State:
         info.update(self._move_fields(seat, moves[action]))
         return info
 
+    def _action_infos(self, seat: int) -> list[dict[str, Any]]:
+        """Every legal action's ``action_info``, in id order (a game may build them in one pass)."""
+        return [self.action_info(seat, i) for i in range(len(self.moves(seat)))]
+
     def action_text(self, seat: int, action: int) -> str:
         return self.action_info(seat, action)["text"]
 
@@ -247,7 +251,7 @@ class State:
             "over": self._over,
         }
         obs.update(self._observe(seat))
-        obs["legal_actions"] = [self.action_info(seat, i) for i in range(len(self.moves(seat)))]
+        obs["legal_actions"] = self._action_infos(seat)
         return obs
 
     def observation_text(self, seat: int) -> str:

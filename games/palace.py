@@ -80,6 +80,34 @@ def _names(decks: int) -> tuple[str, ...]:
     return t
 
 
+_PLAY_TEXTS: dict[int, dict[tuple[int, ...], str]] = {}
+_PLAY_TEXTS_MAX = 100_000  # combos remembered per deck count; beyond it the memo starts afresh
+
+
+def _play_texts(decks: int) -> dict[tuple[int, ...], str]:
+    """Memo of ``_play_text`` for this deck count: the same plays recur at every decision."""
+    t = _PLAY_TEXTS.get(decks)
+    if t is None:
+        t = _PLAY_TEXTS[decks] = {}
+    return t
+
+
+def _play_text(cards: tuple[int, ...], decks: int) -> str:
+    """The action text of a play of hand (or face-up) cards alone; an Ace goes last."""
+    texts = _play_texts(decks)
+    text = texts.get(cards)
+    if text is None:
+        names = _names(decks)
+        p = cards[-1]
+        text = "play " + ", ".join(map(names.__getitem__, cards))
+        if ORD[p] == ACE_ORD:
+            text += " (new trump)" if len(cards) == 1 else " (trump: " + names[p] + ")"
+        if len(texts) >= _PLAY_TEXTS_MAX:
+            texts.clear()
+        texts[cards] = text
+    return text
+
+
 def deck_size(extended: bool) -> int:
     return _DS if extended else decktet.BASIC_SIZE
 
@@ -377,21 +405,40 @@ class PalaceState(State):
             moves = self.moves(seat)
         if type(action) is not int or not 0 <= action < len(moves):
             raise IllegalActionError(seat, action, f"no such action (legal ids 0..{len(moves) - 1})")
-        move = moves[action]
-        if move[0] == PLAY:
-            cards, ups = move[1], move[2]
-            names = _names(self.ndecks)
-            if not ups:
+        return self._describe(seat, action, moves[action])
+
+    def _action_infos(self, seat: int) -> list[dict[str, Any]]:
+        """Every ``action_info`` in id order, in one pass: plain plays, nearly every
+        move, are built inline as ``_describe`` does; the rest by ``_describe``."""
+        decks = self.ndecks
+        texts = _play_texts(decks)
+        infos = []
+        for i, move in enumerate(self.moves(seat)):
+            if move[0] == PLAY and not move[2]:
+                cards = move[1]
+                text = texts.get(cards) or _play_text(cards, decks)
                 p = cards[-1]
-                if len(cards) == 1:
-                    text = "play " + names[p]
-                else:
-                    text = "play " + ", ".join(map(names.__getitem__, cards))
                 if ORD[p] == ACE_ORD:
-                    text += " (new trump)" if len(cards) == 1 else " (trump: " + names[p] + ")"
-                    return {"id": action, "text": text,
-                            "kind": "play", "cards": list(cards), "trump": p}
-                return {"id": action, "text": text, "kind": "play", "cards": list(cards)}
+                    infos.append({"id": i, "text": text, "kind": "play", "cards": list(cards), "trump": p})
+                else:
+                    infos.append({"id": i, "text": text, "kind": "play", "cards": list(cards)})
+            else:
+                infos.append(self._describe(seat, i, move))
+        return infos
+
+    def _describe(self, seat: int, action: int, move: Any) -> dict[str, Any]:
+        """The ``action_info`` of one move; plain plays and swaps, the many, built directly."""
+        kind = move[0]
+        if kind == PLAY and not move[2]:
+            cards = move[1]
+            text = _play_text(cards, self.ndecks)
+            p = cards[-1]
+            if ORD[p] == ACE_ORD:
+                return {"id": action, "text": text, "kind": "play", "cards": list(cards), "trump": p}
+            return {"id": action, "text": text, "kind": "play", "cards": list(cards)}
+        if kind == SWAP:
+            return {"id": action, "text": self._move_text(seat, move), "kind": "swap",
+                    "swaps": [[h, u] for h, u in move[1]]}
         info = {"id": action, "text": self._move_text(seat, move)}
         info.update(self._move_fields(seat, move))
         return info
@@ -418,7 +465,7 @@ class PalaceState(State):
             return f"reveal face-down {i}"
         if not move[1]:
             return "keep tableau (no swap)"
-        return "swap " + "; ".join(f"{names[h]} (hand) <-> {names[u]} (face-up)" for h, u in move[1])
+        return "swap " + "; ".join([names[h] + " (hand) <-> " + names[u] + " (face-up)" for h, u in move[1]])
 
     def _move_fields(self, seat: int, move: Any) -> dict[str, Any]:
         kind = move[0]
