@@ -647,13 +647,16 @@ class PalaceState(State):
 
     # ---- observation --------------------------------------------------------------
 
-    def _event_json(self, e: tuple[Any, ...]) -> dict[str, Any]:
+    @staticmethod
+    def _event_json(e: tuple[Any, ...]) -> dict[str, Any]:
         t = e[0]
         if t == "play":
             d: dict[str, Any] = {"type": "play", "seat": e[1], "cards": list(e[2])}
             if e[3]:
                 d["from_face_up"] = list(e[3])
             return d
+        if t == "draw":
+            return {"type": "draw", "seat": e[1], "count": e[2]}
         if t == "reveal":
             return {"type": "reveal", "seat": e[1], "position": e[2], "card": e[3], "legal": e[4]}
         if t == "blow_up":
@@ -661,37 +664,46 @@ class PalaceState(State):
                     "trump_ace": e[4] if e[4] >= 0 else None}
         if t == "eat":
             return {"type": "eat", "seat": e[1], "cards": list(e[2])}
-        if t == "draw":
-            return {"type": "draw", "seat": e[1], "count": e[2]}
         if t == "out":
             return {"type": "out", "seat": e[1], "place": e[2]}
         if t == "loser":
             return {"type": "loser", "seat": e[1]}
         return {"type": "swaps", "swaps": [list(t) for t in e[1]]}
 
-    def _observe(self, seat: int) -> dict[str, Any]:
-        players = []
-        hands, ups, downs, knowns, ndown, out = (
-            self._hands, self._up, self._down, self._known, self._ndown, self._out)
-        for s in range(self.players):
-            down = downs[s]
-            known = knowns[s]
-            kfd = [[i, down[i]] for i in range(4) if known[i]] if True in known else []
-            players.append({
-                "hand_size": len(hands[s]),
-                "face_up": ups[s].copy(),
-                "face_down": ndown[s],
-                "face_down_positions": [0, 1, 2, 3] if ndown[s] == 4 else [i for i in range(4) if down[i] >= 0],
-                "known_face_down": kfd,
-                "out": out[s],
+    def _tableaux(self) -> list[dict[str, Any]]:
+        """Every seat's public zones (R-P17)."""
+        tableaux = []
+        for hand, up, down, known, nd, out in zip(self._hands, self._up, self._down, self._known,
+                                                  self._ndown, self._out):
+            tableaux.append({
+                "hand_size": len(hand),
+                "face_up": up.copy(),
+                "face_down": nd,
+                "face_down_positions": [0, 1, 2, 3] if nd == 4 else [i for i in range(4) if down[i] >= 0],
+                "known_face_down": [[i, down[i]] for i in range(4) if known[i]] if True in known else [],
+                "out": out,
             })
+        return tableaux
+
+    def observation(self, seat: int) -> dict[str, Any]:
+        """``State.observation`` as one dict literal (no ``_observe`` hook): it is built at
+        every decision."""
+        if type(seat) is not int or not 0 <= seat < self.players:
+            raise ValueError(f"no seat {seat!r} in a {self.players}-player game")
         tr = self._trump_ace
+        event_json = self._event_json
         obs: dict[str, Any] = {
+            "game": self.spec.id,
+            "seat": seat,
+            "players": self.players,
+            "decision": self.decisions,
+            "to_move": list(self._to_move),
+            "over": self._over,
             "phase": self._phase,
             "dealer": self._dealer,
             "turn": self._turn if self._turn >= 0 else None,
-            "hand": sorted(hands[seat], key=_SORTKEY_OF),
-            "tableaux": players,
+            "hand": sorted(self._hands[seat], key=_SORTKEY_OF),
+            "tableaux": self._tableaux(),
             "pile": self._pile.copy(),
             "pile_plays": [{"seat": s, "cards": list(c)} for s, c in self._plays],
             "reference": self._refpid if self._refpid >= 0 else None,
@@ -702,12 +714,13 @@ class PalaceState(State):
             "removed": self._removed.copy(),
             "out_order": self._out_order.copy(),
             "swaps": None if self._swaps is None else [list(t) for t in self._swaps],
-            "events": [self._event_json(e) for e in self._log[
+            "events": [event_json(e) for e in self._log[
                 self._last_dec if self._out[seat] else self._seen[seat]:]],
         }
         if self._phase == "swap":
             mine = self._pending.get(seat)
             obs["my_swap"] = None if mine is None else [[h, u] for h, u in mine]
+        obs["legal_actions"] = self._action_infos(seat)
         return obs
 
     def _observe_text(self, seat: int) -> str:
