@@ -685,20 +685,10 @@ class PalaceState(State):
             })
         return tableaux
 
-    def observation(self, seat: int) -> dict[str, Any]:
-        """``State.observation`` as one dict literal (no ``_observe`` hook): it is built at
-        every decision."""
-        if type(seat) is not int or not 0 <= seat < self.players:
-            raise ValueError(f"no seat {seat!r} in a {self.players}-player game")
+    def _observe(self, seat: int) -> dict[str, Any]:
         tr = self._trump_ace
         event_json = self._event_json
         obs: dict[str, Any] = {
-            "game": self.spec.id,
-            "seat": seat,
-            "players": self.players,
-            "decision": self.decisions,
-            "to_move": list(self._to_move),
-            "over": self._over,
             "phase": self._phase,
             "dealer": self._dealer,
             "turn": self._turn if self._turn >= 0 else None,
@@ -720,7 +710,6 @@ class PalaceState(State):
         if self._phase == "swap":
             mine = self._pending.get(seat)
             obs["my_swap"] = None if mine is None else [[h, u] for h, u in mine]
-        obs["legal_actions"] = self._action_infos(seat)
         return obs
 
     def _observe_text(self, seat: int) -> str:
