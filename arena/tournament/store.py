@@ -546,8 +546,7 @@ class ResultStore:
     def altered(self) -> list[str]:
         """The ids of stored matches whose rows or record no longer match their checksums, in id order."""
         with self._lock:
-            rows = self.conn.execute(self._results_sql(False) + " ORDER BY m.match_id, s.seat").fetchall()
-            bad = {g[0][0] for g in _groups(rows) if _altered(g)}
+            bad = {match[0] for match, _, intact in self._checked_matches(False) if not intact}
             for mid, blob, sha in self.conn.execute("SELECT match_id, record, record_sha256 FROM matches"):
                 if sha != hashlib.sha256(blob).hexdigest():
                     bad.add(mid)
@@ -675,37 +674,33 @@ class ResultStore:
                 scheduled = self.has_schedule()
             if scheduled:
                 self._check_schedule()
-            index = "sc.idx" if scheduled else "m.idx"
-            join = " JOIN schedule sc USING (match_id)" if scheduled else ""
-            where, args = (" WHERE m.game = ?", (game,)) if game is not None else ("", ())
-            # Two queries, not one join: the join repeats a match's columns on each of its
-            # seats rows, and reading them is most of a large leaderboard's time.
-            with _read_snapshot(self.conn):
-                matches = self.conn.execute(
-                    f"SELECT {', '.join('m.' + c for c in _MATCH_COLUMNS)}, {index}, m.digest"
-                    f" FROM matches m{join}{where} ORDER BY {index}, m.match_id", args).fetchall()
-                seats = self.conn.execute(
-                    f"SELECT s.match_id, {', '.join('s.' + c for c in _SEAT_COLUMNS)} FROM seats s"
-                    + (f" JOIN matches m USING (match_id){where}" if where else "")
-                    + " ORDER BY s.match_id, s.seat", args).fetchall()
+        for match, seats, intact in self._checked_matches(scheduled, game):
+            if not intact:
+                raise AlteredError(_altered_message(self.path, match[0]))
+            yield _result_row(match, seats)
+
+    def _checked_matches(self, scheduled: bool, game: str | None = None
+                         ) -> Iterator[tuple[tuple[Any, ...], list[tuple[Any, ...]], bool]]:
+        """(a match's columns, then its index and stored digest; its seats rows; whether they
+        still match that digest), by index then match id."""
+        index = "sc.idx" if scheduled else "m.idx"
+        join = " JOIN schedule sc USING (match_id)" if scheduled else ""
+        where, args = (" WHERE m.game = ?", (game,)) if game is not None else ("", ())
+        # Two queries, not one join: the join repeats a match's columns on each of its
+        # seats rows, and reading them is most of a large leaderboard's time.
+        with self._lock, _read_snapshot(self.conn):
+            matches = self.conn.execute(
+                f"SELECT {', '.join('m.' + c for c in _MATCH_COLUMNS)}, {index}, m.digest"
+                f" FROM matches m{join}{where} ORDER BY {index}, m.match_id", args).fetchall()
+            seats = self.conn.execute(
+                f"SELECT s.match_id, {', '.join('s.' + c for c in _SEAT_COLUMNS)} FROM seats s"
+                + (f" JOIN matches m USING (match_id){where}" if where else "")
+                + " ORDER BY s.match_id, s.seat", args).fetchall()
         by_match = {mid: list(rows) for mid, rows in groupby(seats, itemgetter(0))}
         del seats
         for match in matches:
-            group = by_match.get(match[0], ())
-            seat_columns = [r[1:] for r in group]
-            if match[-1] != _digest(match[:_NM], seat_columns):
-                raise AlteredError(_altered_message(self.path, match[0]))
-            yield _result_row(match, seat_columns)
-
-    @staticmethod
-    def _results_sql(scheduled: bool) -> str:
-        """Every column a digest covers (a match without seats rows still comes, to be caught),
-        then the schedule's index and the stored digest."""
-        sql = (f"SELECT {', '.join('m.' + c for c in _MATCH_COLUMNS)}, {', '.join('s.' + c for c in _SEAT_COLUMNS)},"
-               f" {'sc.idx' if scheduled else 'm.idx'}, m.digest FROM matches m LEFT JOIN seats s USING (match_id)")
-        if scheduled:
-            sql += " JOIN schedule sc USING (match_id)"
-        return sql
+            seat_columns = [r[1:] for r in by_match.get(match[0], ())]
+            yield match, seat_columns, match[-1] == _digest(match[:_NM], seat_columns)
 
     def get_record(self, match_id: str) -> dict[str, Any]:
         """The full stored record of one match; KeyError if it is not stored."""
@@ -730,27 +725,8 @@ class ResultStore:
             _seal_schedule(conn)
 
 
-_NM, _NS = len(_MATCH_COLUMNS), len(_SEAT_COLUMNS)
+_NM = len(_MATCH_COLUMNS)
 _M = {c: i for i, c in enumerate(_MATCH_COLUMNS)}
-_S = {c: _NM + i for i, c in enumerate(_SEAT_COLUMNS)}
-
-
-def _groups(rows: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
-    """Consecutive rows of one match (``_results_sql`` rows, ordered by match)."""
-    group: list[tuple[Any, ...]] = []
-    for row in rows:
-        if group and row[0] != group[0][0]:
-            yield group
-            group = []
-        group.append(row)
-    if group:
-        yield group
-
-
-def _altered(group: list[tuple[Any, ...]]) -> bool:
-    first = group[0]
-    seats = [r[_NM:_NM + _NS] for r in group if r[_S["seat"]] is not None]
-    return first[-1] != _digest(first[:_NM], seats)
 
 
 def _altered_message(path: Path, match_id: str) -> str:
