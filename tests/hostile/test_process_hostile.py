@@ -511,13 +511,15 @@ def test_bot_dies_with_a_killed_referee(lvl):
         while not set(_marker_pids(marker)) - {ref.pid} and time.monotonic() < end:
             time.sleep(0.02)
         assert set(_marker_pids(marker)) - {ref.pid}
-        ref.kill()                                    # SIGKILL: no cleanup code runs in the referee
-        ref.wait()
-        no_survivors(marker, timeout=10.0)
+        # listed while the referee lives: no sweep removes a live owner's folder, but once it is
+        # dead any other referee starting up (another test worker) may sweep it at once
         left = list(Path(tempfile.gettempdir()).glob(f"arena-scratch-{ref.pid}-*"))
         # a host folder: the scratch below the bwrap levels, bubblewrap's stage as root (see dropuid.py)
         host_dir = info.level not in ("full", "namespaces") or os.geteuid() == 0
         assert len(left) == (1 if host_dir else 0)
+        ref.kill()                                    # SIGKILL: no cleanup code runs in the referee
+        ref.wait()
+        no_survivors(marker, timeout=10.0)
         sweep_stale_scratch()                         # what the next referee does at start-up
         assert not any(p.exists() for p in left)
     finally:
