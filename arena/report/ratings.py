@@ -513,11 +513,15 @@ class _Scope:
             self.played[bot] += 1
             if any(p == 0 for b, p in zip(row.bots, row.places) if b == bot):
                 self.firsts[bot] += 1
-        for i, (a, pa) in enumerate(zip(row.bots, row.places)):
-            for j, (b, pb) in enumerate(zip(row.bots, row.places)):
-                if i == j or a == b:
+        h2h = self.h2h
+        seated = list(zip(row.bots, row.places))
+        for a, pa in seated:
+            for b, pb in seated:
+                if a == b:                   # the same seat, or one bot in two seats
                     continue
-                cell = self.h2h.setdefault((a, b), [0, 0, 0])
+                cell = h2h.get((a, b))
+                if cell is None:             # (setdefault would build a list for every pair)
+                    cell = h2h[a, b] = [0, 0, 0]
                 cell[0 if pa < pb else 1 if pa > pb else 2] += 1
         return True
 
