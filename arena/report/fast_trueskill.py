@@ -67,38 +67,6 @@ class FastTrueSkill:
         # calc_draw_margin(p, size=2): two one-player teams per difference.
         self.draw_margin = ppf((draw_probability + 1) / 2.) * math.sqrt(2) * beta
 
-    # --- the package's v/w functions ------------------------------------------------
-
-    @staticmethod
-    def _v_win(diff: float, margin: float) -> float:
-        x = diff - margin
-        denom = cdf(x)
-        return (pdf(x) / denom) if denom else -x
-
-    @staticmethod
-    def _v_draw(diff: float, margin: float) -> float:
-        abs_diff = abs(diff)
-        a, b = margin - abs_diff, -margin - abs_diff
-        denom = cdf(a) - cdf(b)
-        numer = pdf(b) - pdf(a)
-        return ((numer / denom) if denom else a) * (-1 if diff < 0 else +1)
-
-    def _w_win(self, diff: float, margin: float, v: float) -> float:
-        x = diff - margin
-        w = v * (v + x)
-        if 0 < w < 1:
-            return w
-        raise _fp_error()
-
-    def _w_draw(self, diff: float, margin: float, v: float) -> float:
-        abs_diff = abs(diff)
-        a, b = margin - abs_diff, -margin - abs_diff
-        denom = cdf(a) - cdf(b)
-        if not denom:
-            raise _fp_error()
-        v = abs(v)  # v_draw(|diff|) is |v_draw(diff)|
-        return (v ** 2) + (a * pdf(a) - b * pdf(b)) / denom
-
     # --- the schedule -----------------------------------------------------------------
 
     def rate(self, ratings: Sequence[tuple[float, float]],
@@ -165,7 +133,6 @@ class FastTrueSkill:
         trp = [0.0] * d
         trt = [0.0] * d
         draw = [ranks[order[j]] == ranks[order[j + 1]] for j in range(d)]
-        v_win, v_draw, w_win, w_draw = self._v_win, self._v_draw, self._w_win, self._w_draw
         sqrt = math.sqrt
 
         def diff_down(j: int) -> None:
@@ -215,12 +182,24 @@ class FastTrueSkill:
             dpi, dtau = vpi - opi, vtau - otau
             sqrt_pi = sqrt(dpi)
             x, y = dtau / sqrt_pi, margin * sqrt_pi
+            # The package's v and w functions of (diff x, draw margin y), inlined: v and w
+            # of a draw share their cdf and pdf values, which the package computes twice.
             if draw[j]:
-                v = v_draw(x, y)
-                w = w_draw(x, y, v)
+                abs_diff = abs(x)
+                a, b = y - abs_diff, -y - abs_diff
+                denom = cdf(a) - cdf(b)
+                pdf_a, pdf_b = pdf(a), pdf(b)
+                v = (((pdf_b - pdf_a) / denom) if denom else a) * (-1 if x < 0 else +1)   # v_draw
+                if not denom:
+                    raise _fp_error()
+                w = (abs(v) ** 2) + (a * pdf_a - b * pdf_b) / denom                        # w_draw
             else:
-                v = v_win(x, y)
-                w = w_win(x, y, v)
+                x_m = x - y
+                denom = cdf(x_m)
+                v = (pdf(x_m) / denom) if denom else -x_m                                 # v_win
+                w = v * (v + x_m)                                                         # w_win
+                if not 0 < w < 1:
+                    raise _fp_error()
             denom = (1. - w)
             pi, tau = dpi / denom, (dtau + sqrt_pi * v) / denom
             trp[j], trt[j] = pi + opi - vpi, tau + otau - vtau
