@@ -356,6 +356,29 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
     click.echo(f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}")
 
 
+@cli.command("export")
+@click.argument("source", type=click.Path())
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
+              help="Write to this file (default: standard output).")
+@click.option("--game", default=None, help="Only matches of this game.")
+@click.option("--bot", default=None, help="Only matches where this bot sat.")
+def export_cmd(source: str, out: str | None, game: str | None, bot: str | None) -> None:
+    """Every stored match record of SOURCE (results folder or tournament file) as JSON Lines:
+    one record per line, in schedule order (the format: docs/records.md)."""
+    from arena.report.export import export_to_file, iter_records, write_records
+
+    if Path(source).is_dir():
+        guard.results_folder(source)
+    try:
+        if out is None:
+            write_records(iter_records(Path(source), game=game, bot=bot), sys.stdout)
+            return
+        n = export_to_file(Path(source), Path(out), game=game, bot=bot)
+    except ArenaError as err:
+        _fail(str(err))
+    click.echo(f"wrote {n} match records to {out}; replay one: arena replay {out} <match id>", err=True)
+
+
 @cli.command("export-bot")
 @click.argument("policy_file", type=click.Path(dir_okay=False))
 @click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="The bot file to write.")

@@ -26,7 +26,7 @@ class ReplayMismatch(ArenaError):
 
 
 def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
-    """A record from a JSON file, or from a results folder by match id."""
+    """A record from a JSON file, a results folder or an export (.jsonl) by match id."""
     if source.is_dir():
         if not match_id:
             raise ArenaError(f"{source}: a results folder needs a match id: arena replay {source} <match id>")
@@ -49,6 +49,13 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
                              f"`arena matches {source}` (--bot, --game, --fault narrow it)")
         _check_shape(record, f"{source}: match {match_id!r}: the stored record",
                      "it cannot be replayed: rerun the tournament into a new results folder to play it again")
+        return record
+    if source.suffix == ".jsonl":  # a bulk export (arena export): the line of that match
+        from arena.report.export import find_in_jsonl
+
+        record = find_in_jsonl(source, match_id)
+        _check_shape(record, f"{source}: match {record.get('match_id')!r}",
+                     "export it again with `arena export`")
         return record
     try:
         record = json.loads(source.read_text())

@@ -226,3 +226,50 @@ def test_a_human_sees_only_their_own_seat_unless_reveal():
         assert _initial_hand_line(other) in shown.stdout
     unseeded = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", input=answers)
     assert "seed hidden" in unseeded.stdout                      # a drawn seed would give the deal away
+
+
+def test_export_writes_every_stored_record_as_one_json_line_that_replays(results, tmp_path):
+    from arena.cli.replay import verify_record
+    from arena.match.referee import RECORD_SCHEMA
+    from arena.tournament.store import ResultStore
+
+    t, folder = results
+    out = tmp_path / "all.jsonl"
+    res = arena("export", str(folder), "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    lines = out.read_text(encoding="utf-8").splitlines()
+    store = ResultStore(folder)
+    ids = [r.match_id for r in store.iter_results()]
+    assert len(lines) == len(ids) == store.match_count() and f"wrote {len(ids)} match records" in res.stderr
+    records = [json.loads(line) for line in lines]
+    assert [r["match_id"] for r in records] == ids                       # schedule order, none twice
+    for r in records:
+        assert r["schema"] == RECORD_SCHEMA and r == store.get_record(r["match_id"])
+        verify_record(r)                                                   # what arena replay runs
+    replayed = arena("replay", str(out), records[-1]["match_id"], "--quiet")
+    assert replayed.returncode == 0 and "replay ok" in replayed.stdout, replayed.stderr
+
+    # filters, standard output, the tournament file as the source
+    palace = arena("export", str(t), "--game", "palace").stdout.splitlines()
+    assert palace == [line for line, r in zip(lines, records) if r["game"] == "palace"] and palace
+    assert arena("export", str(folder), "--bot", "nobody").stdout == ""
+
+    # docs/records.md documents every field a record has
+    doc = (ROOT / "docs" / "records.md").read_text()
+    for key in records[0]:
+        assert f"| `{key}` |" in doc, key
+    for key in records[0]["decisions"][0]:
+        assert f"| `{key}` |" in doc, key
+
+
+def test_export_and_its_replay_fail_in_one_line(results, tmp_path):
+    _, folder = results
+    res = arena("export", str(tmp_path))
+    assert res.returncode == 2 and "no results yet" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    out = tmp_path / "two.jsonl"
+    assert arena("export", str(folder), "-o", str(out)).returncode == 0
+    res = arena("replay", str(out))
+    assert res.returncode == 2 and "give a match id" in res.stderr
+    out.write_text(out.read_text()[:-40] + "\n")  # a cut line
+    res = arena("replay", str(out), "nope")
+    assert res.returncode == 2 and "is not JSON" in res.stderr and len(res.stderr.strip().splitlines()) == 1
