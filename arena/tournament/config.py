@@ -42,7 +42,7 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
 # `auto` plus the sandbox's own levels (strongest first, then `none`).
 SANDBOX_LEVELS = ("auto", *_SANDBOX_LEVELS)
-SCHEDULES = ("round-robin", "sampled")
+SCHEDULES = ("round-robin", "sampled", "gauntlet")
 # A round robin larger than this (per game entry) must opt in: `schedule: sampled`,
 # or a higher `max_matches`.
 ROUND_ROBIN_LIMIT = 2000
@@ -207,6 +207,9 @@ class GameEntry(_Model):
     # Names of the roster's bots that play this entry (None: the whole roster). Checked
     # against the roster by arena.tournament.schedule.check_schedule.
     bots: tuple[str, ...] | None = None
+    # With schedule: gauntlet, the bots that play the rest of the entry's bots (the field);
+    # checked against the entry's bots by arena.tournament.schedule.check_schedule.
+    gauntlet: tuple[str, ...] | None = None
 
     @field_validator("id")
     @classmethod
@@ -275,7 +278,7 @@ class GameEntry(_Model):
     @classmethod
     def _schedule(cls, v: str) -> str:
         if v not in SCHEDULES:
-            raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin' or 'sampled'")
+            raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin', 'sampled' or 'gauntlet'")
         return v
 
     @field_validator("bots", mode="before")
@@ -305,12 +308,32 @@ class GameEntry(_Model):
                         f"list at least {need} bots or remove {need} from players")
         return tuple(v)
 
+    @field_validator("gauntlet", mode="before")
+    @classmethod
+    def _gauntlet(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        example = "e.g. gauntlet: [mybot]"
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list) or not v:
+            raise _fail(f"expected a list of one or more bot names, got {_got(v)}; {example}")
+        for i, name in enumerate(v):
+            if not isinstance(name, str):
+                raise _fail(f"expected a bot name (a string), got {_got(name)}; {example}", i)
+            if name in v[:i]:
+                raise _fail(f"bot {_got(name)} is listed twice; list each bot once", i)
+        return tuple(v)
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
-        # Without `bots` the entry dumps exactly as before the key existed (the stored config).
+        # Without `bots` (or `gauntlet`) the entry dumps exactly as before the key existed
+        # (the stored config).
         data = handler(self)
         if self.bots is None:
             data.pop("bots", None)
+        if self.gauntlet is None:
+            data.pop("gauntlet", None)
         return data
 
     @model_validator(mode="after")
@@ -325,6 +348,12 @@ class GameEntry(_Model):
                 "matches_per_bot only applies to a sampled schedule; add schedule: sampled or remove it",
                 "matches_per_bot",
             )
+        if self.schedule == "gauntlet" and self.gauntlet is None:
+            raise _fail("schedule 'gauntlet' needs gauntlet, the bots that play the field; "
+                        "add e.g. gauntlet: [mybot]", "gauntlet")
+        if self.schedule != "gauntlet" and self.gauntlet is not None:
+            raise _fail("gauntlet only applies to a gauntlet schedule; add schedule: gauntlet or remove it",
+                        "gauntlet")
         return self
 
     @property
@@ -503,7 +532,8 @@ _HELP: dict[str, tuple[str, str]] = {
     "games.players": ("a player count or a list of them", "players: [3, 4]"),
     "games.deals": (f"an integer from 1 to {MAX_DEALS}", "deals: 4"),
     "games.options": ("a mapping of the game's options", "options: {bidding: true}"),
-    "games.schedule": ("round-robin or sampled", "schedule: sampled"),
+    "games.schedule": ("round-robin, sampled or gauntlet", "schedule: sampled"),
+    "games.gauntlet": ("a list of bot names of the entry", "gauntlet: [mybot]"),
     "games.matches_per_bot": (f"an integer from 1 to {MAX_MATCHES_PER_BOT}", "matches_per_bot: 100"),
     "games.max_matches": (f"an integer from 1 to {MAX_MATCHES_CAP}", "max_matches: 5000"),
     "games.bots": ("a list of bot names from the roster", "bots: [random_bot, greedy_bot, cautious_bot]"),

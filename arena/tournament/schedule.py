@@ -18,6 +18,11 @@ results folder's secret (``deals: secret``, the default) or from the public
 tournament seed (``deals: public``), and the match's identity; who meets whom and
 the seating come from the tournament seed. Never from time or completion order.
 
+Gauntlet (``schedule: gauntlet``): the groups of a round robin that hold exactly one of
+the entry's ``gauntlet`` bots, so each gauntlet bot meets every combination of the
+others (the field) on the same deals, and gauntlet bots never sit together (cutechess's
+gauntlet with several seeds); the field never plays without one.
+
 Order (``index``): by deal, then game entry, then player count, then group,
 then rotation. A run stopped early has therefore played the first deals of
 every group of every game, each in all its rotations.
@@ -109,6 +114,11 @@ def round_robin_size(bots: int, players: int, deals: int) -> int:
     return math.comb(bots, players) * deals * players
 
 
+def gauntlet_size(gauntlet: int, field: int, players: int, deals: int) -> int:
+    """Matches of a gauntlet at one player count: each gauntlet bot with every group of the field."""
+    return gauntlet * math.comb(field, players - 1) * deals * players
+
+
 def sampled_groups(bots: int, players: int, deals: int, matches_per_bot: int, counts: int = 1) -> int:
     """Groups drawn at one player count of a sampled entry with ``counts`` player counts.
 
@@ -164,6 +174,9 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                     f"{g.id} with {p} players needs at least {p} bots, {whose} has {n} ({_listed(names)}); "
                     f"add bots or remove {p} from players",
                 )
+        if g.schedule == "gauntlet":
+            _check_gauntlet(tournament, i, names)
+            continue
         if g.schedule == "round-robin":
             total = sum(round_robin_size(n, p, g.deals) for p in g.players)
             if total > g.max_matches:
@@ -186,6 +199,39 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                     f"is {total} matches, more than max_matches {g.max_matches}; lower matches_per_bot "
                     f"or deals (or raise max_matches)",
                 )
+
+
+def _check_gauntlet(tournament: Tournament, index: int, names: list[str]) -> None:
+    g = tournament.games[index]
+    assert g.gauntlet is not None
+    known = set(names)
+    for j, name in enumerate(g.gauntlet):
+        if name not in known:
+            close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            shown = name if len(name) <= 60 else name[:57] + "..."
+            whose = "the roster" if g.bots is None else "the entry's bots"
+            raise tournament.config_error(("games", index, "gauntlet", j),
+                                          f"no bot named {shown!r} in {whose}; {hint}use one of: {_listed(names)}")
+    field = [n for n in names if n not in set(g.gauntlet)]
+    for p in g.players:
+        if len(field) < p - 1:
+            raise tournament.config_error(
+                ("games", index, "gauntlet"),
+                f"{g.id} with {p} players needs a field of at least {p - 1} bots besides the gauntlet, "
+                f"it has {len(field)} ({_listed(field) or 'none'}); add bots or take some out of gauntlet")
+    total = sum(gauntlet_size(len(g.gauntlet), len(field), p, g.deals) for p in g.players)
+    if total > g.max_matches:
+        raise tournament.config_error(
+            ("games", index, "schedule"),
+            f"a gauntlet of {len(g.gauntlet)} bot(s) against a field of {len(field)} is {total} matches, "
+            f"more than max_matches {g.max_matches}; lower deals (or raise max_matches)")
+
+
+def gauntlet_groups(names: Sequence[str], gauntlet: Sequence[str], players: int) -> list[tuple[str, ...]]:
+    """The round robin's groups (roster order) that hold exactly one gauntlet bot."""
+    chosen = set(gauntlet)
+    return [c for c in itertools.combinations(names, players) if len(chosen.intersection(c)) == 1]
 
 
 def _seating(seed: int, key: str, players: int, members: Sequence[str]) -> list[str]:
@@ -291,6 +337,8 @@ def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> l
     """(members, deal offset) per group, in group order."""
     if g.schedule == "round-robin":
         return [(c, 0) for c in itertools.combinations(names, p)]
+    if g.schedule == "gauntlet":
+        return [(c, 0) for c in gauntlet_groups(names, g.gauntlet or (), p)]
     count = sampled_groups(len(names), p, g.deals, g.matches_per_bot or 1, len(g.players))
     seen: Counter[frozenset[str]] = Counter()
     out = []

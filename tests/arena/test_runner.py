@@ -299,3 +299,41 @@ def test_runs_in_one_process_do_not_pile_up_logging_threads(tmp_path):
         assert "tournament threads" in (tmp_path / "results-threads" / "run.log").read_text()
     finally:
         logging.getLogger().removeHandler(foreign)
+
+
+def test_a_gauntlet_runs_end_to_end_with_only_the_gauntlet_bots_matches(tmp_path):
+    player = ROOT / "tests" / "report" / "bots" / "random_player.py"
+    results = tmp_path / "results-gauntlet"
+    path = tmp_path / "gauntlet.yaml"
+    path.write_text(f"""
+name: gauntlet
+seed: 11
+bots:
+  - {{path: {player}, name: challenger}}
+  - {{path: {player}, name: field_a}}
+  - {{path: {player}, name: field_b}}
+  - {{builtin: random, name: field_c}}
+games:
+  - {{id: tightwad, players: 3, deals: 1, schedule: gauntlet, gauntlet: [challenger]}}
+sandbox: none
+trust_bots: true
+luck_rollouts: 0
+results: {results}
+""")
+    res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    con = sqlite3.connect(results / "results.sqlite")
+    seats = con.execute("SELECT match_id, bot FROM seats").fetchall()
+    by_match: dict[str, set[str]] = {}
+    for mid, bot in seats:
+        by_match.setdefault(mid, set()).add(bot)
+    assert len(by_match) == 1 * 3 * 1 * 3          # C(field 3, 2) groups, 1 deal, 3 rotations
+    assert all("challenger" in bots for bots in by_match.values())
+    assert {frozenset(b) for b in by_match.values()} == {
+        frozenset({"challenger", "field_a", "field_b"}), frozenset({"challenger", "field_a", "field_c"}),
+        frozenset({"challenger", "field_b", "field_c"})}
+    board = leaderboard_json(results)
+    text = json.dumps(board)
+    for name in ("challenger", "field_a", "field_b", "field_c"):
+        assert name in text
