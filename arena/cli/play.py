@@ -56,10 +56,13 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
     tc = TimeControl(startup_s=startup_s, move_s=move_s)
     limits = limits or Limits()
     agents: list[Agent] = []
+    people: list[HumanAgent] = []
     it = iter(entries)
     for seat in range(players):
         if seat in humans:
-            agents.append(HumanAgent(seat, stdin, out))
+            people.append(HumanAgent(seat, stdin, out))
+            people[-1].shows_final = True
+            agents.append(people[-1])
         else:
             agents.append(agent_for(next(it), sandbox=sandbox, limits=limits, time_control=tc,
                                     no_timeouts=no_timeouts))
@@ -72,8 +75,17 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
         bots=tuple(a.name for a in agents),
     )
     private = bool(humans) and not reveal and trace_seat is None
-    observer = Tracer(out, seat=trace_seat, quiet=quiet, seats=humans if private else None,
-                      show_seed=not private or seed is not None) if trace else None
+    # a person's own decisions are drawn by their seat, never again by the trace
+    tracer = Tracer(out, seat=trace_seat, quiet=quiet, seats=humans if private else None,
+                    show_seed=not private or seed is not None, skip=humans) if trace else None
+
+    def observer(event: str, **data: Any) -> None:
+        if event == "end":  # each person sees how the match ended, from their own seat
+            for person in people:
+                person.show_final(data["state"].observation(person.seat))
+        if tracer is not None:
+            tracer(event, **data)
+
     try:
         return play_match(match, agents, time_control=tc, sandbox=sandbox, observer=observer,
                           no_timeouts=no_timeouts)

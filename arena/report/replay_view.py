@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.match.human_view import rank_label  # the corner a card shows: A for an Ace, never 1
 from games import GameError, get_game
 
 MAX_LEGAL_SHOWN = 80  # Palace's set-up swaps can offer hundreds of actions
@@ -63,15 +64,6 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
         "seats": record.get("seats") or [], "cards": [{**c, "label": rank_label(c["rank"])} for c in state.card_table()],
         "frames": frames,
     }
-
-
-RANK_LABELS = {"Ace": "A", "Crown": "C", "Pawn": "P", "Court": "Ct", "Excuse": "\u2605"}
-
-
-def rank_label(rank: str) -> str:
-    """What a card's corner shows: "A" for an Ace (high in Palace, 1 in the other games; never
-    drawn as "1"), 2-9, "C" Crown, "P" Pawn, "Ct" Court; the card's full name is its tooltip."""
-    return RANK_LABELS.get(rank, rank)
 
 
 def _legal_window(legal: list[str], chosen: int) -> list[list[Any]]:

@@ -215,7 +215,8 @@ def test_a_human_sees_only_their_own_seat_unless_reveal():
     hidden = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4",
                    input=answers)
     assert hidden.returncode == 0, hidden.stderr
-    assert _initial_hand_line(0) in hidden.stdout                # its own hand
+    own = _initial_hand_line(0).removeprefix("hand: ").split(", ")
+    assert all(name in hidden.stdout for name in own)            # its own hand (drawn with ranks)
     for other in (1, 2):
         assert _initial_hand_line(other) not in hidden.stdout    # never an opponent's
         assert f"seat {other} (random_bot) to move" not in hidden.stdout
