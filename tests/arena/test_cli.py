@@ -230,8 +230,12 @@ def test_a_human_sees_only_their_own_seat_unless_reveal():
 
 
 def test_export_writes_every_stored_record_as_one_json_line_that_replays(results, tmp_path):
-    from arena.cli.replay import verify_record
+    import io
+
+    from arena.cli.replay import load_record, verify_record
+    from arena.errors import ArenaError
     from arena.match.referee import RECORD_SCHEMA
+    from arena.report.export import iter_records, write_records
     from arena.tournament.store import ResultStore
 
     t, folder = results
@@ -247,13 +251,18 @@ def test_export_writes_every_stored_record_as_one_json_line_that_replays(results
     for r in records:
         assert r["schema"] == RECORD_SCHEMA and r == store.get_record(r["match_id"])
         verify_record(r)                                                   # what arena replay runs
+        assert load_record(out, r["match_id"]) == r                        # arena replay FILE.jsonl ID
     replayed = arena("replay", str(out), records[-1]["match_id"], "--quiet")
     assert replayed.returncode == 0 and "replay ok" in replayed.stdout, replayed.stderr
 
     # filters, standard output, the tournament file as the source
-    palace = arena("export", str(t), "--game", "palace").stdout.splitlines()
+    buf = io.StringIO()
+    write_records(iter_records(t, game="palace"), buf)
+    palace = buf.getvalue().splitlines()
     assert palace == [line for line, r in zip(lines, records) if r["game"] == "palace"] and palace
-    assert arena("export", str(folder), "--bot", "nobody").stdout == ""
+    assert list(iter_records(folder, bot="nobody")) == []
+    mine = list(iter_records(folder, bot="tightwad_heuristic"))
+    assert mine and all("tightwad_heuristic" in [b["name"] for b in r["bots"]] for r in mine)
 
     # docs/records.md documents every field a record has
     doc = (ROOT / "docs" / "records.md").read_text()
@@ -262,15 +271,14 @@ def test_export_writes_every_stored_record_as_one_json_line_that_replays(results
     for key in records[0]["decisions"][0]:
         assert f"| `{key}` |" in doc, key
 
-
-def test_export_and_its_replay_fail_in_one_line(results, tmp_path):
-    _, folder = results
-    res = arena("export", str(tmp_path))
-    assert res.returncode == 2 and "no results yet" in res.stderr and len(res.stderr.strip().splitlines()) == 1
-    out = tmp_path / "two.jsonl"
-    assert arena("export", str(folder), "-o", str(out)).returncode == 0
-    res = arena("replay", str(out))
-    assert res.returncode == 2 and "give a match id" in res.stderr
+    # mistakes are one line
+    with pytest.raises(ArenaError, match="no results yet"):
+        list(iter_records(tmp_path))
+    with pytest.raises(ArenaError, match="give a match id"):
+        load_record(out)
     out.write_text(out.read_text()[:-40] + "\n")  # a cut line
-    res = arena("replay", str(out), "nope")
-    assert res.returncode == 2 and "is not JSON" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    with pytest.raises(ArenaError, match="is not JSON") as err:
+        load_record(out, "nope")
+    assert "\n" not in str(err.value)
+    res = arena("export", str(tmp_path / "nowhere"))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
