@@ -9,6 +9,7 @@ silently wrong file. ``arena replay FILE.jsonl <match id>`` replays a line of it
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from pathlib import Path
@@ -18,6 +19,7 @@ from arena.errors import ArenaError
 from arena.report.matches import find_matches
 from arena.report.standings import results_folder
 from arena.tournament.store import ResultStore, StoreError
+from games import REGISTRY
 
 
 def iter_records(source: Path, *, game: str | None = None, bot: str | None = None) -> Iterator[dict[str, Any]]:
@@ -25,10 +27,21 @@ def iter_records(source: Path, *, game: str | None = None, bot: str | None = Non
     folder = results_folder(source)
     if not (folder / "results.sqlite").exists():
         raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
+    if game is not None and game not in REGISTRY:
+        close = difflib.get_close_matches(game, list(REGISTRY), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ArenaError(f"--game {game!r}: no such game; {hint}use one of {', '.join(REGISTRY)}")
     try:
         store = ResultStore(folder)
-        rows = find_matches(store.iter_results(game), bot=bot, game=game)
-        for row in rows:
+        rows = list(store.iter_results(game))
+        if bot is not None:
+            names = sorted({b for r in rows for b in r.bots})
+            if bot not in names:
+                close = difflib.get_close_matches(bot, names, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ArenaError(f"--bot {bot!r}: no stored match of that bot in {folder}; {hint}"
+                                 f"bots here: {', '.join(names[:20]) or 'none'}")
+        for row in find_matches(rows, bot=bot, game=game):
             yield store.get_record(row.match_id)
     except StoreError as err:
         text = str(err)

@@ -260,7 +260,10 @@ def test_export_writes_every_stored_record_as_one_json_line_that_replays(results
     write_records(iter_records(t, game="palace"), buf)
     palace = buf.getvalue().splitlines()
     assert palace == [line for line, r in zip(lines, records) if r["game"] == "palace"] and palace
-    assert list(iter_records(folder, bot="nobody")) == []
+    with pytest.raises(ArenaError, match="did you mean 'tightwad_heuristic'"):
+        list(iter_records(folder, bot="tightwad_heuristc"))
+    with pytest.raises(ArenaError, match="did you mean 'palace'"):
+        list(iter_records(folder, game="palce"))
     mine = list(iter_records(folder, bot="tightwad_heuristic"))
     assert mine and all("tightwad_heuristic" in [b["name"] for b in r["bots"]] for r in mine)
 
