@@ -74,6 +74,8 @@ class HumanAgent(Agent):
             raw = self.stdin.readline()
             if raw == "":
                 raise BotFault(FaultKind.CRASH, "end of input at the human seat")
+            if not getattr(self.stdin, "isatty", lambda: False)():
+                self.stdout.write(raw if raw.endswith("\n") else raw + "\n")  # piped: the answer shows
             raw = raw.strip()
             if raw.isdigit() and int(raw) < len(legal):
                 self._line = protocol.encode({"type": "action", "action": int(raw)})

@@ -241,7 +241,7 @@ class TableView:
         if obs["trick_number"] == obs["tricks_in_round"] and not obs["over"]:
             parts.append(Text("last trick of the round: its winner takes the controlling card as a penalty "
                               "(worth its rank: Ace 1 ... Crown 10)", style="italic"))
-        seats = self._seat_table("cards in hand", "penalty points", "penalty cards")
+        seats = self._seat_table("hand", "penalty points", "penalty cards")
         for s in range(len(self.bots)):
             seats.add_row(self.who(s), str(obs["hand_sizes"][s]), str(obs["penalty_points"][s]),
                           self.card_list(obs["penalty_cards"][s]))
@@ -249,13 +249,17 @@ class TableView:
         return Group(*parts)
 
     def _table_divers_weights(self, obs: dict[str, Any]) -> RenderableType:
-        head = Text(f"hand {obs['hand_number']} of {obs['hands']} \u00b7 trick {obs['trick_number']} of 5 "
+        trick = f"trick {obs['trick_number']} of 5" if obs["trick_number"] else "before the first trick"
+        head = Text(f"hand {obs['hand_number']} of {obs['hands']} \u00b7 {trick} "
                     f"\u00b7 dealer {self.who(obs['dealer'])} \u00b7 deck {obs['deck_count']}"
                     + (f" \u00b7 target {obs['target']}" if obs.get("target") else ""))
-        thr = Text("threshold: ")
-        thr.append_text(self.card_list(obs["threshold"]))
-        thr.append(f" = {obs['threshold_total']}", style="bold")
-        thr.append("  (under it the highest card wins, over it the lowest, equal: no one)", style="dim")
+        if obs["threshold"]:
+            thr = Text("threshold: ")
+            thr.append_text(self.card_list(obs["threshold"]))
+            thr.append(f" = {obs['threshold_total']}", style="bold")
+            thr.append("  (under it the highest card wins, over it the lowest, equal: no one)", style="dim")
+        else:
+            thr = Text("bidding: each seat bids the tricks it will win (0-5), in turn from the dealer's left")
         parts: list[RenderableType] = [head, thr]
         if obs.get("reveal"):
             played = Text("played: ")
@@ -267,7 +271,7 @@ class TableView:
             r = obs["reveal"]
             played.append(f"; total {r['total']}, {r['rule']} wins: " + ", ".join(self.who(w) for w in r["winners"]))
             parts.append(played)
-        cols = ["cards in hand", "prizes", "this hand", "total"]
+        cols = ["hand", "prizes", "this hand", "total"]
         if obs.get("bidding"):
             cols[2:2] = ["bid", "tricks"]
         seats = self._seat_table(*cols)
