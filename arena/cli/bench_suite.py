@@ -1,4 +1,4 @@
-"""`arena bench` with no subcommand: every measure P1..P8 in one run, one table.
+"""`arena bench` with no subcommand: every measure P1..P8 and P11 in one run, one table.
 
 Each measure returns a row: id, what it measures, the figure, the target, whether the
 target is met, and its details. Figures that the shared machine's load would distort
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
-IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8")
+IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P11")
 
 
 class _Quiet:
@@ -58,12 +58,13 @@ class Sizes:
     rating_matches: int = 100_000
     rating_store: str | None = None     # an existing store to rate instead of generating one
     timeout_decisions: int = 10_000
+    ray_deal_scale: int = 5        # P11 plays the tournament with this many times the deals
 
     @classmethod
     def tiny(cls) -> "Sizes":
         return cls(engine_seconds=0.05, protocol_rounds=80, repeats=1, luck_deals=3,
                    luck_rollouts=2, luck_aivat_rollouts=1, rating_matches=300, timeout_decisions=40,
-                   tournament=TINY_TOURNAMENT, throughput_deal_scale=1)
+                   tournament=TINY_TOURNAMENT, throughput_deal_scale=1, ray_deal_scale=1)
 
 
 TINY_TOURNAMENT = """name: bench-tiny
@@ -424,8 +425,46 @@ def p8(sizes: Sizes) -> dict[str, Any]:
 
 # ---- the whole run -------------------------------------------------------------------------
 
+# ---- P11: Ray's overhead ------------------------------------------------------------------
+
+def p11(sizes: Sizes) -> dict[str, Any]:
+    """Whole-run wall time of the same tournament on the local pool and on Ray, 2 workers each,
+    alternating. Ray starts once before the timing (a cluster is up before a run), its actors
+    start inside each timed run, as the local pool's workers do."""
+    import importlib.util
+    import logging
+
+    from arena.tournament.runner import run_tournament
+
+    what = "Ray's overhead per match against the local pool, 2 workers each (whole run, same file)"
+    if importlib.util.find_spec("ray") is None:
+        return _row("P11", what, "not measured: Ray is not installed (pip install -e '.[ray]')", "<= 10%", None)
+    import ray
+
+    walls: dict[str, list[float]] = {"local": [], "ray": []}
+    played = 0
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    try:
+        for _ in range(sizes.repeats):
+            for executor in ("local", "ray"):
+                with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+                    t = _tournament(sizes.tournament, Path(tmp) / "results", sizes.ray_deal_scale)
+                    t0 = time.perf_counter()
+                    summary = run_tournament(t, workers=2, out=_QUIET, err=_QUIET, executor=executor)
+                    walls[executor].append(time.perf_counter() - t0)
+                    played = summary.played
+    finally:
+        ray.shutdown()
+    local, on_ray = statistics.median(walls["local"]), statistics.median(walls["ray"])
+    overhead = on_ray / local - 1
+    per_match_ms = 1000 * (on_ray - local) / max(played, 1)
+    return _row("P11", what, f"{100 * overhead:+.1f}% ({per_match_ms:+.1f} ms a match, {played} matches)",
+                "<= 10%", overhead <= 0.10, wall_local_s=walls["local"], wall_ray_s=walls["ray"],
+                matches=played, deal_scale=sizes.ray_deal_scale, tournament=sizes.tournament)
+
+
 MEASURES: dict[str, Callable[[Sizes], Any]] = {
-    "P1+P2": p1_p2, "P3": p3, "P4": p4, "P5": p5, "P6": p6, "P7": p7, "P8": p8}
+    "P1+P2": p1_p2, "P3": p3, "P4": p4, "P5": p5, "P6": p6, "P7": p7, "P8": p8, "P11": p11}
 
 
 def machine() -> dict[str, Any]:

@@ -43,6 +43,7 @@ IN_FLIGHT_PER_WORKER = 2   # one playing, one queued: the actor never waits for 
 CLOSE_GRACE_S = 5.0        # after Ctrl-C: time for running matches to end before actors are killed
 SLOW_START_WARN_S = 60.0   # no worker ready by then: say so (a busy or scaling cluster)
 REPLACE_WAIT_S = 120.0     # every worker lost and none back by then: the run stops, in one line
+REPLACE_WAIT_ENV = "ARENA_RAY_REPLACE_WAIT_S"  # overrides REPLACE_WAIT_S (docs/cluster.md)
 
 
 COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's bot copies and logs
@@ -149,6 +150,7 @@ class BotWorker:
 
         self.error: str | None = None
         self.sandbox_level = ""
+        self.node: dict[str, str] = {}
         self.player: Any = None
         self.closed = threading.Event()
         self._new_player: Callable[[], Any] | None = None
@@ -169,6 +171,12 @@ class BotWorker:
         from arena.match.sandbox.detect import detect_sandbox
 
         sandbox = detect_sandbox(settings["sandbox_level"])  # SandboxUnavailable names the reason
+        if not sandbox.safe and not settings.get("trust_bots", False):
+            # each node detects its own level: the driver's bubblewrap says nothing of this node's
+            why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
+            raise ArenaError(f"no sandbox level safe for untrusted bots on this node (best: {sandbox.level}: {why}); "
+                             "install bubblewrap on every node (docs/cluster.md), or set trust_bots: true "
+                             "if you trust every bot")
         become_subreaper()
         self.sandbox_level = sandbox.level
         log_dir = self.tmp / "logs"
@@ -182,16 +190,24 @@ class BotWorker:
         self._new_player = new_player
         self.player = new_player()
 
+    def _where(self) -> dict[str, str]:
+        """This worker's host, and its Ray node's id and address when it runs in an actor."""
+        if not self.node:
+            node = {"host": socket.gethostname()}
+            try:
+                import ray
+
+                if ray.is_initialized():  # inside an actor; elsewhere (tests) asking would start Ray
+                    node.update(ip=ray.util.get_node_ip_address(), id=ray.get_runtime_context().get_node_id())
+            except Exception:  # noqa: BLE001 - the host name is enough
+                pass
+            self.node = node
+        return self.node
+
     def ready(self) -> dict[str, Any]:
         """Where this worker runs, its sandbox level, and its set-up error if any."""
-        where = socket.gethostname()
-        try:
-            import ray
-
-            if ray.is_initialized():  # inside an actor; elsewhere (tests) asking would start Ray
-                where += f" ({ray.util.get_node_ip_address()}, node {ray.get_runtime_context().get_node_id()[:8]})"
-        except Exception:  # noqa: BLE001 - the host name is enough
-            pass
+        node = self._where()
+        where = node["host"] + (f" ({node['ip']}, node {node['id'][:8]})" if "id" in node else "")
         return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error}
 
     def play(self, match: Any) -> dict[str, Any]:
@@ -201,7 +217,9 @@ class BotWorker:
         if self.player is None:
             raise ArenaError(f"worker not set up: {self.error}")
         try:
-            return self.player.play(match)
+            record = self.player.play(match)
+            record["node"] = dict(self._where())  # which machine played it (docs/cluster.md)
+            return record
         except Exception as exc:  # noqa: BLE001 - the driver logs it and plays the match again
             failure = {"harness_error": _one_line(exc), "traceback": traceback.format_exc()}
             try:
@@ -270,7 +288,9 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
     packed = pack_bots(ctx["entries"])
     settings = {"version": __version__, "sandbox_level": sandbox_level, "limits": ctx["limits"],
                 "tc": ctx["tc"], "fresh": ctx["fresh"], "name": ctx["name"],
-                "warm_bots": ctx.get("warm_bots", 32)}
+                "warm_bots": ctx.get("warm_bots", 32), "trust_bots": bool(ctx.get("trust_bots", False))}
+    if replace_wait_s is None:
+        replace_wait_s = _replace_wait_s()
     owns = not ray.is_initialized()
     if owns:
         _check_reachable(address)
@@ -283,8 +303,7 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
                              f"{_brief(exc)}; check --ray-address") from None
         log.info("ray: connected in %.1f s", time.monotonic() - t0)
     driver_sandbox = ctx.get("sandbox")
-    pool = _Pool(ray, on_record, retry, ctx["entries"], getattr(driver_sandbox, "level", None),
-                 REPLACE_WAIT_S if replace_wait_s is None else replace_wait_s)
+    pool = _Pool(ray, on_record, retry, ctx["entries"], getattr(driver_sandbox, "level", None), replace_wait_s)
     finished = False
     try:
         cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -307,6 +326,20 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         pool.shutdown(ctx["results"], grace_s=60.0 if finished else CLOSE_GRACE_S)
         if owns:
             ray.shutdown()
+
+
+def _replace_wait_s() -> float:
+    """How long a run with no live worker waits for one to start again (``ARENA_RAY_REPLACE_WAIT_S``)."""
+    text = os.environ.get(REPLACE_WAIT_ENV, "").strip()
+    if not text:
+        return REPLACE_WAIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise ArenaError(f"{REPLACE_WAIT_ENV}={text!r} is not a number of seconds; set it to e.g. 120, or unset it")
+    return value
 
 
 def _check_reachable(address: str | None, timeout_s: float = 5.0) -> None:

@@ -142,6 +142,23 @@ def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_li
     other.close()
 
 
+def test_a_node_whose_best_sandbox_level_is_not_safe_refuses_untrusted_bots_in_one_line(tmp_path, monkeypatch):
+    """Each node detects its own level: one without bubblewrap or Landlock must not play
+    untrusted bots at a weaker level because the driver's machine had a safe one."""
+    tournament = load_tournament(write_tournament(tmp_path, "unsafe", deals=1))
+    entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
+    monkeypatch.setenv("SANDBOX_LEVEL", "rlimits")  # what auto gives on this node: limits only
+    untrusted = BotWorker(pack_bots(entries), {**_settings(tournament), "trust_bots": False})
+    err = untrusted.ready()["error"]
+    untrusted.close()
+    assert err and "no sandbox level safe for untrusted bots on this node" in err and "rlimits" in err
+    assert "install bubblewrap" in err and "\n" not in err
+    trusted = BotWorker(pack_bots(entries), {**_settings(tournament), "trust_bots": True})
+    info = trusted.ready()
+    trusted.close()
+    assert info["error"] is None and info["sandbox"] == "rlimits"
+
+
 def test_executor_ray_without_ray_installed_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
     path = write_tournament(tmp_path, "noray", deals=1)
     monkeypatch.setitem(sys.modules, "ray", None)  # what find_spec sees when Ray is not installed
