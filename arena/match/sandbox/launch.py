@@ -328,7 +328,9 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
     os.write(start, (f"exec 0<&{a} 1>&{b} {a}<&- {b}>&-\necho {READY}\nexec "
                      + " ".join(shlex.quote(x) for x in argv) + "\n").encode())
     os.lseek(start, 0, os.SEEK_SET)
-    cmd += ["--seccomp", str(fd), "--perms", "0444", "--file", str(start), "/arena-start", "--chdir", home]
+    cmd += ["--seccomp", str(fd), "--perms", "0444", "--file", str(start), "/arena-start", "--chdir", home,
+            # bubblewrap's root and /dev are tmpfs of no size: read-only, the scratch is the only room
+            "--remount-ro", "/dev", "--remount-ro", "/"]
     os.write(args_fd, b"".join(x.encode() + b"\0" for x in cmd))
     os.lseek(args_fd, 0, os.SEEK_SET)
     run = ["--args", str(args_fd), "--", "sh", "/arena-start"]
