@@ -44,7 +44,8 @@ class BotLog:
         self._ledger_path = Path(ledger) if ledger is not None else self.path.with_name(f".{self.path.name}.kept")
         self._ledger_path.parent.mkdir(parents=True, exist_ok=True)
         self._ledger = os.open(self._ledger_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        self._file: int | None = None
+        # made at once, empty until the bot writes: every bot that ran has its log
+        self._file: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         self._started = False          # header written
         self._full = False             # the bot's budget is spent (it never comes back)
         self._reached_cap = False      # this process's output spent it
@@ -69,10 +70,12 @@ class BotLog:
             if room <= len(head):
                 self._full = True
                 self.dropped += len(data)
+                if used < self.cap:      # the first refusal spends the budget: this process says so
+                    os.pwrite(self._ledger, _COUNT.pack(self.cap), 0)
+                    self._reached_cap = True
                 return
             out = head + data[: room - len(head)]
-            if self._file is None:
-                self._file = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            assert self._file is not None
             os.write(self._file, out)
             self._started = True
             os.pwrite(self._ledger, _COUNT.pack(used + len(out)), 0)

@@ -124,3 +124,23 @@ def test_stderr_is_capped_per_bot_over_fresh_processes_and_workers(tmp_path):
     kept = sum(len(t.encode()) for t in texts) - len(notes[0]) - 2          # the note and its newlines
     assert kept == limits.stderr_log_kb * 1024
     assert sum(t.count("[arena: chatty: new process at ") for t in texts) == 1   # one process filled it
+
+
+@pytest.mark.slow
+def test_a_tournament_keeps_a_bots_stderr_cap_over_its_workers_and_fresh_processes(tmp_path):
+    """The same through the runner: two workers, a fresh process per match, 8 KiB each."""
+    from tests.arena.test_trust import RANDOM, make_bot, run_in_process, tour
+
+    chatty = tmp_path / "b" / "chatty.py"
+    chatty.parent.mkdir()
+    chatty.write_text("import os\nfor i in range(8):\n    os.write(2, b'c' * 1023 + b'\\n')\n" + RANDOM.read_text())
+    path = tour(tmp_path, [chatty, make_bot(tmp_path / "b", "quiet")], deals=3, workers=2,
+                extra="fresh_processes: true\nlimits: {stderr_log_kb: 16}")
+    summary = run_in_process(path)
+    assert summary.complete
+    logs = sorted((tmp_path / "res" / "logs").glob("worker-*/chatty.stderr.log"))
+    text = b"".join(p.read_bytes() for p in logs).decode()
+    notes = [ln for ln in text.splitlines() if ln.startswith("[arena: stderr log capped")]
+    assert len(notes) == 1 and "16 KiB" in notes[0]
+    assert len(text.encode()) - len(notes[0]) - 2 <= 16 * 1024          # 6 processes offered 48 KiB
+    assert text.count("[arena: chatty: new process at ") >= 2           # more than one process kept some
