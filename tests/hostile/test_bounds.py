@@ -23,7 +23,7 @@ from arena.match.sandbox import Limits
 from arena.match.sandbox.detect import detect_sandbox
 from arena.match.sandbox.launch import HOSTNAME, INIT_NAME
 from tests.hostile.test_match_hostile import ROOT, no_survivors
-from tests.hostile.test_safe_levels import SAFE, safe_level
+from tests.hostile.test_safe_levels import BOUNDS, SAFE, expect, safe_level
 
 BOTS = Path(__file__).parent / "bots"
 MiB = 1 << 20
@@ -52,6 +52,7 @@ def test_scratch_size_and_inodes_are_capped(level, tmp_path):
     scratch can stop it), four times its inode cap as empty files: each stops at the cap with
     ENOSPC, nothing else is writable, and the room comes back once the files are gone."""
     info = safe_level(level)
+    expect(BOUNDS[0], level)
     limits = Limits(scratch_mb=8, file_mb=64, memory_mb=256)
     got = ask_once("fill_scratch.py", info, tmp_path, limits,
                    env={"HOSTILE_FILL_MB": str(5 * limits.scratch_mb),
@@ -86,6 +87,7 @@ def test_a_level_without_the_cap_says_so():
 @pytest.mark.parametrize("level", SAFE)
 def test_the_bot_sees_no_host_facts(level, tmp_path):
     info = safe_level(level)
+    expect(BOUNDS[1], level)
     got = ask_once("host_facts.py", info, tmp_path, Limits())
     host = socket.gethostname()
     assert got["hostname"] == HOSTNAME and got["hostname"] != host, got
