@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.match import protocol
+from arena.match.bot_log import ledger_path
 from arena.match.faults import BotFault, FaultKind
 from arena.match.timecontrol import TimeControl, UNLIMITED_S
 
@@ -97,6 +98,8 @@ class ProcessAgent(Agent):
             self._starting = BotProcess.launch(
                 bot_command(self.entry.path), bot_file=self.entry.path, name=self.name,
                 sandbox=self.sandbox, limits=self.limits, log_path=log_path,
+                # one stderr budget per bot, over every worker folder beside this one
+                log_ledger=ledger_path(self.log_dir, self.name) if self.log_dir else None,
             )
         except BotFault as fault:
             self._launch_fault = fault  # raised by prepare, for this seat

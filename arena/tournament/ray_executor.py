@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from arena.errors import ArenaError, WorkersLost
+from arena.match.bot_log import append_within, ledger_path
 from arena.tournament.retries import MAX_TRIES, Retries, seats_text
 
 log = logging.getLogger("arena.ray")
@@ -323,7 +324,8 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         raise
     finally:
         # after a normal end the bots close at leisure; after Ctrl-C or an error, promptly
-        pool.shutdown(ctx["results"], grace_s=60.0 if finished else CLOSE_GRACE_S)
+        pool.shutdown(ctx["results"], grace_s=60.0 if finished else CLOSE_GRACE_S,
+                      stderr_cap=ctx["limits"].stderr_log_kb * 1024)
         if owns:
             ray.shutdown()
 
@@ -585,7 +587,7 @@ class _Pool:
         for a in self.actors.values():
             a.in_flight = []
 
-    def shutdown(self, results: Path, *, grace_s: float) -> None:
+    def shutdown(self, results: Path, *, grace_s: float, stderr_cap: int = 256 << 10) -> None:
         """Close every set-up worker's bots (keeping their stderr logs), then kill all actors."""
         closing = {a.handle.close.remote(): a for a in self.actors.values() if a.up}
         end = time.monotonic() + grace_s
@@ -601,8 +603,10 @@ class _Pool:
                     continue
                 folder = Path(results) / "logs" / f"ray-{a.index}"
                 folder.mkdir(parents=True, exist_ok=True)
-                for name, data in logs.items():
-                    (folder / Path(name).name).write_bytes(data)
+                for name, data in logs.items():  # each node capped its own; the cap is per bot over all
+                    bot = Path(name).name.removesuffix(".stderr.log")
+                    append_within(folder / Path(name).name, data, ledger=ledger_path(folder, bot),
+                                  cap_bytes=stderr_cap, name=bot)
         for a in closing.values():
             log.warning("ray: worker %d (%s) did not close in %.0f s; killed", a.index, a.where, grace_s)
         for handle in self.all_handles:

@@ -640,6 +640,10 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
     setup_logging(results, err, fresh=fresh)
     (results / "logs").mkdir(exist_ok=True)  # here, not in each worker: an obstacle is one error
+    if fresh:  # a new tournament: its bots' stderr budgets start again (the old logs are kept)
+        import shutil
+        from arena.match.bot_log import LEDGER_DIR
+        shutil.rmtree(results / "logs" / LEDGER_DIR, ignore_errors=True)
     for mid in altered:
         log.info("match %s was altered after it was stored; dropped, played again", mid)
     summary.sandbox_level = sandbox.level
