@@ -177,3 +177,25 @@ def test_the_schedule_replaces_a_revealed_deal_only_for_groups_that_have_not_fin
     public = t.model_copy(update={"deals": "public"})
     assert build_schedule(public, _entries(4), None, revealed=revealed, stored=()) == build_schedule(
         public, _entries(4), None)
+
+
+def test_a_page_made_with_arena_replay_from_a_results_folder_records_its_deal(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+    from arena.tournament.store import ResultStore
+
+    runner = CliRunner()
+    played = runner.invoke(cli, ["play", "tightwad", "builtin:random", "builtin:random", "builtin:random",
+                                 "--seed", "7", "--json", "--sandbox", "none"])
+    assert played.exit_code == 0, played.output
+    record, _ = json.JSONDecoder().raw_decode(played.output)   # then stderr's lines
+    with ResultStore(tmp_path / "results") as store:
+        store.record_match(record)
+        assert store.revealed_deals() == set()
+    page = tmp_path / "page.html"
+    out = runner.invoke(cli, ["replay", str(tmp_path / "results"), record["match_id"], "--html", str(page)])
+    assert out.exit_code == 0, out.output
+    assert page.exists()
+    with ResultStore(tmp_path / "results") as store:
+        assert store.revealed_deals() == {("tightwad", 3, int(record["deal_seed"]))}
