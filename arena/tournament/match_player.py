@@ -163,6 +163,8 @@ class MatchPlayer:
         left that has not played its deal), so they start while ``match`` plays."""
         now, then = deal_of(match), deal_of(upcoming)
         for name in upcoming.bots:
+            if self.processes() >= self.warm_bots:
+                return
             if self.spares.get(name) or name not in self.entries or self.entries[name].kind == "builtin":
                 continue
             agent = self.agents.get(name)
@@ -190,8 +192,9 @@ class MatchPlayer:
         return [name for name, agent in self.agents.items() if getattr(agent, "proc", None) is not None]
 
     def processes(self) -> int:
-        """Bot processes running now: seated ones and those kept for other deals."""
-        return len(self.running()) + sum(len(k) for k in self.kept.values()) + sum(len(s) for s in self.spares.values())
+        """Bot processes running now: seated ones, those kept for other deals, and spares."""
+        kept = sum(len(k) for k in self.kept.values())
+        return len(self.running()) + kept + sum(len(s) for s in self.spares.values())
 
     def _make_room(self, seated: set[str]) -> None:
         """Stop the least recently used processes (never one seated in this match) until this
