@@ -199,3 +199,26 @@ def test_a_page_made_with_arena_replay_from_a_results_folder_records_its_deal(tm
     assert page.exists()
     with ResultStore(tmp_path / "results") as store:
         assert store.revealed_deals() == {("tightwad", 3, int(record["deal_seed"]))}
+
+
+@pytest.mark.slow
+def test_the_process_policy_changes_no_stored_result(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    bots = []
+    for name in ("s0", "s1", "s2", "s3"):   # deterministic: random seeded by each match's seed
+        shutil.copy(SLOW, tmp_path / "bots" / f"{name}.py")
+        bots.append(tmp_path / "bots" / f"{name}.py")
+    games = "  - {id: tightwad, players: [3], deals: 1}"
+    results = {}
+    for name, extra in (("fair", ""), ("memory", "allow_deal_memory: true")):
+        folder = tmp_path / f"results-{name}"
+        if results:   # the same folder secret, so the same deals
+            folder.mkdir()
+            shutil.copy(tmp_path / "results-fair" / "deal-secret", folder / "deal-secret")
+        summary, _ = _run(_write(tmp_path, name, bots, games, "workers: 1\n" + extra))
+        assert summary.complete and summary.played == 12
+        con = sqlite3.connect(folder / "results.sqlite")
+        results[name] = con.execute("SELECT match_id, seat, bot, place, score FROM seats ORDER BY match_id, seat"
+                                    ).fetchall()
+        con.close()
+    assert results["fair"] == results["memory"]
