@@ -53,7 +53,7 @@ MAX_MATCHES_PER_BOT = 100_000
 MAX_DEALS = 100_000
 MAX_WORKERS = 256               # each worker is a process plus one process per warm bot
 MAX_WARM_BOTS = 1024
-WARM_BOTS = 64                  # default: enough for any match, far below the fd and memory limits
+WARM_BOTS = 64                  # default: a small field's processes for fair play (one per deal seen), far below the fd limit
 # (low, high) of each time-control field, in seconds; also bounds the CLI's --move-s etc.
 TIME_BOUNDS: dict[str, tuple[float, float]] = {
     "startup_s": (0.1, 600.0), "move_s": (0.001, 3600.0), "bank_s": (0.0, 86_400.0), "grace_s": (0.0, 60.0),
