@@ -312,7 +312,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
 
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
     """
-    from arena.cli.replay import load_record, takeover, verify_record
+    from arena.cli.replay import load_record, mark_shown, takeover, verify_record
     from arena.match.trace import Tracer
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
@@ -324,6 +324,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
             verify_record(record, tracer)
             click.echo(f"replay ok: {len(record['decisions'])} decisions reproduce the recorded result")
             if html_out:
+                mark_shown(Path(source), record)
                 _write_replay(record, html_out)
             return
         if start is None or bot_spec is None:
@@ -348,6 +349,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
         finally:
             agent.close()
         if html_out:
+            mark_shown(Path(source), new)
             _write_replay(new, html_out)
     except ArenaError as err:
         _fail(str(err))

@@ -142,9 +142,33 @@ def _tournament(source: str, results: Path, deal_scale: int = 1) -> Any:
     return load_tournament(copy)
 
 
+# P4's process policies, side by side: (name, fresh_processes, allow_deal_memory)
+P4_POLICIES = (("fair", False, False), ("deal memory", False, True), ("fresh", True, False))
+
+
 def p4(sizes: Sizes) -> dict[str, Any]:
     """Share of one worker's wall time spent in ProcessAgent.launch and .prepare (starting
-    bots: a match launches all its bots that need a process, then prepares each)."""
+    bots: a match launches all its bots that need a process, then prepares each), under the
+    default (fair: no process plays a deal twice), with one process reused for every deal
+    (``allow_deal_memory: true``) and with a new process for every match, alternating."""
+    shares: dict[str, list[float]] = {name: [] for name, _, _ in P4_POLICIES}
+    starts: dict[str, int] = {}
+    matches = 0
+    for _ in range(sizes.repeats):
+        for name, fresh, memory in P4_POLICIES:
+            share, starts[name], matches, t = _p4_once(sizes, fresh, memory)
+            shares[name].append(share)
+    share = {name: statistics.median(v) for name, v in shares.items()}
+    fair = share["fair"]
+    figure = (f"{100 * fair:.1f}% ({starts['fair']} bot starts; deal memory {100 * share['deal memory']:.1f}%, "
+              f"{starts['deal memory']} starts; fresh {100 * share['fresh']:.1f}%, {starts['fresh']} starts)")
+    return _row("P4", f"share of a tournament's wall time spent starting bots ({matches} matches, 1 worker; "
+                      "fair: no process plays a deal twice, the default)",
+                figure, "< 10% (fair)", fair < 0.10, shares=shares, bot_starts=starts,
+                matches=matches, tournament=t.name)
+
+
+def _p4_once(sizes: Sizes, fresh: bool, deal_memory: bool) -> tuple[float, int, int, Any]:
     from arena.match.agents import ProcessAgent
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament.match_player import MatchPlayer
@@ -152,53 +176,44 @@ def p4(sizes: Sizes) -> dict[str, Any]:
     from arena.tournament.runner import limits_from, time_control_from
     from arena.tournament.schedule import build_schedule
 
-    shares = []
-    starts = 0
-    matches = 0
-    for _ in range(sizes.repeats):
-        with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
-            t = _tournament(sizes.tournament, Path(tmp) / "results")
-            entries = resolve_bots(t)
-            schedule = build_schedule(t, entries)
-            sandbox = open_sandbox(t.sandbox, _QUIET)
-            player = MatchPlayer({e.name: e for e in entries}, sandbox=sandbox,
-                                 limits=limits_from(t), time_control=time_control_from(t),
-                                 log_dir=None, fresh=bool(t.fresh_processes), tournament=t.name)
-            spent = [0.0, 0]
-            depth = [0]
-            real = {name: getattr(ProcessAgent, name) for name in ("launch", "prepare")}
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        t = _tournament(sizes.tournament, Path(tmp) / "results")
+        entries = resolve_bots(t)
+        schedule = build_schedule(t, entries)
+        sandbox = open_sandbox(t.sandbox, _QUIET)
+        player = MatchPlayer({e.name: e for e in entries}, sandbox=sandbox,
+                             limits=limits_from(t), time_control=time_control_from(t),
+                             log_dir=None, fresh=fresh, tournament=t.name, deal_memory=deal_memory)
+        spent = [0.0, 0]
+        depth = [0]
+        real = {name: getattr(ProcessAgent, name) for name in ("launch", "prepare")}
 
-            def timing(method: Any) -> Any:
-                def timed(self: Any) -> None:  # the outermost call only: prepare may call launch
-                    was = self.proc
-                    depth[0] += 1
-                    t0 = time.perf_counter()
-                    try:
-                        method(self)
-                    finally:
-                        depth[0] -= 1
-                        if depth[0] == 0:
-                            spent[0] += time.perf_counter() - t0
-                            spent[1] += self.proc is not was and self.proc is not None
-                return timed
-
-            for name, method in real.items():
-                setattr(ProcessAgent, name, timing(method))
-            try:
+        def timing(method: Any) -> Any:
+            def timed(self: Any) -> None:  # the outermost call only: prepare may call launch
+                was = self.proc
+                depth[0] += 1
                 t0 = time.perf_counter()
-                for m in schedule:
-                    player.play(m)
-                player.close()
-                wall = time.perf_counter() - t0
-            finally:
-                for name, method in real.items():
-                    setattr(ProcessAgent, name, method)
-            shares.append(spent[0] / wall)
-            starts, matches = spent[1], len(schedule)
-    share = statistics.median(shares)
-    return _row("P4", "share of a tournament's wall time spent starting bots (reuse on, 1 worker)",
-                f"{100 * share:.1f}%", "< 10%", share < 0.10, shares=shares,
-                bot_starts=starts, matches=matches, tournament=t.name)
+                try:
+                    method(self)
+                finally:
+                    depth[0] -= 1
+                    if depth[0] == 0:
+                        spent[0] += time.perf_counter() - t0
+                        spent[1] += self.proc is not was and self.proc is not None
+            return timed
+
+        for name, method in real.items():
+            setattr(ProcessAgent, name, timing(method))
+        try:
+            t0 = time.perf_counter()
+            for i, m in enumerate(schedule):  # a worker knows its next match (runner._serve)
+                player.play(m, schedule[i + 1] if i + 1 < len(schedule) else None)
+            player.close()
+            wall = time.perf_counter() - t0
+        finally:
+            for name, method in real.items():
+                setattr(ProcessAgent, name, method)
+        return spent[0] / wall, spent[1], len(schedule), t
 
 
 def p5(sizes: Sizes) -> dict[str, Any]:

@@ -4,6 +4,7 @@ let a live bot take over one seat from a chosen decision."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import zlib
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,6 +24,21 @@ class ReplayMismatch(ArenaError):
         self.decision = decision
         where = "at the end" if decision is None else f"decision {decision}"
         super().__init__(f"replay mismatch {where}: {message}")
+
+
+def mark_shown(source: Path, record: dict[str, Any]) -> None:
+    """Before a page showing ``record``'s hands is written from a results folder: record its deal
+    as shown there, so no later run of that folder deals it again (arena/tournament/fair_play.py)."""
+    if not source.is_dir():
+        return
+    from arena.tournament.store import ResultStore, StoreError
+
+    try:
+        with ResultStore(source) as store:
+            store.reveal_deals([(record["game"], record["players"], record["deal_seed"])])
+    except (StoreError, sqlite3.Error, KeyError, TypeError, ValueError) as exc:
+        raise ArenaError(f"{source}: cannot record that the page shows this deal ({exc}); "
+                         "no page written: check that the folder is writable") from None
 
 
 def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:

@@ -177,6 +177,19 @@ class ProcessAgent(Agent):
         if starting is not None:
             starting.abandon()
 
+    def detach(self) -> Any:
+        """Take the running process away from this agent, still running (the caller keeps it
+        for a later match, see ``attach``); the next match starts another. None if none runs."""
+        self._abandon_start()
+        held, self.proc = (self.proc, self.bot_name) if self.proc is not None else None, None
+        return held
+
+    def attach(self, held: Any) -> None:
+        """Seat a process taken by ``detach`` (its own earlier process) in this agent's place;
+        a process this agent runs now is stopped first."""
+        self.close()
+        self.proc, self.bot_name = held
+
     def say_bye(self) -> None:
         """The goodbye and end of its input, without waiting for it to exit (``close`` waits):
         bots told first, then waited for, all exit side by side."""

@@ -113,6 +113,8 @@ def notable_extras(report: Any, folder: Path) -> dict[str, dict[str, str]]:
     (written under ``replays/``, only for these, so the results folder stays small)."""
     if not report.notable or not (folder / "results.sqlite").exists():
         return {}
+    import sqlite3
+
     from arena.report.replay_view import write_replay_html
     from arena.tournament.store import ResultStore, StoreError
 
@@ -133,11 +135,13 @@ def notable_extras(report: Any, folder: Path) -> dict[str, dict[str, str]]:
             extra["tail"] = str(fault["stderr_tail"])
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in first.match_id) + ".html"
         try:
+            # recorded first: a later run never deals a deal a page shows (tournament/fair_play.py)
+            store.reveal_deals([(record["game"], record["players"], record["deal_seed"])])
             (folder / REPLAYS).mkdir(exist_ok=True)
             write_replay_html(record, folder / REPLAYS / name)
             extra["replay"] = f"{REPLAYS}/{name}"
-        except ArenaError:
-            pass  # a record this engine cannot replay keeps its row, without a link
+        except (ArenaError, KeyError, TypeError, ValueError, StoreError, sqlite3.Error):
+            pass  # a record this engine cannot replay (or record) keeps its row, without a link
         extras[first.match_id] = extra
     return extras
 

@@ -53,7 +53,7 @@ MAX_MATCHES_PER_BOT = 100_000
 MAX_DEALS = 100_000
 MAX_WORKERS = 256               # each worker is a process plus one process per warm bot
 MAX_WARM_BOTS = 1024
-WARM_BOTS = 32                  # default: enough for any match, far below the fd and memory limits
+WARM_BOTS = 64                  # default: a small field's processes for fair play (one per deal seen), far below the fd limit
 # (low, high) of each time-control field, in seconds; also bounds the CLI's --move-s etc.
 TIME_BOUNDS: dict[str, tuple[float, float]] = {
     "startup_s": (0.1, 600.0), "move_s": (0.001, 3600.0), "bank_s": (0.0, 86_400.0), "grace_s": (0.0, 60.0),
@@ -402,6 +402,9 @@ class Tournament(_Model):
     sandbox: str = "auto"
     trust_bots: bool = False  # run even at a sandbox level that is not safe for untrusted bots
     fresh_processes: bool = False
+    # true: a bot process may play the same deal again (another rotation or group) and
+    # remember hidden cards from it; false (fair): each process plays a deal at most once
+    allow_deal_memory: bool = False
     limits: Limits = Field(default_factory=Limits)
     ratings: Ratings = Field(default_factory=Ratings)
     # games per seat of each deal for the luck baselines (docs/luck.md); 0: none computed
@@ -418,6 +421,8 @@ class Tournament(_Model):
         data = handler(self)
         if self.luck_rollouts == LUCK_ROLLOUTS:
             data.pop("luck_rollouts", None)
+        if not self.allow_deal_memory:  # likewise: the config stored before the key existed
+            data.pop("allow_deal_memory", None)
         return data
 
     @model_validator(mode="before")
@@ -549,6 +554,7 @@ _HELP: dict[str, tuple[str, str]] = {
     "sandbox": ("one of " + ", ".join(SANDBOX_LEVELS), "sandbox: auto"),
     "trust_bots": ("true or false", "trust_bots: false"),
     "fresh_processes": ("true or false", "fresh_processes: false"),
+    "allow_deal_memory": ("true or false", "allow_deal_memory: false"),
     "limits": ("a mapping of integer limits", "limits: {memory_mb: 1024}"),
     "ratings": ("a mapping", "ratings: {tau: 0.008, draw_probability: 0.001}"),
     "luck_rollouts": ("an integer from 0 to 1024", "luck_rollouts: 16"),

@@ -186,7 +186,8 @@ class BotWorker:
         def new_player() -> MatchPlayer:
             return MatchPlayer(entries, sandbox=sandbox, limits=settings["limits"],
                                time_control=settings["tc"], log_dir=log_dir, fresh=settings["fresh"],
-                               tournament=settings["name"], warm_bots=settings.get("warm_bots", 32))
+                               tournament=settings["name"], warm_bots=settings.get("warm_bots", 64),
+                               deal_memory=settings.get("deal_memory", False))
 
         self._new_player = new_player
         self.player = new_player()
@@ -289,7 +290,8 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
     packed = pack_bots(ctx["entries"])
     settings = {"version": __version__, "sandbox_level": sandbox_level, "limits": ctx["limits"],
                 "tc": ctx["tc"], "fresh": ctx["fresh"], "name": ctx["name"],
-                "warm_bots": ctx.get("warm_bots", 32), "trust_bots": bool(ctx.get("trust_bots", False))}
+                "warm_bots": ctx.get("warm_bots", 64), "deal_memory": ctx.get("deal_memory", False),
+                "trust_bots": bool(ctx.get("trust_bots", False))}
     if replace_wait_s is None:
         replace_wait_s = _replace_wait_s()
     owns = not ray.is_initialized()

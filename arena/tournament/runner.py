@@ -182,7 +182,7 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     def new_player() -> MatchPlayer:
         return MatchPlayer(ctx["entries"], sandbox=ctx["sandbox"], limits=ctx["limits"], time_control=ctx["tc"],
                            log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"],
-                           warm_bots=ctx.get("warm_bots", 32))
+                           warm_bots=ctx.get("warm_bots", 64), deal_memory=ctx.get("deal_memory", False))
 
     reply = _Replies(conn)
     committer = _Committer(store, reply, ctx["results"])
@@ -195,20 +195,26 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
 
     signal.signal(signal.SIGTERM, on_term)
     number = 0
+    ahead: list[Any] = []  # the next match, when the parent has sent it already
     try:
         while True:
             try:
-                match = conn.recv()
+                match = ahead.pop() if ahead else conn.recv()
             except EOFError:
                 break
             if match is None:
                 break
+            try:
+                if conn.poll():
+                    ahead.append(conn.recv())  # its new bot processes start during this match
+            except (EOFError, OSError):
+                pass
             number += 1
             try:
                 if playing is not None:
                     playing.value = number
                 try:
-                    record = player.play(match)
+                    record = player.play(match, ahead[0] if ahead else None)
                 finally:
                     if playing is not None:
                         playing.value = 0
@@ -494,6 +500,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     entries = resolve_bots(tournament)
     db = Path(tournament.results_dir) / DB_NAME
     stored: set[str] = set()
+    revealed: set[tuple[str, int, int]] = set()
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
     if db.exists():
         store = ResultStore(db.parent)
@@ -502,11 +509,13 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 secret = store.deal_secret()
             if not fresh:
                 stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
+            revealed = store.revealed_deals()
         except StoreError as exc:
             raise ArenaError(str(exc)) from None
         finally:
             store.close()
-    schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret)
+    schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret,
+                              revealed=revealed, stored=stored)
     wanted = {m.match_id for m in schedule}
     return Plan(schedule=schedule, play=[m for m in schedule if m.match_id not in stored],
                 keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
@@ -605,6 +614,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
                 sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
                 ray_address: str | None, display: Any = None) -> RunSummary:
     from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament import fair_play
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import build_schedule
     from arena.tournament.store import ResultStore, StoreError
@@ -617,12 +627,15 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         store.reset()
     try:
         secret = None if tournament.deals == "public" else store.deal_secret()
+        revealed = store.revealed_deals()
     except StoreError as exc:
         raise ArenaError(str(exc)) from None
     entries = snapshot_bots(entries, results)
     # Deals public or secret give other deal seeds, hence other matches: switching is a
-    # change of the tournament like any other, no mixing possible.
-    schedule = build_schedule(tournament, entries, secret)
+    # change of the tournament like any other, no mixing possible. Deals shown on replay
+    # pages are replaced for groups that have not finished them (fair_play).
+    schedule = build_schedule(tournament, entries, secret, revealed=revealed,
+                              stored=store.completed_ids() - set(store.altered()) if revealed else ())
     if tournament.deals == "public":
         err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
                   "compute every hand; for research, not for competition\n")
@@ -632,6 +645,8 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     store.forget_harness_failures()
     store.set_schedule([(m.match_id, m.index) for m in schedule])
     err.write(level_lines.getvalue())
+    err.write(fair_play.process_line(tournament))
+    err.write(fair_play.replay_line(tournament, len(revealed), fair_play.redealt(tournament, schedule, secret)))
     if altered:  # hand-edited rows: not results; the schedule decides which to play again
         err.write(f"arena: {len(altered)} stored matches were altered after they were stored (e.g. {altered[0]}); "
                   "dropped, they are played again\n")
@@ -670,6 +685,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
             "limits": limits_from(tournament), "tc": time_control_from(tournament),
             "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
+            "deal_memory": bool(getattr(tournament, "allow_deal_memory", False)),
             "warm_bots": getattr(tournament, "warm_bots", 32),
             "trust_bots": bool(getattr(tournament, "trust_bots", False)),  # each Ray node checks its own level
             "parent_pid": os.getpid(),

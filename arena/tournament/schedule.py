@@ -38,7 +38,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from arena.tournament.config import GameEntry, Tournament
 from arena.tournament.roster import BotEntry
@@ -76,8 +76,13 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def deal_seed(key: int | str, game: str, players: int, options: dict[str, Any], deal: int) -> int:
-    """The seed of one deal (``key`` from ``deal_key``); shared by every group and rotation."""
+def deal_seed(key: int | str, game: str, players: int, options: dict[str, Any], deal: int,
+              redeal: int = 0) -> int:
+    """The seed of one deal (``key`` from ``deal_key``); shared by every group and rotation.
+    ``redeal`` n > 0: the n-th replacement of that deal, for a group that must not play it
+    because a replay page showed it (arena/tournament/fair_play.py)."""
+    if redeal:
+        return derive_seed(key, game, players, canonical_json(options), deal, "redeal", redeal)
     return derive_seed(key, game, players, canonical_json(options), deal)
 
 
@@ -350,13 +355,21 @@ def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> l
 
 
 def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
-                   deal_secret: str | None = None) -> list[MatchSpec]:
+                   deal_secret: str | None = None, *, revealed: Collection[tuple[str, int, int]] = (),
+                   stored: Collection[str] = ()) -> list[MatchSpec]:
     """Every match of the tournament, in schedule order; raises ``ConfigError``.
 
     ``deal_secret`` (``ResultStore.deal_secret()``) is required unless ``deals: public``.
+    With secret deals, a group whose rotations of a deal are not all in ``stored`` (match
+    ids) never plays a deal in ``revealed`` ((game, players, deal seed): shown on a replay
+    page): it plays all its rotations of a replacement deal instead (``deal_seed``'s
+    ``redeal``). Finished groups keep their deal; nothing changes while nothing is revealed.
     """
     check_schedule(tournament, bots)
     key = deal_key(tournament, deal_secret)
+    # deals: public: anyone can compute every deal, so replacing one would hide nothing
+    revealed = set(revealed) if tournament.deals != "public" else set()
+    stored = set(stored) if revealed else set()
     roster = [b.name for b in bots]
     sha = {b.name: getattr(b, "sha256", "") for b in bots}  # a benchmark roster may have no files
     rows = []
@@ -368,11 +381,19 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
                 seats = _seating(tournament.seed, g.key, p, members)
                 for d in range(g.deals):
                     deal = offset + d
-                    dseed = deal_seed(key, g.id, p, options, deal)
-                    for r in range(p):
-                        order = tuple(seats[(s + r) % p] for s in range(p))
-                        content = match_key(g.key, g.id, p, options, dseed, [(b, sha[b]) for b in order])
-                        mid = match_id(g.key, p, deal, r, content)
+                    redeal = 0
+                    while True:
+                        dseed = deal_seed(key, g.id, p, options, deal, redeal)
+                        block = []
+                        for r in range(p):
+                            order = tuple(seats[(s + r) % p] for s in range(p))
+                            content = match_key(g.key, g.id, p, options, dseed, [(b, sha[b]) for b in order])
+                            block.append((r, order, content, match_id(g.key, p, deal, r, content)))
+                        if (not revealed or (g.id, p, dseed) not in revealed
+                                or all(b[3] in stored for b in block)):
+                            break
+                        redeal += 1
+                    for r, order, content, mid in block:
                         rows.append(((d, entry_index, p, group, deal, r), MatchSpec(
                             match_id=mid, index=0, game=g.id, players=p, options=dict(options),
                             group=group, deal=deal, rotation=r, deal_seed=dseed,

@@ -118,6 +118,7 @@ _MATCH_COLUMNS = ("match_id", "idx", "tournament", "game", "rules_version", "pla
                   "capped", "has_sandbox_fault", "record_sha256")
 _SEAT_COLUMNS = ("seat", "bot", "sha256", "place", "score", "fault_kind", "fault_detail")
 SCHEDULE_DIGEST = "schedule_sha256"  # meta key
+REVEALED_DEALS = "revealed_deals"    # meta key: JSON [[game, players, "deal seed"], ...]
 
 
 # One encoder for every digest: json.dumps with options builds a new one per call, and a
@@ -481,6 +482,25 @@ class ResultStore:
                              "restore it, or rerun with --fresh after deleting it")
         return text
 
+    def revealed_deals(self) -> set[tuple[str, int, int]]:
+        """The deals (game, players, deal seed) a replay page of this folder has shown, whole
+        hands and all (arena.tournament.fair_play). Kept by ``reset``: ``--fresh`` must not
+        deal them again."""
+        with self._lock:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (REVEALED_DEALS,)).fetchone()
+        return _revealed(row[0] if row else None)
+
+    def reveal_deals(self, deals: Sequence[tuple[str, int, int]]) -> None:
+        """Add ``deals`` to ``revealed_deals`` (before the page showing them is written)."""
+        with self._write() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (REVEALED_DEALS,)).fetchone()
+            known = _revealed(row[0] if row else None)
+            new = known | {(str(g), int(p), int(s)) for g, p, s in deals}
+            if new != known:
+                text = json.dumps(sorted([g, p, str(s)] for g, p, s in new), separators=(",", ":"))
+                conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (REVEALED_DEALS, text))
+
     # -- tournament and bots ----------------------------------------------------------
 
     def init_tournament(self, name: str, config: Mapping[str, Any],
@@ -727,6 +747,13 @@ class ResultStore:
 
 _NM = len(_MATCH_COLUMNS)
 _M = {c: i for i, c in enumerate(_MATCH_COLUMNS)}
+
+
+def _revealed(text: str | None) -> set[tuple[str, int, int]]:
+    try:
+        return {(str(g), int(p), int(s)) for g, p, s in json.loads(text)} if text else set()
+    except (ValueError, TypeError):
+        raise StoreError(f"meta {REVEALED_DEALS!r} is damaged; restore results.sqlite from a copy") from None
 
 
 def _altered_message(path: Path, match_id: str) -> str:

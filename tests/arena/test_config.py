@@ -108,7 +108,7 @@ BAD = [
      ["at most 1048576", "memory_mb: 1024"]),
     ("float-memory", BASE + "limits: {memory_mb: 1e14}\n", "limits.memory_mb", ["expected an integer", "'1e14'", "from 32 to 1048576"]),
     ("too-many-workers", BASE + "workers: 100000\n", "workers", ["from 1 to 256", "got 100000"]),
-    ("warm-bots-zero", BASE + "warm_bots: 0\n", "warm_bots", ["at least 1", "warm_bots: 32"]),
+    ("warm-bots-zero", BASE + "warm_bots: 0\n", "warm_bots", ["at least 1", "warm_bots: 64"]),
     ("unbounded-matches-per-bot", swap("deals: 2}", "deals: 2, schedule: sampled, matches_per_bot: 10000000000}"),
      "games[0].matches_per_bot", ["at most 100000"]),
     ("huge-max-matches", swap("deals: 2}", "deals: 2, max_matches: 10000000000}"), "games[0].max_matches",
