@@ -686,7 +686,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
             "limits": limits_from(tournament), "tc": time_control_from(tournament),
             "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
             "deal_memory": bool(getattr(tournament, "allow_deal_memory", False)),
-            "warm_bots": getattr(tournament, "warm_bots", 32),
+            "warm_bots": getattr(tournament, "warm_bots", 64),
             "trust_bots": bool(getattr(tournament, "trust_bots", False)),  # each Ray node checks its own level
             "parent_pid": os.getpid(),
         }
