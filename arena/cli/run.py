@@ -43,6 +43,8 @@ def render_plan(plan: Plan, out: TextIO, *, limit: int = 20) -> None:
     out.write(f"{len(plan.schedule)} matches scheduled: {len(plan.play)} to play, "
               f"{len(plan.keep)} already stored (kept), {len(plan.drop)} stored but no longer "
               "in the tournament (dropped from the leaderboard, kept in the store)\n")
+    if plan.roster_news:
+        out.write(f"since the last run: {plan.roster_news}\n")
     for title, items in (("play", [_line(m) for m in plan.play]), ("keep", [_line(m) for m in plan.keep]),
                          ("drop", [f"  {mid}" for mid in plan.drop])):
         if not items:

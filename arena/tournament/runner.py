@@ -23,6 +23,7 @@ import io
 import logging
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -361,7 +362,7 @@ def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
                     record["seats"][seat]["bot"], kind, extra={MATCH_FAULT: True})
     bots = [s["bot"] for s in record["seats"]]
     log.info("match %s done (%s): places %s%s", record["match_id"], seats_text(bots),
-             record["result"]["places"], "" if stored else " (already stored)")
+             [p + 1 for p in record["result"]["places"]], "" if stored else " (already stored)")  # 1 = first
     return [(record["seats"][seat]["bot"], kind) for seat, kind in faults]
 
 
@@ -483,6 +484,7 @@ class Plan:
     play: list[Any]
     keep: list[Any]
     drop: list[str]
+    roster_news: str = ""   # the roster against the folder's previous run, with its match count
 
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
@@ -494,6 +496,8 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     entries = resolve_bots(tournament)
     db = Path(tournament.results_dir) / DB_NAME
     stored: set[str] = set()
+    before: list[dict[str, Any]] = []
+    previous = 0
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
     if db.exists():
         store = ResultStore(db.parent)
@@ -502,6 +506,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 secret = store.deal_secret()
             if not fresh:
                 stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
+                before, previous = store.bots(), _previous_scheduled(store)
         except StoreError as exc:
             raise ArenaError(str(exc)) from None
         finally:
@@ -509,7 +514,26 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret)
     wanted = {m.match_id for m in schedule}
     return Plan(schedule=schedule, play=[m for m in schedule if m.match_id not in stored],
-                keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
+                keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted),
+                roster_news=with_match_count(roster_changes(before, entries), previous, len(schedule)))
+
+
+def _previous_scheduled(store: Any) -> int:
+    """How many matches the folder's previous run scheduled (0 if none or unreadable)."""
+    from arena.tournament.store import StoreError
+
+    try:
+        return store.progress()[0] if store.has_schedule() else 0
+    except StoreError:
+        return 0
+
+
+def with_match_count(news: str, previous: int, scheduled: int) -> str:
+    """A roster change says what it does to the size of the run: bot files dropped into a
+    globbed folder can multiply it (136 -> 960 matches)."""
+    if not news or not previous or previous == scheduled:
+        return news
+    return f"{news}; {scheduled} matches scheduled, was {previous} ({scheduled / previous:.1f}x)"
 
 
 def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int = 5) -> str:
@@ -615,6 +639,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     store = ResultStore(results)
     if fresh:
         store.reset()
+        shutil.rmtree(results / "logs", ignore_errors=True)  # the bots' stderr of the runs forgotten
     try:
         secret = None if tournament.deals == "public" else store.deal_secret()
     except StoreError as exc:
@@ -626,7 +651,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     if tournament.deals == "public":
         err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
                   "compute every hand; for research, not for competition\n")
-    roster_news = roster_changes(store.bots(), entries)
+    roster_news = with_match_count(roster_changes(store.bots(), entries), _previous_scheduled(store), len(schedule))
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
     store.forget_harness_failures()

@@ -267,13 +267,29 @@ def test_fresh_replays_the_same_secret_deals_and_a_new_folder_gets_new_ones(tmp_
     first = run_file(path)
     seeds = _deal_seeds(first.results)
     secret = (first.results / "deal-secret").read_text()
+    stale = first.results / "logs" / "worker-9" / "gone.stderr.log"   # a bot of an earlier run
+    stale.parent.mkdir(parents=True)
+    stale.write_text("old\n")
     again = run_file(path, fresh=True)
     assert again.played == first.scheduled
+    assert not stale.exists() and not stale.parent.exists()      # --fresh forgets the old logs too
+    assert list((again.results / "logs").rglob("*.stderr.log"))   # only this run's are there
     assert (again.results / "deal-secret").read_text() == secret
     assert _deal_seeds(again.results) == seeds                 # --fresh: same deals
     other = run_file(write_tournament(tmp_path, "sec2", deals=1))
     new = _deal_seeds(other.results)
     assert set(new) == set(seeds) and all(new[m] != seeds[m] for m in seeds)
+
+
+def test_run_log_places_count_from_1_as_the_leaderboard_does(tmp_path):
+    summary = run_file(write_tournament(tmp_path, "places", deals=1))
+    done = [ln for ln in (summary.results / "run.log").read_text().splitlines() if " done (" in ln]
+    assert len(done) == summary.scheduled
+    every = stored(summary.results)   # 0-based in the store, as in the match record
+    for ln in done:
+        mid = ln.split("match ", 1)[1].split(" ", 1)[0]
+        shown = json.loads(ln.split(": places ", 1)[1])
+        assert shown == [p + 1 for p in every[mid]] and min(shown) == 1, ln   # 1 = first, as the leaderboard
 
 
 def test_switching_between_secret_and_public_deals_replays_every_match(tmp_path):

@@ -290,6 +290,22 @@ def test_a_bot_whose_file_left_a_glob_roster_is_named_not_quietly_dropped(tmp_pa
     assert again.returncode == 0 and "since the last run" not in again.stderr
 
 
+def test_bot_files_dropped_into_a_globbed_folder_are_announced_with_the_new_match_count(tmp_path):
+    b = tmp_path / "b"
+    make_bot(b, "a"), make_bot(b, "c", tag="c")
+    path = tour(tmp_path, [b / "*.py"])
+    assert arena("run", str(path)).returncode == 0          # 1 pair, 2 seatings: 2 matches
+    make_bot(b, "d", tag="d"), make_bot(b, "e", tag="e")     # experiments dropped into the folder
+    news = "since the last run: bots d, e joined; 12 matches scheduled, was 2 (6.0x)"
+    plan = arena("run", str(path), "--dry-run")              # said before anything is played
+    assert plan.returncode == 0 and news in plan.stdout.splitlines(), plan.stdout
+    res = arena("run", str(path))
+    assert res.returncode == 0, res.stderr
+    lines = res.stderr.splitlines()
+    assert "arena: " + news in lines
+    assert "10 matches played now, 2 before" in res.stdout, res.stdout
+
+
 @pytest.mark.parametrize("change", ["seed", "option"])
 def test_a_changed_seed_or_option_replays_every_match(tmp_path, change):
     # The seed draws public deals (with secret deals, the default, it only draws groups
