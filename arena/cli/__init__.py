@@ -135,6 +135,9 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
     """Play one match of GAME between BOTS (files, names in bots/, or builtin:random for the
     arena's own random player), printing a trace.
 
+    Exits 0 when every bot played the match through; 1 when a bot faulted (crash,
+    timeout, illegal or malformed answer, sandbox limit), after the trace or JSON.
+
     Example: arena play tightwad random_bot bots/random_bot.py builtin:random --seed 7
     """
     from arena.cli.play import play_one
@@ -152,6 +155,11 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
         _fail(str(err))
     if as_json:
         click.echo(json.dumps(record, indent=1))
+    faulted = [f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}"   # a person may leave
+               for seat, fault in enumerate(record["faults"]) if fault is not None and seat not in humans]
+    if faulted:
+        click.echo(f"arena: a bot faulted, {'; '.join(faulted)}; exit code 1", err=True)
+        sys.exit(1)
 
 
 def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> None:

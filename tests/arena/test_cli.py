@@ -191,6 +191,19 @@ def test_check_fails_broken_bots_with_the_right_message(bot, expect):
     assert expect in res.stdout, res.stdout
 
 
+def test_play_exits_1_when_a_bot_faulted_after_showing_the_match():
+    res = arena("play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3",
+                "--quiet")
+    assert res.returncode == 1, res.stderr
+    assert "crash" in res.stdout and "random_bot" in res.stdout            # the table still came
+    assert res.stderr.strip().splitlines()[-1] == "arena: a bot faulted, seat 0 (crash_at_start): crash; exit code 1"
+    as_json = arena("play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3",
+                    "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["faults"][0]["kind"] == "crash"
+    clean = arena("play", "tightwad", "random_bot", "random_bot", "random_bot", "--seed", "3", "--quiet")
+    assert clean.returncode == 0, clean.stderr
+
+
 def test_play_without_a_seed_deals_unpredictably_and_says_seeds_are_predictable() -> None:
     runs = [json.loads(arena("play", "palace", "random_bot", "random_bot", "--json").stdout)
             for _ in range(2)]

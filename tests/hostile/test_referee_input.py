@@ -64,10 +64,10 @@ def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=timeout)
 
 
-def play_json(*args: str, ok: bool = True) -> tuple[dict, subprocess.CompletedProcess[str]]:
+def play_json(*args: str, ok: bool = False) -> tuple[dict, subprocess.CompletedProcess[str]]:
     r = arena("play", *args, "--json", timeout=600)   # a hang guard only: no run's length is asserted
     assert "Traceback" not in r.stderr, r.stderr
-    assert r.returncode == (0 if ok else 1), r.stderr
+    assert r.returncode == (0 if ok else 1), r.stderr   # 1: a bot faulted (arena play says so)
     return json.loads(r.stdout), r
 
 
@@ -132,7 +132,8 @@ def test_stdout_flood_after_an_answer_blocks_the_bot_not_the_arena(tmp_path):
 def test_escape_sequences_from_a_bot_never_reach_the_terminal(tmp_path):
     bot = make_bot(tmp_path, "escapes")
     r = arena("play", "tightwad", bot, RANDOM, RANDOM, "--seed", "3")
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "arena: a bot faulted, seat 0 (escapes_bot): crash; exit code 1"
     assert "crash" in r.stdout and "cleared your screen" in r.stdout
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout
     c = arena("check", bot)
