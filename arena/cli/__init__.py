@@ -234,7 +234,9 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
 @click.argument("source", type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json", "html"]), default="table",
               show_default=True, help="Output format (html: write leaderboard.html and print its path).")
-@click.option("--write/--no-write", default=False, help="Also (re)write the report files in the results folder.")
+@click.option("--write/--no-write", default=True, show_default=True,
+              help="Also rewrite the report files in the results folder, so the pages on disk show what "
+                   "is printed (--no-write: print only).")
 @click.option("--open", "open_page", is_flag=True, help="Open leaderboard.html in a browser (writes it first).")
 def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""

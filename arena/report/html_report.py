@@ -300,7 +300,7 @@ def _notable_section(report: RatingReport, extras: dict[str, dict[str, str]]) ->
 
 
 def render_html(report: RatingReport, *, title: str = "Leaderboard",
-                extras: dict[str, dict[str, str]] | None = None) -> str:
+                extras: dict[str, dict[str, str]] | None = None, written: str = "") -> str:
     """The whole leaderboard.html page. ``extras`` maps a notable match id to its stored
     stderr ``tail`` and the relative path of its ``replay`` page, where known."""
     nav = "".join(f'<a href="#{_slug(s.scope)}">{escape(scope_title(s.scope))}</a>'
@@ -309,7 +309,9 @@ def render_html(report: RatingReport, *, title: str = "Leaderboard",
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-        f"<header>{_status_banner(report)}<h1>{escape(title)}</h1><p>{escape(params_line(report))}</p>"
+        f"<header>{_status_banner(report)}<h1>{escape(title)}</h1>"
+        + (f'<p class="written">{escape(written)}</p>' if written else "")
+        + f"<p>{escape(params_line(report))}</p>"
         f"<p>{escape(luck_line(report))}</p>"
         f"<p class=\"deals\">{escape(deals_line(report))}</p>"
         f"<p>{escape(sandbox_line(report))}</p>"

@@ -338,11 +338,13 @@ def _md_escape(text: str) -> str:
 
 
 def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
-                    notable_limit: int = 50) -> str:
-    """leaderboard.md: a standings table and a head-to-head table per scope."""
+                    notable_limit: int = 50, written: str = "") -> str:
+    """leaderboard.md: a standings table and a head-to-head table per scope (``written``:
+    when and from how many matches, a line under the status)."""
     esc = _md_escape
     status = status_line(report)
     out = [f"# {esc(title)}", "", f"**{esc(status)}**" if not report.complete else esc(status), "",
+           *([esc(written), ""] if written else []),
            params_line(report), "", esc(luck_line(report)), "", esc(deals_line(report)), "", esc(sandbox_line(report)), ""]
     for scope in shown_scopes(report):
         out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]

@@ -346,6 +346,7 @@ class RatingReport:
     counted: int = 0      # of them, stored as played and counted here
     # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
     luck: dict[str, Any] | None = None
+    tournament: str | None = None   # its name, for the pages' titles (not in the JSON)
 
     @property
     def complete(self) -> bool:

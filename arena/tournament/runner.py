@@ -587,14 +587,17 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
                    sandbox_level: str | None = None, out: TextIO = sys.stdout,
                    err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
                    ray_address: str | None = None, display: Any = None,
-                   publish: Callable[[RunSummary], None] | None = None) -> RunSummary:
+                   publish: Callable[[RunSummary], None] | None = None,
+                   before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
     """Play every match of the schedule not yet in the store, then rate and report.
 
     ``executor`` ``local`` plays on a pool of forked processes; ``ray`` on a Ray
     cluster at ``ray_address`` (None: a local Ray instance), see arena/tournament/ray_executor.py.
     ``display(total, err)`` makes the progress display (default: plain ``Progress`` lines).
-    The results folder is locked for the whole run (``publish``, called at the end
-    unless interrupted, included). SIGTERM stops the run as Ctrl-C does.
+    The results folder is locked for the whole run (``publish``, called at the end,
+    included: after an interruption too, so the report files show the matches kept; a second
+    Ctrl-C there leaves them as ``before_play`` marked them). ``before_play(results, n)`` runs
+    once the lock is held, before ``n`` > 0 matches are played. SIGTERM stops the run as Ctrl-C does.
     """
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
@@ -616,9 +619,17 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         with FolderLock(results):
             summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
                                   sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
-                                  executor=executor, ray_address=ray_address, display=display)
+                                  executor=executor, ray_address=ray_address, display=display,
+                                  before_play=before_play)
             if publish is not None and not summary.interrupted:
                 publish(summary)
+            elif publish is not None:   # the pages show what was kept, marked incomplete
+                try:
+                    err.write(f"arena: writing the leaderboard files of the {summary.counted} of "
+                              f"{summary.scheduled} matches kept (Ctrl-C again skips)\n")
+                    publish(summary)
+                except KeyboardInterrupt:
+                    pass
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, old_term)
@@ -627,7 +638,8 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
 
 def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bool, workers: int | None,
                 sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
-                ray_address: str | None, display: Any = None) -> RunSummary:
+                ray_address: str | None, display: Any = None,
+                before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import build_schedule
@@ -686,6 +698,8 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",
              tournament.name, len(schedule), len(pending), n_workers, sandbox.level,
              ", ".join(f"{e.name} {e.sha256[:12]}" for e in entries))
+    if pending and before_play is not None:
+        before_play(results, len(pending))
     if pending:
         ctx = {
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
