@@ -298,8 +298,8 @@ def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None
     except ArenaError as err:
         _fail(str(err))
     report = run_check(entry, sandbox=sandbox, limits=Limits(),
-                       time_control=TimeControl(move_s=move_s, startup_s=startup_s))
-    click.echo(report.render())
+                       time_control=TimeControl(move_s=move_s, startup_s=startup_s), echo=click.echo)
+    click.echo(report.render(streamed=True))
     sys.exit(0 if report.ok else 1)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from arena.match.agents import ProcessAgent, RandomAgent
 from arena.match.faults import BotFault, printable
@@ -48,6 +48,8 @@ class CheckReport:
     slowest_ms: float | None = None    # None: no decision answered
     stderr_tail: str = ""
     move_s: float | None = None        # the move limit the timings are judged against
+    # each check's lines as it ends (a slow bot's check takes minutes: never silent till the end)
+    echo: Callable[[str], None] | None = None
 
     @property
     def ok(self) -> bool:
@@ -55,13 +57,14 @@ class CheckReport:
 
     def add(self, name: str, ok: bool, detail: str, fix: str = "") -> None:
         self.checks.append(CheckResult(name, ok, detail, fix))
+        if self.echo is not None:
+            self.echo("\n".join(_lines(self.checks[-1])))
 
-    def render(self) -> str:
-        lines = [f"arena check {self.bot}"]
-        for c in self.checks:
-            lines.append(f"  {'PASS' if c.ok else 'FAIL'}  {c.name}: {printable(c.detail)}")
-            if not c.ok and c.fix:
-                lines.append(f"        fix: {c.fix}")
+    def render(self, *, streamed: bool = False) -> str:
+        """The report; ``streamed``: without the title and check lines ``echo`` printed."""
+        lines = [] if streamed else [f"arena check {self.bot}"]
+        for c in [] if streamed else self.checks:
+            lines += _lines(c)
         mark, timing = timing_verdict(self.slowest_ms, self.move_s)
         answered = f"{self.decisions} decisions answered; " if self.slowest_ms is not None else ""
         lines.append(f"  {'WARN  ' if mark else ''}{answered}{timing}")
@@ -70,6 +73,13 @@ class CheckReport:
             lines.extend("   | " + ln for ln in printable(self.stderr_tail).splitlines()[-15:])
         lines.append("RESULT: " + ("PASS" if self.ok else "FAIL"))
         return "\n".join(lines)
+
+
+def _lines(c: CheckResult) -> list[str]:
+    out = [f"  {'PASS' if c.ok else 'FAIL'}  {c.name}: {printable(c.detail)}"]
+    if not c.ok and c.fix:
+        out.append(f"        fix: {c.fix}")
+    return out
 
 
 class _Match:
@@ -84,9 +94,14 @@ class _Match:
 
 
 def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeControl | None = None,
-              matches: list[tuple[str, int, dict[str, Any]]] | None = None) -> CheckReport:
+              matches: list[tuple[str, int, dict[str, Any]]] | None = None,
+              echo: Callable[[str], None] | None = None) -> CheckReport:
+    """Run the checks; with ``echo``, print the title and each check as it ends (then
+    ``report.render(streamed=True)`` gives the rest)."""
     tc = time_control or TimeControl()
-    report = CheckReport(bot=entry.name, move_s=tc.move_s)
+    report = CheckReport(bot=entry.name, move_s=tc.move_s, echo=echo)
+    if echo is not None:
+        echo(f"arena check {entry.name}")
     path = Path(entry.path)
     agent = ProcessAgent(entry, sandbox=sandbox, limits=limits, time_control=tc)
     t0 = time.monotonic()

@@ -732,9 +732,11 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
         return
     started = time.monotonic()
     try:
-        added = luck.fill(store, schedule, rollouts, progress=lambda done, total: done == 0 and err.write(
-            f"arena: computing luck baselines ({total} jobs: deals, reference deals, matches with "
-            "builtin players; Ctrl-C stops, what is done is kept)\n"), workers=workers)
+        from arena.tournament.step_progress import StepProgress
+
+        added = luck.fill(store, schedule, rollouts, progress=StepProgress(
+            err, "luck baselines", "jobs", intro=" (deals, reference deals, matches with builtin players; "
+            "Ctrl-C stops, what is done is kept)"), workers=workers)
     except KeyboardInterrupt:
         summary.interrupted = True
         err.write("\narena: interrupted while computing the luck baselines; every match is kept, "
