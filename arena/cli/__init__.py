@@ -135,6 +135,9 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
     """Play one match of GAME between BOTS (files, names in bots/, or builtin:random for the
     arena's own random player), printing a trace.
 
+    Exits 0 when every bot played the match through; 1 when a bot faulted (crash,
+    timeout, illegal or malformed answer, sandbox limit), after the trace or JSON.
+
     Example: arena play tightwad random_bot bots/random_bot.py builtin:random --seed 7
     """
     from arena.cli.play import play_one
@@ -152,6 +155,11 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
         _fail(str(err))
     if as_json:
         click.echo(json.dumps(record, indent=1))
+    faulted = [f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}"   # a person may leave
+               for seat, fault in enumerate(record["faults"]) if fault is not None and seat not in humans]
+    if faulted:
+        click.echo(f"arena: a bot faulted, {'; '.join(faulted)}; exit code 1", err=True)
+        sys.exit(1)
 
 
 def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> None:
@@ -226,7 +234,9 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
 @click.argument("source", type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json", "html"]), default="table",
               show_default=True, help="Output format (html: write leaderboard.html and print its path).")
-@click.option("--write/--no-write", default=False, help="Also (re)write the report files in the results folder.")
+@click.option("--write/--no-write", default=True, show_default=True,
+              help="Also rewrite the report files in the results folder, so the pages on disk show what "
+                   "is printed (--no-write: print only).")
 @click.option("--open", "open_page", is_flag=True, help="Open leaderboard.html in a browser (writes it first).")
 def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""
@@ -288,8 +298,8 @@ def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None
     except ArenaError as err:
         _fail(str(err))
     report = run_check(entry, sandbox=sandbox, limits=Limits(),
-                       time_control=TimeControl(move_s=move_s, startup_s=startup_s))
-    click.echo(report.render())
+                       time_control=TimeControl(move_s=move_s, startup_s=startup_s), echo=click.echo)
+    click.echo(report.render(streamed=True))
     sys.exit(0 if report.ok else 1)
 
 

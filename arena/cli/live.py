@@ -125,6 +125,8 @@ def _standings_table(results: Path) -> Table | None:
         report, _ = load_report(results)
     except ArenaError:
         return None
+    from arena.report.leaderboard import format_mean_place
+
     if not report.scopes:
         return None
     scope = report.scopes[0]
@@ -132,7 +134,6 @@ def _standings_table(results: Path) -> Table | None:
     for name, justify in (("rank", "right"), ("bot", "left"), ("conservative", "right"),
                           ("mean place", "right"), ("faults", "right")):
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for s in scope.standings[:20]:
-        t.add_row(str(s.rank), s.name, f"{s.conservative:.2f}",
-                  "-" if s.mean_place is None else f"{s.mean_place:.2f}", str(s.faults_total))
+    for s in scope.standings[:20]:   # the mean place as the leaderboard shows it: with its ±, ties marked
+        t.add_row(s.rank_label, s.name, f"{s.conservative:.2f}", format_mean_place(s), str(s.faults_total))
     return t

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import secrets
 import sys
 from typing import Any, TextIO
@@ -10,13 +11,39 @@ from arena.match.agents import Agent
 from arena.match.sandbox.detect import open_sandbox
 from arena.errors import ArenaError
 from arena.match.timecontrol import TimeControl
-from games import GameError, OptionError, get_game
+from games import REGISTRY, GameError, get_game
 from games.rng import derive_seed
 
 
 def play_match_id(game: str, seed: int | None) -> str:
     """``play/<game>/<seed>`` for a chosen (so predictable) seed; a drawn seed stays out of it."""
     return f"play/{game}" if seed is None else f"play/{game}/{seed}"
+
+
+def _did_you_mean(word: str, known: Any) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.5)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def resolve_play_options(game: str, players: int, options: dict[str, Any]) -> dict[str, Any]:
+    """The game's options for ``players`` seats, or one line naming the argument at fault,
+    a did-you-mean and what is valid."""
+    if game not in REGISTRY:
+        raise ArenaError(f"unknown game {game!r}: {_did_you_mean(game, REGISTRY)}"
+                         f"(games: {', '.join(REGISTRY)})")
+    spec = get_game(game)
+    if not spec.min_players <= players <= spec.max_players:
+        raise ArenaError(f"{game} takes {spec.min_players} to {spec.max_players} players, got {players} "
+                         f"(bots + --human seats); give {spec.min_players} to {spec.max_players} seats")
+    known = {o.name: o for o in spec.options}
+    for name in options:
+        if name not in known:
+            raise ArenaError(f"--option {name}: no such {game} option; {_did_you_mean(name, known)}"
+                             f"(options: {', '.join(sorted(known)) or 'none'})")
+    try:
+        return spec.resolve_options(players, options)
+    except GameError as err:
+        raise ArenaError(f"{err}; fix the --option value") from None
 
 
 def play_one(game: str, bots: list[str], *, seed: int | None = None, options: dict[str, Any] | None = None,
@@ -39,13 +66,7 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
 
     humans = sorted(set(humans or []))
     players = len(bots) + len(humans)
-    try:
-        spec = get_game(game)
-        resolved = spec.resolve_options(players, options or {})
-    except OptionError as err:
-        raise ArenaError(f"{err}; fix the --option value") from None
-    except GameError as err:
-        raise ArenaError(f"{err}; give {players} = bots + --human seats a valid count") from None
+    resolved = resolve_play_options(game, players, options or {})
     for h in humans:
         if not 0 <= h < players:
             raise ArenaError(f"--human {h}: no such seat in a {players}-player game (seats 0..{players - 1})")

@@ -53,10 +53,27 @@ def list_matches(source: Path, *, bot: str | None = None, game: str | None = Non
     if not (folder / "results.sqlite").exists():
         raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
     try:
-        rows = find_matches(ResultStore(folder).iter_results(), bot=bot, game=game, fault=fault)
+        store = ResultStore(folder)
+        if bot is not None:
+            _known_bot(store, bot, folder)
+        rows = find_matches(store.iter_results(), bot=bot, game=game, fault=fault)
     except StoreError as err:
         text = str(err)
         raise ArenaError(text if str(folder) in text else f"{folder}: {text}") from None
     if not rows:
         return "no stored match fits", 0
     return tabulate(match_table(rows), HEADERS, tablefmt="simple"), len(rows)
+
+
+def _known_bot(store: ResultStore, bot: str, folder: Path) -> None:
+    """``--bot`` names a bot that sat in a stored match, or the command fails naming the known ones
+    (a typo must not read as "no match fits")."""
+    known = sorted({name for r in store.iter_results() for name in r.bots} | {b["name"] for b in store.bots()})
+    if bot in known:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(bot, known, n=1, cutoff=0.5)
+    shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    raise ArenaError(f"--bot {bot}: no such bot in {folder}; " + (f"did you mean {close[0]!r}? " if close else "")
+                     + f"(bots: {shown or 'none yet'})")

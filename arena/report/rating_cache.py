@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 FILE_NAME = "ratings-cache.json.z"
 FORMAT = "decktet-arena-rating-cache"
-VERSION = 3   # 2: per-deal place sums (the mean place's interval); 3: history rounded as published
+VERSION = 4   # 2: per-deal place sums (the mean place's interval); 3: history rounded as published;
+# 4: each bot's largest table (the scale its place interval is clipped to)
 # (a history may carry a 4th item, its leaderboard.json text: older readers rebuild the cache)
 MAX_BYTES = 1 << 30   # compressed or not, a bigger cache is not ours
 

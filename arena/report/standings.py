@@ -52,7 +52,7 @@ def load_report(source: Path) -> tuple[Any, Path]:
         rows = list(store.iter_results())
         report = compute_ratings(rows, params, cache=folder / FILE_NAME, scheduled=scheduled)
         report = _luck_adjusted(report, rows, store, (meta.get("config") or {}).get("luck_rollouts"))
-        report = dataclasses.replace(report, deals=deals_of(meta))
+        report = dataclasses.replace(report, deals=deals_of(meta), tournament=meta.get("name"))
         report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
         store.close()  # not left to the garbage collector: a long-lived caller runs many
     except StoreError as err:
@@ -146,13 +146,18 @@ def notable_extras(report: Any, folder: Path) -> dict[str, dict[str, str]]:
     return extras
 
 
-def write_reports(report: Any, folder: str | Path, *, title: str = "Leaderboard") -> dict[str, Path]:
-    """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}."""
+def write_reports(report: Any, folder: str | Path, *, title: str | None = None) -> dict[str, Path]:
+    """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}. The pages
+    (md, html) say when they were written; the JSON and CSV stay byte-identical for the same
+    results."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    texts = {"md": lb.render_markdown(report, title=title), "csv": lb.render_csv(report),
+    if title is None:
+        title = f"Leaderboard: {report.tournament}" if getattr(report, "tournament", None) else "Leaderboard"
+    written = written_line(report)
+    texts = {"md": lb.render_markdown(report, title=title, written=written), "csv": lb.render_csv(report),
              "json": lb.render_json(report),
-             "html": render_html(report, title=title, extras=notable_extras(report, folder))}
+             "html": render_html(report, title=title, extras=notable_extras(report, folder), written=written)}
     paths = {}
     for kind, text in texts.items():
         path = folder / lb.FILES[kind]
@@ -161,6 +166,46 @@ def write_reports(report: Any, folder: str | Path, *, title: str = "Leaderboard"
         tmp.replace(path)  # a reader never sees half a file
         paths[kind] = path
     return paths
+
+
+def written_line(report: Any, now: float | None = None) -> str:
+    """'Written 2026-12-03 08:45 UTC from 12 of 30 scheduled matches.': a page read later says
+    how old it is and what it counted."""
+    import time
+
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
+    return f"Written {when} from {report.counted} of {report.scheduled} scheduled matches."
+
+
+STALE_START, STALE_END = "<!-- arena: stale -->", "<!-- /arena: stale -->"
+
+
+def mark_reports_stale(folder: Path, note: str) -> list[Path]:
+    """Put ``note`` (why the pages are older than the results) at the top of leaderboard.html
+    and leaderboard.md if they exist, replacing an earlier note; the next ``write_reports``
+    rewrites them whole, without it. Returns the pages marked."""
+    from html import escape
+
+    marked = []
+    for kind in ("html", "md"):
+        path = Path(folder) / lb.FILES[kind]
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        while STALE_START in text and STALE_END in text:   # an earlier note goes
+            start = text.index(STALE_START)
+            text = text[:start] + text[text.index(STALE_END) + len(STALE_END):].lstrip("\n")
+        if kind == "html":
+            banner = (f'{STALE_START}<p class="status incomplete" style="margin:0;padding:12px 32px;'
+                      f'background:#a3261b;color:#fff">{escape(note)}</p>{STALE_END}')
+            text = text.replace("<body>", "<body>" + banner, 1) if "<body>" in text else banner + text
+        else:
+            text = f"{STALE_START}\n**{note}**\n{STALE_END}\n\n" + text
+        tmp = path.with_name(path.name + ".stale.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        marked.append(path)
+    return marked
 
 
 def publish(folder: Path, *, title: str) -> tuple[dict[str, Path], str]:

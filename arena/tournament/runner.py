@@ -23,6 +23,7 @@ import io
 import logging
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -367,7 +368,7 @@ def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
                     record["seats"][seat]["bot"], kind, extra={MATCH_FAULT: True})
     bots = [s["bot"] for s in record["seats"]]
     log.info("match %s done (%s): places %s%s", record["match_id"], seats_text(bots),
-             record["result"]["places"], "" if stored else " (already stored)")
+             [p + 1 for p in record["result"]["places"]], "" if stored else " (already stored)")  # 1 = first
     return [(record["seats"][seat]["bot"], kind) for seat, kind in faults]
 
 
@@ -489,6 +490,7 @@ class Plan:
     play: list[Any]
     keep: list[Any]
     drop: list[str]
+    roster_news: str = ""   # the roster against the folder's previous run, with its match count
 
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
@@ -501,6 +503,8 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     db = Path(tournament.results_dir) / DB_NAME
     stored: set[str] = set()
     revealed: set[tuple[str, int, int]] = set()
+    before: list[dict[str, Any]] = []
+    previous = 0
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
     if db.exists():
         store = ResultStore(db.parent)
@@ -509,6 +513,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 secret = store.deal_secret()
             if not fresh:
                 stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
+                before, previous = store.bots(), _previous_scheduled(store)
             revealed = store.revealed_deals()
         except StoreError as exc:
             raise ArenaError(str(exc)) from None
@@ -518,7 +523,26 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                               revealed=revealed, stored=stored)
     wanted = {m.match_id for m in schedule}
     return Plan(schedule=schedule, play=[m for m in schedule if m.match_id not in stored],
-                keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
+                keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted),
+                roster_news=with_match_count(roster_changes(before, entries), previous, len(schedule)))
+
+
+def _previous_scheduled(store: Any) -> int:
+    """How many matches the folder's previous run scheduled (0 if none or unreadable)."""
+    from arena.tournament.store import StoreError
+
+    try:
+        return store.progress()[0] if store.has_schedule() else 0
+    except StoreError:
+        return 0
+
+
+def with_match_count(news: str, previous: int, scheduled: int) -> str:
+    """A roster change says what it does to the size of the run: bot files dropped into a
+    globbed folder can multiply it (136 -> 960 matches)."""
+    if not news or not previous or previous == scheduled:
+        return news
+    return f"{news}; {scheduled} matches scheduled, was {previous} ({scheduled / previous:.1f}x)"
 
 
 def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int = 5) -> str:
@@ -572,14 +596,17 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
                    sandbox_level: str | None = None, out: TextIO = sys.stdout,
                    err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
                    ray_address: str | None = None, display: Any = None,
-                   publish: Callable[[RunSummary], None] | None = None) -> RunSummary:
+                   publish: Callable[[RunSummary], None] | None = None,
+                   before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
     """Play every match of the schedule not yet in the store, then rate and report.
 
     ``executor`` ``local`` plays on a pool of forked processes; ``ray`` on a Ray
     cluster at ``ray_address`` (None: a local Ray instance), see arena/tournament/ray_executor.py.
     ``display(total, err)`` makes the progress display (default: plain ``Progress`` lines).
-    The results folder is locked for the whole run (``publish``, called at the end
-    unless interrupted, included). SIGTERM stops the run as Ctrl-C does.
+    The results folder is locked for the whole run (``publish``, called at the end,
+    included: after an interruption too, so the report files show the matches kept; a second
+    Ctrl-C there leaves them as ``before_play`` marked them). ``before_play(results, n)`` runs
+    once the lock is held, before ``n`` > 0 matches are played. SIGTERM stops the run as Ctrl-C does.
     """
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
@@ -601,9 +628,17 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
         with FolderLock(results):
             summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
                                   sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
-                                  executor=executor, ray_address=ray_address, display=display)
+                                  executor=executor, ray_address=ray_address, display=display,
+                                  before_play=before_play)
             if publish is not None and not summary.interrupted:
                 publish(summary)
+            elif publish is not None:   # the pages show what was kept, marked incomplete
+                try:
+                    err.write(f"arena: writing the leaderboard files of the {summary.counted} of "
+                              f"{summary.scheduled} matches kept (Ctrl-C again skips)\n")
+                    publish(summary)
+                except KeyboardInterrupt:
+                    pass
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, old_term)
@@ -612,7 +647,8 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
 
 def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bool, workers: int | None,
                 sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
-                ray_address: str | None, display: Any = None) -> RunSummary:
+                ray_address: str | None, display: Any = None,
+                before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament import fair_play
     from arena.tournament.roster import snapshot_bots
@@ -625,6 +661,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     store = ResultStore(results)
     if fresh:
         store.reset()
+        shutil.rmtree(results / "logs", ignore_errors=True)  # the bots' stderr of the runs forgotten
     try:
         secret = None if tournament.deals == "public" else store.deal_secret()
         revealed = store.revealed_deals()
@@ -639,7 +676,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     if tournament.deals == "public":
         err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
                   "compute every hand; for research, not for competition\n")
-    roster_news = roster_changes(store.bots(), entries)
+    roster_news = with_match_count(roster_changes(store.bots(), entries), _previous_scheduled(store), len(schedule))
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
     store.forget_harness_failures()
@@ -655,10 +692,6 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
     setup_logging(results, err, fresh=fresh)
     (results / "logs").mkdir(exist_ok=True)  # here, not in each worker: an obstacle is one error
-    if fresh:  # a new tournament: its bots' stderr budgets start again (the old logs are kept)
-        import shutil
-        from arena.match.bot_log import LEDGER_DIR
-        shutil.rmtree(results / "logs" / LEDGER_DIR, ignore_errors=True)
     for mid in altered:
         log.info("match %s was altered after it was stored; dropped, played again", mid)
     summary.sandbox_level = sandbox.level
@@ -680,6 +713,8 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",
              tournament.name, len(schedule), len(pending), n_workers, sandbox.level,
              ", ".join(f"{e.name} {e.sha256[:12]}" for e in entries))
+    if pending and before_play is not None:
+        before_play(results, len(pending))
     if pending:
         ctx = {
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
@@ -714,9 +749,11 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
         return
     started = time.monotonic()
     try:
-        added = luck.fill(store, schedule, rollouts, progress=lambda done, total: done == 0 and err.write(
-            f"arena: computing luck baselines ({total} jobs: deals, reference deals, matches with "
-            "builtin players; Ctrl-C stops, what is done is kept)\n"), workers=workers)
+        from arena.tournament.step_progress import StepProgress
+
+        added = luck.fill(store, schedule, rollouts, progress=StepProgress(
+            err, "luck baselines", "jobs", intro=" (deals, reference deals, matches with builtin players; "
+            "Ctrl-C stops, what is done is kept)"), workers=workers)
     except KeyboardInterrupt:
         summary.interrupted = True
         err.write("\narena: interrupted while computing the luck baselines; every match is kept, "

@@ -191,6 +191,83 @@ def test_check_fails_broken_bots_with_the_right_message(bot, expect):
     assert expect in res.stdout, res.stdout
 
 
+def _fix(stdout: str) -> str:
+    return next(ln.strip() for ln in stdout.splitlines() if ln.strip().startswith("fix: "))
+
+
+@pytest.mark.parametrize("bot,hint", [
+    ("print_debug.py", "fix: a stray print: the bot wrote 'thinking about 7 moves' on stdout, which carries "
+                       "protocol lines only; write debugging text to stderr (botkit's log(...)"),
+    ("imports_numpy.py", "fix: the bot imports 'numpy', which is not there in the sandbox: a Python bot runs "
+                         "with the standard library, botkit and games only"),
+    ("returns_action_dict.py", "fix: choose() returned a whole action; return its id instead: action['id']"),
+    ("sends_action_dict.py", "fix: reply with the action's id, not the action object"),
+    ("no_shebang_bot", "fix: no_shebang_bot has no '#!' line, so the system does not know what runs it"),
+    ("crlf_endings.pl", "fix: crlf_endings.pl has Windows line endings (CRLF): a '#!' line then names e.g. "
+                        "'perl\\r', which does not exist; convert the file with `dos2unix crlf_endings.pl`"),
+    ("never_answers.py", "fix: answer every act message within the move limit (--move-s)"),
+])
+def test_check_gives_the_specific_hint_for_a_known_mistake(bot, hint):
+    assert (BOTS / bot).is_file()
+    res = arena("check", str(BOTS / bot), "--startup-s", "10")
+    assert res.returncode == 1 and "RESULT: FAIL" in res.stdout, res.stdout + res.stderr
+    assert _fix(res.stdout).startswith(hint), res.stdout
+    assert "slowest 0.0 ms" not in res.stdout                    # a timing it did not measure
+
+
+def test_check_of_a_bot_that_never_answers_reports_real_timings():
+    res = arena("check", str(BOTS / "never_answers.py"), "--move-s", "0.5")
+    assert "timeout at decision 0: no answer within 0.5 s" in res.stdout, res.stdout
+    assert "  no decision answered\n" in res.stdout
+
+
+def test_a_script_that_is_not_executable_is_told_to_chmod(tmp_path):
+    script = tmp_path / "mybot.pl"
+    script.write_text("#!/usr/bin/env perl\nprint 1;\n")
+    res = arena("check", str(script))
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines()[-1].endswith("neither a .py file nor executable; chmod +x " + str(script))
+
+
+@pytest.mark.slow
+def test_replies_with_windows_line_endings_are_accepted():
+    res = arena("check", str(BOTS / "crlf_replies.py"))
+    assert res.returncode == 0 and "RESULT: PASS" in res.stdout, res.stdout
+
+
+@pytest.mark.slow
+def test_check_warns_when_the_slowest_answer_nears_the_move_limit():
+    # 3.5 s of a 6 s limit: 58% (a margin of 2.5 s for a busy machine before it would time out)
+    res = arena("check", str(BOTS / "slow_first_answer.py"), "--move-s", "6")
+    assert res.returncode == 0 and "RESULT: PASS" in res.stdout, res.stdout   # a warning, not a failure
+    warn = next(ln for ln in res.stdout.splitlines() if ln.strip().startswith("WARN"))
+    assert "of the 6 s move limit: over" in warn and "decisions answered; slowest answer 3" in warn, warn
+
+
+def test_timing_verdict_bands():
+    from arena.cli.check_hints import timing_verdict
+
+    assert timing_verdict(None, 1.0) == ("", "no decision answered")
+    assert timing_verdict(120.0, 1.0) == ("", "slowest answer 120.0 ms, 12% of the 1 s move limit")
+    mark, line = timing_verdict(600.0, 1.0)
+    assert mark == "WARN" and "60% of the 1 s move limit: over 50%" in line
+    mark, line = timing_verdict(951.0, 1.0)
+    assert mark == "WARN" and "95% of the 1 s move limit: over 80%, a busy machine will make it time out" in line
+
+
+def test_play_exits_1_when_a_bot_faulted_after_showing_the_match():
+    res = arena("play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3",
+                "--quiet")
+    assert res.returncode == 1, res.stderr
+    assert "crash" in res.stdout and "random_bot" in res.stdout            # the table still came
+    assert res.stderr.strip().splitlines()[-1] == "arena: a bot faulted, seat 0 (crash_at_start): crash; exit code 1"
+    as_json = arena("play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3",
+                    "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["faults"][0]["kind"] == "crash"
+    clean = arena("play", "tightwad", "random_bot", "random_bot", "random_bot", "--seed", "3", "--quiet")
+    assert clean.returncode == 0, clean.stderr
+
+
 def test_play_without_a_seed_deals_unpredictably_and_says_seeds_are_predictable() -> None:
     runs = [json.loads(arena("play", "palace", "random_bot", "random_bot", "--json").stdout)
             for _ in range(2)]
