@@ -80,7 +80,8 @@ class GuardedGroup(click.Group):
         logging.raiseExceptions = False  # a failing log handler must not print a traceback
         guard.results_folder(None)
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with guard.inert_output():  # no control character of a name or message reaches the terminal
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SystemExit:
             raise
         except (click.exceptions.Abort, KeyboardInterrupt):
@@ -199,7 +200,7 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
             hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
         from arena.cli.live import run_console
 
-        terminal = run_console(sys.stderr, results=Path(tournament.results_dir), live_standings=live_standings)
+        terminal = run_console(guard.raw(sys.stderr), results=Path(tournament.results_dir), live_standings=live_standings)
         summary = run_and_publish(
             tournament, fresh=fresh, workers=workers,
             sandbox_level=None if sandbox_level == "auto" else sandbox_level,

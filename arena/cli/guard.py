@@ -17,10 +17,12 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 import click
 
 from arena.errors import ArenaError
+from arena.inert import visible
 
 EXIT_USAGE = 2      # the user's input is wrong (as click's usage errors)
 EXIT_TROUBLE = 1    # the environment failed: disk, database, permissions
@@ -41,7 +43,47 @@ def one_line(text: object, limit: int = 300) -> str:
 
 
 def say(message: str) -> None:
-    click.echo(f"arena: error: {one_line(message, 1000)}", err=True)
+    click.echo(f"arena: error: {visible(one_line(message, 1000))}", err=True)
+
+
+class InertStream:
+    """A text stream that shows control characters as escapes (``arena.inert.visible``):
+    what any command prints about a hostile file name, bot or record stays inert."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # bytes would pass unseen (and click probes with b"")
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.raw.write(visible(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, ...
+        if name == "buffer":  # no way around the escaping
+            raise AttributeError(name)
+        return getattr(self.raw, name)
+
+
+def raw(stream: Any) -> Any:
+    """The stream under an ``InertStream`` (for a display that writes its own control codes)."""
+    return stream.raw if isinstance(stream, InertStream) else stream
+
+
+class inert_output:
+    """``with inert_output():`` sys.stdout and sys.stderr are ``InertStream``s, then restored."""
+
+    def __enter__(self) -> None:
+        self.saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = (s if s is None or isinstance(s, InertStream) else InertStream(s)
+                                  for s in self.saved)
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.stdout, sys.stderr = self.saved
 
 
 def _where(exc: BaseException) -> str:

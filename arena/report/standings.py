@@ -47,10 +47,15 @@ def load_report(source: Path) -> tuple[Any, Path]:
         stored = (meta.get("config") or {}).get("ratings") or {}
         # Unset keys are stored as null and mean "the default", as in `arena run`.
         params = {k: v for k, v in stored.items() if v is not None} or None
-        from arena.report.rating_cache import FILE_NAME
+        from arena.report.rating_cache import FILE_NAME, key_from_secret
         scheduled, _ = store.progress()
         rows = list(store.iter_results())
-        report = compute_ratings(rows, params, cache=folder / FILE_NAME, scheduled=scheduled)
+        try:   # the cache is sealed with the folder's secret; a folder without one rates from scratch
+            key: bytes | None = key_from_secret(store.deal_secret())
+        except StoreError:
+            key = None
+        report = compute_ratings(rows, params, cache=None if key is None else folder / FILE_NAME,
+                                 cache_key=key, scheduled=scheduled)
         report = _luck_adjusted(report, rows, store, (meta.get("config") or {}).get("luck_rollouts"))
         report = dataclasses.replace(report, deals=deals_of(meta))
         report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
@@ -108,15 +113,16 @@ REPLAYS = "replays"        # sub-folder of the results with the notable matches'
 MAX_REPLAYS = 40           # one page per notable group (its first match), the largest groups first
 
 
-def notable_extras(report: Any, folder: Path) -> dict[str, dict[str, str]]:
-    """For the first match of each notable group: its stored stderr tail and a replay page
-    (written under ``replays/``, only for these, so the results folder stays small)."""
+def notable_extras(report: Any, folder: Path) -> dict[tuple[str, int | None], dict[str, str]]:
+    """For the first match of each notable group, keyed by (match id, seat): that seat's stored
+    stderr tail and a replay page (written under ``replays/``, only for these, so the results
+    folder stays small). Two groups may share a first match; each shows its own bot's tail."""
     if not report.notable or not (folder / "results.sqlite").exists():
         return {}
     from arena.report.replay_view import write_replay_html
     from arena.tournament.store import ResultStore, StoreError
 
-    extras: dict[str, dict[str, str]] = {}
+    extras: dict[tuple[str, int | None], dict[str, str]] = {}
     store = ResultStore(folder)
     for group in lb.notable_groups(report)[:MAX_REPLAYS]:
         first = group.first
@@ -138,7 +144,7 @@ def notable_extras(report: Any, folder: Path) -> dict[str, dict[str, str]]:
             extra["replay"] = f"{REPLAYS}/{name}"
         except ArenaError:
             pass  # a record this engine cannot replay keeps its row, without a link
-        extras[first.match_id] = extra
+        extras[(first.match_id, first.seat)] = extra
     return extras
 
 

@@ -1,0 +1,136 @@
+"""Every page and terminal line is inert: a name, a fault message or a stderr tail from the
+results shows as itself, never as Markdown/HTML markup or as a terminal control sequence."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from markdown_it import MarkdownIt
+
+from arena.cli import cli
+from arena.inert import visible
+from arena.report.leaderboard import render_markdown
+from arena.report.ratings import compute_ratings
+from arena.report.standings import write_reports, load_report
+from arena.tournament.store import ResultStore
+from tests.arena.record_factory import make_record
+
+BAD_LINE = ("bad line: ![x](http://evil.example/x.png) [click](https://evil.example/) "
+            "<img src=http://evil.example/y.png> www.evil.example mail@evil.example `code` *em* | cell")
+CONTROLS = "\x1b[2J\x1b]0;owned\x07\r\x85\u202e"   # clear screen, set title, CR, NEL, bidi override
+RAW = ("\x1b", "\x07", "\r", "\x85", "\u202e")
+
+
+def _records(detail: str = BAD_LINE, name: str = "zulu") -> list[dict]:
+    recs = []
+    for i in range(12):
+        bots = ["alpha", "bravo", name] if i % 2 else [name, "alpha", "bravo"]
+        faults = [None, None, None]
+        if i == 3:
+            faults[2] = {"kind": "protocol", "detail": detail, "decision": 0}
+        recs.append(make_record(i, bots, [0, 1, 2], match_id=f"tightwad/m{i:02d}"))
+        recs[-1]["faults"] = faults
+    return recs
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.tags.append(tag)
+
+
+def test_a_bad_answer_line_is_no_image_or_link_in_leaderboard_md() -> None:
+    md = render_markdown(compute_ratings(_records()))
+    assert "evil" in md
+    page = MarkdownIt("commonmark").enable("table").render(md)
+    tags = _Tags()
+    tags.feed(page)
+    assert not {"img", "a"} & set(tags.tags), tags.tags
+    assert "![x](http://evil.example/x.png) [click](https://evil.example/)" in page   # shown as it is
+    assert "`code` *em*" in page and "&lt;img src=" in page
+    # GitHub also links bare http://, www. and e-mail addresses: none is left whole
+    assert not re.search(r"https?://|www\.evil|mail@evil", md)
+    # the notable table still has its 5 columns: the | of the text did not split a cell
+    row = next(line for line in md.splitlines() if "evil" in line)
+    assert len(re.findall(r"(?<!\\)\|", row)) == 6
+
+
+def test_control_characters_are_escaped_in_markdown_and_html(tmp_path: Path) -> None:
+    report = compute_ratings(_records(detail="crashed " + CONTROLS))
+    paths = write_reports(report, tmp_path)
+    for kind in ("md", "html"):
+        text = paths[kind].read_text(encoding="utf-8")
+        assert not any(c in text for c in RAW), kind
+        assert "x1b" in text and "u202e" in text, kind
+
+
+def test_each_notable_group_shows_its_own_bots_stderr_tail(tmp_path: Path) -> None:
+    # Two bots fault in the same match, the first of both their notable groups: each group's
+    # row shows that bot's stderr tail, not the other's (they were keyed by match id alone).
+    folder = tmp_path / "results"
+    store = ResultStore(folder)
+    store.init_tournament("t", {"name": "t"}, [])
+    for i in range(6):
+        rec = make_record(i, ["alpha", "bravo", "charlie"], [0, 1, 2], match_id=f"tightwad/m{i:02d}")
+        if i == 2:
+            rec["result"]["places"] = [1, 2, 0]
+            rec["faults"] = [{"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "ALPHA-TAIL"},
+                             {"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "BRAVO-TAIL"},
+                             None]
+        store.record_match(rec)
+    store.close()
+    report, _ = load_report(folder)
+    page = write_reports(report, folder)["html"].read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(0) for m in re.finditer(r'<tr[^>]*><td class="name">(\w+)</td>.*?</tr>', page)}
+    assert "ALPHA-TAIL" in rows["alpha"] and "BRAVO-TAIL" not in rows["alpha"]
+    assert "BRAVO-TAIL" in rows["bravo"] and "ALPHA-TAIL" not in rows["bravo"]
+
+
+def _assert_inert(text: str) -> None:
+    assert not any(c in text for c in RAW), repr(text)
+
+
+def test_a_bot_file_name_with_escapes_prints_escaped(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    bad = tmp_path / f"bot{CONTROLS}.py"
+    bad.write_text("print('hi')\n")
+    result = CliRunner().invoke(cli, ["check", str(bad)])
+    assert result.exit_code == 2
+    _assert_inert(result.stderr)
+    assert "\\x1b[2J" in result.stderr and "\\u202e" in result.stderr and "\\r" in result.stderr
+    result = CliRunner().invoke(cli, ["play", "tightwad", str(bad), "builtin:random", "builtin:random"])
+    assert result.exit_code == 2
+    _assert_inert(result.stderr)
+    (tmp_path / "t.yaml").write_text(f"name: t\nseed: 1\nbots: [{tmp_path}/*.py]\n"
+                                     "games: [{id: tightwad, players: 3, deals: 1}]\n")
+    result = CliRunner().invoke(cli, ["run", "t.yaml"])
+    assert result.exit_code == 2
+    _assert_inert(result.stderr)
+    assert "\\x1b[2J" in result.stderr
+
+
+def test_stored_names_and_messages_print_escaped(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    store = ResultStore(folder)
+    store.init_tournament("t", {"name": "t"}, [])
+    for rec in _records(detail="crashed " + CONTROLS, name="zulu" + CONTROLS):
+        store.record_match(rec)
+    store.close()
+    for args in (["matches", str(folder)], ["matches", str(folder), "--fault", "any"],
+                 ["leaderboard", str(folder)]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        _assert_inert(result.output)
+        assert "\\u202e" in result.output and "\\x1b" in result.output, args
+
+
+@pytest.mark.parametrize("text", ["plain", "tab\tand\nnewline", "é ± ✓"])
+def test_printable_text_is_unchanged(text: str) -> None:
+    assert visible(text) == text
