@@ -134,3 +134,20 @@ def test_stored_names_and_messages_print_escaped(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", ["plain", "tab\tand\nnewline", "é ± ✓"])
 def test_printable_text_is_unchanged(text: str) -> None:
     assert visible(text) == text
+
+
+def test_the_live_display_shows_messages_and_bot_names_escaped(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from arena.cli.live import LiveDisplay, _ConsoleStream
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, color_system=None, width=200)
+    _ConsoleStream(console).write(f"arena: since the last run: bot{CONTROLS} joined\n")
+    display = LiveDisplay(3, console, results=tmp_path, live_standings=False)
+    display.update("m1", [(f"zulu{CONTROLS}", "crash")])
+    display.close()
+    _assert_inert(out.getvalue())
+    assert "\\u202e" in out.getvalue() and "zulu\\x1b" in out.getvalue()
