@@ -5,11 +5,43 @@ module turns errors into messages and exit codes."""
 
 from __future__ import annotations
 
-import json
-import logging
-import math
+import os
+import signal
 import sys
-from pathlib import Path
+
+
+def _interrupted_early(*_: object) -> None:
+    """Ctrl-C or a closed terminal while the command is still loading: one line, exit 130,
+    nothing written."""
+    os.write(2, b"arena: interrupted\n")
+    os._exit(130)
+
+
+def _hung_up(*_: object) -> None:
+    """SIGHUP (a closed terminal, a dropped ssh connection) stops a command as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def _started_as_arena() -> bool:
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return (os.path.basename(sys.argv[0] if sys.argv else "") == "arena"
+            or getattr(spec, "name", None) == "arena.__main__")
+
+
+# Started as the `arena` command (not imported by a program, which keeps its own handlers):
+# Ctrl-C or SIGHUP during the imports below (a second or more on a busy machine) must not print
+# a traceback or end in silence. ``main`` hands over to the guard once they are done.
+if _started_as_arena():
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted_early)
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:   # nohup's SIG_IGN is kept
+        signal.signal(signal.SIGHUP, _interrupted_early)
+
+import json  # noqa: E402 - after the handler above
+import logging
+import math  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any
 
 import click
@@ -466,4 +498,9 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
 
 
 def main() -> None:
+    # from here a KeyboardInterrupt reaches the guard, which says it in one line (exit 130)
+    if signal.getsignal(signal.SIGINT) is _interrupted_early:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is _interrupted_early:
+        signal.signal(signal.SIGHUP, _hung_up)
     cli(prog_name="arena")

@@ -23,6 +23,7 @@ import io
 import logging
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -115,6 +116,7 @@ def _worker_main(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     after an exception, whose traceback goes to run.log.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal too
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler
     _die_with_parent(ctx["parent_pid"])
     try:
@@ -468,7 +470,7 @@ class _OneLine(logging.Formatter):
 
 
 class _Stop(KeyboardInterrupt):
-    """SIGTERM: stop as Ctrl-C does."""
+    """SIGTERM or SIGHUP (a closed terminal, a dropped ssh connection): stop as Ctrl-C does."""
 
 
 def _on_sigterm(*_: Any) -> None:
@@ -570,7 +572,8 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     cluster at ``ray_address`` (None: a local Ray instance), see arena/tournament/ray_executor.py.
     ``display(total, err)`` makes the progress display (default: plain ``Progress`` lines).
     The results folder is locked for the whole run (``publish``, called at the end
-    unless interrupted, included). SIGTERM stops the run as Ctrl-C does.
+    unless interrupted, included). SIGTERM and SIGHUP stop the run as Ctrl-C does; stopped
+    before anything was stored, a results folder this run created is removed again.
     """
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
@@ -585,20 +588,47 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     entries = resolve_bots(tournament)
     check_schedule(tournament, entries)  # config errors before anything is written
     results = Path(tournament.results_dir)
+    new_folder = not results.exists()
     make_results_folder(results, tournament)
     in_main = threading.current_thread() is threading.main_thread()
-    old_term = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
+    # SIGHUP as SIGTERM (a closed terminal), unless ignored on purpose (nohup)
+    stops = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN] if in_main else []
+    old_handlers = [signal.signal(s, _on_sigterm) for s in stops]
     try:
         with FolderLock(results):
-            summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
-                                  sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
-                                  executor=executor, ray_address=ray_address, display=display)
+            try:
+                summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
+                                      sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
+                                      executor=executor, ray_address=ray_address, display=display)
+            except KeyboardInterrupt:
+                if new_folder and _nothing_stored(results):  # stopped while starting: leave no trace
+                    shutil.rmtree(results, ignore_errors=True)
+                raise
             if publish is not None and not summary.interrupted:
                 publish(summary)
     finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, old_term)
+        for sig, old in zip(stops, old_handlers):
+            signal.signal(sig, old)
     return summary
+
+
+def _nothing_stored(results: Path) -> bool:
+    """Whether the results folder holds no stored match (read only; unsure counts as stored)."""
+    import sqlite3
+
+    from arena.tournament.store import DB_NAME
+
+    db = results / DB_NAME
+    if not db.exists():
+        return True
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 0
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return "no such table" in str(exc)
 
 
 def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bool, workers: int | None,
@@ -728,10 +758,15 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
         summary.stopped = str(exc)
     except KeyboardInterrupt:
         summary.interrupted = True
-        progress.close()
-        err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
-        if resume_hint:
-            err.write(f"arena: resume with: {resume_hint}\n")
+        log.info("interrupted; matches in flight are dropped, finished ones are kept%s",
+                 f"; resume with: {resume_hint}" if resume_hint else "")
+        try:  # after SIGHUP the terminal may be gone: the lines above are in run.log
+            progress.close()
+            err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
+            if resume_hint:
+                err.write(f"arena: resume with: {resume_hint}\n")
+        except OSError:
+            pass
         return
     progress.close()
 
