@@ -292,6 +292,8 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
     """List the stored matches of a results folder (or tournament file) with their ids, for arena replay."""
     from arena.report.matches import list_matches
 
+    if Path(source).is_dir():
+        guard.results_folder(source)
     try:
         text, count = list_matches(Path(source), bot=bot, game=game, fault=fault)
     except ArenaError as err:

@@ -134,9 +134,14 @@ def handle(exc: BaseException) -> int:
         return EXIT_USAGE
     if isinstance(exc, sqlite3.DatabaseError):
         db = _folder / "results.sqlite" if _folder is not None else "the results database"
-        say(f"{db}: the results database is damaged ({one_line(exc, 120)}); move the file aside and rerun "
-            "to play its matches again, or restore a copy")
-        return EXIT_TROUBLE
+        if isinstance(exc, sqlite3.OperationalError):   # locked, I/O: the machine, not the file
+            say(f"{db}: the results database cannot be used ({one_line(exc, 120)}); check the disk and "
+                "that no other program holds the file, then rerun")
+            return EXIT_TROUBLE
+        # damaged (malformed, not a database): bad input, as the docs say (status 2)
+        say(f"{db}: the results database is damaged ({one_line(exc, 120)}); restore a copy, or move the file "
+            "aside and rerun with --fresh to play its matches again")
+        return EXIT_USAGE
     if isinstance(exc, PermissionError):
         say(f"permission denied: {_where(exc)}; check the file's owner and permissions")
         return EXIT_TROUBLE

@@ -55,7 +55,7 @@ def list_matches(source: Path, *, bot: str | None = None, game: str | None = Non
     if not (folder / "results.sqlite").exists():
         raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
     try:
-        rows = find_matches(ResultStore(folder).iter_results(), bot=bot, game=game, fault=fault)
+        rows = find_matches(ResultStore(folder, read_only=True).iter_results(), bot=bot, game=game, fault=fault)
     except StoreError as err:
         text = str(err)
         raise ArenaError(text if str(folder) in text else f"{folder}: {text}") from None

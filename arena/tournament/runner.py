@@ -491,10 +491,13 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     """`arena run --dry-run`: compare the tournament file and bot files with the store; writes nothing."""
     from arena.tournament.roster import resolve_bots
     from arena.tournament.schedule import build_schedule
-    from arena.tournament.store import DB_NAME, ResultStore, StoreError
+    from arena.tournament.store import DB_NAME, ResultStore, StoreError, lost_store
 
     entries = resolve_bots(tournament)
     db = Path(tournament.results_dir) / DB_NAME
+    lost = None if fresh else lost_store(db.parent)
+    if lost:
+        raise ArenaError(lost)
     stored: set[str] = set()
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
     if db.exists():
@@ -637,9 +640,12 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import build_schedule
-    from arena.tournament.store import ResultStore, StoreError
+    from arena.tournament.store import ResultStore, StoreError, lost_store
 
     level_lines = io.StringIO()                     # printed once the run is under way
+    lost = None if fresh else lost_store(results)
+    if lost:                                         # a deleted or truncated store: never replayed unasked
+        raise ArenaError(lost)
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
     require_safe_sandbox(sandbox, tournament)        # before anything of this run is stored or reset
     store = ResultStore(results)
