@@ -310,9 +310,10 @@ def _h2h_align(headers: list[str]) -> tuple[str, ...]:
     return ("left",) + ("right",) * (len(headers) - 1)
 
 
-# Markdown punctuation a result text could use to make a link, an image, an autolink (GFM
-# links bare http://, www. and e-mail addresses too), emphasis, code or a table cell break.
-_MD_PUNCT = re.compile(r"([\\`*_\[\]|~:@])|(?<=[A-Za-z])(\.)")
+# Markdown punctuation a result text could use to make a link, an image, emphasis, code or a
+# table cell break, and what makes GitHub link a bare address: the : of "scheme:/", the . of
+# "www." and the @ of an e-mail address. Plain sentences keep their other punctuation.
+_MD_PUNCT = re.compile(r"([\\`*_\[\]|~@])|(:(?=/))|((?<=[wW]{3})\.)")
 
 
 def _md_escape(text: str) -> str:
@@ -320,7 +321,7 @@ def _md_escape(text: str) -> str:
     (a link, an image, HTML, emphasis) nor as control characters."""
     text = visible(str(text).replace("\n", " "), keep="")
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_PUNCT.sub(lambda m: "\\" + (m.group(1) or m.group(2)), text)
+    return _MD_PUNCT.sub(lambda m: "\\" + m.group(0), text)
 
 
 def render_markdown(report: RatingReport, *, title: str = "Leaderboard",

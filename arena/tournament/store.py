@@ -310,8 +310,9 @@ def no_space_left(folder: Path, margin: int = 1 << 20) -> bool:
 
 def lost_store(folder: Path) -> str | None:
     """Why the store of a results folder looks lost (one line with the fix), else None:
-    ``results.sqlite`` missing or empty while the folder's deal secret or run.log shows that
-    an earlier run stored its matches there. Replaying them silently would redo hours."""
+    ``results.sqlite`` missing or empty while the folder's run.log shows that an earlier run
+    stored its matches there. Replaying them silently would redo hours. (A deal secret alone
+    is no sign: it is copied into a new folder on purpose, to play the same deals there.)"""
     db = Path(folder) / DB_NAME
     try:
         if db.stat().st_size > 0:
@@ -319,9 +320,9 @@ def lost_store(folder: Path) -> str | None:
         what = "is empty (0 bytes)"
     except FileNotFoundError:
         what = "is missing"
-    left = [name for name in (SECRET_NAME, "run.log") if (Path(folder) / name).exists()]
-    if not left:
+    if not (Path(folder) / "run.log").exists():
         return None
+    left = [name for name in (SECRET_NAME, "run.log") if (Path(folder) / name).exists()]
     return (f"{db} {what}, yet the folder holds the {' and '.join(left)} of an earlier run: its stored "
             f"matches are lost; restore {DB_NAME} from a copy, or rerun with --fresh to play the whole "
             "tournament again")
