@@ -312,8 +312,9 @@ def _h2h_align(headers: list[str]) -> tuple[str, ...]:
 
 # Markdown punctuation a result text could use to make a link, an image, emphasis, code or a
 # table cell break, and what makes GitHub link a bare address: the : of "scheme:/", the . of
-# "www." and the @ of an e-mail address. Plain sentences keep their other punctuation.
-_MD_PUNCT = re.compile(r"([\\`*_\[\]|~@])|(:(?=/))|((?<=[wW]{3})\.)")
+# "www." and the @ of an e-mail address. Plain sentences keep their other punctuation, and a
+# _ inside a word (random_bot), which CommonMark never reads as emphasis, stays as it is.
+_MD_PUNCT = re.compile(r"[\\`*\[\]|~@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=/)|(?<=[wW]{3})\.")
 
 
 def _md_escape(text: str) -> str:

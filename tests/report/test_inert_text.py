@@ -151,3 +151,13 @@ def test_the_live_display_shows_messages_and_bot_names_escaped(tmp_path: Path) -
     display.close()
     _assert_inert(out.getvalue())
     assert "\\u202e" in out.getvalue() and "zulu\\x1b" in out.getvalue()
+
+
+def test_markdown_escaping_keeps_names_readable_and_makes_no_emphasis() -> None:
+    from arena.report.leaderboard import _md_escape
+
+    assert _md_escape("random_bot") == "random_bot"   # an inner _ is never emphasis
+    assert _md_escape("INCOMPLETE: 2 of 6 scheduled matches counted.") == "INCOMPLETE: 2 of 6 scheduled matches counted."
+    tags = _Tags()
+    tags.feed(MarkdownIt("commonmark").render(_md_escape("_em_ __strong__ *em* ~~del~~ a_b_ `code`")))
+    assert tags.tags == ["p"]
