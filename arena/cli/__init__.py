@@ -38,10 +38,10 @@ if _started_as_arena():
     if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:   # nohup's SIG_IGN is kept
         signal.signal(signal.SIGHUP, _interrupted_early)
 
-import json  # noqa: E402 - after the handler above
+import json  # noqa: E402 - the imports from here on come after the handler above
 import logging
-import math  # noqa: E402
-from pathlib import Path  # noqa: E402
+import math
+from pathlib import Path
 from typing import Any
 
 import click
