@@ -161,3 +161,36 @@ def test_markdown_escaping_keeps_names_readable_and_makes_no_emphasis() -> None:
     tags = _Tags()
     tags.feed(MarkdownIt("commonmark").render(_md_escape("_em_ __strong__ *em* ~~del~~ a_b_ `code`")))
     assert tags.tags == ["p"]
+
+
+def test_the_human_seat_in_a_terminal_keeps_its_own_drawing(tmp_path: Path) -> None:
+    # The guard escapes what commands print; the person's table is drawn by rich with its own
+    # control codes (bold, colours), which must reach the terminal as codes, not as \x1b text.
+    import os
+    import select
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    main, child = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "play", "tightwad", "builtin:random",
+                             "builtin:random", "--human", "0", "--seed", "7"],
+                            stdin=child, stdout=child, stderr=child, cwd=root, start_new_session=True,
+                            env=dict(os.environ, TERM="xterm-256color", COLUMNS="120"))
+    os.close(child)
+    out = b""
+    try:
+        end = time.monotonic() + 120
+        while b"your turn" not in out and time.monotonic() < end and proc.poll() is None:
+            if select.select([main], [], [], 0.5)[0]:
+                try:
+                    out += os.read(main, 65536)
+                except OSError:
+                    break
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(main)
+    assert b"your turn" in out, out[-2000:]
+    assert b"\x1b[" in out and b"\\x1b[" not in out
