@@ -427,6 +427,8 @@ def test_a_finished_folder_on_a_read_only_medium_can_be_viewed(results: Path, tm
         assert found.exit_code == 0 and mid in found.output, found.stderr
         again = CliRunner().invoke(cli, ["replay", str(folder), mid, "--quiet"], env=env)
         assert again.exit_code == 0 and "replay ok" in again.output, again.stderr
+        exported = CliRunner().invoke(cli, ["export", str(folder)], env=env)
+        assert exported.exit_code == 0 and mid in exported.output, exported.stderr
         one_line_error(CliRunner().invoke(cli, ["leaderboard", str(folder), "--format", "html"], env=env),
                        "cannot write the report", "--format md")
         assert _listing(folder) == before
