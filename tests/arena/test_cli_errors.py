@@ -141,6 +141,7 @@ def test_a_lost_results_database_is_refused_not_replayed(results: Path, played: 
     assert (db.stat().st_size == 0) if loss == "emptied" else not db.exists()   # nothing replayed
 
 
+@pytest.mark.slow
 def test_a_lost_results_database_is_replayed_with_fresh(results: Path, played: Path) -> None:
     for extra in results.glob("results.sqlite-*"):
         extra.unlink()

@@ -73,6 +73,7 @@ def test_a_results_folder_that_was_there_is_kept(tmp_path):
     assert (tmp_path / "res" / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_nohup_keeps_sighup_ignored(tmp_path):
     # `nohup arena run ...`: SIGHUP ignored on purpose stays ignored, the run completes
     path = tour(tmp_path, [make_bot(tmp_path / "b", "a"), make_bot(tmp_path / "b", "c", tag="c")])

@@ -163,6 +163,7 @@ def test_markdown_escaping_keeps_names_readable_and_makes_no_emphasis() -> None:
     assert tags.tags == ["p"]
 
 
+@pytest.mark.slow
 def test_the_human_seat_in_a_terminal_keeps_its_own_drawing(tmp_path: Path) -> None:
     # The guard escapes what commands print; the person's table is drawn by rich with its own
     # control codes (bold, colours), which must reach the terminal as codes, not as \x1b text.
