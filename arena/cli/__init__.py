@@ -5,10 +5,42 @@ module turns errors into messages and exit codes."""
 
 from __future__ import annotations
 
-import json
+import os
+import signal
+import sys
+
+
+def _interrupted_early(*_: object) -> None:
+    """Ctrl-C or a closed terminal while the command is still loading: one line, exit 130,
+    nothing written."""
+    os.write(2, b"arena: interrupted\n")
+    os._exit(130)
+
+
+def _hung_up(*_: object) -> None:
+    """SIGHUP (a closed terminal, a dropped ssh connection) stops a command as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def _started_as_arena() -> bool:
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return (os.path.basename(sys.argv[0] if sys.argv else "") == "arena"
+            or getattr(spec, "name", None) == "arena.__main__")
+
+
+# Started as the `arena` command (not imported by a program, which keeps its own handlers):
+# Ctrl-C or SIGHUP during the imports below (a second or more on a busy machine) must not print
+# a traceback or end in silence. ``main`` hands over to the guard once they are done.
+if _started_as_arena():
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted_early)
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:   # nohup's SIG_IGN is kept
+        signal.signal(signal.SIGHUP, _interrupted_early)
+
+import json  # noqa: E402 - the imports from here on come after the handler above
 import logging
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +112,8 @@ class GuardedGroup(click.Group):
         logging.raiseExceptions = False  # a failing log handler must not print a traceback
         guard.results_folder(None)
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with guard.inert_output():  # no control character of a name or message reaches the terminal
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SystemExit:
             raise
         except (click.exceptions.Abort, KeyboardInterrupt):
@@ -207,7 +240,7 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
             hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
         from arena.cli.live import run_console
 
-        terminal = run_console(sys.stderr, results=Path(tournament.results_dir), live_standings=live_standings)
+        terminal = run_console(guard.raw(sys.stderr), results=Path(tournament.results_dir), live_standings=live_standings)
         summary = run_and_publish(
             tournament, fresh=fresh, workers=workers,
             sandbox_level=None if sandbox_level == "auto" else sandbox_level,
@@ -269,6 +302,8 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
     """List the stored matches of a results folder (or tournament file) with their ids, for arena replay."""
     from arena.report.matches import list_matches
 
+    if Path(source).is_dir():
+        guard.results_folder(source)
     try:
         text, count = list_matches(Path(source), bot=bot, game=game, fault=fault)
     except ArenaError as err:
@@ -477,4 +512,9 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
 
 
 def main() -> None:
+    # from here a KeyboardInterrupt reaches the guard, which says it in one line (exit 130)
+    if signal.getsignal(signal.SIGINT) is _interrupted_early:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is _interrupted_early:
+        signal.signal(signal.SIGHUP, _hung_up)
     cli(prog_name="arena")

@@ -57,6 +57,7 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
     ``reveal`` or an explicit ``trace_seat`` asks for more.
     """
     from arena.match.builtin import agent_for
+    from arena.cli.guard import raw
     from arena.match.human import HumanAgent
     from arena.match.referee import play_match
     from arena.tournament.roster import bot_entry
@@ -81,7 +82,9 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
     it = iter(entries)
     for seat in range(players):
         if seat in humans:
-            people.append(HumanAgent(seat, stdin, out))
+            # rich draws the person's table with its own control codes: the stream under the
+            # guard's escaping (what it draws comes from the engine and the roster's checked names)
+            people.append(HumanAgent(seat, stdin, raw(out)))
             people[-1].shows_final = True
             agents.append(people[-1])
         else:

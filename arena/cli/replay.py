@@ -51,7 +51,7 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
         if not (source / "results.sqlite").exists():
             raise ArenaError(f"{source}: no results.sqlite here; give the tournament's results folder")
         try:
-            record = ResultStore(source).get_record(match_id)
+            record = ResultStore(source, read_only=True).get_record(match_id)
         except KeyError:
             record = None
         except (zlib.error, UnicodeDecodeError, ValueError) as exc:

@@ -32,7 +32,7 @@ def iter_records(source: Path, *, game: str | None = None, bot: str | None = Non
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise ArenaError(f"--game {game!r}: no such game; {hint}use one of {', '.join(REGISTRY)}")
     try:
-        store = ResultStore(folder)
+        store = ResultStore(folder, read_only=True)  # an export writes nothing to the store
         rows = list(store.iter_results(game))
         if bot is not None:
             names = sorted({b for r in rows for b in r.bots})

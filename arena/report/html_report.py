@@ -5,14 +5,16 @@ Per scope: the standings, an inline SVG line plot of each bot's conservative rat
 scope, so a game's plot runs over its own matches; faulty bots dotted and marked), and
 the head-to-head matrix; then the notable matches grouped by bot and kind, with the
 stored stderr tail and a link to a replay of the first match of each group. Every text from the results (bot
-names, match ids, fault details) goes through ``html.escape``.
+names, match ids, fault details) goes through ``escape`` (``html.escape`` of ``arena.inert.visible``).
 """
 
 from __future__ import annotations
 
 import math
-from html import escape
+from html import escape as _html_escape
 from typing import Sequence
+
+from arena.inert import visible
 
 from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
                                       deals_line, format_adjusted_place, format_faults, format_mean_place,
@@ -21,6 +23,12 @@ from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADE
                                       params_line, sandbox_line, scope_summary, scope_title, shown_scopes,
                                       status_line)
 from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
+
+def escape(text: object) -> str:
+    """A text from the results as inert HTML: markup escaped, control and bidi characters
+    shown as escapes (a name cannot reverse or hide the text after it)."""
+    return _html_escape(visible(text, keep="\n"))
+
 
 # Colour-blind-friendly palette (Okabe-Ito, then Tableau) for up to 16 distinct lines.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -265,7 +273,7 @@ def _scope_section(scope: ScopeReport) -> str:
     return "\n".join(parts)
 
 
-def _notable_section(report: RatingReport, extras: dict[str, dict[str, str]]) -> str:
+def _notable_section(report: RatingReport, extras: dict[tuple[str, int | None], dict[str, str]]) -> str:
     parts = ['<section id="notable">', "<h2>Notable matches</h2>"]
     if not report.notable:
         parts.append('<p class="summary">None: no faults, no capped games.</p></section>')
@@ -278,7 +286,7 @@ def _notable_section(report: RatingReport, extras: dict[str, dict[str, str]]) ->
                    for h in NOTABLE_GROUP_HEADERS)
     body = []
     for g in groups[:NOTABLE_LIMIT]:
-        extra = extras.get(g.first.match_id, {})
+        extra = extras.get((g.first.match_id, g.first.seat), {})
         ids = []
         for k, m in enumerate(g.matches[:IDS_SHOWN]):
             link = extra.get("replay") if k == 0 else None
@@ -300,9 +308,10 @@ def _notable_section(report: RatingReport, extras: dict[str, dict[str, str]]) ->
 
 
 def render_html(report: RatingReport, *, title: str = "Leaderboard",
-                extras: dict[str, dict[str, str]] | None = None, written: str = "") -> str:
-    """The whole leaderboard.html page. ``extras`` maps a notable match id to its stored
-    stderr ``tail`` and the relative path of its ``replay`` page, where known."""
+                extras: dict[tuple[str, int | None], dict[str, str]] | None = None, written: str = "") -> str:
+    """The whole leaderboard.html page. ``extras`` maps a notable group's first match, as
+    (match id, seat), to that seat's stored stderr ``tail`` and the relative path of its
+    ``replay`` page, where known."""
     nav = "".join(f'<a href="#{_slug(s.scope)}">{escape(scope_title(s.scope))}</a>'
                   for s in shown_scopes(report)) + '<a href="#notable">Notable matches</a>'
     return "\n".join([

@@ -67,12 +67,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from tabulate import tabulate
 
+from arena.inert import visible
 from arena.report.ratings import (FAULT_KINDS, MIN_DEALS_FOR_INTERVAL, OVERALL, BotStanding, NotableMatch,
                                   RatingReport, ScopeReport)
 
@@ -303,11 +305,11 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
     for scope in shown_scopes(report):
         title = scope_title(scope.scope)
         out += [title, "=" * len(title), scope_summary(scope), ""]
-        out.append(tabulate(standing_rows(scope), headers=STANDING_HEADERS, tablefmt="simple",
+        out.append(tabulate(_cells(standing_rows(scope)), headers=STANDING_HEADERS, tablefmt="simple",
                             disable_numparse=True, colalign=STANDING_ALIGN))
         if len(scope.standings) > 1:
             headers, rows = h2h_table(scope)
-            out += ["", "Head-to-head:", tabulate(rows, headers=headers, tablefmt="simple",
+            out += ["", "Head-to-head:", tabulate(_cells(rows), headers=headers, tablefmt="simple",
                                                   disable_numparse=True, colalign=_h2h_align(headers))]
         out.append("")
     out.append(deals_line(report))
@@ -321,20 +323,35 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
         out += ["", f"Notable matches: {len(report.notable)} in {len(groups)} groups by bot and kind "
                     f"(list them with `arena matches {results} --bot B --fault KIND`; "
                     f"see one with `arena replay {results} <match id> --html replay.html`):",
-                tabulate(notable_group_rows(shown), headers=NOTABLE_GROUP_HEADERS, tablefmt="simple",
+                tabulate(_cells(notable_group_rows(shown)), headers=NOTABLE_GROUP_HEADERS, tablefmt="simple",
                          disable_numparse=True, colalign=NOTABLE_GROUP_ALIGN)]
         if len(groups) > notable_limit:
             out.append(f"... {len(groups) - notable_limit} more groups in leaderboard.md/html")
     return "\n".join(out) + "\n"
 
 
+def _cells(rows: list[list[Any]]) -> list[list[Any]]:
+    """Table cells for the terminal: each on one line, control characters shown as escapes."""
+    return [[c if isinstance(c, (int, float)) else visible(c, keep="") for c in row] for row in rows]
+
+
 def _h2h_align(headers: list[str]) -> tuple[str, ...]:
     return ("left",) + ("right",) * (len(headers) - 1)
 
 
+# Markdown punctuation a result text could use to make a link, an image, emphasis, code or a
+# table cell break, and what makes GitHub link a bare address: the : of "scheme:/", the . of
+# "www." and the @ of an e-mail address. Plain sentences keep their other punctuation, and a
+# _ inside a word (random_bot), which CommonMark never reads as emphasis, stays as it is.
+_MD_PUNCT = re.compile(r"[\\`*\[\]|~@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=/)|(?<=[wW]{3})\.")
+
+
 def _md_escape(text: str) -> str:
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """A text from the results made inert in Markdown: it shows as itself, never as markup
+    (a link, an image, HTML, emphasis) nor as control characters."""
+    text = visible(str(text).replace("\n", " "), keep="")
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_PUNCT.sub(lambda m: "\\" + m.group(0), text)
 
 
 def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
@@ -347,13 +364,13 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
            *([esc(written), ""] if written else []),
            params_line(report), "", esc(luck_line(report)), "", esc(deals_line(report)), "", esc(sandbox_line(report)), ""]
     for scope in shown_scopes(report):
-        out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]
+        out += [f"## {esc(scope_title(scope.scope))}", "", esc(scope_summary(scope)), ""]
         rows = [[esc(c) for c in row] for row in standing_rows(scope)]
         out += [tabulate(rows, headers=STANDING_HEADERS, tablefmt="pipe",
                          disable_numparse=True, colalign=STANDING_ALIGN), ""]
         if len(scope.standings) > 1:
             headers, h_rows = h2h_table(scope)
-            out += [f"### Head-to-head ({scope_title(scope.scope)})", "", H2H_NOTE, "",
+            out += [f"### Head-to-head ({esc(scope_title(scope.scope))})", "", H2H_NOTE, "",
                     tabulate([[esc(c) for c in r] for r in h_rows], headers=headers,
                              tablefmt="pipe", disable_numparse=True, colalign=_h2h_align(headers)), ""]
     out += ["## Notable matches", ""]

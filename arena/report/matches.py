@@ -12,6 +12,7 @@ from typing import Any, Iterable
 from tabulate import tabulate
 
 from arena.errors import ArenaError
+from arena.inert import visible
 from arena.report.standings import results_folder
 from arena.tournament.store import ResultRow, ResultStore, StoreError
 
@@ -42,7 +43,8 @@ def match_table(rows: list[ResultRow]) -> list[list[Any]]:
     for r in rows:
         seats = ", ".join(f"{b} ({p + 1})" for b, p in zip(r.bots, r.places))
         faults = "; ".join(f"s{s} {b}: {k}" for s, (b, k) in enumerate(zip(r.bots, r.faults)) if k)
-        table.append([r.match_id, r.game, seats, faults])
+        # one line per cell, nothing a terminal would act on (a name from the store is hostile)
+        table.append([visible(c, keep="") for c in (r.match_id, r.game, seats, faults)])
     return table
 
 
@@ -53,7 +55,7 @@ def list_matches(source: Path, *, bot: str | None = None, game: str | None = Non
     if not (folder / "results.sqlite").exists():
         raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
     try:
-        store = ResultStore(folder)
+        store = ResultStore(folder, read_only=True)
         if bot is not None:
             _known_bot(store, bot, folder)
         rows = find_matches(store.iter_results(), bot=bot, game=game, fault=fault)

@@ -704,7 +704,8 @@ def _as_row(item: ResultRow | Mapping[str, Any]) -> ResultRow:
 
 def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
                     params: RatingParams | Mapping[str, Any] | None = None, *,
-                    cache: str | Path | None = None, scheduled: int | None = None) -> RatingReport:
+                    cache: str | Path | None = None, cache_key: bytes | None = None,
+                    scheduled: int | None = None) -> RatingReport:
     """Ratings, statistics, head-to-head and notable matches of a set of stored results.
 
     ``rows``: ``ResultRow``s or match records, in any order (they are sorted by index
@@ -716,9 +717,13 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
     schedule (indexes 0..k-1 all present; ``arena.report.rating_cache``). A valid cache
     (same parameters, same k first rows) is resumed from, so only the rows after it are
     rated; the file is rewritten when the complete prefix has grown. The report is the
-    same with or without it.
+    same with or without it. ``cache_key`` (required with ``cache``): the HMAC key that seals
+    it, ``rating_cache.key_from_secret`` of the results folder's secret.
     """
     from arena.report import rating_cache
+
+    if cache is not None and not cache_key:
+        raise ValueError("a rating cache needs its key (rating_cache.key_from_secret of the folder's secret)")
 
     if not isinstance(params, RatingParams):
         params = RatingParams.from_dict(params)
@@ -736,7 +741,7 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
     textless = False
     prefix = rating_cache.complete_prefix(ordered) if cache is not None else 0
     if cache is not None:
-        saved = rating_cache.load(cache, params, ordered)
+        saved = rating_cache.load(cache, params, ordered, cache_key)
         if saved is not None:
             try:
                 resumed = (_Scope.from_state(saved[1][0], params),
@@ -754,7 +759,7 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
         if cache is not None and k == prefix and (k > start or textless):
             rating_cache.save(cache, params, ordered, k,
                               [overall.state()] + [per_game[g].state() for g in sorted(per_game)],
-                              notable)
+                              notable, cache_key)
 
     for i in range(start, len(ordered)):
         snapshot(i)

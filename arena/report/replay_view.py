@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.inert import visible
 from arena.match.human_view import rank_label  # the corner a card shows: A for an Ace, never 1
 from games import GameError, get_game
 
@@ -79,7 +80,7 @@ def replay_html(record: dict[str, Any]) -> str:
     """The whole page as text."""
     data = replay_frames(record)
     blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0)).decode()
-    title = html.escape(f"{record['game']} · {record['match_id']}")
+    title = html.escape(visible(f"{record['game']} · {record['match_id']}", keep=""))
     return _PAGE.replace("__TITLE__", title).replace("__DATA__", blob)
 
 

@@ -116,6 +116,7 @@ def _worker_main(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     after an exception, whose traceback goes to run.log.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal too
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler
     _die_with_parent(ctx["parent_pid"])
     try:
@@ -475,7 +476,7 @@ class _OneLine(logging.Formatter):
 
 
 class _Stop(KeyboardInterrupt):
-    """SIGTERM: stop as Ctrl-C does."""
+    """SIGTERM or SIGHUP (a closed terminal, a dropped ssh connection): stop as Ctrl-C does."""
 
 
 def _on_sigterm(*_: Any) -> None:
@@ -497,10 +498,13 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     """`arena run --dry-run`: compare the tournament file and bot files with the store; writes nothing."""
     from arena.tournament.roster import resolve_bots
     from arena.tournament.schedule import build_schedule
-    from arena.tournament.store import DB_NAME, ResultStore, StoreError
+    from arena.tournament.store import DB_NAME, ResultStore, StoreError, lost_store
 
     entries = resolve_bots(tournament)
     db = Path(tournament.results_dir) / DB_NAME
+    lost = None if fresh else lost_store(db.parent)
+    if lost:
+        raise ArenaError(lost)
     stored: set[str] = set()
     revealed: set[tuple[str, int, int]] = set()
     before: list[dict[str, Any]] = []
@@ -606,7 +610,9 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     The results folder is locked for the whole run (``publish``, called at the end,
     included: after an interruption too, so the report files show the matches kept; a second
     Ctrl-C there leaves them as ``before_play`` marked them). ``before_play(results, n)`` runs
-    once the lock is held, before ``n`` > 0 matches are played. SIGTERM stops the run as Ctrl-C does.
+    once the lock is held, before ``n`` > 0 matches are played. SIGTERM and SIGHUP stop the run
+    as Ctrl-C does; stopped before anything was stored, a results folder this run created is
+    removed again.
     """
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
@@ -621,15 +627,23 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     entries = resolve_bots(tournament)
     check_schedule(tournament, entries)  # config errors before anything is written
     results = Path(tournament.results_dir)
+    new_folder = not results.exists()
     make_results_folder(results, tournament)
     in_main = threading.current_thread() is threading.main_thread()
-    old_term = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
+    # SIGHUP as SIGTERM (a closed terminal), unless ignored on purpose (nohup)
+    stops = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN] if in_main else []
+    old_handlers = [signal.signal(s, _on_sigterm) for s in stops]
     try:
         with FolderLock(results):
-            summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
-                                  sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
-                                  executor=executor, ray_address=ray_address, display=display,
-                                  before_play=before_play)
+            try:
+                summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
+                                      sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
+                                      executor=executor, ray_address=ray_address, display=display,
+                                      before_play=before_play)
+            except KeyboardInterrupt:
+                if new_folder and _nothing_stored(results):  # stopped while starting: leave no trace
+                    shutil.rmtree(results, ignore_errors=True)
+                raise
             if publish is not None and not summary.interrupted:
                 publish(summary)
             elif publish is not None:   # the pages show what was kept, marked incomplete
@@ -640,9 +654,28 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
                 except KeyboardInterrupt:
                     pass
     finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, old_term)
+        for sig, old in zip(stops, old_handlers):
+            signal.signal(sig, old)
     return summary
+
+
+def _nothing_stored(results: Path) -> bool:
+    """Whether the results folder holds no stored match (read only; unsure counts as stored)."""
+    import sqlite3
+
+    from arena.tournament.store import DB_NAME
+
+    db = results / DB_NAME
+    if not db.exists():
+        return True
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 0
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return "no such table" in str(exc)
 
 
 def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bool, workers: int | None,
@@ -653,9 +686,12 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     from arena.tournament import fair_play
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import build_schedule
-    from arena.tournament.store import ResultStore, StoreError
+    from arena.tournament.store import ResultStore, StoreError, lost_store
 
     level_lines = io.StringIO()                     # printed once the run is under way
+    lost = None if fresh else lost_store(results)
+    if lost:                                         # a deleted or truncated store: never replayed unasked
+        raise ArenaError(lost)
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
     require_safe_sandbox(sandbox, tournament)        # before anything of this run is stored or reset
     store = ResultStore(results)
@@ -785,10 +821,15 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
         summary.stopped = str(exc)
     except KeyboardInterrupt:
         summary.interrupted = True
-        progress.close()
-        err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
-        if resume_hint:
-            err.write(f"arena: resume with: {resume_hint}\n")
+        log.info("interrupted; matches in flight are dropped, finished ones are kept%s",
+                 f"; resume with: {resume_hint}" if resume_hint else "")
+        try:  # after SIGHUP the terminal may be gone: the lines above are in run.log
+            progress.close()
+            err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
+            if resume_hint:
+                err.write(f"arena: resume with: {resume_hint}\n")
+        except OSError:
+            pass
         return
     progress.close()
 

@@ -414,7 +414,10 @@ def test_the_lock_is_held_in_this_process_too(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path, sig):
+    # SIGHUP: a closed terminal or a dropped ssh connection, handled as SIGTERM (it ended the
+    # run with exit 129, no message and no resume hint)
     gate = tmp_path / "gate"
     bots = [make_bot(tmp_path / "b", n, SLOW, tag=n) for n in ("s1", "s2")] + [gated_bot(tmp_path / "b", "s3", gate)]
     path = tour(tmp_path, bots, deals=4, workers=2)
@@ -425,10 +428,11 @@ def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path):
     time.sleep(0.5)  # matches finishing now were nearly done at the gate; the rest are slowed
     assert proc.poll() is None, "the run ended before the test could stop it"
     workers = children(proc.pid)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert f"resume with: arena run {path}" in err
+    assert "resume with" in (results / "run.log").read_text()  # also there when the terminal is gone
     time.sleep(0.5)
     assert not [w for w in workers if Path(f"/proc/{w}").exists()
                 and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1][:3]]
