@@ -116,6 +116,10 @@ def _naming(folder: Path, err: Exception) -> str:
 
 
 def render(report: Any, fmt: str, folder: Path, write: bool = False) -> str:
+    """The leaderboard in ``fmt``; ``write`` also refreshes the four report files, except in a
+    folder that cannot be written (a finished folder on read-only media is only viewed)."""
+    if write and fmt != "html" and not os.access(folder, os.W_OK):
+        write = False
     if write or fmt == "html":
         paths = write_reports(report, folder)
         if fmt == "html":
