@@ -443,3 +443,12 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
 
 def main() -> None:
     cli(prog_name="arena")
+
+
+def _add_commands() -> None:
+    from arena.cli.duel import duel
+
+    cli.add_command(duel)
+
+
+_add_commands()
