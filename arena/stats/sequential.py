@@ -53,7 +53,8 @@ def check_error_rates(alpha: float, beta: float) -> None:
     """Raise ValueError (one line) unless 0 < alpha < 0.5 and 0 < beta < 0.5."""
     for name, value in (("alpha", alpha), ("beta", beta)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 < value < 0.5):
-            raise ValueError(f"{name} {value!r} is outside (0, 0.5); give an error rate such as 0.05")
+            shown = f"{value:g}" if isinstance(value, (int, float)) else repr(value)
+            raise ValueError(f"{name} {shown} is outside (0, 0.5); give an error rate such as 0.05")
 
 
 def _root(values: list[float], counts: list[float], mu: float) -> float:

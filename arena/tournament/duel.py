@@ -96,6 +96,12 @@ def hypotheses(players: int, margin: float | None = None, elo0: float | None = N
     return Hypotheses(0.0, m)
 
 
+def duel_test(players: int, hyp: Hypotheses, alpha: float, beta: float) -> SequentialTest:
+    """The sequential test of a duel: its deals' samples lie in [-(players - 1), players - 1]."""
+    span = float(players - 1)
+    return SequentialTest(hyp.mu0, hyp.mu1, alpha, beta, -span, span)
+
+
 def layout(players: int, head_to_head: bool) -> list[tuple[int, int, tuple[str, ...]]]:
     """One deal's matches in schedule order: (group, rotation, role per seat).
 
@@ -165,8 +171,7 @@ class Duel:
         return out
 
     def test(self) -> SequentialTest:
-        span = float(self.players - 1)
-        return SequentialTest(self.hyp.mu0, self.hyp.mu1, self.alpha, self.beta, -span, span)
+        return duel_test(self.players, self.hyp, self.alpha, self.beta)
 
     def deal_matches(self, key: int | str, deal: int) -> list[MatchSpec]:
         """The matches of one deal (``key``: arena.tournament.schedule.deal_key's)."""
