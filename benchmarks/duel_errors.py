@@ -1,6 +1,7 @@
 """The error rates of `arena duel`'s sequential test, measured on simulated duels.
 
     python benchmarks/duel_errors.py [--duels 500] [--workers 2] [--calibration-deals 3000]
+                                     [--only NAME] [--statistic betting|gsprt] [--json FILE]
 
 Players of known strength play in process (no bot programs, no referee): a player of
 strength q plays the game's reference policy (games/reference.py) at each decision with
@@ -19,7 +20,8 @@ orders), sampled per deal by the duel's own ``deal_sample`` and tested by its ow
 
 Each duel draws fresh deals (seeds from the setting, the duel's number and the deal's)
 and goes on until the test decides or ``--max-deals``. Rates come with Wilson 95%
-intervals. ``simulate`` is importable (tests/arena/test_duel_errors.py runs a small one).
+intervals. ``--statistic gsprt`` runs fishtest's GSPRT on the same duels (same seeds)
+instead, for comparison. ``simulate`` is importable (tests/arena/test_duel_errors.py runs a small one).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from arena.stats.sequential import Status, gsprt_llr, sprt_bounds  # noqa: E402
 from arena.tournament.duel import Hypotheses, deal_sample, duel_test, layout  # noqa: E402
 from games import REGISTRY  # noqa: E402
 from games.reference import REFERENCE, play_out, random_policy  # noqa: E402
@@ -91,11 +94,33 @@ def calibrate(s: Setting, deals: int) -> tuple[float, float]:
     return mean, math.sqrt(var / len(xs))
 
 
-def one_duel(job: tuple[Setting, str, int, float, float, float, int]) -> tuple[str | None, int]:
+class Gsprt:
+    """For comparison: fishtest's GSPRT (arena.stats.sequential.gsprt_llr, Wald's strict bounds)
+    with the duel's interface."""
+
+    def __init__(self, mu0: float, mu1: float, alpha: float, beta: float, span: float) -> None:
+        self.mu0, self.mu1, self.span = mu0, mu1, span
+        self.lower, self.upper = sprt_bounds(alpha, beta)
+        self.counts: dict[float, float] = {}
+        self.n = 0
+
+    def status(self) -> Status:
+        llr = gsprt_llr(self.counts, self.mu0, self.mu1, -self.span, self.span)
+        decision = "H1" if llr >= self.upper else "H0" if llr <= self.lower else None
+        return Status(self.n, 0.0, 0.0, llr, self.lower, self.upper, decision)
+
+    def add(self, x: float) -> Status:
+        self.counts[x] = self.counts.get(x, 0) + 1
+        self.n += 1
+        return self.status()
+
+
+def one_duel(job: tuple[Setting, str, int, float, float, float, int, str]) -> tuple[str | None, int]:
     """(decision, deals) of one simulated duel."""
-    s, truth, k, margin, alpha, beta, max_deals = job
+    s, truth, k, margin, alpha, beta, max_deals, statistic = job
     q_new = s.q_new if truth == "H1" else s.q_old
-    test = duel_test(s.players, Hypotheses(0.0, margin), alpha, beta)
+    test: Any = duel_test(s.players, Hypotheses(0.0, margin), alpha, beta) if statistic == "betting" \
+        else Gsprt(0.0, margin, alpha, beta, float(s.players - 1))
     status = test.status()
     for d in range(max_deals):
         status = test.add(play_deal(s, q_new, s.q_old, derive_seed("duel", s.name, truth, k, d)))
@@ -114,11 +139,11 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
 
 
 def simulate(s: Setting, duels: int, margin: float, *, alpha: float = 0.05, beta: float = 0.05,
-             max_deals: int = 2000, workers: int = 1) -> dict[str, Any]:
+             max_deals: int = 2000, workers: int = 1, statistic: str = "betting") -> dict[str, Any]:
     """Run ``duels`` H0-true and ``duels`` H1-true duels of setting ``s`` at ``margin``."""
     out: dict[str, Any] = {}
     for truth in ("H0", "H1"):
-        jobs = [(s, truth, k, margin, alpha, beta, max_deals) for k in range(duels)]
+        jobs = [(s, truth, k, margin, alpha, beta, max_deals, statistic) for k in range(duels)]
         if workers > 1:
             with mp.get_context("fork").Pool(workers) as pool:
                 runs = pool.map(one_duel, jobs, chunksize=4)
@@ -142,7 +167,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--calibration-deals", type=int, default=3000)
     ap.add_argument("--only", default=None, help="one setting by name")
+    ap.add_argument("--max-deals", type=int, default=2000, help="a duel's cap, in deals")
     ap.add_argument("--json", default=None, help="also write the results here")
+    ap.add_argument("--statistic", choices=["betting", "gsprt"], default="betting",
+                    help="the duel's test (betting), or fishtest's GSPRT on the same duels for comparison")
     args = ap.parse_args()
     report = {}
     for s in SETTINGS:
@@ -152,7 +180,8 @@ def main() -> None:
         margin, se = calibrate(s, args.calibration_deals)
         print(f"{s.name}: q_new {s.q_new} vs q_old {s.q_old}: true difference {margin:.4f} ± {1.96 * se:.4f} "
               f"(95%, {args.calibration_deals} deals); margin set to it", flush=True)
-        res = simulate(s, args.duels, margin, workers=args.workers)
+        res = simulate(s, args.duels, margin, workers=args.workers, statistic=args.statistic,
+                       max_deals=args.max_deals)
         for truth, r in res.items():
             what = "false positives (H1 accepted, NEW = OLD)" if truth == "H0" else \
                 "false negatives (H0 accepted, NEW better by the margin)"
