@@ -330,7 +330,7 @@ class _Feeder:
             if x is None:
                 return
             self.status = self.test.add(x)
-            self.deals.pop(self.tested - 1, None)
+            self.deals.pop(self.tested, None)   # tested: its matches are not needed again
             self.tested += 1
 
     def on_stored(self, mid: str) -> None:
