@@ -125,6 +125,7 @@ def _duel(results: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_clearly_better_bot_gets_h1_and_the_folder_is_a_normal_results_folder(tmp_path):
     results = _fixed_deals(tmp_path / "better")
     done = _duel(results, "divers-weights", str(SIMPLE), str(RANDOM), "--workers", "2")
@@ -143,6 +144,7 @@ def test_a_clearly_better_bot_gets_h1_and_the_folder_is_a_normal_results_folder(
     assert f"{matches} matches" in listed.stdout
 
 
+@pytest.mark.slow
 def test_an_identical_copy_gets_h0_or_the_cap(tmp_path):
     copy = tmp_path / "copy_of_random.py"
     shutil.copy(RANDOM, copy)
