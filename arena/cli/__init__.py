@@ -518,3 +518,12 @@ def main() -> None:
     if signal.getsignal(signal.SIGHUP) is _interrupted_early:
         signal.signal(signal.SIGHUP, _hung_up)
     cli(prog_name="arena")
+
+
+def _add_commands() -> None:
+    from arena.cli.duel import duel
+
+    cli.add_command(duel)
+
+
+_add_commands()

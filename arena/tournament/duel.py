@@ -1,0 +1,502 @@
+"""`arena duel`: is NEW better than OLD? A sequential test on paired duplicate deals.
+
+NEW and OLD play the same deals, each in every seat: against a fixed field (the same
+field bots in the same seats around them, builtin random by default), or, in a
+two-player game without a field, against each other in both seat orders. The sample of
+one deal is the mean place of OLD minus the mean place of NEW over the deal's seat
+rotations (places 0 = best, so a positive sample favours NEW): one number per deal, as
+fastchess and fishtest pair the two games of an opening. The deals feed a GSPRT
+(arena/stats/sequential.py) in deal order; the duel stops at the first deal whose LLR
+crosses a bound, or at the cap (--max-matches). docs/duel.md has the hypotheses and
+what the test assumes.
+
+A duel results folder is a normal results folder: the same store, deal secret,
+sandbox selection and worker pool as `arena run` (arena/tournament/runner.py), with its
+own schedule (this module's ``deal_matches``, fed deal by deal to the pool while the test
+is undecided). Matches are named by their content, so a rerun resumes: the stored deals
+are tested again in deal order, from the first, and the missing ones are played. The
+decision depends only on the deals' results in deal order, never on the number of
+workers or on interruptions. At the end, the folder's schedule is the deals the test
+used, so `arena leaderboard`, `arena matches` and `arena replay` show exactly those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+import os
+import signal
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import games
+from arena.errors import ArenaError, WorkersLost
+from arena.stats.sequential import SequentialTest, Status, check_error_rates, logistic_elo, logistic_score
+from arena.tournament.roster import BotEntry
+from arena.tournament.runner import Progress
+from arena.tournament.schedule import MatchSpec, deal_seed, match_id, match_key
+from games.rng import derive_seed
+
+DEFAULT_MARGIN = 0.2          # mean places per match: H1 says NEW is this much better
+DEFAULT_MAX_MATCHES = 10_000
+MAX_MATCHES = 1_000_000       # arena.tournament.config.MAX_MATCHES_CAP
+MAX_ELO = 2000.0
+NEW, OLD = "new", "old"       # the two roles; the field's are "field-1", "field-2", ...
+
+# exit codes of `arena duel` besides 0 (a hypothesis accepted), 2 (bad input), 130 (interrupted)
+EXIT_INCOMPLETE = 1           # matches the harness could not play: rerun to go on
+EXIT_CAPPED = 3               # --max-matches reached with neither hypothesis accepted
+
+
+@dataclass(frozen=True)
+class Hypotheses:
+    """H0: the mean place difference (OLD minus NEW, per match) is mu0; H1: it is mu1 > mu0.
+    ``elo``: the (elo0, elo1) they were given as, if they were."""
+
+    mu0: float
+    mu1: float
+    elo: tuple[float, float] | None = None
+
+
+def elo_to_difference(elo: float, players: int) -> float:
+    """The mean place difference of an Elo-like difference: (players - 1) (2 s - 1), s its
+    logistic score. Two players head to head: NEW's score against OLD is exactly s."""
+    return (players - 1) * (2 * logistic_score(elo) - 1)
+
+
+def difference_to_elo(difference: float, players: int) -> float:
+    """The inverse of ``elo_to_difference`` (±inf at the ends of the range)."""
+    return logistic_elo(0.5 + difference / (2 * (players - 1)))
+
+
+def hypotheses(players: int, margin: float | None = None, elo0: float | None = None,
+               elo1: float | None = None) -> Hypotheses:
+    """The duel's hypotheses from --margin or --elo0/--elo1; one-line ArenaError if they are bad."""
+    span = players - 1
+    if margin is not None and (elo0 is not None or elo1 is not None):
+        raise ArenaError("--margin and --elo0/--elo1 both state the hypotheses; give one of them")
+    if (elo0 is None) != (elo1 is None):
+        raise ArenaError("--elo0 and --elo1 go together, e.g. --elo0 0 --elo1 40")
+    if elo0 is not None and elo1 is not None:
+        for name, value in (("--elo0", elo0), ("--elo1", elo1)):
+            if not math.isfinite(value) or abs(value) > MAX_ELO:
+                raise ArenaError(f"{name} {value:g}: give a finite Elo difference from {-MAX_ELO:g} to {MAX_ELO:g}")
+        if elo0 >= elo1:
+            raise ArenaError(f"--elo0 {elo0:g} is not below --elo1 {elo1:g}; H0 (elo0) must be below H1 (elo1), "
+                             "e.g. --elo0 0 --elo1 40")
+        return Hypotheses(elo_to_difference(elo0, players), elo_to_difference(elo1, players), (elo0, elo1))
+    m = DEFAULT_MARGIN if margin is None else margin
+    if not math.isfinite(m) or not 0 < m < span:
+        raise ArenaError(f"--margin {m:g}: give a mean place difference above 0 and below {span:g} "
+                         f"(players minus 1), e.g. --margin {min(DEFAULT_MARGIN, span / 2):g}")
+    return Hypotheses(0.0, m)
+
+
+def duel_test(players: int, hyp: Hypotheses, alpha: float, beta: float) -> SequentialTest:
+    """The sequential test of a duel: its deals' samples lie in [-(players - 1), players - 1]."""
+    span = float(players - 1)
+    return SequentialTest(hyp.mu0, hyp.mu1, alpha, beta, -span, span)
+
+
+def layout(players: int, head_to_head: bool) -> list[tuple[int, int, tuple[str, ...]]]:
+    """One deal's matches in schedule order: (group, rotation, role per seat).
+
+    Head to head: NEW and OLD, both seat orders (group 0). Otherwise group 0 is NEW with
+    the field, group 1 OLD with the same field, each in every cyclic rotation of the seats
+    [X, field-1, ..., field-(players-1)], so in each rotation NEW and OLD sit in the same
+    seat with the same field bots around them."""
+    if head_to_head:
+        return [(0, 0, (NEW, OLD)), (0, 1, (OLD, NEW))]
+    out = []
+    for group, side in enumerate((NEW, OLD)):
+        base = (side, *(f"field-{i}" for i in range(1, players)))
+        for r in range(players):
+            out.append((group, r, tuple(base[(s + r) % players] for s in range(players))))
+    return out
+
+
+def deal_sample(matches: list[tuple[tuple[str, ...], tuple[int, ...]]]) -> float:
+    """The sample of one deal from its matches' (role per seat, place per seat): the mean
+    place of OLD minus that of NEW over the deal's rotations (each holds both, or one each)."""
+    total = 0
+    for roles, places in matches:
+        for role, place in zip(roles, places):
+            if role == OLD:
+                total += place
+            elif role == NEW:
+                total -= place
+    rotations = len(matches) if any(NEW in r and OLD in r for r, _ in matches) else len(matches) // 2
+    return total / rotations
+
+
+@dataclass(frozen=True)
+class Duel:
+    """What one duel plays and tests (bots already resolved and named)."""
+
+    game: str
+    players: int
+    options: dict[str, Any]
+    new: BotEntry
+    old: BotEntry
+    field: tuple[BotEntry, ...]     # players - 1 bots, or none: head to head (two players)
+    hyp: Hypotheses
+    alpha: float = 0.05
+    beta: float = 0.05
+    max_matches: int = DEFAULT_MAX_MATCHES
+
+    @property
+    def head_to_head(self) -> bool:
+        return not self.field
+
+    @property
+    def matches_per_deal(self) -> int:
+        return 2 if self.head_to_head else 2 * self.players
+
+    @property
+    def max_deals(self) -> int:
+        return max(1, self.max_matches // self.matches_per_deal)
+
+    @property
+    def entries(self) -> list[BotEntry]:
+        return [self.new, self.old, *self.field]
+
+    def roles(self) -> dict[str, str]:
+        """role -> bot name."""
+        out = {NEW: self.new.name, OLD: self.old.name}
+        out.update({f"field-{i}": e.name for i, e in enumerate(self.field, 1)})
+        return out
+
+    def test(self) -> SequentialTest:
+        return duel_test(self.players, self.hyp, self.alpha, self.beta)
+
+    def deal_matches(self, key: int | str, deal: int) -> list[MatchSpec]:
+        """The matches of one deal (``key``: arena.tournament.schedule.deal_key's)."""
+        names = self.roles()
+        sha = {e.name: e.sha256 for e in self.entries}
+        dseed = deal_seed(key, self.game, self.players, self.options, deal)
+        out = []
+        for i, (group, r, roles) in enumerate(layout(self.players, self.head_to_head)):
+            order = tuple(names[role] for role in roles)
+            content = match_key("duel", self.game, self.players, self.options, dseed, [(b, sha[b]) for b in order])
+            mid = match_id(self.game, self.players, deal, r, content)
+            out.append(MatchSpec(match_id=mid, index=deal * self.matches_per_deal + i, game=self.game,
+                                 players=self.players, options=dict(self.options), group=group, deal=deal,
+                                 rotation=r, deal_seed=dseed, match_seed=derive_seed(key, mid), bots=order,
+                                 key=content))
+        return out
+
+    def sample(self, matches: list[MatchSpec], places: dict[str, tuple[int, ...]]) -> float | None:
+        """The deal's sample from the stored places of its matches, None while one is missing."""
+        if any(m.match_id not in places for m in matches):
+            return None
+        role = {v: k for k, v in self.roles().items()}
+        return deal_sample([(tuple(role[b] for b in m.bots), places[m.match_id]) for m in matches])
+
+    def describe(self) -> dict[str, Any]:
+        """The duel's settings, stored with the folder's tournament config."""
+        return {"game": self.game, "players": self.players, "new": self.new.name, "old": self.old.name,
+                "field": [e.name for e in self.field], "mu0": self.hyp.mu0, "mu1": self.hyp.mu1,
+                "elo": list(self.hyp.elo) if self.hyp.elo else None, "alpha": self.alpha, "beta": self.beta,
+                "max_matches": self.max_matches}
+
+
+def make_duel(game: str, new: str, old: str, *, players: int | None = None, field: tuple[str, ...] = (),
+              margin: float | None = None, elo0: float | None = None, elo1: float | None = None,
+              alpha: float = 0.05, beta: float = 0.05, max_matches: int = DEFAULT_MAX_MATCHES) -> Duel:
+    """Check the command line's values and resolve the bots; one-line ArenaError on bad input."""
+    from arena.tournament.roster import bot_entry
+
+    spec = games.REGISTRY.get(game)
+    if spec is None:
+        import difflib
+
+        close = difflib.get_close_matches(game, list(games.REGISTRY), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise ArenaError(f"unknown game {game!r}; {hint}known games: {', '.join(games.REGISTRY)}")
+    p = spec.min_players if players is None else players
+    if not spec.min_players <= p <= spec.max_players:
+        raise ArenaError(f"--players {p}: {game} takes {spec.min_players} to {spec.max_players} players")
+    try:
+        check_error_rates(alpha, beta)
+    except ValueError as exc:
+        raise ArenaError(f"--{exc}") from None
+    if not 1 <= max_matches <= MAX_MATCHES:
+        raise ArenaError(f"--max-matches {max_matches}: give a number of matches from 1 to {MAX_MATCHES}")
+    hyp = hypotheses(p, margin, elo0, elo1)
+    if len(field) > p - 1:
+        raise ArenaError(f"--field: {len(field)} bots given, a {p}-player duel seats {p - 1} around NEW or OLD; "
+                         f"give at most {p - 1}")
+    e_new, e_old = bot_entry(new, allow_builtin=True), bot_entry(old, allow_builtin=True)
+    if e_new.name == e_old.name:
+        e_new, e_old = _renamed(e_new, "new"), _renamed(e_old, "old")
+    taken = {e_new.name, e_old.name}
+    field_entries: list[BotEntry] = []
+    if field or p > 2:
+        given = [bot_entry(f, allow_builtin=True) for f in (field or ("builtin:random",))]
+        for i in range(p - 1):   # the given bots in turn, each seat its own player
+            entry = given[i % len(given)]
+            name = f"{entry.name}-{i + 1}" if entry.kind == "builtin" or len(given) < p - 1 else entry.name
+            while name in taken:
+                name += "-f"
+            taken.add(name)
+            field_entries.append(dataclasses.replace(entry, name=name[-64:]))
+    options = spec.resolve_options(p, {})
+    return Duel(game, p, options, e_new, e_old, tuple(field_entries), hyp, alpha, beta, max_matches)
+
+
+def _renamed(entry: BotEntry, suffix: str) -> BotEntry:
+    return dataclasses.replace(entry, name=f"{entry.name[:60]}-{suffix}")
+
+
+def default_results(duel: Duel) -> str:
+    return f"results/duel-{duel.game}-p{duel.players}-{duel.new.name}-vs-{duel.old.name}"
+
+
+def duel_tournament(duel: Duel, results: str, *, sandbox: str = "auto", trust_bots: bool = False,
+                    move_s: float = 1.0, workers: int | None = None) -> Any:
+    """The tournament model a duel's folder is recorded with (sandbox, limits, time control)."""
+    from arena.tournament.config import SAFE_NAME, parse_tournament
+
+    name = f"duel-{duel.new.name}-vs-{duel.old.name}"
+    if not SAFE_NAME.match(name):
+        name = "duel"
+    bots: list[dict[str, Any]] = []
+    for e in duel.entries:
+        bots.append({"builtin": e.builtin, "name": e.name} if e.kind == "builtin" else {"path": str(e.path), "name": e.name})
+    data = {
+        "name": name, "seed": 0, "bots": bots, "results": results, "sandbox": sandbox, "trust_bots": trust_bots,
+        "luck_rollouts": 0, "workers": workers or "auto", "time_control": {"move_s": move_s},
+        "games": [{"id": duel.game, "players": [duel.players], "deals": min(duel.max_deals, 100_000),
+                   "bots": [e.name for e in duel.entries]}],
+    }
+    return parse_tournament(data, "arena duel")
+
+
+# ---- playing it -------------------------------------------------------------------
+
+
+@dataclass
+class DuelOutcome:
+    status: Status               # the test after the deals it used
+    matches: int                 # matches of those deals
+    played: int = 0              # matches played by this run
+    already: int = 0             # matches of this duel stored before it
+    capped: bool = False
+    interrupted: bool = False
+    incomplete: list[str] = field(default_factory=list)   # why the duel cannot go on now
+    sandbox_level: str = ""
+    results: Path = Path(".")
+
+    @property
+    def decision(self) -> str | None:
+        return self.status.decision
+
+
+class _Feeder:
+    """The parent's side of a duel: feeds deals to the pool and tests them in deal order."""
+
+    def __init__(self, duel: Duel, key: int | str, store: Any, summary: Any, workers: int,
+                 places: dict[str, tuple[int, ...]]) -> None:
+        self.duel = duel
+        self.key = key
+        self.store = store
+        self.summary = summary
+        self.workers = workers
+        self.places = places
+        self.test = duel.test()
+        self.status = self.test.status()
+        self.deals: dict[int, list[MatchSpec]] = {}
+        self.tested = 0          # deals fed to the test, in order
+        self.enqueued = 0        # deals whose matches went to the pool
+        self.advance()
+        self.enqueued = self.tested
+
+    def matches(self, deal: int) -> list[MatchSpec]:
+        if deal not in self.deals:
+            self.deals[deal] = self.duel.deal_matches(self.key, deal)
+        return self.deals[deal]
+
+    @property
+    def done(self) -> bool:
+        return self.status.decision is not None or self.tested >= self.duel.max_deals
+
+    def advance(self) -> None:
+        while not self.done:
+            x = self.duel.sample(self.matches(self.tested), self.places)
+            if x is None:
+                return
+            self.status = self.test.add(x)
+            self.deals.pop(self.tested, None)   # tested: its matches are not needed again
+            self.tested += 1
+
+    def on_stored(self, mid: str) -> None:
+        record = self.store.get_record(mid)
+        self.places[mid] = tuple(record["result"]["places"])
+        self.advance()
+
+    def top_up(self, queue: deque) -> None:
+        if self.done or self.summary.given_up or self.summary.harness_failures:
+            queue.clear()    # decided, or a deal that cannot be completed now: no more matches
+            return
+        while len(queue) < 2 * self.workers and self.enqueued < self.duel.max_deals:
+            queue.extend(m for m in self.matches(self.enqueued) if m.match_id not in self.places)
+            self.enqueued += 1
+
+
+def status_line(duel: Duel, status: Status, matches: int) -> str:
+    """The live line: matches, LLR with its bounds, the difference with its 95% interval."""
+    lo, hi = status.interval
+    text = (f"duel: {matches} matches ({status.n} deals) · LLR {status.llr:+.2f} in "
+            f"({status.lower:.2f}, {status.upper:.2f}) · {duel.new.name} - {duel.old.name}: "
+            f"{status.mean:+.3f} places {_interval(lo, hi, '.3f')}")
+    if duel.hyp.elo is not None:
+        elo = [difference_to_elo(v, duel.players) for v in (status.mean, lo, hi)]
+        text += f" · {elo[0]:+.0f} Elo {_interval(elo[1], elo[2], '.0f')}"
+    return text
+
+
+def _interval(lo: float, hi: float, fmt: str) -> str:
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "[95%: n/a]"
+    return f"[{lo:+{fmt}}, {hi:+{fmt}}] 95%"
+
+
+def hypotheses_text(duel: Duel) -> tuple[str, str]:
+    """What H0 and H1 say, in the duel's units."""
+    h = duel.hyp
+    if h.elo is not None:
+        return (f"{duel.new.name} is at most {h.elo[0]:g} Elo better than {duel.old.name} "
+                f"(mean place difference {h.mu0:+.3f})",
+                f"{duel.new.name} is at least {h.elo[1]:g} Elo better (difference {h.mu1:+.3f})")
+    return (f"{duel.new.name} is not better than {duel.old.name}",
+            f"{duel.new.name} is better by at least {h.mu1:g} places per match")
+
+
+def verdict_line(duel: Duel, outcome: DuelOutcome) -> str:
+    """The last line: the accepted hypothesis, or why there is none."""
+    s = outcome.status
+    lo, hi = s.interval
+    where = (f"LLR {s.llr:+.2f} after {outcome.matches} matches; {duel.new.name} - {duel.old.name} "
+             f"{s.mean:+.3f} places {_interval(lo, hi, '.3f')}")
+    h0, h1 = hypotheses_text(duel)
+    if s.decision == "H1":
+        return f"H1: {duel.new.name} is better than {duel.old.name} ({h1.split(' is ', 1)[1]}; {where})"
+    if s.decision == "H0":
+        return f"H0: {h0} ({where})"
+    if outcome.capped:
+        return f"no decision: --max-matches {duel.max_matches} reached with neither hypothesis accepted ({where})"
+    return f"no decision yet ({where})"
+
+
+def run_duel(duel: Duel, tournament: Any, *, fresh: bool = False, workers: int | None = None,
+             sandbox_level: str | None = None, err: TextIO, resume_hint: str = "") -> DuelOutcome:
+    """Play the duel's missing deals until the test decides or the cap; see the module."""
+    from arena.tournament import runner
+    from arena.tournament.folder_lock import FolderLock
+
+    results = Path(tournament.results_dir)
+    runner.make_results_folder(results, tournament)
+    in_main = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, runner._on_sigterm) if in_main else None
+    try:
+        with FolderLock(results):
+            return _run_locked(duel, tournament, results, fresh=fresh, workers=workers,
+                               sandbox_level=sandbox_level, err=err, resume_hint=resume_hint)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, old_term)
+
+
+def _run_locked(duel: Duel, tournament: Any, results: Path, *, fresh: bool, workers: int | None,
+                sandbox_level: str | None, err: TextIO, resume_hint: str) -> DuelOutcome:
+    from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament import runner
+    from arena.tournament.roster import snapshot_bots
+    from arena.tournament.schedule import deal_key
+    from arena.tournament.store import ResultStore, StoreError
+
+    level_lines = io.StringIO()
+    sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
+    if any(e.kind != "builtin" for e in duel.entries):   # builtin players run in process
+        runner.require_safe_sandbox(sandbox, tournament)
+    store = ResultStore(results)
+    try:
+        if fresh:
+            store.reset()
+        try:
+            key = deal_key(tournament, store.deal_secret())
+        except StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        entries = snapshot_bots(duel.entries, results)
+        snap = {e.name: e for e in entries}
+        duel = dataclasses.replace(duel, new=snap[duel.new.name], old=snap[duel.old.name],
+                                   field=tuple(snap[e.name] for e in duel.field))
+        config = {**tournament.model_dump(mode="json"), "duel": duel.describe()}
+        store.init_tournament(tournament.name, config, [e.to_json() for e in entries])
+        altered = store.forget_altered()
+        store.forget_harness_failures()
+        err.write(level_lines.getvalue())
+        if altered:
+            err.write(f"arena: {len(altered)} stored matches were altered after they were stored "
+                      f"(e.g. {altered[0]}); dropped, they are played again\n")
+        places = {r.match_id: r.places for r in store.iter_results(scheduled=False)}
+        summary = runner.RunSummary(results=results, scheduled=0, already_done=0)
+        n_workers = max(1, runner.worker_count(tournament, workers))
+        feeder = _Feeder(duel, key, store, summary, n_workers, places)
+        mine = {m.match_id for d in range(feeder.tested) for m in duel.deal_matches(key, d)}
+        outcome = DuelOutcome(status=feeder.status, matches=0, sandbox_level=sandbox.level, results=results,
+                              already=len(mine))
+        if outcome.already:
+            err.write(f"arena: resuming: {feeder.tested} deals ({outcome.already} matches) already played\n")
+        runner.setup_logging(results, err, fresh=fresh)
+        (results / "logs").mkdir(exist_ok=True)
+        if not feeder.done:
+            ctx = {"results": results, "entries": snap, "sandbox": sandbox,
+                   "limits": runner.limits_from(tournament), "tc": runner.time_control_from(tournament),
+                   "fresh": False, "name": tournament.name, "warm_bots": tournament.warm_bots,
+                   "parent_pid": os.getpid()}
+            progress = _DuelProgress(duel, feeder, err)
+            try:
+                runner._Pool(ctx, summary, progress).run([], n_workers, top_up=feeder.top_up)
+            except WorkersLost as exc:
+                outcome.incomplete.append(str(exc))
+            except KeyboardInterrupt:
+                outcome.interrupted = True
+                err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
+                if resume_hint:
+                    err.write(f"arena: resume with: {resume_hint}\n")
+            outcome.played = summary.played
+            outcome.incomplete += [f"given up: {g}" for g in summary.given_up]
+            outcome.incomplete += [f"the harness could not play {h}" for h in summary.harness_failures]
+        outcome.status = feeder.status
+        outcome.capped = feeder.status.decision is None and feeder.tested >= duel.max_deals
+        used = [m for d in range(feeder.tested) for m in duel.deal_matches(key, d)]
+        outcome.matches = len(used)
+        store.set_schedule([(m.match_id, m.index) for m in used])
+    finally:
+        store.close()
+    return outcome
+
+
+class _DuelProgress(Progress):
+    """runner.Progress's fault notes, with the duel's status as its periodic line."""
+
+    every_s = 2.0
+
+    def __init__(self, duel: Duel, feeder: _Feeder, out: TextIO) -> None:
+        super().__init__(1 << 62, out)
+        self.duel = duel
+        self.feeder = feeder
+        self.shown = -1
+
+    def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
+        self.feeder.on_stored(match_id)
+        super().update(match_id, faults)
+
+    def line(self) -> str:
+        f = self.feeder
+        return status_line(self.duel, f.status, f.tested * self.duel.matches_per_deal)

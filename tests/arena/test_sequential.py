@@ -1,0 +1,99 @@
+"""arena/stats/sequential.py on synthetic data: the test's error rates and decisions, the
+GSPRT's statistic against its normal approximation, and the constrained MLE's invariants."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from arena.stats.sequential import (SequentialTest, check_error_rates, constrained_mle, gsprt_llr,
+                                    logistic_elo, logistic_score, mean_interval, normal_llr, regularised,
+                                    sprt_bounds)
+
+
+def run_tests(values: list[float], mu0: float, mu1: float, lo: float, hi: float, runs: int,
+              seed: int) -> dict[str | None, int]:
+    """How often each decision comes when the samples are drawn uniformly from ``values``."""
+    rng = random.Random(seed)
+    out: dict[str | None, int] = {"H0": 0, "H1": 0, None: 0}
+    for _ in range(runs):
+        test = SequentialTest(mu0, mu1, 0.05, 0.05, lo, hi)
+        status = test.extend(rng.choice(values) for _ in range(5000))
+        out[status.decision] += 1
+    return out
+
+
+def test_error_rates_at_the_hypotheses_stay_within_alpha_and_beta():
+    # mean exactly mu0 (H0 true) and exactly mu1 (H1 true): the worst cases for each error
+    at_h0 = run_tests([-1, 0, 0, 1], 0.0, 0.3, -1, 1, runs=600, seed=1)
+    at_h1 = run_tests([-1, 0, 1, 1, 0.5], 0.0, 0.3, -1, 1, runs=600, seed=2)
+    assert at_h0[None] == at_h1[None] == 0
+    # alpha = beta = 5%: 30 of 600 expected at worst; 42 or more has probability < 2% even then
+    assert at_h0["H1"] <= 41 and at_h1["H0"] <= 41
+    assert at_h0["H0"] >= 500 and at_h1["H1"] >= 500
+
+
+def test_a_clear_difference_is_decided_in_a_few_samples():
+    better = SequentialTest(0.0, 0.3, 0.05, 0.05, -3, 3)
+    status = better.extend([1.0, 0.5, 1.5, 1.0, 0.75] * 20)
+    assert status.decision == "H1" and status.n <= 25
+    assert status.llr >= status.upper == pytest.approx(math.log(20))
+    worse = SequentialTest(0.0, 0.3, 0.05, 0.05, -3, 3)
+    status = worse.extend([-1.0, -0.5, -1.5, -1.0] * 20)
+    assert status.decision == "H0" and status.n <= 25 and status.llr <= status.lower
+
+
+def test_a_decided_test_refuses_more_samples_and_out_of_range_ones():
+    test = SequentialTest(0.0, 0.5, 0.05, 0.05, -1, 1)
+    with pytest.raises(ValueError):
+        test.add(1.5)
+    status = test.extend([1.0] * 100)
+    assert status.decision == "H1" and test.status() is status
+    with pytest.raises(ValueError):
+        test.add(0.0)
+
+
+@pytest.mark.parametrize("alpha, beta", [(0, 0.05), (0.5, 0.05), (0.05, 0.7), (0.05, -0.1), (math.nan, 0.1)])
+def test_error_rates_outside_0_to_half_are_refused(alpha, beta):
+    with pytest.raises(ValueError, match=r"outside \(0, 0.5\)"):
+        check_error_rates(alpha, beta)
+
+
+def test_bounds_are_walds_strict_ones():
+    assert sprt_bounds(0.05, 0.1) == (pytest.approx(math.log(0.1)), pytest.approx(math.log(20)))
+
+
+def test_gsprt_llr_matches_its_normal_approximation_for_many_samples():
+    rng = random.Random(3)
+    xs = [rng.choice([-1, -0.5, 0, 0.5, 1, 0.5, 0]) for _ in range(4000)]
+    counts: dict[float, float] = {}
+    for x in xs:
+        counts[x] = counts.get(x, 0) + 1
+    mean = sum(xs) / len(xs)
+    var = sum((x - mean) ** 2 for x in xs) / len(xs)
+    exact = gsprt_llr(counts, 0.08, 0.12, -1, 1)
+    approx = normal_llr(len(xs), mean, var, 0.08, 0.12)
+    assert exact == pytest.approx(approx, rel=0.05)
+    assert gsprt_llr(counts, 0.12, 0.08, -1, 1) == pytest.approx(-exact)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.integers(-6, 6).map(lambda k: k / 2), st.integers(1, 30), min_size=1, max_size=8),
+       st.floats(-2.9, 2.9))
+def test_the_constrained_mle_is_a_distribution_with_the_asked_mean(counts, mu):
+    values, n = regularised(counts, -3.0, 3.0)
+    p = constrained_mle(values, n, mu)
+    assert all(q >= 0 for q in p)
+    assert sum(p) == pytest.approx(1.0, abs=1e-9)
+    assert sum(a * q for a, q in zip(values, p)) == pytest.approx(mu, abs=1e-7)
+
+
+def test_interval_and_elo_helpers():
+    lo, hi = mean_interval(100, 0.5, 1.0)
+    assert (lo, hi) == (pytest.approx(0.5 - 0.196, abs=1e-3), pytest.approx(0.5 + 0.196, abs=1e-3))
+    assert mean_interval(1, 0.5, 0.0) == (-math.inf, math.inf)
+    assert logistic_elo(logistic_score(120.0)) == pytest.approx(120.0)
+    assert logistic_score(0.0) == 0.5 and logistic_elo(1.0) == math.inf

@@ -1,0 +1,31 @@
+"""docs/duel.md says what `arena duel` does: its options exist, its exit codes and its Elo
+example are the code's, and its error-rate table is the benchmark's output format."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from arena.cli import cli
+from arena.tournament import duel
+
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "duel.md").read_text(encoding="utf-8")
+
+
+def test_every_option_the_doc_names_exists():
+    help_text = CliRunner().invoke(cli, ["duel", "--help"]).output
+    named = set(re.findall(r"`(--[a-z][a-z0-9-]*)", DOC)) | set(re.findall(r" (--[a-z][a-z0-9-]*)", DOC))
+    assert {"--margin", "--elo0", "--alpha", "--beta", "--max-matches", "--field", "--results"} <= named
+    bench = {"--duels", "--calibration-deals"}   # benchmarks/duel_errors.py's, quoted with its figures
+    for option in named - bench:
+        assert option in help_text, f"docs/duel.md names {option}, which arena duel does not take"
+
+
+def test_exit_codes_and_the_elo_example_are_the_codes():
+    assert f"| {duel.EXIT_CAPPED} | `--max-matches` was reached" in DOC
+    assert f"| {duel.EXIT_INCOMPLETE} | some matches could not be played" in DOC
+    shown = re.search(r"--elo0 0 --elo1 30` test D = 0 against D = ([0-9]+\.[0-9]+)", DOC)
+    assert shown and float(shown.group(1)) == round(duel.elo_to_difference(30, 4), 3)
+    assert f"default {duel.DEFAULT_MARGIN:g}" in DOC
