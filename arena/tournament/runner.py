@@ -802,14 +802,20 @@ class _Pool:
                     except OSError:
                         pass  # it died: the sentinel says so below
 
-    def run(self, pending: list[Any], n_workers: int) -> None:
+    def run(self, pending: list[Any], n_workers: int, top_up: Callable[[deque], None] | None = None) -> None:
+        """Play ``pending``. ``top_up(queue)``, if given, is called before each dispatch and may
+        add matches to the queue or clear it (arena duel feeds its deals so, until it decides)."""
         from multiprocessing.connection import wait
 
         queue = deque(pending)
         for _ in range(n_workers):
             self._start()
         try:
-            while queue or self._busy():
+            while True:
+                if top_up is not None:
+                    top_up(queue)
+                if not (queue or self._busy()):
+                    break
                 self._dispatch(queue)
                 ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers],
                              timeout=self.POLL_S)

@@ -1,0 +1,112 @@
+"""`arena serve`: lock the data folder, check the sandbox, register the bundled bots,
+fork the matchmaker, serve the pages and the API with uvicorn.
+
+The data folder holds ``ladder.sqlite`` (accounts, bots, versions, deal sets),
+``results.sqlite`` and ``deal-secret`` (the tournament results store), ``bots/<sha256>/``
+(every version's code as it plays), ``run.log`` (the matchmaker and its workers) and
+``server.log``. One server per data folder: the folder lock of `arena run` refuses a
+second one (and an `arena run` on it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from arena.errors import ArenaError
+from arena.serve.db import LadderDB
+from arena.serve.ladder import Ladder, load_ladder
+
+
+def import_bundled(ladder: Ladder, data: Path) -> list[str]:
+    """Register the ladder file's bots (owned by the organiser) as playing versions, their code
+    copied into the data folder; a changed file becomes a new version. Returns their names."""
+    from arena.tournament.roster import resolve_bots, snapshot_bots
+
+    db = LadderDB(data)
+    names = []
+    for e in snapshot_bots(resolve_bots(ladder.tournament), data):
+        if e.kind == "builtin":
+            continue  # the ladder plays bot programs only
+        bot = db.one("SELECT * FROM bots WHERE name = ?", e.name)
+        if bot is None:
+            bot_id = db.run("INSERT INTO bots (name, owner_id, created) VALUES (?, NULL, ?)", e.name, time.time())
+        elif bot["owner_id"] is not None:
+            raise ArenaError(f"{ladder.source}: bots: {e.name!r} is the name of an uploaded bot in {data}; "
+                             "rename the bundled bot's file or give it a name: in the ladder file")
+        else:
+            bot_id = bot["id"]
+        last = db.one("SELECT sha256 FROM versions WHERE bot_id = ? ORDER BY n DESC LIMIT 1", bot_id)
+        if last is None or last["sha256"] != e.sha256:
+            db.add_version(bot_id, e.sha256, e.path, e.kind, "ok")
+        names.append(e.name)
+    return names
+
+
+def open_ladder(ladder: Ladder, data: Path, err: TextIO) -> Any:
+    """Everything before serving: the sandbox (safe for untrusted bots, or a one-line refusal),
+    the results store and its deal secret, the bundled bots. Returns the sandbox."""
+    from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament.runner import require_safe_sandbox
+    from arena.tournament.store import ResultStore, StoreError
+
+    sandbox = open_sandbox(ladder.tournament.sandbox, err)
+    require_safe_sandbox(sandbox, ladder.tournament)  # a ladder file cannot say trust_bots
+    try:
+        ResultStore(data).deal_secret()
+    except StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    import_bundled(ladder, data)
+    return sandbox
+
+
+def lock_data(data: Path) -> Any:
+    from arena.tournament.folder_lock import FolderBusy, FolderLock
+
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArenaError(f"--data {data}: cannot create the folder ({exc.strerror or exc}); give a writable folder") from None
+    lock = FolderLock(data)
+    try:
+        lock.acquire()
+    except FolderBusy as exc:
+        raise ArenaError(str(exc).replace("another arena run", "another arena server (or arena run)")) from None
+    return lock
+
+
+def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str], workers: int | None = None,
+          err: TextIO = sys.stderr) -> None:
+    """Run the ladder until Ctrl-C or SIGTERM."""
+    import uvicorn
+
+    from arena.serve.app import Ladderside, create_app
+    from arena.serve.matchmaker import start_matchmaker
+
+    ladder = load_ladder(ladder_file)
+    folder = Path(data).resolve()
+    lock = lock_data(folder)
+    matchmaker = None
+    try:
+        sandbox = open_ladder(ladder, folder, err)
+        matchmaker = start_matchmaker(ladder, folder, sandbox, workers)  # forked before any thread starts
+        handler = logging.FileHandler(folder / "server.log")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logging.getLogger("arena.serve").addHandler(handler)
+        logging.getLogger("arena.serve").setLevel(logging.INFO)
+        side = Ladderside(ladder, folder, sandbox)
+        err.write(f"arena: ladder {ladder.name} on http://{host}:{port}/ (data in {folder}); Ctrl-C stops\n")
+        err.flush()
+        uvicorn.run(create_app(side), host=host, port=port, log_level="warning", access_log=False)
+        side.close()
+    finally:
+        if matchmaker is not None and matchmaker.is_alive():
+            matchmaker.terminate()
+            matchmaker.join(15)
+            if matchmaker.is_alive():
+                matchmaker.kill()
+        lock.release()
