@@ -105,7 +105,9 @@ class Ladderside:
                              " (SELECT COALESCE(SUM(retired), 0) FROM bots) AS r FROM versions")
         key = (n, roster["v"], roster["ok"], roster["r"])
         with self.board_lock:
-            if self.board is None or (key != self.board_key and time.monotonic() - self.board_at >= LEADERBOARD_MIN_S):
+            stale = key != self.board_key and (key[1:] != self.board_key[1:]   # the roster changed: at once
+                                               or time.monotonic() - self.board_at >= LEADERBOARD_MIN_S)
+            if self.board is None or stale:
                 self.board = self._compute_board(n)
                 self.board_key, self.board_at = key, time.monotonic()
             return self.board
