@@ -1,0 +1,125 @@
+"""`arena serve` as a user runs it: a real server process on loopback, real sandboxed bots.
+
+One flow, to keep it short: a second server on the same data folder is refused; an
+upload with an API token is checked, appears and gets rated; a kill -9 of the server
+mid-match loses no finished match and, after the restart, counts none twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("starlette")
+
+from tests.own_processes import in_session  # noqa: E402
+from tests.serve.ladder_fixtures import (BOTS, ROOT, add_user, free_port, ladder_file, safe_sandbox,  # noqa: E402
+                                         start_server, wait_until)
+
+
+def _stored(data) -> dict[str, tuple[int, int]]:
+    """{match id: (players, deal)} of every stored match, read as a separate reader would."""
+    conn = sqlite3.connect(f"file:{data / 'results.sqlite'}?mode=ro", uri=True)
+    try:
+        return {mid: (p, d) for mid, p, d in conn.execute("SELECT match_id, players, deal FROM matches")}
+    finally:
+        conn.close()
+
+
+def _get(port: int, path: str, **kw):
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}{path}", timeout=10, **kw)
+    except httpx.HTTPError:
+        return None
+
+
+def _overall(port: int) -> dict:
+    r = _get(port, "/api/leaderboard")
+    return next(s for s in r.json()["scopes"] if s["scope"] == "overall") if r is not None and r.status_code == 200 \
+        else None
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+@pytest.mark.slow
+def test_upload_gets_rated_and_a_kill_9_loses_and_double_counts_nothing(tmp_path):
+    safe_sandbox()
+    data = tmp_path / "data"
+    token = add_user(data, "eve")
+    ladder = ladder_file(tmp_path)
+    port = free_port()
+    log = tmp_path / "server.out"
+    server = start_server(ladder, data, port, log)
+    try:
+        wait_until(lambda: _overall(port), what="the server to answer")
+
+        # one server per data folder
+        second = subprocess.run([sys.executable, "-m", "arena", "serve", str(ladder), "--port", str(free_port()),
+                                 "--data", str(data)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert second.returncode != 0
+        assert "in use by another arena server" in second.stderr and "Traceback" not in second.stderr
+
+        # an upload: checked, listed, then rated in real matches
+        r = httpx.post(f"http://127.0.0.1:{port}/api/bots", headers={"Authorization": f"Bearer {token}"},
+                       files={"file": ("upload_me.py", (BOTS / "upload_me.py").read_bytes())}, timeout=30)
+        assert r.status_code == 202, r.text
+
+        def rated():
+            rows = [row for row in (_overall(port) or {"standings": []})["standings"] if row["bot"] == "upload_me"]
+            return rows and rows[0]["matches"] > 0 and rows[0]
+        row = wait_until(rated, timeout_s=240, what="the upload to be rated")
+        assert row["owner"] == "eve" and row["sigma"] < 25 / 3
+
+        # kill -9 while matches are being played
+        wait_until(lambda: len(_stored(data)) >= 6, what="some matches")
+        before = _stored(data)
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(10)
+        wait_until(lambda: not in_session(server.pid), timeout_s=60, what="the matchmaker and workers to die with it")
+    finally:
+        _stop(server)
+
+    server = start_server(ladder, data, port, log)
+    try:
+        wait_until(lambda: _overall(port), what="the restarted server")
+        wait_until(lambda: len(_stored(data)) >= len(before) + 6, timeout_s=180, what="play after the restart")
+        _stop(server)
+        after = _stored(data)
+        assert set(before) <= set(after)            # no finished match lost
+        deals: dict[tuple[str, int], int] = {}
+        for mid, (players, deal) in after.items():  # every deal set holds at most one match per rotation
+            key = (mid.split("/")[0], deal)
+            deals[key] = deals.get(key, 0) + 1
+            assert deals[key] <= players
+        sets = sqlite3.connect(data / "ladder.sqlite").execute("SELECT id, players, bots FROM deal_sets").fetchall()
+        assert {d for _, d in deals} <= {s[0] for s in sets}
+        assert all(len(json.loads(b)) == p for _, p, b in sets)
+    finally:
+        _stop(server)
+
+    # the leaderboard the server shows counts each stored match once: seats rated = seats stored
+    from arena.serve.app import Ladderside
+    from arena.serve.ladder import load_ladder
+
+    side = Ladderside(load_ladder(ladder), data, safe_sandbox())
+    board = side.leaderboard()
+    side.close()
+    stored = _stored(data)
+    overall = next(s for s in board["scopes"] if s["scope"] == "overall")
+    assert board["matches"] == len(stored)
+    assert sum(r["matches"] for r in overall["standings"]) == sum(p for p, _ in stored.values())
+    assert "Traceback" not in log.read_text()
