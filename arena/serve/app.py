@@ -104,13 +104,21 @@ class Ladderside:
         roster = self.db.one("SELECT COUNT(*) AS v, COALESCE(SUM(status = 'ok'), 0) AS ok,"
                              " (SELECT COALESCE(SUM(retired), 0) FROM bots) AS r FROM versions")
         key = (n, roster["v"], roster["ok"], roster["r"])
-        with self.board_lock:
-            stale = key != self.board_key and (key[1:] != self.board_key[1:]   # the roster changed: at once
-                                               or time.monotonic() - self.board_at >= LEADERBOARD_MIN_S)
-            if self.board is None or stale:
+        board, old_key = self.board, self.board_key
+        stale = board is None or (key != old_key and (key[1:] != old_key[1:]   # the roster changed: at once
+                                                      or time.monotonic() - self.board_at >= LEADERBOARD_MIN_S))
+        if not stale:
+            return board
+        # one reader computes; the others keep getting the last board meanwhile (never a queue of readers)
+        if not self.board_lock.acquire(blocking=board is None or key[1:] != old_key[1:]):
+            return board
+        try:
+            if self.board_key != key or self.board is None:
                 self.board = self._compute_board(n)
                 self.board_key, self.board_at = key, time.monotonic()
             return self.board
+        finally:
+            self.board_lock.release()
 
     def _compute_board(self, n: int) -> dict[str, Any]:
         from arena.report.ratings import compute_ratings

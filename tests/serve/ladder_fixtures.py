@@ -53,10 +53,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(ladder: Path, data: Path, port: int, log: Path) -> subprocess.Popen:
+def start_server(ladder: Path, data: Path, port: int, log: Path, *more: str) -> subprocess.Popen:
     """`arena serve` in a session of its own (so the test can find everything it started)."""
     return subprocess.Popen([sys.executable, "-m", "arena", "serve", str(ladder), "--host", "127.0.0.1",
-                             "--port", str(port), "--data", str(data)], cwd=ROOT, stdout=log.open("ab"),
+                             "--port", str(port), "--data", str(data), *more], cwd=ROOT, stdout=log.open("ab"),
                             stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ))
 
 
