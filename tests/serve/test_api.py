@@ -164,3 +164,35 @@ def test_uploads_are_rate_limited(ladder_env):
     c = client(app)
     codes = [upload(c, tokens["ben"], b"", "empty.py").status_code for _ in range(3)]
     assert codes == [400, 400, 429]
+
+
+def _doc_json_blocks() -> list[dict]:
+    import json
+    import re
+
+    from tests.serve.ladder_fixtures import ROOT
+
+    text = (ROOT / "docs" / "ladder.md").read_text()
+    return [json.loads(b.replace("…", "")) for b in re.findall(r"```json\n(.*?)```", text, re.S)]
+
+
+def test_docs_show_the_api_shapes_the_server_sends(ladder_env):
+    app, tokens, _ = ladder_env
+    c = client(app)
+    board_doc, matches_doc, bot_doc = _doc_json_blocks()
+    board = c.get("/api/leaderboard").json()
+    assert set(board) == set(board_doc)
+    assert set(board["scopes"][0]["standings"][0]) == set(board_doc["scopes"][0]["standings"][0])
+    assert set(c.get("/api/matches").json()) == set(matches_doc)
+    bot = c.get(f"/api/bots/{board['scopes'][0]['standings'][0]['bot_id']}").json()
+    assert set(bot) == set(bot_doc)
+    assert set(bot["versions"][0]) == set(bot_doc["versions"][0])
+
+
+def test_docs_list_every_ladder_setting():
+    from arena.serve.ladder import LadderSettings
+    from tests.serve.ladder_fixtures import ROOT
+
+    text = (ROOT / "docs" / "ladder.md").read_text()
+    for name in LadderSettings.model_fields:
+        assert f"| `{name}` |" in text
