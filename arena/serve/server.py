@@ -79,6 +79,24 @@ def lock_data(data: Path) -> Any:
     return lock
 
 
+def check_address(host: str, port: int) -> None:
+    """Say in one line, before anything starts, that the address cannot be served."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ArenaError(f"--host {host}: not an address of this machine ({exc.strerror}); e.g. --host 127.0.0.1") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ArenaError(f"--host {host} --port {port}: cannot listen there ({exc.strerror}); "
+                             "choose another --port, or stop what uses it") from None
+
+
 def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str], workers: int | None = None,
           err: TextIO = sys.stderr) -> None:
     """Run the ladder until Ctrl-C or SIGTERM."""
@@ -90,6 +108,11 @@ def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str
     ladder = load_ladder(ladder_file)
     folder = Path(data).resolve()
     lock = lock_data(folder)
+    try:
+        check_address(host, port)
+    except ArenaError:
+        lock.release()
+        raise
     matchmaker = None
     try:
         sandbox = open_ladder(ladder, folder, err)
