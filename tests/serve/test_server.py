@@ -118,9 +118,33 @@ def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_
 
     side = Ladderside(load_ladder(ladder), data, safe_sandbox())
     board = side.leaderboard()
+    _replays_only_of_finished_deals(side)
     side.close()
     stored = _stored(data)
     overall = next(s for s in board["scopes"] if s["scope"] == "overall")
     assert board["matches"] == len(stored)
     assert sum(r["matches"] for r in overall["standings"]) == sum(p for p, _ in stored.values())
     assert "Traceback" not in log.read_text()
+
+
+def _replays_only_of_finished_deals(side) -> None:
+    """Recent matches link to the replay viewer once every rotation of their deal is stored."""
+    from starlette.testclient import TestClient
+
+    from arena.serve.app import create_app
+
+    c = TestClient(create_app(side), raise_server_exceptions=False)
+    matches = c.get("/api/matches?limit=500").json()["matches"]
+    shown = [m for m in matches if m["replay"]]
+    assert shown
+    page = c.get(shown[0]["replay"])
+    assert page.status_code == 200 and shown[0]["match_id"] in page.text
+    assert shown[0]["replay"] in c.get("/matches").text
+    by_deal: dict[str, int] = {}
+    for m in matches:
+        prefix = m["match_id"].rsplit("/r", 1)[0]
+        by_deal[prefix] = by_deal.get(prefix, 0) + 1
+    for m in matches:   # a deal with a rotation missing (cut by the kill -9 and not yet replayed) shows none
+        if by_deal[m["match_id"].rsplit("/r", 1)[0]] < m["players"]:
+            assert m["replay"] is None
+            assert c.get(f"/matches/{m['match_id']}/replay").status_code == 403
