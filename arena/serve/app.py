@@ -212,8 +212,9 @@ class Ladderside:
             record = self.store.get_record(match_id)
         except (KeyError, Exception):  # noqa: BLE001 - a missing or altered record shows no tail
             return ""
-        for seat, fault in zip(record.get("seats") or (), record.get("faults") or ()):
-            if fault and seat.get("bot") == bot:
+        seats = sorted(record.get("bots") or (), key=lambda b: b.get("seat", 0))  # every record has "bots"
+        for seat, fault in zip(seats, record.get("faults") or ()):
+            if fault and seat.get("name") == bot:
                 return str(fault.get("stderr_tail") or "")[-2000:]
         return ""
 

@@ -196,3 +196,27 @@ def test_docs_list_every_ladder_setting():
     text = (ROOT / "docs" / "ladder.md").read_text()
     for name in LadderSettings.model_fields:
         assert f"| `{name}` |" in text
+
+
+def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no_replay(ladder_env):
+    from arena.serve.accounts import RateLimit
+    from tests.arena.record_factory import make_record
+
+    app, tokens, side = ladder_env
+    side.upload_limit = RateLimit(burst=100, every_s=1.0)
+    c = client(app)
+    r = upload(c, tokens["ben"], (BOTS / "upload_me.py").read_bytes(), "upload_me.py", "benbot")
+    assert r.status_code == 202
+    bot_id = r.json()["bot_id"]
+    mid = "tightwad/p3/d999/r0/0123456789abcdef"   # one rotation of three stored
+    side.store.record_match(make_record(999 * 16, ["benbot.v1", "alpha.v1", "beta.v1"], [2, 0, 1], match_id=mid,
+                                        faults=[{"kind": "crash", "detail": "exited with code 1",
+                                                 "stderr_tail": "ValueError: ben's secret trace"}, None, None]))
+    mine = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ben"])).json()["faults"]
+    assert mine[0]["match_id"] == mid and mine[0]["stderr_tail"] == "ValueError: ben's secret trace"
+    theirs = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["faults"]
+    assert theirs[0]["kind"] == "crash" and "stderr_tail" not in theirs[0]
+    assert "secret trace" not in c.get(f"/bots/{bot_id}").text
+    row = next(m for m in c.get("/api/matches").json()["matches"] if m["match_id"] == mid)
+    assert row["replay"] is None and row["faults"] == ["crash", None, None]
+    assert c.get(f"/matches/{mid}/replay").status_code == 403
