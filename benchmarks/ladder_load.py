@@ -6,6 +6,12 @@ read the leaderboard, the recent matches and the home page REQUESTS times each, 
 once, and reports p50/p99 latency and the matches the workers stored meanwhile.
 
     python benchmarks/ladder_load.py [--readers 50] [--requests 40]
+    python benchmarks/ladder_load.py --throughput   # the ladder's matches/s against arena run's
+
+``--throughput``: `arena run` of tournaments/spring.yaml (the same four bundled bots, games and
+seat counts as ladders/demo.yaml, 2 workers, no luck baselines) from launch to exit, then
+`arena serve ladders/demo.yaml --workers 2` with no reader for the same wall time from
+launch: matches stored per second by each, start-up included in both.
 """
 
 from __future__ import annotations
@@ -75,7 +81,39 @@ def stored(data: Path) -> int:
         conn.close()
 
 
+def throughput() -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        spring = (ROOT / "tournaments" / "spring.yaml").read_text()
+        tour = Path(tmp) / "spring.yaml"
+        tour.write_text(spring.replace("results: results/spring", f"results: {tmp}/run")
+                        .replace("workers: auto", "workers: 2") + "luck_rollouts: 0\n")
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, "-m", "arena", "run", str(tour)], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run_s = time.monotonic() - t0
+        run_matches = stored(Path(tmp) / "run")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        data = Path(tmp) / "ladder"
+        t0 = time.monotonic()
+        server = subprocess.Popen([sys.executable, "-m", "arena", "serve", str(ROOT / "ladders" / "demo.yaml"),
+                                   "--port", str(port), "--data", str(data), "--workers", "2"], cwd=ROOT,
+                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            time.sleep(max(0.0, run_s - (time.monotonic() - t0)))
+            ladder_matches = stored(data)
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(30)
+    return {"seconds": round(run_s, 1), "arena_run_matches": run_matches, "ladder_matches": ladder_matches,
+            "ladder_over_run": round(ladder_matches / run_matches, 3)}
+
+
 def main() -> None:
+    if "--throughput" in sys.argv:
+        print(json.dumps(throughput(), indent=2))
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--readers", type=int, default=50)
     ap.add_argument("--requests", type=int, default=40)
