@@ -199,6 +199,8 @@ class Matchmaker:
                 should_stop: Callable[[], bool]) -> Callable[[Any], None]:
         import json
 
+        from arena.tournament.runner import _Pool
+
         scheduled: Counter = Counter()
         games = {i: g.id for i, g in enumerate(self.t.games)}
         for row in db.deal_sets_since(0):
@@ -218,7 +220,9 @@ class Matchmaker:
                     state["closed"] = True   # the pool drains; run() starts again with the new roster
                     return
             rate = self.ladder.settings.match_rate
-            while len(queue) < self.workers:
+            # enough queued that every worker also holds its next match (the pool's prefetch):
+            # a worker never waits for the matchmaker between two matches
+            while len(queue) <= self.workers * _Pool.PREFETCH:
                 if rate and now - self.last_set < 60.0 / rate:
                     return
                 if now - state["rated"] >= RATINGS_EVERY_S:
