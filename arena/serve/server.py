@@ -97,6 +97,26 @@ def check_address(host: str, port: int) -> None:
                              "choose another --port, or stop what uses it") from None
 
 
+def _watch(matchmaker: Any, server: Any) -> list[bool]:
+    """Stop serving if the matchmaker dies: a ladder that no longer plays must not look alive
+    (a supervisor such as systemd then starts it again). Returns a flag set when it did."""
+    import threading
+
+    stopped: list[bool] = []
+
+    def watch() -> None:
+        while not server.should_exit:
+            if not matchmaker.is_alive():
+                logging.getLogger("arena.serve").error("the matchmaker stopped (exit code %s)", matchmaker.exitcode)
+                stopped.append(True)
+                server.should_exit = True
+                return
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="matchmaker-watch", daemon=True).start()
+    return stopped
+
+
 def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str], workers: int | None = None,
           err: TextIO = sys.stderr) -> None:
     """Run the ladder until Ctrl-C or SIGTERM."""
@@ -124,8 +144,14 @@ def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str
         side = Ladderside(ladder, folder, sandbox)
         err.write(f"arena: ladder {ladder.name} on http://{host}:{port}/ (data in {folder}); Ctrl-C stops\n")
         err.flush()
-        uvicorn.run(create_app(side), host=host, port=port, log_level="warning", access_log=False)
+        server = uvicorn.Server(uvicorn.Config(create_app(side), host=host, port=port, log_level="warning",
+                                               access_log=False))
+        stopped = _watch(matchmaker, server)
+        server.run()
         side.close()
+        if stopped:
+            raise ArenaError(f"the matchmaker stopped (exit code {matchmaker.exitcode}; see {folder / 'run.log'}), "
+                             "so the server stopped too; start it again (finished matches are kept)")
     finally:
         if matchmaker is not None and matchmaker.is_alive():
             matchmaker.terminate()

@@ -53,3 +53,27 @@ def test_add_user_prints_a_token_once_and_refuses_bad_accounts(tmp_path):
                    "shorter than 8")
     one_line_error(arena("serve-admin", "add-user", "--data", data, "b b", "--password-stdin", stdin="long enough\n"),
                    "not allowed")
+
+
+@pytest.mark.slow
+def test_the_server_stops_in_one_line_when_its_matchmaker_dies(tmp_path):
+    import os
+    import signal
+
+    from tests.serve.ladder_fixtures import free_port, safe_sandbox, start_server, wait_until
+
+    safe_sandbox()
+    log = tmp_path / "server.out"
+    server = start_server(ladder_file(tmp_path), tmp_path / "data", free_port(), log)
+    try:
+        children = f"/proc/{server.pid}/task/{server.pid}/children"
+        matchmaker = wait_until(lambda: (tmp_path / "data" / "results.sqlite").exists() and os.path.exists(children)
+                                and open(children).read().split(), what="the matchmaker")
+        os.kill(int(matchmaker[0]), signal.SIGKILL)
+        assert server.wait(60) == 2
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
+    text = log.read_text()
+    assert "arena: error: the matchmaker stopped" in text and "Traceback" not in text
