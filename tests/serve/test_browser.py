@@ -44,7 +44,11 @@ def test_log_in_upload_and_watch_the_bot_get_rated_in_chromium(tmp_path):
             page.wait_for_url(base + "/")
             assert "zoe" in page.inner_text("header")
 
-            page.goto(base + "/upload")
+            page.goto(base + "/upload")   # a bad file first: the form says why, in one line
+            page.set_input_files("input[name=file]", {"name": "notes.txt", "mimeType": "text/plain",
+                                                      "buffer": b"just some notes\n"})
+            page.click("button[type=submit]")
+            assert "neither a .py file nor a script starting with #!" in page.inner_text("[role=alert]")
             page.set_input_files("input[name=file]", str(BOTS / "upload_me.py"))
             page.fill("input[name=name]", "zoes_bot")
             page.click("button[type=submit]")
