@@ -8,6 +8,7 @@ and the conformance checker of ``arena check``; click stays in arena/cli, whose 
 
 Modules: ``ladder.py`` (the ladder file), ``db.py`` (accounts, bots, versions, tokens:
 SQLite in WAL mode), ``accounts.py`` (argon2 passwords, tokens, sessions),
-``matchmaker.py`` (the next deal set, and the process that plays them), ``app.py``
+``matchmaker.py`` (the next deal set, and the process that plays them), ``side.py`` (what
+the handlers share: leaderboard, matches, bots, uploads), ``app.py``
 (Starlette pages and JSON API), ``server.py`` (one command: lock, start, serve).
 """
