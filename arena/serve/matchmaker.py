@@ -105,11 +105,27 @@ def candidates_of(tournament: Any) -> list[tuple[int, int, str]]:
     return [(i, p, g.id) for i, g in enumerate(tournament.games) for p in g.players]
 
 
-def standings(store: Any) -> dict[str, dict[str, Standing]]:
-    """{scope: {bot: Standing}} from every stored match (scopes: overall and each game)."""
+def rate_in_play_order(store: Any, cache: Path | None = None) -> Any:
+    """The ``RatingReport`` of every stored match, rated in the order they were stored.
+
+    A ladder never ends, so its ratings are online: each match is rated after those stored
+    before it (SQLite's rowid order: append-only). Numbered so, the stored matches are always
+    a complete prefix, and ``cache`` (arena/report/rating_cache.py) lets each call rate only
+    the matches stored since the last one.
+    """
+    import dataclasses as dc
+
     from arena.report.ratings import compute_ratings
 
-    report = compute_ratings(store.iter_results(scheduled=False))
+    with store._lock:
+        order = {mid: i for i, (mid,) in enumerate(store.conn.execute("SELECT match_id FROM matches ORDER BY rowid"))}
+    rows = [dc.replace(r, index=order[r.match_id]) for r in store.iter_results(scheduled=False) if r.match_id in order]
+    return compute_ratings(rows, cache=cache)
+
+
+def standings(store: Any, cache: Path | None = None) -> dict[str, dict[str, Standing]]:
+    """{scope: {bot: Standing}} from every stored match (scopes: overall and each game)."""
+    report = rate_in_play_order(store, cache)
     return {s.scope: {b.name: Standing(b.mu, b.sigma, b.matches) for b in s.standings} for s in report.scopes}
 
 
@@ -226,7 +242,7 @@ class Matchmaker:
                 if rate and now - self.last_set < 60.0 / rate:
                     return
                 if now - state["rated"] >= RATINGS_EVERY_S:
-                    state["ratings"], state["rated"] = standings(store), now
+                    state["ratings"], state["rated"] = standings(store, self.data / "ratings-cache-matchmaker.json.z"), now
                 choice = choose_deal_set(candidates, playing, state["ratings"], scheduled, self.rng,
                                          self.ladder.settings.new_bot_matches)
                 if choice is None:

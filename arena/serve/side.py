@@ -105,9 +105,9 @@ class Ladderside:
             self.board_lock.release()
 
     def _compute_board(self, n: int) -> dict[str, Any]:
-        from arena.report.ratings import compute_ratings
+        from arena.serve.matchmaker import rate_in_play_order
 
-        report = compute_ratings(self.store.iter_results(scheduled=False))
+        report = rate_in_play_order(self.store, self.data / "ratings-cache-server.json.z")
         owners = {r["id"]: r["name"] for r in self.db.all("SELECT id, name FROM users")}
         current = {self.db.version_name(r): r for r in self.db.playing_versions()}
         scopes = []

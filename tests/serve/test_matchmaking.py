@@ -84,3 +84,32 @@ def test_candidates_are_every_game_and_seat_count():
     ladder = load_ladder(ROOT / "ladders" / "demo.yaml")
     assert sorted((p, g) for _, p, g in candidates_of(ladder.tournament)) == [
         (2, "divers-weights"), (3, "tightwad"), (4, "divers-weights"), (4, "palace"), (4, "tightwad")]
+
+
+def test_ratings_follow_play_order_and_the_cache_rates_only_new_matches(tmp_path):
+    from arena.serve.matchmaker import rate_in_play_order
+    from arena.tournament.store import ResultStore
+    from tests.arena.record_factory import make_record
+
+    store = ResultStore(tmp_path / "data")
+    cache = tmp_path / "cache.json.z"
+    rng = random.Random(5)
+    bots = ["a.v1", "b.v1", "c.v1", "d.v1"]
+
+    def add(n: int, start: int) -> None:
+        for i in range(start, start + n):   # schedule indexes out of order, as deal sets finish
+            seats = rng.sample(bots, 3)
+            store.record_match(make_record(10_000 - i * 7, seats, rng.sample(range(3), 3),
+                                           match_id=f"tightwad/p3/d{i:02d}/r0/{i:016x}"))
+
+    def board(report):
+        return {(s.scope, b.name): (b.mu, b.sigma, b.matches) for s in report.scopes for b in s.standings}
+
+    add(30, 0)
+    first = rate_in_play_order(store, cache)
+    assert cache.exists() and board(first) == board(rate_in_play_order(store))
+    add(10, 30)
+    again = rate_in_play_order(store, cache)
+    assert board(again) == board(rate_in_play_order(store))           # the same with or without the cache
+    assert sum(b.matches for b in again.scopes[0].standings) == 40 * 3  # each match counted once
+    store.close()
