@@ -181,6 +181,7 @@ def ensure_env(folder: Path) -> BotEnv | None:
     if (path / "resolved.txt").is_file():
         return installed_env(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"arena: installing {', '.join(reqs)} for {folder} into {path} (once)", file=sys.stderr, flush=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         (tmp / REQUIREMENTS).write_text("\n".join(reqs) + "\n")
