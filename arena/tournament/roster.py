@@ -87,6 +87,7 @@ def _entry(path: Path, name: str) -> BotEntry:
         # during a match, and the identity covers the files and the resolved packages
         folder = botfolder.unpack(path) if path.is_file() else path
         botfolder.entry_file(folder)
+        botfolder.folder_files(folder)   # links out, special files, size: refused before any install
         env = botfolder.ensure_env(folder)
         return BotEntry(name=name, path=folder, sha256=botfolder.folder_sha256(folder, env), kind=kind,
                         source=path if folder != path else None)
