@@ -31,6 +31,7 @@ stderr and the bot exits, so the arena records a crash rather than a guessed mov
 
 from __future__ import annotations
 
+import numbers
 import runpy
 import sys
 import time
@@ -76,14 +77,8 @@ def action_id(answer: Any, legal: list[dict[str, Any]]) -> int:
     """The action id an agent's answer names; raises ValueError for anything not legal."""
     if isinstance(answer, dict) and "id" in answer:
         answer = answer["id"]
-    if isinstance(answer, bool) or not isinstance(answer, int):
-        try:
-            import numbers
-
-            if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
-                answer = int(answer)   # numpy integers
-        except ImportError:   # pragma: no cover
-            pass
+    if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
+        answer = int(answer)   # numpy integers too
     if not isinstance(answer, int) or isinstance(answer, bool):
         raise ValueError(f"the agent returned {answer!r}; return the id of one of observation.legal_actions")
     if answer not in {a["id"] for a in legal}:

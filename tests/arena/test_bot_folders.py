@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.metadata
-import io
 import os
 import shutil
 import sys
