@@ -58,12 +58,34 @@ def play(env: DecktetEnv, deal: int, learner: str, rng: np.random.Generator,
     return place
 
 
-def train(env: DecktetEnv, policy: LinearPolicy, games: int, lr: float, seed: int) -> None:
-    """REINFORCE with a running-mean baseline; the reward is the env's (+1 first .. -1 last)."""
+class Progress:
+    """'train: 1200 of 5000 games (24%), 31 s' on stderr at most every ``every_s`` seconds, and
+    the last count: a run of many minutes is never silent, and stdout keeps only the results."""
+
+    def __init__(self, what: str, total: int, every_s: float = 5.0, clock=time.monotonic) -> None:
+        self.what, self.total, self.every_s, self.clock = what, total, every_s, clock
+        self.started = self.last = clock()
+        print(f"{what}: 0 of {total} games", file=sys.stderr, flush=True)
+
+    def __call__(self, done: int) -> None:
+        now = self.clock()
+        if done < self.total and now - self.last < self.every_s:
+            return
+        self.last = now
+        print(f"{self.what}: {done} of {self.total} games ({100 * done // self.total}%), "
+              f"{now - self.started:.0f} s", file=sys.stderr, flush=True)
+
+
+def train(env: DecktetEnv, policy: LinearPolicy, games: int, lr: float, seed: int,
+          progress=None) -> None:
+    """REINFORCE with a running-mean baseline; the reward is the env's (+1 first .. -1 last).
+    ``progress(done)`` after each game."""
     rng = np.random.default_rng(seed)
     n = env.players
     baseline = 0.0
     for game in range(games):
+        if progress is not None and game:
+            progress(game)
         learner = f"player_{game % n}"
         traj: list = []
         place = play(env, game, learner, rng, policy=policy, trajectory=traj)
@@ -75,6 +97,8 @@ def train(env: DecktetEnv, policy: LinearPolicy, games: int, lr: float, seed: in
             g[k] += 1.0
             policy.weights[legal] += (lr * advantage) * np.outer(g, x)
             policy.bias[legal] += (lr * advantage) * g
+    if progress is not None:
+        progress(games)
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -85,9 +109,13 @@ def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
     return c - h, c + h
 
 
-def evaluate(env: DecktetEnv, choose, games: int, seed: int) -> dict:
+def evaluate(env: DecktetEnv, choose, games: int, seed: int, progress=None) -> dict:
     rng = np.random.default_rng(seed)
-    places = [play(env, EVAL_SEED + g, f"player_{g % env.players}", rng, choose=choose) for g in range(games)]
+    places = []
+    for g in range(games):
+        places.append(play(env, EVAL_SEED + g, f"player_{g % env.players}", rng, choose=choose))
+        if progress is not None:
+            progress(g + 1)
     wins = sum(1 for p in places if p == 0)
     mean = float(np.mean(places))  # 0 = first, as docs/performance.md
     half = 1.96 * float(np.std(places, ddof=1)) / math.sqrt(games)
@@ -117,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     env = DecktetEnv(args.game, args.players, options)
     policy = LinearPolicy(args.game, args.players)
     t0 = time.monotonic()
-    train(env, policy, args.games, args.lr, args.seed)
+    train(env, policy, args.games, args.lr, args.seed, progress=Progress("train", args.games))
     print(f"trained on {args.games} games in {time.monotonic() - t0:.0f} s")
 
     def rng_choice(seed: int):
@@ -125,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         return lambda x, mask: int(rng.choice(np.flatnonzero(mask)))
 
     for label, choose in (("linear policy", policy.best_slot), ("random", rng_choice(args.seed + 1))):
-        r = evaluate(env, choose, args.eval_games, args.seed + 2)
+        r = evaluate(env, choose, args.eval_games, args.seed + 2,
+                     progress=Progress(f"evaluate {label}", args.eval_games))
         print(f"{label:>13} vs random, {r['games']} games: win rate {r['win_rate']:.1%} "
               f"(95% {r['win_ci95'][0]:.1%}-{r['win_ci95'][1]:.1%}), mean place {r['mean_place']:.3f} "
               f"(95% {r['mean_place_ci95'][0]:.3f}-{r['mean_place_ci95'][1]:.3f})")

@@ -5,10 +5,42 @@ module turns errors into messages and exit codes."""
 
 from __future__ import annotations
 
-import json
+import os
+import signal
+import sys
+
+
+def _interrupted_early(*_: object) -> None:
+    """Ctrl-C or a closed terminal while the command is still loading: one line, exit 130,
+    nothing written."""
+    os.write(2, b"arena: interrupted\n")
+    os._exit(130)
+
+
+def _hung_up(*_: object) -> None:
+    """SIGHUP (a closed terminal, a dropped ssh connection) stops a command as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def _started_as_arena() -> bool:
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return (os.path.basename(sys.argv[0] if sys.argv else "") == "arena"
+            or getattr(spec, "name", None) == "arena.__main__")
+
+
+# Started as the `arena` command (not imported by a program, which keeps its own handlers):
+# Ctrl-C or SIGHUP during the imports below (a second or more on a busy machine) must not print
+# a traceback or end in silence. ``main`` hands over to the guard once they are done.
+if _started_as_arena():
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted_early)
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:   # nohup's SIG_IGN is kept
+        signal.signal(signal.SIGHUP, _interrupted_early)
+
+import json  # noqa: E402 - the imports from here on come after the handler above
 import logging
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +112,8 @@ class GuardedGroup(click.Group):
         logging.raiseExceptions = False  # a failing log handler must not print a traceback
         guard.results_folder(None)
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with guard.inert_output():  # no control character of a name or message reaches the terminal
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SystemExit:
             raise
         except (click.exceptions.Abort, KeyboardInterrupt):
@@ -135,6 +168,9 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
     """Play one match of GAME between BOTS (files, names in bots/, or builtin:random for the
     arena's own random player), printing a trace.
 
+    Exits 0 when every bot played the match through; 1 when a bot faulted (crash,
+    timeout, illegal or malformed answer, sandbox limit), after the trace or JSON.
+
     Example: arena play tightwad random_bot bots/random_bot.py builtin:random --seed 7
     """
     from arena.cli.play import play_one
@@ -152,6 +188,11 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
         _fail(str(err))
     if as_json:
         click.echo(json.dumps(record, indent=1))
+    faulted = [f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}"   # a person may leave
+               for seat, fault in enumerate(record["faults"]) if fault is not None and seat not in humans]
+    if faulted:
+        click.echo(f"arena: a bot faulted, {'; '.join(faulted)}; exit code 1", err=True)
+        sys.exit(1)
 
 
 def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> None:
@@ -199,7 +240,7 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
             hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
         from arena.cli.live import run_console
 
-        terminal = run_console(sys.stderr, results=Path(tournament.results_dir), live_standings=live_standings)
+        terminal = run_console(guard.raw(sys.stderr), results=Path(tournament.results_dir), live_standings=live_standings)
         summary = run_and_publish(
             tournament, fresh=fresh, workers=workers,
             sandbox_level=None if sandbox_level == "auto" else sandbox_level,
@@ -226,7 +267,9 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
 @click.argument("source", type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json", "html"]), default="table",
               show_default=True, help="Output format (html: write leaderboard.html and print its path).")
-@click.option("--write/--no-write", default=False, help="Also (re)write the report files in the results folder.")
+@click.option("--write/--no-write", default=True, show_default=True,
+              help="Also rewrite the report files in the results folder, so the pages on disk show what "
+                   "is printed (--no-write: print only).")
 @click.option("--open", "open_page", is_flag=True, help="Open leaderboard.html in a browser (writes it first).")
 def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""
@@ -259,6 +302,8 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
     """List the stored matches of a results folder (or tournament file) with their ids, for arena replay."""
     from arena.report.matches import list_matches
 
+    if Path(source).is_dir():
+        guard.results_folder(source)
     try:
         text, count = list_matches(Path(source), bot=bot, game=game, fault=fault)
     except ArenaError as err:
@@ -288,8 +333,8 @@ def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None
     except ArenaError as err:
         _fail(str(err))
     report = run_check(entry, sandbox=sandbox, limits=Limits(),
-                       time_control=TimeControl(move_s=move_s, startup_s=startup_s))
-    click.echo(report.render())
+                       time_control=TimeControl(move_s=move_s, startup_s=startup_s), echo=click.echo)
+    click.echo(report.render(streamed=True))
     sys.exit(0 if report.ok else 1)
 
 
@@ -312,7 +357,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
 
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
     """
-    from arena.cli.replay import load_record, takeover, verify_record
+    from arena.cli.replay import load_record, mark_shown, takeover, verify_record
     from arena.match.trace import Tracer
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
@@ -324,6 +369,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
             verify_record(record, tracer)
             click.echo(f"replay ok: {len(record['decisions'])} decisions reproduce the recorded result")
             if html_out:
+                mark_shown(Path(source), record)
                 _write_replay(record, html_out)
             return
         if start is None or bot_spec is None:
@@ -348,12 +394,36 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
         finally:
             agent.close()
         if html_out:
+            mark_shown(Path(source), new)
             _write_replay(new, html_out)
     except ArenaError as err:
         _fail(str(err))
     before = record["result"]["places"][live_seat] + 1
     after = new["result"]["places"][live_seat] + 1
     click.echo(f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}")
+
+
+@cli.command("export")
+@click.argument("source", type=click.Path())
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
+              help="Write to this file (default: standard output).")
+@click.option("--game", default=None, help="Only matches of this game.")
+@click.option("--bot", default=None, help="Only matches where this bot sat.")
+def export_cmd(source: str, out: str | None, game: str | None, bot: str | None) -> None:
+    """Every stored match record of SOURCE (results folder or tournament file) as JSON Lines:
+    one record per line, in schedule order (the format: docs/records.md)."""
+    from arena.report.export import export_to_file, iter_records, write_records
+
+    if Path(source).is_dir():
+        guard.results_folder(source)
+    try:
+        if out is None:
+            write_records(iter_records(Path(source), game=game, bot=bot), sys.stdout)
+            return
+        n = export_to_file(Path(source), Path(out), game=game, bot=bot)
+    except ArenaError as err:
+        _fail(str(err))
+    click.echo(f"wrote {n} match records to {out}; replay one: arena replay {out} <match id>", err=True)
 
 
 @cli.command("export-bot")
@@ -376,7 +446,7 @@ def export_bot_cmd(policy_file: str, out: str, name: str) -> None:
 @cli.group(invoke_without_command=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               default="bench.json", show_default=True, help="Also write the table here as JSON.")
-@click.option("--only", multiple=True, type=click.Choice(["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"]),
+@click.option("--only", multiple=True, type=click.Choice(["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P11"]),
               help="Run only these measures (repeatable).")
 @click.option("--repeats", type=click.IntRange(1, 50), default=3, show_default=True,
               help="Repeats per measure; the median is reported.")
@@ -388,7 +458,7 @@ def bench(ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: i
           rating_store: str | None) -> None:
     """Measure the harness against its targets (figures, not pass/fail).
 
-    With no subcommand: every measure P1..P8 side by side in one run, one table, each
+    With no subcommand: every measure P1..P8 and P11 side by side in one run, one table, each
     figure next to its target, also written as JSON (see docs/performance.md)."""
     if ctx.invoked_subcommand is not None:
         return
@@ -442,4 +512,9 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
 
 
 def main() -> None:
+    # from here a KeyboardInterrupt reaches the guard, which says it in one line (exit 130)
+    if signal.getsignal(signal.SIGINT) is _interrupted_early:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is _interrupted_early:
+        signal.signal(signal.SIGHUP, _hung_up)
     cli(prog_name="arena")

@@ -1,4 +1,4 @@
-"""`arena bench` with no subcommand: every measure P1..P8 in one run, one table.
+"""`arena bench` with no subcommand: every measure P1..P8 and P11 in one run, one table.
 
 Each measure returns a row: id, what it measures, the figure, the target, whether the
 target is met, and its details. Figures that the shared machine's load would distort
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
-IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8")
+IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P11")
 
 
 class _Quiet:
@@ -58,12 +58,13 @@ class Sizes:
     rating_matches: int = 100_000
     rating_store: str | None = None     # an existing store to rate instead of generating one
     timeout_decisions: int = 10_000
+    ray_deal_scale: int = 5        # P11 plays the tournament with this many times the deals
 
     @classmethod
     def tiny(cls) -> "Sizes":
         return cls(engine_seconds=0.05, protocol_rounds=80, repeats=1, luck_deals=3,
                    luck_rollouts=2, luck_aivat_rollouts=1, rating_matches=300, timeout_decisions=40,
-                   tournament=TINY_TOURNAMENT, throughput_deal_scale=1)
+                   tournament=TINY_TOURNAMENT, throughput_deal_scale=1, ray_deal_scale=1)
 
 
 TINY_TOURNAMENT = """name: bench-tiny
@@ -141,9 +142,33 @@ def _tournament(source: str, results: Path, deal_scale: int = 1) -> Any:
     return load_tournament(copy)
 
 
+# P4's process policies, side by side: (name, fresh_processes, allow_deal_memory)
+P4_POLICIES = (("fair", False, False), ("deal memory", False, True), ("fresh", True, False))
+
+
 def p4(sizes: Sizes) -> dict[str, Any]:
     """Share of one worker's wall time spent in ProcessAgent.launch and .prepare (starting
-    bots: a match launches all its bots that need a process, then prepares each)."""
+    bots: a match launches all its bots that need a process, then prepares each), under the
+    default (fair: no process plays a deal twice), with one process reused for every deal
+    (``allow_deal_memory: true``) and with a new process for every match, alternating."""
+    shares: dict[str, list[float]] = {name: [] for name, _, _ in P4_POLICIES}
+    starts: dict[str, int] = {}
+    matches = 0
+    for _ in range(sizes.repeats):
+        for name, fresh, memory in P4_POLICIES:
+            share, starts[name], matches, t = _p4_once(sizes, fresh, memory)
+            shares[name].append(share)
+    share = {name: statistics.median(v) for name, v in shares.items()}
+    fair = share["fair"]
+    figure = (f"{100 * fair:.1f}% ({starts['fair']} bot starts; deal memory {100 * share['deal memory']:.1f}%, "
+              f"{starts['deal memory']} starts; fresh {100 * share['fresh']:.1f}%, {starts['fresh']} starts)")
+    return _row("P4", f"share of a tournament's wall time spent starting bots ({matches} matches, 1 worker; "
+                      "fair: no process plays a deal twice, the default)",
+                figure, "< 10% (fair)", fair < 0.10, shares=shares, bot_starts=starts,
+                matches=matches, tournament=t.name)
+
+
+def _p4_once(sizes: Sizes, fresh: bool, deal_memory: bool) -> tuple[float, int, int, Any]:
     from arena.match.agents import ProcessAgent
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament.match_player import MatchPlayer
@@ -151,53 +176,44 @@ def p4(sizes: Sizes) -> dict[str, Any]:
     from arena.tournament.runner import limits_from, time_control_from
     from arena.tournament.schedule import build_schedule
 
-    shares = []
-    starts = 0
-    matches = 0
-    for _ in range(sizes.repeats):
-        with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
-            t = _tournament(sizes.tournament, Path(tmp) / "results")
-            entries = resolve_bots(t)
-            schedule = build_schedule(t, entries)
-            sandbox = open_sandbox(t.sandbox, _QUIET)
-            player = MatchPlayer({e.name: e for e in entries}, sandbox=sandbox,
-                                 limits=limits_from(t), time_control=time_control_from(t),
-                                 log_dir=None, fresh=bool(t.fresh_processes), tournament=t.name)
-            spent = [0.0, 0]
-            depth = [0]
-            real = {name: getattr(ProcessAgent, name) for name in ("launch", "prepare")}
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        t = _tournament(sizes.tournament, Path(tmp) / "results")
+        entries = resolve_bots(t)
+        schedule = build_schedule(t, entries)
+        sandbox = open_sandbox(t.sandbox, _QUIET)
+        player = MatchPlayer({e.name: e for e in entries}, sandbox=sandbox,
+                             limits=limits_from(t), time_control=time_control_from(t),
+                             log_dir=None, fresh=fresh, tournament=t.name, deal_memory=deal_memory)
+        spent = [0.0, 0]
+        depth = [0]
+        real = {name: getattr(ProcessAgent, name) for name in ("launch", "prepare")}
 
-            def timing(method: Any) -> Any:
-                def timed(self: Any) -> None:  # the outermost call only: prepare may call launch
-                    was = self.proc
-                    depth[0] += 1
-                    t0 = time.perf_counter()
-                    try:
-                        method(self)
-                    finally:
-                        depth[0] -= 1
-                        if depth[0] == 0:
-                            spent[0] += time.perf_counter() - t0
-                            spent[1] += self.proc is not was and self.proc is not None
-                return timed
-
-            for name, method in real.items():
-                setattr(ProcessAgent, name, timing(method))
-            try:
+        def timing(method: Any) -> Any:
+            def timed(self: Any) -> None:  # the outermost call only: prepare may call launch
+                was = self.proc
+                depth[0] += 1
                 t0 = time.perf_counter()
-                for m in schedule:
-                    player.play(m)
-                player.close()
-                wall = time.perf_counter() - t0
-            finally:
-                for name, method in real.items():
-                    setattr(ProcessAgent, name, method)
-            shares.append(spent[0] / wall)
-            starts, matches = spent[1], len(schedule)
-    share = statistics.median(shares)
-    return _row("P4", "share of a tournament's wall time spent starting bots (reuse on, 1 worker)",
-                f"{100 * share:.1f}%", "< 10%", share < 0.10, shares=shares,
-                bot_starts=starts, matches=matches, tournament=t.name)
+                try:
+                    method(self)
+                finally:
+                    depth[0] -= 1
+                    if depth[0] == 0:
+                        spent[0] += time.perf_counter() - t0
+                        spent[1] += self.proc is not was and self.proc is not None
+            return timed
+
+        for name, method in real.items():
+            setattr(ProcessAgent, name, timing(method))
+        try:
+            t0 = time.perf_counter()
+            for i, m in enumerate(schedule):  # a worker knows its next match (runner._serve)
+                player.play(m, schedule[i + 1] if i + 1 < len(schedule) else None)
+            player.close()
+            wall = time.perf_counter() - t0
+        finally:
+            for name, method in real.items():
+                setattr(ProcessAgent, name, method)
+        return spent[0] / wall, spent[1], len(schedule), t
 
 
 def p5(sizes: Sizes) -> dict[str, Any]:
@@ -424,8 +440,46 @@ def p8(sizes: Sizes) -> dict[str, Any]:
 
 # ---- the whole run -------------------------------------------------------------------------
 
+# ---- P11: Ray's overhead ------------------------------------------------------------------
+
+def p11(sizes: Sizes) -> dict[str, Any]:
+    """Whole-run wall time of the same tournament on the local pool and on Ray, 2 workers each,
+    alternating. Ray starts once before the timing (a cluster is up before a run), its actors
+    start inside each timed run, as the local pool's workers do."""
+    import importlib.util
+    import logging
+
+    from arena.tournament.runner import run_tournament
+
+    what = "Ray's overhead per match against the local pool, 2 workers each (whole run, same file)"
+    if importlib.util.find_spec("ray") is None:
+        return _row("P11", what, "not measured: Ray is not installed (pip install -e '.[ray]')", "<= 10%", None)
+    import ray
+
+    walls: dict[str, list[float]] = {"local": [], "ray": []}
+    played = 0
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    try:
+        for _ in range(sizes.repeats):
+            for executor in ("local", "ray"):
+                with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+                    t = _tournament(sizes.tournament, Path(tmp) / "results", sizes.ray_deal_scale)
+                    t0 = time.perf_counter()
+                    summary = run_tournament(t, workers=2, out=_QUIET, err=_QUIET, executor=executor)
+                    walls[executor].append(time.perf_counter() - t0)
+                    played = summary.played
+    finally:
+        ray.shutdown()
+    local, on_ray = statistics.median(walls["local"]), statistics.median(walls["ray"])
+    overhead = on_ray / local - 1
+    per_match_ms = 1000 * (on_ray - local) / max(played, 1)
+    return _row("P11", what, f"{100 * overhead:+.1f}% ({per_match_ms:+.1f} ms a match, {played} matches)",
+                "<= 10%", overhead <= 0.10, wall_local_s=walls["local"], wall_ray_s=walls["ray"],
+                matches=played, deal_scale=sizes.ray_deal_scale, tournament=sizes.tournament)
+
+
 MEASURES: dict[str, Callable[[Sizes], Any]] = {
-    "P1+P2": p1_p2, "P3": p3, "P4": p4, "P5": p5, "P6": p6, "P7": p7, "P8": p8}
+    "P1+P2": p1_p2, "P3": p3, "P4": p4, "P5": p5, "P6": p6, "P7": p7, "P8": p8, "P11": p11}
 
 
 def machine() -> dict[str, Any]:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from arena.match.agents import ProcessAgent, RandomAgent
 from arena.match.faults import BotFault, printable
 from arena.match.referee import play_match
 from arena.match.timecontrol import TimeControl
+from arena.cli.check_hints import GENERIC, fault_hint, timing_verdict
 from games import REGISTRY
 from games.rng import derive_seed
 
@@ -27,14 +29,7 @@ CHECK_MATCHES: list[tuple[str, int, dict[str, Any]]] = [
     ("palace", 2, {}), ("palace", 4, {}), ("palace", 5, {"extended": True, "wyrm_variant": True}),
 ]
 
-HINTS = {
-    "timeout": "answer every act message within the move limit; flush stdout after each line",
-    "crash": "the bot exited; run it with `arena play ... --sandbox none --no-timeouts` and read its stderr",
-    "protocol": 'reply to act with one line: {"type": "action", "action": <id>} (or just the id)',
-    "illegal": "answer with an `id` taken from observation['legal_actions']",
-    "resource": "the bot hit a sandbox limit (CPU, memory, output or processes); use less",
-    "sandbox": "the harness could not start the bot: is the file executable, with a valid shebang?",
-}
+HINTS = GENERIC  # the fault kinds' generic hints (arena/cli/check_hints.py has the specific ones)
 
 
 @dataclass
@@ -50,8 +45,11 @@ class CheckReport:
     bot: str
     checks: list[CheckResult] = field(default_factory=list)
     decisions: int = 0
-    slowest_ms: float = 0.0
+    slowest_ms: float | None = None    # None: no decision answered
     stderr_tail: str = ""
+    move_s: float | None = None        # the move limit the timings are judged against
+    # each check's lines as it ends (a slow bot's check takes minutes: never silent till the end)
+    echo: Callable[[str], None] | None = None
 
     @property
     def ok(self) -> bool:
@@ -59,19 +57,29 @@ class CheckReport:
 
     def add(self, name: str, ok: bool, detail: str, fix: str = "") -> None:
         self.checks.append(CheckResult(name, ok, detail, fix))
+        if self.echo is not None:
+            self.echo("\n".join(_lines(self.checks[-1])))
 
-    def render(self) -> str:
-        lines = [f"arena check {self.bot}"]
-        for c in self.checks:
-            lines.append(f"  {'PASS' if c.ok else 'FAIL'}  {c.name}: {printable(c.detail)}")
-            if not c.ok and c.fix:
-                lines.append(f"        fix: {c.fix}")
-        lines.append(f"  {self.decisions} decisions answered, slowest {self.slowest_ms:.1f} ms")
+    def render(self, *, streamed: bool = False) -> str:
+        """The report; ``streamed``: without the title and check lines ``echo`` printed."""
+        lines = [] if streamed else [f"arena check {self.bot}"]
+        for c in [] if streamed else self.checks:
+            lines += _lines(c)
+        mark, timing = timing_verdict(self.slowest_ms, self.move_s)
+        answered = f"{self.decisions} decisions answered; " if self.slowest_ms is not None else ""
+        lines.append(f"  {'WARN  ' if mark else ''}{answered}{timing}")
         if not self.ok and self.stderr_tail:
             lines.append("  the bot's stderr ended with:")
             lines.extend("   | " + ln for ln in printable(self.stderr_tail).splitlines()[-15:])
         lines.append("RESULT: " + ("PASS" if self.ok else "FAIL"))
         return "\n".join(lines)
+
+
+def _lines(c: CheckResult) -> list[str]:
+    out = [f"  {'PASS' if c.ok else 'FAIL'}  {c.name}: {printable(c.detail)}"]
+    if not c.ok and c.fix:
+        out.append(f"        fix: {c.fix}")
+    return out
 
 
 class _Match:
@@ -86,16 +94,23 @@ class _Match:
 
 
 def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeControl | None = None,
-              matches: list[tuple[str, int, dict[str, Any]]] | None = None) -> CheckReport:
+              matches: list[tuple[str, int, dict[str, Any]]] | None = None,
+              echo: Callable[[str], None] | None = None) -> CheckReport:
+    """Run the checks; with ``echo``, print the title and each check as it ends (then
+    ``report.render(streamed=True)`` gives the rest)."""
     tc = time_control or TimeControl()
-    report = CheckReport(bot=entry.name)
+    report = CheckReport(bot=entry.name, move_s=tc.move_s, echo=echo)
+    if echo is not None:
+        echo(f"arena check {entry.name}")
+    path = Path(entry.path)
     agent = ProcessAgent(entry, sandbox=sandbox, limits=limits, time_control=tc)
     t0 = time.monotonic()
     try:
         agent.prepare()
     except BotFault as fault:
-        report.add("handshake", False, fault.detail, HINTS.get(fault.kind.value, ""))
         report.stderr_tail = agent.stderr_tail() or str(fault.extra.get("stderr_tail", ""))
+        report.add("handshake", False, fault.detail,
+                   fault_hint(fault.kind.value, fault.detail, report.stderr_tail, path))
         return report
     report.add("handshake", True, f"said hello as {agent.bot_name!r} in {(time.monotonic() - t0) * 1000:.0f} ms")
     pid = agent.proc.pid
@@ -108,16 +123,16 @@ def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeContro
         record = play_match(m, seats, time_control=tc, sandbox=sandbox)
         mine = [d for d in record["decisions"] if d["seat"] == seat and d["ms"] is not None]
         report.decisions += len(mine)
-        report.slowest_ms = max([report.slowest_ms] + [d["ms"] for d in mine])
+        if mine:
+            report.slowest_ms = max([report.slowest_ms or 0.0] + [d["ms"] for d in mine])
         fault = record["faults"][seat]
         label = f"{game} {players} players (seat {seat})"
         if fault is not None:
-            hint = HINTS.get(fault["kind"], "")
-            if i > 0 and fault["kind"] == "crash" and fault.get("exit_code") == 0:
-                hint = "keep reading stdin after a result message; exit only on bye"
+            report.stderr_tail = str(fault.get("stderr_tail") or "")
+            hint = fault_hint(fault["kind"], str(fault["detail"]), report.stderr_tail, path,
+                              first_match=i == 0, exit_code=fault.get("exit_code"))
             report.add(label, False, f"{fault['kind']} at decision {fault.get('decision')}: {fault['detail']}",
                        hint)
-            report.stderr_tail = str(fault.get("stderr_tail") or "")
             failed = True
             break
         report.add(label, True, f"{len(mine)} decisions, all legal and in time")

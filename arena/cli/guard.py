@@ -17,10 +17,12 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 import click
 
 from arena.errors import ArenaError
+from arena.inert import visible
 
 EXIT_USAGE = 2      # the user's input is wrong (as click's usage errors)
 EXIT_TROUBLE = 1    # the environment failed: disk, database, permissions
@@ -41,7 +43,47 @@ def one_line(text: object, limit: int = 300) -> str:
 
 
 def say(message: str) -> None:
-    click.echo(f"arena: error: {one_line(message, 1000)}", err=True)
+    click.echo(f"arena: error: {visible(one_line(message, 1000))}", err=True)
+
+
+class InertStream:
+    """A text stream that shows control characters as escapes (``arena.inert.visible``):
+    what any command prints about a hostile file name, bot or record stays inert."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # bytes would pass unseen (and click probes with b"")
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.raw.write(visible(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, ...
+        if name == "buffer":  # no way around the escaping
+            raise AttributeError(name)
+        return getattr(self.raw, name)
+
+
+def raw(stream: Any) -> Any:
+    """The stream under an ``InertStream`` (for a display that writes its own control codes)."""
+    return stream.raw if isinstance(stream, InertStream) else stream
+
+
+class inert_output:
+    """``with inert_output():`` sys.stdout and sys.stderr are ``InertStream``s, then restored."""
+
+    def __enter__(self) -> None:
+        self.saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = (s if s is None or isinstance(s, InertStream) else InertStream(s)
+                                  for s in self.saved)
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.stdout, sys.stderr = self.saved
 
 
 def _where(exc: BaseException) -> str:
@@ -92,9 +134,14 @@ def handle(exc: BaseException) -> int:
         return EXIT_USAGE
     if isinstance(exc, sqlite3.DatabaseError):
         db = _folder / "results.sqlite" if _folder is not None else "the results database"
-        say(f"{db}: the results database is damaged ({one_line(exc, 120)}); move the file aside and rerun "
-            "to play its matches again, or restore a copy")
-        return EXIT_TROUBLE
+        if isinstance(exc, sqlite3.OperationalError):   # locked, I/O: the machine, not the file
+            say(f"{db}: the results database cannot be used ({one_line(exc, 120)}); check the disk and "
+                "that no other program holds the file, then rerun")
+            return EXIT_TROUBLE
+        # damaged (malformed, not a database): bad input, as the docs say (status 2)
+        say(f"{db}: the results database is damaged ({one_line(exc, 120)}); restore a copy, or move the file "
+            "aside and rerun with --fresh to play its matches again")
+        return EXIT_USAGE
     if isinstance(exc, PermissionError):
         say(f"permission denied: {_where(exc)}; check the file's owner and permissions")
         return EXIT_TROUBLE

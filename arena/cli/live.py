@@ -18,6 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressC
 from rich.table import Table
 from rich.text import Text
 
+from arena.inert import visible
+
 
 STANDINGS_EVERY_S = 3.0
 
@@ -52,7 +54,7 @@ class _ConsoleStream:
         self._pending += text
         while "\n" in self._pending:
             line, self._pending = self._pending.split("\n", 1)
-            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            self.console.print(visible(line), markup=False, highlight=False, soft_wrap=True)
         return len(text)
 
     def flush(self) -> None:
@@ -102,7 +104,7 @@ class LiveDisplay:
             t.add_column("kind")
             t.add_column("matches", justify="right")
             for (bot, kind), n in sorted(self.faults.items(), key=lambda kv: -kv[1]):
-                t.add_row(bot, kind, str(n))
+                t.add_row(visible(bot, keep=""), visible(kind, keep=""), str(n))
             parts.append(t)
         if self._standings is not None:
             parts.append(self._standings)
@@ -125,6 +127,8 @@ def _standings_table(results: Path) -> Table | None:
         report, _ = load_report(results)
     except ArenaError:
         return None
+    from arena.report.leaderboard import format_mean_place
+
     if not report.scopes:
         return None
     scope = report.scopes[0]
@@ -132,7 +136,7 @@ def _standings_table(results: Path) -> Table | None:
     for name, justify in (("rank", "right"), ("bot", "left"), ("conservative", "right"),
                           ("mean place", "right"), ("faults", "right")):
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for s in scope.standings[:20]:
-        t.add_row(str(s.rank), s.name, f"{s.conservative:.2f}",
-                  "-" if s.mean_place is None else f"{s.mean_place:.2f}", str(s.faults_total))
+    for s in scope.standings[:20]:   # the mean place as the leaderboard shows it: with its ±, ties marked
+        t.add_row(s.rank_label, visible(s.name, keep=""), f"{s.conservative:.2f}", format_mean_place(s),
+                  str(s.faults_total))
     return t

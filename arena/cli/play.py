@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import secrets
 import sys
 from typing import Any, TextIO
@@ -10,13 +11,39 @@ from arena.match.agents import Agent
 from arena.match.sandbox.detect import open_sandbox
 from arena.errors import ArenaError
 from arena.match.timecontrol import TimeControl
-from games import GameError, OptionError, get_game
+from games import REGISTRY, GameError, get_game
 from games.rng import derive_seed
 
 
 def play_match_id(game: str, seed: int | None) -> str:
     """``play/<game>/<seed>`` for a chosen (so predictable) seed; a drawn seed stays out of it."""
     return f"play/{game}" if seed is None else f"play/{game}/{seed}"
+
+
+def _did_you_mean(word: str, known: Any) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.5)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def resolve_play_options(game: str, players: int, options: dict[str, Any]) -> dict[str, Any]:
+    """The game's options for ``players`` seats, or one line naming the argument at fault,
+    a did-you-mean and what is valid."""
+    if game not in REGISTRY:
+        raise ArenaError(f"unknown game {game!r}: {_did_you_mean(game, REGISTRY)}"
+                         f"(games: {', '.join(REGISTRY)})")
+    spec = get_game(game)
+    if not spec.min_players <= players <= spec.max_players:
+        raise ArenaError(f"{game} takes {spec.min_players} to {spec.max_players} players, got {players} "
+                         f"(bots + --human seats); give {spec.min_players} to {spec.max_players} seats")
+    known = {o.name: o for o in spec.options}
+    for name in options:
+        if name not in known:
+            raise ArenaError(f"--option {name}: no such {game} option; {_did_you_mean(name, known)}"
+                             f"(options: {', '.join(sorted(known)) or 'none'})")
+    try:
+        return spec.resolve_options(players, options)
+    except GameError as err:
+        raise ArenaError(f"{err}; fix the --option value") from None
 
 
 def play_one(game: str, bots: list[str], *, seed: int | None = None, options: dict[str, Any] | None = None,
@@ -30,6 +57,7 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
     ``reveal`` or an explicit ``trace_seat`` asks for more.
     """
     from arena.match.builtin import agent_for
+    from arena.cli.guard import raw
     from arena.match.human import HumanAgent
     from arena.match.referee import play_match
     from arena.tournament.roster import bot_entry
@@ -39,13 +67,7 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
 
     humans = sorted(set(humans or []))
     players = len(bots) + len(humans)
-    try:
-        spec = get_game(game)
-        resolved = spec.resolve_options(players, options or {})
-    except OptionError as err:
-        raise ArenaError(f"{err}; fix the --option value") from None
-    except GameError as err:
-        raise ArenaError(f"{err}; give {players} = bots + --human seats a valid count") from None
+    resolved = resolve_play_options(game, players, options or {})
     for h in humans:
         if not 0 <= h < players:
             raise ArenaError(f"--human {h}: no such seat in a {players}-player game (seats 0..{players - 1})")
@@ -56,10 +78,15 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
     tc = TimeControl(startup_s=startup_s, move_s=move_s)
     limits = limits or Limits()
     agents: list[Agent] = []
+    people: list[HumanAgent] = []
     it = iter(entries)
     for seat in range(players):
         if seat in humans:
-            agents.append(HumanAgent(seat, stdin, out))
+            # rich draws the person's table with its own control codes: the stream under the
+            # guard's escaping (what it draws comes from the engine and the roster's checked names)
+            people.append(HumanAgent(seat, stdin, raw(out)))
+            people[-1].shows_final = True
+            agents.append(people[-1])
         else:
             agents.append(agent_for(next(it), sandbox=sandbox, limits=limits, time_control=tc,
                                     no_timeouts=no_timeouts))
@@ -72,8 +99,17 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
         bots=tuple(a.name for a in agents),
     )
     private = bool(humans) and not reveal and trace_seat is None
-    observer = Tracer(out, seat=trace_seat, quiet=quiet, seats=humans if private else None,
-                      show_seed=not private or seed is not None) if trace else None
+    # a person's own decisions are drawn by their seat, never again by the trace
+    tracer = Tracer(out, seat=trace_seat, quiet=quiet, seats=humans if private else None,
+                    show_seed=not private or seed is not None, skip=humans) if trace else None
+
+    def observer(event: str, **data: Any) -> None:
+        if event == "end":  # each person sees how the match ended, from their own seat
+            for person in people:
+                person.show_final(data["state"].observation(person.seat))
+        if tracer is not None:
+            tracer(event, **data)
+
     try:
         return play_match(match, agents, time_control=tc, sandbox=sandbox, observer=observer,
                           no_timeouts=no_timeouts)

@@ -4,6 +4,7 @@ let a live bot take over one seat from a chosen decision."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import zlib
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,8 +26,23 @@ class ReplayMismatch(ArenaError):
         super().__init__(f"replay mismatch {where}: {message}")
 
 
+def mark_shown(source: Path, record: dict[str, Any]) -> None:
+    """Before a page showing ``record``'s hands is written from a results folder: record its deal
+    as shown there, so no later run of that folder deals it again (arena/tournament/fair_play.py)."""
+    if not source.is_dir():
+        return
+    from arena.tournament.store import ResultStore, StoreError
+
+    try:
+        with ResultStore(source) as store:
+            store.reveal_deals([(record["game"], record["players"], record["deal_seed"])])
+    except (StoreError, sqlite3.Error, KeyError, TypeError, ValueError) as exc:
+        raise ArenaError(f"{source}: cannot record that the page shows this deal ({exc}); "
+                         "no page written: check that the folder is writable") from None
+
+
 def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
-    """A record from a JSON file, or from a results folder by match id."""
+    """A record from a JSON file, a results folder or an export (.jsonl) by match id."""
     if source.is_dir():
         if not match_id:
             raise ArenaError(f"{source}: a results folder needs a match id: arena replay {source} <match id>")
@@ -35,7 +51,7 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
         if not (source / "results.sqlite").exists():
             raise ArenaError(f"{source}: no results.sqlite here; give the tournament's results folder")
         try:
-            record = ResultStore(source).get_record(match_id)
+            record = ResultStore(source, read_only=True).get_record(match_id)
         except KeyError:
             record = None
         except (zlib.error, UnicodeDecodeError, ValueError) as exc:
@@ -49,6 +65,13 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
                              f"`arena matches {source}` (--bot, --game, --fault narrow it)")
         _check_shape(record, f"{source}: match {match_id!r}: the stored record",
                      "it cannot be replayed: rerun the tournament into a new results folder to play it again")
+        return record
+    if source.suffix == ".jsonl":  # a bulk export (arena export): the line of that match
+        from arena.report.export import find_in_jsonl
+
+        record = find_in_jsonl(source, match_id)
+        _check_shape(record, f"{source}: match {record.get('match_id')!r}",
+                     "export it again with `arena export`")
         return record
     try:
         record = json.loads(source.read_text())

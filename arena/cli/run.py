@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from arena.report.standings import publish
+import time
+
+from arena.report.standings import mark_reports_stale, publish
 from arena.tournament.runner import Plan, RunSummary, plan_run, run_tournament
 from arena.tournament.schedule import MatchSpec
 
@@ -16,7 +18,15 @@ def run_and_publish(tournament: Any, **kw: Any) -> RunSummary:
     def _publish(summary: RunSummary) -> None:
         summary.reports, summary.leaderboard = publish(summary.results, title=f"Leaderboard: {tournament.name}")
 
-    return run_tournament(tournament, publish=_publish, **kw)
+    def _mark_stale(results: Any, pending: int) -> None:
+        # until the run publishes, pages from an earlier run say they are old (a run killed
+        # with -9 never publishes)
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        mark_reports_stale(results, f"OUT OF DATE: a run started {when} to play {pending} more matches in this "
+                                    "folder; this page shows the results from before it. "
+                                    f"Refresh with: arena leaderboard {results}")
+
+    return run_tournament(tournament, publish=_publish, before_play=_mark_stale, **kw)
 
 
 def incomplete_lines(summary: RunSummary) -> list[str]:
@@ -43,6 +53,8 @@ def render_plan(plan: Plan, out: TextIO, *, limit: int = 20) -> None:
     out.write(f"{len(plan.schedule)} matches scheduled: {len(plan.play)} to play, "
               f"{len(plan.keep)} already stored (kept), {len(plan.drop)} stored but no longer "
               "in the tournament (dropped from the leaderboard, kept in the store)\n")
+    if plan.roster_news:
+        out.write(f"since the last run: {plan.roster_news}\n")
     for title, items in (("play", [_line(m) for m in plan.play]), ("keep", [_line(m) for m in plan.keep]),
                          ("drop", [f"  {mid}" for mid in plan.drop])):
         if not items:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.match import protocol
+from arena.match.bot_log import ledger_path
 from arena.match.faults import BotFault, FaultKind
 from arena.match.timecontrol import TimeControl, UNLIMITED_S
 
@@ -98,6 +99,8 @@ class ProcessAgent(Agent):
             self._starting = BotProcess.launch(
                 argv, bot_file=self.entry.path, name=self.name,
                 sandbox=self.sandbox, limits=self.limits, log_path=log_path, extra_ro=extra_ro, env=env,
+                # one stderr budget per bot, over every worker folder beside this one
+                log_ledger=ledger_path(self.log_dir, self.name) if self.log_dir else None,
             )
         except BotFault as fault:
             self._launch_fault = fault  # raised by prepare, for this seat
@@ -186,6 +189,19 @@ class ProcessAgent(Agent):
         self._launch_fault = None
         if starting is not None:
             starting.abandon()
+
+    def detach(self) -> Any:
+        """Take the running process away from this agent, still running (the caller keeps it
+        for a later match, see ``attach``); the next match starts another. None if none runs."""
+        self._abandon_start()
+        held, self.proc = (self.proc, self.bot_name) if self.proc is not None else None, None
+        return held
+
+    def attach(self, held: Any) -> None:
+        """Seat a process taken by ``detach`` (its own earlier process) in this agent's place;
+        a process this agent runs now is stopped first."""
+        self.close()
+        self.proc, self.bot_name = held
 
     def say_bye(self) -> None:
         """The goodbye and end of its input, without waiting for it to exit (``close`` waits):

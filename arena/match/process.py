@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from arena.match.bot_log import BotLog
 from arena.match.faults import BotFault, FaultKind, shorten
 from arena.match.sandbox import READY, Limits, SandboxInfo
 from arena.match.sandbox import launch as _launch
@@ -93,9 +94,7 @@ class BotProcess:
         self._since_send = 0
         self.stdout_bytes = 0
         self._tail = bytearray()
-        self._log = None
-        self._log_left = 0
-        self._log_dropped = 0
+        self._log: BotLog | None = None
         self._next_cpu_check = 0.0
         self._main_exited = False
         self._known: dict[int, int] = {}
@@ -104,26 +103,27 @@ class BotProcess:
     @classmethod
     def start(cls, argv: list[str], *, bot_file: Path, name: str, sandbox: SandboxInfo,
               limits: Limits, log_path: Path | None = None, extra_ro: Sequence[Path] = (),
-              env: dict[str, str] | None = None) -> "BotProcess":
+              env: dict[str, str] | None = None, log_ledger: Path | None = None) -> "BotProcess":
         """Start ``argv`` (as seen inside the sandbox) and wait until the sandbox is up.
 
         Raises BotFault(SANDBOX) if the sandbox itself fails (transient EAGAIN-type
         failures are retried a few times first).
         """
         return cls.launch(argv, bot_file=bot_file, name=name, sandbox=sandbox, limits=limits,
-                          log_path=log_path, extra_ro=extra_ro, env=env).wait()
+                          log_path=log_path, extra_ro=extra_ro, env=env, log_ledger=log_ledger).wait()
 
     @classmethod
     def launch(cls, argv: list[str], *, bot_file: Path, name: str, sandbox: SandboxInfo,
                limits: Limits, log_path: Path | None = None, extra_ro: Sequence[Path] = (),
-               env: dict[str, str] | None = None) -> "Starting":
+               env: dict[str, str] | None = None, log_ledger: Path | None = None) -> "Starting":
         """Spawn ``argv`` without waiting for its sandbox: ``wait()`` on the result finishes
         the start as :meth:`start` does. Several bots launched before any is waited for
         start side by side. Raises BotFault(SANDBOX) at once if the sandbox cannot be built."""
-        return Starting(cls, (list(argv), Path(bot_file), name, sandbox, limits, log_path, extra_ro, env))
+        return Starting(cls, (list(argv), Path(bot_file), name, sandbox, limits, log_path, extra_ro, env,
+                              log_ledger))
 
     @classmethod
-    def _spawn(cls, argv, bot_file, name, sandbox, limits, log_path, extra_ro, env) -> "BotProcess":
+    def _spawn(cls, argv, bot_file, name, sandbox, limits, log_path, extra_ro, env, log_ledger) -> "BotProcess":
         self = cls()
         self.name, self.sandbox, self.limits, self.argv = name, sandbox, limits, argv
         try:
@@ -136,19 +136,15 @@ class BotProcess:
                            level=sandbox.level) from exc
         self._cgroup = self._launch.cgroup
         if log_path is not None:
-            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
             # Appended: one log per bot and worker keeps every process of the run, each
-            # after its own header line (the cap is per process).
-            self._log = open(log_path, "ab", buffering=0)
-            self._log.write(f"[arena: {name}: new process at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}]\n"
-                            .encode())
-            self._log_left = limits.stderr_log_kb * 1024
+            # after its own header line; the cap is one budget per bot over all of them.
+            self._log = BotLog(Path(log_path), name=name, cap_bytes=limits.stderr_log_kb * 1024, ledger=log_ledger)
         self.t_start = time.monotonic()
         with _spawn_lock:
             try:
                 self._popen = subprocess.Popen(
-                    self._launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE, env=self._launch.env, cwd=self._launch.cwd,
+                    self._launch.argv, executable=self._launch.executable, stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._launch.env, cwd=self._launch.cwd,
                     pass_fds=self._launch.pass_fds, close_fds=True, start_new_session=True, bufsize=0)
             except OSError as exc:
                 self._launch.close_fds()
@@ -447,13 +443,7 @@ class BotProcess:
         self._in = self._out = self._err = -1
         self._pidfd = None
         if self._log is not None:
-            try:
-                if self._log_dropped:
-                    self._log.write(f"\n[arena: stderr log capped at {self.limits.stderr_log_kb} KiB; "
-                                    f"{self._log_dropped} bytes dropped]\n".encode())
-                self._log.close()
-            except OSError:
-                pass
+            self._log.close()
             self._log = None
         la = getattr(self, "_launch", None)
         if la is not None:
@@ -494,11 +484,10 @@ class BotProcess:
         if len(self._tail) > 2 * _RING:
             del self._tail[:-_RING]
         if self._log is not None:
-            keep = data[: self._log_left]
-            if keep:
-                self._log.write(keep)
-                self._log_left -= len(keep)
-            self._log_dropped += len(data) - len(keep)
+            try:
+                self._log.write(data)
+            except OSError:
+                pass                      # a full disk or a removed folder never faults the bot
 
     def _discard(self, fd: int, budget: int) -> int | None:
         """Read and drop up to ``budget`` bytes of ``fd``; the count read, None at EOF."""

@@ -17,17 +17,19 @@ class Tracer:
     """An observer for ``play_match``: prints each decision as it is made.
 
     ``seat`` (or ``seats``) limits the trace to what those seats saw; ``quiet`` prints the
-    result only; ``show_seed=False`` keeps the deal seed (which gives away every hand) out.
+    result only; ``show_seed=False`` keeps the deal seed (which gives away every hand) out;
+    decisions of the ``skip`` seats are not printed (a person's seat draws its own).
     """
 
     def __init__(self, out: TextIO, seat: int | None = None, quiet: bool = False,
                  show_legal: bool = True, seats: Collection[int] | None = None,
-                 show_seed: bool = True) -> None:
+                 show_seed: bool = True, skip: Collection[int] = ()) -> None:
         self.out = out
         self.seats = {seat} if seat is not None else (set(seats) if seats is not None else None)
         self.quiet = quiet
         self.show_legal = show_legal
         self.show_seed = show_seed
+        self.skip = set(skip)
 
     def _hidden(self, seat: int) -> bool:
         return self.seats is not None and seat not in self.seats
@@ -49,7 +51,7 @@ class Tracer:
 
     def on_decision(self, state: Any, seat: int, bot: str, action: int, text: str,
                     ms: float | None, status: str) -> None:
-        if self.quiet or self._hidden(seat):
+        if self.quiet or self._hidden(seat) or seat in self.skip:
             return
         self._p(f"\n#{state.decisions} · seat {seat} ({bot}) to move")
         self._p(_indent(state.observation_text(seat)))

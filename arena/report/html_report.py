@@ -5,21 +5,30 @@ Per scope: the standings, an inline SVG line plot of each bot's conservative rat
 scope, so a game's plot runs over its own matches; faulty bots dotted and marked), and
 the head-to-head matrix; then the notable matches grouped by bot and kind, with the
 stored stderr tail and a link to a replay of the first match of each group. Every text from the results (bot
-names, match ids, fault details) goes through ``html.escape``.
+names, match ids, fault details) goes through ``escape`` (``html.escape`` of ``arena.inert.visible``).
 """
 
 from __future__ import annotations
 
 import math
-from html import escape
+from html import escape as _html_escape
 from typing import Sequence
+
+from arena.inert import visible
 
 from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
                                       deals_line, format_adjusted_place, format_faults, format_mean_place,
                                       luck_line, marked_name,
                                       notable_groups,
-                                      params_line, sandbox_line, scope_summary, scope_title, status_line)
+                                      params_line, sandbox_line, scope_summary, scope_title, shown_scopes,
+                                      status_line)
 from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
+
+def escape(text: object) -> str:
+    """A text from the results as inert HTML: markup escaped, control and bidi characters
+    shown as escapes (a name cannot reverse or hide the text after it)."""
+    return _html_escape(visible(text, keep="\n"))
+
 
 # Colour-blind-friendly palette (Okabe-Ito, then Tableau) for up to 16 distinct lines.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -174,7 +183,7 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
 
         name = escape(s.name)
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
-                     f'stroke-linejoin="round"{dash} points="{coords}"><title>#{s.rank} {name}: '
+                     f'stroke-linejoin="round"{dash} points="{coords}"><title>#{s.rank_label} {name}: '
                      f'{s.conservative:.2f}</title></polyline>')
         last = pts[-1]
         parts.append(f'<circle cx="{px(number[last.index]):.1f}" cy="{py(last.conservative):.1f}" '
@@ -191,7 +200,7 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
         parts.append(f'<line x1="{left + pw + 12}" x2="{left + pw + 32}" y1="{y - 4}" '
                      f'y2="{y - 4}" stroke="{colour}" stroke-width="3"{dash}/>'
                      f'<text x="{left + pw + 38}" y="{y}"><title>{escape(s.name)}</title>'
-                     f'{s.rank}. {escape(short)}{mark}</text>')
+                     f'{s.rank_label}. {escape(short)}{mark}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -202,7 +211,7 @@ def _standings_table(scope: ScopeReport) -> str:
                    for h, c in zip(STANDING_HEADERS, cls))
     body = []
     for s in scope.standings:
-        cells = [s.rank, s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
+        cells = [s.rank_label, s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
                  s.matches, format_mean_place(s, "–"), format_adjusted_place(s), s.firsts,
                  format_faults(s)]
         row_cls = ' class="faulty"' if s.faults_total else ""
@@ -217,10 +226,10 @@ def _standings_table(scope: ScopeReport) -> str:
 def _h2h_table(scope: ScopeReport) -> str:
     bots = list(scope.standings)
     head = '<th class="name">bot \\ vs</th>' + "".join(
-        f'<th title="{escape(b.name)}">#{b.rank}</th>' for b in bots)
+        f'<th title="{escape(b.name)}">#{b.rank_label}</th>' for b in bots)
     rows = []
     for a in bots:
-        cells = [f'<td class="name">#{a.rank} {escape(a.name)}</td>']
+        cells = [f'<td class="name">#{a.rank_label} {escape(a.name)}</td>']
         for b in bots:
             if a.name == b.name:
                 cells.append('<td class="self">–</td>')
@@ -264,7 +273,7 @@ def _scope_section(scope: ScopeReport) -> str:
     return "\n".join(parts)
 
 
-def _notable_section(report: RatingReport, extras: dict[str, dict[str, str]]) -> str:
+def _notable_section(report: RatingReport, extras: dict[tuple[str, int | None], dict[str, str]]) -> str:
     parts = ['<section id="notable">', "<h2>Notable matches</h2>"]
     if not report.notable:
         parts.append('<p class="summary">None: no faults, no capped games.</p></section>')
@@ -277,7 +286,7 @@ def _notable_section(report: RatingReport, extras: dict[str, dict[str, str]]) ->
                    for h in NOTABLE_GROUP_HEADERS)
     body = []
     for g in groups[:NOTABLE_LIMIT]:
-        extra = extras.get(g.first.match_id, {})
+        extra = extras.get((g.first.match_id, g.first.seat), {})
         ids = []
         for k, m in enumerate(g.matches[:IDS_SHOWN]):
             link = extra.get("replay") if k == 0 else None
@@ -299,19 +308,22 @@ def _notable_section(report: RatingReport, extras: dict[str, dict[str, str]]) ->
 
 
 def render_html(report: RatingReport, *, title: str = "Leaderboard",
-                extras: dict[str, dict[str, str]] | None = None) -> str:
-    """The whole leaderboard.html page. ``extras`` maps a notable match id to its stored
-    stderr ``tail`` and the relative path of its ``replay`` page, where known."""
+                extras: dict[tuple[str, int | None], dict[str, str]] | None = None, written: str = "") -> str:
+    """The whole leaderboard.html page. ``extras`` maps a notable group's first match, as
+    (match id, seat), to that seat's stored stderr ``tail`` and the relative path of its
+    ``replay`` page, where known."""
     nav = "".join(f'<a href="#{_slug(s.scope)}">{escape(scope_title(s.scope))}</a>'
-                  for s in report.scopes) + '<a href="#notable">Notable matches</a>'
+                  for s in shown_scopes(report)) + '<a href="#notable">Notable matches</a>'
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-        f"<header>{_status_banner(report)}<h1>{escape(title)}</h1><p>{escape(params_line(report))}</p>"
+        f"<header>{_status_banner(report)}<h1>{escape(title)}</h1>"
+        + (f'<p class="written">{escape(written)}</p>' if written else "")
+        + f"<p>{escape(params_line(report))}</p>"
         f"<p>{escape(luck_line(report))}</p>"
         f"<p class=\"deals\">{escape(deals_line(report))}</p>"
         f"<p>{escape(sandbox_line(report))}</p>"
         f"<nav>{nav}</nav></header>", "<main>",
-        *(_scope_section(s) for s in report.scopes),
+        *(_scope_section(s) for s in shown_scopes(report)),
         _notable_section(report, extras or {}), "</main>", "</body>", "</html>", ""])

@@ -40,6 +40,10 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
             "mean_place_ci95": float | null,   # half-width of its 95% interval (deals as clusters)
             "adjusted_place": float | null,    # luck-adjusted mean place (docs/luck.md); null: unavailable
             "adjusted_place_ci95": float | null,
+            "deals": int, "worst_place": int,  # the interval's deals; places run 1..worst_place
+            "mean_place_interval": [low, high] | null,      # clipped to the places; null: < 5 deals
+            "adjusted_place_interval": [low, high] | null,
+            "shared_rank": int, "tied": bool,  # tie = same conservative to 2 decimals, shown "=N"
             "firsts": int, "unrated": int, "faults_total": int,
             "faults": {kind: int},     # kinds: timeout crash protocol illegal resource sandbox
             "history": [[index, mu, sigma], ...]}],      # after each rated match
@@ -63,13 +67,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from tabulate import tabulate
 
-from arena.report.ratings import FAULT_KINDS, OVERALL, BotStanding, NotableMatch, RatingReport, ScopeReport
+from arena.inert import visible
+from arena.report.ratings import (FAULT_KINDS, MIN_DEALS_FOR_INTERVAL, OVERALL, BotStanding, NotableMatch,
+                                  RatingReport, ScopeReport)
 
 CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
                "mean_place", "mean_place_ci95", "adjusted_place", "adjusted_place_ci95", "firsts", "unrated", "faults_total",
@@ -101,23 +108,46 @@ def marked_name(standing: BotStanding) -> str:
     return f"{standing.name} {FAULT_MARK}" if standing.faults_total else standing.name
 
 
+TOO_FEW_DEALS = "too few deals"
+
+
+def _place_text(value: float, half: float | None, interval: tuple[float, float] | None,
+                standing: BotStanding) -> str:
+    """'1.69 ± 0.12'; '1.69 [1.00, 1.81]' when the interval is clipped to the places
+    1..worst; '2.00 (too few deals)' below MIN_DEALS_FOR_INTERVAL deals (a t interval from
+    2 deals is ± 12.7 standard errors, or ± 0.00 when they agreed); '1.00 (same in all 6
+    deals)' when every deal gave the same place, rather than a certain-looking ± 0.00."""
+    if interval is None or half is None:
+        return f"{value:.2f} ({TOO_FEW_DEALS})"
+    if half == 0:
+        return f"{value:.2f} (same in all {standing.deals} deals)"
+    low, high = interval
+    if low > value - half or high < value + half:
+        return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+    return f"{value:.2f} ± {half:.2f}"
+
+
 def format_mean_place(standing: BotStanding, missing: str = "-") -> str:
-    """'1.69 ± 0.12' (the 95% interval's half-width), '1.69' from a single deal."""
+    """The mean place with its 95% interval (``_place_text``)."""
     if standing.mean_place is None:
         return missing
-    if standing.mean_place_ci95 is None:
-        return f"{standing.mean_place:.2f}"
-    return f"{standing.mean_place:.2f} ± {standing.mean_place_ci95:.2f}"
+    return _place_text(standing.mean_place, standing.mean_place_ci95, standing.mean_place_interval, standing)
 
 
 def format_adjusted_place(standing: BotStanding, missing: str = "n/a") -> str:
-    """The luck-adjusted mean place as '1.62 ± 0.08'; ``missing`` when it is unavailable
-    (no stored baselines for some of the bot's matches); '1.62' from a single deal."""
+    """The luck-adjusted mean place as the mean place is shown; ``missing`` when it is
+    unavailable (no stored baselines for some of the bot's matches)."""
     if standing.adjusted_place is None:
         return missing
-    if standing.adjusted_place_ci95 is None:
-        return f"{standing.adjusted_place:.2f}"
-    return f"{standing.adjusted_place:.2f} ± {standing.adjusted_place_ci95:.2f}"
+    return _place_text(standing.adjusted_place, standing.adjusted_place_ci95,
+                       standing.adjusted_place_interval, standing)
+
+
+def shown_scopes(report: RatingReport) -> tuple[ScopeReport, ...]:
+    """The scopes people read: with a single game, its own table only (Overall would repeat
+    it). The JSON and CSV keep every scope, ``overall`` first, for programs."""
+    games = [s for s in report.scopes if s.scope != OVERALL]
+    return tuple(games) if len(games) == 1 else tuple(report.scopes)
 
 
 def luck_line(report: RatingReport) -> str:
@@ -147,7 +177,7 @@ def luck_line(report: RatingReport) -> str:
 
 def standing_rows(scope: ScopeReport) -> list[list[Any]]:
     """The standings table of a scope, in STANDING_HEADERS order, formatted."""
-    return [[s.rank, marked_name(s), f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
+    return [[s.rank_label, marked_name(s), f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
              s.matches, format_mean_place(s), format_adjusted_place(s), s.firsts,
              format_faults(s)] for s in scope.standings]
 
@@ -165,10 +195,10 @@ def h2h_cell(scope: ScopeReport, bot: str, opponent: str) -> str:
 def h2h_table(scope: ScopeReport) -> tuple[list[str], list[list[str]]]:
     """Head-to-head matrix: a row per bot (by rank), a column per opponent (its rank)."""
     bots = [s.name for s in scope.standings]
-    headers = ["bot \\ vs"] + [f"#{s.rank}" for s in scope.standings]
+    headers = ["bot \\ vs"] + [f"#{s.rank_label}" for s in scope.standings]
     rows = []
     for s in scope.standings:
-        rows.append([f"#{s.rank} {s.name}"] + [
+        rows.append([f"#{s.rank_label} {s.name}"] + [
             "x" if other == s.name else h2h_cell(scope, s.name, other) for other in bots])
     return headers, rows
 
@@ -244,7 +274,8 @@ def params_line(report: RatingReport) -> str:
     return (f"TrueSkill mu={p.mu:g} sigma={p.sigma:.4g} beta={p.beta:.4g} tau={p.tau:.4g} "
             f"draw_probability={p.draw_probability:g}; sorted by conservative = mu - 3 sigma; "
             "mean place is 1-based (1 = first), ± the half-width of its 95% interval (the seats of "
-            "one deal counted as one sample, since they share the cards).")
+            "one deal counted as one sample, since they share the cards; [low, high] where the interval "
+            f"reaches past the places; none from under {MIN_DEALS_FOR_INTERVAL} deals); =N: tied at rank N.")
 
 
 def deals_line(report: RatingReport) -> str:
@@ -271,14 +302,14 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
                     notable_limit: int = 15) -> str:
     """The leaderboards as plain text for the terminal."""
     out: list[str] = [status_line(report), ""]
-    for scope in report.scopes:
+    for scope in shown_scopes(report):
         title = scope_title(scope.scope)
         out += [title, "=" * len(title), scope_summary(scope), ""]
-        out.append(tabulate(standing_rows(scope), headers=STANDING_HEADERS, tablefmt="simple",
+        out.append(tabulate(_cells(standing_rows(scope)), headers=STANDING_HEADERS, tablefmt="simple",
                             disable_numparse=True, colalign=STANDING_ALIGN))
         if len(scope.standings) > 1:
             headers, rows = h2h_table(scope)
-            out += ["", "Head-to-head:", tabulate(rows, headers=headers, tablefmt="simple",
+            out += ["", "Head-to-head:", tabulate(_cells(rows), headers=headers, tablefmt="simple",
                                                   disable_numparse=True, colalign=_h2h_align(headers))]
         out.append("")
     out.append(deals_line(report))
@@ -292,37 +323,54 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
         out += ["", f"Notable matches: {len(report.notable)} in {len(groups)} groups by bot and kind "
                     f"(list them with `arena matches {results} --bot B --fault KIND`; "
                     f"see one with `arena replay {results} <match id> --html replay.html`):",
-                tabulate(notable_group_rows(shown), headers=NOTABLE_GROUP_HEADERS, tablefmt="simple",
+                tabulate(_cells(notable_group_rows(shown)), headers=NOTABLE_GROUP_HEADERS, tablefmt="simple",
                          disable_numparse=True, colalign=NOTABLE_GROUP_ALIGN)]
         if len(groups) > notable_limit:
             out.append(f"... {len(groups) - notable_limit} more groups in leaderboard.md/html")
     return "\n".join(out) + "\n"
 
 
+def _cells(rows: list[list[Any]]) -> list[list[Any]]:
+    """Table cells for the terminal: each on one line, control characters shown as escapes."""
+    return [[c if isinstance(c, (int, float)) else visible(c, keep="") for c in row] for row in rows]
+
+
 def _h2h_align(headers: list[str]) -> tuple[str, ...]:
     return ("left",) + ("right",) * (len(headers) - 1)
 
 
+# Markdown punctuation a result text could use to make a link, an image, emphasis, code or a
+# table cell break, and what makes GitHub link a bare address: the : of "scheme:/", the . of
+# "www." and the @ of an e-mail address. Plain sentences keep their other punctuation, and a
+# _ inside a word (random_bot), which CommonMark never reads as emphasis, stays as it is.
+_MD_PUNCT = re.compile(r"[\\`*\[\]|~@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=/)|(?<=[wW]{3})\.")
+
+
 def _md_escape(text: str) -> str:
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """A text from the results made inert in Markdown: it shows as itself, never as markup
+    (a link, an image, HTML, emphasis) nor as control characters."""
+    text = visible(str(text).replace("\n", " "), keep="")
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_PUNCT.sub(lambda m: "\\" + m.group(0), text)
 
 
 def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
-                    notable_limit: int = 50) -> str:
-    """leaderboard.md: a standings table and a head-to-head table per scope."""
+                    notable_limit: int = 50, written: str = "") -> str:
+    """leaderboard.md: a standings table and a head-to-head table per scope (``written``:
+    when and from how many matches, a line under the status)."""
     esc = _md_escape
     status = status_line(report)
     out = [f"# {esc(title)}", "", f"**{esc(status)}**" if not report.complete else esc(status), "",
+           *([esc(written), ""] if written else []),
            params_line(report), "", esc(luck_line(report)), "", esc(deals_line(report)), "", esc(sandbox_line(report)), ""]
-    for scope in report.scopes:
-        out += [f"## {scope_title(scope.scope)}", "", scope_summary(scope), ""]
+    for scope in shown_scopes(report):
+        out += [f"## {esc(scope_title(scope.scope))}", "", esc(scope_summary(scope)), ""]
         rows = [[esc(c) for c in row] for row in standing_rows(scope)]
         out += [tabulate(rows, headers=STANDING_HEADERS, tablefmt="pipe",
                          disable_numparse=True, colalign=STANDING_ALIGN), ""]
         if len(scope.standings) > 1:
             headers, h_rows = h2h_table(scope)
-            out += [f"### Head-to-head ({scope_title(scope.scope)})", "", H2H_NOTE, "",
+            out += [f"### Head-to-head ({esc(scope_title(scope.scope))})", "", H2H_NOTE, "",
                     tabulate([[esc(c) for c in r] for r in h_rows], headers=headers,
                              tablefmt="pipe", disable_numparse=True, colalign=_h2h_align(headers)), ""]
     out += ["## Notable matches", ""]

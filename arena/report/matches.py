@@ -12,6 +12,7 @@ from typing import Any, Iterable
 from tabulate import tabulate
 
 from arena.errors import ArenaError
+from arena.inert import visible
 from arena.report.standings import results_folder
 from arena.tournament.store import ResultRow, ResultStore, StoreError
 
@@ -42,7 +43,8 @@ def match_table(rows: list[ResultRow]) -> list[list[Any]]:
     for r in rows:
         seats = ", ".join(f"{b} ({p + 1})" for b, p in zip(r.bots, r.places))
         faults = "; ".join(f"s{s} {b}: {k}" for s, (b, k) in enumerate(zip(r.bots, r.faults)) if k)
-        table.append([r.match_id, r.game, seats, faults])
+        # one line per cell, nothing a terminal would act on (a name from the store is hostile)
+        table.append([visible(c, keep="") for c in (r.match_id, r.game, seats, faults)])
     return table
 
 
@@ -53,10 +55,27 @@ def list_matches(source: Path, *, bot: str | None = None, game: str | None = Non
     if not (folder / "results.sqlite").exists():
         raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
     try:
-        rows = find_matches(ResultStore(folder).iter_results(), bot=bot, game=game, fault=fault)
+        store = ResultStore(folder, read_only=True)
+        if bot is not None:
+            _known_bot(store, bot, folder)
+        rows = find_matches(store.iter_results(), bot=bot, game=game, fault=fault)
     except StoreError as err:
         text = str(err)
         raise ArenaError(text if str(folder) in text else f"{folder}: {text}") from None
     if not rows:
         return "no stored match fits", 0
     return tabulate(match_table(rows), HEADERS, tablefmt="simple"), len(rows)
+
+
+def _known_bot(store: ResultStore, bot: str, folder: Path) -> None:
+    """``--bot`` names a bot that sat in a stored match, or the command fails naming the known ones
+    (a typo must not read as "no match fits")."""
+    known = sorted({name for r in store.iter_results() for name in r.bots} | {b["name"] for b in store.bots()})
+    if bot in known:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(bot, known, n=1, cutoff=0.5)
+    shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    raise ArenaError(f"--bot {bot}: no such bot in {folder}; " + (f"did you mean {close[0]!r}? " if close else "")
+                     + f"(bots: {shown or 'none yet'})")

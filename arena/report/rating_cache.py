@@ -13,12 +13,19 @@ k rows it was built from. It is used only if the parameters and the digest of th
 current first k rows agree; anything unreadable, foreign or stale is ignored and
 rebuilt. It holds no code (JSON only), and floats round-trip exactly, so a report built
 from it is identical to one built from scratch.
+
+The cache cannot lie about the ratings: its first line is an HMAC-SHA-256 of the JSON after
+it, keyed by the results folder's secret (``key_from_secret``: the deal secret, mode 0600,
+never given to a bot). A file whose HMAC does not verify (edited, or written for another
+folder) is ignored, said once in the log, and rebuilt from the store.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import logging
 import os
 import sys
 import zlib
@@ -30,9 +37,22 @@ if TYPE_CHECKING:
 
 FILE_NAME = "ratings-cache.json.z"
 FORMAT = "decktet-arena-rating-cache"
-VERSION = 3   # 2: per-deal place sums (the mean place's interval); 3: history rounded as published
+VERSION = 5   # 2: per-deal place sums (the mean place's interval); 3: history rounded as published;
+# 4: each bot's largest table (the scale its place interval is clipped to); 5: the HMAC line before the JSON
 # (a history may carry a 4th item, its leaderboard.json text: older readers rebuild the cache)
 MAX_BYTES = 1 << 30   # compressed or not, a bigger cache is not ours
+_MAC_HEX = 64         # the HMAC-SHA-256 line, in hex
+
+log = logging.getLogger(__name__)
+
+
+def key_from_secret(secret: str) -> bytes:
+    """The cache's HMAC key from the results folder's secret (not the secret itself)."""
+    return hashlib.sha256(b"decktet-arena rating cache\0" + secret.encode()).digest()
+
+
+def _mac(key: bytes, body: bytes) -> bytes:
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode()
 
 
 def complete_prefix(ordered: Sequence["ResultRow"]) -> int:
@@ -59,10 +79,10 @@ def digest(ordered: Sequence["ResultRow"], k: int) -> str:
     return h.hexdigest()
 
 
-def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"]
+def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"], key: bytes
          ) -> tuple[int, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
     """(k, scope states, notable-match fields) from a valid cache file, else None.
-    ``params``: a ratings.RatingParams."""
+    ``params``: a ratings.RatingParams; ``key``: ``key_from_secret`` of the folder's secret."""
     try:
         path = Path(path)
         if path.stat().st_size > MAX_BYTES:
@@ -70,6 +90,14 @@ def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"]
         inflate = zlib.decompressobj()
         text = inflate.decompress(path.read_bytes(), MAX_BYTES)
         if inflate.unconsumed_tail or not inflate.eof:   # a zip bomb, or cut short
+            return None
+        mac, newline, text = text[:_MAC_HEX], text[_MAC_HEX:_MAC_HEX + 1], text[_MAC_HEX + 1:]
+        if newline != b"\n":
+            return None   # not this version's file (an older arena's): rebuilt
+        if not hmac.compare_digest(mac, _mac(key, text)):
+            log.warning("%s: the rating cache does not verify against this results folder's secret "
+                        "(edited, or copied from another folder); ignored, the ratings are recomputed "
+                        "from the stored matches", path)
             return None
         data = json.loads(text)
         if (data.get("format") != FORMAT or data.get("version") != VERSION
@@ -94,8 +122,9 @@ def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"]
 
 
 def save(path: str | Path, params: Any, ordered: Sequence["ResultRow"], k: int,
-         scopes: list[dict[str, Any]], notable: Sequence[Any]) -> None:
-    """Write the state after the first k rows; a folder we cannot write is no error."""
+         scopes: list[dict[str, Any]], notable: Sequence[Any], key: bytes) -> None:
+    """Write the state after the first k rows, sealed with ``key``; a folder we cannot write
+    is no error."""
     data = {"format": FORMAT, "version": VERSION, "byteorder": sys.byteorder, "params": params.to_json(), "count": k,
             "digest": digest(ordered, k), "scopes": scopes,
             "notable": [[n.match_id, n.index, n.game, n.reason, n.seat, n.bot, n.detail]
@@ -103,7 +132,8 @@ def save(path: str | Path, params: Any, ordered: Sequence["ResultRow"], k: int,
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 1))
+        body = json.dumps(data, separators=(",", ":")).encode()
+        tmp.write_bytes(zlib.compress(_mac(key, body) + b"\n" + body, 1))
         tmp.replace(path)
     except OSError:
         tmp.unlink(missing_ok=True)

@@ -238,10 +238,29 @@ class BotStanding:
     # luck-adjusted mean place and its interval's half-width (arena.report.luck); None: unavailable
     adjusted_place: float | None = None
     adjusted_place_ci95: float | None = None
+    deals: int = 0              # deals (clusters) behind mean_place's interval
+    worst_place: int = 0        # the largest table it sat at: places run 1..worst_place
+    shared_rank: int = 0        # the rank of the first bot it is tied with (itself if untied)
+    tied: bool = False          # its conservative rating, as shown (2 decimals), equals another's
 
     @property
     def conservative(self) -> float:
         return self.mu - 3.0 * self.sigma
+
+    @property
+    def rank_label(self) -> str:
+        """'2', or '=2' for each of the bots tied at rank 2."""
+        return f"={self.shared_rank}" if self.tied else str(self.rank)
+
+    @property
+    def mean_place_interval(self) -> tuple[float, float] | None:
+        """The 95% interval of mean_place, clipped to the places 1..worst_place; None from
+        fewer than MIN_DEALS_FOR_INTERVAL deals."""
+        return place_interval(self.mean_place, self.mean_place_ci95, self.deals, self.worst_place)
+
+    @property
+    def adjusted_place_interval(self) -> tuple[float, float] | None:
+        return place_interval(self.adjusted_place, self.adjusted_place_ci95, self.deals, self.worst_place)
 
     @property
     def faults_total(self) -> int:
@@ -327,6 +346,7 @@ class RatingReport:
     counted: int = 0      # of them, stored as played and counted here
     # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
     luck: dict[str, Any] | None = None
+    tournament: str | None = None   # its name, for the pages' titles (not in the JSON)
 
     @property
     def complete(self) -> bool:
@@ -364,6 +384,10 @@ def _r(x: float) -> float:
     return round(x, 6)
 
 
+def _pair(interval: tuple[float, float] | None) -> list[float] | None:
+    return None if interval is None else [_r(interval[0]), _r(interval[1])]
+
+
 def _scope_json(s: ScopeReport, histories: bool = True) -> dict[str, Any]:
     return {
         "scope": s.scope, "games": list(s.games),
@@ -375,6 +399,10 @@ def _scope_json(s: ScopeReport, histories: bool = True) -> dict[str, Any]:
             "mean_place_ci95": None if b.mean_place_ci95 is None else _r(b.mean_place_ci95),
             "adjusted_place": None if b.adjusted_place is None else _r(b.adjusted_place),
             "adjusted_place_ci95": None if b.adjusted_place_ci95 is None else _r(b.adjusted_place_ci95),
+            "deals": b.deals, "worst_place": b.worst_place,
+            "mean_place_interval": _pair(b.mean_place_interval),
+            "adjusted_place_interval": _pair(b.adjusted_place_interval),
+            "shared_rank": b.shared_rank, "tied": b.tied,
             "firsts": b.firsts, "unrated": b.unrated, "faults_total": b.faults_total,
             "faults": dict(b.faults),
             "history": [list(h) for h in b.history] if histories else None,  # rounded (``_Scope.rate``)
@@ -407,6 +435,31 @@ def deal_cluster(match_id: str) -> str:
     and group of a deal shares its cards); any other id is a cluster of its own."""
     m = _DEAL.match(match_id)
     return m.group(1) if m else match_id
+
+
+# A t interval from 2 to 4 deals is either huge (t = 12.7 at 2 deals: "2.88 ± 4.76" on a
+# 1-4 scale) or, when the deals happened to agree, "± 0.00": neither is worth showing.
+MIN_DEALS_FOR_INTERVAL = 5
+
+
+def place_interval(mean: float | None, half: float | None, deals: int,
+                   worst: int) -> tuple[float, float] | None:
+    """(low, high) of a place's 95% interval within the scale 1..worst; None with too few deals."""
+    if mean is None or half is None or deals < MIN_DEALS_FOR_INTERVAL:
+        return None
+    low, high = mean - half, mean + half
+    return max(1.0, low) if worst else low, min(float(worst), high) if worst else high
+
+
+def mark_ties(standings: list["BotStanding"]) -> list["BotStanding"]:
+    """Ranked standings with ties marked: bots whose conservative ratings read the same
+    (2 decimals, as every leaderboard shows them) share the first one's rank."""
+    shown = [f"{s.conservative:.2f}" for s in standings]
+    counts = Counter(shown)
+    first: dict[str, int] = {}
+    for s, key in zip(standings, shown):
+        first.setdefault(key, s.rank)
+    return [replace(s, shared_rank=first[key], tied=counts[key] > 1) for s, key in zip(standings, shown)]
 
 
 def mean_place_interval(clusters: Iterable[tuple[int, int]]) -> float | None:
@@ -458,6 +511,7 @@ class _Scope:
         self.h2h: dict[tuple[str, str], list[int]] = {}
         self.deal_sum: dict[str, dict[str, int]] = {}     # bot -> deal -> sum of its places
         self.deal_seats: dict[str, dict[str, int]] = {}   # bot -> deal -> its seats
+        self.table: Counter[str] = Counter()              # bot -> largest table it sat at
 
     def see(self, row: ResultRow) -> None:
         """Count what every stored match contributes (rated or not)."""
@@ -509,8 +563,11 @@ class _Scope:
             sums[deal] = sums.get(deal, 0) + place + 1
             seats = self.deal_seats.setdefault(bot, {})
             seats[deal] = seats.get(deal, 0) + 1
+        table = len(row.places)
         for bot in per_bot:
             self.played[bot] += 1
+            if table > self.table[bot]:
+                self.table[bot] = table
             if any(p == 0 for b, p in zip(row.bots, row.places) if b == bot):
                 self.firsts[bot] += 1
         h2h = self.h2h
@@ -534,7 +591,7 @@ class _Scope:
                 "counts": [self.matches, self.rated, self.skipped],
                 "played": dict(self.played), "seats": dict(self.seats),
                 "place_sum": dict(self.place_sum), "firsts": dict(self.firsts),
-                "unrated": dict(self.unrated),
+                "unrated": dict(self.unrated), "table": dict(self.table),
                 "faults": {b: dict(c) for b, c in self.faults.items()},
                 "history": hist, "h2h": [[a, b, *cell] for (a, b), cell in self.h2h.items()],
                 "deals": {b: [list(per), _pack("q", list(per.values())),
@@ -547,7 +604,7 @@ class _Scope:
         scope.games = set(map(str, state["games"]))
         scope.ratings = {str(b): (float(r[0]), float(r[1])) for b, r in state["ratings"].items()}
         scope.matches, scope.rated, scope.skipped = (int(x) for x in state["counts"])
-        for name in ("played", "seats", "firsts", "unrated"):
+        for name in ("played", "seats", "firsts", "unrated", "table"):
             setattr(scope, name, Counter({str(b): int(n) for b, n in state[name].items()}))
         scope.place_sum = Counter({str(b): int(n) for b, n in state["place_sum"].items()})
         scope.faults = {str(b): Counter({str(k): int(n) for k, n in c.items()})
@@ -578,11 +635,12 @@ class _Scope:
                 mean_place=self.place_sum[bot] / self.seats[bot] if played else None,
                 mean_place_ci95=mean_place_interval(zip(self.deal_sum.get(bot, {}).values(),
                                                         self.deal_seats.get(bot, {}).values())),
+                deals=len(self.deal_sum.get(bot, {})), worst_place=self.table[bot],
                 firsts=self.firsts[bot], unrated=self.unrated[bot],
                 faults=_ordered_faults(self.faults.get(bot, Counter())),
                 history=self.history[bot].copy() if bot in self.history else History()))
         standings.sort(key=lambda s: (-s.conservative, s.name))
-        standings = [replace(s, rank=i + 1) for i, s in enumerate(standings)]
+        standings = mark_ties([replace(s, rank=i + 1) for i, s in enumerate(standings)])
         h2h = tuple(HeadToHead(a, b, *cell) for (a, b), cell in sorted(self.h2h.items()))
         return ScopeReport(scope=self.name, games=tuple(sorted(self.games)),
                            matches=self.matches, rated=self.rated, skipped=self.skipped,
@@ -646,7 +704,8 @@ def _as_row(item: ResultRow | Mapping[str, Any]) -> ResultRow:
 
 def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
                     params: RatingParams | Mapping[str, Any] | None = None, *,
-                    cache: str | Path | None = None, scheduled: int | None = None) -> RatingReport:
+                    cache: str | Path | None = None, cache_key: bytes | None = None,
+                    scheduled: int | None = None) -> RatingReport:
     """Ratings, statistics, head-to-head and notable matches of a set of stored results.
 
     ``rows``: ``ResultRow``s or match records, in any order (they are sorted by index
@@ -658,9 +717,13 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
     schedule (indexes 0..k-1 all present; ``arena.report.rating_cache``). A valid cache
     (same parameters, same k first rows) is resumed from, so only the rows after it are
     rated; the file is rewritten when the complete prefix has grown. The report is the
-    same with or without it.
+    same with or without it. ``cache_key`` (required with ``cache``): the HMAC key that seals
+    it, ``rating_cache.key_from_secret`` of the results folder's secret.
     """
     from arena.report import rating_cache
+
+    if cache is not None and not cache_key:
+        raise ValueError("a rating cache needs its key (rating_cache.key_from_secret of the folder's secret)")
 
     if not isinstance(params, RatingParams):
         params = RatingParams.from_dict(params)
@@ -678,7 +741,7 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
     textless = False
     prefix = rating_cache.complete_prefix(ordered) if cache is not None else 0
     if cache is not None:
-        saved = rating_cache.load(cache, params, ordered)
+        saved = rating_cache.load(cache, params, ordered, cache_key)
         if saved is not None:
             try:
                 resumed = (_Scope.from_state(saved[1][0], params),
@@ -696,7 +759,7 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
         if cache is not None and k == prefix and (k > start or textless):
             rating_cache.save(cache, params, ordered, k,
                               [overall.state()] + [per_game[g].state() for g in sorted(per_game)],
-                              notable)
+                              notable, cache_key)
 
     for i in range(start, len(ordered)):
         snapshot(i)

@@ -6,7 +6,9 @@ chosen one, its time and any fault. The page draws the table as cards (rank and 
 symbols), each seat's hand and the trick, pile or threshold, and steps through the
 decisions with buttons, arrow keys and a slider. It switches between the omniscient
 view (every seat's hand: the union of all seats' observations) and one seat's view,
-which draws exactly that seat's observation and nothing else.
+which draws exactly that seat's observation and nothing else. A fragment ``#d40`` in the
+address opens decision 40, and stepping keeps the fragment current, so a decision can be linked.
+Palace's public events (plays, draws, reveals, eats, blow-ups) are drawn as a running log.
 
 The frames travel gzip-compressed and base64-encoded inside the page and are opened
 by the browser's own DecompressionStream, so a long Palace match stays small.
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.inert import visible
+from arena.match.human_view import rank_label  # the corner a card shows: A for an Ace, never 1
 from games import GameError, get_game
 
 MAX_LEGAL_SHOWN = 80  # Palace's set-up swaps can offer hundreds of actions
@@ -35,6 +39,7 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
         raise ArenaError(f"match {record.get('match_id')}: cannot rebuild the deal ({err})") from None
     faults = {f["decision"]: (seat, f) for seat, f in enumerate(record.get("faults") or []) if f}
     frames = []
+    logged = record["game"] == "palace"
     for i, d in enumerate(record["decisions"]):
         seat, action = d["seat"], d["action"]
         if state.is_over() or seat not in state.to_move() or not 0 <= action < len(state.legal_actions(seat)):
@@ -50,12 +55,15 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
             "obs": [state.observation(s) for s in range(record["players"])],
         })
         state.apply(seat, action)
+        if logged:  # right after its own decision, a seat's events are exactly what that decision did
+            frames[-1]["events"] = state.observation(seat).get("events", [])
     frames.append({"n": len(record["decisions"]), "end": True,
                    "obs": [state.observation(s) for s in range(record["players"])]})
     return {
         "match_id": record["match_id"], "game": record["game"], "players": record["players"],
         "options": record.get("options"), "bots": [b["name"] for b in record["bots"]],
-        "seats": record.get("seats") or [], "cards": state.card_table(), "frames": frames,
+        "seats": record.get("seats") or [], "cards": [{**c, "label": rank_label(c["rank"])} for c in state.card_table()],
+        "frames": frames,
     }
 
 
@@ -72,7 +80,7 @@ def replay_html(record: dict[str, Any]) -> str:
     """The whole page as text."""
     data = replay_frames(record)
     blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0)).decode()
-    title = html.escape(f"{record['game']} · {record['match_id']}")
+    title = html.escape(visible(f"{record['game']} · {record['match_id']}", keep=""))
     return _PAGE.replace("__TITLE__", title).replace("__DATA__", blob)
 
 
@@ -110,8 +118,12 @@ main{display:grid;grid-template-columns:1fr 340px;gap:12px;padding:12px 16px}
 .card.chosen{outline:3px solid #2a7}
 .s-Moons{color:#556}.s-Suns{color:#c80}.s-Waves{color:#17a}.s-Leaves{color:#292}.s-Wyrms{color:#a22}.s-Knots{color:#840}
 #panel{background:#fff;border:1px solid #ccc;border-radius:6px;padding:8px}
-#legal{max-height:360px;overflow:auto;margin:0;padding-left:20px}
-#legal li.chosen{font-weight:bold;color:#174}
+#legal{max-height:360px;overflow:auto;margin:0;padding:0;list-style:none}
+#legal li{display:flex;gap:6px}
+#legal .num{flex:none;text-align:right;color:#666;font-variant-numeric:tabular-nums}
+#legal li.chosen{font-weight:bold;color:#174;background:#e6f4ea}
+#log{max-height:220px;overflow:auto;margin:6px 0 0;padding:0;list-style:none;font-size:12px}
+#log li.new{font-weight:bold}
 .fault{color:#b00;font-weight:bold}
 #public{background:#fff;border:1px solid #ccc;border-radius:6px;padding:6px 8px;margin-bottom:8px}
 details pre{white-space:pre-wrap;font-size:11px;max-height:300px;overflow:auto}
@@ -125,18 +137,19 @@ details pre{white-space:pre-wrap;font-size:11px;max-height:300px;overflow:auto}
  <label>view <select id="view"></select></label>
 </div>
 <main><section><div id="public"></div><div id="seats"></div></section>
-<aside id="panel"><div id="decision"></div><ol id="legal" start="0"></ol>
+<aside id="panel"><div id="decision"></div><ol id="legal"></ol>
+<div id="logbox" hidden><h4>events</h4><ol id="log"></ol></div>
 <details><summary>this view's observation (JSON)</summary><pre id="obsjson"></pre></details></aside></main>
 <script id="data" type="application/octet-stream">__DATA__</script>
 <script>
 "use strict";
 const SUIT = {Moons:"\u263E",Suns:"\u2600",Waves:"\u2248",Leaves:"\u2766",Wyrms:"\u2621",Knots:"\u2318"};
-let D = null, cur = 0, view = "all", CARDS = new Map();
+let D = null, cur = 0, view = "all", CARDS = new Map(), LOG = null;
 function el(tag, cls, text){const e=document.createElement(tag); if(cls) e.className=cls; if(text!==undefined) e.textContent=text; return e;}
 function card(id, extra){
   const c = CARDS.get(id) || {name:"card "+id, value:"?", suits:[]}; const e = el("div", "card"+(extra?" "+extra:""));
   e.dataset.card = id; e.title = c.name;
-  e.append(el("span","rank", c.value===0 ? "\u2605" : String(c.value)));
+  e.append(el("span","rank", c.label || String(c.value)));
   const s = el("span","suits"); for(const n of c.suits){const x=el("span","s-"+n,SUIT[n]||n[0]); s.append(x);} e.append(s);
   e.append(el("span","name", c.name.replace(/^The /,"").slice(0,9)));
   return e;
@@ -205,20 +218,51 @@ function draw(){
     dec.append(el("div","label","action "+f.action+" of "+f.legal_count+" legal \u00B7 "+(f.ms===null||f.ms===undefined?"no time":f.ms+" ms")+" \u00B7 "+f.status));
     if(f.fault) dec.append(el("div","fault","fault at this decision: seat "+f.fault.seat+" "+f.fault.kind));
     if(viewer===null || viewer===f.seat){
-      legal.start = f.legal.length ? f.legal[0][0] : 0;
-      for(const [id,t] of f.legal){ const li=el("li", id===f.action?"chosen":"", t); li.value=id; legal.append(li); }
+      const width = String(f.legal.length ? f.legal[f.legal.length-1][0] : 0).length + 1;
+      for(const [id,t] of f.legal){ const li=el("li", id===f.action?"chosen":""); li.dataset.action=id;
+        const num=el("span","num",id+"."); num.style.minWidth=width+"ch"; li.append(num, el("span","text",t)); legal.append(li); }
+      const chosen = legal.querySelector("li.chosen");
+      if(chosen) chosen.scrollIntoView({block:"center"});
     }
   }
+  drawLog(f);
   document.getElementById("obsjson").textContent = JSON.stringify(viewer===null ? f.obs : f.obs[viewer], null, 1);
   document.body.dataset.frame = cur; document.body.dataset.view = view;
 }
-function go(i){cur=Math.max(0,Math.min(D.frames.length-1,i)); draw();}
+function drawLog(f){
+  if(!LOG) return;
+  const log = document.getElementById("log"); log.replaceChildren();
+  // everything public that happened before this decision; the previous decision's events in bold
+  for(let i=0;i<LOG.length && i<cur;i++) for(const e of LOG[i]){ log.append(el("li", i===cur-1?"new":"", eventText(e))); }
+  if(!log.children.length) log.append(el("li","label","nothing yet"));
+  log.scrollTop = log.scrollHeight;
+}
+function cn(id){const c=CARDS.get(id); return c?c.name:"card "+id;}
+function cns(ids){return (ids||[]).map(cn).join(", ");}
+function eventText(e){
+  const s = "seat "+e.seat;
+  switch(e.type){
+    case "play": return s+" played "+cns(e.cards)+(e.from_face_up&&e.from_face_up.length?" (from face up: "+cns(e.from_face_up)+")":"");
+    case "draw": return s+" drew "+e.count;
+    case "reveal": return s+" revealed "+cn(e.card)+" (face-down "+(e.position+1)+")"+(e.legal?"":": not legal");
+    case "blow_up": return "pile blown up by "+s+(e.cause==="ace"?" (Ace)":" (four of a kind)")+": "+e.removed.length+" cards removed"+(e.trump_ace!==null&&e.trump_ace!==undefined?"; trump "+cn(e.trump_ace):"");
+    case "eat": return s+" ate the pile ("+e.cards.length+" cards)";
+    case "out": return s+" is out (place "+(e.place+1)+")";
+    case "loser": return s+" is the loser";
+    case "swaps": return "swaps: "+(e.swaps.length?e.swaps.map(w=>"seat "+w[0]+" "+cn(w[1])+" \u2194 "+cn(w[2])).join("; "):"none");
+  }
+  return JSON.stringify(e);
+}
+function fromHash(){const m=/^#d(\d+)$/.exec(location.hash); return m?Number(m[1]):null;}
+function go(i){cur=Math.max(0,Math.min(D.frames.length-1,i)); draw();
+  const h="#d"+cur; if(location.hash!==h) history.replaceState(null,"",h);}
 async function load(){
   const b64 = document.getElementById("data").textContent.trim();
   const bytes = Uint8Array.from(atob(b64), c=>c.charCodeAt(0));
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   D = await new Response(stream).json();
   for(const c of D.cards) CARDS.set(c.id, c);
+  if(D.game==="palace"){ LOG = D.frames.map(f=>f.events||[]); document.getElementById("logbox").hidden = false; }
   const facts = document.getElementById("facts");
   facts.textContent = D.game+" \u00B7 "+D.players+" players \u00B7 "+D.bots.map((b,s)=>"s"+s+" "+b).join(", ");
   const sel = document.getElementById("view"); sel.append(new Option("omniscient","all"));
@@ -230,7 +274,8 @@ async function load(){
   document.addEventListener("keydown", e=>{ if(e.target.tagName==="SELECT") return;
     if(e.key==="ArrowRight") go(cur+1); else if(e.key==="ArrowLeft") go(cur-1);
     else if(e.key==="Home") go(0); else if(e.key==="End") go(D.frames.length-1); });
-  draw(); document.body.dataset.ready = "1";
+  window.addEventListener("hashchange", ()=>{const n=fromHash(); if(n!==null && n!==cur) go(n);});
+  go(fromHash() ?? 0); document.body.dataset.ready = "1";
 }
 load().catch(err=>{document.body.dataset.error=String(err); document.getElementById("public").textContent="cannot open the replay: "+err;});
 </script></body></html>

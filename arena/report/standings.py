@@ -4,6 +4,8 @@ written there (`arena run` after its matches, `arena leaderboard`)."""
 from __future__ import annotations
 
 import dataclasses
+import errno
+import os
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,7 @@ def load_report(source: Path) -> tuple[Any, Path]:
     if not (folder / "results.sqlite").exists():
         raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
     try:
-        store = ResultStore(folder)
+        store = ResultStore(folder, read_only=True)  # a view writes nothing to the store
         meta = store.tournament() or {}
         if not meta and not store.match_count():  # e.g. an empty file: nothing was ever stored
             raise ArenaError(f"{folder}: no results yet (results.sqlite holds no tournament); "
@@ -47,17 +49,40 @@ def load_report(source: Path) -> tuple[Any, Path]:
         stored = (meta.get("config") or {}).get("ratings") or {}
         # Unset keys are stored as null and mean "the default", as in `arena run`.
         params = {k: v for k, v in stored.items() if v is not None} or None
-        from arena.report.rating_cache import FILE_NAME
+        from arena.report.rating_cache import FILE_NAME, key_from_secret
         scheduled, _ = store.progress()
         rows = list(store.iter_results())
-        report = compute_ratings(rows, params, cache=folder / FILE_NAME, scheduled=scheduled)
+        cache = _cache_file(folder, FILE_NAME)
+        try:   # the cache is sealed with the folder's secret; a folder without one rates from scratch
+            key: bytes | None = key_from_secret(store.deal_secret()) if cache is not None else None
+        except StoreError:
+            key = None
+        report = compute_ratings(rows, params, cache=None if key is None else cache,
+                                 cache_key=key, scheduled=scheduled)
         report = _luck_adjusted(report, rows, store, (meta.get("config") or {}).get("luck_rollouts"))
-        report = dataclasses.replace(report, deals=deals_of(meta))
+        report = dataclasses.replace(report, deals=deals_of(meta), tournament=meta.get("name"))
         report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
         store.close()  # not left to the garbage collector: a long-lived caller runs many
     except StoreError as err:
         raise ArenaError(_naming(folder, err)) from None
     return report, folder
+
+
+def _cache_file(folder: Path, name: str) -> Path | None:
+    """Where the folder's rating cache lives: in the folder, or, for a folder that cannot be
+    written (read-only media), in the user's cache folder under a digest of its path (the
+    cache is sealed with the folder's secret and checked against its rows wherever it is)."""
+    import hashlib
+    import os
+
+    if os.access(folder, os.W_OK):
+        return folder / name
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "decktet-arena"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return base / f"{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:32]}-{name}"
 
 
 def _luck_adjusted(report: Any, rows: list[Any], store: Any, rollouts: Any) -> Any:
@@ -108,16 +133,30 @@ REPLAYS = "replays"        # sub-folder of the results with the notable matches'
 MAX_REPLAYS = 40           # one page per notable group (its first match), the largest groups first
 
 
-def notable_extras(report: Any, folder: Path) -> dict[str, dict[str, str]]:
-    """For the first match of each notable group: its stored stderr tail and a replay page
-    (written under ``replays/``, only for these, so the results folder stays small)."""
+def notable_extras(report: Any, folder: Path) -> dict[tuple[str, int | None], dict[str, str]]:
+    """For the first match of each notable group, keyed by (match id, seat): that seat's stored
+    stderr tail and a replay page (written under ``replays/``, only for these, so the results
+    folder stays small). Two groups may share a first match; each shows its own bot's tail."""
     if not report.notable or not (folder / "results.sqlite").exists():
         return {}
-    from arena.report.replay_view import write_replay_html
-    from arena.tournament.store import ResultStore, StoreError
+    from arena.tournament.store import ResultStore
 
-    extras: dict[str, dict[str, str]] = {}
-    store = ResultStore(folder)
+    extras: dict[tuple[str, int | None], dict[str, str]] = {}
+    # writable: a replay page's deal is recorded as shown before the page is written
+    store = ResultStore(folder, read_only=not os.access(folder, os.W_OK))
+    try:
+        _fill_extras(report, folder, store, extras)
+    finally:
+        store.close()
+    return extras
+
+
+def _fill_extras(report: Any, folder: Path, store: Any, extras: dict[tuple[str, int | None], dict[str, str]]) -> None:
+    import sqlite3
+
+    from arena.report.replay_view import write_replay_html
+    from arena.tournament.store import StoreError
+
     for group in lb.notable_groups(report)[:MAX_REPLAYS]:
         first = group.first
         try:
@@ -133,30 +172,83 @@ def notable_extras(report: Any, folder: Path) -> dict[str, dict[str, str]]:
             extra["tail"] = str(fault["stderr_tail"])
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in first.match_id) + ".html"
         try:
+            # recorded first: a later run never deals a deal a page shows (tournament/fair_play.py)
+            store.reveal_deals([(record["game"], record["players"], record["deal_seed"])])
             (folder / REPLAYS).mkdir(exist_ok=True)
             write_replay_html(record, folder / REPLAYS / name)
             extra["replay"] = f"{REPLAYS}/{name}"
-        except ArenaError:
-            pass  # a record this engine cannot replay keeps its row, without a link
-        extras[first.match_id] = extra
-    return extras
+        except (ArenaError, KeyError, TypeError, ValueError, StoreError, sqlite3.Error):
+            pass  # a record this engine cannot replay (or record) keeps its row, without a link
+        extras[(first.match_id, first.seat)] = extra
 
 
-def write_reports(report: Any, folder: str | Path, *, title: str = "Leaderboard") -> dict[str, Path]:
-    """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}."""
+def write_reports(report: Any, folder: str | Path, *, title: str | None = None) -> dict[str, Path]:
+    """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}. The pages
+    (md, html) say when they were written; the JSON and CSV stay byte-identical for the same
+    results."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    texts = {"md": lb.render_markdown(report, title=title), "csv": lb.render_csv(report),
+    if title is None:
+        title = f"Leaderboard: {report.tournament}" if getattr(report, "tournament", None) else "Leaderboard"
+    written = written_line(report)
+    texts = {"md": lb.render_markdown(report, title=title, written=written), "csv": lb.render_csv(report),
              "json": lb.render_json(report),
-             "html": render_html(report, title=title, extras=notable_extras(report, folder))}
+             "html": render_html(report, title=title, extras=notable_extras(report, folder), written=written)}
     paths = {}
     for kind, text in texts.items():
         path = folder / lb.FILES[kind]
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)  # a reader never sees half a file
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)  # a reader never sees half a file
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise   # a full disk says so in the guard's words
+            raise ArenaError(f"{path}: cannot write the report ({exc.strerror}); the results folder is "
+                             f"read-only: print the leaderboard instead, e.g. arena leaderboard {folder} "
+                             "--format md") from None
         paths[kind] = path
     return paths
+
+
+def written_line(report: Any, now: float | None = None) -> str:
+    """'Written 2026-12-03 08:45 UTC from 12 of 30 scheduled matches.': a page read later says
+    how old it is and what it counted."""
+    import time
+
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(now))
+    return f"Written {when} from {report.counted} of {report.scheduled} scheduled matches."
+
+
+STALE_START, STALE_END = "<!-- arena: stale -->", "<!-- /arena: stale -->"
+
+
+def mark_reports_stale(folder: Path, note: str) -> list[Path]:
+    """Put ``note`` (why the pages are older than the results) at the top of leaderboard.html
+    and leaderboard.md if they exist, replacing an earlier note; the next ``write_reports``
+    rewrites them whole, without it. Returns the pages marked."""
+    from html import escape
+
+    marked = []
+    for kind in ("html", "md"):
+        path = Path(folder) / lb.FILES[kind]
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        while STALE_START in text and STALE_END in text:   # an earlier note goes
+            start = text.index(STALE_START)
+            text = text[:start] + text[text.index(STALE_END) + len(STALE_END):].lstrip("\n")
+        if kind == "html":
+            banner = (f'{STALE_START}<p class="status incomplete" style="margin:0;padding:12px 32px;'
+                      f'background:#a3261b;color:#fff">{escape(note)}</p>{STALE_END}')
+            text = text.replace("<body>", "<body>" + banner, 1) if "<body>" in text else banner + text
+        else:
+            text = f"{STALE_START}\n**{note}**\n{STALE_END}\n\n" + text
+        tmp = path.with_name(path.name + ".stale.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        marked.append(path)
+    return marked
 
 
 def publish(folder: Path, *, title: str) -> tuple[dict[str, Path], str]:

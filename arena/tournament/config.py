@@ -42,7 +42,7 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
 # `auto` plus the sandbox's own levels (strongest first, then `none`).
 SANDBOX_LEVELS = ("auto", *_SANDBOX_LEVELS)
-SCHEDULES = ("round-robin", "sampled")
+SCHEDULES = ("round-robin", "sampled", "gauntlet")
 # A round robin larger than this (per game entry) must opt in: `schedule: sampled`,
 # or a higher `max_matches`.
 ROUND_ROBIN_LIMIT = 2000
@@ -53,7 +53,7 @@ MAX_MATCHES_PER_BOT = 100_000
 MAX_DEALS = 100_000
 MAX_WORKERS = 256               # each worker is a process plus one process per warm bot
 MAX_WARM_BOTS = 1024
-WARM_BOTS = 32                  # default: enough for any match, far below the fd and memory limits
+WARM_BOTS = 64                  # default: a small field's processes for fair play (one per deal seen), far below the fd limit
 # (low, high) of each time-control field, in seconds; also bounds the CLI's --move-s etc.
 TIME_BOUNDS: dict[str, tuple[float, float]] = {
     "startup_s": (0.1, 600.0), "move_s": (0.001, 3600.0), "bank_s": (0.0, 86_400.0), "grace_s": (0.0, 60.0),
@@ -207,6 +207,9 @@ class GameEntry(_Model):
     # Names of the roster's bots that play this entry (None: the whole roster). Checked
     # against the roster by arena.tournament.schedule.check_schedule.
     bots: tuple[str, ...] | None = None
+    # With schedule: gauntlet, the bots that play the rest of the entry's bots (the field);
+    # checked against the entry's bots by arena.tournament.schedule.check_schedule.
+    gauntlet: tuple[str, ...] | None = None
 
     @field_validator("id")
     @classmethod
@@ -275,7 +278,7 @@ class GameEntry(_Model):
     @classmethod
     def _schedule(cls, v: str) -> str:
         if v not in SCHEDULES:
-            raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin' or 'sampled'")
+            raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin', 'sampled' or 'gauntlet'")
         return v
 
     @field_validator("bots", mode="before")
@@ -305,12 +308,32 @@ class GameEntry(_Model):
                         f"list at least {need} bots or remove {need} from players")
         return tuple(v)
 
+    @field_validator("gauntlet", mode="before")
+    @classmethod
+    def _gauntlet(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        example = "e.g. gauntlet: [mybot]"
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list) or not v:
+            raise _fail(f"expected a list of one or more bot names, got {_got(v)}; {example}")
+        for i, name in enumerate(v):
+            if not isinstance(name, str):
+                raise _fail(f"expected a bot name (a string), got {_got(name)}; {example}", i)
+            if name in v[:i]:
+                raise _fail(f"bot {_got(name)} is listed twice; list each bot once", i)
+        return tuple(v)
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
-        # Without `bots` the entry dumps exactly as before the key existed (the stored config).
+        # Without `bots` (or `gauntlet`) the entry dumps exactly as before the key existed
+        # (the stored config).
         data = handler(self)
         if self.bots is None:
             data.pop("bots", None)
+        if self.gauntlet is None:
+            data.pop("gauntlet", None)
         return data
 
     @model_validator(mode="after")
@@ -325,6 +348,12 @@ class GameEntry(_Model):
                 "matches_per_bot only applies to a sampled schedule; add schedule: sampled or remove it",
                 "matches_per_bot",
             )
+        if self.schedule == "gauntlet" and self.gauntlet is None:
+            raise _fail("schedule 'gauntlet' needs gauntlet, the bots that play the field; "
+                        "add e.g. gauntlet: [mybot]", "gauntlet")
+        if self.schedule != "gauntlet" and self.gauntlet is not None:
+            raise _fail("gauntlet only applies to a gauntlet schedule; add schedule: gauntlet or remove it",
+                        "gauntlet")
         return self
 
     @property
@@ -373,6 +402,9 @@ class Tournament(_Model):
     sandbox: str = "auto"
     trust_bots: bool = False  # run even at a sandbox level that is not safe for untrusted bots
     fresh_processes: bool = False
+    # true: a bot process may play the same deal again (another rotation or group) and
+    # remember hidden cards from it; false (fair): each process plays a deal at most once
+    allow_deal_memory: bool = False
     limits: Limits = Field(default_factory=Limits)
     ratings: Ratings = Field(default_factory=Ratings)
     # games per seat of each deal for the luck baselines (docs/luck.md); 0: none computed
@@ -389,6 +421,8 @@ class Tournament(_Model):
         data = handler(self)
         if self.luck_rollouts == LUCK_ROLLOUTS:
             data.pop("luck_rollouts", None)
+        if not self.allow_deal_memory:  # likewise: the config stored before the key existed
+            data.pop("allow_deal_memory", None)
         return data
 
     @model_validator(mode="before")
@@ -503,7 +537,8 @@ _HELP: dict[str, tuple[str, str]] = {
     "games.players": ("a player count or a list of them", "players: [3, 4]"),
     "games.deals": (f"an integer from 1 to {MAX_DEALS}", "deals: 4"),
     "games.options": ("a mapping of the game's options", "options: {bidding: true}"),
-    "games.schedule": ("round-robin or sampled", "schedule: sampled"),
+    "games.schedule": ("round-robin, sampled or gauntlet", "schedule: sampled"),
+    "games.gauntlet": ("a list of bot names of the entry", "gauntlet: [mybot]"),
     "games.matches_per_bot": (f"an integer from 1 to {MAX_MATCHES_PER_BOT}", "matches_per_bot: 100"),
     "games.max_matches": (f"an integer from 1 to {MAX_MATCHES_CAP}", "max_matches: 5000"),
     "games.bots": ("a list of bot names from the roster", "bots: [random_bot, greedy_bot, cautious_bot]"),
@@ -519,6 +554,7 @@ _HELP: dict[str, tuple[str, str]] = {
     "sandbox": ("one of " + ", ".join(SANDBOX_LEVELS), "sandbox: auto"),
     "trust_bots": ("true or false", "trust_bots: false"),
     "fresh_processes": ("true or false", "fresh_processes: false"),
+    "allow_deal_memory": ("true or false", "allow_deal_memory: false"),
     "limits": ("a mapping of integer limits", "limits: {memory_mb: 1024}"),
     "ratings": ("a mapping", "ratings: {tau: 0.008, draw_probability: 0.001}"),
     "luck_rollouts": ("an integer from 0 to 1024", "luck_rollouts: 16"),

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from arena.errors import ArenaError, WorkersLost
+from arena.match.bot_log import append_within, ledger_path
 from arena.tournament.retries import MAX_TRIES, Retries, seats_text
 
 log = logging.getLogger("arena.ray")
@@ -43,6 +44,7 @@ IN_FLIGHT_PER_WORKER = 2   # one playing, one queued: the actor never waits for 
 CLOSE_GRACE_S = 5.0        # after Ctrl-C: time for running matches to end before actors are killed
 SLOW_START_WARN_S = 60.0   # no worker ready by then: say so (a busy or scaling cluster)
 REPLACE_WAIT_S = 120.0     # every worker lost and none back by then: the run stops, in one line
+REPLACE_WAIT_ENV = "ARENA_RAY_REPLACE_WAIT_S"  # overrides REPLACE_WAIT_S (docs/cluster.md)
 
 
 COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's bot copies and logs
@@ -152,6 +154,7 @@ class BotWorker:
 
         self.error: str | None = None
         self.sandbox_level = ""
+        self.node: dict[str, str] = {}
         self.player: Any = None
         self.closed = threading.Event()
         self._new_player: Callable[[], Any] | None = None
@@ -172,6 +175,12 @@ class BotWorker:
         from arena.match.sandbox.detect import detect_sandbox
 
         sandbox = detect_sandbox(settings["sandbox_level"])  # SandboxUnavailable names the reason
+        if not sandbox.safe and not settings.get("trust_bots", False):
+            # each node detects its own level: the driver's bubblewrap says nothing of this node's
+            why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
+            raise ArenaError(f"no sandbox level safe for untrusted bots on this node (best: {sandbox.level}: {why}); "
+                             "install bubblewrap on every node (docs/cluster.md), or set trust_bots: true "
+                             "if you trust every bot")
         become_subreaper()
         self.sandbox_level = sandbox.level
         log_dir = self.tmp / "logs"
@@ -180,21 +189,30 @@ class BotWorker:
         def new_player() -> MatchPlayer:
             return MatchPlayer(entries, sandbox=sandbox, limits=settings["limits"],
                                time_control=settings["tc"], log_dir=log_dir, fresh=settings["fresh"],
-                               tournament=settings["name"], warm_bots=settings.get("warm_bots", 32))
+                               tournament=settings["name"], warm_bots=settings.get("warm_bots", 64),
+                               deal_memory=settings.get("deal_memory", False))
 
         self._new_player = new_player
         self.player = new_player()
 
+    def _where(self) -> dict[str, str]:
+        """This worker's host, and its Ray node's id and address when it runs in an actor."""
+        if not self.node:
+            node = {"host": socket.gethostname()}
+            try:
+                import ray
+
+                if ray.is_initialized():  # inside an actor; elsewhere (tests) asking would start Ray
+                    node.update(ip=ray.util.get_node_ip_address(), id=ray.get_runtime_context().get_node_id())
+            except Exception:  # noqa: BLE001 - the host name is enough
+                pass
+            self.node = node
+        return self.node
+
     def ready(self) -> dict[str, Any]:
         """Where this worker runs, its sandbox level, and its set-up error if any."""
-        where = socket.gethostname()
-        try:
-            import ray
-
-            if ray.is_initialized():  # inside an actor; elsewhere (tests) asking would start Ray
-                where += f" ({ray.util.get_node_ip_address()}, node {ray.get_runtime_context().get_node_id()[:8]})"
-        except Exception:  # noqa: BLE001 - the host name is enough
-            pass
+        node = self._where()
+        where = node["host"] + (f" ({node['ip']}, node {node['id'][:8]})" if "id" in node else "")
         return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error}
 
     def play(self, match: Any) -> dict[str, Any]:
@@ -204,7 +222,9 @@ class BotWorker:
         if self.player is None:
             raise ArenaError(f"worker not set up: {self.error}")
         try:
-            return self.player.play(match)
+            record = self.player.play(match)
+            record["node"] = dict(self._where())  # which machine played it (docs/cluster.md)
+            return record
         except Exception as exc:  # noqa: BLE001 - the driver logs it and plays the match again
             failure = {"harness_error": _one_line(exc), "traceback": traceback.format_exc()}
             try:
@@ -273,7 +293,10 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
     packed = pack_bots(ctx["entries"])
     settings = {"version": __version__, "sandbox_level": sandbox_level, "limits": ctx["limits"],
                 "tc": ctx["tc"], "fresh": ctx["fresh"], "name": ctx["name"],
-                "warm_bots": ctx.get("warm_bots", 32)}
+                "warm_bots": ctx.get("warm_bots", 64), "deal_memory": ctx.get("deal_memory", False),
+                "trust_bots": bool(ctx.get("trust_bots", False))}
+    if replace_wait_s is None:
+        replace_wait_s = _replace_wait_s()
     owns = not ray.is_initialized()
     if owns:
         _check_reachable(address)
@@ -286,8 +309,7 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
                              f"{_brief(exc)}; check --ray-address") from None
         log.info("ray: connected in %.1f s", time.monotonic() - t0)
     driver_sandbox = ctx.get("sandbox")
-    pool = _Pool(ray, on_record, retry, ctx["entries"], getattr(driver_sandbox, "level", None),
-                 REPLACE_WAIT_S if replace_wait_s is None else replace_wait_s)
+    pool = _Pool(ray, on_record, retry, ctx["entries"], getattr(driver_sandbox, "level", None), replace_wait_s)
     finished = False
     try:
         cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -307,9 +329,24 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         raise
     finally:
         # after a normal end the bots close at leisure; after Ctrl-C or an error, promptly
-        pool.shutdown(ctx["results"], grace_s=60.0 if finished else CLOSE_GRACE_S)
+        pool.shutdown(ctx["results"], grace_s=60.0 if finished else CLOSE_GRACE_S,
+                      stderr_cap=ctx["limits"].stderr_log_kb * 1024)
         if owns:
             ray.shutdown()
+
+
+def _replace_wait_s() -> float:
+    """How long a run with no live worker waits for one to start again (``ARENA_RAY_REPLACE_WAIT_S``)."""
+    text = os.environ.get(REPLACE_WAIT_ENV, "").strip()
+    if not text:
+        return REPLACE_WAIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise ArenaError(f"{REPLACE_WAIT_ENV}={text!r} is not a number of seconds; set it to e.g. 120, or unset it")
+    return value
 
 
 def _check_reachable(address: str | None, timeout_s: float = 5.0) -> None:
@@ -555,7 +592,7 @@ class _Pool:
         for a in self.actors.values():
             a.in_flight = []
 
-    def shutdown(self, results: Path, *, grace_s: float) -> None:
+    def shutdown(self, results: Path, *, grace_s: float, stderr_cap: int = 256 << 10) -> None:
         """Close every set-up worker's bots (keeping their stderr logs), then kill all actors."""
         closing = {a.handle.close.remote(): a for a in self.actors.values() if a.up}
         end = time.monotonic() + grace_s
@@ -571,8 +608,10 @@ class _Pool:
                     continue
                 folder = Path(results) / "logs" / f"ray-{a.index}"
                 folder.mkdir(parents=True, exist_ok=True)
-                for name, data in logs.items():
-                    (folder / Path(name).name).write_bytes(data)
+                for name, data in logs.items():  # each node capped its own; the cap is per bot over all
+                    bot = Path(name).name.removesuffix(".stderr.log")
+                    append_within(folder / Path(name).name, data, ledger=ledger_path(folder, bot),
+                                  cap_bytes=stderr_cap, name=bot)
         for a in closing.values():
             log.warning("ray: worker %d (%s) did not close in %.0f s; killed", a.index, a.where, grace_s)
         for handle in self.all_handles:

@@ -4,7 +4,9 @@ A bot is one file: a ``.py`` file (run with the harness's Python) or any other
 executable file; or a folder, or a .zip / .tar.gz archive of one, with an entry file,
 data and pinned requirements (``arena.match.botfolder``: the requirements are installed
 here, before play). Globs skip files whose name starts with ``_`` (helpers); a bot
-listed by its exact path is never skipped.
+listed by its exact path is never skipped. A program of the system (``/bin/true``, an
+interpreter, anything under ``SYSTEM_DIRS`` once symlinks are followed) is no bot: it
+does not speak the protocol, and its name would rank a tool, not an entrant.
 """
 
 from __future__ import annotations
@@ -79,6 +81,31 @@ def bot_kind(path: Path) -> BotKind | None:
     return None
 
 
+# Where the system keeps its own programs and files: no bot lives there.
+SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc", "/boot", "/dev",
+               "/proc", "/sys", "/run", "/snap")
+
+
+def system_program(path: Path) -> str | None:
+    """The system folder ``path`` lies in (symlinks followed), else None."""
+    real = os.path.realpath(path)
+    for top in SYSTEM_DIRS:
+        if real == top or real.startswith(top + "/"):
+            return top
+    return None
+
+
+def _not_a_system_program(path: Path, shown: str) -> str | None:
+    """Why ``path`` cannot be a bot (one line with the fix), or None."""
+    top = system_program(path)
+    if top is None:
+        return None
+    real = os.path.realpath(path)
+    where = f"{real}, under {top}" if real != str(path) else f"under {top}"
+    return (f"{shown} is a program of the system ({where}), not a bot; a bot is your own .py or "
+            "executable file that speaks the protocol (docs/protocol.md): give its path, or leave this out")
+
+
 def _entry(path: Path, name: str) -> BotEntry:
     kind = bot_kind(path)
     assert kind is not None
@@ -139,6 +166,9 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                     "the folder it is relative to (or set root:)",
                 )
         for path, name in candidates:
+            why = _not_a_system_program(path, repr(_shown(path, base)))
+            if why:
+                raise tournament.config_error(loc, why)
             if bot_kind(path) is None:
                 raise tournament.config_error(
                     loc, f"{_shown(path, base)!r} is neither a .py file nor executable; "
@@ -224,6 +254,9 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None, *, allow_builtin:
                               "give the bot's file path")
     if not path.exists():
         raise RosterError(f"{path_or_name}: no such bot file; check the path")
+    why = _not_a_system_program(path, path_or_name)
+    if why:
+        raise RosterError(why)
     if bot_kind(path) is None:
         raise RosterError(f"{path_or_name}: neither a .py file nor executable; chmod +x {path_or_name}")
     name = _stem(path)

@@ -23,6 +23,7 @@ import io
 import logging
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -115,6 +116,7 @@ def _worker_main(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     after an exception, whose traceback goes to run.log.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal too
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler
     _die_with_parent(ctx["parent_pid"])
     try:
@@ -182,7 +184,7 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     def new_player() -> MatchPlayer:
         return MatchPlayer(ctx["entries"], sandbox=ctx["sandbox"], limits=ctx["limits"], time_control=ctx["tc"],
                            log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"],
-                           warm_bots=ctx.get("warm_bots", 32))
+                           warm_bots=ctx.get("warm_bots", 64), deal_memory=ctx.get("deal_memory", False))
 
     reply = _Replies(conn)
     committer = _Committer(store, reply, ctx["results"])
@@ -195,20 +197,26 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
 
     signal.signal(signal.SIGTERM, on_term)
     number = 0
+    ahead: list[Any] = []  # the next match, when the parent has sent it already
     try:
         while True:
             try:
-                match = conn.recv()
+                match = ahead.pop() if ahead else conn.recv()
             except EOFError:
                 break
             if match is None:
                 break
+            try:
+                if conn.poll():
+                    ahead.append(conn.recv())  # its new bot processes start during this match
+            except (EOFError, OSError):
+                pass
             number += 1
             try:
                 if playing is not None:
                     playing.value = number
                 try:
-                    record = player.play(match)
+                    record = player.play(match, ahead[0] if ahead else None)
                 finally:
                     if playing is not None:
                         playing.value = 0
@@ -361,7 +369,7 @@ def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
                     record["seats"][seat]["bot"], kind, extra={MATCH_FAULT: True})
     bots = [s["bot"] for s in record["seats"]]
     log.info("match %s done (%s): places %s%s", record["match_id"], seats_text(bots),
-             record["result"]["places"], "" if stored else " (already stored)")
+             [p + 1 for p in record["result"]["places"]], "" if stored else " (already stored)")  # 1 = first
     return [(record["seats"][seat]["bot"], kind) for seat, kind in faults]
 
 
@@ -468,7 +476,7 @@ class _OneLine(logging.Formatter):
 
 
 class _Stop(KeyboardInterrupt):
-    """SIGTERM: stop as Ctrl-C does."""
+    """SIGTERM or SIGHUP (a closed terminal, a dropped ssh connection): stop as Ctrl-C does."""
 
 
 def _on_sigterm(*_: Any) -> None:
@@ -483,17 +491,24 @@ class Plan:
     play: list[Any]
     keep: list[Any]
     drop: list[str]
+    roster_news: str = ""   # the roster against the folder's previous run, with its match count
 
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     """`arena run --dry-run`: compare the tournament file and bot files with the store; writes nothing."""
     from arena.tournament.roster import resolve_bots
     from arena.tournament.schedule import build_schedule
-    from arena.tournament.store import DB_NAME, ResultStore, StoreError
+    from arena.tournament.store import DB_NAME, ResultStore, StoreError, lost_store
 
     entries = resolve_bots(tournament)
     db = Path(tournament.results_dir) / DB_NAME
+    lost = None if fresh else lost_store(db.parent)
+    if lost:
+        raise ArenaError(lost)
     stored: set[str] = set()
+    revealed: set[tuple[str, int, int]] = set()
+    before: list[dict[str, Any]] = []
+    previous = 0
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
     if db.exists():
         store = ResultStore(db.parent)
@@ -502,14 +517,36 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 secret = store.deal_secret()
             if not fresh:
                 stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
+                before, previous = store.bots(), _previous_scheduled(store)
+            revealed = store.revealed_deals()
         except StoreError as exc:
             raise ArenaError(str(exc)) from None
         finally:
             store.close()
-    schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret)
+    schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret,
+                              revealed=revealed, stored=stored)
     wanted = {m.match_id for m in schedule}
     return Plan(schedule=schedule, play=[m for m in schedule if m.match_id not in stored],
-                keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
+                keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted),
+                roster_news=with_match_count(roster_changes(before, entries), previous, len(schedule)))
+
+
+def _previous_scheduled(store: Any) -> int:
+    """How many matches the folder's previous run scheduled (0 if none or unreadable)."""
+    from arena.tournament.store import StoreError
+
+    try:
+        return store.progress()[0] if store.has_schedule() else 0
+    except StoreError:
+        return 0
+
+
+def with_match_count(news: str, previous: int, scheduled: int) -> str:
+    """A roster change says what it does to the size of the run: bot files dropped into a
+    globbed folder can multiply it (136 -> 960 matches)."""
+    if not news or not previous or previous == scheduled:
+        return news
+    return f"{news}; {scheduled} matches scheduled, was {previous} ({scheduled / previous:.1f}x)"
 
 
 def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int = 5) -> str:
@@ -563,14 +600,19 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
                    sandbox_level: str | None = None, out: TextIO = sys.stdout,
                    err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
                    ray_address: str | None = None, display: Any = None,
-                   publish: Callable[[RunSummary], None] | None = None) -> RunSummary:
+                   publish: Callable[[RunSummary], None] | None = None,
+                   before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
     """Play every match of the schedule not yet in the store, then rate and report.
 
     ``executor`` ``local`` plays on a pool of forked processes; ``ray`` on a Ray
     cluster at ``ray_address`` (None: a local Ray instance), see arena/tournament/ray_executor.py.
     ``display(total, err)`` makes the progress display (default: plain ``Progress`` lines).
-    The results folder is locked for the whole run (``publish``, called at the end
-    unless interrupted, included). SIGTERM stops the run as Ctrl-C does.
+    The results folder is locked for the whole run (``publish``, called at the end,
+    included: after an interruption too, so the report files show the matches kept; a second
+    Ctrl-C there leaves them as ``before_play`` marked them). ``before_play(results, n)`` runs
+    once the lock is held, before ``n`` > 0 matches are played. SIGTERM and SIGHUP stop the run
+    as Ctrl-C does; stopped before anything was stored, a results folder this run created is
+    removed again.
     """
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
@@ -585,53 +627,99 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     entries = resolve_bots(tournament)
     check_schedule(tournament, entries)  # config errors before anything is written
     results = Path(tournament.results_dir)
+    new_folder = not results.exists()
     make_results_folder(results, tournament)
     in_main = threading.current_thread() is threading.main_thread()
-    old_term = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
+    # SIGHUP as SIGTERM (a closed terminal), unless ignored on purpose (nohup)
+    stops = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN] if in_main else []
+    old_handlers = [signal.signal(s, _on_sigterm) for s in stops]
     try:
         with FolderLock(results):
-            summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
-                                  sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
-                                  executor=executor, ray_address=ray_address, display=display)
+            try:
+                summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
+                                      sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
+                                      executor=executor, ray_address=ray_address, display=display,
+                                      before_play=before_play)
+            except KeyboardInterrupt:
+                if new_folder and _nothing_stored(results):  # stopped while starting: leave no trace
+                    shutil.rmtree(results, ignore_errors=True)
+                raise
             if publish is not None and not summary.interrupted:
                 publish(summary)
+            elif publish is not None:   # the pages show what was kept, marked incomplete
+                try:
+                    err.write(f"arena: writing the leaderboard files of the {summary.counted} of "
+                              f"{summary.scheduled} matches kept (Ctrl-C again skips)\n")
+                    publish(summary)
+                except KeyboardInterrupt:
+                    pass
     finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, old_term)
+        for sig, old in zip(stops, old_handlers):
+            signal.signal(sig, old)
     return summary
+
+
+def _nothing_stored(results: Path) -> bool:
+    """Whether the results folder holds no stored match (read only; unsure counts as stored)."""
+    import sqlite3
+
+    from arena.tournament.store import DB_NAME
+
+    db = results / DB_NAME
+    if not db.exists():
+        return True
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 0
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return "no such table" in str(exc)
 
 
 def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bool, workers: int | None,
                 sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
-                ray_address: str | None, display: Any = None) -> RunSummary:
+                ray_address: str | None, display: Any = None,
+                before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
     from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament import fair_play
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import build_schedule
-    from arena.tournament.store import ResultStore, StoreError
+    from arena.tournament.store import ResultStore, StoreError, lost_store
 
     level_lines = io.StringIO()                     # printed once the run is under way
+    lost = None if fresh else lost_store(results)
+    if lost:                                         # a deleted or truncated store: never replayed unasked
+        raise ArenaError(lost)
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
     require_safe_sandbox(sandbox, tournament)        # before anything of this run is stored or reset
     store = ResultStore(results)
     if fresh:
         store.reset()
+        shutil.rmtree(results / "logs", ignore_errors=True)  # the bots' stderr of the runs forgotten
     try:
         secret = None if tournament.deals == "public" else store.deal_secret()
+        revealed = store.revealed_deals()
     except StoreError as exc:
         raise ArenaError(str(exc)) from None
     entries = snapshot_bots(entries, results)
     # Deals public or secret give other deal seeds, hence other matches: switching is a
-    # change of the tournament like any other, no mixing possible.
-    schedule = build_schedule(tournament, entries, secret)
+    # change of the tournament like any other, no mixing possible. Deals shown on replay
+    # pages are replaced for groups that have not finished them (fair_play).
+    schedule = build_schedule(tournament, entries, secret, revealed=revealed,
+                              stored=store.completed_ids() - set(store.altered()) if revealed else ())
     if tournament.deals == "public":
         err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
                   "compute every hand; for research, not for competition\n")
-    roster_news = roster_changes(store.bots(), entries)
+    roster_news = with_match_count(roster_changes(store.bots(), entries), _previous_scheduled(store), len(schedule))
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
     store.forget_harness_failures()
     store.set_schedule([(m.match_id, m.index) for m in schedule])
     err.write(level_lines.getvalue())
+    err.write(fair_play.process_line(tournament))
+    err.write(fair_play.replay_line(tournament, len(revealed), fair_play.redealt(tournament, schedule, secret)))
     if altered:  # hand-edited rows: not results; the schedule decides which to play again
         err.write(f"arena: {len(altered)} stored matches were altered after they were stored (e.g. {altered[0]}); "
                   "dropped, they are played again\n")
@@ -661,12 +749,16 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",
              tournament.name, len(schedule), len(pending), n_workers, sandbox.level,
              ", ".join(f"{e.name} {e.sha256[:12]}" for e in entries))
+    if pending and before_play is not None:
+        before_play(results, len(pending))
     if pending:
         ctx = {
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
             "limits": limits_from(tournament), "tc": time_control_from(tournament),
             "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
-            "warm_bots": getattr(tournament, "warm_bots", 32),
+            "deal_memory": bool(getattr(tournament, "allow_deal_memory", False)),
+            "warm_bots": getattr(tournament, "warm_bots", 64),
+            "trust_bots": bool(getattr(tournament, "trust_bots", False)),  # each Ray node checks its own level
             "parent_pid": os.getpid(),
         }
         ctx["display"] = display or Progress
@@ -693,9 +785,11 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
         return
     started = time.monotonic()
     try:
-        added = luck.fill(store, schedule, rollouts, progress=lambda done, total: done == 0 and err.write(
-            f"arena: computing luck baselines ({total} jobs: deals, reference deals, matches with "
-            "builtin players; Ctrl-C stops, what is done is kept)\n"), workers=workers)
+        from arena.tournament.step_progress import StepProgress
+
+        added = luck.fill(store, schedule, rollouts, progress=StepProgress(
+            err, "luck baselines", "jobs", intro=" (deals, reference deals, matches with builtin players; "
+            "Ctrl-C stops, what is done is kept)"), workers=workers)
     except KeyboardInterrupt:
         summary.interrupted = True
         err.write("\narena: interrupted while computing the luck baselines; every match is kept, "
@@ -727,10 +821,15 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
         summary.stopped = str(exc)
     except KeyboardInterrupt:
         summary.interrupted = True
-        progress.close()
-        err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
-        if resume_hint:
-            err.write(f"arena: resume with: {resume_hint}\n")
+        log.info("interrupted; matches in flight are dropped, finished ones are kept%s",
+                 f"; resume with: {resume_hint}" if resume_hint else "")
+        try:  # after SIGHUP the terminal may be gone: the lines above are in run.log
+            progress.close()
+            err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
+            if resume_hint:
+                err.write(f"arena: resume with: {resume_hint}\n")
+        except OSError:
+            pass
         return
     progress.close()
 

@@ -18,6 +18,11 @@ results folder's secret (``deals: secret``, the default) or from the public
 tournament seed (``deals: public``), and the match's identity; who meets whom and
 the seating come from the tournament seed. Never from time or completion order.
 
+Gauntlet (``schedule: gauntlet``): the groups of a round robin that hold exactly one of
+the entry's ``gauntlet`` bots, so each gauntlet bot meets every combination of the
+others (the field) on the same deals, and gauntlet bots never sit together (cutechess's
+gauntlet with several seeds); the field never plays without one.
+
 Order (``index``): by deal, then game entry, then player count, then group,
 then rotation. A run stopped early has therefore played the first deals of
 every group of every game, each in all its rotations.
@@ -33,7 +38,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from arena.tournament.config import GameEntry, Tournament
 from arena.tournament.roster import BotEntry
@@ -71,8 +76,13 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def deal_seed(key: int | str, game: str, players: int, options: dict[str, Any], deal: int) -> int:
-    """The seed of one deal (``key`` from ``deal_key``); shared by every group and rotation."""
+def deal_seed(key: int | str, game: str, players: int, options: dict[str, Any], deal: int,
+              redeal: int = 0) -> int:
+    """The seed of one deal (``key`` from ``deal_key``); shared by every group and rotation.
+    ``redeal`` n > 0: the n-th replacement of that deal, for a group that must not play it
+    because a replay page showed it (arena/tournament/fair_play.py)."""
+    if redeal:
+        return derive_seed(key, game, players, canonical_json(options), deal, "redeal", redeal)
     return derive_seed(key, game, players, canonical_json(options), deal)
 
 
@@ -107,6 +117,11 @@ def match_id(key: str, players: int, deal: int, rotation: int, content: str) -> 
 def round_robin_size(bots: int, players: int, deals: int) -> int:
     """Matches of a full round robin at one player count."""
     return math.comb(bots, players) * deals * players
+
+
+def gauntlet_size(gauntlet: int, field: int, players: int, deals: int) -> int:
+    """Matches of a gauntlet at one player count: each gauntlet bot with every group of the field."""
+    return gauntlet * math.comb(field, players - 1) * deals * players
 
 
 def sampled_groups(bots: int, players: int, deals: int, matches_per_bot: int, counts: int = 1) -> int:
@@ -164,6 +179,9 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                     f"{g.id} with {p} players needs at least {p} bots, {whose} has {n} ({_listed(names)}); "
                     f"add bots or remove {p} from players",
                 )
+        if g.schedule == "gauntlet":
+            _check_gauntlet(tournament, i, names)
+            continue
         if g.schedule == "round-robin":
             total = sum(round_robin_size(n, p, g.deals) for p in g.players)
             if total > g.max_matches:
@@ -186,6 +204,39 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                     f"is {total} matches, more than max_matches {g.max_matches}; lower matches_per_bot "
                     f"or deals (or raise max_matches)",
                 )
+
+
+def _check_gauntlet(tournament: Tournament, index: int, names: list[str]) -> None:
+    g = tournament.games[index]
+    assert g.gauntlet is not None
+    known = set(names)
+    for j, name in enumerate(g.gauntlet):
+        if name not in known:
+            close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            shown = name if len(name) <= 60 else name[:57] + "..."
+            whose = "the roster" if g.bots is None else "the entry's bots"
+            raise tournament.config_error(("games", index, "gauntlet", j),
+                                          f"no bot named {shown!r} in {whose}; {hint}use one of: {_listed(names)}")
+    field = [n for n in names if n not in set(g.gauntlet)]
+    for p in g.players:
+        if len(field) < p - 1:
+            raise tournament.config_error(
+                ("games", index, "gauntlet"),
+                f"{g.id} with {p} players needs a field of at least {p - 1} bots besides the gauntlet, "
+                f"it has {len(field)} ({_listed(field) or 'none'}); add bots or take some out of gauntlet")
+    total = sum(gauntlet_size(len(g.gauntlet), len(field), p, g.deals) for p in g.players)
+    if total > g.max_matches:
+        raise tournament.config_error(
+            ("games", index, "schedule"),
+            f"a gauntlet of {len(g.gauntlet)} bot(s) against a field of {len(field)} is {total} matches, "
+            f"more than max_matches {g.max_matches}; lower deals (or raise max_matches)")
+
+
+def gauntlet_groups(names: Sequence[str], gauntlet: Sequence[str], players: int) -> list[tuple[str, ...]]:
+    """The round robin's groups (roster order) that hold exactly one gauntlet bot."""
+    chosen = set(gauntlet)
+    return [c for c in itertools.combinations(names, players) if len(chosen.intersection(c)) == 1]
 
 
 def _seating(seed: int, key: str, players: int, members: Sequence[str]) -> list[str]:
@@ -291,6 +342,8 @@ def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> l
     """(members, deal offset) per group, in group order."""
     if g.schedule == "round-robin":
         return [(c, 0) for c in itertools.combinations(names, p)]
+    if g.schedule == "gauntlet":
+        return [(c, 0) for c in gauntlet_groups(names, g.gauntlet or (), p)]
     count = sampled_groups(len(names), p, g.deals, g.matches_per_bot or 1, len(g.players))
     seen: Counter[frozenset[str]] = Counter()
     out = []
@@ -302,13 +355,21 @@ def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> l
 
 
 def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
-                   deal_secret: str | None = None) -> list[MatchSpec]:
+                   deal_secret: str | None = None, *, revealed: Collection[tuple[str, int, int]] = (),
+                   stored: Collection[str] = ()) -> list[MatchSpec]:
     """Every match of the tournament, in schedule order; raises ``ConfigError``.
 
     ``deal_secret`` (``ResultStore.deal_secret()``) is required unless ``deals: public``.
+    With secret deals, a group whose rotations of a deal are not all in ``stored`` (match
+    ids) never plays a deal in ``revealed`` ((game, players, deal seed): shown on a replay
+    page): it plays all its rotations of a replacement deal instead (``deal_seed``'s
+    ``redeal``). Finished groups keep their deal; nothing changes while nothing is revealed.
     """
     check_schedule(tournament, bots)
     key = deal_key(tournament, deal_secret)
+    # deals: public: anyone can compute every deal, so replacing one would hide nothing
+    revealed = set(revealed) if tournament.deals != "public" else set()
+    stored = set(stored) if revealed else set()
     roster = [b.name for b in bots]
     sha = {b.name: getattr(b, "sha256", "") for b in bots}  # a benchmark roster may have no files
     rows = []
@@ -320,11 +381,19 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
                 seats = _seating(tournament.seed, g.key, p, members)
                 for d in range(g.deals):
                     deal = offset + d
-                    dseed = deal_seed(key, g.id, p, options, deal)
-                    for r in range(p):
-                        order = tuple(seats[(s + r) % p] for s in range(p))
-                        content = match_key(g.key, g.id, p, options, dseed, [(b, sha[b]) for b in order])
-                        mid = match_id(g.key, p, deal, r, content)
+                    redeal = 0
+                    while True:
+                        dseed = deal_seed(key, g.id, p, options, deal, redeal)
+                        block = []
+                        for r in range(p):
+                            order = tuple(seats[(s + r) % p] for s in range(p))
+                            content = match_key(g.key, g.id, p, options, dseed, [(b, sha[b]) for b in order])
+                            block.append((r, order, content, match_id(g.key, p, deal, r, content)))
+                        if (not revealed or (g.id, p, dseed) not in revealed
+                                or all(b[3] in stored for b in block)):
+                            break
+                        redeal += 1
+                    for r, order, content, mid in block:
                         rows.append(((d, entry_index, p, group, deal, r), MatchSpec(
                             match_id=mid, index=0, game=g.id, players=p, options=dict(options),
                             group=group, deal=deal, rotation=r, deal_seed=dseed,

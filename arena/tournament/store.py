@@ -26,6 +26,13 @@ What it guarantees, and why:
 
 A ``ResultStore`` may be shared by the threads of one process (calls are serialised).
 After a fork it reopens its connection in the child, and it pickles as its folder.
+
+``ResultStore(folder, read_only=True)`` is what the views (`arena leaderboard`, `matches`,
+`replay`) open: it writes nothing (no secret drawn, no schema upgraded, no WAL switch), so a
+finished results folder on read-only media (or owned by someone else) can be viewed. On a
+folder it cannot write, SQLite opens the file ``immutable`` (no -shm file needed) unless a
+non-empty ``-wal`` file holds commits not yet in the main file. (An older arena's store is
+upgraded first where the folder can be written, as opening it for writing does.)
 """
 
 from __future__ import annotations
@@ -118,6 +125,7 @@ _MATCH_COLUMNS = ("match_id", "idx", "tournament", "game", "rules_version", "pla
                   "capped", "has_sandbox_fault", "record_sha256")
 _SEAT_COLUMNS = ("seat", "bot", "sha256", "place", "score", "fault_kind", "fault_detail")
 SCHEDULE_DIGEST = "schedule_sha256"  # meta key
+REVEALED_DEALS = "revealed_deals"    # meta key: JSON [[game, players, "deal seed"], ...]
 
 
 # One encoder for every digest: json.dumps with options builds a new one per call, and a
@@ -301,24 +309,103 @@ def no_space_left(folder: Path, margin: int = 1 << 20) -> bool:
     return st.f_bavail * st.f_frsize < margin
 
 
+def lost_store(folder: Path) -> str | None:
+    """Why the store of a results folder looks lost (one line with the fix), else None:
+    ``results.sqlite`` missing or empty while the folder's run.log shows that an earlier run
+    stored its matches there. Replaying them silently would redo hours. (A deal secret alone
+    is no sign: it is copied into a new folder on purpose, to play the same deals there.)"""
+    db = Path(folder) / DB_NAME
+    try:
+        if db.stat().st_size > 0:
+            return None
+        what = "is empty (0 bytes)"
+    except FileNotFoundError:
+        what = "is missing"
+    if not (Path(folder) / "run.log").exists():
+        return None
+    left = [name for name in (SECRET_NAME, "run.log") if (Path(folder) / name).exists()]
+    return (f"{db} {what}, yet the folder holds the {' and '.join(left)} of an earlier run: its stored "
+            f"matches are lost; restore {DB_NAME} from a copy, or rerun with --fresh to play the whole "
+            "tournament again")
+
+
 class ResultStore:
     """The SQLite results store of one results folder (created if missing)."""
 
-    def __init__(self, folder: str | os.PathLike[str], *, busy_timeout_s: float = 60.0) -> None:
+    def __init__(self, folder: str | os.PathLike[str], *, busy_timeout_s: float = 60.0,
+                 read_only: bool = False) -> None:
         self.folder = Path(folder)
         self.path = self.folder / DB_NAME
         self.busy_timeout_s = busy_timeout_s
+        self.read_only = read_only
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._pid = os.getpid()
         self._abandoned: list[sqlite3.Connection] = []
+        if read_only:
+            self._connect()
+            return
         self.folder.mkdir(parents=True, exist_ok=True)
         self._connect()
         self._ensure_secret()
 
     # -- connection -------------------------------------------------------------------
 
+    def _connect_read_only(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise StoreError(f"{self.folder}: no results yet (no {DB_NAME}); run the tournament first with arena run")
+        wal = self.path.with_name(self.path.name + "-wal")
+        pending = wal.exists() and wal.stat().st_size > 0
+        # A folder we cannot write has no room for the -shm file WAL readers share: read the
+        # file as it is (nothing else can write it either), unless commits wait in the -wal.
+        immutable = not os.access(self.folder, os.W_OK) and not pending
+        uri = self.path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout_s,
+                                   isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            conn.execute("PRAGMA query_only = ON")
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+                if "meta" in tables else None
+        except sqlite3.DatabaseError as exc:
+            if "conn" in locals():
+                conn.close()
+            if isinstance(exc, sqlite3.OperationalError) and not os.access(self.folder, os.W_OK):
+                raise StoreError(f"{self.path} cannot be read here ({exc}): its folder {self.folder} is not "
+                                 "writable and holds commits still in the -wal file; copy the results folder "
+                                 "somewhere writable and view the copy") from exc
+            raise StoreError(f"{self.path} is not a usable results database ({exc}); restore it from a copy, "
+                             "or use another results folder") from exc
+        version = row[0] if row else None
+        if not tables:
+            conn.close()
+            raise StoreError(f"{self.folder}: no results yet ({DB_NAME} is empty); "
+                             "run the tournament first with arena run")
+        if "meta" not in tables:
+            conn.close()
+            raise StoreSchemaError(f"{self.path} is an SQLite file but not an arena "
+                                   "results store; use another results folder")
+        if version is None or not str(version).isdigit() or int(version) != SCHEMA_VERSION:
+            conn.close()
+            if version is not None and str(version).isdigit() and int(version) < SCHEMA_VERSION:
+                if os.access(self.folder, os.W_OK):   # an older arena's store, where it can be upgraded
+                    self.read_only = False
+                    conn = self._connect()
+                    self._ensure_secret()
+                    return conn
+                raise StoreError(f"{self.path} was written by an older arena (schema {version}); "
+                                 "run `arena run` on its tournament once to upgrade it, where it can be written")
+            if version is not None and str(version).isdigit():
+                raise StoreSchemaError(f"{self.path} has schema version {version}, newer than this arena "
+                                       f"understands ({SCHEMA_VERSION}); upgrade arena")
+            raise StoreSchemaError(f"{self.path}: unknown schema version {version!r}; use another results folder")
+        self._conn = conn
+        return conn
+
     def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            return self._connect_read_only()
         try:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s,
                                    isolation_level=None, check_same_thread=False)
@@ -340,7 +427,8 @@ class ResultStore:
                 raise StoreError(f"{self.path}: no space left on the device; free space and rerun; "
                                  "stored matches are kept") from exc
             raise StoreError(f"{self.path} is not a usable results database ({exc}); "
-                             "move it aside (the next run plays its matches again) or use another results folder") from exc
+                             "restore it from a copy, or move it aside and rerun with --fresh to play its matches again, "
+                             "or use another results folder") from exc
         except StoreError:
             conn.close()
             raise
@@ -429,10 +517,11 @@ class ResultStore:
         self.close()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"folder": str(self.folder), "busy_timeout_s": self.busy_timeout_s}
+        return {"folder": str(self.folder), "busy_timeout_s": self.busy_timeout_s, "read_only": self.read_only}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["folder"], busy_timeout_s=state["busy_timeout_s"])  # type: ignore[misc]
+        self.__init__(state["folder"], busy_timeout_s=state["busy_timeout_s"],  # type: ignore[misc]
+                      read_only=state.get("read_only", False))
 
     def _write(self) -> "_WriteTx":
         return _WriteTx(self)
@@ -468,7 +557,8 @@ class ResultStore:
 
     def deal_secret(self) -> str:
         """The folder's deal secret (64 hex digits). Never give it to a bot."""
-        self._ensure_secret()
+        if not self.read_only:
+            self._ensure_secret()
         try:
             text = self.secret_path.read_text().strip()
         except FileNotFoundError:
@@ -480,6 +570,25 @@ class ResultStore:
             raise StoreError(f"{self.secret_path} is damaged (expected 64 hex digits); "
                              "restore it, or rerun with --fresh after deleting it")
         return text
+
+    def revealed_deals(self) -> set[tuple[str, int, int]]:
+        """The deals (game, players, deal seed) a replay page of this folder has shown, whole
+        hands and all (arena.tournament.fair_play). Kept by ``reset``: ``--fresh`` must not
+        deal them again."""
+        with self._lock:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (REVEALED_DEALS,)).fetchone()
+        return _revealed(row[0] if row else None)
+
+    def reveal_deals(self, deals: Sequence[tuple[str, int, int]]) -> None:
+        """Add ``deals`` to ``revealed_deals`` (before the page showing them is written)."""
+        with self._write() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (REVEALED_DEALS,)).fetchone()
+            known = _revealed(row[0] if row else None)
+            new = known | {(str(g), int(p), int(s)) for g, p, s in deals}
+            if new != known:
+                text = json.dumps(sorted([g, p, str(s)] for g, p, s in new), separators=(",", ":"))
+                conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (REVEALED_DEALS, text))
 
     # -- tournament and bots ----------------------------------------------------------
 
@@ -727,6 +836,13 @@ class ResultStore:
 
 _NM = len(_MATCH_COLUMNS)
 _M = {c: i for i, c in enumerate(_MATCH_COLUMNS)}
+
+
+def _revealed(text: str | None) -> set[tuple[str, int, int]]:
+    try:
+        return {(str(g), int(p), int(s)) for g, p, s in json.loads(text)} if text else set()
+    except (ValueError, TypeError):
+        raise StoreError(f"meta {REVEALED_DEALS!r} is damaged; restore results.sqlite from a copy") from None
 
 
 def _altered_message(path: Path, match_id: str) -> str:

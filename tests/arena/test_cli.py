@@ -191,6 +191,83 @@ def test_check_fails_broken_bots_with_the_right_message(bot, expect):
     assert expect in res.stdout, res.stdout
 
 
+def _fix(stdout: str) -> str:
+    return next(ln.strip() for ln in stdout.splitlines() if ln.strip().startswith("fix: "))
+
+
+@pytest.mark.parametrize("bot,hint", [
+    ("print_debug.py", "fix: a stray print: the bot wrote 'thinking about 7 moves' on stdout, which carries "
+                       "protocol lines only; write debugging text to stderr (botkit's log(...)"),
+    ("imports_numpy.py", "fix: the bot imports 'numpy', which is not there in the sandbox: a Python bot runs "
+                         "with the standard library, botkit and games only"),
+    ("returns_action_dict.py", "fix: choose() returned a whole action; return its id instead: action['id']"),
+    ("sends_action_dict.py", "fix: reply with the action's id, not the action object"),
+    ("no_shebang_bot", "fix: no_shebang_bot has no '#!' line, so the system does not know what runs it"),
+    ("crlf_endings.pl", "fix: crlf_endings.pl has Windows line endings (CRLF): a '#!' line then names e.g. "
+                        "'perl\\r', which does not exist; convert the file with `dos2unix crlf_endings.pl`"),
+    ("never_answers.py", "fix: answer every act message within the move limit (--move-s)"),
+])
+def test_check_gives_the_specific_hint_for_a_known_mistake(bot, hint):
+    assert (BOTS / bot).is_file()
+    res = arena("check", str(BOTS / bot), "--startup-s", "10")
+    assert res.returncode == 1 and "RESULT: FAIL" in res.stdout, res.stdout + res.stderr
+    assert _fix(res.stdout).startswith(hint), res.stdout
+    assert "slowest 0.0 ms" not in res.stdout                    # a timing it did not measure
+
+
+def test_check_of_a_bot_that_never_answers_reports_real_timings():
+    res = arena("check", str(BOTS / "never_answers.py"), "--move-s", "0.5")
+    assert "timeout at decision 0: no answer within 0.5 s" in res.stdout, res.stdout
+    assert "  no decision answered\n" in res.stdout
+
+
+def test_a_script_that_is_not_executable_is_told_to_chmod(tmp_path):
+    script = tmp_path / "mybot.pl"
+    script.write_text("#!/usr/bin/env perl\nprint 1;\n")
+    res = arena("check", str(script))
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines()[-1].endswith("neither a .py file nor executable; chmod +x " + str(script))
+
+
+@pytest.mark.slow
+def test_replies_with_windows_line_endings_are_accepted():
+    res = arena("check", str(BOTS / "crlf_replies.py"))
+    assert res.returncode == 0 and "RESULT: PASS" in res.stdout, res.stdout
+
+
+@pytest.mark.slow
+def test_check_warns_when_the_slowest_answer_nears_the_move_limit():
+    # 3.5 s of a 6 s limit: 58% (a margin of 2.5 s for a busy machine before it would time out)
+    res = arena("check", str(BOTS / "slow_first_answer.py"), "--move-s", "6")
+    assert res.returncode == 0 and "RESULT: PASS" in res.stdout, res.stdout   # a warning, not a failure
+    warn = next(ln for ln in res.stdout.splitlines() if ln.strip().startswith("WARN"))
+    assert "of the 6 s move limit: over" in warn and "decisions answered; slowest answer 3" in warn, warn
+
+
+def test_timing_verdict_bands():
+    from arena.cli.check_hints import timing_verdict
+
+    assert timing_verdict(None, 1.0) == ("", "no decision answered")
+    assert timing_verdict(120.0, 1.0) == ("", "slowest answer 120.0 ms, 12% of the 1 s move limit")
+    mark, line = timing_verdict(600.0, 1.0)
+    assert mark == "WARN" and "60% of the 1 s move limit: over 50%" in line
+    mark, line = timing_verdict(951.0, 1.0)
+    assert mark == "WARN" and "95% of the 1 s move limit: over 80%, a busy machine will make it time out" in line
+
+
+def test_play_exits_1_when_a_bot_faulted_after_showing_the_match():
+    res = arena("play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3",
+                "--quiet")
+    assert res.returncode == 1, res.stderr
+    assert "crash" in res.stdout and "random_bot" in res.stdout            # the table still came
+    assert res.stderr.strip().splitlines()[-1] == "arena: a bot faulted, seat 0 (crash_at_start): crash; exit code 1"
+    as_json = arena("play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3",
+                    "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["faults"][0]["kind"] == "crash"
+    clean = arena("play", "tightwad", "random_bot", "random_bot", "random_bot", "--seed", "3", "--quiet")
+    assert clean.returncode == 0, clean.stderr
+
+
 def test_play_without_a_seed_deals_unpredictably_and_says_seeds_are_predictable() -> None:
     runs = [json.loads(arena("play", "palace", "random_bot", "random_bot", "--json").stdout)
             for _ in range(2)]
@@ -215,7 +292,8 @@ def test_a_human_sees_only_their_own_seat_unless_reveal():
     hidden = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4",
                    input=answers)
     assert hidden.returncode == 0, hidden.stderr
-    assert _initial_hand_line(0) in hidden.stdout                # its own hand
+    own = _initial_hand_line(0).removeprefix("hand: ").split(", ")
+    assert all(name in hidden.stdout for name in own)            # its own hand (drawn with ranks)
     for other in (1, 2):
         assert _initial_hand_line(other) not in hidden.stdout    # never an opponent's
         assert f"seat {other} (random_bot) to move" not in hidden.stdout
@@ -226,3 +304,61 @@ def test_a_human_sees_only_their_own_seat_unless_reveal():
         assert _initial_hand_line(other) in shown.stdout
     unseeded = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", input=answers)
     assert "seed hidden" in unseeded.stdout                      # a drawn seed would give the deal away
+
+
+def test_export_writes_every_stored_record_as_one_json_line_that_replays(results, tmp_path):
+    import io
+
+    from arena.cli.replay import load_record, verify_record
+    from arena.errors import ArenaError
+    from arena.match.referee import RECORD_SCHEMA
+    from arena.report.export import iter_records, write_records
+    from arena.tournament.store import ResultStore
+
+    t, folder = results
+    out = tmp_path / "all.jsonl"
+    res = arena("export", str(folder), "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    lines = out.read_text(encoding="utf-8").splitlines()
+    store = ResultStore(folder)
+    ids = [r.match_id for r in store.iter_results()]
+    assert len(lines) == len(ids) == store.match_count() and f"wrote {len(ids)} match records" in res.stderr
+    records = [json.loads(line) for line in lines]
+    assert [r["match_id"] for r in records] == ids                       # schedule order, none twice
+    for r in records:
+        assert r["schema"] == RECORD_SCHEMA and r == store.get_record(r["match_id"])
+        verify_record(r)                                                   # what arena replay runs
+        assert load_record(out, r["match_id"]) == r                        # arena replay FILE.jsonl ID
+    replayed = arena("replay", str(out), records[-1]["match_id"], "--quiet")
+    assert replayed.returncode == 0 and "replay ok" in replayed.stdout, replayed.stderr
+
+    # filters, standard output, the tournament file as the source
+    buf = io.StringIO()
+    write_records(iter_records(t, game="palace"), buf)
+    palace = buf.getvalue().splitlines()
+    assert palace == [line for line, r in zip(lines, records) if r["game"] == "palace"] and palace
+    with pytest.raises(ArenaError, match="did you mean 'tightwad_heuristic'"):
+        list(iter_records(folder, bot="tightwad_heuristc"))
+    with pytest.raises(ArenaError, match="did you mean 'palace'"):
+        list(iter_records(folder, game="palce"))
+    mine = list(iter_records(folder, bot="tightwad_heuristic"))
+    assert mine and all("tightwad_heuristic" in [b["name"] for b in r["bots"]] for r in mine)
+
+    # docs/records.md documents every field a record has
+    doc = (ROOT / "docs" / "records.md").read_text()
+    for key in records[0]:
+        assert f"| `{key}` |" in doc, key
+    for key in records[0]["decisions"][0]:
+        assert f"| `{key}` |" in doc, key
+
+    # mistakes are one line
+    with pytest.raises(ArenaError, match="no results yet"):
+        list(iter_records(tmp_path))
+    with pytest.raises(ArenaError, match="give a match id"):
+        load_record(out)
+    out.write_text(out.read_text()[:-40] + "\n")  # a cut line
+    with pytest.raises(ArenaError, match="is not JSON") as err:
+        load_record(out, "nope")
+    assert "\n" not in str(err.value)
+    res = arena("export", str(tmp_path / "nowhere"))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1

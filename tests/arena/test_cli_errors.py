@@ -3,6 +3,7 @@ file or value and says what to do, with a non-zero exit; a bug also leaves a cra
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -122,6 +123,49 @@ def test_an_emptied_results_database_is_no_results_not_a_complete_leaderboard(re
     (results / "results.sqlite").write_bytes(b"")
     line = one_line_error(invoke("leaderboard", results), str(results), "no results yet", "arena run")
     assert line.count(str(results)) == 1
+
+
+@pytest.mark.parametrize("loss", ["emptied", "deleted"])
+def test_a_lost_results_database_is_refused_not_replayed(results: Path, played: Path, loss: str) -> None:
+    """A 0-byte or deleted results.sqlite beside the folder's deal-secret and run.log made
+    `arena run` replay the whole tournament and exit 0."""
+    for extra in results.glob("results.sqlite-*"):
+        extra.unlink()
+    db = results / "results.sqlite"
+    db.write_bytes(b"") if loss == "emptied" else db.unlink()
+    path = tournament_for(results, played)
+    for args in (["run", path], ["run", path, "--dry-run"]):
+        line = one_line_error(invoke(*args), str(db), "is empty" if loss == "emptied" else "is missing",
+                              "deal-secret and run.log", "restore results.sqlite", "--fresh")
+        assert invoke(*args).exit_code == 2, line
+    assert (db.stat().st_size == 0) if loss == "emptied" else not db.exists()   # nothing replayed
+
+
+@pytest.mark.slow
+def test_a_lost_results_database_is_replayed_with_fresh(results: Path, played: Path) -> None:
+    for extra in results.glob("results.sqlite-*"):
+        extra.unlink()
+    (results / "results.sqlite").unlink()
+    res = invoke("run", tournament_for(results, played), "--fresh")
+    assert res.exit_code == 0, res.stderr
+    assert _scalar(results, "SELECT COUNT(*) FROM matches") == 6
+
+
+def test_a_database_damaged_in_the_middle_exits_2(results: Path, played: Path) -> None:
+    """Its pages readable at the start, garbage in the middle: exit 1 ("the machine failed"),
+    where the docs say 2 (a damaged database is bad input)."""
+    for extra in results.glob("results.sqlite-*"):
+        extra.unlink()
+    db = results / "results.sqlite"
+    page = _scalar(results, "PRAGMA page_size")
+    root = _scalar(results, "SELECT rootpage FROM sqlite_master WHERE name = 'seats'")
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * page)
+        f.write(b"\xff" * page)
+    for args in (["leaderboard", results], ["matches", results]):
+        res = invoke(*args)
+        line = one_line_error(res, str(db), "is damaged", "restore a copy", "--fresh")
+        assert res.exit_code == 2, line
 
 
 def _rewrite_record(folder: Path, change) -> str:
@@ -331,22 +375,64 @@ def test_a_results_folder_that_cannot_be_created_is_one_line(tmp_path: Path) -> 
                    "give a folder you can write")
 
 
-def test_a_results_folder_on_a_read_only_medium_is_one_line(results: Path, tmp_path: Path) -> None:
-    """Reading it said "not a usable results database ... move it aside"; the file is fine."""
+@contextlib.contextmanager
+def read_only_copy(results: Path, tmp_path: Path, keep_wal: bool):
+    """A copy of the results folder that nobody can write, root included (tests run as root:
+    a read-only tmpfs there, plain permissions otherwise)."""
+    skip = None if keep_wal else shutil.ignore_patterns("results.sqlite-*")
+    if os.geteuid() != 0:
+        copy = tmp_path / "ro" / "results"
+        shutil.copytree(results, copy, ignore=skip)
+        for path in [copy, *copy.rglob("*")]:
+            path.chmod(path.stat().st_mode & ~0o222)
+        try:
+            yield copy
+        finally:
+            for path in [copy, *copy.rglob("*")]:
+                path.chmod(path.stat().st_mode | 0o200)
+        return
     mount = tmp_path / "ro"
     mount.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a read-only tmpfs needs root")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True).returncode:
+    if shutil.which("mount") is None or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
-        shutil.copytree(results, mount / "results", ignore=shutil.ignore_patterns("results.sqlite-*"))
+        shutil.copytree(results, mount / "results", ignore=skip)
         assert subprocess.run(["mount", "-o", "remount,ro", str(mount)], capture_output=True).returncode == 0
-        line = one_line_error(invoke("leaderboard", mount / "results"), str(mount / "results" / "results.sqlite"),
-                              "is not writable", "copy the results folder somewhere writable")
-        assert "move it aside" not in line
+        yield mount / "results"
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("keep_wal", [False, True], ids=["checkpointed", "with-wal"])
+def test_a_finished_folder_on_a_read_only_medium_can_be_viewed(results: Path, tmp_path: Path,
+                                                               keep_wal: bool) -> None:
+    """leaderboard, matches and replay refused it ("its folder is not writable"): they read it
+    and write nothing; the rating cache goes to the user's cache folder."""
+    mid = a_match_id(results)
+    expected = invoke("leaderboard", results).output
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    with read_only_copy(results, tmp_path, keep_wal) as folder:
+        assert (folder / "results.sqlite-wal").exists() == keep_wal
+        before = _listing(folder)
+        for _ in range(2):   # the second from the cache kept elsewhere
+            view = CliRunner().invoke(cli, ["leaderboard", str(folder)], env=env)
+            assert view.exit_code == 0, view.stderr
+            assert view.output == expected.replace(str(results), str(folder))
+        assert list((tmp_path / "cache" / "decktet-arena").glob("*ratings-cache.json.z"))
+        found = CliRunner().invoke(cli, ["matches", str(folder)], env=env)
+        assert found.exit_code == 0 and mid in found.output, found.stderr
+        again = CliRunner().invoke(cli, ["replay", str(folder), mid, "--quiet"], env=env)
+        assert again.exit_code == 0 and "replay ok" in again.output, again.stderr
+        exported = CliRunner().invoke(cli, ["export", str(folder)], env=env)
+        assert exported.exit_code == 0 and mid in exported.output, exported.stderr
+        one_line_error(CliRunner().invoke(cli, ["leaderboard", str(folder), "--format", "html"], env=env),
+                       "cannot write the report", "--format md")
+        assert _listing(folder) == before
 
 
 @pytest.mark.parametrize("obstacle,kind,command", [("leaderboard.html", "dir", "leaderboard"),
@@ -382,6 +468,14 @@ def test_something_in_the_way_in_the_results_folder_is_one_line(results: Path, p
     (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding=maybe"], ["'bidding'", "fix the --option value"]),
     (["play", "divers-weights", RANDOM, RANDOM, "--option", "decision_cap=" + "9" * 23],
      ["'decision_cap'", "at most 10000000", "fix the --option value"]),
+    (["play", "tightwod", RANDOM, RANDOM, RANDOM], ["unknown game 'tightwod'", "did you mean 'tightwad'?",
+                                                   "games: tightwad, divers-weights, palace"]),
+    (["play", "palace", RANDOM], ["palace takes 2 to 10 players, got 1", "give 2 to 10 seats"]),
+    (["play", "tightwad", RANDOM, RANDOM], ["tightwad takes 3 to 10 players, got 2 (bots + --human seats)"]),
+    (["play", "divers-weights", RANDOM, RANDOM, RANDOM, RANDOM, RANDOM], ["takes 2 to 4 players, got 5",
+                                                                       "give 2 to 4 seats"]),
+    (["play", "palace", RANDOM, RANDOM, "--option", "extendd=true"],
+     ["--option extendd", "did you mean 'extended'?", "options: decision_cap, decks, extended, wyrm_variant"]),
     (["play", "divers-weights", RANDOM, RANDOM, "--seed", "-1"], ["--seed", "0<=x<=9223372036854775807"]),
     (["play", "divers-weights", RANDOM, RANDOM, "--seed", str(2**63)], ["--seed"]),
     (["bench", "protocol", "--rounds", "0"], ["--rounds", "1<=x"]),

@@ -90,7 +90,13 @@ def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
         assert float(row["adjusted_place"]) == pytest.approx(want[0], abs=1e-6)
         assert row["adjusted_place_ci95"] == ("" if want[1] is None else f"{want[1]:.6f}")
     first = data["scopes"][0]["standings"][0]
-    cell = f"{first['adjusted_place']:.2f} ± {first['adjusted_place_ci95']:.2f}"
+    if first["adjusted_place_interval"] is None:   # under 5 deals: no interval is claimed
+        assert first["deals"] < 5 and first["adjusted_place_ci95"] is not None
+        cell = f"{first['adjusted_place']:.2f} (too few deals)"
+    else:
+        adj, half, (low, high) = first["adjusted_place"], first["adjusted_place_ci95"], first["adjusted_place_interval"]
+        clipped = low > adj - half + 1e-6 or high < adj + half - 1e-6   # past place 1 or the last place
+        cell = f"{adj:.2f} [{low:.2f}, {high:.2f}]" if clipped else f"{adj:.2f} ± {half:.2f}"
     for text in (run.leaderboard, (results / "leaderboard.md").read_text(),
                  (results / "leaderboard.html").read_text()):
         assert "luck-adjusted" in text and cell in text and "n/a" not in text

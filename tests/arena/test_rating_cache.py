@@ -14,6 +14,18 @@ from arena.tournament.store import ResultRow
 from tests.arena.record_factory import make_record
 
 BOTS = ["a", "b", "c", "d", "e"]
+KEY = rating_cache.key_from_secret("ab" * 32)
+
+
+def _read(cache: Path) -> dict:
+    """The JSON of a cache file (after its HMAC line)."""
+    return json.loads(zlib.decompress(cache.read_bytes()).split(b"\n", 1)[1])
+
+
+def _write(cache: Path, data: dict) -> None:
+    """A cache file of ``data``, sealed with KEY as the arena seals it: only its shape is wrong."""
+    body = json.dumps(data).encode()
+    cache.write_bytes(zlib.compress(rating_cache._mac(KEY, body) + b"\n" + body))
 
 
 def _records(n: int, seed: int = 1) -> list[dict]:
@@ -33,46 +45,46 @@ def test_resumed_report_is_identical_and_rates_only_new_matches(tmp_path: Path,
                                                                 monkeypatch) -> None:
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(120)
-    first = compute_ratings(recs[:80], cache=cache)
-    assert json.loads(zlib.decompress(cache.read_bytes()))["count"] == 80
+    first = compute_ratings(recs[:80], cache=cache, cache_key=KEY)
+    assert _read(cache)["count"] == 80
     assert render_json(first) == render_json(compute_ratings(recs[:80]))
 
     import arena.report.ratings as ratings
     calls = []
     real = ratings._rate
     monkeypatch.setattr(ratings, "_rate", lambda *a: calls.append(1) or real(*a))
-    resumed = compute_ratings(recs, cache=cache)
+    resumed = compute_ratings(recs, cache=cache, cache_key=KEY)
     assert len(calls) == 2 * 40                       # overall + game, new matches only
     assert render_json(resumed) == render_json(compute_ratings(recs))
-    assert json.loads(zlib.decompress(cache.read_bytes()))["count"] == 120
+    assert _read(cache)["count"] == 120
 
 
 def test_only_the_complete_prefix_is_cached(tmp_path: Path) -> None:
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(60)
     gap = recs[:30] + recs[31:]                       # match 30 not played yet
-    report = compute_ratings(gap, cache=cache)
-    assert json.loads(zlib.decompress(cache.read_bytes()))["count"] == 30
+    report = compute_ratings(gap, cache=cache, cache_key=KEY)
+    assert _read(cache)["count"] == 30
     assert render_json(report) == render_json(compute_ratings(gap))
     # The late match arrives: it is rated in its place, not after the cached rows.
-    assert render_json(compute_ratings(recs, cache=cache)) == render_json(compute_ratings(recs))
+    assert render_json(compute_ratings(recs, cache=cache, cache_key=KEY)) == render_json(compute_ratings(recs))
 
 
 def test_stale_foreign_or_broken_cache_is_ignored(tmp_path: Path) -> None:
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(50)
-    compute_ratings(recs, cache=cache)
+    compute_ratings(recs, cache=cache, cache_key=KEY)
     changed = _records(50, seed=2)                    # other results, same match ids
-    assert render_json(compute_ratings(changed, cache=cache)) == render_json(compute_ratings(changed))
+    assert render_json(compute_ratings(changed, cache=cache, cache_key=KEY)) == render_json(compute_ratings(changed))
     other_params = {"sigma": 5.0}
-    assert (render_json(compute_ratings(changed, other_params, cache=cache))
+    assert (render_json(compute_ratings(changed, other_params, cache=cache, cache_key=KEY))
             == render_json(compute_ratings(changed, other_params)))
     for junk in (b"", b"not zlib", zlib.compress(b"[1, 2]"), zlib.compress(b'{"format": 3}'),
                  zlib.compress(json.dumps({"format": rating_cache.FORMAT, "version": 1,
                                            "count": 10, "params": {}, "digest": "x",
                                            "scopes": [], "notable": []}).encode())):
         cache.write_bytes(junk)
-        assert render_json(compute_ratings(recs, cache=cache)) == render_json(compute_ratings(recs))
+        assert render_json(compute_ratings(recs, cache=cache, cache_key=KEY)) == render_json(compute_ratings(recs))
 
 
 def test_a_cache_whose_scopes_have_another_shape_is_ignored(tmp_path: Path) -> None:
@@ -80,8 +92,8 @@ def test_a_cache_whose_scopes_have_another_shape_is_ignored(tmp_path: Path) -> N
     # damaged or from another build: the report is rebuilt, never a crash
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(60)
-    compute_ratings(recs[:40], cache=cache)
-    good = json.loads(zlib.decompress(cache.read_bytes()))
+    compute_ratings(recs[:40], cache=cache, cache_key=KEY)
+    good = _read(cache)
     damage = [
         lambda s: s["deals"].update({b: [[k, 1, 1] for k in v[0]] for b, v in s["deals"].items()}),
         lambda s: s["history"].update({b: v[:2] for b, v in s["history"].items()}),
@@ -92,24 +104,24 @@ def test_a_cache_whose_scopes_have_another_shape_is_ignored(tmp_path: Path) -> N
     for hurt in damage:
         data = json.loads(json.dumps(good))
         hurt(data["scopes"][0])
-        cache.write_bytes(zlib.compress(json.dumps(data).encode()))
-        assert render_json(compute_ratings(recs, cache=cache)) == render_json(compute_ratings(recs))
+        _write(cache, data)
+        assert render_json(compute_ratings(recs, cache=cache, cache_key=KEY)) == render_json(compute_ratings(recs))
 
 
 def test_an_unwritable_cache_place_is_no_error(tmp_path: Path) -> None:
     recs = _records(10)
     missing = tmp_path / "no" / "such" / rating_cache.FILE_NAME
-    assert render_json(compute_ratings(recs, cache=missing)) == render_json(compute_ratings(recs))
+    assert render_json(compute_ratings(recs, cache=missing, cache_key=KEY)) == render_json(compute_ratings(recs))
 
 
 def test_a_cache_that_inflates_beyond_the_limit_is_ignored(tmp_path: Path, monkeypatch) -> None:
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(20)
-    compute_ratings(recs, cache=cache)
+    compute_ratings(recs, cache=cache, cache_key=KEY)
     rows = [ResultRow.from_record(r) for r in recs]
-    assert rating_cache.load(cache, RatingParams.from_dict(None), rows) is not None
+    assert rating_cache.load(cache, RatingParams.from_dict(None), rows, KEY) is not None
     monkeypatch.setattr(rating_cache, "MAX_BYTES", 100)   # stands in for a zip bomb
-    assert rating_cache.load(cache, RatingParams.from_dict(None), rows) is None
+    assert rating_cache.load(cache, RatingParams.from_dict(None), rows, KEY) is None
 
 
 def test_a_history_text_that_does_not_fit_its_history_is_rebuilt(tmp_path: Path) -> None:
@@ -118,8 +130,8 @@ def test_a_history_text_that_does_not_fit_its_history_is_rebuilt(tmp_path: Path)
     # point is not used: leaderboard.json is what a build without the cache writes.
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(60)
-    compute_ratings(recs[:40], cache=cache)
-    good = json.loads(zlib.decompress(cache.read_bytes()))
+    compute_ratings(recs[:40], cache=cache, cache_key=KEY)
+    good = _read(cache)
     history = good["scopes"][0]["history"]
     assert all(len(v) == 4 and v[3].startswith("[[") for v in history.values())
     a, b = sorted(history)[:2]
@@ -135,8 +147,8 @@ def test_a_history_text_that_does_not_fit_its_history_is_rebuilt(tmp_path: Path)
     for hurt in damage:
         data = json.loads(json.dumps(good))
         hurt(data["scopes"][0]["history"])
-        cache.write_bytes(zlib.compress(json.dumps(data).encode()))
-        assert render_json(compute_ratings(recs, cache=cache)) == expected
+        _write(cache, data)
+        assert render_json(compute_ratings(recs, cache=cache, cache_key=KEY)) == expected
 
 
 def test_history_text_grows_with_its_points() -> None:
@@ -162,13 +174,65 @@ def test_rows_from_a_store_are_known_by_their_checked_digests(tmp_path: Path) ->
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(40)
     rows = [replace(ResultRow.from_record(r), digest=f"{i:064x}") for i, r in enumerate(recs)]
-    compute_ratings(rows, cache=cache)
+    compute_ratings(rows, cache=cache, cache_key=KEY)
     params = RatingParams.from_dict(None)
-    assert rating_cache.load(cache, params, rows) is not None
+    assert rating_cache.load(cache, params, rows, KEY) is not None
     other = _records(40, seed=2)
     changed = rows[:7] + [replace(ResultRow.from_record(other[7]), digest="f" * 64)] + rows[8:]
-    assert rating_cache.load(cache, params, changed) is None
-    assert render_json(compute_ratings(changed, cache=cache)) == render_json(compute_ratings(changed))
+    assert rating_cache.load(cache, params, changed, KEY) is None
+    assert render_json(compute_ratings(changed, cache=cache, cache_key=KEY)) == render_json(compute_ratings(changed))
     swapped = rows[:3] + [replace(rows[4], index=3), replace(rows[3], index=4)] + rows[5:]
     assert rating_cache.complete_prefix(swapped) == 40
-    assert rating_cache.load(cache, params, swapped) is None
+    assert rating_cache.load(cache, params, swapped, KEY) is None
+
+
+def _forge(cache: Path, bot: str) -> None:
+    """What a hand-edit does: ``bot`` rated far ahead in every scope, the rows' digest and
+    everything else of the file kept (as the arena wrote it, HMAC line included if any)."""
+    text = zlib.decompress(cache.read_bytes())
+    head, body = (b"", text) if text.startswith(b"{") else text.split(b"\n", 1)
+    data = json.loads(body)
+    for scope in data["scopes"]:
+        if bot in scope["ratings"]:
+            scope["ratings"][bot] = [100.0, 0.5]
+    body = json.dumps(data, separators=(",", ":")).encode()
+    cache.write_bytes(zlib.compress(head + (b"\n" if head else b"") + body))
+
+
+def test_an_edited_cache_does_not_verify_and_the_ratings_are_recomputed(tmp_path: Path, caplog) -> None:
+    cache = tmp_path / rating_cache.FILE_NAME
+    recs = _records(60)
+    honest = compute_ratings(recs, cache=cache, cache_key=KEY)
+    last = honest.scopes[0].standings[-1].name
+    _forge(cache, last)
+    with caplog.at_level("WARNING"):
+        report = compute_ratings(recs, cache=cache, cache_key=KEY)
+    assert report.scopes[0].standings[0].name != last
+    assert render_json(report) == render_json(honest)
+    assert "does not verify" in caplog.text
+    # nor does a cache sealed for another folder's secret
+    other = rating_cache.key_from_secret("cd" * 32)
+    assert rating_cache.load(cache, RatingParams.from_dict(None), [ResultRow.from_record(r) for r in recs],
+                             other) is None
+
+
+def test_a_forged_cache_in_a_results_folder_cannot_reorder_the_leaderboard(tmp_path: Path) -> None:
+    # End to end: the leaderboard of a results folder, its cache edited by hand (the last bot
+    # made first, the rows' digest untouched), is the leaderboard of the stored matches.
+    from arena.report.standings import load_report
+    from arena.tournament.store import ResultStore
+
+    folder = tmp_path / "results"
+    store = ResultStore(folder)
+    store.init_tournament("t", {"name": "t"}, [])
+    for rec in _records(40):
+        store.record_match(rec)
+    store.close()
+    honest, _ = load_report(folder)
+    cache = folder / rating_cache.FILE_NAME
+    assert cache.is_file()
+    last = honest.scopes[0].standings[-1].name
+    _forge(cache, last)
+    again, _ = load_report(folder)
+    assert again.scopes[0].standings[0].name != last
+    assert render_json(again) == render_json(honest)

@@ -227,12 +227,84 @@ def test_to_json_shape_is_stable() -> None:
                            "head_to_head"]
     assert list(scope["standings"][0]) == [
         "rank", "bot", "mu", "sigma", "conservative", "matches", "mean_place", "mean_place_ci95",
-        "adjusted_place", "adjusted_place_ci95", "firsts", "unrated", "faults_total", "faults", "history"]
+        "adjusted_place", "adjusted_place_ci95", "deals", "worst_place", "mean_place_interval",
+        "adjusted_place_interval", "shared_rank", "tied", "firsts", "unrated", "faults_total", "faults", "history"]
     assert list(scope["head_to_head"][0]) == ["bot", "opponent", "above", "below", "tied",
                                               "share", "ci95"]
     assert list(data["notable"][0]) == ["match_id", "index", "game", "reason", "seat", "bot",
                                         "detail"]
     assert json.loads(json.dumps(data)) == data
+
+
+def _dealt(deals: int, places: dict[str, list[int]], players: int = 4) -> list:
+    """``deals`` deals of one rotation each; ``places[bot][d]``: its 0-based place in deal d."""
+    bots = sorted(places)
+    return [make_record(d, bots, [places[b][d] for b in bots],
+                        match_id=f"tightwad/p{players}/d{d:02d}/r0/{d:016x}") for d in range(deals)]
+
+
+def test_an_interval_from_too_few_deals_is_not_claimed() -> None:
+    from arena.report.leaderboard import format_mean_place, render_terminal
+
+    # two deals with the same place: a t interval would say "2.00 ± 0.00"; two that differ,
+    # "2.50 ± 6.35" on a 1-4 scale
+    report = compute_ratings(_dealt(2, {"a": [1, 1], "b": [0, 3], "c": [2, 0], "d": [3, 2]}))
+    by = {s.name: s for s in report.scope("tightwad").standings}
+    assert by["a"].deals == 2 and by["a"].mean_place_ci95 == 0.0 and by["a"].mean_place_interval is None
+    assert format_mean_place(by["a"]) == "2.00 (too few deals)"
+    assert format_mean_place(by["b"]) == "2.50 (too few deals)" and by["b"].mean_place_ci95 > 6
+    text = render_terminal(report)
+    assert "± 0.00" not in text and "too few deals" in text
+    data = report.to_json()["scopes"][1]["standings"]
+    assert all(s["mean_place_interval"] is None and s["deals"] == 2 and s["worst_place"] == 4 for s in data)
+
+
+def test_an_interval_is_clipped_to_the_places_1_to_the_table_size() -> None:
+    from arena.report.leaderboard import format_mean_place
+
+    # a is first in 5 of 6 deals and last once: mean 1.5, half-width ~1.3 -> from 0.2 unclipped
+    report = compute_ratings(_dealt(6, {"a": [0, 0, 0, 0, 0, 3], "b": [1, 1, 1, 1, 1, 0],
+                                        "c": [2, 2, 2, 2, 2, 1], "d": [3, 3, 3, 3, 3, 2]}))
+    a = next(s for s in report.scope("tightwad").standings if s.name == "a")
+    low, high = a.mean_place_interval
+    assert a.mean_place - a.mean_place_ci95 < 1 and low == 1.0 and high == pytest.approx(1.5 + a.mean_place_ci95)
+    assert format_mean_place(a) == f"1.50 [1.00, {high:.2f}]"
+    assert all(1 <= s.mean_place_interval[0] <= s.mean_place_interval[1] <= 4
+               for s in report.scope("tightwad").standings)
+
+
+def test_tied_bots_share_a_marked_rank() -> None:
+    from arena.report.leaderboard import render_markdown, render_terminal
+
+    # b, c and d each beat a fresh opponent once (x, y, z): identical ratings, pair by pair
+    recs = [make_record(i, [w, l], [0, 1], game="divers-weights",
+                        match_id=f"divers-weights/p2/d{i:02d}/r0/{i:016x}") for i, (w, l) in enumerate(
+                            [("b", "x"), ("c", "y"), ("d", "z")])]
+    report = compute_ratings(recs)
+    scope = report.scope("divers-weights")
+    assert [(s.name, s.rank, s.rank_label) for s in scope.standings] == [
+        ("b", 1, "=1"), ("c", 2, "=1"), ("d", 3, "=1"), ("x", 4, "=4"), ("y", 5, "=4"), ("z", 6, "=4")]
+    for text in (render_terminal(report), render_markdown(report)):
+        assert "=1" in text and "=4" in text and "tied at rank" in text
+    row = report.to_json()["scopes"][1]["standings"][2]
+    assert (row["rank"], row["shared_rank"], row["tied"]) == (3, 1, True)   # rank keeps its meaning
+    untied = compute_ratings(recs[:1] + [make_record(5, ["c", "b"], [0, 1], game="divers-weights",
+                                                     match_id="divers-weights/p2/d05/r0/5")])
+    assert not any(s.tied for s in untied.scope("divers-weights").standings)
+
+
+def test_a_single_game_is_not_repeated_as_overall() -> None:
+    from arena.report.html_report import render_html
+    from arena.report.leaderboard import render_markdown, render_terminal
+
+    one = compute_ratings(_dealt(2, {"a": [0, 1], "b": [1, 0], "c": [2, 2], "d": [3, 3]}))
+    assert [s.scope for s in one.scopes] == [OVERALL, "tightwad"]   # the JSON keeps both
+    assert "Overall" not in render_terminal(one) and "Tightwad\n" in render_terminal(one)
+    assert "## Overall" not in render_markdown(one) and "## Tightwad" in render_markdown(one)
+    assert "Overall" not in render_html(one)
+    two = compute_ratings(_dealt(2, {"a": [0, 1], "b": [1, 0], "c": [2, 2], "d": [3, 3]}) + [
+        make_record(9, ["a", "b"], [0, 1], game="divers-weights", match_id="divers-weights/p2/d00/r0/9")])
+    assert "Overall" in render_terminal(two) and "## Overall" in render_markdown(two)
 
 
 def test_standings_sorted_by_conservative_then_name() -> None:
@@ -334,7 +406,7 @@ def test_leaderboards_show_the_mean_place_with_its_interval() -> None:
     from arena.report.leaderboard import render_csv, render_json, render_markdown
 
     recs = []
-    for i in range(12):                      # 4 deals x 3 rotations, ids as the schedule gives them
+    for i in range(18):                      # 6 deals x 3 rotations, ids as the schedule gives them
         deal, rot = divmod(i, 3)
         order = {"alpha": 0, "bravo": 1 + deal % 2, "charlie": 2 - deal % 2}   # 0-based places
         bots = ["alpha", "bravo", "charlie"][rot:] + ["alpha", "bravo", "charlie"][:rot]
@@ -346,10 +418,12 @@ def test_leaderboards_show_the_mean_place_with_its_interval() -> None:
     # charlie is 3rd (1-based) on even deals, 2nd on odd ones: three seats per deal
     assert by["charlie"].mean_place == 2.5
     assert by["charlie"].mean_place_ci95 == pytest.approx(
-        mean_place_interval([(9, 3), (6, 3), (9, 3), (6, 3)]))
-    assert by["charlie"].mean_place_ci95 == pytest.approx(3.182 * (1 / 3) ** 0.5 / 2)  # sd of 3,2,3,2
+        mean_place_interval([(9, 3), (6, 3)] * 3))
+    assert by["charlie"].mean_place_ci95 == pytest.approx(2.571 * (0.3 / 6) ** 0.5)  # sd of 3,2,3,2,3,2
     md = render_markdown(report)
-    assert f"2.50 ± {by['charlie'].mean_place_ci95:.2f}" in md and "95% interval" in md
+    half = by["charlie"].mean_place_ci95        # 2.50 ± 0.57 would reach 3.07 at a table of 3
+    assert f"2.50 [{2.5 - half:.2f}, 3.00]" in md and "95% interval" in md
+    assert "1.00 (same in all 6 deals)" in md and "± 0.00" not in md   # never a certain-looking ± 0
     data = json.loads(render_json(report))
     assert {s["bot"]: s["mean_place_ci95"] for s in data["scopes"][0]["standings"]}["alpha"] == 0.0
     header, *rows = render_csv(report).splitlines()

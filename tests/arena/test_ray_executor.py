@@ -20,7 +20,6 @@ import tempfile
 import threading
 import time
 import zlib
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -142,6 +141,23 @@ def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_li
     other.close()
 
 
+def test_a_node_whose_best_sandbox_level_is_not_safe_refuses_untrusted_bots_in_one_line(tmp_path, monkeypatch):
+    """Each node detects its own level: one without bubblewrap or Landlock must not play
+    untrusted bots at a weaker level because the driver's machine had a safe one."""
+    tournament = load_tournament(write_tournament(tmp_path, "unsafe", deals=1))
+    entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
+    monkeypatch.setenv("SANDBOX_LEVEL", "rlimits")  # what auto gives on this node: limits only
+    untrusted = BotWorker(pack_bots(entries), {**_settings(tournament), "trust_bots": False})
+    err = untrusted.ready()["error"]
+    untrusted.close()
+    assert err and "no sandbox level safe for untrusted bots on this node" in err and "rlimits" in err
+    assert "install bubblewrap" in err and "\n" not in err
+    trusted = BotWorker(pack_bots(entries), {**_settings(tournament), "trust_bots": True})
+    info = trusted.ready()
+    trusted.close()
+    assert info["error"] is None and info["sandbox"] == "rlimits"
+
+
 def test_executor_ray_without_ray_installed_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
     path = write_tournament(tmp_path, "noray", deals=1)
     monkeypatch.setitem(sys.modules, "ray", None)  # what find_spec sees when Ray is not installed
@@ -166,10 +182,20 @@ def test_an_unreachable_ray_address_fails_fast_in_one_line():
         srv.listen(1)
         port = srv.getsockname()[1]
         _check_reachable(f"127.0.0.1:{port}")  # someone listens: fine
-    t0 = time.monotonic()
-    with pytest.raises(ArenaError, match=f"cannot reach Ray at 127.0.0.1:{port}: .*--ray-address"):
-        _check_reachable(f"127.0.0.1:{port}")
-    assert time.monotonic() - t0 < 6
+    tries: list[float] = []
+    real = socket.create_connection
+
+    def counted(address, timeout=None, *a, **kw):
+        tries.append(timeout)
+        return real(address, timeout, *a, **kw)
+
+    socket.create_connection = counted
+    try:
+        with pytest.raises(ArenaError, match=f"cannot reach Ray at 127.0.0.1:{port}: .*--ray-address"):
+            _check_reachable(f"127.0.0.1:{port}")
+    finally:
+        socket.create_connection = real
+    assert len(tries) == 1 and tries[0] is not None and tries[0] <= 5   # one bounded try, no retries
     _check_reachable("auto")  # left to Ray
     _check_reachable(None)
 
@@ -269,8 +295,11 @@ def _worker_pids(root: int) -> dict[int, int]:
     return found
 
 
-def _log_time(line: str) -> float:
-    return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+def _done_before(log: str, line: str) -> int:
+    """How many matches run.log shows done before ``line``: a death noticed at once comes
+    before the matches still being played (counts, not clock times, on a busy machine)."""
+    lines = log.splitlines()
+    return sum(" done (" in ln for ln in lines[:lines.index(line)])
 
 
 @pytest.mark.slow
@@ -289,7 +318,7 @@ def test_a_worker_killed_mid_match_is_replaced_and_the_run_equals_a_local_run(tm
                 for pid in _worker_pids(os.getpid()):   # the ray fixture's instance is ours
                     if own.descendants(pid):            # its bots are running: it is in a match
                         os.kill(pid, signal.SIGKILL)    # as the OOM killer would
-                        killed.append((pid, time.time()))
+                        killed.append((pid, _count(results)))
                         return
             time.sleep(0.02)
 
@@ -307,7 +336,7 @@ def test_a_worker_killed_mid_match_is_replaced_and_the_run_equals_a_local_run(tm
     log = (results / "run.log").read_text()
     died = [ln for ln in log.splitlines() if " died: " in ln and "matches in flight go back" in ln]
     assert len(died) == 1, died
-    assert _log_time(died[0]) - killed[0][1] < 5   # noticed at once (generous for a busy machine)
+    assert _done_before(log, died[0]) <= killed[0][1] + 1   # noticed at once, not at the end
     assert "playing it again (try 2 of 3)" in log
     assert log.count("ray: worker 2 starts in place of worker") == 1
     assert log.count("ray: worker 2 ready") == 1
@@ -352,7 +381,7 @@ def test_a_worker_that_dies_between_matches_is_noticed_and_replaced(tmp_path, ra
                 idle = next(pid for pid in pids if pid not in playing)
                 if f"pid {idle}, sandbox" in (results / "run.log").read_text():  # it is ready, not starting
                     os.kill(idle, signal.SIGKILL)
-                    killed.append((idle, time.time()))
+                    killed.append((idle, _count(results) if (results / "results.sqlite").exists() else 0))
             time.sleep(0.02)
 
     killer = threading.Thread(target=kill_the_idle_worker)
@@ -365,7 +394,7 @@ def test_a_worker_that_dies_between_matches_is_noticed_and_replaced(tmp_path, ra
     log = (results / "run.log").read_text()
     died = [ln for ln in log.splitlines() if f"pid {killed[0][0]}) died: " in ln]
     assert len(died) == 1 and died[0].endswith("it had no match in flight"), died
-    assert _log_time(died[0]) - killed[0][1] < 5
+    assert _done_before(log, died[0]) <= min(killed[0][1] + 1, 1)   # noticed while the other match played
     assert f"ray: worker 2 starts in place of worker {died[0].split('ray: worker ')[1].split()[0]}" in log
     assert "playing it again" not in log
 
@@ -435,12 +464,10 @@ def test_a_run_whose_cluster_loses_every_worker_stops_in_one_line(tmp_path, ray,
 
     killer = threading.Thread(target=lose_the_worker)
     killer.start()
-    t0 = time.monotonic()
     try:
-        summary = run_file(path, executor="ray")
+        summary = run_file(path, executor="ray")   # returns (the message below says why), not waits for ever
         killer.join()
         assert killed, "the worker was not killed"
-        assert time.monotonic() - t0 < 90
         assert ray.get(hogs[1].ready.remote(), timeout=60) == "ready"  # it took the freed CPU (an actor can take 10 s to start on a busy machine)
     finally:
         for h in hogs:

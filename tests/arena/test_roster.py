@@ -114,3 +114,35 @@ def test_symlinked_bot_keeps_its_own_name_and_path(project: Path) -> None:
     bots = {b.name: b for b in roster(project, "[bots/*.py]")}
     assert bots["alias"].path == project / "bots" / "alias.py"
     assert bots["alias"].sha256 == bots["random_bot"].sha256
+
+
+@pytest.mark.parametrize("entry", ["/bin/true", "{path: /bin/true, name: truth}", "/usr/bin/tru*"])
+def test_a_system_program_is_no_bot(project: Path, entry: str) -> None:
+    # /bin/true exits at once and speaks no protocol: refused in one line, not played
+    with pytest.raises(ConfigError) as err:
+        roster(project, f"[bots/random_bot.py, bots/greedy_bot.py, {entry!s}]")
+    text = str(err.value)
+    assert len(text.splitlines()) == 1
+    assert "true" in text and "program of the system" in text and "leave this out" in text
+
+
+def test_a_link_to_a_system_program_is_no_bot(project: Path) -> None:
+    (project / "bots" / "envbot").symlink_to("/usr/bin/env")
+    with pytest.raises(RosterError, match="program of the system .*/usr/bin/env"):
+        bot_entry("bots/envbot")
+    with pytest.raises(RosterError, match="program of the system"):
+        bot_entry("/bin/true")
+    with pytest.raises(ConfigError, match="program of the system"):
+        roster(project, "['bots/*']")
+
+
+def test_arena_check_and_play_refuse_a_system_program_in_one_line(project: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    for args in (["check", "/bin/true"], ["play", "tightwad", "/bin/true", "builtin:random", "builtin:random"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "/bin/true is a program of the system" in lines[0], result.stderr

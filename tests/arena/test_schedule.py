@@ -330,3 +330,71 @@ def test_secret_deals_need_the_secret_and_come_only_from_it() -> None:
     for m in one:
         by_deal[(m.game, m.players, m.deal)].add(m.deal_seed)
     assert all(len(seeds) == 1 for seeds in by_deal.values())
+
+
+# ---- gauntlet -------------------------------------------------------------------
+
+
+def gauntlet(players: list[int], gauntlet_bots: list[str], deals: int = 2, **extra: Any) -> Tournament:
+    return tournament([{"id": "palace", "players": players, "deals": deals, "schedule": "gauntlet",
+                        "gauntlet": gauntlet_bots, **extra}])
+
+
+def test_a_gauntlet_is_the_round_robins_matches_with_exactly_one_gauntlet_bot() -> None:
+    field = bots(6)
+    g = build_schedule(gauntlet([2, 3], ["bot02", "bot05"]), field)
+    rr = build_schedule(tournament([{"id": "palace", "players": [2, 3], "deals": 2}]), field)
+    chosen = {"bot02", "bot05"}
+    # same ids (and so the same deals and seating): a round robin turned gauntlet keeps what it played
+    assert {m.match_id for m in g} == {m.match_id for m in rr if len(chosen & set(m.bots)) == 1}
+    by_id = {m.match_id: m for m in rr}
+    for m in g:
+        assert (m.bots, m.deal_seed, m.match_seed) == (by_id[m.match_id].bots, by_id[m.match_id].deal_seed,
+                                                       by_id[m.match_id].match_seed)
+    assert len(g) == sum(2 * math.comb(4, p - 1) * 2 * p for p in (2, 3)) == 2 * 4 * 2 * 2 + 2 * 6 * 2 * 3
+    assert [m.index for m in g] == list(range(len(g)))
+    # each gauntlet bot meets every group of the field once, holding every hand of each deal once
+    for p in (2, 3):
+        for bot in chosen:
+            groups = Counter(frozenset(ms[0].bots) - {bot} for (_, q, _), ms in groups_of(g).items()
+                             if q == p and bot in ms[0].bots)
+            others = [b.name for b in field if b.name not in chosen]
+            assert set(groups) == {frozenset(c) for c in itertools.combinations(others, p - 1)}
+            assert set(groups.values()) == {1}
+    for ms in groups_of(g).values():
+        assert len(ms) == 2 * ms[0].players
+        for d in (0, 1):
+            seats = [m.bots for m in ms if m.deal == d]
+            for s in range(ms[0].players):
+                assert sorted(b[s] for b in seats) == sorted(ms[0].bots)
+
+
+def test_a_gauntlet_entry_leaves_the_other_entries_and_the_stored_config_alone() -> None:
+    plain = tournament(SPRING_GAMES)
+    mixed = tournament(SPRING_GAMES + [{"id": "tightwad", "label": "tw-gauntlet", "players": 3, "deals": 1,
+                                        "schedule": "gauntlet", "gauntlet": ["bot00"]}])
+    a = build_schedule(plain, bots(5))
+    b = [m for m in build_schedule(mixed, bots(5)) if not m.match_id.startswith("tw-gauntlet/")]
+    assert [(m.match_id, m.bots, m.deal_seed, m.match_seed) for m in a] == \
+        [(m.match_id, m.bots, m.deal_seed, m.match_seed) for m in b]
+    assert "gauntlet" not in json.dumps(plain.model_dump())
+
+
+@pytest.mark.parametrize("entry,where,says", [
+    ({"gauntlet": ["bot00"]}, "games[0].gauntlet", "only applies to a gauntlet schedule"),
+    ({"schedule": "gauntlet"}, "games[0].gauntlet", "add e.g. gauntlet: [mybot]"),
+    ({"schedule": "gauntlet", "gauntlet": []}, "games[0].gauntlet", "one or more bot names"),
+    ({"schedule": "gauntlet", "gauntlet": ["bot00", "bot00"]}, "games[0].gauntlet[1]", "listed twice"),
+    ({"schedule": "gauntlet", "gauntlet": ["botO1"]}, "games[0].gauntlet[0]", "did you mean 'bot01'?"),
+    ({"schedule": "gauntlet", "gauntlet": ["bot00", "bot01", "bot02"]}, "games[0].gauntlet",
+     "needs a field of at least 2 bots"),
+    ({"schedule": "gauntlet", "gauntlet": ["bot00"], "deals": 100}, "games[0].schedule",
+     "more than max_matches 2000"),
+    ({"schedule": "gantlet"}, "games[0].schedule", "did you mean 'gauntlet'?"),
+])
+def test_gauntlet_mistakes_are_one_line_naming_the_field(entry: dict, where: str, says: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        t = tournament([{"id": "tightwad", "players": 3, "deals": 2, **entry}])
+        check_schedule(t, bots(4) if "deals" not in entry else bots(40))
+    text = str(err.value)
+    assert f"{where}:" in text and says in text and "\n" not in text

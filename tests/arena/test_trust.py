@@ -16,7 +16,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -139,15 +138,18 @@ def test_a_killed_worker_is_replaced_and_its_match_played_again(tmp_path):
     workers = children(proc.pid)
     assert len(workers) >= 2, workers
     os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
-    killed_at = time.time()
+    stored_at_kill = count_stored(results)
     gate.unlink()
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     data = board(results)
     assert data["complete"] and data["scheduled"] == data["counted"] == 24
-    line = next(ln for ln in (results / "run.log").read_text().splitlines() if "died (killed by signal 9)" in ln)
-    noticed_at = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
-    assert noticed_at - killed_at < 5  # polled every 0.25 s; generous for a busy machine
+    lines = (results / "run.log").read_text().splitlines()
+    died = next(i for i, ln in enumerate(lines) if "died (killed by signal 9)" in ln)
+    # noticed at once (its sentinel wakes the pool), not at the end: at most the other
+    # worker's slowed match can have finished between the kill and the notice
+    done_before = sum(" done (" in ln for ln in lines[:died])
+    assert done_before <= stored_at_kill + 1 < data["counted"], (done_before, stored_at_kill)
 
 
 def test_a_match_that_kills_its_worker_every_time_is_given_up_and_the_run_fails(tmp_path):
@@ -288,6 +290,22 @@ def test_a_bot_whose_file_left_a_glob_roster_is_named_not_quietly_dropped(tmp_pa
     assert again.returncode == 0 and "since the last run" not in again.stderr
 
 
+def test_bot_files_dropped_into_a_globbed_folder_are_announced_with_the_new_match_count(tmp_path):
+    b = tmp_path / "b"
+    make_bot(b, "a"), make_bot(b, "c", tag="c")
+    path = tour(tmp_path, [b / "*.py"])
+    assert arena("run", str(path)).returncode == 0          # 1 pair, 2 seatings: 2 matches
+    make_bot(b, "d", tag="d"), make_bot(b, "e", tag="e")     # experiments dropped into the folder
+    news = "since the last run: bots d, e joined; 12 matches scheduled, was 2 (6.0x)"
+    plan = arena("run", str(path), "--dry-run")              # said before anything is played
+    assert plan.returncode == 0 and news in plan.stdout.splitlines(), plan.stdout
+    res = arena("run", str(path))
+    assert res.returncode == 0, res.stderr
+    lines = res.stderr.splitlines()
+    assert "arena: " + news in lines
+    assert "10 matches played now, 2 before" in res.stdout, res.stdout
+
+
 @pytest.mark.parametrize("change", ["seed", "option"])
 def test_a_changed_seed_or_option_replays_every_match(tmp_path, change):
     # The seed draws public deals (with secret deals, the default, it only draws groups
@@ -396,7 +414,10 @@ def test_the_lock_is_held_in_this_process_too(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path, sig):
+    # SIGHUP: a closed terminal or a dropped ssh connection, handled as SIGTERM (it ended the
+    # run with exit 129, no message and no resume hint)
     gate = tmp_path / "gate"
     bots = [make_bot(tmp_path / "b", n, SLOW, tag=n) for n in ("s1", "s2")] + [gated_bot(tmp_path / "b", "s3", gate)]
     path = tour(tmp_path, bots, deals=4, workers=2)
@@ -407,10 +428,11 @@ def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path):
     time.sleep(0.5)  # matches finishing now were nearly done at the gate; the rest are slowed
     assert proc.poll() is None, "the run ended before the test could stop it"
     workers = children(proc.pid)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert f"resume with: arena run {path}" in err
+    assert "resume with" in (results / "run.log").read_text()  # also there when the terminal is gone
     time.sleep(0.5)
     assert not [w for w in workers if Path(f"/proc/{w}").exists()
                 and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1][:3]]

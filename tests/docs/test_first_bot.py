@@ -63,6 +63,8 @@ def test_tutorial_has_every_step() -> None:
         assert command in runs
     first_bot = next(body for k, p, _, body in steps if p == "bots/my_bot.py")
     assert "from botkit import run" in first_bot
+    for game in ("tightwad", "divers-weights", "palace"):   # the search bot keeps its budget in each
+        assert f"arena play {game} bots/search_bot.py" in runs, game
 
 
 @pytest.mark.slow
@@ -88,6 +90,9 @@ def test_tutorial_as_written(tmp_path: Path) -> None:
                 out = subprocess.run([sys.executable, "-m", "arena", *argv[1:]], cwd=tmp_path, env=env,
                                      capture_output=True, text=True, encoding="utf-8", timeout=300)
                 assert out.returncode == 0, f"`{line}` exited {out.returncode}\n{out.stdout}\n{out.stderr}"
+                if argv[1] == "play":   # no seat faulted (a timeout is a fault): the fault column is empty
+                    rows = [r for r in out.stdout.splitlines() if re.match(r"\s+\d+\s+\S+\s+\d+\s+-?\d+", r)]
+                    assert rows and all(len(r.split()) == 4 for r in rows), f"`{line}`: a fault\n{out.stdout}"
                 last = (line, out.stdout)
         else:
             assert lang == "text" and last is not None, "an output block follows a run block"

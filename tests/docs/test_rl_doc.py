@@ -33,6 +33,12 @@ def test_the_training_command_trains_measures_and_exports(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "linear policy vs random, 20 games: win rate" in res.stdout
     assert "random vs random, 20 games" in res.stdout
+    # a long training is never silent: counts with totals on stderr, first and last at least
+    lines = res.stderr.splitlines()
+    for what, total in (("train", 40), ("evaluate linear policy", 20), ("evaluate random", 20)):
+        assert f"{what}: 0 of {total} games" in lines, res.stderr
+        assert any(ln.startswith(f"{what}: {total} of {total} games (100%), ") for ln in lines), res.stderr
+    assert "games" not in res.stdout.split("trained on")[0]      # stdout: the results only
     policy, bot = tmp_path / "tightwad3-policy.json", tmp_path / "tightwad3-bot.py"
     again = subprocess.run([sys.executable, "-m", "arena", "export-bot", str(policy), "-o", str(tmp_path / "b.py"),
                             "--name", "linear-tightwad"], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -183,10 +183,10 @@ def test_memory_2gib(run, lvl):
 @pytest.mark.parametrize("lvl", BOTH)
 def test_cpu_loop_main_thread(run, lvl):
     r = run("cpu_main.py", lvl, limits=Limits(cpu_s=2))
-    t0 = time.monotonic()
-    f = r.fault(timeout=120)     # a deadline far off: on a busy machine 2 s of CPU take long
+    f = r.fault(timeout=600)     # a deadline far off: on a busy machine 2 s of CPU take long
+    # RESOURCE/cpu, not TIMEOUT: the CPU budget stopped it, not the (far) deadline
     assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
-    assert f.extra["cpu_s"] >= 2.0 and time.monotonic() - t0 < 60   # well before the deadline
+    assert f.extra["cpu_s"] >= 2.0
 
 
 @pytest.mark.slow
@@ -195,32 +195,32 @@ def test_cpu_loop_main_thread(run, lvl):
 def test_cpu_loop_while_answering(run, lvl, bot):
     r = run(bot, lvl, limits=Limits(cpu_s=2))
     assert r.ask() == b"ok"
-    t0 = time.monotonic()
+    asked = 0
     with pytest.raises(BotFault) as ei:
-        while time.monotonic() - t0 < 120:
-            r.ask(b"again", timeout=120)
+        for asked in range(1, 2401):     # 2 s of CPU in 0.05 s naps: far fewer asks (hang guard)
+            r.ask(b"again", timeout=600)
             time.sleep(0.05)
     f = ei.value
+    # RESOURCE/cpu, not TIMEOUT: the CPU budget stopped it while it answered in time
     assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
-    assert f.extra["cpu_s"] >= 2.0 and time.monotonic() - t0 < 60   # well before the deadline
+    assert f.extra["cpu_s"] >= 2.0 and asked < 2400
 
 
 # ---------------------------------------------------------------- time
 
 @pytest.mark.parametrize("lvl", BOTH)
 def test_sleep_past_deadline_is_cut_at_the_deadline(run, lvl):
-    # it answers 2 s after the request: long after the deadline, even on a busy machine
-    r = run("sleeper.py", lvl, env={"HOSTILE_SLEEP": "2"})
+    # it would answer 300 s after the request: a read that waited for the answer would
+    # get "late" back; one cut at the deadline faults and kills the bot while it sleeps
+    r = run("sleeper.py", lvl, env={"HOSTILE_SLEEP": "300"})
     r.proc.send_line(b"go", time.monotonic() + 5)
     deadline = time.monotonic() + 0.3
     with pytest.raises(BotFault) as ei:
         r.proc.read_line(deadline)
-    late = time.monotonic() - deadline            # (includes killing the bot's tree)
     assert ei.value.kind == FaultKind.TIMEOUT
     assert ei.value.detail.startswith("no answer before the deadline"), ei.value.detail
-    assert 0 <= late < 1.5, late                 # enforced at the deadline, not when the answer came
-    time.sleep(2)                                # the late answer would be here by now...
-    with pytest.raises(BotFault) as again:       # ...but the bot is dead and stays faulted
+    assert not r.proc.alive()                    # killed at the deadline, its answer never written
+    with pytest.raises(BotFault) as again:       # the bot is dead and stays faulted
         r.proc.read_line(time.monotonic() + 1)
     assert again.value.kind == FaultKind.TIMEOUT
 
@@ -243,22 +243,26 @@ def test_half_line_then_silence(run, lvl):
 def test_never_reads_stdin_cannot_block_writes(run, lvl):
     r = run("no_stdin.py", lvl)
     deadline = time.monotonic() + 0.5
+    sent = 0
     with pytest.raises(BotFault) as ei:
         for _ in range(100):                     # 6.4 MB: far more than any pipe buffer
             r.proc.send_line(b"x" * 65536, deadline)
-    assert ei.value.kind == FaultKind.TIMEOUT
-    assert time.monotonic() - deadline < 5   # not blocked for good (includes killing the tree)
+            sent += 1
+    assert ei.value.kind == FaultKind.TIMEOUT    # not blocked for good: the full pipe faulted
+    assert sent < 100 and not r.proc.alive()     # before all was written; the tree is killed
 
 
 def test_read_lines_multiplexes_with_own_deadlines(run):
-    fast, slow = run("echo.py", "strongest"), run("sleeper.py", "strongest", env={"HOSTILE_SLEEP": "30"})
+    # the sleeper would answer after 300 s: had anything waited for it, its "late" would be read
+    fast, slow = run("echo.py", "strongest"), run("sleeper.py", "strongest", env={"HOSTILE_SLEEP": "300"})
     now = time.monotonic()
-    fast.proc.send_line(b"hi", now + 5)
-    slow.proc.send_line(b"hi", now + 5)
-    res = read_lines([(slow.proc, now + 3), (fast.proc, now + 20)])
+    fast.proc.send_line(b"hi", now + 60)
+    slow.proc.send_line(b"hi", now + 60)
+    res = read_lines([(slow.proc, now + 30), (fast.proc, now + 120)])
     assert isinstance(res[0], BotFault) and res[0].kind == FaultKind.TIMEOUT
-    assert res[1][0] == b"hi" and res[1][1] < now + 3        # the fast answer did not wait
-    assert time.monotonic() - now < 10                        # nor did anything wait for the sleeper
+    assert not slow.proc.alive()                              # nor did anything wait for the sleeper
+    # the fast answer is stamped when it came, before the sleeper's deadline: it did not wait
+    assert res[1][0] == b"hi" and res[1][1] < now + 30
 
 
 # ---------------------------------------------------------------- output

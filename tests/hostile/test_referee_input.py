@@ -64,13 +64,11 @@ def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=timeout)
 
 
-def play_json(*args: str) -> tuple[dict, float, subprocess.CompletedProcess[str]]:
-    t0 = time.monotonic()
-    r = arena("play", *args, "--json")
-    elapsed = time.monotonic() - t0
+def play_json(*args: str, ok: bool = False) -> tuple[dict, subprocess.CompletedProcess[str]]:
+    r = arena("play", *args, "--json", timeout=600)   # a hang guard only: no run's length is asserted
     assert "Traceback" not in r.stderr, r.stderr
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout), elapsed, r
+    assert r.returncode == (0 if ok else 1), r.stderr   # 1: a bot faulted (arena play says so)
+    return json.loads(r.stdout), r
 
 
 def fallback_level() -> str:
@@ -85,7 +83,7 @@ def fallback_level() -> str:
 
 def test_nested_brackets_answer_is_a_protocol_fault_in_arena_play(tmp_path):
     bot = make_bot(tmp_path, "nested")
-    record, _, _ = play_json("tightwad", bot, RANDOM, RANDOM, "--seed", "3")
+    record, _ = play_json("tightwad", bot, RANDOM, RANDOM, "--seed", "3")
     fault = record["faults"][0]
     assert fault["kind"] == "protocol" and "nested deeper than" in fault["detail"]
     assert record["faults"][1:] == [None, None]
@@ -94,7 +92,7 @@ def test_nested_brackets_answer_is_a_protocol_fault_in_arena_play(tmp_path):
 
 def test_nested_brackets_hello_is_a_protocol_fault_in_arena_play(tmp_path):
     bot = make_bot(tmp_path, "nested_hello")
-    record, _, _ = play_json("palace", RANDOM, bot, "--seed", "3")
+    record, _ = play_json("palace", RANDOM, bot, "--seed", "3")
     assert record["faults"][1]["kind"] == "protocol" and record["faults"][0] is None
 
 
@@ -111,31 +109,31 @@ def test_nested_brackets_fail_arena_check_with_a_reason(tmp_path):
 def test_closing_stdout_is_a_crash_at_once(tmp_path, where):
     level = detect_sandbox("auto").level if where == "strongest" else fallback_level()
     bot = make_bot(tmp_path, "close_stdout")
-    record, elapsed, r = play_json("tightwad", bot, RANDOM, RANDOM, "--seed", "3",
-                                   "--move-s", "20", "--sandbox", level)
+    # a deadline of 300 s: had the end of its output not been seen, the fault would be a timeout
+    record, r = play_json("tightwad", bot, RANDOM, RANDOM, "--seed", "3",
+                          "--move-s", "300", "--sandbox", level)
     assert f"sandbox level {level}" in r.stderr
     fault = record["faults"][0]
     assert fault["kind"] == "crash" and "closed its output" in fault["detail"], fault
-    assert elapsed < 15, f"waited {elapsed:.1f} s: the end of output was not seen"
     assert record["faults"][1:] == [None, None]
 
 
 def test_stdout_flood_after_an_answer_blocks_the_bot_not_the_arena(tmp_path):
     bot = make_bot(tmp_path, "flood")
-    record, elapsed, _ = play_json("tightwad", bot, RANDOM, RANDOM, "--seed", "3", "--move-s", "2")
+    record, _ = play_json("tightwad", bot, RANDOM, RANDOM, "--seed", "3", "--move-s", "2")
     fault = record["faults"][0]
     assert fault["kind"] == "protocol" and "xxxx" in fault["detail"], fault
     mine = [d for d in record["decisions"] if d["seat"] == 0]
     assert mine[0]["status"] == "ok"                  # its real answer counted
     assert record["faults"][1:] == [None, None]
     assert all(d["status"] == "ok" for d in record["decisions"] if d["seat"] != 0)
-    assert elapsed < 60
 
 
 def test_escape_sequences_from_a_bot_never_reach_the_terminal(tmp_path):
     bot = make_bot(tmp_path, "escapes")
     r = arena("play", "tightwad", bot, RANDOM, RANDOM, "--seed", "3")
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "arena: a bot faulted, seat 0 (escapes_bot): crash; exit code 1"
     assert "crash" in r.stdout and "cleared your screen" in r.stdout
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout
     c = arena("check", bot)

@@ -45,11 +45,14 @@ ATTACKS: dict[str, tuple[str, set]] = {
     "CPU burnt in a thread": ("cpu_thread", {"resource"}),
 }
 IDENTITY = ("no capabilities", "not host root", "environment is the allow-list")
+# checked by tests/hostile/test_bounds.py
+BOUNDS = ("write more than scratch_mb or more files than its inode cap",
+          "see the host's hostname or host paths in its pid 1")
 
 # the table of docs/sandbox.md: attack -> level -> result
 EXPECTED: dict[str, dict[str, str]] = {
     a: {"full": "blocked", "landlock": "blocked", "namespaces": "not run", "rlimits": "not run"}
-    for a in [*IDENTITY, *ATTACKS]
+    for a in [*IDENTITY, *ATTACKS, *BOUNDS]
 }
 MISSING = {"full": "bubblewrap (bwrap) and a pids+memory cgroup (root)",
            "landlock": "root (for the namespaces and a uid per bot) and Landlock ABI >= 4"}

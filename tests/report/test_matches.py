@@ -68,3 +68,15 @@ def test_an_unknown_id_points_to_arena_matches(results):
     out = arena("replay", str(results), "nope", cwd=results)
     assert out.returncode != 0 and f"arena matches {results}" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_an_unknown_bot_is_an_error_naming_the_known_ones(results):
+    out = arena("matches", str(results), "--bot", "alpah", cwd=results)
+    assert out.returncode == 2 and out.stdout == "", out.stdout
+    assert out.stderr.strip().splitlines() == [
+        f"arena: error: --bot alpah: no such bot in {results}; did you mean 'alpha'? (bots: alpha, beta, illegal)"]
+    nobody = arena("matches", str(results), "--bot", "nobody", cwd=results)
+    assert nobody.returncode == 2 and "(bots: alpha, beta, illegal)" in nobody.stderr
+    # a known bot without a match that fits is no error: the filter just found nothing
+    none = arena("matches", str(results), "--bot", "alpha", "--fault", "timeout", cwd=results)
+    assert none.returncode == 0 and "no stored match fits" in none.stdout

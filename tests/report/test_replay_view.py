@@ -58,6 +58,26 @@ def test_a_tampered_record_is_refused_in_one_line(tmp_path):
     assert "decision 5" in str(err.value) and "\n" not in str(err.value)
 
 
+def test_cards_carry_their_rank_label_and_aces_are_A(tmp_path):
+    data = replay_frames(play_record(tmp_path, "palace", [RANDOM] * 3, 2))
+    labels = {c["rank"]: c["label"] for c in data["cards"]}
+    assert labels["Ace"] == "A" and labels["Crown"] == "C" and labels["7"] == "7"
+    assert 'c.label' in replay_html(play_record(tmp_path, "tightwad", [RANDOM] * 3, 1))
+
+
+def test_palace_frames_carry_each_decisions_public_events_in_order(tmp_path):
+    record = play_record(tmp_path, "palace", [RANDOM] * 3, 2)
+    data = replay_frames(record)
+    state = get_game("palace").new_game(3, record["deal_seed"], record["options"])
+    for d in record["decisions"]:
+        state.apply(d["seat"], d["action"])
+    logged = [e for f in data["frames"][:-1] for e in f["events"]]
+    assert logged == [state._event_json(e) for e in state._log]  # the engine's whole public log, none twice
+    assert {e["type"] for e in logged} >= {"swaps", "play", "draw"}
+    tightwad = replay_frames(play_record(tmp_path, "tightwad", [RANDOM] * 3, 1))
+    assert all("events" not in f for f in tightwad["frames"])
+
+
 def test_the_page_is_self_contained(tmp_path):
     html = replay_html(play_record(tmp_path, "palace", [RANDOM] * 4, 3))
     for external in ("http://", "https://", "<link", "src="):
@@ -117,7 +137,7 @@ def test_the_replay_draws_what_the_record_says_in_chromium(tmp_path, game, playe
                 for s in range(players):
                     assert _drawn(page, s)["cards"] == f["obs"][s]["hand"]
                 if not f.get("end"):
-                    chosen = page.text_content("#legal li.chosen")
+                    chosen = page.text_content("#legal li.chosen .text")
                     assert chosen == f["text"]
                     shown = page.text_content("#decision")
                     assert (f"{f['ms']} ms" if f["ms"] is not None else "no time") in shown and f["status"] in shown
@@ -158,5 +178,57 @@ def test_the_replay_draws_what_the_record_says_in_chromium(tmp_path, game, playe
                 drawn = _drawn(page, s)
                 assert f"place {seat['place'] + 1}" in drawn["text"]
                 assert drawn["faulted"] == (seat["fault"] is not None)
+        finally:
+            browser.close()
+
+
+@pytest.mark.slow
+def test_the_page_links_decisions_scrolls_to_the_choice_and_logs_palace_in_chromium(tmp_path):
+    sync_playwright, chromium = _browser()
+    page_file = tmp_path / "replay.html"
+    record = play_record(tmp_path, "palace", [RANDOM] * 3, 2, html=page_file)
+    frames = replay_frames(record)["frames"]
+    # a decision whose chosen action sits far down a long list (the set-up swaps offer hundreds)
+    deep = next(f["n"] for f in frames[:-1] if [x[0] for x in f["legal"]].index(f["action"]) > 30)
+    two_digit = next(f["n"] for f in frames[:-1] if f["legal"][-1][0] >= 10)
+    ace = next(c for c in replay_frames(record)["cards"] if c["rank"] == "Ace")["id"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 800})
+            page.goto(page_file.as_uri() + "#d40")
+            page.wait_for_function("document.body.dataset.ready || document.body.dataset.error", timeout=30_000)
+            frame_no = lambda: int(page.evaluate("document.body.dataset.frame"))  # noqa: E731
+            assert frame_no() == 40
+            page.keyboard.press("ArrowRight")
+            assert frame_no() == 41 and page.evaluate("location.hash") == "#d41"
+            page.evaluate("location.hash = '#d7'")
+            page.wait_for_function("document.body.dataset.frame === '7'")
+
+            # the log holds every public event before this decision, the previous decision's in bold
+            events = [e for f in frames[:7] for e in f["events"]]
+            assert page.locator("#log li").count() == len(events)
+            assert page.locator("#log li.new").count() == len(frames[6]["events"])
+
+            page.evaluate(f"location.hash = '#d{deep}'")
+            page.wait_for_function(f"document.body.dataset.frame === '{deep}'")
+            seen = page.evaluate("""() => { const box = document.getElementById('legal').getBoundingClientRect();
+                const li = document.querySelector('#legal li.chosen').getBoundingClientRect();
+                return li.top >= box.top - 1 && li.bottom <= box.bottom + 1; }""")  # sub-pixel rounding
+            assert seen, "the chosen action is scrolled into view"
+
+            page.evaluate(f"location.hash = '#d{two_digit}'")
+            page.wait_for_function(f"document.body.dataset.frame === '{two_digit}'")
+            clipped = page.evaluate("""() => { const box = document.getElementById('legal').getBoundingClientRect();
+                return [...document.querySelectorAll('#legal .num')].filter(n => {
+                    const r = n.getBoundingClientRect();
+                    return n.scrollWidth > n.clientWidth || r.left < box.left; }).map(n => n.textContent); }""")
+            assert clipped == []
+            labels = page.evaluate("""(id) => [...document.querySelectorAll(`.card[data-card='${id}'] .rank`)]
+                .map(e => e.textContent)""", ace)
+            page.evaluate("() => { const s = document.getElementById('slider'); s.value = 0;"
+                          " s.dispatchEvent(new Event('input')); }")
+            everywhere = page.evaluate("[...document.querySelectorAll('.card[data-card] .rank')].map(e => e.textContent)")
+            assert "1" not in everywhere and "A" in everywhere and set(labels) <= {"A"}
         finally:
             browser.close()

@@ -89,5 +89,9 @@ def test_in_a_terminal_a_live_bar_with_faults_summarised_and_standings(tournamen
     assert re.search(r"matches .*\d+/\d+\s+100%", plain), plain[-2000:]
     assert "faults by bot and kind" in plain and re.search(r"crasher\s+crash\s+\d+", plain)
     assert "standings after" in plain
+    # its mean places say how sure they are, as the leaderboard does (2 deals: no interval claimed)
+    live = plain[plain.index("standings after"):]
+    assert "(too few deals)" in live.split("Tightwad\n")[0], live[:2000]
     assert "faulted: crash" not in plain  # never one line per faulty match
-    assert "Overall" in plain and "leaderboard.html" in plain
+    # one game: its table alone, no Overall table repeating it
+    assert "Tightwad" in plain and "Overall" not in plain and "leaderboard.html" in plain

@@ -62,9 +62,15 @@ class Limits:
     file_mb: int = 16            # RLIMIT_FSIZE
     open_files: int = 64         # RLIMIT_NOFILE
     processes: int = 32          # tasks (processes + threads) of the bot: pids cgroup
-    scratch_mb: int = 64         # private /tmp (= cwd) size (tmpfs at the bwrap levels)
+    scratch_mb: int = 64         # size of the private tmpfs scratch (= cwd, HOME, TMPDIR)
     stdout_line_kb: int = 1024   # longest accepted protocol line
-    stderr_log_kb: int = 256     # cap of the bot's own stderr log file
+    stderr_log_kb: int = 256     # cap of the bot's stderr logs, over all its processes
+
+    @property
+    def scratch_inodes(self) -> int:
+        """Files and folders the scratch may hold: one per 4 KiB page of ``scratch_mb`` (empty files
+        take no pages, so without this cap they could be made without end)."""
+        return self.scratch_mb * 256
 
 
 @dataclass(frozen=True)

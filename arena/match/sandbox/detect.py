@@ -61,17 +61,16 @@ def _static_details(level: str) -> dict[str, Any]:
         if mode["namespaces"]:
             layers += ["pidns", "netns", "mountns", "ipcns", "utsns", "own-root", "own-uid"]
             d["bot_uid"] = "its own unprivileged host uid per bot, no capabilities"
-            d["missing"].append("scratch size limit (only RLIMIT_FSIZE per file)")
         else:
             d["missing"] += ["pid/net/mount namespaces and a uid of its own (need root or bubblewrap)",
-                             "scratch size limit (only RLIMIT_FSIZE per file)"]
+                             "scratch size and inode limit (only RLIMIT_FSIZE per file; needs root)"]
         if _ll.abi_version() < 6 and not mode["namespaces"]:
             d["missing"].append("landlock signal scope (ABI < 6): the bot can signal same-uid processes")
     else:
         d["backend"] = "subprocess"
         if level == "rlimits":
             d["missing"] += ["filesystem isolation", "network isolation", "signal/ptrace isolation",
-                             "scratch size limit"]
+                             "scratch size and inode limit"]
             d["warnings"].append("resource-limited only, NOT isolated")
         else:
             d["missing"] += ["all limits", "all isolation"]
@@ -104,6 +103,23 @@ def _static_details(level: str) -> dict[str, Any]:
             d["rlimits"].append("as: memory_mb")
         if ll_mode.get("own_uid") and not ll_mode.get("cgroup"):
             d["rlimits"].append("nproc: processes (the bot's own uid)")
+    # the scratch: a tmpfs of its own per bot process where the arena can mount one (root), else
+    # bubblewrap's own tmpfs (size only), else a host folder (only RLIMIT_FSIZE per file)
+    own_tmpfs = level in ("full", "namespaces") and root or level == "landlock" and root
+    enf["scratch"] = own_tmpfs or level in ("full", "namespaces")
+    enf["inodes"] = own_tmpfs
+    enf["host_facts"] = level in ("full", "namespaces") or level == "landlock" and root
+    if own_tmpfs:
+        d["scratch"] = "a tmpfs of its own per bot process: scratch_mb, and one inode per 4 KiB of it"
+    elif enf["scratch"]:
+        d["scratch"] = "bubblewrap's tmpfs: scratch_mb; no inode cap"
+        d["missing"].append("scratch inode limit (needs root: bubblewrap's tmpfs has no inode option)")
+    else:
+        d["scratch"] = "a host folder: only file_mb per file (RLIMIT_FSIZE)"
+    if enf["host_facts"]:
+        d["host_facts"] = f"hostname {_launch.HOSTNAME}; pid 1 shows only {_launch.INIT_NAME}"
+    elif level != "none":
+        d["missing"].append("a hostname and pid 1 of its own (needs namespaces)")
     d["layers"] = layers
     d["enforces"] = enf
     return d
@@ -206,6 +222,11 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
         fails.append(f"network interfaces visible: {res.get('ifaces')}")
     if level == "full" and not cg_tasks:
         fails.append("bot not in its cgroup")
+    size, inodes = res.get("scratch") or (None, None)
+    if details["enforces"].get("scratch") and (size is None or size > limits.scratch_mb * _launch.MiB):
+        fails.append(f"scratch not capped at scratch_mb ({size} bytes)")
+    if details["enforces"].get("inodes") and (inodes is None or inodes > limits.scratch_inodes):
+        fails.append(f"scratch inodes not capped ({inodes})")
     if not fails:
         _judge_safety(level, res, details)
     return "; ".join(fails) or None
@@ -240,6 +261,12 @@ def _judge_safety(level: str, res: dict[str, Any], details: dict[str, Any]) -> N
             unsafe.append(f"the bot can change host state ({', '.join(changed)})")
         if not details["enforces"].get("processes"):
             unsafe.append("no process limit")
+        if not (details["enforces"].get("scratch") and details["enforces"].get("inodes")):
+            unsafe.append("no cap on the scratch's size and inodes")
+        if res.get("nodename") != _launch.HOSTNAME:
+            unsafe.append("the bot sees the host's hostname")
+        if not res.get("pid1") or res["pid1"][0] != _launch.INIT_NAME:
+            unsafe.append("the bot's pid 1 shows host paths")
     details["safe"] = not unsafe
     details["unsafe"] = unsafe
 

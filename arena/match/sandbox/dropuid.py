@@ -1,20 +1,23 @@
 """Start bubblewrap as the bot's own unprivileged host uid, when the arena runs as root.
 
-Standalone on purpose (stdlib only): run as ``python -I -S -B dropuid.py CONFIG -- prlimit ... bwrap ...``.
+Standalone on purpose (stdlib only): run as ``python -I -S -B dropuid.py CONFIG -- bwrap ...``.
 
 bubblewrap started by root maps the bot to host uid 0. Started by an unprivileged uid it
 builds the same sandbox in an unprivileged user namespace, and the bot is that uid on the
 host; but it could no longer open bot files under a 0700 folder such as ``/root``. So,
 while still root, this process binds each such source onto a world-traversable stage
-folder in a private mount namespace (which only bubblewrap inherits), moves the bot's
-pipes out of the way, joins the bot's cgroup, and then becomes the bot's uid for good
-(no groups, no capabilities) before it execs the rest of its argv.
+folder in a private mount namespace (which only bubblewrap inherits), mounts the bot's
+scratch there (a tmpfs capped in size and inodes: bubblewrap's own ``--tmpfs`` has no
+inode option), moves the bot's pipes out of the way, joins the bot's cgroup, and then
+becomes the bot's uid for good (no groups, no capabilities), sets the rlimits and execs
+the rest of its argv, with ``argv0`` as bubblewrap's name.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 
 
@@ -53,16 +56,21 @@ def main() -> None:
         nsroot.mount(None, "/", None, nsroot.MS_REC | nsroot.MS_PRIVATE)
         for src, stage in cfg["binds"]:
             nsroot.mount(src, stage, None, nsroot.MS_BIND | nsroot.MS_REC)
+        if cfg.get("scratch"):          # the bot's /tmp: a tmpfs capped in size and inodes
+            where, options = cfg["scratch"]
+            nsroot.mount("tmpfs", where, "tmpfs", nsroot.MS_NOSUID | nsroot.MS_NODEV, options)
         uid = int(cfg["uid"])
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)     # from root to a uid: every capability is gone
+        for res, soft, hard in cfg.get("rlimits", ()):
+            resource.setrlimit(res, (soft, hard))
     except OSError as exc:
         _fail(f"cannot become the bot's uid: {exc}")
     if os.getuid() != uid or os.geteuid() != uid or _capabilities() != "0000000000000000 0000000000000000":
         _fail("still privileged after dropping to the bot's uid")
-    try:
-        os.execv(prog, argv)
+    try:                                # argv[0] is what the bot sees of bwrap's pid-1 init
+        os.execv(prog, [cfg.get("argv0", argv[0]), *argv[1:]])
     except OSError as exc:
         _fail(f"cannot start {argv[0]}: {exc}")
 

@@ -30,6 +30,9 @@ MiB = 1 << 20
 BOT_HELPER_DIR = Path(__file__).resolve().parents[2] / "bot_helper"
 SANDBOX_UID = 1000                    # uid/gid the bot sees inside the user namespace
 _READY_SH = f'echo {READY}; exec "$@"'
+# argv[0] of the sandbox's own processes that a bot can see (its pid 1): no host path, no configuration
+INIT_NAME = "arena-init"
+HOSTNAME = "arena-bot"                 # the bot's hostname at every level with a uts namespace
 _SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -112,6 +115,7 @@ class Launch:
     scratch: Path | None = None            # host directory removed at close
     bwrap: bool = False
     rlimits: dict[str, list[int]] = field(default_factory=dict)
+    executable: str | None = None          # the program, when argv[0] is only a name (INIT_NAME)
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -140,6 +144,20 @@ def bot_env(extra: dict[str, str] | None, home: str, *, inherit: bool = False) -
         [str(BOT_HELPER_DIR)] * BOT_HELPER_DIR.is_dir() + [str(bot_lib_dir())])
     env.update(extra or {})
     return env
+
+
+def _memfd(name: str, data: bytes) -> int:
+    """An inheritable fd holding ``data``, positioned at 0 (for a child to read)."""
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def scratch_tmpfs(limits: Limits, uid: int) -> str:
+    """Mount options of a bot's private scratch: ``scratch_mb`` and its inode cap, its uid's alone."""
+    return (f"size={limits.scratch_mb * MiB},nr_inodes={limits.scratch_inodes},mode=0700,"
+            f"uid={uid},gid={uid}")
 
 
 def _rlimits(limits: Limits, *, address_space: bool) -> dict[str, list[int]]:
@@ -242,14 +260,23 @@ def _build_landlock(argv: Sequence[str], bot_file: Path, limits: Limits, extra_r
         links = {p: os.readlink(p) for p in _TOP_LINKS if os.path.islink(p)}
         ns_ro = ["/usr", *(p for p in _TOP_LINKS if os.path.isdir(p) and not os.path.islink(p)),
                  *_SYSTEM_RO, *sources]
-        cfg["ns"] = {"ro": [[os.path.realpath(p), p] for p in ns_ro],
-                     "rw": [str(scratch)], "links": links}
         cfg["uid"] = bot_uid()
+        # the scratch is a tmpfs of its own (scratch_mb, inode cap) at the host scratch's path
+        cfg["ns"] = {"ro": [[os.path.realpath(p), p] for p in ns_ro],
+                     "rw": [str(scratch)], "links": links, "hostname": HOSTNAME,
+                     "tmpfs": scratch_tmpfs(limits, cfg["uid"])}
         if cg is not None:
             cfg["cgroup_procs"] = cg.procs_files()
-    shim = str(Path(__file__).with_name("shim.py"))
-    cmd = [interpreter(), "-I", "-S", "-B", shim, json.dumps(cfg), "--", *argv]
-    return Launch(cmd, benv, str(scratch), cgroup=cg, scratch=scratch, rlimits=r)
+    # The shim comes as a script on an fd, and its configuration inside it: the keeper and the
+    # namespace's init (the bot's pid 1) show only "arena-init -I -S -B /dev/fd/N" in /proc/*/cmdline.
+    fd = _memfd(INIT_NAME, b"")
+    code = (f"import json, sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\nimport shim\n"
+            f"shim.main(json.loads({json.dumps(cfg)!r}), {list(argv)!r}, {fd})\n")
+    os.write(fd, code.encode())
+    os.lseek(fd, 0, os.SEEK_SET)
+    cmd = [INIT_NAME, "-I", "-S", "-B", f"/dev/fd/{fd}"]
+    return Launch(cmd, benv, str(scratch), pass_fds=[fd], cgroup=cg, scratch=scratch, rlimits=r,
+                  executable=interpreter())
 
 
 def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits,
@@ -264,14 +291,19 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
                            pids_max=limits.processes + 2)   # + bwrap's monitor and its pid-1 init
     r = _rlimits(limits, address_space=cg is None)
     home = "/tmp"
-    cmd = [bw, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-           "--new-session", "--clearenv", "--cap-drop", "ALL"]
+    cmd = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+           "--new-session", "--clearenv", "--cap-drop", "ALL", "--hostname", HOSTNAME]
     root = os.geteuid() == 0
+    sources = _ro_sources(argv, bot_file, extra_ro)
+    stage = _stage(sources) if root else None
     if root:
         cmd += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
-    cmd += ["--proc", "/proc", "--dev", "/dev",
-            "--size", str(limits.scratch_mb * MiB), "--perms", "0700", "--tmpfs", home,
-            "--ro-bind", "/usr", "/usr"]
+    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    if stage is not None:   # dropuid.py mounts it there: size and inodes capped
+        cmd += ["--bind", str(stage[0] / "scratch"), home]
+    else:                   # bubblewrap's own tmpfs caps the size only (it has no inode option)
+        cmd += ["--size", str(limits.scratch_mb * MiB), "--perms", "0700", "--tmpfs", home]
+    cmd += ["--ro-bind", "/usr", "/usr"]
     for p in _TOP_LINKS:
         if os.path.islink(p):
             cmd += ["--symlink", os.readlink(p), p]
@@ -279,8 +311,6 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
             cmd += ["--ro-bind", p, p]
     for p in _SYSTEM_RO:
         cmd += ["--ro-bind-try", p, p]
-    sources = _ro_sources(argv, bot_file, extra_ro)
-    stage = _stage(sources) if root else None
     for p, seen in zip(sources, stage[2] if stage else sources):
         cmd += ["--ro-bind", seen, p]
     for k, v in bot_env(env, home).items():
@@ -289,24 +319,40 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
     # bwrap's monitor and its pid-1 init keep their own stdin/stdout for the bot's whole life,
     # so a bot that closed its stdout would never show EOF. So bwrap gets /dev/null as stdio and
     # the pipes as two extra fds, which it closes in its own processes; only the bot gets them
-    # as 0 and 1. (Single digits: dash redirects no higher fd.)
-    a, b = [n for n in range(3, 10) if n != fd][:2]
-    cmd += ["--seccomp", str(fd), "--chdir", home, "--", "/bin/sh", "-c",
-            f"exec 0<&{a} 1>&{b} {a}<&- {b}>&-; {_READY_SH}", "arena-bot", *argv]
-    cmd = _prlimit(r) + cmd
+    # as 0 and 1. (Single digits: dash redirects no higher fd.) The options come on an fd
+    # (--args) and the start script as a file (--file), so that bwrap's pid-1 init, which the
+    # bot sees, shows no host path and no configuration: "arena-init --args N sh /arena-start".
+    start = _memfd("arena-start", b"")
+    args_fd = _memfd("arena-args", b"")
+    a, b = [n for n in range(3, 10) if n not in (fd, start, args_fd)][:2]
+    os.write(start, (f"exec 0<&{a} 1>&{b} {a}<&- {b}>&-\necho {READY}\nexec "
+                     + " ".join(shlex.quote(x) for x in argv) + "\n").encode())
+    os.lseek(start, 0, os.SEEK_SET)
+    cmd += ["--seccomp", str(fd), "--perms", "0444", "--file", str(start), "/arena-start", "--chdir", home,
+            # bubblewrap's root and /dev are tmpfs of no size: read-only, the scratch is the only room
+            "--remount-ro", "/dev", "--remount-ro", "/"]
+    os.write(args_fd, b"".join(x.encode() + b"\0" for x in cmd))
+    os.lseek(args_fd, 0, os.SEEK_SET)
+    run = ["--args", str(args_fd), "--", "sh", "/arena-start"]
+    fds = [fd, start, args_fd]
     if stage is not None:
-        # root: bubblewrap runs as the bot's own host uid, see dropuid.py
-        cfg = {"fds": [a, b], "binds": stage[1], "uid": bot_uid(),
+        # root: bubblewrap runs as the bot's own host uid, see dropuid.py, which also mounts the
+        # scratch and sets the rlimits (no prlimit: bwrap must be exec'd with argv[0] INIT_NAME)
+        uid = bot_uid()
+        (stage[0] / "scratch").mkdir(mode=0o700)
+        cfg = {"fds": [a, b], "binds": stage[1], "uid": uid, "argv0": INIT_NAME,
+               "scratch": [str(stage[0] / "scratch"), scratch_tmpfs(limits, uid)],
+               "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()],
                "cgroup_procs": cg.procs_files() if cg is not None else []}
         dropper = str(Path(__file__).with_name("dropuid.py"))
-        cmd = [interpreter(), "-I", "-S", "-B", dropper, json.dumps(cfg), "--", *cmd]
-        return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=[fd], cgroup=cg, bwrap=True,
+        cmd = [interpreter(), "-I", "-S", "-B", dropper, json.dumps(cfg), "--", bw, *run]
+        return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=fds, cgroup=cg, bwrap=True,
                       rlimits=r, scratch=stage[0])
     host = f"exec {a}<&0 {b}>&1 </dev/null >/dev/null\n"
     if cg is not None:
         host += "".join(f"echo $$ > {shlex.quote(f)} || exit 125\n" for f in cg.procs_files())
-    cmd = ["/bin/sh", "-c", host + 'exec "$@"', "arena-launch", *cmd]
-    return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=[fd], cgroup=cg, bwrap=True, rlimits=r)
+    cmd = ["/bin/sh", "-c", host + 'exec "$@"', "arena-launch", *_prlimit(r), bw, *run]
+    return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=fds, cgroup=cg, bwrap=True, rlimits=r)
 
 
 def _stage(sources: list[str]) -> tuple[Path, list[list[str]], list[str]]:

@@ -4,7 +4,7 @@ Standalone on purpose (stdlib only): the shim imports it with ``python -I -S``.
 Used only when the referee is root and bubblewrap is absent: the shim unshares
 mount, pid, net, uts, ipc and cgroup namespaces (root needs no user namespace
 for that), builds a tmpfs root holding only the allowed paths (read-only), the
-bot's scratch (read-write), a fresh ``/proc`` and four device nodes, then
+bot's scratch (a tmpfs of its own, read-write), a fresh ``/proc`` and four device nodes, then
 pivots into it. The bot then runs under its own unprivileged uid.
 """
 
@@ -73,13 +73,17 @@ def _bind(old: str, new: str, *, writable: bool, dev: bool = False) -> None:
     mount(None, new, None, flags)
 
 
-def build_root(*, ro: list[list[str]], rw: list[str], links: dict[str, str], tmpfs_mb: int = 1) -> None:
+def build_root(*, ro: list[list[str]], rw: list[str], links: dict[str, str], tmpfs_mb: int = 1,
+               rw_tmpfs: str | None = None) -> None:
     """Replace ``/`` of this mount namespace by a tmpfs holding only the given paths.
 
     Call in a new mount namespace, from the first process of the new pid
     namespace (so the fresh ``/proc`` shows only the bot's processes).
     ``ro`` holds ``[host path with symlinks resolved, path in the new root]``;
-    ``rw`` paths keep their host names; ``links`` are symlinks (e.g. ``/bin``).
+    ``rw`` paths keep their host names; ``links`` are symlinks (e.g. ``/bin``). With
+    ``rw_tmpfs`` (mount options, e.g. ``size=...,nr_inodes=...``) each ``rw`` path is a new
+    tmpfs of its own instead of the host folder: the bot's writes stay in its namespace,
+    within that size and inode count.
     """
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     base = "/tmp"                       # any directory: the tmpfs covers it only in this namespace
@@ -94,7 +98,11 @@ def build_root(*, ro: list[list[str]], rw: list[str], links: dict[str, str], tmp
         if os.path.exists("/oldroot" + src):
             _bind("/oldroot" + src, "/newroot" + dst, writable=False)
     for p in rw:
-        _bind("/oldroot" + p, "/newroot" + p, writable=True)
+        if rw_tmpfs is None:
+            _bind("/oldroot" + p, "/newroot" + p, writable=True)
+        else:
+            _mountpoint("/newroot" + p, "/oldroot" + p)
+            mount("tmpfs", "/newroot" + p, "tmpfs", MS_NOSUID | MS_NODEV, rw_tmpfs)
     for p, target in links.items():
         os.makedirs(os.path.dirname("/newroot" + p), mode=0o755, exist_ok=True)
         if not os.path.lexists("/newroot" + p):

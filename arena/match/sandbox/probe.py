@@ -104,6 +104,14 @@ def main() -> None:
     out["nice"] = _try(nice)
     out["realtime"] = _try(realtime)
     out["userns"] = "allowed" if libc.unshare(0x10000000) == 0 else "denied"
+    st = os.statvfs(".")                # the scratch (its cwd): its size and inode cap
+    out["scratch"] = [st.f_blocks * st.f_frsize, st.f_files]
+    out["nodename"] = os.uname().nodename
+    try:                                # what it sees of its pid 1 (none: no pid namespace, or hidden)
+        with open("/proc/1/cmdline", "rb") as f:
+            out["pid1"] = f.read().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        out["pid1"] = None
     if os.fork() == 0:          # double fork + setsid: the escapee the kill must catch
         os.setsid()
         if os.fork() == 0:

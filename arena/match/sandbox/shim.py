@@ -1,7 +1,9 @@
 """Trusted exec shim for the no-bwrap levels: confine, announce, exec the bot.
 
-Run as ``python -I -S shim.py CONFIG_JSON -- ARGV...``. Any failure before the
-ready line is the harness's (SANDBOX), never the bot's.
+Run as ``python -I -S shim.py CONFIG_JSON -- ARGV...``, or (as launch.py does, so that
+no process a bot can see shows host paths or the configuration) from a script on an fd
+that calls ``main``. Any failure before the ready line is the harness's (SANDBOX), never
+the bot's.
 
 With ``"ns"`` in the config (``landlock`` level, referee is root) there are
 three processes:
@@ -102,9 +104,9 @@ def _init(cfg: dict, argv: list, report_w: int) -> None:
         _pdeathsig()                    # the keeper died: so does the whole namespace
         os.umask(0o022)                 # the bot's uid must be able to walk the new root
         nsroot.unshare(nsroot.CLONE_NEWNS)  # the keeper keeps the host's root: pivot_root moves every
-        nsroot.sethostname("arena-bot")     # process of a mount namespace, so only ours is new
-        ns = cfg["ns"]
-        nsroot.build_root(ro=ns["ro"], rw=ns["rw"], links=ns["links"])
+        ns = cfg["ns"]                      # process of a mount namespace, so only ours is new
+        nsroot.sethostname(ns.get("hostname", "arena-bot"))
+        nsroot.build_root(ro=ns["ro"], rw=ns["rw"], links=ns["links"], rw_tmpfs=ns.get("tmpfs"))
         if cfg.get("uid") is not None:
             for d in ns["rw"]:
                 os.chown(d, cfg["uid"], cfg["uid"])
@@ -127,10 +129,9 @@ def _init(cfg: dict, argv: list, report_w: int) -> None:
             os._exit(0)                 # the kernel now kills what is left in the namespace
 
 
-def main() -> None:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
-    cfg = json.loads(sys.argv[1])
-    argv = sys.argv[sys.argv.index("--", 2) + 1:]
+def main(cfg: dict, argv: list, script_fd: int = -1) -> None:
+    if script_fd >= 0:                  # the script this came from (launch.py): not the bot's
+        os.close(script_fd)
     try:
         import landlock  # noqa: F401 - imported now: the bot may not see this directory later
         import seccomp  # noqa: F401
@@ -167,4 +168,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
+    main(json.loads(sys.argv[1]), sys.argv[sys.argv.index("--", 2) + 1:])

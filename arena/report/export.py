@@ -1,0 +1,100 @@
+"""`arena export`: every stored match record of a results folder as JSON Lines.
+
+The bulk format for other tools (as cutechess's PGN is): one match record per line, in
+schedule order, exactly as ``arena play --json`` and the store keep it (docs/records.md
+lists its fields; ``schema`` is its version). Each record is read through the store's
+checksums, so an altered match stops the export with one line instead of leaving a
+silently wrong file. ``arena replay FILE.jsonl <match id>`` replays a line of it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator, TextIO
+
+from arena.errors import ArenaError
+from arena.report.matches import find_matches
+from arena.report.standings import results_folder
+from arena.tournament.store import ResultStore, StoreError
+from games import REGISTRY
+
+
+def iter_records(source: Path, *, game: str | None = None, bot: str | None = None) -> Iterator[dict[str, Any]]:
+    """The stored records of the folder's current schedule (of one game, where ``bot`` sat)."""
+    folder = results_folder(source)
+    if not (folder / "results.sqlite").exists():
+        raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
+    if game is not None and game not in REGISTRY:
+        close = difflib.get_close_matches(game, list(REGISTRY), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ArenaError(f"--game {game!r}: no such game; {hint}use one of {', '.join(REGISTRY)}")
+    try:
+        store = ResultStore(folder, read_only=True)  # an export writes nothing to the store
+        rows = list(store.iter_results(game))
+        if bot is not None:
+            names = sorted({b for r in rows for b in r.bots})
+            if bot not in names:
+                close = difflib.get_close_matches(bot, names, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ArenaError(f"--bot {bot!r}: no stored match of that bot in {folder}; {hint}"
+                                 f"bots here: {', '.join(names[:20]) or 'none'}")
+        for row in find_matches(rows, bot=bot, game=game):
+            yield store.get_record(row.match_id)
+    except StoreError as err:
+        text = str(err)
+        raise ArenaError(text if str(folder) in text else f"{folder}: {text}") from None
+
+
+def write_records(records: Iterator[dict[str, Any]], out: TextIO) -> int:
+    """One compact JSON object per line; returns how many were written."""
+    n = 0
+    for record in records:
+        out.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def export_to_file(source: Path, path: Path, **filters: Any) -> int:
+    """Write the export to ``path`` whole or not at all (a temporary file renamed at the end)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            n = write_records(iter_records(source, **filters), out)
+        os.replace(tmp, path)
+    except OSError as err:
+        raise ArenaError(f"{path}: cannot write the export ({err.strerror or err}); choose a writable path") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return n
+
+
+def find_in_jsonl(path: Path, match_id: str | None) -> dict[str, Any]:
+    """The record of ``match_id`` in an export (or its only record when no id is given)."""
+    found: dict[str, Any] | None = None
+    count = 0
+    try:
+        with open(path, encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    raise ArenaError(f"{path}: line {number} is not JSON; export again with arena export") from None
+                count += 1
+                if not isinstance(record, dict):
+                    raise ArenaError(f"{path}: line {number} is not a match record; export again with arena export")
+                if match_id is None or record.get("match_id") == match_id:
+                    found = record
+                    if match_id is not None:
+                        break
+    except (OSError, UnicodeDecodeError) as err:
+        raise ArenaError(f"{path}: cannot read the export ({err})") from None
+    if match_id is None and count != 1:
+        raise ArenaError(f"{path}: {count} records here; give a match id: arena replay {path} <match id>")
+    if found is None:
+        raise ArenaError(f"{path}: no match with id {match_id!r} in this export")
+    return found
