@@ -17,9 +17,17 @@ What "fits" means per game:
   holds nothing lower now; samples respect that.
 * Divers Weights: the other hands, the deck and the others' unrevealed choices.
 * Palace: the other hands, every face-down card not yet revealed (the seat's own too)
-  and the draw pile. Cards a seat picked up from the pile are public (C5); the
-  observation lists only recent events, so a bot that tracks them passes
-  ``known_hands={seat: [cards]}``. Others' secret setup swaps are sampled as "none".
+  and the draw pile. The observation lists only the events since the seat's previous
+  decision, so the public history comes from a ``games.palace_history.PalaceHistory``
+  fed every observation of the seat (``history=``): face-up cards swapped into a hand
+  (R-P3/R-P17) and eaten piles (R-P8) stay in the hand that took them, and a seat forced
+  to eat (R-P8) holds, of the hidden cards it had then, none it could have played.
+  Without a history, swapped-in cards the observation does not show are still placed
+  in another seat's hand (whose, only the history tells), and eats constrain nothing.
+  Where forced eats constrain hands, the constrained cards are mixed by a short Markov
+  chain whose stationary law is uniform over the placements that fit (close to
+  uniform, not exact). Others' secret setup swaps are sampled as "none". A sample
+  reproduces the observation exactly, its recent events included.
 
 Future shuffles of the sampled state (Tightwad's next rounds, Divers Weights' next
 hands) come from the sampler's rng too, never from the real game's seed.
@@ -49,7 +57,7 @@ class Determinizer:
     """Samples complete states consistent with one JSON observation (see module doc)."""
 
     def __init__(self, observation: dict[str, Any], options: dict[str, Any],
-                 known_hands: dict[int, list[int]] | None = None) -> None:
+                 known_hands: dict[int, list[int]] | None = None, history: Any = None) -> None:
         from games import get_game
 
         self.game = observation["game"]
@@ -58,7 +66,10 @@ class Determinizer:
         players = observation["players"]
         base = self.spec.new_game(players, 0, options)
         build = {"tightwad": _Tightwad, "divers-weights": _Divers, "palace": _Palace}[self.game]
-        self._impl = build(base, observation, known_hands or {})
+        if self.game == "palace":
+            self._impl = _Palace(base, observation, known_hands or {}, history)
+        else:
+            self._impl = build(base, observation, known_hands or {})
         self.pool: tuple[int, ...] = tuple(sorted(self._impl.pool))  # the unseen cards
 
     def sample(self, rng: Any) -> State:
@@ -68,9 +79,9 @@ class Determinizer:
 
 
 def determinize(observation: dict[str, Any], options: dict[str, Any], rng: Any,
-                known_hands: dict[int, list[int]] | None = None) -> State:
+                known_hands: dict[int, list[int]] | None = None, history: Any = None) -> State:
     """One sampled state (``Determinizer(...).sample(rng)``)."""
-    return Determinizer(observation, options, known_hands).sample(rng)
+    return Determinizer(observation, options, known_hands, history).sample(rng)
 
 
 def _without(cards: list[int], seen: list[int]) -> list[int]:
@@ -233,7 +244,7 @@ class _Divers:
 
 
 class _Palace:
-    def __init__(self, st: Any, obs: dict[str, Any], known: dict[int, list[int]]) -> None:
+    def __init__(self, st: Any, obs: dict[str, Any], known: dict[int, list[int]], history: Any) -> None:
         n, me = st.players, obs["seat"]
         _common(st, obs)
         st._dealer = obs["dealer"]
@@ -243,7 +254,13 @@ class _Palace:
         self.slots: list[tuple[int, int]] = []  # hidden face-down (seat, position)
         st._hands = [[] for _ in range(n)]
         st._hands[me] = list(obs["hand"])
-        self.known = {s: list(v) for s, v in known.items() if s != me}
+        groups: list[list[Any]] = [[] for _ in range(n)]
+        if history is not None and history.complete:
+            if history.seat != me or history.decision != obs["decision"]:
+                raise ValueError("history: update it with this very observation first")
+            known = {s: history.known[s] + list(known.get(s, ())) for s in range(n)}
+            groups = [[list(g) for g in history.groups[s]] for s in range(n)]
+        self.known = {s: list(v) for s, v in known.items() if s != me and v}
         self.sizes = [0] * n
         for s, t in enumerate(obs["tableaux"]):
             st._up[s] = list(t["face_up"])
@@ -284,25 +301,145 @@ class _Palace:
                     st._pending[s] = ()  # another seat's secret choice: sampled as no swap
             if obs.get("my_swap"):
                 st._pending[me] = tuple((h, u) for h, u in obs["my_swap"])
-        st._log, st._seen, st._last_dec = [], [0] * n, 0
+        # The events since this seat's previous decision, so that the sample's observation
+        # is the real one, events included.
+        st._log = [_palace_event(e) for e in obs.get("events", ())]
+        st._seen, st._last_dec = [0] * n, 0
         self.draw = obs["draw_pile"]
         self.pool = _without(decktet.make_deck(st.ndecks, st.extended), seen)
         if sum(self.sizes) + len(self.slots) + self.draw != len(self.pool):
             raise ValueError("hand sizes, face-down counts and draw pile do not match the unseen cards")
+        # A face-up card swapped into a hand (R-P3/R-P17) is public: unless the observation
+        # shows it again, it is in some other seat's hand (whose, only the history knows).
+        placed = set(seen)
+        self.floating: list[int] = []
+        if history is None or not history.complete:
+            self.floating = sorted({u for s, _, u in (obs["swaps"] or ()) if s != me and u not in placed})
+        hidden_hands = sum(self.sizes)
+        if len(self.floating) > hidden_hands:
+            raise ValueError("the swapped face-up cards do not fit in the other hands")
+        self._constrained_setup(groups, me)
         self.base = st
+
+    def _constrained_setup(self, groups: list[list[Any]], me: int) -> None:
+        """Hand slots that a forced eat constrains (R-P8): their allowed cards, most
+        constrained first."""
+        from games.palace_history import allowed
+
+        self.cgroups: list[tuple[int, int, frozenset[int]]] = []  # (seat, count, allowed cards)
+        self.free = list(self.sizes)  # hand slots without constraint, per seat
+        for s, gs in enumerate(groups):
+            if s == me:
+                continue
+            total = sum(c for c, _ in gs)
+            if gs and total != self.sizes[s]:  # no groups: no history
+                raise ValueError(f"history: seat {s} has {total} hidden hand cards, "
+                                 f"the observation {self.sizes[s]}")
+            for count, cons in gs:
+                if cons:
+                    ok = frozenset(p for p in self.pool if allowed(p, cons))
+                    if len(ok) < count:
+                        raise ValueError(f"history: no deal fits seat {s}'s forced eats")
+                    self.cgroups.append((s, count, ok))
+                    self.free[s] -= count
+        self.cgroups.sort(key=lambda g: len(g[2]))
 
     def sample(self, rng: DealRng) -> State:
         st = self.base.clone()
-        pool = list(self.pool)
-        rng.shuffle(pool)
+        if self.cgroups:
+            hands, rest = self._constrained_hands(rng)
+        else:
+            hands, rest = self._free_hands(rng)
+        for s, h in enumerate(hands):
+            if h or s in self.known:
+                st._hands[s] = self.known.get(s, []) + h
         i = 0
-        for s, k in enumerate(self.sizes):
-            if k or s in self.known:
-                st._hands[s] = self.known.get(s, []) + pool[i:i + k]
-                i += k
         for s, pos in self.slots:
-            st._down[s][pos] = pool[i]
+            st._down[s][pos] = rest[i]
             i += 1
-        st._draw = pool[i:]
+        st._draw = rest[i:]
         st._rng = DealRng(rng.next64())
         return st
+
+    def _free_hands(self, rng: DealRng) -> tuple[list[list[int]], list[int]]:
+        """No constraint but the swapped cards: those take uniform places among the hands'
+        hidden cards, every other card is uniform among the rest."""
+        fl = set(self.floating)
+        pool = [p for p in self.pool if p not in fl] if fl else list(self.pool)
+        rng.shuffle(pool)
+        k = sum(self.sizes) - len(fl)
+        in_hands = self.floating + pool[:k]
+        if fl:
+            rng.shuffle(in_hands)
+        hands, i = [], 0
+        for size in self.sizes:
+            hands.append(in_hands[i:i + size])
+            i += size
+        return hands, pool[k:]
+
+    def _constrained_hands(self, rng: DealRng) -> tuple[list[list[int]], list[int]]:
+        """Forced eats constrain some hand slots: fill those first (most constrained first),
+        then mix every constrained slot with random swaps that keep all constraints (a
+        symmetric proposal: its stationary law is uniform over the placements that fit)."""
+        for _ in range(100):
+            pool = list(self.pool)
+            rng.shuffle(pool)
+            cards: list[int] = []
+            oks: list[frozenset[int]] = []
+            owner: list[int] = []
+            taken: set[int] = set()
+            for s, count, ok in self.cgroups:
+                got = [p for p in pool if p in ok and p not in taken][:count]
+                if len(got) < count:
+                    break
+                taken.update(got)
+                cards += got
+                oks += [ok] * count
+                owner += [s] * count
+            else:
+                break
+        else:
+            raise ValueError("no deal fits the forced eats of the history")
+        c = len(cards)
+        rest = [p for p in pool if p not in taken]
+        everything = cards + rest  # positions >= c are free (any card fits)
+        m = len(everything)
+        for _ in range(8 * c):
+            i = rng.randbelow(c)
+            j = rng.randbelow(m - 1)
+            if j >= i:
+                j += 1
+            a, b = everything[i], everything[j]
+            if b in oks[i] and (j >= c or a in oks[j]):
+                everything[i], everything[j] = b, a
+        hands: list[list[int]] = [[] for _ in self.sizes]
+        for k in range(c):
+            hands[owner[k]].append(everything[k])
+        free = everything[c:]
+        rng.shuffle(free)
+        i = 0
+        for s, k in enumerate(self.free):
+            hands[s] += free[i:i + k]
+            i += k
+        return hands, free[i:]
+
+
+def _palace_event(e: dict[str, Any]) -> tuple[Any, ...]:
+    """The engine's log entry of one observed event (inverse of ``PalaceState._event_json``)."""
+    t = e["type"]
+    if t == "play":
+        return ("play", e["seat"], tuple(e["cards"]), tuple(e.get("from_face_up", ())))
+    if t == "draw":
+        return ("draw", e["seat"], e["count"])
+    if t == "reveal":
+        return ("reveal", e["seat"], e["position"], e["card"], e["legal"])
+    if t == "blow_up":
+        tr = e["trump_ace"]
+        return ("blow_up", e["seat"], e["cause"], tuple(e["removed"]), -1 if tr is None else tr)
+    if t == "eat":
+        return ("eat", e["seat"], tuple(e["cards"]))
+    if t == "out":
+        return ("out", e["seat"], e["place"])
+    if t == "loser":
+        return ("loser", e["seat"])
+    return ("swaps", tuple(tuple(x) for x in e["swaps"]))

@@ -95,14 +95,27 @@ class ProcessAgent(Agent):
         self.proc = None
         log_path = self.log_dir / f"{self.name}.stderr.log" if self.log_dir else None
         try:
+            argv, env, extra_ro = self._command(bot_command)
             self._starting = BotProcess.launch(
-                bot_command(self.entry.path), bot_file=self.entry.path, name=self.name,
-                sandbox=self.sandbox, limits=self.limits, log_path=log_path,
+                argv, bot_file=self.entry.path, name=self.name,
+                sandbox=self.sandbox, limits=self.limits, log_path=log_path, extra_ro=extra_ro, env=env,
                 # one stderr budget per bot, over every worker folder beside this one
                 log_ledger=ledger_path(self.log_dir, self.name) if self.log_dir else None,
             )
         except BotFault as fault:
             self._launch_fault = fault  # raised by prepare, for this seat
+
+    def _command(self, bot_command: Any) -> tuple[list[str], dict[str, str] | None, list[Path]]:
+        """argv, extra environment and read-only paths: a bot folder adds its installed
+        environment (never installed here, during a match) and thread caps."""
+        if not Path(self.entry.path).is_dir():
+            return bot_command(self.entry.path), None, []
+        from arena.match.botfolder import BotFolderError, runtime
+
+        try:
+            return runtime(Path(self.entry.path))
+        except BotFolderError as exc:
+            raise BotFault(FaultKind.SANDBOX, str(exc), name=self.name) from None
 
     def _disabled(self) -> bool:
         return self.failed_starts >= MAX_FAILED_STARTS and self.last_start_fault is not None

@@ -64,6 +64,10 @@ def bot_command(bot_file: Path | str) -> list[str]:
     executable (e.g. a ``#!/usr/bin/perl`` or ``#!/usr/bin/env node`` script).
     """
     p = os.path.realpath(bot_file)
+    if os.path.isdir(p):   # a bot folder (arena.match.botfolder)
+        from arena.match.botfolder import runtime
+
+        return runtime(Path(p))[0]
     if p.endswith(".py"):
         return [_launch.interpreter(), "-s", "-S", p]
     if not os.access(p, os.X_OK):

@@ -74,6 +74,9 @@ def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if entry.kind == "builtin":   # nothing to ship: every node's arena has it
             packed[name] = {"builtin": entry.builtin, "sha256": entry.sha256, "kind": "builtin"}
             continue
+        if entry.kind == "folder":
+            raise BotShippingError(f"{entry.path}: bot {name!r} is a bot folder, and the Ray executor ships "
+                                   "single files only; play it with the local executor (no --executor ray)")
         data = Path(entry.path).read_bytes()
         if hashlib.sha256(data).hexdigest() != entry.sha256:
             raise BotShippingError(f"{entry.path}: bot {name!r} changed while the tournament started "

@@ -1,7 +1,9 @@
 """The bots of a tournament: files found, named, hashed and checked.
 
 A bot is one file: a ``.py`` file (run with the harness's Python) or any other
-executable file. Globs skip files whose name starts with ``_`` (helpers); a bot
+executable file; or a folder, or a .zip / .tar.gz archive of one, with an entry file,
+data and pinned requirements (``arena.match.botfolder``: the requirements are installed
+here, before play). Globs skip files whose name starts with ``_`` (helpers); a bot
 listed by its exact path is never skipped. A program of the system (``/bin/true``, an
 interpreter, anything under ``SYSTEM_DIRS`` once symlinks are followed) is no bot: it
 does not speak the protocol, and its name would rank a tool, not an entrant.
@@ -12,14 +14,16 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from arena.match import botfolder
 from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, BuiltinSpec, Tournament
 from arena.errors import ArenaError
 
-BotKind = Literal["python", "executable", "builtin"]
+BotKind = Literal["python", "executable", "builtin", "folder"]
 
 
 class RosterError(ArenaError):
@@ -64,7 +68,10 @@ def file_sha256(path: Path) -> str:
 
 
 def bot_kind(path: Path) -> BotKind | None:
-    """``python`` for a .py file, ``executable`` for an executable file, else None."""
+    """``python`` for a .py file, ``executable`` for an executable file, ``folder`` for a
+    folder or an archive of one (.zip, .tar.gz), else None."""
+    if path.is_dir() or botfolder.is_archive(path):
+        return "folder"
     if not path.is_file():
         return None
     if path.suffix == ".py":
@@ -102,6 +109,15 @@ def _not_a_system_program(path: Path, shown: str) -> str | None:
 def _entry(path: Path, name: str) -> BotEntry:
     kind = bot_kind(path)
     assert kind is not None
+    if kind == "folder":
+        # an archive plays from its unpacked folder; the requirements are installed now, never
+        # during a match, and the identity covers the files and the resolved packages
+        folder = botfolder.unpack(path) if path.is_file() else path
+        botfolder.entry_file(folder)
+        botfolder.folder_files(folder)   # links out, special files, size: refused before any install
+        env = botfolder.ensure_env(folder)
+        return BotEntry(name=name, path=folder, sha256=botfolder.folder_sha256(folder, env), kind=kind,
+                        source=path if folder != path else None)
     return BotEntry(name=name, path=path, sha256=file_sha256(path), kind=kind)
 
 
@@ -150,9 +166,6 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                     "the folder it is relative to (or set root:)",
                 )
         for path, name in candidates:
-            if path.is_dir():
-                raise tournament.config_error(loc, f"{_shown(path, base)!r} is a folder; name a bot file "
-                                              "or use a glob such as bots/*.py")
             why = _not_a_system_program(path, repr(_shown(path, base)))
             if why:
                 raise tournament.config_error(loc, why)
@@ -161,7 +174,7 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                     loc, f"{_shown(path, base)!r} is neither a .py file nor executable; "
                     f"make it executable (chmod +x {_shown(path, base)}) or leave it out",
                 )
-            name = name or path.stem
+            name = name or _stem(path)
             if name in found and found[name][0].builtin is not None:
                 raise tournament.config_error(
                     loc, f"two bots are named {name!r}: builtin {found[name][0].builtin} (bots[{found[name][1]}]) "
@@ -181,7 +194,10 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                     f"{_shown(path, base)}; give one an explicit name: - {{path: {_shown(path, base)}, "
                     f"name: {name}_2}}",
                 )
-            found[name] = (_entry(_absolute(path), name), i)
+            try:
+                found[name] = (_entry(_absolute(path), name), i)
+            except botfolder.BotFolderError as exc:
+                raise tournament.config_error(loc, str(exc)) from None
     return sorted((e for e, _ in found.values()), key=lambda e: e.name)
 
 
@@ -238,17 +254,26 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None, *, allow_builtin:
                               "give the bot's file path")
     if not path.exists():
         raise RosterError(f"{path_or_name}: no such bot file; check the path")
-    if path.is_dir():
-        raise RosterError(f"{path_or_name}: is a folder; give a bot file")
     why = _not_a_system_program(path, path_or_name)
     if why:
         raise RosterError(why)
     if bot_kind(path) is None:
         raise RosterError(f"{path_or_name}: neither a .py file nor executable; chmod +x {path_or_name}")
-    name = path.stem
+    name = _stem(path)
     if not SAFE_NAME.match(name):
         raise RosterError(f"{path_or_name}: the bot name {name!r} is not allowed; rename the file ({SAFE_NAME_TEXT})")
-    return _entry(_absolute(path), name)
+    try:
+        return _entry(_absolute(path), name)
+    except botfolder.BotFolderError as exc:
+        raise RosterError(str(exc)) from None
+
+
+def _stem(path: Path) -> str:
+    """The default bot name: the file's stem; a folder's own name; an archive's without .tar.gz."""
+    for ext in botfolder.ARCHIVES:
+        if path.name.endswith(ext) and path.is_file():
+            return path.name[: -len(ext)]
+    return path.name if path.is_dir() else path.stem
 
 
 SNAPSHOTS = "bots"   # <results>/bots/<sha256>/<file name>: the code that really plays
@@ -265,6 +290,9 @@ def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
     for e in entries:
         if e.kind == "builtin":   # played in process by the arena itself: no file runs
             out.append(e)
+            continue
+        if e.kind == "folder":
+            out.append(_snapshot_folder(e, folder))
             continue
         try:
             data = Path(e.path).read_bytes()
@@ -284,3 +312,31 @@ def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
             os.replace(tmp, dest)
         out.append(BotEntry(name=e.name, path=dest, sha256=sha, kind=e.kind, source=Path(e.path)))
     return out
+
+
+def _snapshot_folder(e: BotEntry, folder: Path) -> BotEntry:
+    """A bot folder copied to ``folder/bots/<sha256>/<name>/`` (files only, read-only modes)."""
+    home = Path(folder) / SNAPSHOTS / e.sha256
+    dest = home / e.name
+    if not (home / ".complete").is_file():
+        tmp = Path(folder) / SNAPSHOTS / f".{e.sha256}.{os.getpid()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            for rel, src in botfolder.folder_files(Path(e.path)):
+                target = tmp / e.name / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, target)
+                target.chmod(0o755 if os.access(src, os.X_OK) else 0o644)
+        except (OSError, botfolder.BotFolderError) as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise ArenaError(f"{e.path}: cannot copy bot folder {e.name!r} ({exc}); check it is still there "
+                             "and readable") from None
+        for dirpath, _, _ in os.walk(tmp):
+            os.chmod(dirpath, 0o755)  # the sandbox may run the bot under another uid
+        (tmp / ".complete").write_text("")
+        shutil.rmtree(home, ignore_errors=True)
+        os.replace(tmp, home)
+    sha = botfolder.folder_sha256(dest, botfolder.installed_env(dest))
+    if sha != e.sha256:
+        raise ArenaError(f"{e.path}: bot folder {e.name!r} changed while it was copied; run again")
+    return BotEntry(name=e.name, path=dest, sha256=sha, kind=e.kind, source=e.source or Path(e.path))

@@ -37,6 +37,7 @@ from botkit import run
 from games import decktet
 from games.core import places_from_keys
 from games.determinize import Determinizer
+from games.palace_history import PalaceHistory
 from games.divers_weights import HAND_SIZE, SYMBOLS, PLAY as DW_PLAY, PRIZE as DW_PRIZE, BID as DW_BID
 from games.palace import SWAP, PLAY as P_PLAY, EXCUSE as P_EXCUSE
 from games.palace_rule import palace_play_choice, palace_swap_choice
@@ -419,11 +420,12 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
     if len(legal) == 1:
         return legal[0]["id"]
     game, me = match.game, match.seat
+    history = match.memory.get("history")
     if game == "palace" and observation["phase"] == "swap":
-        state = Determinizer(observation, match.options).sample(rnd)
+        state = Determinizer(observation, match.options, history=history).sample(rnd)
         return palace_swap_choice(state.moves(me))
     policy = POLICY[game]
-    det = Determinizer(observation, match.options)
+    det = Determinizer(observation, match.options, history=history)
     root = Node()
     cpu_end = time.process_time() + budget_s
     other = other_seat(observation, det, match.memory, rnd)
@@ -490,9 +492,25 @@ def search(observation, match, budget_s, rnd, wall_s=None, max_sims=None):
     return legal[best]["id"]
 
 
+def follow_history(observation, match):
+    """Palace: the public history (swapped and eaten cards, forced eats) from every
+    observation, so that samples fit it; a history that stops fitting is dropped and the
+    samples fit the observation alone."""
+    memory = match.memory
+    if "history" not in memory:
+        memory["history"] = PalaceHistory(match.options)
+    if memory["history"] is not None:
+        try:
+            memory["history"].update(observation)
+        except ValueError:
+            memory["history"] = None
+
+
 def choose(observation, match):
     if "rnd" not in match.memory:
         match.memory["rnd"] = Random(match.seed)
+    if match.game == "palace":
+        follow_history(observation, match)
     move_s = (match.time_control or {}).get("move_s")
     wall = WALL_SHARE * move_s if move_s else None
     sims = sims_of(match)

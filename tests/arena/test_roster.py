@@ -70,10 +70,14 @@ def test_hash_follows_the_content(project: Path) -> None:
     assert {k: v for k, v in before.items() if k != "lucky_bot"} == {k: v for k, v in after.items() if k != "lucky_bot"}
 
 
-def test_folder_is_not_a_bot(project: Path) -> None:
+def test_a_folder_without_an_entry_file_is_not_a_bot(project: Path) -> None:
+    """A folder is a bot only with an entry file (docs/first-bot.md, bot folders)."""
     (project / "bots" / "team").mkdir()
-    with pytest.raises(ConfigError, match=r"bots\[0\]\.path: 'bots/team' is a folder"):
+    with pytest.raises(ConfigError, match=r"bots\[0\]\.path: .*bots/team: no entry file; add main.py"):
         roster(project, "[{path: bots/team}]")
+    (project / "bots" / "team" / "main.py").write_text("print()\n")
+    entries = {e.name: e for e in roster(project, "[{path: bots/team}, bots/greedy_bot.py]")}
+    assert entries["team"].kind == "folder" and entries["team"].path == project / "bots" / "team"
 
 
 def test_bot_entry_by_path_and_by_name(project: Path) -> None:

@@ -226,7 +226,9 @@ def test_plays_a_whole_match_inside_the_full_sandbox(game: str, players: int) ->
 # (docs/performance.md), and a test must not claim it.
 STRENGTH = [
     ("tightwad", 4, 300, 8, 61_000),
-    ("palace", 4, 150, 3, 63_000),
+    # Palace: 6 deals. On the first 3 alone the bot tied the heuristic (1.92 each) once its samples
+    # followed the public history (issue 30); over 6: 1.79 against 2.04 (the old sampler: 2.0 / 2.2 on 5).
+    ("palace", 4, 150, 6, 63_000),
 ]
 
 

@@ -148,3 +148,132 @@ def test_bad_observation_is_refused() -> None:
     obs["hand_sizes"][1] += 1
     with pytest.raises(ValueError, match="do not match"):
         Determinizer(obs, real.options)
+
+
+# ---- Palace: the public history (issue 30 item 4) --------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as hst  # noqa: E402
+
+from games.palace import PalaceState  # noqa: E402
+from games.palace_history import PalaceHistory, illegal  # noqa: E402
+
+
+def _exact(obs: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(obs))
+
+
+class _Table:
+    """A real game with every seat's history fed as its bot would: each observation it decides on."""
+
+    def __init__(self, game: str, players: int, options: dict[str, Any], seed: int) -> None:
+        self.state = REGISTRY[game].new_game(players, seed, {**options, "decision_cap": 400})
+        self.hist = [PalaceHistory(self.state.options) for _ in range(players)] if game == "palace" else None
+        self.rng = DealRng(seed)
+
+    def observe(self, seat: int) -> dict[str, Any]:
+        obs = _exact(self.state.observation(seat))
+        if self.hist:
+            self.hist[seat].update(obs)
+        return obs
+
+    def step(self, choose=None) -> None:
+        seat = self.state.to_move()[0]
+        self.observe(seat)
+        n = len(self.state.legal_actions(seat))
+        self.state.apply(seat, choose(seat, n) if choose else self.rng.randbelow(n))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=hst.sampled_from(CASES), seed=hst.integers(0, 10**6), steps=hst.integers(0, 150),
+       sample_seed=hst.integers(0, 2**32), with_history=hst.booleans())
+def test_every_sample_reproduces_the_observation_exactly_and_plays_to_the_end(
+        case: tuple[str, int, dict], seed: int, steps: int, sample_seed: int, with_history: bool) -> None:
+    game, players, options = case
+    table = _Table(game, players, options, seed)
+    for _ in range(steps):
+        if table.state.is_over():
+            return
+        table.step()
+    if table.state.is_over():
+        return
+    seat = table.state.to_move()[0]
+    obs = table.observe(seat)
+    history = table.hist[seat] if table.hist and with_history else None
+    d = Determinizer(obs, table.state.options, history=history).sample(sample_seed)
+    assert _exact(d.observation(seat)) == obs  # events, legal actions and all
+    assert sorted(d.all_cards()) == sorted(table.state.all_cards())
+    if history is not None:
+        for s in range(players):
+            assert set(history.known[s]) <= set(d._hands[s]) and set(history.known[s]) <= set(table.state._hands[s])
+    play_randomly(d, DealRng(sample_seed))
+    assert d.is_over()
+
+
+def test_R_P3_R_P17_a_face_up_card_swapped_into_a_hand_stays_in_a_hand() -> None:
+    """Seat 1 swaps a face-up card into its hand: public once all have chosen. Seat 0's
+    samples keep it in seat 1's hand (with the history), or at least in a hand (the
+    observation alone cannot tell whose after an eat); never in the draw pile or face down."""
+    checked = 0
+    for seed in range(40):
+        table = _Table("palace", 3, {}, seed)
+        st = table.state
+        first = (st._dealer + 1) % 3
+        if first != 0:
+            continue
+        moves = st.moves(1)
+        swap = next(i for i, m in enumerate(moves) if len(m[1]) == 2)  # two swaps
+        for seat in (0, 1, 2):
+            table.observe(seat)
+            st.apply(seat, swap if seat == 1 else 0)
+        obs = table.observe(0)
+        swapped = [u for s, _, u in obs["swaps"]]
+        assert len(swapped) == 2
+        with_h = Determinizer(obs, st.options, history=table.hist[0])
+        alone = Determinizer(obs, st.options)
+        rng = random.Random(seed)
+        for _ in range(1000):
+            assert set(swapped) <= set(with_h.sample(rng)._hands[1])
+            d = alone.sample(rng)
+            assert set(swapped) <= set(d._hands[1]) | set(d._hands[2])
+        checked += 1
+        if checked == 2:
+            return
+    pytest.fail("no seed let seat 0 play first")
+
+
+def test_R_P8_a_seat_that_was_forced_to_eat_held_no_playable_card() -> None:
+    """Right after seat s was forced to eat (R-P8), every sample gives s a hand whose cards
+    other than the pile just eaten were all unplayable on the pile it could not answer."""
+    checked = 0
+    for seed in range(60):
+        table = _Table("palace", 3, {}, seed)
+        st = table.state
+        eats: list[tuple[int, tuple[int, int, int], tuple[int, ...]]] = []
+
+        def recording_eat(seat: int, st: PalaceState = st) -> None:
+            if st._hands[seat]:  # a hand that could not answer (not a face-down reveal)
+                eats.append((seat, (st._mode, st._ref, st._trump), tuple(st._pile)))
+            PalaceState._eat(st, seat)
+
+        st._eat = recording_eat
+        while not st.is_over() and st.decisions < 300:
+            seat = st.to_move()[0]
+            before = len(eats)
+            obs = table.observe(seat)
+            if before and obs["events"]:
+                last = obs["events"][-1]
+                s, cons, eaten = eats[-1]
+                if (last["type"] == "eat" and last["seat"] == s != seat and tuple(last["cards"]) == eaten
+                        and len(st._hands[s]) > len(eaten)):
+                    det = Determinizer(obs, st.options, history=table.hist[seat])
+                    rng = random.Random(seed)
+                    for _ in range(300):
+                        hand = det.sample(rng)._hands[s]
+                        rest = [p for p in hand if p not in set(last["cards"])]
+                        assert all(illegal(p, cons) for p in rest), (seed, s, rest)
+                    checked += 1
+                    if checked == 6:
+                        return
+            n = len(st.legal_actions(seat))
+            st.apply(seat, table.rng.randbelow(n))
+    pytest.fail(f"only {checked} forced eats checked")

@@ -1,0 +1,333 @@
+"""A bot that is a folder (or a .zip / .tar.gz archive of one): entry file, data, requirements.
+
+Layout::
+
+    mybot/
+      main.py            the entry (or name another file: bot.toml ``entry = "run.sh"``,
+                         or leave exactly one executable file at the top)
+      weights.npy        any data files; the bot finds them next to ``__file__``
+      requirements.txt   optional, every line pinned: ``numpy==2.4.6``
+
+Requirements are installed before play (``arena check``, ``arena play`` and every run
+resolve the roster first) with pip, into an environment folder cached by the hash of the
+requirements and the Python version, under ``$ARENA_BOT_ENVS`` or the user's cache dir
+(``$XDG_CACHE_HOME/decktet-arena/bot-envs``, default ``~/.cache/...``). pip uses its own
+configuration (``PIP_INDEX_URL``, ``PIP_FIND_LINKS``, ``PIP_NO_INDEX``, pip.conf), so the
+index is whatever pip is set to reach. Nothing installs during a match: a bot whose
+environment is missing then fails to start. The folder and the environment are bound
+read-only in the sandbox, and the bot's numeric libraries get one thread each.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.errors import ArenaError
+
+MANIFEST = "bot.toml"
+REQUIREMENTS = "requirements.txt"
+MAX_FILES = 2000                   # files in a bot folder or archive
+MAX_BYTES = 512 * 1024 * 1024      # their total size (unpacked)
+ARCHIVES = (".zip", ".tar.gz", ".tgz")
+_PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9,._-]+\])?==([A-Za-z0-9.+!_-]+)$")
+# numpy, OpenBLAS, MKL, OpenMP (torch), numexpr, Accelerate, BLIS: one thread each, so that a bot
+# stays within its CPU share and its process limit
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+               "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
+
+
+class BotFolderError(ArenaError):
+    """A bot folder or archive that cannot be used as it is (the message says the fix)."""
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.endswith(ARCHIVES)
+
+
+def cache_root() -> Path:
+    """Where environments and unpacked archives live: ``$ARENA_BOT_ENVS`` or the user cache."""
+    env = os.environ.get("ARENA_BOT_ENVS")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "decktet-arena" / "bot-envs"
+
+
+def folder_files(folder: Path) -> list[tuple[str, Path]]:
+    """Every file of the folder as (relative posix path, path), sorted; refuses links leaving
+    it, special files, and folders over the bounds."""
+    out: list[tuple[str, Path]] = []
+    total = 0
+    root = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            rel = p.relative_to(folder).as_posix()
+            real = p.resolve()
+            if real != root and root not in real.parents:
+                raise BotFolderError(f"{p}: a link out of the bot folder {folder}; copy the file in instead")
+            st = p.stat()
+            if not stat.S_ISREG(st.st_mode):
+                raise BotFolderError(f"{p}: not a regular file; leave it out of the bot folder")
+            total += st.st_size
+            out.append((rel, p))
+            if len(out) > MAX_FILES or total > MAX_BYTES:
+                raise BotFolderError(f"{folder}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB; "
+                                     "keep the bot folder smaller")
+    return out
+
+
+def entry_file(folder: Path) -> Path:
+    """The file that runs the bot: bot.toml's ``entry``, else main.py, else the one executable."""
+    manifest = folder / MANIFEST
+    if manifest.is_file():
+        try:
+            data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise BotFolderError(f"{manifest}: not valid TOML ({exc}); write entry = \"main.py\"") from None
+        entry = data.get("entry")
+        if not isinstance(entry, str) or not entry:
+            raise BotFolderError(f"{manifest}: field 'entry' must name the bot's file, e.g. entry = \"main.py\"")
+        p = (folder / entry)
+        if ".." in Path(entry).parts or Path(entry).is_absolute() or not p.is_file():
+            raise BotFolderError(f"{manifest}: entry {entry!r} is not a file inside {folder}; fix the name")
+        if p.suffix != ".py" and not os.access(p, os.X_OK):
+            raise BotFolderError(f"{manifest}: entry {entry!r} is neither a .py file nor executable; "
+                                 f"chmod +x {p}")
+        return p
+    if (folder / "main.py").is_file():
+        return folder / "main.py"
+    exe = sorted(p for p in folder.iterdir() if p.is_file() and os.access(p, os.X_OK))
+    if len(exe) == 1:
+        return exe[0]
+    raise BotFolderError(f"{folder}: no entry file; add main.py, or name the entry in {MANIFEST}: "
+                         "entry = \"mybot\"")
+
+
+def requirements(folder: Path) -> list[str]:
+    """The pinned requirement lines of the folder (``name==version``), normalised and sorted."""
+    path = folder / REQUIREMENTS
+    if not path.is_file():
+        return []
+    out = []
+    for i, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = _PINNED.match(line.replace(" ", ""))
+        if not m:
+            raise BotFolderError(f"{path}:{i}: {raw.strip()!r} is not pinned; write one package per line "
+                                 "as name==version (e.g. numpy==2.4.6)")
+        out.append(f"{m.group(1).lower().replace('_', '-')}{m.group(2) or ''}=={m.group(3)}")
+    return sorted(out)
+
+
+def env_key(reqs: list[str]) -> str:
+    """The cache key of an environment: the requirements and the Python that runs the bot."""
+    text = f"python {sys.version_info[0]}.{sys.version_info[1]} {sys.implementation.cache_tag}\n" + "\n".join(reqs)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class BotEnv:
+    path: Path                 # the environment folder (site folder inside)
+    resolved: tuple[str, ...]  # every installed distribution, name==version
+
+    @property
+    def site(self) -> Path:
+        return self.path / "site"
+
+
+def _resolved(site: Path) -> tuple[str, ...]:
+    out = []
+    for d in site.glob("*.dist-info"):
+        name, _, version = d.name[: -len(".dist-info")].partition("-")
+        out.append(f"{name.lower().replace('_', '-')}=={version}")
+    return tuple(sorted(out))
+
+
+def installed_env(folder: Path) -> BotEnv | None:
+    """The folder's environment if its requirements are installed (None: it needs none)."""
+    reqs = requirements(folder)
+    if not reqs:
+        return None
+    path = cache_root() / "envs" / env_key(reqs)
+    done = path / "resolved.txt"
+    if not done.is_file():
+        raise BotFolderError(f"{folder}: its requirements are not installed; run `arena check {folder}` "
+                             "(installs them) before the match")
+    return BotEnv(path, tuple(done.read_text().split()))
+
+
+def ensure_env(folder: Path) -> BotEnv | None:
+    """Install the folder's requirements (once per distinct set) and return the environment."""
+    reqs = requirements(folder)
+    if not reqs:
+        return None
+    path = cache_root() / "envs" / env_key(reqs)
+    if (path / "resolved.txt").is_file():
+        return installed_env(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"arena: installing {', '.join(reqs)} for {folder} into {path} (once)", file=sys.stderr, flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        (tmp / REQUIREMENTS).write_text("\n".join(reqs) + "\n")
+        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-input", "--disable-pip-version-check",
+               "--no-warn-script-location", "--only-binary", ":all:", "--target", str(tmp / "site"),
+               "-r", str(tmp / REQUIREMENTS)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise BotFolderError(f"{folder / REQUIREMENTS}: pip could not run ({exc}); "
+                                 "install pip for this Python") from None
+        if proc.returncode != 0:
+            lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+            why = next((ln for ln in lines if ln.startswith("ERROR")), lines[-1] if lines else "no output")
+            raise BotFolderError(f"{folder / REQUIREMENTS}: pip could not install {', '.join(reqs)} ({why}); "
+                                 "check the pins, or the index pip reaches (PIP_INDEX_URL, PIP_FIND_LINKS)")
+        resolved = _resolved(tmp / "site")
+        (tmp / "resolved.txt").write_text("\n".join(resolved) + "\n")
+        for dirpath, dirnames, filenames in os.walk(tmp):   # readable by a sandbox uid, written by none
+            os.chmod(dirpath, 0o755)
+            for f in filenames:
+                p = os.path.join(dirpath, f)
+                if not os.path.islink(p):
+                    os.chmod(p, 0o755 if os.access(p, os.X_OK) else 0o644)
+        try:
+            os.rename(tmp, path)
+        except OSError:
+            if not (path / "resolved.txt").is_file():   # not another process that won the race
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return installed_env(folder)
+
+
+def folder_sha256(folder: Path, env: BotEnv | None) -> str:
+    """The bot's identity: every file (path, executable bit, bytes) and the resolved packages."""
+    h = hashlib.sha256(b"decktet-arena bot folder 1\n")
+    for rel, p in folder_files(folder):
+        h.update(f"{rel}\0{int(os.access(p, os.X_OK))}\0{p.stat().st_size}\0".encode())
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 16), b""):
+                h.update(block)
+    if env is not None:
+        h.update(("\0packages\0" + "\n".join(env.resolved)).encode())
+    return h.hexdigest()
+
+
+def unpack(archive: Path) -> Path:
+    """The folder an archive unpacks to (cached by the archive's hash); refuses absolute or
+    ``..`` paths, links, devices, and archives over the bounds."""
+    data_hash = hashlib.sha256(archive.read_bytes()).hexdigest()[:32]
+    dest = cache_root() / "unpacked" / data_hash
+    if (dest / ".complete").is_file():
+        return _top(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{data_hash}.", dir=dest.parent))
+    try:
+        members = _members(archive)
+        if len(members) > MAX_FILES or sum(size for _, size, _ in members) > MAX_BYTES:
+            raise BotFolderError(f"{archive}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB unpacked; "
+                                 "keep the bot smaller")
+        for name, size, read in members:
+            parts = Path(name).parts
+            if not name or name.startswith("/") or ".." in parts or "\\" in name:
+                raise BotFolderError(f"{archive}: member {name!r} leaves the archive's folder; repack it "
+                                     "with relative paths")
+            target = tmp / "bot" / name
+            if read is None:
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            mode, content = read()
+            if len(content) != size:
+                raise BotFolderError(f"{archive}: member {name!r} is not the size it claims; repack it")
+            target.write_bytes(content)
+            target.chmod(0o755 if mode & 0o111 else 0o644)
+        (tmp / ".complete").write_text("")
+        try:
+            os.rename(tmp, dest)
+        except OSError:
+            if not (dest / ".complete").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _top(dest)
+
+
+def _top(dest: Path) -> Path:
+    """An archive of one folder (``mybot/main.py``) is that folder; else its root."""
+    root = dest / "bot"
+    kids = [p for p in root.iterdir()] if root.is_dir() else []
+    if len(kids) == 1 and kids[0].is_dir():
+        return kids[0]
+    return root
+
+
+def _members(archive: Path) -> list:
+    """(name, size, reader or None for a folder) of every member; refuses links and devices."""
+    out: list = []
+    if archive.name.endswith(".zip"):
+        try:
+            z = zipfile.ZipFile(archive)
+        except zipfile.BadZipFile as exc:
+            raise BotFolderError(f"{archive}: not a zip archive ({exc}); repack it") from None
+        for info in z.infolist()[: MAX_FILES + 1]:
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                raise BotFolderError(f"{archive}: member {info.filename!r} is a link; put the file itself in")
+            if info.is_dir():
+                out.append((info.filename.rstrip("/"), 0, None))
+            else:
+                out.append((info.filename, info.file_size,
+                            lambda info=info, mode=mode: (mode, z.read(info)[: MAX_BYTES])))
+        return out
+    try:
+        t = tarfile.open(archive, "r:gz")
+        infos = []
+        for info in t:
+            infos.append(info)
+            if len(infos) > MAX_FILES:
+                break
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise BotFolderError(f"{archive}: not a .tar.gz archive ({exc}); repack it") from None
+    for info in infos:
+        if info.isdir():
+            out.append((info.name.rstrip("/"), 0, None))
+        elif info.isfile():
+            out.append((info.name, info.size,
+                        lambda info=info: (info.mode, t.extractfile(info).read(MAX_BYTES + 1))))  # type: ignore[union-attr]
+        else:
+            raise BotFolderError(f"{archive}: member {info.name!r} is a link or a device; put plain files in")
+    return out
+
+
+def runtime(folder: Path) -> tuple[list[str], dict[str, str], list[Path]]:
+    """(argv, extra environment, extra read-only paths) that run the folder's bot; the
+    environment must already be installed (``ensure_env``)."""
+    from arena.match.sandbox.launch import bot_env, interpreter
+
+    entry = entry_file(folder)
+    argv = [interpreter(), "-s", "-S", str(entry)] if entry.suffix == ".py" else [str(entry)]
+    extra = {v: "1" for v in THREAD_VARS}
+    env = installed_env(folder)
+    ro: list[Path] = []
+    if env is not None:
+        base = bot_env(None, "")["PYTHONPATH"]
+        extra["PYTHONPATH"] = os.pathsep.join([str(env.site), base]) if base else str(env.site)
+        ro.append(env.path)
+    return argv, extra, ro

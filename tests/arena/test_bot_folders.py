@@ -1,0 +1,367 @@
+"""Bot folders and archives (arena.match.botfolder): entry, data, pinned requirements installed
+before play into a cached environment, read-only in the sandbox, identity over files and packages.
+
+Offline: pip gets ``PIP_NO_INDEX`` and a ``PIP_FIND_LINKS`` folder of wheels the tests build
+(a tiny pure-Python package written by hand; numpy repacked from this test venv)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import os
+import shutil
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.match import botfolder
+from arena.match.agents import ProcessAgent, RandomAgent
+from arena.match.faults import BotFault, FaultKind
+from arena.match.referee import play_match
+from arena.match.sandbox import Limits
+from arena.tournament.roster import RosterError, bot_entry, snapshot_bots
+from arena.tournament.schedule import MatchSpec
+from games import REGISTRY
+from tests.hostile.test_match_hostile import ROOT, TC
+from tests.hostile.test_safe_levels import safe_level
+
+TINY_BOT = '''
+import os, random, sys
+from pathlib import Path
+import tinypkg
+from botkit import run
+
+HERE = Path(__file__).parent
+DATA = int((HERE / "data.txt").read_text())
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    if os.environ.get(var) != "1":
+        sys.exit(f"{var} is not capped")
+for target in (HERE / "written.txt", Path(tinypkg.__file__).with_name("written.txt")):
+    try:
+        target.write_text("x")
+    except OSError:
+        continue
+    sys.exit(f"could write {target}")   # the folder and the environment must be read-only
+
+
+def choose(observation, match):
+    legal = observation["legal_actions"]
+    return legal[(tinypkg.pick(len(legal), DATA) + random.randrange(len(legal))) % len(legal)]["id"]
+
+
+run(choose, name="tiny-folder-bot")
+'''
+
+
+def _wheel(folder: Path, name: str, version: str, files: dict[str, bytes], tag: str = "py3-none-any") -> Path:
+    """A wheel written by hand (what `pip wheel` makes), RECORD and all."""
+    dist = f"{name}-{version}.dist-info"
+    files = dict(files)
+    files[f"{dist}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    files[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{dist}/RECORD,,")
+    files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
+    out = folder / f"{name}-{version}-{tag}.whl"
+    with zipfile.ZipFile(out, "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+    return out
+
+
+def _tiny(folder: Path, version: str) -> Path:
+    code = f"VERSION = {version!r}\n\ndef pick(n, salt):\n    return salt % n\n".encode()
+    return _wheel(folder, "tinypkg", version, {"tinypkg/__init__.py": code})
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheels, and the environments cache the module's tests share (pip runs once per pin)."""
+    base = tmp_path_factory.mktemp("offline")
+    wheels = base / "wheels"
+    wheels.mkdir()
+    _tiny(wheels, "1.0")
+    _tiny(wheels, "2.0")
+    return base
+
+
+@pytest.fixture()
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Path) -> Path:
+    """pip without an index or the machine's config, finding only the wheels of ``wheels/``."""
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(shared / "envs"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(shared / "wheels"))
+    return tmp_path
+
+
+def tiny_folder(base: Path, pin: str = "tinypkg==1.0", data: str = "7") -> Path:
+    folder = base / "tinybot"
+    folder.mkdir(parents=True)
+    (folder / "main.py").write_text(TINY_BOT)
+    (folder / "data.txt").write_text(data)
+    (folder / "requirements.txt").write_text(f"# pinned\n{pin}\n")
+    return folder
+
+
+def play(entry, sandbox, game: str = "tightwad", players: int = 3):
+    """One match of ``entry`` (seat 0) against in-process random players."""
+    agents = [ProcessAgent(entry, sandbox=sandbox, limits=Limits(), time_control=TC)]
+    agents += [RandomAgent(name=f"r{i}", seed=i) for i in range(1, players)]
+    spec = REGISTRY[game]
+    m = MatchSpec(match_id="folder/1", index=0, game=game, players=players,
+                  options=spec.resolve_options(players, {}), deal_seed=3, match_seed=4,
+                  bots=("tinybot", "r1", "r2")[:players])
+    try:
+        return play_match(m, agents, time_control=TC, sandbox=sandbox)
+    finally:
+        for a in agents:
+            a.close()
+
+
+def _faults(record) -> list:
+    return record["faults"]
+
+
+@pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
+@pytest.mark.parametrize("level", ["full", "landlock"])
+def test_a_bot_folder_plays_with_its_packages_and_data_read_only_at_each_safe_level(offline: Path,
+                                                                                     level: str) -> None:
+    sandbox = safe_level(level)
+    folder = tiny_folder(offline)
+    entry = bot_entry(str(folder))
+    assert entry.kind == "folder" and entry.name == "tinybot"
+    env = botfolder.installed_env(folder)
+    assert env is not None and env.resolved == ("tinypkg==1.0",)
+    assert env.path.parent.parent == Path(os.environ["ARENA_BOT_ENVS"])
+    record = play(entry, sandbox)
+    assert _faults(record) == [None, None, None], _faults(record)
+    assert not (folder / "written.txt").exists() and not list(env.path.rglob("written.txt"))
+
+
+@pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
+def test_the_identity_covers_the_files_and_the_resolved_packages(offline: Path) -> None:
+    a = bot_entry(str(tiny_folder(offline / "a")))
+    same = bot_entry(str(tiny_folder(offline / "b")))
+    other_data = bot_entry(str(tiny_folder(offline / "c", data="8")))
+    other_pkg = bot_entry(str(tiny_folder(offline / "d", pin="tinypkg==2.0")))
+    assert a.sha256 == same.sha256
+    assert len({a.sha256, other_data.sha256, other_pkg.sha256}) == 3
+    assert botfolder.installed_env(Path(other_pkg.path)).resolved == ("tinypkg==2.0",)
+    # one environment per distinct requirements, shared by folders that pin the same
+    envs = {botfolder.installed_env(Path(e.path)).path for e in (a, same, other_data, other_pkg)}
+    assert len(envs) == 2
+
+
+def test_requirements_must_be_pinned_one_line_with_the_fix(offline: Path) -> None:
+    folder = tiny_folder(offline, pin="tinypkg>=1.0")
+    with pytest.raises(RosterError) as err:
+        bot_entry(str(folder))
+    msg = str(err.value)
+    assert "\n" not in msg and "requirements.txt:2" in msg and "name==version" in msg
+
+
+@pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
+def test_a_package_pip_cannot_find_is_one_line_naming_the_file(offline: Path) -> None:
+    folder = tiny_folder(offline, pin="tinypkg==9.9")
+    with pytest.raises(RosterError) as err:
+        bot_entry(str(folder))
+    msg = str(err.value)
+    assert "\n" not in msg and "requirements.txt: pip could not install tinypkg==9.9" in msg
+    key = botfolder.env_key(["tinypkg==9.9"])
+    assert not (Path(os.environ["ARENA_BOT_ENVS"]) / "envs" / key).exists()  # nothing half-installed kept
+
+
+@pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
+def test_nothing_installs_during_a_match(offline: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder whose environment is missing fails to start (sandbox fault); pip never runs."""
+    folder = tiny_folder(offline)
+    entry = bot_entry(str(folder))
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(offline / "envs"))   # an empty cache
+    agent = ProcessAgent(entry, sandbox=safe_or_none(), limits=Limits(), time_control=TC)
+    try:
+        with pytest.raises(BotFault) as fault:
+            agent.prepare()
+        assert fault.value.kind is FaultKind.SANDBOX and "arena check" in fault.value.detail
+    finally:
+        agent.close()
+    assert not (offline / "envs").exists()
+
+
+def any_safe_level():
+    """full, else landlock (the tiny bot fails where it can write its own folder)."""
+    try:
+        return safe_level("full")
+    except pytest.skip.Exception:
+        return safe_level("landlock")
+
+
+def safe_or_none():
+    from arena.match.sandbox.detect import detect_sandbox
+
+    return detect_sandbox("none")
+
+
+def _pack(folder: Path, out: Path, kind: str) -> Path:
+    if kind == "zip":
+        with zipfile.ZipFile(out, "w") as z:
+            for p in sorted(folder.rglob("*")):
+                z.write(p, f"{folder.name}/{p.relative_to(folder)}")
+    else:
+        with tarfile.open(out, "w:gz") as t:
+            t.add(folder, arcname=folder.name)
+    return out
+
+
+@pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_an_archive_of_a_folder_is_that_bot(offline: Path, kind: str) -> None:
+    folder = tiny_folder(offline / "src")
+    archive = _pack(folder, offline / f"tinybot.{kind}", kind)
+    a, f = bot_entry(str(archive)), bot_entry(str(folder))
+    assert a.name == "tinybot" and a.kind == "folder" and a.sha256 == f.sha256
+    assert (Path(a.path) / "data.txt").read_text() == "7"
+    record = play(a, any_safe_level())
+    assert _faults(record) == [None, None, None]
+
+
+def test_an_archive_may_not_leave_its_folder_nor_hold_links_nor_be_huge(offline: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = offline / "escape.zip"
+    with zipfile.ZipFile(bad, "w") as z:
+        z.writestr("bot/main.py", "print()")
+        z.writestr("../../outside.py", "print('pwned')")
+    with pytest.raises(RosterError, match="leaves the archive's folder"):
+        bot_entry(str(bad))
+    assert not (offline / "outside.py").exists()
+    link = offline / "link.tar.gz"
+    with tarfile.open(link, "w:gz") as t:
+        info = tarfile.TarInfo("bot/main.py")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        t.addfile(info)
+    with pytest.raises(RosterError, match="is a link or a device"):
+        bot_entry(str(link))
+    many = offline / "many.zip"
+    with zipfile.ZipFile(many, "w") as z:
+        z.writestr("bot/main.py", "print()")
+        for i in range(5):
+            z.writestr(f"bot/w{i}.bin", b"0")
+    monkeypatch.setattr(botfolder, "MAX_FILES", 3)
+    with pytest.raises(RosterError, match="more than 3 files"):
+        bot_entry(str(many))
+
+
+def test_a_folder_without_an_entry_says_how_to_name_one(offline: Path) -> None:
+    folder = offline / "noentry"
+    folder.mkdir()
+    (folder / "weights.bin").write_bytes(b"\0")
+    with pytest.raises(RosterError, match=r"no entry file; add main.py, or name the entry in bot.toml"):
+        bot_entry(str(folder))
+    (folder / "bot.toml").write_text('entry = "run.sh"\n')
+    with pytest.raises(RosterError, match="entry 'run.sh' is not a file"):
+        bot_entry(str(folder))
+    (folder / "run.sh").write_text(f"#!/bin/sh\nexec {sys.executable} -s -S {ROOT / 'bots/random_bot.py'}\n")
+    with pytest.raises(RosterError, match="neither a .py file nor executable"):
+        bot_entry(str(folder))
+    (folder / "run.sh").chmod(0o755)
+    assert bot_entry(str(folder)).kind == "folder"
+
+
+def test_a_link_out_of_the_folder_is_refused(offline: Path) -> None:
+    folder = tiny_folder(offline)
+    (folder / "secret").symlink_to("/etc/hostname")
+    with pytest.raises(RosterError, match="a link out of the bot folder"):
+        bot_entry(str(folder))
+
+
+@pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
+def test_a_run_plays_a_snapshot_of_the_folder(offline: Path) -> None:
+    entry = bot_entry(str(tiny_folder(offline)))
+    [snap] = snapshot_bots([entry], offline / "results")
+    assert snap.sha256 == entry.sha256 and Path(snap.path).parent.name == entry.sha256
+    (Path(entry.path) / "data.txt").write_text("9")   # editing the original changes nothing
+    assert botfolder.folder_sha256(Path(snap.path), botfolder.installed_env(Path(snap.path))) == entry.sha256
+
+
+@pytest.mark.slow
+def test_arena_check_installs_the_requirements_of_a_folder(offline: Path) -> None:
+    from arena.cli import cli
+
+    folder = tiny_folder(offline)
+    main = folder / "main.py"   # at level none a folder is writable: this check drops its write test
+    main.write_text(main.read_text().replace("for target in (", "for target in () and ("))
+    result = CliRunner().invoke(cli, ["check", str(folder), "--sandbox", "none"])
+    assert result.exit_code == 0, result.output
+    assert "RESULT: PASS" in result.output
+    assert botfolder.installed_env(folder).resolved == ("tinypkg==1.0",)
+
+
+# ---- the numpy example, at full and landlock --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def numpy_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This venv's numpy repacked as a wheel (nothing downloaded)."""
+    try:
+        dist = importlib.metadata.distribution("numpy")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("numpy is not installed in the test venv (pip install -e '.[rl]')")
+    wheel_meta = dist.read_text("WHEEL") or ""
+    tag = next((ln.split(":", 1)[1].strip() for ln in wheel_meta.splitlines() if ln.startswith("Tag:")), None)
+    if tag is None:
+        pytest.skip("the installed numpy has no wheel tag")
+    out = tmp_path_factory.mktemp("numpy-wheels")
+    base = Path(dist.locate_file(""))
+    path = out / f"numpy-{dist.version}-{tag}.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for f in dist.files or []:
+            src = base / f
+            if "__pycache__" in f.parts or not src.is_file() or f.parts[0].startswith(".."):
+                continue
+            z.write(src, str(f))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", ["full", "landlock"])
+def test_the_numpy_example_folder_plays_at_each_safe_level(numpy_wheels: Path, tmp_path: Path, level: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox = safe_level(level)
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(numpy_wheels.parent / "envs"))   # installed once for both
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(numpy_wheels))
+    folder = tmp_path / "numpy_bot"
+    shutil.copytree(ROOT / "examples" / "numpy_bot", folder)
+    version = importlib.metadata.version("numpy")
+    (folder / "requirements.txt").write_text(f"numpy=={version}\n")
+    entry = bot_entry(str(folder))
+    assert f"numpy=={version}" in botfolder.installed_env(folder).resolved
+    record = play(entry, sandbox)
+    assert _faults(record) == [None, None, None], _faults(record)
+
+
+def test_the_example_folder_pins_numpy() -> None:
+    folder = ROOT / "examples" / "numpy_bot"
+    assert botfolder.entry_file(folder) == folder / "main.py"
+    assert [r.split("==")[0] for r in botfolder.requirements(folder)] == ["numpy"]
+    assert (folder / "weights.npy").stat().st_size < 1024
+
+
+def test_the_ray_executor_refuses_a_folder_in_one_line(tmp_path: Path) -> None:
+    from arena.tournament.ray_executor import BotShippingError, pack_bots
+    from arena.tournament.roster import BotEntry
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    entry = BotEntry(name="f", path=folder, sha256="0" * 64, kind="folder")
+    with pytest.raises(BotShippingError, match="ships single files only"):
+        pack_bots({"f": entry})
