@@ -365,7 +365,8 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
            params_line(report), "", esc(luck_line(report)), "", esc(deals_line(report)), "", esc(sandbox_line(report)), ""]
     for scope in shown_scopes(report):
         out += [f"## {esc(scope_title(scope.scope))}", "", esc(scope_summary(scope)), ""]
-        rows = [[esc(c) for c in row] for row in standing_rows(scope)]
+        # only the name is a bot's text: the figures are ours ("2.50 [1.93, 3.00]" stays readable)
+        rows = [[esc(c) if i == 1 else c for i, c in enumerate(row)] for row in standing_rows(scope)]
         out += [tabulate(rows, headers=STANDING_HEADERS, tablefmt="pipe",
                          disable_numparse=True, colalign=STANDING_ALIGN), ""]
         if len(scope.standings) > 1:

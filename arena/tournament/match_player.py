@@ -135,6 +135,10 @@ class MatchPlayer:
                 self.seated_proc[name] = one.held[0]
                 self.dealt[name] = one.deals
                 return
+        if getattr(agent, "failed_starts", 0):  # failing to start: no process ahead, no extra tries
+            for spare in self.spares.pop(name, []):
+                spare.discard()
+            return
         spares = self.spares.get(name)
         if spares:
             self._take_spare(name, agent, spares.pop(0))

@@ -252,7 +252,11 @@ def test_a_bot_that_never_starts_faults_every_match_and_stops_costing_start_up_t
     # three start-up waits, not one per match: each launch writes a header to the bot's log
     launches = sum(log.read_text().count("[arena: silent: new process at ")
                    for log in (summary.results / "logs").rglob("silent.stderr.log"))
-    assert launches == 3, launches
+    # (plus at most SPARES started ahead of a match before the first failure was known: they are
+    # discarded unused, never waited for; one launch per match would be 14 here)
+    from arena.tournament.match_player import SPARES
+
+    assert 3 <= launches <= 3 + SPARES, launches
 
 
 def _deal_seeds(results: Path) -> dict[tuple, str]:
