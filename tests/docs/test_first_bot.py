@@ -109,7 +109,10 @@ def test_tutorial_as_written(tmp_path: Path) -> None:
     logs = "".join(p.read_text() for p in sorted(results.glob("logs/worker-*/my_bot.stderr.log")))
     lines = logs.splitlines()
     logged = [ln for ln in lines if not ln.startswith("[arena: my_bot: new process at ")]
-    assert 1 <= len(lines) - len(logged) <= 4  # one header per process of the bot (one per worker)
+    # one header per process of the bot: fair play keeps about one per rotation of a deal on
+    # each worker (a process never plays a deal twice), plus a few started ahead; a new process
+    # for every match would be one header per match
+    assert 1 <= len(lines) - len(logged) <= min(16, len(logged) // 2)
     assert len(logged) == scope["matches"] == 30
     assert all(re.fullmatch(r"tightwad/p3/d\d\d/r[012]/[0-9a-f]{16} seat [012] place [123]", ln) for ln in logged)
     text = DOC.read_text(encoding="utf-8")
