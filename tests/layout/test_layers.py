@@ -18,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena", "games"]
+LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena.openspiel", "arena",
+          "games"]
 # Run inside the sandbox (botkit, and the encoding copied into exported bots): standard library only.
 ISOLATED = {"arena.bot_helper", "arena.rl.encoding"}
 
@@ -126,7 +127,8 @@ def test_games_use_the_standard_library_only():
             assert all(d.startswith("games") for d in deps), f"{m} imports {deps}"
 
 
-@pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl"])
+@pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl",
+                                 "arena.openspiel"])
 def test_each_subpackage_says_what_lives_there(sub):
     doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
     assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"
@@ -136,3 +138,9 @@ def test_rl_builds_on_the_engines_alone():
     for m, deps in GRAPH.items():
         if m.startswith("arena.rl"):
             assert all(d.startswith(("games", "arena.rl")) for d in deps), f"{m} imports {deps}"
+
+
+def test_openspiel_builds_on_the_engines_alone():
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.openspiel"):
+            assert all(d.startswith(("games", "arena.openspiel")) for d in deps), f"{m} imports {deps}"
