@@ -243,7 +243,14 @@ class DecktetState(pyspiel.State):
         return json.dumps(self.engine.observation(player), sort_keys=True, separators=(",", ":"))
 
     def information_state(self, player: int) -> str:
-        return f"seat {player} history {self._chain[player]}\n{self.observation_json(player)}"
+        """The history digest, then the current observation without Palace's list of recent
+        events (the digest holds them already; a resampled world cannot replay them)."""
+        if self.engine is None:
+            return f"seat {player} history {self._chain[player]}"
+        obs = self.engine.observation(player)
+        obs.pop("events", None)
+        return f"seat {player} history {self._chain[player]}\n" + json.dumps(
+            obs, sort_keys=True, separators=(",", ":"))
 
     def resample_from_infostate(self, player: int, sampler: Any = None) -> "DecktetState":
         """A state drawn from ``player``'s observation (games.determinize), same information state."""
