@@ -277,6 +277,29 @@ class DecktetState(pyspiel.State):
         return "\n".join(self.engine.observation_text(s) for s in range(self._g.players))
 
 
+def state_from_observation(game: DecktetGame, observation: dict[str, Any], history: str = "",
+                           seed: int = 0) -> DecktetState:
+    """A state of ``game`` drawn from one seat's JSON observation, as a bot process sees it
+    (games.determinize): that seat to move first, ``history`` its information state's digest
+    (a bot digests the observations it has had, ``digest(history, json)``). Within a
+    simultaneous step the order of choosing does not change the rules, so it goes first."""
+    seat = observation["seat"]
+    world = Determinizer(observation, game.config.options).sample(seed)
+    movers = world.to_move()
+    if seat in movers:
+        world._to_move = (seat,) + tuple(s for s in movers if s != seat)
+        world._move_cache = {}
+    state = game.new_initial_state()
+    state.engine = world
+    state._chain = [history if s == seat else _digest(history, f"seat{s}") for s in range(game.players)]
+    return state
+
+
+def digest(history: str, observation: dict[str, Any]) -> str:
+    """The next history digest after one more observation."""
+    return _digest(history, json.dumps(observation, sort_keys=True, separators=(",", ":")))
+
+
 class DecktetObserver:
     """Observation (or, with perfect recall, information state) strings; no tensor."""
 
