@@ -155,12 +155,14 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| game | players | CPU s / decision | deals (matches) | search bot | OpenSpiel ISMCTS | "
-             "search − ISMCTS | ISMCTS simulations / search |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "search − ISMCTS | ISMCTS simulations / search | CPU s used / decision (search, ISMCTS) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for t in table:
         sig = " (significant)" if t["significant"] else ""
         lines.append(f"| {t['game']} | {t['players']} | {t['budget_s']:g} | {t['deals']} ({t['matches']}) | "
                      f"{t['search_place']:.2f} | {t['ismcts_place']:.2f} | {t['diff']:+.2f} ± {t['ci']:.2f}{sig} | "
-                     f"{t['ismcts_sims_per_search']:.1f} |")
+                     f"{t['ismcts_sims_per_search']:.1f} | {t['cpu_per_decision']['search']:.3f}, "
+                     f"{t['cpu_per_decision']['ismcts']:.3f} |")
     return "\n".join(lines)
 
 
