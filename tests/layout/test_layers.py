@@ -2,7 +2,8 @@
 
 Layers, top first: the face (``arena.cli``), then ``arena.report``, then
 ``arena.tournament``, then ``arena.match``, then ``arena.rl`` (reinforcement
-learning, on the engines alone), then the shared base (``arena.errors``,
+learning, on the engines alone), then ``arena.openspiel`` (the OpenSpiel bridge, on the
+engines alone too), then the shared base (``arena.errors``,
 ``arena`` itself), then ``games``. ``arena.bot_helper`` runs inside bots and
 imports nothing of ours; neither does ``arena.rl.encoding``, which exported bots
 carry a copy of. Imports are read with ast, at module level and inside
