@@ -2,7 +2,8 @@
 
 Layers, top first: the face (``arena.cli``), then ``arena.report``, then
 ``arena.tournament``, then ``arena.match``, then ``arena.rl`` (reinforcement
-learning, on the engines alone), then the shared base (``arena.errors``,
+learning, on the engines alone), then ``arena.openspiel`` (the OpenSpiel bridge, on the
+engines alone too), then the shared base (``arena.errors``,
 ``arena`` itself), then ``games``. ``arena.bot_helper`` runs inside bots and
 imports nothing of ours; neither does ``arena.rl.encoding``, which exported bots
 carry a copy of. Imports are read with ast, at module level and inside
@@ -18,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena", "games"]
+LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena.openspiel", "arena",
+          "games"]
 # Run inside the sandbox (botkit, and the encoding copied into exported bots): standard library only.
 ISOLATED = {"arena.bot_helper", "arena.rl.encoding"}
 
@@ -126,7 +128,8 @@ def test_games_use_the_standard_library_only():
             assert all(d.startswith("games") for d in deps), f"{m} imports {deps}"
 
 
-@pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl"])
+@pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl",
+                                 "arena.openspiel"])
 def test_each_subpackage_says_what_lives_there(sub):
     doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
     assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"
@@ -136,3 +139,9 @@ def test_rl_builds_on_the_engines_alone():
     for m, deps in GRAPH.items():
         if m.startswith("arena.rl"):
             assert all(d.startswith(("games", "arena.rl")) for d in deps), f"{m} imports {deps}"
+
+
+def test_openspiel_builds_on_the_engines_alone():
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.openspiel"):
+            assert all(d.startswith(("games", "arena.openspiel")) for d in deps), f"{m} imports {deps}"

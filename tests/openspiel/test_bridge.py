@@ -1,0 +1,135 @@
+"""The OpenSpiel bridge (arena.openspiel): registration, random_sim_test, resampling, returns."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel", reason="open_spiel is not installed (pip install -e '.[openspiel]')")
+import arena.openspiel  # noqa: E402,F401  (registers the games)
+from games import REGISTRY  # noqa: E402
+
+CAP = 80  # decisions: keeps the long games' random_sim_test quick; the cap is an ordinary option
+CASES = [
+    ("decktet_tightwad", {"players": 3}),
+    ("decktet_tightwad", {"players": 5, "decision_cap": CAP}),
+    ("decktet_tightwad", {"players": 10, "decision_cap": CAP}),
+    ("decktet_divers_weights", {"players": 2}),
+    ("decktet_divers_weights", {"players": 3, "simultaneous": False}),
+    ("decktet_divers_weights", {"players": 4, "bidding": True}),
+    ("decktet_divers_weights", {"players": 2, "hands": 1, "simultaneous": False}),
+    ("decktet_divers_weights", {"players": 3, "target": 10}),
+    ("decktet_palace", {"players": 2, "decision_cap": CAP}),
+    ("decktet_palace", {"players": 4, "decision_cap": CAP, "simultaneous": False}),
+    ("decktet_palace", {"players": 3, "decision_cap": CAP, "extended": True, "wyrm_variant": True}),
+    ("decktet_palace", {"players": 5, "decision_cap": CAP, "decks": 3}),
+]
+
+
+def test_import_registers_the_three_games():
+    names = set(pyspiel.registered_names())
+    assert {"decktet_tightwad", "decktet_divers_weights", "decktet_palace"} <= names
+
+
+@pytest.mark.parametrize("name,params", CASES, ids=[f"{n}-{p}" for n, p in CASES])
+def test_random_sim_test_passes(name, params):
+    game = pyspiel.load_game(name, params)
+    assert game.num_players() == params["players"]
+    assert game.get_type().information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
+    pyspiel.random_sim_test(game, num_sims=1, serialize=False, verbose=False)
+
+
+@pytest.mark.slow
+def test_random_sim_test_on_a_whole_palace_game():
+    pyspiel.random_sim_test(pyspiel.load_game("decktet_palace", {"players": 3}), num_sims=1,
+                            serialize=False, verbose=False)
+
+
+def test_simultaneous_is_a_parameter_of_the_two_games_that_have_it():
+    sim = pyspiel.GameType.Dynamics.SIMULTANEOUS
+    seq = pyspiel.GameType.Dynamics.SEQUENTIAL
+    assert pyspiel.load_game("decktet_divers_weights").get_type().dynamics == sim
+    assert pyspiel.load_game("decktet_palace").get_type().dynamics == sim
+    assert pyspiel.load_game("decktet_divers_weights", {"simultaneous": False}).get_type().dynamics == seq
+    assert pyspiel.load_game("decktet_tightwad").get_type().dynamics == seq
+    # the trick in Divers Weights is a simultaneous node with every seat choosing
+    state = pyspiel.load_game("decktet_divers_weights", {"players": 3}).new_initial_state()
+    assert state.is_chance_node()
+    state.apply_action(5)
+    assert state.current_player() == pyspiel.PlayerId.SIMULTANEOUS
+    assert all(state.legal_actions(p) for p in range(3))
+
+
+def test_the_deal_is_the_chance_outcome_and_fixes_the_engine_deal():
+    game = pyspiel.load_game("decktet_tightwad", {"players": 4, "deals": 50})
+    state = game.new_initial_state()
+    outcomes = state.chance_outcomes()
+    assert [o for o, _ in outcomes] == list(range(50)) and sum(p for _, p in outcomes) == pytest.approx(1)
+    state.apply_action(17)
+    engine = REGISTRY["tightwad"].new_game(4, 17, {})
+    assert json.loads(state.observation_string(0)) == engine.observation(0)
+
+
+def test_options_reach_the_engine_and_bad_ones_are_refused():
+    state = pyspiel.load_game("decktet_palace", {"players": 2, "extended": True, "decks": 3}).new_initial_state()
+    state.apply_action(0)
+    assert state.engine.options["extended"] is True and state.engine.options["decks"] == 3
+    with pytest.raises(Exception, match="players"):
+        pyspiel.load_game("decktet_tightwad", {"players": 2})
+
+
+def _play_random(state, rnd):
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(rnd.randrange(len(state.chance_outcomes())))
+        elif state.is_simultaneous_node():
+            state.apply_actions([rnd.choice(state.legal_actions(p)) for p in range(state.num_players())])
+        else:
+            state.apply_action(rnd.choice(state.legal_actions()))
+    return state
+
+
+@pytest.mark.parametrize("name,players", [("decktet_tightwad", 4), ("decktet_divers_weights", 3),
+                                          ("decktet_palace", 3)])
+def test_returns_follow_the_places_and_sum_to_zero(name, players):
+    state = _play_random(pyspiel.load_game(name, {"players": players}).new_initial_state(), random.Random(3))
+    places = state.engine.result().places
+    r = state.returns()
+    assert sum(r) == pytest.approx(0)
+    for i in range(players):
+        for j in range(players):
+            assert (places[i] < places[j]) == (r[i] > r[j])
+
+
+@pytest.mark.parametrize("name,params", [("decktet_tightwad", {"players": 4}),
+                                         ("decktet_divers_weights", {"players": 2, "simultaneous": False}),
+                                         ("decktet_palace", {"players": 3, "simultaneous": False})])
+def test_a_resampled_world_has_the_same_information_state(name, params):
+    """What ISMCTS asserts at every root: the world drawn from a seat's information state
+    shows that seat the very same information state."""
+    game = pyspiel.load_game(name, params)
+    state, rnd, checked = game.new_initial_state(), random.Random(11), 0
+    state.apply_action(4)
+    while not state.is_terminal() and checked < 60:
+        p = state.current_player()
+        world = state.resample_from_infostate(p, pyspiel.UniformProbabilitySampler(0.0, 1.0))
+        assert world.current_player() == p
+        assert world.information_state_string(p) == state.information_state_string(p)
+        checked += 1
+        state.apply_action(rnd.choice(state.legal_actions()))
+    assert checked >= 20
+
+
+def test_information_state_has_perfect_recall_and_observation_does_not():
+    """Two deals where seat 0 sees the same now but saw different things before keep different
+    information states (the history digest), while the observation strings may agree."""
+    game = pyspiel.load_game("decktet_tightwad", {"players": 3})
+    a = game.new_initial_state()
+    a.apply_action(1)
+    b = a.clone()
+    assert a.information_state_string(0) == b.information_state_string(0)
+    b._chain[0] = "something else seen before"
+    assert a.observation_string(0) == b.observation_string(0)
+    assert a.information_state_string(0) != b.information_state_string(0)
