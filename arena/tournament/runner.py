@@ -487,6 +487,7 @@ class Plan:
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     """`arena run --dry-run`: compare the tournament file and bot files with the store; writes nothing."""
+    from arena.tournament.adaptive import has_adaptive, stored_outcomes
     from arena.tournament.roster import resolve_bots
     from arena.tournament.schedule import build_schedule
     from arena.tournament.store import DB_NAME, ResultStore, StoreError
@@ -502,11 +503,15 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 secret = store.deal_secret()
             if not fresh:
                 stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
+            outcomes = stored_outcomes(store) if has_adaptive(tournament) and not fresh else {}
         except StoreError as exc:
             raise ArenaError(str(exc)) from None
         finally:
             store.close()
-    schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret)
+    else:
+        outcomes = {}
+    schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret,
+                              results=outcomes)
     wanted = {m.match_id for m in schedule}
     return Plan(schedule=schedule, play=[m for m in schedule if m.match_id not in stored],
                 keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted))
@@ -605,6 +610,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
                 sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
                 ray_address: str | None, display: Any = None) -> RunSummary:
     from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament.adaptive import has_adaptive, stored_outcomes
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import build_schedule
     from arena.tournament.store import ResultStore, StoreError
@@ -630,6 +636,10 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
     store.forget_harness_failures()
+    adaptive = has_adaptive(tournament)
+    plans: list[Any] = []
+    if adaptive:  # its next round depends on the results stored (and kept) so far
+        schedule = build_schedule(tournament, entries, secret, results=stored_outcomes(store), plans=plans)
     store.set_schedule([(m.match_id, m.index) for m in schedule])
     err.write(level_lines.getvalue())
     if altered:  # hand-edited rows: not results; the schedule decides which to play again
@@ -661,7 +671,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",
              tournament.name, len(schedule), len(pending), n_workers, sandbox.level,
              ", ".join(f"{e.name} {e.sha256[:12]}" for e in entries))
-    if pending:
+    if pending or adaptive:
         ctx = {
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
             "limits": limits_from(tournament), "tc": time_control_from(tournament),
@@ -672,6 +682,10 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         ctx["display"] = display or Progress
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
                       ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
+    if adaptive:
+        _adaptive_rounds(tournament, entries, secret, store, plans, pending, summary, err, resume_hint,
+                         workers=workers, executor=executor, ray_address=ray_address,
+                         sandbox_level=sandbox_level, ctx=ctx)
     if not summary.interrupted:
         _luck_baselines(store, schedule, getattr(tournament, "luck_rollouts", 0), summary, err, resume_hint,
                         max(1, min(worker_count(tournament, workers), os.cpu_count() or 1)))
@@ -680,6 +694,35 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     if summary.counted < summary.scheduled and not summary.interrupted:
         log.warning("incomplete: %d of %d matches stored", summary.counted, summary.scheduled)
     return summary
+
+
+def _adaptive_rounds(tournament: Any, entries: list[Any], secret: str | None, store: Any, plans: list[Any],
+                     pending: list[Any], summary: RunSummary, err: TextIO, resume_hint: str, *,
+                     workers: int | None, executor: str, ray_address: str | None, sandbox_level: str | None,
+                     ctx: dict[str, Any]) -> None:
+    """schedule: adaptive: plan the next round from the stored results and play it, until no
+    entry has a round to play (decided or capped), the run is stopped, or a round makes no
+    progress (matches the harness could not play: the next run tries them again)."""
+    from arena.tournament.adaptive import stored_outcomes, write_state
+    from arena.tournament.schedule import build_schedule
+
+    tried = {m.match_id for m in pending}
+    while not summary.interrupted and not summary.stopped:
+        plans.clear()
+        schedule = build_schedule(tournament, entries, secret, results=stored_outcomes(store), plans=plans)
+        store.set_schedule([(m.match_id, m.index) for m in schedule])
+        done = store.completed_ids()
+        more = [m for m in schedule if m.match_id not in done]
+        if not more or {m.match_id for m in more} <= tried:
+            break
+        tried |= {m.match_id for m in more}
+        n = max(1, min(worker_count(tournament, workers), len(more)))
+        _play_pending(more, n, ctx, summary, err, resume_hint, executor=executor, ray_address=ray_address,
+                      sandbox_level=sandbox_level or tournament.sandbox)
+    write_state(Path(tournament.results_dir), plans)
+    for p in plans:
+        log.info("adaptive %s (%d players): %s after %d matches (cap %d)", p.key, p.players, p.status,
+                 p.matches, p.cap)
 
 
 def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO,

@@ -33,8 +33,9 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
+from arena.tournament.adaptive import AdaptivePlan, plan as adaptive_plan
 from arena.tournament.config import GameEntry, Tournament
 from arena.tournament.roster import BotEntry
 from games.rng import DealRng, derive_seed
@@ -176,6 +177,14 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                     f"max_matches {g.max_matches}; use schedule: sampled with e.g. "
                     f"matches_per_bot: {suggest} (or raise max_matches)",
                 )
+        elif g.schedule == "adaptive":
+            top = g.adaptive_settings.top
+            if top is not None and top >= n:
+                raise tournament.config_error(
+                    ("games", i, "adaptive", "top"),
+                    f"top {top} needs more than {top} bots, the entry has {n} ({_listed(names)}); "
+                    f"use top: {n - 1} or less, or remove top to decide the whole ranking",
+                )
         else:  # counted from the group numbers, never drawn: a huge request costs nothing
             mpb = g.matches_per_bot or 1
             total = sum(sampled_groups(n, p, g.deals, mpb, len(g.players)) * g.deals * p for p in g.players)
@@ -302,10 +311,15 @@ def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> l
 
 
 def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
-                   deal_secret: str | None = None) -> list[MatchSpec]:
+                   deal_secret: str | None = None,
+                   results: Mapping[str, tuple[Sequence[str], Sequence[int]]] | None = None,
+                   plans: list[AdaptivePlan] | None = None) -> list[MatchSpec]:
     """Every match of the tournament, in schedule order; raises ``ConfigError``.
 
     ``deal_secret`` (``ResultStore.deal_secret()``) is required unless ``deals: public``.
+    An adaptive entry's matches depend on the stored ``results`` (match id -> (bots in seat
+    order, places)): its rounds so far and the next one (arena/tournament/adaptive.py); its
+    plan is appended to ``plans`` if given.
     """
     check_schedule(tournament, bots)
     key = deal_key(tournament, deal_secret)
@@ -314,6 +328,9 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
     rows = []
     for entry_index, g in enumerate(tournament.games):
         names = entry_bots(tournament, entry_index, roster)
+        if g.schedule == "adaptive":
+            rows += _adaptive_rows(tournament, g, entry_index, names, key, sha, results or {}, plans)
+            continue
         for p in g.players:
             options = g.options_for(p)
             for group, (members, offset) in enumerate(_groups(tournament, g, names, p)):
@@ -332,3 +349,47 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
                         )))
     rows.sort(key=lambda row: row[0])
     return [dataclasses.replace(m, index=i) for i, (_, m) in enumerate(rows)]
+
+
+def _adaptive_rows(tournament: Tournament, g: GameEntry, entry_index: int, names: list[str], key: int | str,
+                   sha: dict[str, str], results: Mapping[str, tuple[Sequence[str], Sequence[int]]],
+                   plans: list[AdaptivePlan] | None) -> list[tuple[tuple[int, ...], MatchSpec]]:
+    """The (sort key, match) rows of an adaptive entry: one deal set per group of each round,
+    round ``r`` playing deal ``r``, seated and named exactly as a round robin's group."""
+    p = g.players[0]
+    options = g.options_for(p)
+    settings = g.adaptive_settings
+    cap = min(g.max_matches, round_robin_size(len(names), p, g.deals))
+
+    def deal_set(number: int, members: tuple[str, ...], group: int = 0) -> list[MatchSpec]:
+        seats = _seating(tournament.seed, g.key, p, members)
+        dseed = deal_seed(key, g.id, p, options, number)
+        out = []
+        for r in range(p):
+            order = tuple(seats[(s + r) % p] for s in range(p))
+            content = match_key(g.key, g.id, p, options, dseed, [(b, sha[b]) for b in order])
+            mid = match_id(g.key, p, number, r, content)
+            out.append(MatchSpec(match_id=mid, index=0, game=g.id, players=p, options=dict(options),
+                                 group=group, deal=number, rotation=r, deal_seed=dseed,
+                                 match_seed=derive_seed(key, mid), bots=order, key=content))
+        return out
+
+    def outcome(number: int, members: tuple[str, ...]) -> list[tuple[Sequence[str], Sequence[int]]] | None:
+        got = []
+        for m in deal_set(number, members):
+            stored = results.get(m.match_id)
+            if stored is None:
+                return None
+            got.append(stored)
+        return got
+
+    found = adaptive_plan(names, p, confidence=settings.confidence, top=settings.top, seed=tournament.seed,
+                          key=g.key, game=g.id, cap=cap, outcome=outcome)
+    if plans is not None:
+        plans.append(found)
+    rows = []
+    for number, groups in enumerate(found.rounds):
+        for group, (members, _) in enumerate(groups):
+            for m in deal_set(number, members, group):
+                rows.append(((number, entry_index, p, group, number, m.rotation), m))
+    return rows
