@@ -327,6 +327,8 @@ class RatingReport:
     counted: int = 0      # of them, stored as played and counted here
     # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
     luck: dict[str, Any] | None = None
+    # schedule: adaptive entries, as recorded by the run (arena/tournament/adaptive.py): the race
+    adaptive: tuple[dict[str, Any], ...] = field(default=())
 
     @property
     def complete(self) -> bool:
@@ -356,6 +358,7 @@ class RatingReport:
                          "detail": n.detail} for n in self.notable],
             "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],  # added in v1
             "luck": None if self.luck is None else dict(self.luck),                   # added in v1
+            "adaptive": [dict(a) for a in self.adaptive],                            # added in v1
         }
 
 

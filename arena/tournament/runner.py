@@ -654,6 +654,9 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         log.info("match %s was altered after it was stored; dropped, played again", mid)
     summary.sandbox_level = sandbox.level
     n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
+    next_round = _NextRound(tournament, entries, secret, store, plans, pending) if adaptive else None
+    if adaptive:  # later rounds may be larger than the first
+        n_workers = max(1, worker_count(tournament, workers))
     if executor == "ray":  # workers: auto = one per CPU of the cluster, not of this machine (0)
         n_workers = workers or (0 if getattr(tournament, "workers", "auto") == "auto" else n_workers)
     if roster_news:  # a bot whose file vanished from a glob must not leave unnoticed
@@ -681,11 +684,10 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         }
         ctx["display"] = display or Progress
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
-                      ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
-    if adaptive:
-        _adaptive_rounds(tournament, entries, secret, store, plans, pending, summary, err, resume_hint,
-                         workers=workers, executor=executor, ray_address=ray_address,
-                         sandbox_level=sandbox_level, ctx=ctx)
+                      ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox,
+                      more=next_round)
+    if next_round is not None:
+        next_round.finish(results)
     if not summary.interrupted:
         _luck_baselines(store, schedule, getattr(tournament, "luck_rollouts", 0), summary, err, resume_hint,
                         max(1, min(worker_count(tournament, workers), os.cpu_count() or 1)))
@@ -696,33 +698,40 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     return summary
 
 
-def _adaptive_rounds(tournament: Any, entries: list[Any], secret: str | None, store: Any, plans: list[Any],
-                     pending: list[Any], summary: RunSummary, err: TextIO, resume_hint: str, *,
-                     workers: int | None, executor: str, ray_address: str | None, sandbox_level: str | None,
-                     ctx: dict[str, Any]) -> None:
-    """schedule: adaptive: plan the next round from the stored results and play it, until no
-    entry has a round to play (decided or capped), the run is stopped, or a round makes no
-    progress (matches the harness could not play: the next run tries them again)."""
-    from arena.tournament.adaptive import stored_outcomes, write_state
-    from arena.tournament.schedule import build_schedule
+class _NextRound:
+    """schedule: adaptive: called when every match handed out is played, it plans the next
+    round from the stored results and returns its matches ([] when no entry has a round to
+    play, decided or capped, or when a round makes no progress: matches the harness could not
+    play are tried again by the next run). The pool keeps its workers and warm bots across rounds."""
 
-    tried = {m.match_id for m in pending}
-    while not summary.interrupted and not summary.stopped:
-        plans.clear()
-        schedule = build_schedule(tournament, entries, secret, results=stored_outcomes(store), plans=plans)
-        store.set_schedule([(m.match_id, m.index) for m in schedule])
-        done = store.completed_ids()
+    def __init__(self, tournament: Any, entries: list[Any], secret: str | None, store: Any,
+                 plans: list[Any], pending: list[Any]) -> None:
+        self.tournament, self.entries, self.secret, self.store, self.plans = tournament, entries, secret, store, plans
+        self.tried = {m.match_id for m in pending}
+        self.scheduled = 0
+
+    def __call__(self) -> list[Any]:
+        from arena.tournament.adaptive import stored_outcomes
+        from arena.tournament.schedule import build_schedule
+
+        self.plans.clear()
+        schedule = build_schedule(self.tournament, self.entries, self.secret, results=stored_outcomes(self.store),
+                                  plans=self.plans)
+        self.store.set_schedule([(m.match_id, m.index) for m in schedule])
+        done = self.store.completed_ids()
         more = [m for m in schedule if m.match_id not in done]
-        if not more or {m.match_id for m in more} <= tried:
-            break
-        tried |= {m.match_id for m in more}
-        n = max(1, min(worker_count(tournament, workers), len(more)))
-        _play_pending(more, n, ctx, summary, err, resume_hint, executor=executor, ray_address=ray_address,
-                      sandbox_level=sandbox_level or tournament.sandbox)
-    write_state(Path(tournament.results_dir), plans)
-    for p in plans:
-        log.info("adaptive %s (%d players): %s after %d matches (cap %d)", p.key, p.players, p.status,
-                 p.matches, p.cap)
+        if {m.match_id for m in more} <= self.tried:
+            return []
+        self.tried |= {m.match_id for m in more}
+        return more
+
+    def finish(self, results: Path) -> None:
+        from arena.tournament.adaptive import write_state
+
+        write_state(results, self.plans)
+        for p in self.plans:
+            log.info("adaptive %s (%d players): %s after %d matches (cap %d)", p.key, p.players, p.status,
+                     p.matches, p.cap)
 
 
 def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO,
@@ -758,13 +767,17 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
 
 def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
                   err: TextIO, resume_hint: str, *, executor: str = "local", ray_address: str | None = None,
-                  sandbox_level: str = "auto") -> None:
+                  sandbox_level: str = "auto", more: Callable[[], list[Any]] | None = None) -> None:
     progress = ctx["display"](len(pending), err)
+    grow = _grower(progress, more)
     try:
         if executor == "ray":
-            _play_pending_ray(pending, n_workers, ctx, summary, progress, ray_address, sandbox_level)
+            batch = pending
+            while batch:
+                _play_pending_ray(batch, n_workers, ctx, summary, progress, ray_address, sandbox_level)
+                batch = grow() if grow is not None else []
         else:
-            _Pool(ctx, summary, progress).run(pending, n_workers)
+            _Pool(ctx, summary, progress).run(pending, n_workers, grow)
     except WorkersLost as exc:  # the run ends incomplete: what it finished is stored and published
         log.error("%s", exc)
         summary.stopped = str(exc)
@@ -776,6 +789,22 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
             err.write(f"arena: resume with: {resume_hint}\n")
         return
     progress.close()
+
+
+def _grower(progress: Any, more: Callable[[], list[Any]] | None) -> Callable[[], list[Any]] | None:
+    """``more`` with the display's total raised by what it returns."""
+    if more is None:
+        return None
+
+    def grow() -> list[Any]:
+        batch = more()
+        if batch:
+            if hasattr(progress, "grow"):
+                progress.grow(len(batch))
+            else:
+                progress.total += len(batch)
+        return batch
+    return grow
 
 
 @dataclass
@@ -845,14 +874,23 @@ class _Pool:
                     except OSError:
                         pass  # it died: the sentinel says so below
 
-    def run(self, pending: list[Any], n_workers: int) -> None:
+    def run(self, pending: list[Any], n_workers: int, more: Callable[[], list[Any]] | None = None) -> None:
+        """Play ``pending``; then, while ``more`` (an adaptive schedule's next round) returns
+        matches, those too, on the same workers."""
         from multiprocessing.connection import wait
 
         queue = deque(pending)
         for _ in range(n_workers):
             self._start()
         try:
-            while queue or self._busy():
+            while True:
+                if not queue and not self._busy():
+                    batch = more() if more is not None else []
+                    if not batch:
+                        break
+                    queue.extend(batch)
+                    if not self.workers:  # all died idle after the last round: start one again
+                        self._start()
                 self._dispatch(queue)
                 ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers],
                              timeout=self.POLL_S)

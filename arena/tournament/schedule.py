@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import itertools
 import json
@@ -361,18 +362,14 @@ def _adaptive_rows(tournament: Tournament, g: GameEntry, entry_index: int, names
     settings = g.adaptive_settings
     cap = min(g.max_matches, round_robin_size(len(names), p, g.deals))
 
+    options_text = canonical_json(options)
+
     def deal_set(number: int, members: tuple[str, ...], group: int = 0) -> list[MatchSpec]:
-        seats = _seating(tournament.seed, g.key, p, members)
-        dseed = deal_seed(key, g.id, p, options, number)
-        out = []
-        for r in range(p):
-            order = tuple(seats[(s + r) % p] for s in range(p))
-            content = match_key(g.key, g.id, p, options, dseed, [(b, sha[b]) for b in order])
-            mid = match_id(g.key, p, number, r, content)
-            out.append(MatchSpec(match_id=mid, index=0, game=g.id, players=p, options=dict(options),
-                                 group=group, deal=number, rotation=r, deal_seed=dseed,
-                                 match_seed=derive_seed(key, mid), bots=order, key=content))
-        return out
+        named = _named_deal_set(tournament.seed, g.key, g.id, p, options_text, key, number, members,
+                                tuple(sha[b] for b in members))
+        return [MatchSpec(match_id=mid, index=0, game=g.id, players=p, options=dict(options), group=group,
+                          deal=number, rotation=r, deal_seed=dseed, match_seed=mseed, bots=order, key=content)
+                for r, (mid, dseed, mseed, order, content) in enumerate(named)]
 
     def outcome(number: int, members: tuple[str, ...]) -> list[tuple[Sequence[str], Sequence[int]]] | None:
         got = []
@@ -393,3 +390,21 @@ def _adaptive_rows(tournament: Tournament, g: GameEntry, entry_index: int, names
             for m in deal_set(number, members, group):
                 rows.append(((number, entry_index, p, group, number, m.rotation), m))
     return rows
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _named_deal_set(seed: int, entry_key: str, game: str, p: int, options_text: str, key: int | str, number: int,
+                    members: tuple[str, ...], shas: tuple[str, ...]) -> tuple[tuple[str, int, int, tuple[str, ...], str], ...]:
+    """(match id, deal seed, match seed, seat order, content hash) of each rotation of a group's
+    deal set. Cached: an adaptive run plans its rounds again from the start each time."""
+    options = json.loads(options_text)
+    sha = dict(zip(members, shas))
+    seats = _seating(seed, entry_key, p, members)
+    dseed = deal_seed(key, game, p, options, number)
+    out = []
+    for r in range(p):
+        order = tuple(seats[(s + r) % p] for s in range(p))
+        content = match_key(entry_key, game, p, options, dseed, [(b, sha[b]) for b in order])
+        mid = match_id(entry_key, p, number, r, content)
+        out.append((mid, dseed, derive_seed(key, mid), order, content))
+    return tuple(out)
