@@ -1,11 +1,11 @@
 """``schedule: adaptive``: play the matches that decide the ranking, and stop when it is decided.
 
-The run proceeds in *rounds*. Round ``r`` plays deal ``r``: every bot whose place is not yet
-decided (arena/stats/ranking.py) gets one group of ``players`` bots, itself plus opponents
-drawn uniformly from the rest of the field, and the group plays the deal in every seat
-rotation, exactly as a round robin's group does (same deal seeds, same content-named match
-ids, so a round robin and an adaptive run of the same file share the matches they both
-play). Two bots that draw the same group in a round share its deal set.
+The run proceeds in *rounds*. Round ``r`` plays deal ``r``: the field is shuffled into groups
+of ``players`` (``draw_round``), and every group holding a bot whose place is not yet decided
+(arena/stats/ranking.py) plays the deal in every seat rotation, exactly as a round robin's
+group does (same deal seeds, same content-named match ids, so a round robin and an adaptive
+run of the same file share the matches they both play). Each undecided bot gets one sample
+per round, its opponents drawn uniformly from the rest of the field.
 
 What round ``r`` plays is a function of the stored results of rounds ``0 .. r-1`` alone,
 read in schedule order, and of the tournament seed: the planner replays the rounds from the
@@ -72,15 +72,29 @@ class AdaptivePlan:
 
 def draw_round(seed: int, key: str, players: int, number: int, names: Sequence[str],
                active: Sequence[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """The groups of round ``number``: one per active bot, drawn from a generator seeded by
-    the tournament seed, the entry, the player count, the round and the bot."""
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for focus in active:
-        others = [n for n in names if n != focus]
-        DealRng(derive_seed(seed, "adaptive", key, players, number, focus)).shuffle(others)
-        members = tuple(sorted([focus, *others[:players - 1]]))
-        groups.setdefault(members, []).append(focus)
-    return [(members, tuple(foci)) for members, foci in groups.items()]
+    """The groups of round ``number``, each with the undecided bots it samples (its foci).
+
+    The whole field is shuffled (from a generator seeded by the tournament seed, the entry,
+    the player count and the round) and cut into groups of ``players``; bots left over form a
+    last group filled up with bots drawn from the rest. So every bot's opponents are drawn
+    uniformly from the rest of the field, and its deal set is an unbiased sample of its Borda
+    score. Only groups with an undecided bot are played, and each undecided bot gets exactly
+    one sample: all of them at once cost about as many matches as there are bots."""
+    rng = DealRng(derive_seed(seed, "adaptive", key, players, number))
+    order = list(names)
+    rng.shuffle(order)
+    wanted = set(active)
+    out = []
+    for start in range(0, len(order), players):
+        chunk = order[start:start + players]
+        foci = tuple(sorted(b for b in chunk if b in wanted))
+        if len(chunk) < players:
+            rest = [b for b in names if b not in chunk]
+            rng.shuffle(rest)
+            chunk = chunk + rest[:players - len(chunk)]
+        if foci:
+            out.append((tuple(sorted(chunk)), foci))
+    return out
 
 
 def plan(names: Sequence[str], players: int, *, confidence: float, top: int | None, seed: int,

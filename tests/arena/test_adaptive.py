@@ -61,15 +61,31 @@ def test_race_refuses_bad_settings(bad: dict[str, Any]) -> None:
         BordaRace(("a", "b", "c"), **bad)
 
 
-def test_rounds_draw_one_group_per_undecided_bot_deterministically() -> None:
+def test_rounds_cut_the_field_into_groups_and_sample_each_undecided_bot_once() -> None:
     names = [f"b{i}" for i in range(8)]
     one = draw_round(7, "tightwad", 3, 4, names, names[:5])
     assert one == draw_round(7, "tightwad", 3, 4, names, names[:5])
     assert one != draw_round(7, "tightwad", 3, 5, names, names[:5])
     foci = [f for _, fs in one for f in fs]
-    assert sorted(foci) == names[:5]
+    assert sorted(foci) == names[:5]                     # each undecided bot once
     for members, fs in one:
         assert len(set(members)) == 3 and list(members) == sorted(members) and set(fs) <= set(members)
+    every = draw_round(7, "tightwad", 3, 4, names, names)
+    assert len(every) == 3                               # 8 bots: two groups and one filled up
+    assert sorted(f for _, fs in every for f in fs) == names
+
+
+def test_round_opponents_are_uniform() -> None:
+    """A focus bot meets every other bot equally often over many rounds (unbiased Borda samples)."""
+    names = [f"b{i}" for i in range(7)]
+    met = {n: 0 for n in names[1:]}
+    for number in range(3000):
+        for members, foci in draw_round(1, "x", 3, number, names, names):
+            if "b0" in foci:
+                for m in members:
+                    if m != "b0":
+                        met[m] += 1
+    assert max(met.values()) - min(met.values()) < 0.1 * 1000
 
 
 # ---- the planner on the real schedule, with synthetic results -----------------------------
