@@ -184,9 +184,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
-    rows = measure(tuple(a.sizes), a.trials, a.confidence, a.top, tuple(a.deals), a.workers)
-    for r in rows:
-        print(json.dumps(r))
+    rows = []
+    for n in a.sizes:   # each size printed as soon as it is measured
+        rows += measure((n,), a.trials, a.confidence, a.top, tuple(a.deals), a.workers)
+        print(json.dumps(rows[-1]), flush=True)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1) + "\n")
 
