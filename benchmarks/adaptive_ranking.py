@@ -7,7 +7,7 @@ Fields of in-process players of known strength: player ``i`` plays the game's re
 rule policy (games/reference.py) with probability ``q_i`` at each decision, else a uniformly
 random legal move (q = 1: the rule, 0: random). The top three have q 1.0, 0.7 and 0.4; the
 rest spread evenly from 0.25 down to 0. The true order is the order of q (the pooled
-round-robin scores of every trial check it: ``calibration``). Tightwad with three players:
+round-robin scores of every trial check it for the places judged: ``calibration``). Tightwad with three players:
 its engine plays a few thousand games a second, so no bot process is needed.
 
 Each trial draws new deals and plays (1) the adaptive schedule's rounds exactly as
@@ -137,7 +137,8 @@ def measure_size(n: int, trials: int, confidence: float, top: int | None, deals:
     reach = next((d for d in sorted(deals) if rr[d]["correct"] >= rate), None)
     names = sorted(results[0]["scores"])
     pooled = {b: statistics.fmean(r["scores"][b] for r in results) for b in names}
-    calibrated = sorted(names, key=lambda b: -pooled[b]) == names
+    k = top or n
+    calibrated = sorted(names, key=lambda b: -pooled[b])[:k] == names[:k]   # the order that is judged
     out: dict[str, Any] = {
         "bots": n, "trials": trials, "field_q": field(n), "top": top, "confidence": confidence,
         "adaptive": {"mean_matches": round(mean, 1), "mean_ci95": [round(mean - half, 1), round(mean + half, 1)],
@@ -145,7 +146,7 @@ def measure_size(n: int, trials: int, confidence: float, top: int | None, deals:
                      "stopped": dict(sorted(statistics_count(r["adaptive_status"] for r in results).items()))},
         "round_robin": {str(d): v for d, v in rr.items()},
         "calibration": {"pooled_round_robin_scores": {b: round(v, 4) for b, v in pooled.items()},
-                        "in_true_order": calibrated},
+                        "top_in_true_order": calibrated},
         "seconds": round(time.perf_counter() - t0, 1),
     }
     if reach is not None:
