@@ -446,7 +446,7 @@ def export_bot_cmd(policy_file: str, out: str, name: str) -> None:
 @cli.group(invoke_without_command=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               default="bench.json", show_default=True, help="Also write the table here as JSON.")
-@click.option("--only", multiple=True, type=click.Choice(["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P11"]),
+@click.option("--only", multiple=True, type=click.Choice(["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P11"]),
               help="Run only these measures (repeatable).")
 @click.option("--repeats", type=click.IntRange(1, 50), default=3, show_default=True,
               help="Repeats per measure; the median is reported.")
@@ -458,7 +458,7 @@ def bench(ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: i
           rating_store: str | None) -> None:
     """Measure the harness against its targets (figures, not pass/fail).
 
-    With no subcommand: every measure P1..P8 and P11 side by side in one run, one table, each
+    With no subcommand: every measure P1..P9 and P11 side by side in one run, one table, each
     figure next to its target, also written as JSON (see docs/performance.md)."""
     if ctx.invoked_subcommand is not None:
         return

@@ -1,4 +1,4 @@
-"""`arena bench` with no subcommand: every measure P1..P8 and P11 in one run, one table.
+"""`arena bench` with no subcommand: every measure P1..P9 and P11 in one run, one table.
 
 Each measure returns a row: id, what it measures, the figure, the target, whether the
 target is met, and its details. Figures that the shared machine's load would distort
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
-IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P11")
+IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P11")
 
 
 class _Quiet:
@@ -59,12 +59,18 @@ class Sizes:
     rating_store: str | None = None     # an existing store to rate instead of generating one
     timeout_decisions: int = 10_000
     ray_deal_scale: int = 5        # P11 plays the tournament with this many times the deals
+    # P9: fields of in-process players ranked by schedule: adaptive and by round robins
+    adaptive_sizes: tuple[int, ...] = (8, 16, 32)
+    adaptive_trials: int = 6
+    adaptive_deals: tuple[int, ...] = (1, 2)
+    adaptive_top: int = 3
 
     @classmethod
     def tiny(cls) -> "Sizes":
         return cls(engine_seconds=0.05, protocol_rounds=80, repeats=1, luck_deals=3,
                    luck_rollouts=2, luck_aivat_rollouts=1, rating_matches=300, timeout_decisions=40,
-                   tournament=TINY_TOURNAMENT, throughput_deal_scale=1, ray_deal_scale=1)
+                   tournament=TINY_TOURNAMENT, throughput_deal_scale=1, ray_deal_scale=1,
+                   adaptive_sizes=(4,), adaptive_trials=2, adaptive_deals=(1,), adaptive_top=1)
 
 
 TINY_TOURNAMENT = """name: bench-tiny
@@ -248,6 +254,7 @@ def _benchmarks_module(name: str) -> Any:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location(f"arena_bench_{name}", ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]  # its functions pickle by name (process pools)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
@@ -438,6 +445,25 @@ def p8(sizes: Sizes) -> dict[str, Any]:
                 slowest_decision_ms=round(slowest, 1), wall_s=round(time.perf_counter() - t0, 1))
 
 
+# ---- P9: matches an adaptive schedule saves -----------------------------------------------
+
+def p9(sizes: Sizes) -> dict[str, Any]:
+    bench = _benchmarks_module("adaptive_ranking")
+    rows = bench.measure(tuple(sizes.adaptive_sizes), sizes.adaptive_trials, deals=tuple(sizes.adaptive_deals),
+                         top=sizes.adaptive_top, workers=min(2, os.cpu_count() or 1))
+    parts = []
+    met = True
+    for r in rows:
+        s = r["saving"]
+        factor = s.get("factor", s.get("factor_at_least"))
+        met = met and s.get("round_robin_deals") is not None and s["factor_ci95"][0] >= 4.0
+        parts.append(f"{r['bots']} bots {factor:.2f}x" + ("" if s.get("round_robin_deals") else " (at least)")
+                     + f" (adaptive {r['adaptive']['correct']:.0%} right, {r['adaptive']['mean_matches']:.0f} matches)")
+    return _row("P9", "matches a full round robin needs for the adaptive schedule's correct-order rate (top "
+                      f"{sizes.adaptive_top} in order, tightwad 3 players), over the adaptive schedule's mean matches",
+                "; ".join(parts), ">= 4x at every size", met, sizes=rows)
+
+
 # ---- the whole run -------------------------------------------------------------------------
 
 # ---- P11: Ray's overhead ------------------------------------------------------------------
@@ -479,7 +505,7 @@ def p11(sizes: Sizes) -> dict[str, Any]:
 
 
 MEASURES: dict[str, Callable[[Sizes], Any]] = {
-    "P1+P2": p1_p2, "P3": p3, "P4": p4, "P5": p5, "P6": p6, "P7": p7, "P8": p8, "P11": p11}
+    "P1+P2": p1_p2, "P3": p3, "P4": p4, "P5": p5, "P6": p6, "P7": p7, "P8": p8, "P9": p9, "P11": p11}
 
 
 def machine() -> dict[str, Any]:

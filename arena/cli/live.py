@@ -111,6 +111,10 @@ class LiveDisplay:
         parts.append(self.bar)
         return Group(*parts)
 
+    def grow(self, more: int) -> None:
+        """An adaptive schedule planned ``more`` matches."""
+        self.bar.update(self.task, total=(self.bar.tasks[0].total or 0) + more)
+
     def close(self) -> None:
         if self.live_standings:
             self._standings = _standings_table(self.results)

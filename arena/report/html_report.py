@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 from html import escape as _html_escape
-from typing import Sequence
+from typing import Any, Sequence
 
 from arena.inert import visible
 
-from arena.report.leaderboard import (FAULT_MARK, IDS_SHOWN, NOTABLE_GROUP_HEADERS, STANDING_HEADERS,
-                                      deals_line, format_adjusted_place, format_faults, format_mean_place,
+from arena.report.leaderboard import (ADAPTIVE_HEADERS, ADAPTIVE_NOTE, FAULT_MARK, IDS_SHOWN,
+                                      adaptive_line, adaptive_rows, NOTABLE_GROUP_HEADERS,
+                                      STANDING_HEADERS, deals_line, format_adjusted_place, format_faults, format_mean_place,
                                       luck_line, marked_name,
                                       notable_groups,
                                       params_line, sandbox_line, scope_summary, scope_title, shown_scopes,
@@ -307,6 +308,17 @@ def _notable_section(report: RatingReport, extras: dict[tuple[str, int | None], 
     return "\n".join(parts)
 
 
+def _adaptive_section(entry: dict[str, Any]) -> str:
+    head = "".join(f'<th class="{"name" if h == "bot" else ""}">{escape(h)}</th>' for h in ADAPTIVE_HEADERS)
+    body = "".join("<tr>" + "".join(f'<td class="{"name" if i == 1 else "num"}">{escape(c)}</td>'
+                                    for i, c in enumerate(row)) + "</tr>" for row in adaptive_rows(entry))
+    return "\n".join([f'<section id="adaptive-{_slug(entry["key"])}" class="scope">',
+                      f"<h2>Adaptive schedule: {escape(entry['key'])}</h2>",
+                      f'<p class="summary">{escape(adaptive_line(entry))}</p>',
+                      f'<table class="standings"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>',
+                      f'<p class="note">{escape(ADAPTIVE_NOTE)}</p>', "</section>"])
+
+
 def render_html(report: RatingReport, *, title: str = "Leaderboard",
                 extras: dict[tuple[str, int | None], dict[str, str]] | None = None, written: str = "") -> str:
     """The whole leaderboard.html page. ``extras`` maps a notable group's first match, as
@@ -326,4 +338,5 @@ def render_html(report: RatingReport, *, title: str = "Leaderboard",
         f"<p>{escape(sandbox_line(report))}</p>"
         f"<nav>{nav}</nav></header>", "<main>",
         *(_scope_section(s) for s in shown_scopes(report)),
+        *(_adaptive_section(a) for a in report.adaptive),
         _notable_section(report, extras or {}), "</main>", "</body>", "</html>", ""])

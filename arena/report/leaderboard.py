@@ -298,6 +298,36 @@ def sandbox_line(report: RatingReport) -> str:
         for lvl, safe in report.sandbox) + "."
 
 
+ADAPTIVE_STATUS = {"decided": "decided", "cap": "stopped at its cap, NOT decided",
+                   "playing": "still playing, not yet decided"}
+ADAPTIVE_HEADERS = ["rank", "bot", "Borda score", "interval", "deal sets", "ranks possible", "decided"]
+ADAPTIVE_ALIGN = ("right", "left", "right", "left", "right", "left", "left")
+
+
+def adaptive_line(entry: dict[str, Any]) -> str:
+    """One adaptive entry in one line: what it decides, where it stands, decided pairs."""
+    target = f"the top {entry['top']} in order" if entry.get("top") else "the whole ranking"
+    pairs = len(entry["decided_pairs"])
+    n = len(entry["standings"])
+    return (f"Adaptive schedule {entry['key']} ({entry['players']} players): {target} at "
+            f"confidence {entry['confidence']:g}: {ADAPTIVE_STATUS.get(entry['status'], entry['status'])} "
+            f"after {entry['matches']} matches in {entry['rounds']} rounds (cap {entry['cap']}); "
+            f"{pairs} of {n * (n - 1) // 2} pairs decided.")
+
+
+def adaptive_rows(entry: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for i, s in enumerate(entry["standings"], 1):
+        lo, hi = s["ranks"]
+        rows.append([str(i), s["bot"], f"{s['score']:.3f}", f"[{s['low']:.3f}, {s['high']:.3f}]",
+                     str(s["samples"]), str(lo) if lo == hi else f"{lo}-{hi}", "yes" if s["decided"] else "no"])
+    return rows
+
+
+ADAPTIVE_NOTE = ("Borda score: the share of opponents a bot finished ahead of in the deal sets drawn for it "
+                 "(docs/tournament.md#adaptive); a pair is decided when the two intervals do not overlap.")
+
+
 def render_terminal(report: RatingReport, *, results: str = "<results>",
                     notable_limit: int = 15) -> str:
     """The leaderboards as plain text for the terminal."""
@@ -312,6 +342,9 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
             out += ["", "Head-to-head:", tabulate(_cells(rows), headers=headers, tablefmt="simple",
                                                   disable_numparse=True, colalign=_h2h_align(headers))]
         out.append("")
+    for entry in report.adaptive:
+        out += [visible(adaptive_line(entry), keep=""), tabulate(_cells(adaptive_rows(entry)), headers=ADAPTIVE_HEADERS, tablefmt="simple",
+                                               disable_numparse=True, colalign=ADAPTIVE_ALIGN), ADAPTIVE_NOTE, ""]
     out.append(deals_line(report))
     out.append(params_line(report))
     out.append(luck_line(report))
@@ -374,6 +407,10 @@ def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
             out += [f"### Head-to-head ({esc(scope_title(scope.scope))})", "", H2H_NOTE, "",
                     tabulate([[esc(c) for c in r] for r in h_rows], headers=headers,
                              tablefmt="pipe", disable_numparse=True, colalign=_h2h_align(headers)), ""]
+    for entry in report.adaptive:
+        out += [f"## Adaptive schedule: {esc(entry['key'])}", "", esc(adaptive_line(entry)), "",
+                tabulate([[esc(c) for c in r] for r in adaptive_rows(entry)], headers=ADAPTIVE_HEADERS,
+                         tablefmt="pipe", disable_numparse=True, colalign=ADAPTIVE_ALIGN), "", ADAPTIVE_NOTE, ""]
     out += ["## Notable matches", ""]
     if report.notable:
         groups = notable_groups(report)

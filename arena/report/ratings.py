@@ -347,6 +347,8 @@ class RatingReport:
     # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
     luck: dict[str, Any] | None = None
     tournament: str | None = None   # its name, for the pages' titles (not in the JSON)
+    # schedule: adaptive entries, as recorded by the run (arena/tournament/adaptive.py): the race
+    adaptive: tuple[dict[str, Any], ...] = field(default=())
 
     @property
     def complete(self) -> bool:
@@ -376,6 +378,7 @@ class RatingReport:
                          "detail": n.detail} for n in self.notable],
             "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],  # added in v1
             "luck": None if self.luck is None else dict(self.luck),                   # added in v1
+            "adaptive": [dict(a) for a in self.adaptive],                            # added in v1
         }
 
 

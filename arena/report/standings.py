@@ -62,6 +62,8 @@ def load_report(source: Path) -> tuple[Any, Path]:
         report = _luck_adjusted(report, rows, store, (meta.get("config") or {}).get("luck_rollouts"))
         report = dataclasses.replace(report, deals=deals_of(meta), tournament=meta.get("name"))
         report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
+        from arena.tournament.adaptive import read_state
+        report = dataclasses.replace(report, adaptive=tuple(read_state(folder)))
         store.close()  # not left to the garbage collector: a long-lived caller runs many
     except StoreError as err:
         raise ArenaError(_naming(folder, err)) from None

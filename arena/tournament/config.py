@@ -42,7 +42,7 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
 # `auto` plus the sandbox's own levels (strongest first, then `none`).
 SANDBOX_LEVELS = ("auto", *_SANDBOX_LEVELS)
-SCHEDULES = ("round-robin", "sampled", "gauntlet")
+SCHEDULES = ("round-robin", "sampled", "gauntlet", "adaptive")
 # A round robin larger than this (per game entry) must opt in: `schedule: sampled`,
 # or a higher `max_matches`.
 ROUND_ROBIN_LIMIT = 2000
@@ -193,6 +193,13 @@ class Ratings(_Model):
     draw_probability: float | None = Field(None, ge=0, lt=1, allow_inf_nan=False)
 
 
+class Adaptive(_Model):
+    """``schedule: adaptive``: stop when the ranking (or its top ``top``) is decided at ``confidence``."""
+
+    confidence: float = Field(0.95, gt=0.5, lt=1, allow_inf_nan=False)
+    top: int | None = Field(None, ge=1, le=MAX_WARM_BOTS)
+
+
 class GameEntry(_Model):
     """One game of the tournament, at one or more player counts."""
 
@@ -210,6 +217,8 @@ class GameEntry(_Model):
     # With schedule: gauntlet, the bots that play the rest of the entry's bots (the field);
     # checked against the entry's bots by arena.tournament.schedule.check_schedule.
     gauntlet: tuple[str, ...] | None = None
+    # schedule: adaptive's settings (arena/tournament/adaptive.py); None: the defaults
+    adaptive: Adaptive | None = None
 
     @field_validator("id")
     @classmethod
@@ -278,7 +287,7 @@ class GameEntry(_Model):
     @classmethod
     def _schedule(cls, v: str) -> str:
         if v not in SCHEDULES:
-            raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin', 'sampled' or 'gauntlet'")
+            raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin', 'sampled', 'gauntlet' or 'adaptive'")
         return v
 
     @field_validator("bots", mode="before")
@@ -334,6 +343,8 @@ class GameEntry(_Model):
             data.pop("bots", None)
         if self.gauntlet is None:
             data.pop("gauntlet", None)
+        if self.adaptive is None:
+            data.pop("adaptive", None)
         return data
 
     @model_validator(mode="after")
@@ -354,7 +365,18 @@ class GameEntry(_Model):
         if self.schedule != "gauntlet" and self.gauntlet is not None:
             raise _fail("gauntlet only applies to a gauntlet schedule; add schedule: gauntlet or remove it",
                         "gauntlet")
+        if self.schedule != "adaptive" and self.adaptive is not None:
+            raise _fail("adaptive settings only apply to an adaptive schedule; add schedule: adaptive "
+                        "or remove adaptive", "adaptive")
+        if self.schedule == "adaptive" and len(self.players) > 1:
+            raise _fail(f"an adaptive schedule ranks one player count, got {self.players}; give one count, "
+                        "e.g. players: 3 (a second entry with a label can rank another)", "players")
         return self
+
+    @property
+    def adaptive_settings(self) -> Adaptive:
+        """The adaptive settings, defaults filled in."""
+        return self.adaptive or Adaptive()
 
     @property
     def key(self) -> str:
@@ -519,7 +541,7 @@ class Tournament(_Model):
 
 _MODELS: dict[tuple[str, ...], type[BaseModel]] = {
     (): Tournament, ("games",): GameEntry, ("bots",): BotSpec, ("time_control",): TimeControl,
-    ("limits",): Limits, ("ratings",): Ratings,
+    ("limits",): Limits, ("ratings",): Ratings, ("games", "adaptive"): Adaptive,
 }
 
 # field path (indexes dropped) -> (what is expected, an example)
@@ -537,8 +559,11 @@ _HELP: dict[str, tuple[str, str]] = {
     "games.players": ("a player count or a list of them", "players: [3, 4]"),
     "games.deals": (f"an integer from 1 to {MAX_DEALS}", "deals: 4"),
     "games.options": ("a mapping of the game's options", "options: {bidding: true}"),
-    "games.schedule": ("round-robin, sampled or gauntlet", "schedule: sampled"),
+    "games.schedule": ("round-robin, sampled, gauntlet or adaptive", "schedule: sampled"),
     "games.gauntlet": ("a list of bot names of the entry", "gauntlet: [mybot]"),
+    "games.adaptive": ("a mapping", "adaptive: {confidence: 0.95, top: 3}"),
+    "games.adaptive.confidence": ("a number above 0.5 and below 1", "confidence: 0.95"),
+    "games.adaptive.top": ("an integer of at least 1, below the number of bots", "top: 3"),
     "games.matches_per_bot": (f"an integer from 1 to {MAX_MATCHES_PER_BOT}", "matches_per_bot: 100"),
     "games.max_matches": (f"an integer from 1 to {MAX_MATCHES_CAP}", "max_matches: 5000"),
     "games.bots": ("a list of bot names from the roster", "bots: [random_bot, greedy_bot, cautious_bot]"),

@@ -496,6 +496,7 @@ class Plan:
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     """`arena run --dry-run`: compare the tournament file and bot files with the store; writes nothing."""
+    from arena.tournament.adaptive import has_adaptive, stored_outcomes
     from arena.tournament.roster import resolve_bots
     from arena.tournament.schedule import build_schedule
     from arena.tournament.store import DB_NAME, ResultStore, StoreError, lost_store
@@ -507,6 +508,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
         raise ArenaError(lost)
     stored: set[str] = set()
     revealed: set[tuple[str, int, int]] = set()
+    outcomes: dict[str, Any] = {}
     before: list[dict[str, Any]] = []
     previous = 0
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
@@ -519,12 +521,14 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
                 stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
                 before, previous = store.bots(), _previous_scheduled(store)
             revealed = store.revealed_deals()
+            if has_adaptive(tournament) and not fresh:
+                outcomes = stored_outcomes(store)
         except StoreError as exc:
             raise ArenaError(str(exc)) from None
         finally:
             store.close()
     schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret,
-                              revealed=revealed, stored=stored)
+                              revealed=revealed, stored=stored, results=outcomes)
     wanted = {m.match_id for m in schedule}
     return Plan(schedule=schedule, play=[m for m in schedule if m.match_id not in stored],
                 keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted),
@@ -684,6 +688,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
                 before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament import fair_play
+    from arena.tournament.adaptive import has_adaptive, stored_outcomes
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import build_schedule
     from arena.tournament.store import ResultStore, StoreError, lost_store
@@ -716,6 +721,11 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
     store.forget_harness_failures()
+    adaptive = has_adaptive(tournament)
+    plans: list[Any] = []
+    if adaptive:  # its next round depends on the results stored (and kept) so far
+        schedule = build_schedule(tournament, entries, secret, revealed=revealed, stored=_kept(store, revealed),
+                                  results=stored_outcomes(store), plans=plans)
     store.set_schedule([(m.match_id, m.index) for m in schedule])
     err.write(level_lines.getvalue())
     err.write(fair_play.process_line(tournament))
@@ -732,6 +742,9 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         log.info("match %s was altered after it was stored; dropped, played again", mid)
     summary.sandbox_level = sandbox.level
     n_workers = max(1, min(worker_count(tournament, workers), len(pending) or 1))
+    next_round = _NextRound(tournament, entries, secret, store, plans, pending, revealed) if adaptive else None
+    if adaptive:  # later rounds may be larger than the first
+        n_workers = max(1, worker_count(tournament, workers))
     if executor == "ray":  # workers: auto = one per CPU of the cluster, not of this machine (0)
         n_workers = workers or (0 if getattr(tournament, "workers", "auto") == "auto" else n_workers)
     if roster_news:  # a bot whose file vanished from a glob must not leave unnoticed
@@ -751,7 +764,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
              ", ".join(f"{e.name} {e.sha256[:12]}" for e in entries))
     if pending and before_play is not None:
         before_play(results, len(pending))
-    if pending:
+    if pending or adaptive:
         ctx = {
             "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
             "limits": limits_from(tournament), "tc": time_control_from(tournament),
@@ -763,7 +776,10 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
         }
         ctx["display"] = display or Progress
         _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
-                      ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox)
+                      ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox,
+                      next_round=next_round)
+    if next_round is not None:
+        next_round.finish(results)
     if not summary.interrupted:
         _luck_baselines(store, schedule, getattr(tournament, "luck_rollouts", 0), summary, err, resume_hint,
                         max(1, min(worker_count(tournament, workers), os.cpu_count() or 1)))
@@ -772,6 +788,49 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     if summary.counted < summary.scheduled and not summary.interrupted:
         log.warning("incomplete: %d of %d matches stored", summary.counted, summary.scheduled)
     return summary
+
+
+def _kept(store: Any, revealed: Any) -> set[str]:
+    """The stored matches that count as played for fair play (none needed while nothing is revealed)."""
+    return store.completed_ids() - set(store.altered()) if revealed else set()
+
+
+class _NextRound:
+    """schedule: adaptive: called when every match handed out is played, it plans the next
+    round from the stored results and returns its matches ([] when no entry has a round to
+    play, decided or capped, or when a round makes no progress: matches the harness could not
+    play are tried again by the next run). The pool keeps its workers and warm bots across rounds."""
+
+    def __init__(self, tournament: Any, entries: list[Any], secret: str | None, store: Any,
+                 plans: list[Any], pending: list[Any], revealed: Any = ()) -> None:
+        self.tournament, self.entries, self.secret, self.store, self.plans = tournament, entries, secret, store, plans
+        self.revealed = revealed   # deals shown on replay pages: replaced as in a round robin (fair_play)
+        self.tried = {m.match_id for m in pending}
+        self.scheduled = 0
+
+    def __call__(self) -> list[Any]:
+        from arena.tournament.adaptive import stored_outcomes
+        from arena.tournament.schedule import build_schedule
+
+        self.plans.clear()
+        schedule = build_schedule(self.tournament, self.entries, self.secret, revealed=self.revealed,
+                                  stored=_kept(self.store, self.revealed), results=stored_outcomes(self.store),
+                                  plans=self.plans)
+        self.store.set_schedule([(m.match_id, m.index) for m in schedule])
+        done = self.store.completed_ids()
+        more = [m for m in schedule if m.match_id not in done]
+        if {m.match_id for m in more} <= self.tried:
+            return []
+        self.tried |= {m.match_id for m in more}
+        return more
+
+    def finish(self, results: Path) -> None:
+        from arena.tournament.adaptive import write_state
+
+        write_state(results, self.plans)
+        for p in self.plans:
+            log.info("adaptive %s (%d players): %s after %d matches (cap %d)", p.key, p.players, p.status,
+                     p.matches, p.cap)
 
 
 def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO,
@@ -809,13 +868,18 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
 
 def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
                   err: TextIO, resume_hint: str, *, executor: str = "local", ray_address: str | None = None,
-                  sandbox_level: str = "auto") -> None:
+                  sandbox_level: str = "auto", next_round: Callable[[], list[Any]] | None = None) -> None:
     progress = ctx["display"](len(pending), err)
+    grow = _grower(progress, next_round)
     try:
         if executor == "ray":
-            _play_pending_ray(pending, n_workers, ctx, summary, progress, ray_address, sandbox_level)
+            batch = pending
+            while batch:
+                _play_pending_ray(batch, n_workers, ctx, summary, progress, ray_address, sandbox_level)
+                batch = grow() if grow is not None else []
         else:
-            _Pool(ctx, summary, progress).run(pending, n_workers)
+            pool = _Pool(ctx, summary, progress)
+            pool.run(pending, n_workers, _between_rounds(pool, grow))
     except WorkersLost as exc:  # the run ends incomplete: what it finished is stored and published
         log.error("%s", exc)
         summary.stopped = str(exc)
@@ -832,6 +896,34 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
             pass
         return
     progress.close()
+
+
+def _grower(progress: Any, next_round: Callable[[], list[Any]] | None) -> Callable[[], list[Any]] | None:
+    """``next_round`` (an adaptive schedule's) with the display's total raised by what it returns."""
+    if next_round is None:
+        return None
+
+    def grow() -> list[Any]:
+        batch = next_round()
+        if batch:
+            if hasattr(progress, "grow"):
+                progress.grow(len(batch))
+            else:
+                progress.total += len(batch)
+        return batch
+    return grow
+
+
+def _between_rounds(pool: "_Pool", grow: Callable[[], list[Any]] | None) -> Callable[[deque], None] | None:
+    """The pool's ``top_up`` for an adaptive schedule: once every match handed out is played
+    (the queue empty, no worker busy), the next round's matches, planned from the stored results."""
+    if grow is None:
+        return None
+
+    def top_up(queue: deque) -> None:
+        if not queue and not pool._busy():
+            queue.extend(grow())
+    return top_up
 
 
 @dataclass
@@ -915,6 +1007,8 @@ class _Pool:
                     top_up(queue)
                 if not (queue or self._busy()):
                     break
+                if not self.workers:  # all died idle before a top-up (an adaptive round): start one again
+                    self._start()
                 self._dispatch(queue)
                 ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers],
                              timeout=self.POLL_S)

@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import itertools
 import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Collection, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
+from arena.tournament.adaptive import AdaptivePlan, plan as adaptive_plan
 from arena.tournament.config import GameEntry, Tournament
 from arena.tournament.roster import BotEntry
 from games.rng import DealRng, derive_seed
@@ -193,6 +195,14 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                     f"{g.deals} deals in every seat rotation), more than "
                     f"max_matches {g.max_matches}; use schedule: sampled with e.g. "
                     f"matches_per_bot: {suggest} (or raise max_matches)",
+                )
+        elif g.schedule == "adaptive":
+            top = g.adaptive_settings.top
+            if top is not None and top >= n:
+                raise tournament.config_error(
+                    ("games", i, "adaptive", "top"),
+                    f"top {top} needs more than {top} bots, the entry has {n} ({_listed(names)}); "
+                    f"use top: {n - 1} or less, or remove top to decide the whole ranking",
                 )
         else:  # counted from the group numbers, never drawn: a huge request costs nothing
             mpb = g.matches_per_bot or 1
@@ -356,7 +366,9 @@ def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> l
 
 def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
                    deal_secret: str | None = None, *, revealed: Collection[tuple[str, int, int]] = (),
-                   stored: Collection[str] = ()) -> list[MatchSpec]:
+                   stored: Collection[str] = (),
+                   results: Mapping[str, tuple[Sequence[str], Sequence[int]]] | None = None,
+                   plans: list[AdaptivePlan] | None = None) -> list[MatchSpec]:
     """Every match of the tournament, in schedule order; raises ``ConfigError``.
 
     ``deal_secret`` (``ResultStore.deal_secret()``) is required unless ``deals: public``.
@@ -364,6 +376,9 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
     ids) never plays a deal in ``revealed`` ((game, players, deal seed): shown on a replay
     page): it plays all its rotations of a replacement deal instead (``deal_seed``'s
     ``redeal``). Finished groups keep their deal; nothing changes while nothing is revealed.
+    An adaptive entry's matches depend on the stored ``results`` (match id -> (bots in seat
+    order, places)): its rounds so far and the next one (arena/tournament/adaptive.py); its
+    plan is appended to ``plans`` if given. Its groups follow the same replacement rule.
     """
     check_schedule(tournament, bots)
     key = deal_key(tournament, deal_secret)
@@ -375,6 +390,10 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
     rows = []
     for entry_index, g in enumerate(tournament.games):
         names = entry_bots(tournament, entry_index, roster)
+        if g.schedule == "adaptive":
+            rows += _adaptive_rows(tournament, g, entry_index, names, key, sha, results or {}, plans,
+                                   revealed, stored)
+            continue
         for p in g.players:
             options = g.options_for(p)
             for group, (members, offset) in enumerate(_groups(tournament, g, names, p)):
@@ -401,3 +420,71 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
                         )))
     rows.sort(key=lambda row: row[0])
     return [dataclasses.replace(m, index=i) for i, (_, m) in enumerate(rows)]
+
+
+def _adaptive_rows(tournament: Tournament, g: GameEntry, entry_index: int, names: list[str], key: int | str,
+                   sha: dict[str, str], results: Mapping[str, tuple[Sequence[str], Sequence[int]]],
+                   plans: list[AdaptivePlan] | None, revealed: Collection[tuple[str, int, int]] = (),
+                   stored: Collection[str] = ()) -> list[tuple[tuple[int, ...], MatchSpec]]:
+    """The (sort key, match) rows of an adaptive entry: one deal set per group of each round,
+    round ``r`` playing deal ``r``, seated and named exactly as a round robin's group. As in a
+    round robin, a group that has not stored all its rotations of a revealed deal plays a
+    replacement deal (fair play: build_schedule)."""
+    p = g.players[0]
+    options = g.options_for(p)
+    settings = g.adaptive_settings
+    cap = min(g.max_matches, round_robin_size(len(names), p, g.deals))
+
+    options_text = canonical_json(options)
+
+    def deal_set(number: int, members: tuple[str, ...], group: int = 0) -> list[MatchSpec]:
+        redeal = 0
+        while True:
+            named = _named_deal_set(tournament.seed, g.key, g.id, p, options_text, key, number, members,
+                                    tuple(sha[b] for b in members), redeal)
+            if (not revealed or (g.id, p, named[0][1]) not in revealed
+                    or all(n[0] in stored for n in named)):
+                break
+            redeal += 1
+        return [MatchSpec(match_id=mid, index=0, game=g.id, players=p, options=dict(options), group=group,
+                          deal=number, rotation=r, deal_seed=dseed, match_seed=mseed, bots=order, key=content)
+                for r, (mid, dseed, mseed, order, content) in enumerate(named)]
+
+    def outcome(number: int, members: tuple[str, ...]) -> list[tuple[Sequence[str], Sequence[int]]] | None:
+        got = []
+        for m in deal_set(number, members):
+            stored = results.get(m.match_id)
+            if stored is None:
+                return None
+            got.append(stored)
+        return got
+
+    found = adaptive_plan(names, p, confidence=settings.confidence, top=settings.top, seed=tournament.seed,
+                          key=g.key, game=g.id, cap=cap, outcome=outcome)
+    if plans is not None:
+        plans.append(found)
+    rows = []
+    for number, groups in enumerate(found.rounds):
+        for group, (members, _) in enumerate(groups):
+            for m in deal_set(number, members, group):
+                rows.append(((number, entry_index, p, group, number, m.rotation), m))
+    return rows
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _named_deal_set(seed: int, entry_key: str, game: str, p: int, options_text: str, key: int | str, number: int,
+                    members: tuple[str, ...], shas: tuple[str, ...],
+                    redeal: int = 0) -> tuple[tuple[str, int, int, tuple[str, ...], str], ...]:
+    """(match id, deal seed, match seed, seat order, content hash) of each rotation of a group's
+    deal set. Cached: an adaptive run plans its rounds again from the start each time."""
+    options = json.loads(options_text)
+    sha = dict(zip(members, shas))
+    seats = _seating(seed, entry_key, p, members)
+    dseed = deal_seed(key, game, p, options, number, redeal)
+    out = []
+    for r in range(p):
+        order = tuple(seats[(s + r) % p] for s in range(p))
+        content = match_key(entry_key, game, p, options, dseed, [(b, sha[b]) for b in order])
+        mid = match_id(entry_key, p, number, r, content)
+        out.append((mid, dseed, derive_seed(key, mid), order, content))
+    return tuple(out)

@@ -134,7 +134,7 @@ BAD = [
     ("matches-without-sampled", swap("deals: 2}", "deals: 2, matches_per_bot: 9}"), "games[0].matches_per_bot",
      ["only applies to a sampled schedule", "schedule: sampled"]),
     ("schedule-typo", swap("deals: 2}", "deals: 2, schedule: sampeld}"), "games[0].schedule",
-     ["did you mean 'sampled'?", "'round-robin', 'sampled' or 'gauntlet'"]),
+     ["did you mean 'sampled'?", "'round-robin', 'sampled', 'gauntlet' or 'adaptive'"]),
     ("too-few-bots", swap("{id: tightwad, players: 3, deals: 2}", "{id: tightwad, players: [3, 5], deals: 2}"),
      "games[0].players", ["tightwad with 5 players needs at least 5 bots, the roster has 4",
                           "remove 5 from players"]),

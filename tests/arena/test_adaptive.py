@@ -1,0 +1,248 @@
+"""schedule: adaptive without bot processes: the race's statistics, the planner's determinism
+(any interruption resumes to the same matches and results), and one-line errors for bad
+settings. The end-to-end runs with real bots are in test_adaptive_run.py."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.stats.ranking import BordaRace, deal_set_sample, pair_share
+from arena.tournament.adaptive import draw_round, plan
+from arena.tournament.config import ConfigError, parse_tournament
+from arena.tournament.load import load_tournament
+from arena.tournament.roster import BotEntry
+from arena.tournament.schedule import build_schedule
+from tests.arena.tournament_fixtures import make_project
+
+
+def test_pair_share_counts_ties_half() -> None:
+    assert pair_share([0, 1, 1], 0, [1, 2]) == 1.0
+    assert pair_share([0, 1, 1], 1, [0, 2]) == 0.25
+    sample = deal_set_sample("a", [(("a", "b"), (0, 1)), (("b", "a"), (0, 1))])
+    assert sample == 0.5
+
+
+def test_a_race_decides_clear_differences_and_not_equal_bots() -> None:
+    race = BordaRace(("a", "b", "c"), confidence=0.95)
+    assert race.active() == ["a", "b", "c"]          # no samples: nothing decided
+    for i in range(60):
+        race.add("a", 0.9 if i % 2 else 0.8)
+        race.add("b", 0.5 if i % 2 else 0.4)
+        race.add("c", 0.1 if i % 2 else 0.2)
+    assert race.done() and race.ranking() == ["a", "b", "c"]
+    assert race.decided_pairs() == [("a", "b"), ("a", "c"), ("b", "c")]
+    same = BordaRace(("a", "b"), confidence=0.95)
+    for i in range(200):
+        same.add("a", 0.3 if i % 2 else 0.7)
+        same.add("b", 0.7 if i % 2 else 0.3)
+    assert same.active() == ["a", "b"] and same.decided_pairs() == []
+
+
+def test_top_k_decides_only_the_first_places() -> None:
+    race = BordaRace(("a", "b", "c", "d"), confidence=0.9, top=1)
+    for i in range(40):
+        race.add("a", 0.95 if i % 2 else 0.85)
+        for name in "bcd":   # three equal bots: their order is never decided
+            race.add(name, 0.3 if i % 2 else 0.5)
+    assert race.done()
+    assert [s["ranks"] for s in race.summary()][0] == [1, 1]
+
+
+@pytest.mark.parametrize("bad", [{"confidence": 1.0}, {"confidence": 0.0}, {"top": 0}, {"top": 3}])
+def test_race_refuses_bad_settings(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        BordaRace(("a", "b", "c"), **bad)
+
+
+def test_rounds_cut_the_field_into_groups_and_sample_each_undecided_bot_once() -> None:
+    names = [f"b{i}" for i in range(8)]
+    one = draw_round(7, "tightwad", 3, 4, names, names[:5])
+    assert one == draw_round(7, "tightwad", 3, 4, names, names[:5])
+    assert one != draw_round(7, "tightwad", 3, 5, names, names[:5])
+    foci = [f for _, fs in one for f in fs]
+    assert sorted(foci) == names[:5]                     # each undecided bot once
+    for members, fs in one:
+        assert len(set(members)) == 3 and list(members) == sorted(members) and set(fs) <= set(members)
+    every = draw_round(7, "tightwad", 3, 4, names, names)
+    assert len(every) == 3                               # 8 bots: two groups and one filled up
+    assert sorted(f for _, fs in every for f in fs) == names
+
+
+def test_round_opponents_are_uniform() -> None:
+    """A focus bot meets every other bot equally often over many rounds (unbiased Borda samples)."""
+    names = [f"b{i}" for i in range(7)]
+    met = {n: 0 for n in names[1:]}
+    for number in range(3000):
+        for members, foci in draw_round(1, "x", 3, number, names, names):
+            if "b0" in foci:
+                for m in members:
+                    if m != "b0":
+                        met[m] += 1
+    assert max(met.values()) - min(met.values()) < 0.1 * 1000
+
+
+# ---- the planner on the real schedule, with synthetic results -----------------------------
+
+STRENGTH = {f"bot{i}": 1.0 - 0.6 * i for i in range(4)}
+
+
+def _fake_places(match: Any) -> tuple[int, ...]:
+    """A deterministic result per match: strength plus luck from the match's content hash."""
+    luck = hashlib.sha256(match.key.encode()).digest()
+    score = [STRENGTH[b] + luck[s] / 255 for s, b in enumerate(match.bots)]
+    order = sorted(range(len(score)), key=lambda s: -score[s])
+    places = [0] * len(score)
+    for place, seat in enumerate(order):
+        places[seat] = place
+    return tuple(places)
+
+
+def _tournament(adaptive: dict[str, Any] | None = None, deals: int = 40) -> Any:
+    entry: dict[str, Any] = {"id": "tightwad", "players": 3, "deals": deals, "schedule": "adaptive"}
+    if adaptive is not None:
+        entry["adaptive"] = adaptive
+    return parse_tournament({"name": "t", "seed": 11, "bots": ["bots/*.py"], "games": [entry],
+                             "deals": "public"})
+
+
+ROSTER = [BotEntry(n, Path(f"/x/{n}.py"), hashlib.sha256(n.encode()).hexdigest(), "python") for n in STRENGTH]
+
+
+def _run(tournament: Any, pick: Any) -> tuple[list[Any], dict[str, tuple], list[Any]]:
+    """Play the schedule as `arena run` does: plan, play what ``pick`` chooses of the pending
+    matches (an interrupted run plays only some), plan again, until nothing is pending."""
+    stored: dict[str, tuple] = {}
+    while True:
+        plans: list[Any] = []
+        schedule = build_schedule(tournament, ROSTER, results=stored, plans=plans)
+        pending = [m for m in schedule if m.match_id not in stored]
+        if not pending:
+            return schedule, stored, plans
+        for m in pick(pending):
+            stored[m.match_id] = (m.bots, _fake_places(m))
+
+
+def test_adaptive_stops_when_decided_with_the_true_order() -> None:
+    schedule, stored, plans = _run(_tournament({"confidence": 0.9}), lambda pending: pending)
+    (p,) = plans
+    assert p.status == "decided"
+    assert p.race.ranking() == list(STRENGTH)
+    assert len(schedule) == p.matches < p.cap == 4 * 3 * 40
+    assert sorted(m.index for m in schedule) == list(range(len(schedule)))
+
+
+def test_adaptive_stops_at_its_cap() -> None:
+    schedule, _, plans = _run(_tournament({"confidence": 0.999}, deals=2), lambda pending: pending)
+    assert plans[0].status == "cap" and 20 < len(schedule) <= 24 == plans[0].cap
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=40))
+def test_any_interruptions_resume_to_the_same_matches_and_results(cuts: list[int]) -> None:
+    """However a run is cut (a few matches of the pending ones each time, in any order), it ends
+    with the schedule, results and decisions of an uninterrupted run."""
+    t = _tournament({"confidence": 0.8, "top": 1}, deals=6)
+    whole = _run(t, lambda pending: pending)
+    it = iter(cuts)
+
+    def some(pending: list[Any]) -> list[Any]:
+        k = next(it, len(pending))
+        return pending[::-1][:k]          # the last ones first: order must not matter
+    cut = _run(t, some)
+    assert [m.to_json() for m in cut[0]] == [m.to_json() for m in whole[0]]
+    assert cut[1] == whole[1]
+    assert cut[2][0].to_json() == whole[2][0].to_json()
+
+
+def test_round_robin_entries_ignore_results() -> None:
+    t = parse_tournament({"name": "t", "seed": 11, "bots": ["bots/*.py"], "deals": "public",
+                          "games": [{"id": "tightwad", "players": 3, "deals": 2}]})
+    plain = build_schedule(t, ROSTER)
+    assert build_schedule(t, ROSTER, results={m.match_id: (m.bots, (0, 1, 2)) for m in plain}) == plain
+
+
+# ---- bad settings: one line, naming the file, the field and the fix -----------------------
+
+BASE = """\
+name: t
+seed: 1
+bots: [bots/*.py]
+games:
+  - {id: tightwad, players: 3, deals: 2, schedule: adaptive, SETTINGS}
+"""
+
+BAD = [
+    ("confidence-one", "adaptive: {confidence: 1}", "games[0].adaptive.confidence", ["less than 1", "confidence: 0.95"]),
+    ("confidence-half", "adaptive: {confidence: 0.5}", "games[0].adaptive.confidence", ["greater than 0.5"]),
+    ("confidence-word", "adaptive: {confidence: high}", "games[0].adaptive.confidence", ["expected a number"]),
+    ("top-zero", "adaptive: {top: 0}", "games[0].adaptive.top", ["at least 1", "top: 3"]),
+    ("top-all", "adaptive: {top: 5}", "games[0].adaptive.top", ["needs more than 5 bots", "top: 3 or less"]),
+    ("typo", "adaptive: {confidense: 0.9}", "games[0].adaptive.confidense",
+     ["unknown key", "did you mean 'confidence'?"]),
+    ("not-adaptive", "adaptive: {top: 1}, schedule: round-robin", None, []),
+    ("two-counts", "adaptive: {top: 1}", "games[0].players", ["one player count", "players: 3"]),
+]
+
+
+@pytest.mark.parametrize("name,settings_text,field,expected", BAD, ids=[b[0] for b in BAD])
+def test_bad_adaptive_settings_give_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+                                             settings_text: str, field: str | None, expected: list[str]) -> None:
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    text = BASE.replace("SETTINGS", settings_text)
+    if name == "not-adaptive":
+        text = text.replace("schedule: adaptive, ", "")
+        field, expected = "games[0].adaptive", ["only apply to an adaptive schedule", "schedule: adaptive"]
+    if name == "two-counts":
+        text = text.replace("players: 3", "players: [3, 4]")
+    (tmp_path / "tournaments").mkdir(exist_ok=True)
+    (tmp_path / "tournaments" / "bad.yaml").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_tournament("tournaments/bad.yaml")
+    message = str(err.value)
+    assert "\n" not in message
+    assert re.match(re.escape(f"tournaments/bad.yaml: {field}") + "[:,] ", message), message
+    for piece in expected:
+        assert piece in message, f"{piece!r} not in {message!r}"
+
+
+def test_a_revealed_deal_is_replaced_for_adaptive_groups_that_have_not_finished_it() -> None:
+    """Fair play holds in adaptive rounds as in a round robin: with secret deals, a group that
+    has not stored every rotation of a deal shown on a replay page plays a replacement deal;
+    finished groups keep theirs, and the run still plans and decides from the replacements."""
+    t = parse_tournament({"name": "t", "seed": 11, "bots": ["bots/*.py"], "games": [
+        {"id": "tightwad", "players": 3, "deals": 40, "schedule": "adaptive", "adaptive": {"confidence": 0.9}}]})
+    secret = "ab" * 32
+    stored: dict[str, tuple] = {}
+    first = build_schedule(t, ROSTER, secret, results=stored)
+    assert {m.deal for m in first} == {0}
+    finished, unfinished = first[:3], first[3:]          # one group of round 0 stored, the others not
+    assert {m.group for m in finished} == {0} and unfinished
+    for m in finished:
+        stored[m.match_id] = (m.bots, _fake_places(m))
+    revealed = {("tightwad", 3, first[0].deal_seed)}     # deal 0 shown on a replay page
+    again = build_schedule(t, ROSTER, secret, revealed=revealed, stored=set(stored), results=stored)
+    kept = {m.match_id for m in again if m.deal_seed == first[0].deal_seed}
+    assert kept == {m.match_id for m in finished}        # the finished group keeps its deal
+    replaced = [m for m in again if m.deal == 0 and m.match_id not in kept]
+    assert len(replaced) == len(unfinished) and all(m.deal_seed != first[0].deal_seed for m in replaced)
+    assert len({m.deal_seed for m in replaced}) == 1     # one replacement deal, all rotations of it
+    # played to the end with the replacements, every match is planned again identically
+    while True:
+        plans: list[Any] = []
+        schedule = build_schedule(t, ROSTER, secret, revealed=revealed, stored=set(stored), results=stored,
+                                  plans=plans)
+        pending = [m for m in schedule if m.match_id not in stored]
+        if not pending:
+            break
+        for m in pending:
+            stored[m.match_id] = (m.bots, _fake_places(m))
+    assert plans[0].status == "decided"
+    assert not [m for m in schedule if m.deal_seed == first[0].deal_seed and m.match_id not in kept]
