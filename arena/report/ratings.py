@@ -378,8 +378,7 @@ class RatingReport:
                          "detail": n.detail} for n in self.notable],
             "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],  # added in v1
             "luck": None if self.luck is None else dict(self.luck),                   # added in v1
-            "adaptive": [dict(a) for a in self.adaptive],                            # added in v1
-        }
+        } | ({"adaptive": [dict(a) for a in self.adaptive]} if self.adaptive else {})  # added in v1
 
 
 def _r(x: float) -> float:
