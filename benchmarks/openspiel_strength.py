@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections import defaultdict
@@ -37,19 +36,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bot_strength as bs  # noqa: E402
 
-from arena.report.ratings import t95 as _t95  # noqa: E402
+from search_strength import mean_ci  # noqa: E402  (the same interval as the search bot's table)
 
 SEARCH = ROOT / "bots" / "search" / "search_bot.py"
 FIRST_DEAL = 500  # deal seeds FIRST_DEAL, FIRST_DEAL + 1, ... (chance outcomes of the bridge)
 
 
-def mean_ci(xs: list[float]) -> tuple[float, float]:
-    n = len(xs)
-    m = sum(xs) / n
-    if n < 2:
-        return m, float("inf")
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
-    return m, _t95(n - 1) * sd / math.sqrt(n)
 
 
 def timed_ismcts(game: Any, budget_s: float, seed: int) -> Any:

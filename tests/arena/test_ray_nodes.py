@@ -17,7 +17,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 import zlib
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import pytest
 
 from tests import own_processes as own
 
-from .test_runner import ROOT, SLOW, _count, run_file, share_secret, write_tournament
+from .test_runner import ROOT, SLOW, _count, _wait_for_matches, run_file, share_secret, write_tournament
 
 pytestmark = pytest.mark.slow
 START_LIMIT_S = 300  # a busy 2-core machine takes about 30 s to start four raylets
@@ -82,13 +81,6 @@ def _records(results: Path) -> list[dict]:
     return [json.loads(zlib.decompress(blob)) for (blob,) in con.execute("SELECT record FROM matches")]
 
 
-def _wait_for(results: Path, k: int, proc: subprocess.Popen, limit_s: float = 600) -> None:
-    end = time.monotonic() + limit_s
-    while _count(results) < k:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < end, "the run made no progress"
-        time.sleep(0.05)
-
 
 def test_a_tournament_across_nodes_survives_the_loss_of_a_node(tmp_path, cluster):
     bots = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", SLOW]
@@ -97,7 +89,7 @@ def test_a_tournament_across_nodes_survives_the_loss_of_a_node(tmp_path, cluster
     results = tmp_path / "results-nodes"
     share_secret(ref.results, results)
     proc = _run_on(cluster, path)
-    _wait_for(results, 4, proc)
+    _wait_for_matches(results, 4, proc, limit_s=600)
     lost = cluster["nodes"][2]
     _lose_node(lost)
     out, err = proc.communicate(timeout=900)
@@ -120,7 +112,7 @@ def test_a_run_that_loses_every_node_stops_in_one_line_and_exits_non_zero(tmp_pa
     proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray",
                              "--ray-address", cluster["address"]], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    _wait_for(results, 2, proc)
+    _wait_for_matches(results, 2, proc, limit_s=600)
     for node in cluster["nodes"]:
         _lose_node(node)
     out, err = proc.communicate(timeout=900)
