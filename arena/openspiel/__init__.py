@@ -214,6 +214,8 @@ class DecktetState(pyspiel.State):
         self._public, self._samplers = None, {}
         movers = self.engine.to_move()
         for seat in movers:  # the engine resolves the step when the last of them has chosen
+            if self.engine.is_over():
+                break  # the decision cap ended the game within the step
             self.engine.apply(seat, int(actions[seat]))
         self._observe_all({s: int(actions[s]) for s in movers})
 
