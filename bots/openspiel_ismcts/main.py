@@ -14,7 +14,8 @@ Budget, from the time control the start message announces (``move_s``):
 * it thinks for ``CPU_SHARE`` of ``move_s`` in CPU seconds (0.5 s at the default 1 s), in
   OpenSpiel's own simulation loop, checked after every simulation;
 * whatever the CPU says, it starts no simulation that, at the pace of the slowest one so far
-  in this decision (or the last decision), would end after ``WALL_SHARE`` of ``move_s`` of
+  in this decision (or the last decision that ran one, halved for every decision since that
+  ran none), would end after ``WALL_SHARE`` of ``move_s`` of
   wall-clock time (a busy machine), and a timer stops a simulation still running at
   ``HARD_SHARE`` of ``move_s`` (that simulation is dropped);
 * with fewer than two simulations (the first only expands the root) it plays a uniformly random
@@ -111,6 +112,7 @@ class BudgetISMCTS(ismcts.ISMCTSBot):
                 except OutOfTime:
                     self._restore_root(saved)  # the unfinished simulation counts for nothing
                     self.stops += 1
+                    slowest = max(slowest, time.monotonic() - now)
                     break
                 n += 1
                 slowest = max(slowest, time.monotonic() - now)
@@ -118,7 +120,9 @@ class BudgetISMCTS(ismcts.ISMCTSBot):
             if timer:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, old)
-        self.pace = slowest or self.pace
+        # none started: forget half the old pace, so a slow phase (a long first rollout, a busy
+        # spell) does not stop the search for the rest of the match
+        self.pace = slowest if slowest else self.pace / 2
         self.sims += n
         self.searches += 1
         self.last_sims = n

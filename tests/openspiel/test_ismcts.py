@@ -104,12 +104,14 @@ def test_the_timer_stops_a_simulation_past_the_hard_share_and_drops_it():
     import numpy as np
 
     ns = _bot_module()
+    ns["WALL_SHARE"] = 1e6  # the soft stop never: the first simulation starts, whatever the load
     g, state, obs = _root_state(ns, "palace", 4)
     bot = ns["BudgetISMCTS"](g, np.random.RandomState(0))
     action = bot.choose(state, 10.0, None, 0.002)
     assert (bot.last_sims, bot.stops) == (0, 1)
     assert bot._root_node.total_visits <= 0 and not bot._root_node.child_info
     assert action in state.legal_actions()
+    assert bot.pace > 0  # the stopped simulation's time sets the pace of the next decision
 
 
 def test_no_simulation_starts_that_the_last_decision_says_cannot_end_in_time():
@@ -122,6 +124,7 @@ def test_no_simulation_starts_that_the_last_decision_says_cannot_end_in_time():
     action = bot.choose(state, 10.0, None, 1.0)
     assert (bot.last_sims, bot.stops) == (0, 0)
     assert action in state.legal_actions()
+    assert bot.pace == 2.5  # halved: a later decision tries again
 
 
 def test_the_benchmark_plays_a_duplicate_match_at_equal_budget():
