@@ -84,7 +84,12 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per game and player count: deals complete in every rotation, the mean difference
     search - ISMCTS in places with its 95% interval, and what each side did with its CPU."""
     groups: dict[tuple[str, int, float], dict[int, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    seen = set()
     for r in rows:
+        key = (r["game"], r["players"], r["budget_s"], r["deal"], r["rotation"])
+        if key in seen:
+            continue  # a match played twice (two runs over the same deals) counts once
+        seen.add(key)
         groups[(r["game"], r["players"], r["budget_s"])][r["deal"]].append(r)
     out = []
     for (game, players, budget), deals in sorted(groups.items()):
@@ -125,6 +130,8 @@ def main() -> int:
     ap.add_argument("--games", nargs="+", default=["tightwad:3", "divers-weights:2", "palace:2"],
                     help="GAME:PLAYERS")
     ap.add_argument("--deals", type=int, default=12)
+    ap.add_argument("--first-deal", type=int, default=FIRST_DEAL,
+                    help="deal seeds from this one on (to split a run over processes)")
     ap.add_argument("--budget", type=float, default=0.1, help="CPU seconds per decision, both bots")
     ap.add_argument("--out", type=Path, help="append every match as a JSON line (resumes)")
     ap.add_argument("--summary", type=Path, nargs="+", help="only summarise these files")
@@ -141,7 +148,7 @@ def main() -> int:
     t = time.perf_counter()
     for spec in args.games:
         game, players = spec.split(":")
-        for deal in range(FIRST_DEAL, FIRST_DEAL + args.deals):
+        for deal in range(args.first_deal, args.first_deal + args.deals):
             for rot in range(int(players)):
                 if (game, int(players), deal, rot, args.budget) in done:
                     continue

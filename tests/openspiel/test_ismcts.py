@@ -144,7 +144,8 @@ def test_the_summary_counts_only_deals_played_in_every_rotation():
                 "search_place": s, "ismcts_place": i, "cpu_s": {"search": 1.0, "ismcts": 1.0},
                 "decisions": {"search": 10, "ismcts": 10}, "ismcts_sims": 40, "ismcts_searches": 10}
 
-    rows = [row(1, 0, 1, 2), row(1, 1, 1, 2), row(2, 0, 2, 1), row(2, 1, 1, 2), row(3, 0, 2, 1)]
+    rows = [row(1, 0, 1, 2), row(1, 1, 1, 2), row(2, 0, 2, 1), row(2, 1, 1, 2), row(3, 0, 2, 1),
+            row(1, 0, 2, 1)]  # deal 1 rotation 0 again (two runs over one deal): counted once
     (t,) = bench.summary(rows)
     assert t["deals"] == 2 and t["matches"] == 4
     assert t["diff"] == pytest.approx(-0.5)  # deal 1: -1, deal 2: 0
