@@ -57,8 +57,16 @@ class OutOfTime(Exception):
     """The hard wall-clock stop, raised by the timer inside a simulation."""
 
 
+class _Clock:
+    in_simulation = False  # the timer raises only then; otherwise it ends the loop
+    expired = False
+
+
 def _alarm(signum, frame):
-    raise OutOfTime
+    _Clock.expired = True
+    if _Clock.in_simulation:
+        _Clock.in_simulation = False
+        raise OutOfTime
 
 
 def budget_of(match):
@@ -95,6 +103,7 @@ class BudgetISMCTS(ismcts.ISMCTSBot):
         self._root_node = self.create_new_node(state)
         soft = start + WALL_SHARE * move_s if move_s else math.inf
         timer = move_s is not None and hasattr(signal, "setitimer")
+        _Clock.expired = _Clock.in_simulation = False
         if timer:
             old = signal.signal(signal.SIGALRM, _alarm)
             signal.setitimer(signal.ITIMER_REAL, HARD_SHARE * move_s)
@@ -104,12 +113,16 @@ class BudgetISMCTS(ismcts.ISMCTSBot):
                 now = time.monotonic()
                 if n >= 2 and time.process_time() - cpu_start >= cpu_s:
                     break
-                if now + (slowest if n else self.pace) > soft:
+                if now + (slowest if n else self.pace) > soft or _Clock.expired:
                     break
                 saved = self._root_state()
                 try:
+                    _Clock.in_simulation = True
+                    if _Clock.expired:  # fired between the check above and here
+                        raise OutOfTime
                     self.run_simulation(self.sample_root_state(state))
-                except OutOfTime:
+                    _Clock.in_simulation = False
+                except OutOfTime:  # (also when the timer fired just as the simulation ended)
                     self._restore_root(saved)  # the unfinished simulation counts for nothing
                     self.stops += 1
                     slowest = max(slowest, time.monotonic() - now)
@@ -117,6 +130,7 @@ class BudgetISMCTS(ismcts.ISMCTSBot):
                 n += 1
                 slowest = max(slowest, time.monotonic() - now)
         finally:
+            _Clock.in_simulation = False
             if timer:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, old)

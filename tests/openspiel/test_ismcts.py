@@ -114,6 +114,19 @@ def test_the_timer_stops_a_simulation_past_the_hard_share_and_drops_it():
     assert bot.pace > 0  # the stopped simulation's time sets the pace of the next decision
 
 
+def test_the_timer_outside_a_simulation_only_ends_the_search():
+    """Fired between two simulations (a real match crashed on it), the timer raises nothing."""
+    ns = _bot_module()
+    clock = ns["_Clock"]
+    clock.in_simulation, clock.expired = False, False
+    ns["_alarm"](14, None)
+    assert clock.expired
+    clock.in_simulation, clock.expired = True, False
+    with pytest.raises(ns["OutOfTime"]):
+        ns["_alarm"](14, None)
+    assert not clock.in_simulation
+
+
 def test_no_simulation_starts_that_the_last_decision_says_cannot_end_in_time():
     import numpy as np
 
