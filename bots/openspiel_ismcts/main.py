@@ -46,7 +46,7 @@ from games.palace_history import PalaceHistory  # noqa: E402
 
 CPU_SHARE = 0.5         # of move_s: CPU seconds of search a decision
 WALL_SHARE = 0.5        # of move_s: no simulation expected to end later starts
-HARD_SHARE = 0.65       # of move_s: a simulation still running then is stopped
+HARD_SHARE = 0.6        # of move_s: a simulation still running then is stopped
 DEFAULT_BUDGET_S = 0.5  # CPU seconds with no time control, or an unlimited one
 UNLIMITED_S = 24 * 3600.0
 _NAME_BUDGET = re.compile(r"[-_](\d+(?:\.\d+)?)s$")
@@ -95,9 +95,11 @@ class BudgetISMCTS(ismcts.ISMCTSBot):
         self.sims = self.searches = self.stops = 0
         self.last_sims = 0
 
-    def choose(self, state, cpu_s, cap, move_s):
-        """An action for the seat to move in ``state``: ISMCTS within the budget."""
-        start, cpu_start = time.monotonic(), time.process_time()
+    def choose(self, state, cpu_s, cap, move_s, start=None):
+        """An action for the seat to move in ``state``: ISMCTS within the budget, the wall
+        clock counted from ``start`` (time.monotonic(); default now)."""
+        cpu_start = time.process_time()
+        start = time.monotonic() if start is None else start
         legal = state.legal_actions()
         self.reset()
         self._root_node = self.create_new_node(state)
@@ -106,7 +108,7 @@ class BudgetISMCTS(ismcts.ISMCTSBot):
         _Clock.expired = _Clock.in_simulation = False
         if timer:
             old = signal.signal(signal.SIGALRM, _alarm)
-            signal.setitimer(signal.ITIMER_REAL, HARD_SHARE * move_s)
+            signal.setitimer(signal.ITIMER_REAL, max(1e-4, start + HARD_SHARE * move_s - time.monotonic()))
         n, slowest = 0, 0.0
         try:
             while n < (cap or math.inf):
@@ -181,6 +183,7 @@ def follow_history(observation, mem):
 
 
 def choose(observation, match):
+    start = time.monotonic()
     mem = match.memory
     if "game" not in mem:
         mem["game"] = load(match)
@@ -197,7 +200,7 @@ def choose(observation, match):
     bot = mem["bot"]
     state = bridge.state_from_observation(mem["game"], observation, mem["history"],
                                           int(bot._random_state.randint(2**31)), mem["palace"])
-    return bot.choose(state, *mem["budget"])
+    return bot.choose(state, *mem["budget"], start=start)
 
 
 def summary(result, match):
