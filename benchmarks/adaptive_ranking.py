@@ -61,14 +61,13 @@ def _mixed(q: float) -> Any:
 
 
 def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str, Any]:
-    """One trial: the adaptive schedule and round robins of ``deals`` on the same deals."""
+    """One trial: the adaptive schedule and round robins of ``deals`` on new deals."""
     n, number, confidence, top, deals = args
     qs = field(n)
     names = [f"q{i:02d}" for i in range(n)]   # name order is strength order: the true ranking
     policies = {b: _mixed(q) for b, q in zip(names, qs)}
     spec = REGISTRY[GAME]
     cache: dict[tuple[int, tuple[str, ...]], tuple[int, ...]] = {}
-    played = [0]
 
     def deal_set(deal: int, members: tuple[str, ...]) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
         out = []
@@ -79,30 +78,32 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
                 state = spec.new_game(PLAYERS, dseed, None)
                 rng = DealRng(derive_seed("p9", n, number, deal, *order))
                 cache[(deal, order)] = tuple(play_out(state, [policies[b] for b in order], rng).result().places)
-                played[0] += 1
             out.append((order, cache[(deal, order)]))
         return out
 
     k = top or n
-    cap = 10 ** 9
-    found = plan(names, PLAYERS, confidence=confidence, top=top, seed=number, key=f"p9-{n}", game=GAME, cap=cap,
-                 outcome=deal_set)
-    result: dict[str, Any] = {"adaptive_matches": found.matches, "adaptive_status": found.status,
-                              "adaptive_ok": found.race.ranking()[:k] == names[:k], "round_robin": {}}
+    found = plan(names, PLAYERS, confidence=confidence, top=top, seed=number, key=f"p9-{n}", game=GAME,
+                 cap=10 ** 9, outcome=deal_set)
+    truth = {b: i for i, b in enumerate(names)}
+    pairs = found.race.decided_pairs()
+    result: dict[str, Any] = {
+        "adaptive_matches": found.matches, "adaptive_status": found.status,
+        "adaptive_ok": found.race.ranking()[:k] == names[:k],
+        "decided_pairs": len(pairs), "wrong_pairs": sum(truth[a] > truth[b] for a, b in pairs),
+        "round_robin": {}}
     scores: dict[str, list[float]] = {b: [] for b in names}
     groups = list(itertools.combinations(names, PLAYERS))
     done = 0
     for d in sorted(deals):
         for deal in range(done, d):
-            for g in groups:
-                got = deal_set(10_000 + deal, g)
+            for g in groups:   # the round robin's deals are not the adaptive rounds' deals
+                got = deal_set(1_000_000 + deal, g)
                 for b in g:
                     scores[b].append(deal_set_sample(b, got))
         done = d
         rank = sorted(names, key=lambda b: (-statistics.fmean(scores[b]), b))
         result["round_robin"][d] = {"matches": len(groups) * d * PLAYERS, "ok": rank[:k] == names[:k]}
     result["scores"] = {b: statistics.fmean(s) for b, s in scores.items()}
-    result["games_played"] = played[0]
     return result
 
 
@@ -113,6 +114,40 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def equal_rate_matches(rate: float, rr: list[tuple[int, float]]) -> tuple[float, int | None]:
+    """The round robin's matches at correct-order ``rate``: (interpolated, smallest reaching).
+
+    ``rr`` holds (matches, correct-order rate) for 1, 2, 4 ... deals. Interpolated: between the
+    two measured sizes whose rates bracket ``rate``, linearly in the rate on log(matches); at or
+    below the 1-deal rate, the 1-deal round robin (no smaller full round robin exists). Smallest
+    reaching: the matches of the first size whose rate is at least ``rate`` (None if none)."""
+    reach = next((m for m, r in rr if r >= rate), None)
+    if rate <= rr[0][1]:
+        return float(rr[0][0]), reach
+    for (m0, r0), (m1, r1) in zip(rr, rr[1:]):
+        if r0 < rate <= r1:
+            f = (rate - r0) / (r1 - r0)
+            return math.exp(math.log(m0) + f * (math.log(m1) - math.log(m0))), reach
+    return math.inf, reach
+
+
+def saving(results: list[dict[str, Any]], deals: tuple[int, ...]) -> tuple[float, int | None]:
+    rate = statistics.fmean(r["adaptive_ok"] for r in results)
+    mean = statistics.fmean(r["adaptive_matches"] for r in results)
+    rr = [(results[0]["round_robin"][d]["matches"], statistics.fmean(r["round_robin"][d]["ok"] for r in results))
+          for d in sorted(deals)]
+    inter, reach = equal_rate_matches(rate, rr)
+    return inter / mean, reach
+
+
+def bootstrap(results: list[dict[str, Any]], deals: tuple[int, ...], draws: int = 2000) -> tuple[float, float]:
+    """95% percentile interval of the interpolated saving over trials resampled with replacement
+    (the adaptive run and the round robins of a trial stay together)."""
+    rng = DealRng(derive_seed("p9-bootstrap", len(results)))
+    got = sorted(saving([results[rng.randbelow(len(results))] for _ in results], deals)[0] for _ in range(draws))
+    return got[int(0.025 * draws)], got[min(draws - 1, int(0.975 * draws))]
 
 
 def measure_size(n: int, trials: int, confidence: float, top: int | None, deals: tuple[int, ...],
@@ -133,31 +168,35 @@ def measure_size(n: int, trials: int, confidence: float, top: int | None, deals:
         k = sum(r["round_robin"][d]["ok"] for r in results)
         rr[d] = {"matches": results[0]["round_robin"][d]["matches"], "correct": k / trials,
                  "correct_ci95": [round(x, 3) for x in wilson(k, trials)]}
-    rate = ok / trials
-    reach = next((d for d in sorted(deals) if rr[d]["correct"] >= rate), None)
     names = sorted(results[0]["scores"])
     pooled = {b: statistics.fmean(r["scores"][b] for r in results) for b in names}
     k = top or n
     calibrated = sorted(names, key=lambda b: -pooled[b])[:k] == names[:k]   # the order that is judged
-    out: dict[str, Any] = {
+    decided = sum(r["decided_pairs"] for r in results)
+    wrong = sum(r["wrong_pairs"] for r in results)
+    factor, reach = saving(results, deals)
+    low, high = bootstrap(results, deals)
+    finite = math.isfinite(factor)
+    return {
         "bots": n, "trials": trials, "field_q": field(n), "top": top, "confidence": confidence,
         "adaptive": {"mean_matches": round(mean, 1), "mean_ci95": [round(mean - half, 1), round(mean + half, 1)],
-                     "correct": rate, "correct_ci95": [round(x, 3) for x in wilson(ok, trials)],
+                     "correct": ok / trials, "correct_ci95": [round(x, 3) for x in wilson(ok, trials)],
+                     "decided_pairs": decided, "wrong_pairs": wrong,
+                     "pair_error": round(wrong / decided, 5) if decided else None,
+                     "pair_error_ci95": [round(x, 5) for x in wilson(wrong, decided)],
                      "stopped": dict(sorted(statistics_count(r["adaptive_status"] for r in results).items()))},
         "round_robin": {str(d): v for d, v in rr.items()},
+        # None: no round robin measured reached the adaptive rate (then the factor is at least
+        # the largest one's matches over the adaptive mean); an interval end None: unbounded
+        "saving": {"factor": round(factor, 2) if finite else None,
+                   "factor_at_least": None if finite else round(rr[max(deals)]["matches"] / mean, 2),
+                   "factor_ci95": [round(x, 2) if math.isfinite(x) else None for x in (low, high)],
+                   "round_robin_reaching": reach,
+                   "factor_smallest_reaching": round(reach / mean, 2) if reach else None},
         "calibration": {"pooled_round_robin_scores": {b: round(v, 4) for b, v in pooled.items()},
                         "top_in_true_order": calibrated},
         "seconds": round(time.perf_counter() - t0, 1),
     }
-    if reach is not None:
-        m = rr[reach]["matches"]
-        out["saving"] = {"round_robin_deals": reach, "round_robin_matches": m, "factor": round(m / mean, 2),
-                         "factor_ci95": [round(m / (mean + half), 2), round(m / max(1e-9, mean - half), 2)]}
-    else:
-        top_d = max(deals)
-        out["saving"] = {"round_robin_deals": None, "note": f"no round robin up to {top_d} deals reached the "
-                         "adaptive correct-order rate", "factor_at_least": round(rr[top_d]["matches"] / mean, 2)}
-    return out
 
 
 def statistics_count(items: Any) -> dict[str, int]:
