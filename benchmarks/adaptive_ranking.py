@@ -64,7 +64,11 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
     """One trial: the adaptive schedule and round robins of ``deals`` on new deals."""
     n, number, confidence, top, deals = args
     qs = field(n)
-    names = [f"q{i:02d}" for i in range(n)]   # name order is strength order: the true ranking
+    # bot i (strength order: the true ranking) gets a name drawn per trial, so that no tie-break
+    # by name can favour the true order
+    labels = [f"b{i:02d}" for i in range(n)]
+    DealRng(derive_seed("p9-names", n, number)).shuffle(labels)
+    names = labels
     policies = {b: _mixed(q) for b, q in zip(names, qs)}
     spec = REGISTRY[GAME]
     cache: dict[tuple[int, tuple[str, ...]], tuple[int, ...]] = {}
@@ -103,7 +107,7 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
         done = d
         rank = sorted(names, key=lambda b: (-statistics.fmean(scores[b]), b))
         result["round_robin"][d] = {"matches": len(groups) * d * PLAYERS, "ok": rank[:k] == names[:k]}
-    result["scores"] = {b: statistics.fmean(s) for b, s in scores.items()}
+    result["scores"] = [statistics.fmean(scores[b]) for b in names]   # in strength order
     return result
 
 
@@ -168,10 +172,9 @@ def measure_size(n: int, trials: int, confidence: float, top: int | None, deals:
         k = sum(r["round_robin"][d]["ok"] for r in results)
         rr[d] = {"matches": results[0]["round_robin"][d]["matches"], "correct": k / trials,
                  "correct_ci95": [round(x, 3) for x in wilson(k, trials)]}
-    names = sorted(results[0]["scores"])
-    pooled = {b: statistics.fmean(r["scores"][b] for r in results) for b in names}
+    pooled = [statistics.fmean(r["scores"][i] for r in results) for i in range(n)]
     k = top or n
-    calibrated = sorted(names, key=lambda b: -pooled[b])[:k] == names[:k]   # the order that is judged
+    calibrated = sorted(range(n), key=lambda i: -pooled[i])[:k] == list(range(k))   # the order that is judged
     decided = sum(r["decided_pairs"] for r in results)
     wrong = sum(r["wrong_pairs"] for r in results)
     factor, reach = saving(results, deals)
@@ -193,7 +196,7 @@ def measure_size(n: int, trials: int, confidence: float, top: int | None, deals:
                    "factor_ci95": [round(x, 2) if math.isfinite(x) else None for x in (low, high)],
                    "round_robin_reaching": reach,
                    "factor_smallest_reaching": round(reach / mean, 2) if reach else None},
-        "calibration": {"pooled_round_robin_scores": {b: round(v, 4) for b, v in pooled.items()},
+        "calibration": {"pooled_round_robin_scores": [round(v, 4) for v in pooled],
                         "top_in_true_order": calibrated},
         "seconds": round(time.perf_counter() - t0, 1),
     }

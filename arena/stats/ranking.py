@@ -225,10 +225,9 @@ class PairRace:
         behind, ahead, ranks, _ = self._state()
         n, k = len(self.names), self.top or len(self.names)
         open_ = [self._set_of(b) != self._set_of(w) for b, w in ranks]
-        by_rating = sorted(range(n), key=lambda i: (-self._fitted[i], i))
-        est = [0] * n
-        for place, i in enumerate(by_rating):
-            est[i] = place + 1
+        # estimated rank: 1 + the bots rated strictly higher (tied bots, as before any data,
+        # share the best of their places: no bot is passed over for its name)
+        est = [1 + sum(r > self._fitted[i] for r in self._fitted) for i in range(n)]
         out: dict[str, list[str]] = {}
 
         def wants(i: int, j: int) -> bool:   # does deciding (i, j) help undecided bot i?
