@@ -154,15 +154,27 @@ def bootstrap(results: list[dict[str, Any]], deals: tuple[int, ...], draws: int 
     return got[int(0.025 * draws)], got[min(draws - 1, int(0.975 * draws))]
 
 
+class _Serial:
+    def __enter__(self) -> "_Serial":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def imap(self, f: Any, jobs: Any) -> Any:
+        return map(f, jobs)
+
+
 def measure_size(n: int, trials: int, confidence: float, top: int | None, deals: tuple[int, ...],
-                 workers: int = 1) -> dict[str, Any]:
+                 workers: int = 1, progress: bool = False) -> dict[str, Any]:
     jobs = [(n, t, confidence, top, deals) for t in range(trials)]
     t0 = time.perf_counter()
-    if workers > 1:
-        with mp.get_context("fork").Pool(workers) as pool:
-            results = pool.map(trial, jobs)
-    else:
-        results = [trial(j) for j in jobs]
+    results = []
+    with mp.get_context("fork").Pool(workers) if workers > 1 else _Serial() as pool:
+        for r in pool.imap(trial, jobs):
+            results.append(r)
+            if progress:
+                print(f"  {n} bots: trial {len(results)} of {trials}", file=sys.stderr, flush=True)
     adaptive = [r["adaptive_matches"] for r in results]
     mean = statistics.fmean(adaptive)
     half = 1.96 * statistics.stdev(adaptive) / math.sqrt(len(adaptive)) if len(adaptive) > 1 else math.inf
@@ -229,7 +241,7 @@ def main() -> None:
     a = ap.parse_args()
     rows = []
     for n in a.sizes:   # each size printed as soon as it is measured
-        rows += measure((n,), a.trials, a.confidence, a.top, tuple(a.deals), a.workers)
+        rows.append(measure_size(n, a.trials, a.confidence, a.top, tuple(a.deals), a.workers, progress=True))
         print(json.dumps(rows[-1]), flush=True)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1) + "\n")

@@ -80,9 +80,9 @@ def draw_round(seed: int, key: str, players: int, number: int, race: PairRace
     round: the bots with a useful pair are shuffled; each in turn, if not yet placed this
     round, opens a group and draws its partners at random among the unplaced bots that form a
     useful pair with *every* member so far (else with any member). A group short of
-    ``players`` is filled with bots drawn from the rest of the field. Only groups holding a
-    useful pair are played; each bot plays at most one group per round unless a group had
-    to be filled up."""
+    ``players`` takes useful partners already placed this round (they play the deal twice, as
+    in a round robin), then bots drawn from the rest of the field. So every bot with a useful
+    pair plays each round, and only groups holding a useful pair are played."""
     rng = DealRng(derive_seed(seed, "adaptive", key, players, number))
     useful = race.useful()
     if not useful:
@@ -103,13 +103,14 @@ def draw_round(seed: int, key: str, players: int, number: int, race: PairRace
             if not cands:
                 cands = sorted({b for g in group for b in useful.get(g, ()) if b in free},
                                key=race.names.index)
+            if not cands:   # its useful partners play elsewhere this round: they play it too
+                cands = sorted({b for g in group for b in useful.get(g, ()) if b not in group},
+                               key=race.names.index)
             if not cands:
                 break
             pick = cands[rng.randbelow(len(cands))]
             group.append(pick)
             free.discard(pick)
-        if len(group) == 1:   # its useful partners all play elsewhere this round
-            continue
         if len(group) < players:
             rest = [b for b in race.names if b not in group]
             spare = [b for b in rest if b not in links] or rest   # bots with nothing open first
@@ -189,6 +190,9 @@ def _valid_entry(e: Any) -> bool:
     if e.get("top") is not None and not isinstance(e.get("top"), int):
         return False
     for s in e["standings"]:
+        if "rating" in s and (not isinstance(s["rating"], (int, float)) or isinstance(s["rating"], bool)
+                              or not math.isfinite(s["rating"])):
+            return False
         if not (isinstance(s, dict) and isinstance(s.get("bot"), str) and isinstance(s.get("ranks"), list)
                 and len(s["ranks"]) == 2 and all(isinstance(x, int) for x in s["ranks"])
                 and all(isinstance(s.get(k), (int, float)) and math.isfinite(s[k]) for k in ("score", "low", "high"))

@@ -79,7 +79,8 @@ def test_a_deal_set_gives_every_pair_of_its_group_a_paired_sample() -> None:
     race.add([(("a", "b", "c"), (0, 1, 2)), (("b", "c", "a"), (0, 2, 1)), (("c", "a", "b"), (0, 1, 2))])
     assert [race.pair_samples(x, y) for x, y in (("a", "b"), ("a", "c"), ("b", "c"))] == [1, 1, 1]
     shares = {s["bot"]: s["score"] for s in race.summary()}
-    assert shares == {"a": 0.5, "b": 0.5, "c": 0.5}
+    assert shares == pytest.approx({"a": 2 / 3, "b": 0.5, "c": 1 / 3})
+    assert race.pairs[(0, 1)].mean == pytest.approx(1 / 6)   # a's share minus b's
     with pytest.raises(ValueError):
         race.add_pair("a", "b", 1.5)
 
