@@ -1,22 +1,31 @@
 """P9: how many matches `schedule: adaptive` saves against a full round robin, in simulation.
 
     python benchmarks/adaptive_ranking.py [--sizes 8 16 32] [--trials 20] [--deals 1 2 4]
-                                          [--confidence 0.95] [--top 3] [--json out.json]
+                                          [--confidence 0.95] [--top 3] [--field contenders]
+                                          [--workers 2] [--json out.json]
 
 Fields of in-process players of known strength: player ``i`` plays the game's reference
 rule policy (games/reference.py) with probability ``q_i`` at each decision, else a uniformly
-random legal move (q = 1: the rule, 0: random). The top three have q 1.0, 0.7 and 0.4; the
-rest spread evenly from 0.25 down to 0. The true order is the order of q (the pooled
-round-robin scores of every trial check it for the places judged: ``calibration``). Tightwad with three players:
-its engine plays a few thousand games a second, so no bot process is needed.
+random legal move (q = 1: the rule, 0: random). ``contenders`` (the default): the top three
+have q 1.0, 0.7 and 0.4, the rest spread evenly from 0.25 down to 0; ``spread``: q evenly
+from 1 to 0 (for ``--top 0``, the whole ranking). The true order is the order of q (the
+pooled round-robin scores of every trial check it for the places judged: ``calibration``).
+Each trial names the players at random, so no tie-break by name can favour the true order.
+Tightwad with three players: the engine plays about a thousand games a second on one core,
+so no bot process is needed.
 
 Each trial draws new deals and plays (1) the adaptive schedule's rounds exactly as
-arena/tournament/adaptive.py plans them (its planner, its statistics) and (2) a full round
-robin of every group of three with 1, 2, 4 ... deals, every deal in every seat rotation.
-Both rank by the same Borda score and are right when the first ``top`` places are the true
-ones in order. Matches are shared between the two where they coincide (same group, deal and
-seats), which changes no outcome. The saving is the matches of the smallest round robin whose
-correct-order rate reaches the adaptive one's, over the adaptive schedule's mean matches.
+arena/tournament/adaptive.py plans them (its planner, its statistics: ``plan`` is called with
+an outcome function that plays the group's deal set on the real engine) and (2) a full round
+robin of every group of three with 1, 2, 4 ... deals, every deal in every seat rotation,
+ranked by Borda score (mean share of opponents beaten). Each is right when its first ``top``
+places are the true ones in order. The saving compares the two at an equal correct-order
+rate: the round robin's matches at the adaptive schedule's rate, interpolated between the
+two measured sizes whose rates bracket it (linear in the rate, on log matches; the 1-deal
+round robin if it is already as good: no smaller full round robin exists), over the adaptive
+schedule's mean matches. Its 95% interval resamples the trials (bootstrap). Also reported:
+the smallest measured round robin that reaches the rate, and the decided pairs the adaptive
+runs got wrong (the per-pair error, to hold below 1 - confidence).
 """
 
 from __future__ import annotations
@@ -45,10 +54,23 @@ from games.rng import DealRng, derive_seed  # noqa: E402
 GAME, PLAYERS = "tightwad", 3
 
 
-def field(n: int) -> list[float]:
+def contenders(n: int) -> list[float]:
     """q per bot, strongest first: 1.0, 0.7, 0.4, then n - 3 evenly from 0.25 to 0."""
     rest = n - 3
     return [1.0, 0.7, 0.4] + [round(0.25 * (rest - 1 - i) / max(1, rest - 1), 4) for i in range(rest)]
+
+
+def spread(n: int) -> list[float]:
+    """q per bot, strongest first: evenly from 1 down to 0 (for the whole ranking)."""
+    return [round(1 - i / (n - 1), 4) for i in range(n)]
+
+
+FIELDS = {"contenders": contenders, "spread": spread}
+FIELD = "contenders"   # --field; set before the trials are forked
+
+
+def field(n: int) -> list[float]:
+    return FIELDS[FIELD](n)
 
 
 def _mixed(q: float) -> Any:
@@ -193,7 +215,7 @@ def measure_size(n: int, trials: int, confidence: float, top: int | None, deals:
     low, high = bootstrap(results, deals)
     finite = math.isfinite(factor)
     return {
-        "bots": n, "trials": trials, "field_q": field(n), "top": top, "confidence": confidence,
+        "bots": n, "trials": trials, "field": FIELD, "field_q": field(n), "top": top, "confidence": confidence,
         "adaptive": {"mean_matches": round(mean, 1), "mean_ci95": [round(mean - half, 1), round(mean + half, 1)],
                      "correct": ok / trials, "correct_ci95": [round(x, 3) for x in wilson(ok, trials)],
                      "decided_pairs": decided, "wrong_pairs": wrong,
@@ -235,13 +257,16 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--deals", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--confidence", type=float, default=0.95)
-    ap.add_argument("--top", type=int, default=3)
+    ap.add_argument("--top", type=int, default=3, help="0: the whole ranking")
+    ap.add_argument("--field", choices=sorted(FIELDS), default="contenders")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
+    global FIELD
+    FIELD = a.field
     rows = []
     for n in a.sizes:   # each size printed as soon as it is measured
-        rows.append(measure_size(n, a.trials, a.confidence, a.top, tuple(a.deals), a.workers, progress=True))
+        rows.append(measure_size(n, a.trials, a.confidence, a.top or None, tuple(a.deals), a.workers, progress=True))
         print(json.dumps(rows[-1]), flush=True)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1) + "\n")
