@@ -23,7 +23,9 @@ places are the true ones in order. The saving compares the two at an equal corre
 rate: the round robin's matches at the adaptive schedule's rate, interpolated between the
 two measured sizes whose rates bracket it (linear in the rate, on log matches; the 1-deal
 round robin if it is already as good: no smaller full round robin exists), over the adaptive
-schedule's mean matches. Its 95% interval resamples the trials (bootstrap). Also reported:
+schedule's mean matches. The adaptive schedule is capped, as `arena run` caps it, at the
+largest round robin measured (a run stopped there counts as right or wrong as it stands).
+Its 95% interval resamples the trials (bootstrap). Also reported:
 the smallest measured round robin that reaches the rate, and the decided pairs the adaptive
 runs got wrong (the per-pair error, to hold below 1 - confidence).
 """
@@ -108,8 +110,10 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
         return out
 
     k = top or n
+    groups = list(itertools.combinations(names, PLAYERS))
+    cap = len(groups) * PLAYERS * max(deals)   # as `arena run` caps it: the largest round robin measured
     found = plan(names, PLAYERS, confidence=confidence, top=top, seed=number, key=f"p9-{n}", game=GAME,
-                 cap=10 ** 9, outcome=deal_set)
+                 cap=cap, outcome=deal_set)
     truth = {b: i for i, b in enumerate(names)}
     pairs = found.race.decided_pairs()
     result: dict[str, Any] = {
@@ -118,7 +122,6 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
         "decided_pairs": len(pairs), "wrong_pairs": sum(truth[a] > truth[b] for a, b in pairs),
         "round_robin": {}}
     scores: dict[str, list[float]] = {b: [] for b in names}
-    groups = list(itertools.combinations(names, PLAYERS))
     done = 0
     for d in sorted(deals):
         for deal in range(done, d):

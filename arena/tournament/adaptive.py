@@ -126,7 +126,7 @@ def plan(names: Sequence[str], players: int, *, confidence: float, top: int | No
     """Replay the rounds from the start: ``outcome(round, members)`` gives a group's stored
     deal set (None if any of its matches is missing). Stops at the first round not yet
     completely stored, when every bot is decided, or at ``cap`` matches."""
-    race = PairRace(tuple(sorted(names)), confidence, top)
+    race = PairRace(tuple(sorted(names)), confidence, top, horizon=max(1, cap // players))
     p = AdaptivePlan(key=key, game=game, players=players, confidence=confidence, top=top, cap=cap, race=race)
     number = 0
     while True:
