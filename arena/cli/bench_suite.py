@@ -61,8 +61,8 @@ class Sizes:
     ray_deal_scale: int = 5        # P11 plays the tournament with this many times the deals
     # P9: fields of in-process players ranked by schedule: adaptive and by round robins
     adaptive_sizes: tuple[int, ...] = (8, 16, 32)
-    adaptive_trials: tuple[int, ...] = (8, 4, 2)       # per size: a quick look (docs/performance.md: more)
-    adaptive_deals: tuple[tuple[int, ...], ...] = ((1, 2, 4, 8, 16), (1, 2, 4), (1,))
+    adaptive_trials: tuple[int, ...] = (6, 3, 2)       # per size: a quick look (docs/performance.md: more)
+    adaptive_deals: tuple[tuple[int, ...], ...] = ((1, 2, 4, 8), (1, 2), (1,))
     adaptive_top: int = 3
 
     @classmethod
