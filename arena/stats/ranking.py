@@ -11,9 +11,9 @@ finishing order counts (with three players, every deal set samples three pairs a
 Pair (a, b) is *decided* when the mean of its paired samples lies further from 0 than
 ``z * sqrt(V / n)``: V the sample variance shrunk towards the largest possible (1, for
 samples in [-1, 1]) by ``PRIOR_WEIGHT`` pseudo-samples, no claim below ``MIN_SAMPLES``, and
-z the constant boundary (``boundary``) that a pair whose true mean is 0 crosses, at any
-look up to ``horizon`` samples (the schedule's cap), with probability ``1 - confidence`` at
-most. So each decided pair is wrong with probability ``1 - confidence`` at most, however the
+z the constant boundary (``boundary``) that a pair whose true mean is 0 crosses (either
+way), at any look up to ``horizon`` samples (the schedule's cap), with probability
+``1 - confidence`` at most. So each decided pair is wrong with probability ``1 - confidence`` at most, however the
 run decides when to stop; it rests on the normal approximation and Siegmund's crossing
 formula, not on a theorem for these bounded samples, and P9 (benchmarks/adaptive_ranking.py)
 measures it. Decisions are taken again from all the data at every round (a pair may become
@@ -73,17 +73,17 @@ def half_width(n: int, mean: float, sq_mean: float, z: float, largest_var: float
 def boundary(delta: float, horizon: int) -> float:
     """The constant z a pair's standardized mean must pass, at any of up to ``horizon`` looks
     (one per sample from ``MIN_SAMPLES`` on), for a false decision of probability at most
-    ``delta``: the crossing probability of a standardized random walk over sizes
-    [MIN_SAMPLES, horizon], about (T / 2) z phi(z) with T = ln(horizon / MIN_SAMPLES) (the
-    walk in log time is an Ornstein-Uhlenbeck process; Siegmund's approximation). A
-    simulation of the Gaussian walk with a look at every sample crossed less often than
-    ``delta`` (3.5% and 3.7% at delta 0.05, horizons 300 and 5,000); the variance estimate
-    shrunk towards its largest value errs further on the safe side."""
+    ``delta`` even between two equal bots, where a decision either way is false: the
+    probability that a standardized random walk leaves [-z, z] over sizes [MIN_SAMPLES,
+    horizon] is about T z phi(z), T = ln(horizon / MIN_SAMPLES) (the walk in log time is an
+    Ornstein-Uhlenbeck process; Siegmund's approximation, each side half of it). Between
+    unequal bots only one side is wrong: about delta / 2. Checked by simulation
+    (tests/arena/test_adaptive.py, and P9's count of wrong decided pairs)."""
     t = max(1.0, math.log(max(horizon, MIN_SAMPLES + 1) / MIN_SAMPLES))
     lo, hi = 0.5, 12.0
     for _ in range(60):
         z = (lo + hi) / 2
-        if t / 2 * z * math.exp(-z * z / 2) / math.sqrt(2 * math.pi) > delta:
+        if t * z * math.exp(-z * z / 2) / math.sqrt(2 * math.pi) > delta:
             lo = z
         else:
             hi = z

@@ -5,6 +5,7 @@ settings. The end-to-end runs with real bots are in test_adaptive_run.py."""
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 import statistics
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.stats.ranking import PairRace, deal_set_sample, pair_share
+from arena.stats.ranking import PairRace, boundary, deal_set_sample, pair_share
 from arena.tournament.adaptive import draw_round, plan
 from arena.tournament.config import ConfigError, parse_tournament
 from arena.tournament.load import load_tournament
@@ -83,6 +84,23 @@ def test_a_deal_set_gives_every_pair_of_its_group_a_paired_sample() -> None:
     assert race.pairs[(0, 1)].mean == pytest.approx(1 / 6)   # a's share minus b's
     with pytest.raises(ValueError):
         race.add_pair("a", "b", 1.5)
+
+
+def test_the_boundary_covers_every_look_up_to_the_horizon() -> None:
+    """Equal bots (paired samples symmetric about 0), checked after every sample: the share of
+    races that ever decide the pair, either way, stays below 1 - confidence (a bound for one
+    look, z = 1.28, would decide about half of them)."""
+    assert boundary(0.05, 100) < boundary(0.05, 10_000) and boundary(0.05, 100) > 1.65
+    rng = random.Random(5)
+    races, looks, decided = 200, 200, 0
+    for _ in range(races):
+        race = PairRace(("a", "b"), confidence=0.8, horizon=looks)
+        for _ in range(looks):
+            race.add_pair("a", "b", rng.choice((-0.5, -0.25, 0.0, 0.25, 0.5)))
+            if not race.active():        # two bots: both decided once the pair is
+                decided += 1
+                break
+    assert decided / races < 0.2
 
 
 @pytest.mark.parametrize("bad", [{"confidence": 1.0}, {"confidence": 0.0}, {"top": 0}, {"top": 3}])
