@@ -95,7 +95,7 @@ def _luck_adjusted(report: Any, rows: list[Any], store: Any, rollouts: Any) -> A
     import sqlite3
 
     from arena.report.luck import adjust
-    from arena.tournament.luck import DEFAULT_ROLLOUTS, load
+    from arena.luck.baselines import DEFAULT_ROLLOUTS, load
 
     if rollouts is None:        # a tournament stored before the option: its default
         rollouts = DEFAULT_ROLLOUTS

@@ -1,7 +1,8 @@
 """The package layout: no import cycles, and every import points down the layers.
 
 Layers, top first: the face (``arena.cli``), then ``arena.report``, then
-``arena.tournament``, then ``arena.match``, then ``arena.rl`` (reinforcement
+``arena.tournament``, then ``arena.luck`` (luck baselines and AIVAT; the store holds its
+tables), then ``arena.match``, then ``arena.rl`` (reinforcement
 learning, on the engines alone), then ``arena.openspiel`` (the OpenSpiel bridge, on the
 engines alone too), then the shared base (``arena.errors``,
 ``arena`` itself), then ``games``. ``arena.bot_helper`` runs inside bots and
@@ -19,8 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena.openspiel", "arena",
-          "games"]
+LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.luck", "arena.match", "arena.rl", "arena.openspiel",
+          "arena", "games"]
 # Run inside the sandbox (botkit, and the encoding copied into exported bots): standard library only.
 ISOLATED = {"arena.bot_helper", "arena.rl.encoding"}
 
@@ -129,7 +130,7 @@ def test_games_use_the_standard_library_only():
 
 
 @pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl",
-                                 "arena.openspiel"])
+                                 "arena.openspiel", "arena.luck"])
 def test_each_subpackage_says_what_lives_there(sub):
     doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
     assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"
@@ -145,3 +146,9 @@ def test_openspiel_builds_on_the_engines_alone():
     for m, deps in GRAPH.items():
         if m.startswith("arena.openspiel"):
             assert all(d.startswith(("games", "arena.openspiel")) for d in deps), f"{m} imports {deps}"
+
+
+def test_luck_builds_on_the_builtin_players_and_the_engines():
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.luck"):
+            assert all(d.startswith(("games", "arena.luck", "arena.match.builtin")) for d in deps), f"{m} imports {deps}"

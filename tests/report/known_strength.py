@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from games import REGISTRY
-from games.reference import REFERENCE, random_policy
+from arena.luck.reference import REFERENCE, random_policy
 from games.rng import DealRng, derive_seed
 
 

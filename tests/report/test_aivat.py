@@ -1,4 +1,4 @@
-"""AIVAT for the builtin random players (games.reference.aivat_corrections): unbiased, and it
+"""AIVAT for the builtin random players (arena.luck.aivat.aivat_corrections): unbiased, and it
 removes luck.
 
 Matches are played in process: the hero is the reference rule policy playing a uniformly
@@ -14,7 +14,8 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from games.reference import AIVAT_ROLLOUTS, AIVAT_WHEN, REFERENCE, aivat_corrections, aivat_value
+from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_WHEN, aivat_corrections, aivat_value
+from arena.luck.reference import REFERENCE
 from games.rng import derive_seed
 from tests.report import known_strength
 

@@ -1,5 +1,5 @@
 """AIVAT in Palace: the builtin random players' draws corrected with a learned value
-(games/palace_value.py) instead of playouts (the reveals' terms: test_aivat_reveals.py). Unbiased whatever the weights, exact where a
+(arena/luck/palace_value.py) instead of playouts (the reveals' terms: test_aivat_reveals.py). Unbiased whatever the weights, exact where a
 seat's place is settled, and only in the configurations that have weights.
 
 Matches are played in process: the hero is the reference rule policy playing a uniformly
@@ -10,6 +10,7 @@ random action with probability 0, 0.3 or 0.6, the other seats uniformly random (
 from __future__ import annotations
 
 import math
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +19,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from arena.report.ratings import t95
-from games import REGISTRY, palace_value
+from arena.luck import palace_value
+from games import REGISTRY
 from games.palace import PLAY
 from games.palace_rule import palace_play_choice
-from games.reference import (AIVAT_ROLLOUTS, AIVAT_SCALE, AIVAT_VALUE, REFERENCE, aivat_corrections, aivat_parts,
-                             has_aivat, random_policy)
+from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_SCALE, AIVAT_VALUE, aivat_corrections, aivat_parts, has_aivat
+from arena.luck.reference import REFERENCE, random_policy
 from games.rng import DealRng, derive_seed
 from tests.report import known_strength
 
@@ -166,24 +168,25 @@ def test_bots_of_known_strength_plain_and_corrected_agree_and_keep_their_order()
     assert fixed_means == sorted(fixed_means)
 
 
-def test_the_training_script_runs_and_prints_a_table_of_the_shipped_shape(tmp_path):
-    """benchmarks/palace_value.py is how the weights were made: on one deal it prints a
-    WEIGHTS table like the shipped one (3 vectors of 35 numbers)."""
+def test_the_training_script_runs_and_writes_a_weights_file_of_the_shipped_shape(tmp_path):
+    """benchmarks/palace_value.py is how the weights were made: on one deal it writes a weights
+    file like the shipped one (3 vectors of 35 numbers) that the arena reads, the other fields kept."""
+    out = tmp_path / "weights.json"
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--deals", "1",
-                          "--playouts", "1", "--processes", "1"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                          "--playouts", "1", "--processes", "1", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    ns: dict = {}
-    exec(run.stdout.split("\n", 1)[1], ns)   # the table is Python
-    table = ns["WEIGHTS"][PLAYERS]
-    assert sorted(table) == [2, 3, 4] and all(len(w) == palace_value.NFEATURES for w in table.values())
+    value, reveal, draws, reveals = palace_value.load_weights(out.read_text(encoding="utf-8"))
+    assert sorted(value[PLAYERS]) == [2, 3, 4] and all(len(w) == palace_value.NFEATURES for w in value[PLAYERS].values())
+    assert value != palace_value.WEIGHTS     # learned from one deal, not the shipped ones
+    assert (reveal, draws, reveals) == (palace_value.REVEAL_WEIGHTS, palace_value.DRAWS_SCALE, palace_value.REVEALS_SCALE)
 
 
 def test_the_scales_script_runs_and_prints_both_coefficients(tmp_path):
-    """``benchmarks/palace_value.py --scales`` is how DRAWS_SCALE and REVEALS_SCALE were fitted:
-    on three deals it prints both as Python assignments."""
+    """``benchmarks/palace_value.py --scales`` is how the two scales were fitted: on three deals
+    it prints both (the fields of the weights file)."""
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--scales", "--deals", "3",
                           "--processes", "1"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    ns: dict = {}
-    exec(run.stdout.split("\n", 1)[1], ns)
-    assert isinstance(ns["DRAWS_SCALE"], float) and isinstance(ns["REVEALS_SCALE"], float)
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert isinstance(got["draws_scale"], float) and isinstance(got["reveals_scale"], float)
