@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_WHEN, aivat_corrections, aivat_value
 from arena.luck.reference import REFERENCE
 from games.rng import derive_seed
-from tests.report import known_strength
+from arena.luck import known_strength
 
 GAME, PLAYERS = "tightwad", 3
 LEVELS = (0.0, 0.3, 0.6)

@@ -26,7 +26,7 @@ from games.palace_rule import palace_play_choice
 from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_SCALE, AIVAT_VALUE, aivat_corrections, aivat_parts, has_aivat
 from arena.luck.reference import REFERENCE, random_policy
 from games.rng import DealRng, derive_seed
-from tests.report import known_strength
+from arena.luck import known_strength
 
 GAME, PLAYERS = "palace", 4
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from games.palace import REVEAL
 from arena.luck.aivat import AIVAT_CHANCE, aivat_corrections, has_chance_aivat
 from arena.luck.reference import random_policy
 from games.rng import DealRng
-from tests.report import known_strength
+from arena.luck import known_strength
 
 GAME, PLAYERS = "palace", 4
 ROOT = Path(__file__).resolve().parents[2]
