@@ -511,6 +511,59 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
         click.echo(f"{key:>{width}}: {value}")
 
 
+def _need_serve_extra() -> None:
+    import importlib.util
+
+    missing = [m for m in ("starlette", "uvicorn", "jinja2", "argon2", "multipart")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        _fail(f"the ladder needs {', '.join(missing)}: pip install -e '.[serve]'")
+
+
+@cli.command()
+@click.argument("ladder_file", type=click.Path())
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--data", "data", type=click.Path(file_okay=False), required=True,
+              help="The ladder's data folder (accounts, bots, results); one server per folder.")
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
+              help="Worker processes playing matches (default: the ladder file's workers).")
+def serve(ladder_file: str, host: str, port: int, data: str, workers: int | None) -> None:
+    """Serve a bot ladder: bots play without end, entrants upload (pip install -e '.[serve]', docs/ladder.md)."""
+    _need_serve_extra()
+    from arena.serve.server import serve as run_server
+
+    guard.results_folder(Path(data))
+    run_server(ladder_file, host=host, port=port, data=data, workers=workers)
+
+
+@cli.group("serve-admin")
+def serve_admin() -> None:
+    """Manage a ladder's accounts (docs/ladder.md)."""
+
+
+@serve_admin.command("add-user")
+@click.argument("name")
+@click.option("--data", "data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")
+@click.option("--organiser", is_flag=True, help="May see every bot's source and retire any bot.")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input (scripts).")
+def serve_add_user(name: str, data: str, organiser: bool, password_stdin: bool) -> None:
+    """Create an account NAME; prints its API token (shown once)."""
+    _need_serve_extra()
+    from arena.serve.accounts import add_user
+
+    Path(data).mkdir(parents=True, exist_ok=True)
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = click.prompt("password", hide_input=True, confirmation_prompt=True)
+    try:
+        token = add_user(Path(data), name, password, organiser=organiser)
+    except ArenaError as err:
+        _fail(str(err))
+    click.echo(f"user {name} added; API token (shown once): {token}")
+
+
 def main() -> None:
     # from here a KeyboardInterrupt reaches the guard, which says it in one line (exit 130)
     if signal.getsignal(signal.SIGINT) is _interrupted_early:
