@@ -528,13 +528,21 @@ def _need_serve_extra() -> None:
               help="The ladder's data folder (accounts, bots, results); one server per folder.")
 @click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
               help="Worker processes playing matches (default: the ladder file's workers).")
-def serve(ladder_file: str, host: str, port: int, data: str, workers: int | None) -> None:
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').")
+@click.option("--ray-address", default=None, metavar="ADDR",
+              help="With --executor ray: the cluster to join (default: a new local Ray instance).")
+def serve(ladder_file: str, host: str, port: int, data: str, workers: int | None, executor: str,
+          ray_address: str | None) -> None:
     """Serve a bot ladder: bots play without end, entrants upload (pip install -e '.[serve]', docs/ladder.md)."""
     _need_serve_extra()
     from arena.serve.server import serve as run_server
 
+    if ray_address is not None and executor != "ray":
+        _fail("--ray-address goes with --executor ray")
     guard.results_folder(Path(data))
-    run_server(ladder_file, host=host, port=port, data=data, workers=workers)
+    run_server(ladder_file, host=host, port=port, data=data, workers=workers, executor=executor,
+               ray_address=ray_address)
 
 
 @cli.group("serve-admin")

@@ -142,13 +142,12 @@ async def replay_page(request: Request) -> Response:
 
     side = _side(request)
     mid = request.path_params["match_id"]
-    with side.store._lock:
-        row = side.store.conn.execute("SELECT players FROM matches WHERE match_id = ?", (mid,)).fetchone()
-        if row is None:
-            raise HTTPException(404, f"no match {mid[:100]!r}")
-        if not side._deal_done(side.store.conn, mid, row[0]):
-            raise HTTPException(403, "this deal is still being played; its replay is shown once every seat "
-                                     "rotation of the deal is stored")
+    allowed = await run_in_threadpool(side.replay_allowed, mid)
+    if allowed is None:
+        raise HTTPException(404, f"no match {mid[:100]!r}")
+    if not allowed:
+        raise HTTPException(403, "this deal is still being played; its replay is shown once every seat "
+                                 "rotation of the deal is stored")
     record = await run_in_threadpool(side.store.get_record, mid)
     return HTMLResponse(replay_html(record))
 
@@ -230,7 +229,8 @@ async def retire_page(request: Request) -> Response:
 
 
 async def api_leaderboard(request: Request) -> Response:
-    return JSONResponse(await run_in_threadpool(_side(request).leaderboard))
+    body = await run_in_threadpool(_side(request).leaderboard_json)
+    return Response(body, media_type="application/json")
 
 
 async def api_matches(request: Request) -> Response:

@@ -58,6 +58,9 @@ def load_ladder(path: str | os.PathLike[str]) -> Ladder:
     if data.get("trust_bots"):
         raise ConfigError(label, "a ladder runs uploaded bots, so it never trusts bots; remove trust_bots "
                           "(install bubblewrap for a sandbox level safe for untrusted bots)", "trust_bots")
+    if data.get("allow_deal_memory"):
+        raise ConfigError(label, "a ladder runs uploaded bots, so no bot process may play a deal twice; remove "
+                          "allow_deal_memory (docs/tournament.md, fair play)", "allow_deal_memory")
     tournament = parse_tournament(data, label, Path.cwd(), text, file.resolve().parent)
     try:
         settings = LadderSettings.model_validate(section)

@@ -37,7 +37,7 @@ from arena.serve.db import LadderDB
 log = logging.getLogger("arena.serve")
 
 ROSTER_POLL_S = 1.0
-RATINGS_EVERY_S = 5.0
+RATINGS_EVERY_S = 2.0   # the leaderboard's freshness while matches arrive
 INDEX_STRIDE = 16   # schedule index of a match: set id * stride + rotation (at most 10 seats)
 
 
@@ -110,23 +110,55 @@ def rate_in_play_order(store: Any, cache: Path | None = None) -> Any:
 
     A ladder never ends, so its ratings are online: each match is rated after those stored
     before it (SQLite's rowid order: append-only). Numbered so, the stored matches are always
-    a complete prefix, and ``cache`` (arena/report/rating_cache.py) lets each call rate only
-    the matches stored since the last one.
+    a complete prefix, and ``cache`` (arena/report/rating_cache.py, sealed with the key of the
+    data folder's secret) lets each call rate only the matches stored since the last one.
     """
     import dataclasses as dc
 
+    from arena.report.rating_cache import key_from_secret
     from arena.report.ratings import compute_ratings
 
     with store._lock:
         order = {mid: i for i, (mid,) in enumerate(store.conn.execute("SELECT match_id FROM matches ORDER BY rowid"))}
     rows = [dc.replace(r, index=order[r.match_id]) for r in store.iter_results(scheduled=False) if r.match_id in order]
-    return compute_ratings(rows, cache=cache)
+    key = key_from_secret(store.deal_secret()) if cache is not None else None
+    return compute_ratings(rows, cache=cache, cache_key=key)
+
+
+STANDINGS_FILE = "standings.json"   # the matchmaker's ratings, read by the server (never computed per request)
+
+
+def standings_of(report: Any) -> dict[str, dict[str, Standing]]:
+    """{scope: {bot: Standing}} of a ``RatingReport`` (scopes: overall and each game)."""
+    return {s.scope: {b.name: Standing(b.mu, b.sigma, b.matches) for b in s.standings} for s in report.scopes}
 
 
 def standings(store: Any, cache: Path | None = None) -> dict[str, dict[str, Standing]]:
-    """{scope: {bot: Standing}} from every stored match (scopes: overall and each game)."""
-    report = rate_in_play_order(store, cache)
-    return {s.scope: {b.name: Standing(b.mu, b.sigma, b.matches) for b in s.standings} for s in report.scopes}
+    """{scope: {bot: Standing}} from every stored match."""
+    return standings_of(rate_in_play_order(store, cache))
+
+
+def report_doc(report: Any, stored: int) -> dict[str, Any]:
+    """What the server needs of a ``RatingReport``: per scope and bot mu, sigma, matches,
+    mean place, faults; ``stored``: the highest rowid rated (the server's freshness mark)."""
+    return {"stored": stored, "matches": next((s.matches for s in report.scopes if s.scope == "overall"), 0),
+            "scopes": {s.scope: {b.name: [b.mu, b.sigma, b.matches, b.mean_place, b.faults_total]
+                                 for b in s.standings} for s in report.scopes}}
+
+
+def write_standings(data: Path, doc: dict[str, Any]) -> None:
+    """``<data>/standings.json``, replaced atomically (a reader sees the old file or the new one)."""
+    import json
+
+    path = Path(data) / STANDINGS_FILE
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, separators=(",", ":")))
+    os.replace(tmp, path)
+
+
+def last_stored(store: Any) -> int:
+    with store._lock:
+        return store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0
 
 
 class _Quiet:
@@ -143,29 +175,36 @@ class _Quiet:
 
 
 class Matchmaker:
-    """Plays deal sets without end on the local worker pool (call ``run`` in its own process)."""
+    """Plays deal sets without end on the local worker pool or Ray (call ``run`` in its own process)."""
 
-    def __init__(self, ladder: Any, data: Path, sandbox: Any, workers: int | None = None) -> None:
+    def __init__(self, ladder: Any, data: Path, sandbox: Any, workers: int | None = None,
+                 executor: str = "local", ray_address: str | None = None) -> None:
         self.ladder = ladder
         self.t = ladder.tournament
         self.data = Path(data)
         self.sandbox = sandbox
         self.workers = workers or self.t.worker_count
+        self.executor = executor
+        self.ray_address = ray_address
         self.rng = random.Random(os.getpid() ^ time.time_ns())
         self.last_set = 0.0
+        self.rated_at = -1   # the highest rowid in the standings file
 
     # ---- the roster ------------------------------------------------------------
 
     def roster(self, db: LadderDB) -> tuple[list[str], dict[str, Any]]:
         """(names of the versions that get new sets, entries of every version that may still play)."""
-        from arena.tournament.roster import BotEntry
-
         playing = [db.version_name(r) for r in db.playing_versions()]
         entries = {}
         for r in db.all_versions():
-            if r["status"] == "ok" and Path(r["path"]).is_file():
-                name = db.version_name(r)
-                entries[name] = BotEntry(name=name, path=Path(r["path"]), sha256=r["sha256"], kind=r["kind"])
+            if r["status"] != "ok":
+                continue
+            entry = version_entry(db.version_name(r), r)
+            if entry is None:
+                continue
+            if entry.kind == "folder" and self.executor == "ray":
+                continue   # Ray ships single files only (arena/tournament/ray_executor.py)
+            entries[entry.name] = entry
         return [p for p in playing if p in entries], entries
 
     def unfinished(self, db: LadderDB, entries: dict[str, Any], secret: str, done: set[str]) -> list[Any]:
@@ -182,20 +221,37 @@ class Matchmaker:
                     if m.match_id not in done]
         return out
 
+    # ---- ratings for the server -------------------------------------------------
+
+    def publish_standings(self, store: Any) -> dict[str, dict[str, Standing]] | None:
+        """Rate the stored matches if any arrived since the last time, write ``standings.json``
+        for the server, and return them (None: nothing new)."""
+        last = last_stored(store)
+        if last == self.rated_at:
+            return None
+        report = rate_in_play_order(store, self.data / "ratings-cache-matchmaker.json.z")
+        write_standings(self.data, report_doc(report, last))
+        self.rated_at = last
+        return standings_of(report)
+
     # ---- the loop --------------------------------------------------------------
 
     def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
-        from arena.tournament.runner import (RunSummary, _config_json, _Pool, limits_from, time_control_from)
+        from arena.tournament.runner import RunSummary, _config_json, _Pool, limits_from, time_control_from
         from arena.tournament.store import ResultStore
 
         db = LadderDB(self.data)
         store = ResultStore(self.data)
         secret = store.deal_secret()
+        self.publish_standings(store)   # the server shows the stored matches' ratings from the start
         ctx_base = {"results": self.data, "sandbox": self.sandbox, "limits": limits_from(self.t),
                     "tc": time_control_from(self.t), "fresh": bool(self.t.fresh_processes),
                     "name": self.t.name, "warm_bots": self.t.warm_bots, "parent_pid": os.getpid(),
+                    "deal_memory": False,   # fair play: no bot process plays a deal twice (load_ladder refuses the opt-out)
                     "display": _Quiet}
         (self.data / "logs").mkdir(exist_ok=True)
+        if self.executor == "ray":
+            self._start_ray()
         while not should_stop():
             playing, entries = self.roster(db)
             store.init_tournament(self.t.name, _config_json(self.t), [e.to_json() for e in entries.values()])
@@ -204,9 +260,49 @@ class Matchmaker:
                 time.sleep(ROSTER_POLL_S)
                 continue
             log.info("matchmaker: %d bots playing, %d matches of unfinished deal sets", len(playing), len(pending))
+            top_up = self._top_up(db, store, secret, playing, entries, should_stop)
+            ctx = dict(ctx_base, entries=entries)
+            if self.executor == "ray":
+                self._play_on_ray(pending, ctx, store, top_up)
+                continue
             summary = RunSummary(results=self.data, scheduled=0, already_done=0)
-            pool = _Pool(dict(ctx_base, entries=entries), summary, _Quiet())
-            pool.run(pending, self.workers, self._top_up(db, store, secret, playing, entries, should_stop))
+            _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
+
+    def _start_ray(self) -> None:
+        """One Ray session for the matchmaker's life (each roster's actors start in it)."""
+        import logging as logging_
+
+        from arena.tournament.ray_executor import _check_reachable, require_ray
+
+        require_ray()
+        import ray
+
+        _check_reachable(self.ray_address)
+        ray.init(address=self.ray_address, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging_.WARNING, configure_logging=False)
+
+    def _play_on_ray(self, pending: list[Any], ctx: dict[str, Any], store: Any, top_up: Callable[[Any], None]) -> None:
+        from collections import deque
+
+        from arena.tournament.ray_executor import play_on_ray
+        from arena.tournament.retries import Retries
+        from arena.tournament.runner import _log_match, is_harness_failure
+
+        queue = deque(pending)
+        top_up(queue)
+        if not queue:
+            time.sleep(ROSTER_POLL_S)
+            return
+
+        def on_record(record: dict[str, Any]) -> None:
+            failure = is_harness_failure(record)
+            if failure is not None:
+                log.warning("match %s: the harness could not play it: %s; played again", record["match_id"], failure)
+                return
+            _log_match(record, store.record_match(record))
+
+        play_on_ray(list(queue), ctx, on_record, address=self.ray_address, workers=self.workers,
+                    sandbox_level=self.sandbox.level, retry=Retries([]).again, top_up=top_up)
 
     def _can_deal(self, playing: list[str]) -> bool:
         return any(len(playing) >= p for _, p, _ in candidates_of(self.t))
@@ -223,13 +319,22 @@ class Matchmaker:
             for b in json.loads(row["bots"]):
                 scheduled[b] += row["players"]
                 scheduled[(b, games.get(row["entry"], "?"))] += row["players"]
-        state = {"polled": time.monotonic(), "rated": 0.0, "ratings": {}, "closed": False}
+        state: dict[str, Any] = {"polled": time.monotonic(), "rated": -RATINGS_EVERY_S, "ratings": {},
+                                 "closed": False}
         candidates = candidates_of(self.t)
+        if self.rated_at >= 0 and (self.data / STANDINGS_FILE).is_file():
+            state["ratings"] = standings_of_file(self.data)
 
         def top_up(queue: Any) -> None:
             now = time.monotonic()
             if state["closed"]:
                 return
+            if now - state["rated"] >= RATINGS_EVERY_S:
+                # rated here, off the server's process: its pages read the file this writes
+                state["rated"] = now
+                fresh = self.publish_standings(store)
+                if fresh is not None:
+                    state["ratings"] = fresh
             if now - state["polled"] >= ROSTER_POLL_S:
                 state["polled"] = now
                 if should_stop() or self.roster(db)[0] != playing:
@@ -241,8 +346,6 @@ class Matchmaker:
             while len(queue) <= self.workers * _Pool.PREFETCH:
                 if rate and now - self.last_set < 60.0 / rate:
                     return
-                if now - state["rated"] >= RATINGS_EVERY_S:
-                    state["ratings"], state["rated"] = standings(store, self.data / "ratings-cache-matchmaker.json.z"), now
                 choice = choose_deal_set(candidates, playing, state["ratings"], scheduled, self.rng,
                                          self.ladder.settings.new_bot_matches)
                 if choice is None:
@@ -259,7 +362,36 @@ class Matchmaker:
         return top_up
 
 
-def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, workers: int | None = None) -> None:
+def standings_of_file(data: Path) -> dict[str, dict[str, Standing]]:
+    """The standings of ``<data>/standings.json`` ({} if it cannot be read)."""
+    import json
+
+    try:
+        doc = json.loads((Path(data) / STANDINGS_FILE).read_text())
+        return {scope: {b: Standing(v[0], v[1], v[2]) for b, v in bots.items()}
+                for scope, bots in doc["scopes"].items()}
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return {}
+
+
+BUILTIN_PREFIX = "builtin:"   # a version's path for a player of arena/match/builtin.py
+
+
+def version_entry(name: str, row: Any) -> Any:
+    """The roster entry that plays a stored version, or None if its code is gone."""
+    from arena.tournament.roster import BotEntry, builtin_entry
+
+    path = str(row["path"])
+    if row["kind"] == "builtin" and path.startswith(BUILTIN_PREFIX):
+        return builtin_entry(path[len(BUILTIN_PREFIX):], name)
+    p = Path(path)
+    if not (p.is_dir() if row["kind"] == "folder" else p.is_file()):
+        return None
+    return BotEntry(name=name, path=p, sha256=row["sha256"], kind=row["kind"])
+
+
+def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, workers: int | None = None,
+                    executor: str = "local", ray_address: str | None = None) -> None:
     """The matchmaker process: dies with the server (a kill -9 of it too), logs to run.log."""
     import signal
 
@@ -275,7 +407,7 @@ def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, work
     signal.signal(signal.SIGTERM, on_term)
     setup_logging(Path(data), sys.stderr)
     try:
-        Matchmaker(ladder, data, sandbox, workers).run(lambda: stop["now"])
+        Matchmaker(ladder, data, sandbox, workers, executor, ray_address).run(lambda: stop["now"])
     except KeyboardInterrupt:
         pass
     except Exception:  # noqa: BLE001 - the server must see it stopped: logged, then a non-zero exit
@@ -283,11 +415,13 @@ def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, work
         os._exit(3)
 
 
-def start_matchmaker(ladder: Any, data: Path, sandbox: Any, workers: int | None = None) -> Any:
+def start_matchmaker(ladder: Any, data: Path, sandbox: Any, workers: int | None = None,
+                     executor: str = "local", ray_address: str | None = None) -> Any:
     """Fork the matchmaker process (before the server starts any thread) and return it."""
     import multiprocessing as mp
 
     proc = mp.get_context("fork").Process(target=matchmaker_main, name="matchmaker",
-                                          args=(ladder, Path(data), sandbox, os.getpid(), workers), daemon=False)
+                                          args=(ladder, Path(data), sandbox, os.getpid(), workers, executor, ray_address),
+                                          daemon=False)
     proc.start()
     return proc

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from arena.errors import ArenaError
 from arena.serve.db import LadderDB
 from arena.serve.ladder import Ladder, load_ladder
+from arena.serve.matchmaker import BUILTIN_PREFIX
 
 
 def import_bundled(ladder: Ladder, data: Path) -> list[str]:
@@ -30,8 +31,6 @@ def import_bundled(ladder: Ladder, data: Path) -> list[str]:
     db = LadderDB(data)
     names = []
     for e in snapshot_bots(resolve_bots(ladder.tournament), data):
-        if e.kind == "builtin":
-            continue  # the ladder plays bot programs only
         bot = db.one("SELECT * FROM bots WHERE name = ?", e.name)
         if bot is None:
             bot_id = db.run("INSERT INTO bots (name, owner_id, created) VALUES (?, NULL, ?)", e.name, time.time())
@@ -42,7 +41,8 @@ def import_bundled(ladder: Ladder, data: Path) -> list[str]:
             bot_id = bot["id"]
         last = db.one("SELECT sha256 FROM versions WHERE bot_id = ? ORDER BY n DESC LIMIT 1", bot_id)
         if last is None or last["sha256"] != e.sha256:
-            db.add_version(bot_id, e.sha256, e.path, e.kind, "ok")
+            path = f"{BUILTIN_PREFIX}{e.builtin}" if e.kind == "builtin" else str(e.path)
+            db.add_version(bot_id, e.sha256, path, e.kind, "ok")
         names.append(e.name)
     return names
 
@@ -118,7 +118,7 @@ def _watch(matchmaker: Any, server: Any) -> list[bool]:
 
 
 def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str], workers: int | None = None,
-          err: TextIO = sys.stderr) -> None:
+          executor: str = "local", ray_address: str | None = None, err: TextIO = sys.stderr) -> None:
     """Run the ladder until Ctrl-C or SIGTERM."""
     import uvicorn
 
@@ -126,6 +126,10 @@ def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str
     from arena.serve.matchmaker import start_matchmaker
 
     ladder = load_ladder(ladder_file)
+    if executor == "ray":
+        from arena.tournament.ray_executor import require_ray
+
+        require_ray()
     folder = Path(data).resolve()
     lock = lock_data(folder)
     try:
@@ -136,12 +140,12 @@ def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str
     matchmaker = None
     try:
         sandbox = open_ladder(ladder, folder, err)
-        matchmaker = start_matchmaker(ladder, folder, sandbox, workers)  # forked before any thread starts
+        matchmaker = start_matchmaker(ladder, folder, sandbox, workers, executor, ray_address)  # forked before any thread starts
         handler = logging.FileHandler(folder / "server.log")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logging.getLogger("arena.serve").addHandler(handler)
         logging.getLogger("arena.serve").setLevel(logging.INFO)
-        side = Ladderside(ladder, folder, sandbox)
+        side = Ladderside(ladder, folder, sandbox, inline=False, executor=executor)
         err.write(f"arena: ladder {ladder.name} on http://{host}:{port}/ (data in {folder}); Ctrl-C stops\n")
         err.flush()
         server = uvicorn.Server(uvicorn.Config(create_app(side), host=host, port=port, log_level="warning",

@@ -1,5 +1,7 @@
 """A small ladder of fixture bots (never bots/): Tightwad at three seats only, so deal
-sets are short, and the helpers the ladder tests share."""
+sets are short; by default three builtin random players (played in process: a match takes
+milliseconds, no sandbox start), with ``programs=True`` the three fixture bot programs.
+And the helpers the ladder tests share."""
 
 from __future__ import annotations
 
@@ -16,11 +18,13 @@ BOTS = Path(__file__).resolve().parent / "bots"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def ladder_file(folder: Path, *, upload_max_bytes: int = 8192, extra: str = "") -> Path:
+def ladder_file(folder: Path, *, upload_max_bytes: int = 8192, extra: str = "", programs: bool = False) -> Path:
     path = folder / "ladder.yaml"
+    bots = (f"[{BOTS}/alpha.py, {BOTS}/beta.py, {BOTS}/gamma.py]" if programs else
+            "[{builtin: random, name: alpha}, {builtin: random, name: beta}, {builtin: random, name: gamma}]")
     path.write_text(f"""name: fixture
 seed: 7
-bots: [{BOTS}/alpha.py, {BOTS}/beta.py, {BOTS}/gamma.py]
+bots: {bots}
 games:
   - id: tightwad
     players: [3]
@@ -67,7 +71,7 @@ def wait_until(predicate, timeout_s: float = 120.0, what: str = "the condition")
         value = predicate()
         if value:
             return value
-        time.sleep(0.25)
+        time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
 
 
