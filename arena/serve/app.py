@@ -104,37 +104,74 @@ async def _form(request: Request, limit: int) -> Any:
 _ENV = Environment(loader=PackageLoader("arena.serve", "templates"), autoescape=select_autoescape(["html"]))
 
 
-def _page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    user = getattr(request.state, "user", None)
-    if user is None and not getattr(request.state, "user_known", False):
-        try:
-            user = current_user(request)
-        except HTTPException:
-            user = None
+def _page(request: Request, template: str, status: int = 200, cache_key: Any = None, **context: Any) -> HTMLResponse:
+    """A page of ``template``. With ``cache_key``, a visitor who is not logged in gets the page
+    rendered once per key (it holds no form, so no CSRF token): the pages everyone polls."""
+    anonymous = SESSION_COOKIE not in request.cookies and "authorization" not in request.headers
     csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
-    text = _ENV.get_template(template).render(user=user, csrf=csrf, ladder=_side(request).ladder,
-                                              refresh_ms=int(_side(request).ladder.settings.refresh_s * 1000),
-                                              **context)
+    side = _side(request)
+    cached = side.pages.get(template) if cache_key is not None and anonymous else None
+    if cached is not None and cached[0] == cache_key:
+        text = cached[1]
+    else:
+        user = None if anonymous else _user_or_none(request)
+        text = _ENV.get_template(template).render(user=user, csrf="" if anonymous and cache_key is not None else csrf,
+                                                  ladder=side.ladder, refresh_ms=int(side.ladder.settings.refresh_s * 1000),
+                                                  **context)
+        if cache_key is not None and anonymous:
+            side.pages[template] = (cache_key, text)
     response = HTMLResponse(text, status_code=status)
     if not request.cookies.get(CSRF_COOKIE):
         response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict")
     return response
 
 
+def _user_or_none(request: Request) -> User | None:
+    try:
+        return current_user(request)
+    except HTTPException:
+        return None
+
+
+# The pages and API reads everyone polls run on the event loop itself: each is a few cached
+# bytes or one short read of a WAL database (never waiting for a writer), cheaper than the
+# hand-off to a thread. Uploads, checks and replays, which may take longer, go to threads.
+
 async def home(request: Request) -> Response:
-    board = await run_in_threadpool(_side(request).leaderboard)
-    return _page(request, "leaderboard.html", board=board)
+    side = _side(request)
+    board = side.leaderboard()
+    return _page(request, "leaderboard.html", cache_key=side.board_key, board=board)
 
 
 async def matches_page(request: Request) -> Response:
-    rows = await run_in_threadpool(_side(request).recent_matches, RECENT)
-    return _page(request, "matches.html", matches=rows)
+    side = _side(request)
+    rows = side.recent_matches(RECENT)
+    return _page(request, "matches.html", cache_key=side.recent[(RECENT, None)][1], matches=rows)
 
 
 async def bot_page(request: Request) -> Response:
     user = current_user(request)
     doc = await run_in_threadpool(_side(request).bot_doc, _int(request.path_params["bot_id"]), user)
-    return _page(request, "bot.html", bot=doc, mine="source" in (doc["versions"][0] if doc["versions"] else {}))
+    return _page(request, "bot.html", bot=doc, mine="source" in (doc["versions"][0] if doc["versions"] else {}),
+                 plots=[(h["version"], rating_plot(h["points"])) for h in doc["history"] if h["points"]])
+
+
+def rating_plot(points: list[list[float]], width: int = 600, height: int = 160) -> dict[str, Any]:
+    """An inline SVG plot of a rating history (drawn here: no script, no CDN): μ as a line,
+    μ ± σ as a band; x is the match number in play order."""
+    xs = [p[0] for p in points]
+    lo = min(p[1] - p[2] for p in points)
+    hi = max(p[1] + p[2] for p in points)
+    x0, xspan = xs[0], max(1, xs[-1] - xs[0])
+    yspan = max(1e-9, hi - lo)
+
+    def at(x: float, y: float) -> str:
+        return f"{(x - x0) / xspan * (width - 10) + 5:.1f},{(hi - y) / yspan * (height - 10) + 5:.1f}"
+
+    band = [at(p[0], p[1] + p[2]) for p in points] + [at(p[0], p[1] - p[2]) for p in reversed(points)]
+    return {"width": width, "height": height, "line": " ".join(at(p[0], p[1]) for p in points),
+            "band": " ".join(band), "hi": round(hi, 1), "lo": round(lo, 1), "first": int(xs[0]), "last": int(xs[-1]),
+            "mu": points[-1][1], "sigma": points[-1][2]}
 
 
 async def replay_page(request: Request) -> Response:
@@ -229,8 +266,7 @@ async def retire_page(request: Request) -> Response:
 
 
 async def api_leaderboard(request: Request) -> Response:
-    body = await run_in_threadpool(_side(request).leaderboard_json)
-    return Response(body, media_type="application/json")
+    return Response(_side(request).leaderboard_json(), media_type="application/json")
 
 
 async def api_matches(request: Request) -> Response:
@@ -238,8 +274,7 @@ async def api_matches(request: Request) -> Response:
     bot = request.query_params.get("bot")
     if bot is not None and not SAFE_NAME.match(bot):
         raise HTTPException(400, f"bot must be a bot name ({SAFE_NAME_TEXT})")
-    rows = await run_in_threadpool(_side(request).recent_matches, limit, bot)
-    return JSONResponse({"format": API_FORMAT, "version": API_VERSION, "matches": rows})
+    return Response(_side(request).recent_matches_json(limit, bot), media_type="application/json")
 
 
 async def api_bot(request: Request) -> Response:

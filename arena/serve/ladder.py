@@ -29,6 +29,9 @@ class LadderSettings(_Model):
     # a new bot's deal sets come first until it has played this many matches
     new_bot_matches: int = Field(20, ge=0, le=100_000)
     refresh_s: float = Field(3.0, ge=0.5, le=3600)  # how often the pages poll the JSON API
+    # niceness of the matchmaker, its workers and bots: readers are answered first (the server
+    # needs well under 1 ms of CPU a request), matches take what is left
+    workers_nice: int = Field(5, ge=0, le=19)
 
 
 class Ladder:

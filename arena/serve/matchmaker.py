@@ -143,7 +143,23 @@ def report_doc(report: Any, stored: int) -> dict[str, Any]:
     mean place, faults; ``stored``: the highest rowid rated (the server's freshness mark)."""
     return {"stored": stored, "matches": next((s.matches for s in report.scopes if s.scope == "overall"), 0),
             "scopes": {s.scope: {b.name: [b.mu, b.sigma, b.matches, b.mean_place, b.faults_total]
-                                 for b in s.standings} for s in report.scopes}}
+                                 for b in s.standings} for s in report.scopes},
+            "history": {b.name: _thinned(b.history) for s in report.scopes if s.scope == "overall"
+                        for b in s.standings}}
+
+
+HISTORY_POINTS = 120   # a bot page's rating history plot: at most this many points
+
+
+def _thinned(history: Any) -> list[list[float]]:
+    """At most ``HISTORY_POINTS`` (match number, mu, sigma) of a rating history, evenly spread,
+    the last one always kept (the plot ends at the current rating)."""
+    n = len(history)
+    step = max(1, -(-n // HISTORY_POINTS))
+    keep = list(range(0, n, step))
+    if n and keep[-1] != n - 1:
+        keep.append(n - 1)
+    return [[int(history[i][0]), round(float(history[i][1]), 3), round(float(history[i][2]), 3)] for i in keep]
 
 
 def write_standings(data: Path, doc: dict[str, Any]) -> None:
@@ -399,6 +415,8 @@ def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, work
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent_pid)
+    if ladder.settings.workers_nice:
+        os.nice(ladder.settings.workers_nice)   # inherited by the workers and their bots
     stop = {"now": False}
 
     def on_term(*_: Any) -> None:

@@ -33,6 +33,7 @@ log = logging.getLogger("arena.serve")
 
 API_FORMAT = "decktet-arena-ladder"
 API_VERSION = 1
+RECENT_MIN_S = 0.5   # recent matches are read again at most this often (pages poll every refresh_s)
 UNPACKED_MAX_BYTES = 64 * 1024 * 1024   # an uploaded bot folder's files, unpacked
 
 
@@ -57,6 +58,8 @@ class Ladderside:
         self.board: tuple[dict[str, Any], bytes] | None = None
         self.board_key: tuple[Any, ...] = ()
         self.board_lock = threading.Lock()
+        self.recent: dict[tuple[int, str | None], tuple[float, int, list[Any], bytes | None]] = {}
+        self.pages: dict[str, tuple[Any, str]] = {}   # app.py: pages rendered for visitors not logged in
         self.checks: queue.Queue = queue.Queue()
         self.checker = threading.Thread(target=self._check_loop, name="checker", daemon=True)
         self.checker.start()
@@ -206,6 +209,38 @@ class Ladderside:
                 "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma"}, "scopes": scopes}
 
     def recent_matches(self, limit: int, bot: str | None = None) -> list[dict[str, Any]]:
+        """The last ``limit`` stored matches (of ``bot``'s versions), newest first; read again when
+        a match was stored, at most every ``RECENT_MIN_S`` (the same list object until then)."""
+        key = (limit, bot)
+        now = time.monotonic()
+        hit = self.recent.get(key)
+        if hit is not None and now - hit[0] < RECENT_MIN_S:
+            return hit[2]
+        last = self.reader.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0
+        if hit is not None and hit[1] == last:
+            self.recent[key] = (now, last, hit[2], hit[3])
+            return hit[2]
+        rows = self._recent_matches(limit, bot)
+        if len(self.recent) > 64:   # bounded: ?limit= and ?bot= are the client's to choose
+            self.recent.clear()
+        self.recent[key] = (now, last, rows, None)
+        return rows
+
+    def recent_matches_json(self, limit: int, bot: str | None = None) -> bytes:
+        """The /api/matches document of ``recent_matches``, serialised once per list."""
+        import json
+
+        rows = self.recent_matches(limit, bot)
+        hit = self.recent.get((limit, bot))
+        if hit is not None and hit[2] is rows and hit[3] is not None:
+            return hit[3]
+        body = json.dumps({"format": API_FORMAT, "version": API_VERSION, "matches": rows},
+                          separators=(",", ":")).encode()
+        if hit is not None and hit[2] is rows:
+            self.recent[(limit, bot)] = (hit[0], hit[1], rows, body)
+        return body
+
+    def _recent_matches(self, limit: int, bot: str | None = None) -> list[dict[str, Any]]:
         conn = self.reader
         sql = ("SELECT m.match_id, m.game, m.players, m.started_at, m.duration_s, m.idx FROM matches m"
                + (" WHERE m.match_id IN (SELECT match_id FROM seats WHERE bot >= ? AND bot < ?)" if bot else "")
@@ -274,9 +309,12 @@ class Ladderside:
             if mine:
                 item["stderr_tail"] = self._stderr_tail(mid, name)
             faults.append(item)
+        with self.board_lock:
+            history = self._ratings().get("history", {})
+        plots = [{"version": v["version"], "points": history[v["name"]]} for v in versions if v["name"] in history]
         return {"format": API_FORMAT, "version": API_VERSION, "id": bot["id"], "name": bot["name"],
                 "owner": bot["owner"] or "organiser", "retired": bool(bot["retired"]), "versions": versions,
-                "ratings": ratings, "faults": faults}
+                "ratings": ratings, "history": plots, "faults": faults}
 
     def _stderr_tail(self, match_id: str, bot: str) -> str:
         try:

@@ -1,27 +1,30 @@
-"""`arena serve` and `arena serve-admin` from the command line: one-line refusals, no traceback."""
+"""`arena serve` and `arena serve-admin` from the command line: one-line refusals, no traceback.
+
+In process (click's runner): each refusal comes before anything is forked or served. The
+real `python -m arena serve` runs in tests/serve/test_server.py."""
 
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("starlette")
 
-from tests.serve.ladder_fixtures import ROOT, ladder_file  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from arena.cli import cli  # noqa: E402
+from tests.serve.ladder_fixtures import ladder_file  # noqa: E402
 
 
-def arena(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, input=stdin, capture_output=True,
-                          text=True, timeout=120)
+def arena(*args: str, stdin: str = ""):
+    return CliRunner().invoke(cli, list(args), input=stdin)
 
 
-def one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
-    assert r.returncode == 2, r.stderr
+def one_line_error(r, *words: str) -> None:
+    assert r.exit_code == 2, (r.output, r.stderr)
     lines = r.stderr.strip().splitlines()
-    assert lines[-1].startswith("arena: error: ") and "Traceback" not in r.stderr
+    assert lines[-1].startswith("arena: error: ") and "Traceback" not in r.output + r.stderr
     for w in words:
         assert w in lines[-1]
 
@@ -39,12 +42,18 @@ def test_an_address_in_use_is_refused_before_anything_starts(tmp_path):
         port = busy.getsockname()[1]
         r = arena("serve", str(ladder_file(tmp_path)), "--port", str(port), "--data", str(tmp_path / "data"))
     one_line_error(r, f"--port {port}", "cannot listen")
+    assert not (tmp_path / "data" / "results.sqlite").exists()
+
+
+def test_ray_address_without_the_ray_executor_is_refused(tmp_path):
+    one_line_error(arena("serve", str(ladder_file(tmp_path)), "--data", str(tmp_path / "data"),
+                         "--ray-address", "10.0.0.1:6379"), "--executor ray")
 
 
 def test_add_user_prints_a_token_once_and_refuses_bad_accounts(tmp_path):
     data = str(tmp_path / "data")
     r = arena("serve-admin", "add-user", "--data", data, "ann", "--password-stdin", stdin="long enough\n")
-    assert r.returncode == 0 and "API token (shown once): arena_" in r.stdout
+    assert r.exit_code == 0 and "API token (shown once): arena_" in r.stdout
     token = r.stdout.split(": ")[-1].strip()
     assert token not in (tmp_path / "data" / "ladder.sqlite").read_bytes().decode("latin-1")  # only its hash
     one_line_error(arena("serve-admin", "add-user", "--data", data, "ann", "--password-stdin", stdin="long enough\n"),
@@ -53,27 +62,3 @@ def test_add_user_prints_a_token_once_and_refuses_bad_accounts(tmp_path):
                    "shorter than 8")
     one_line_error(arena("serve-admin", "add-user", "--data", data, "b b", "--password-stdin", stdin="long enough\n"),
                    "not allowed")
-
-
-@pytest.mark.slow
-def test_the_server_stops_in_one_line_when_its_matchmaker_dies(tmp_path):
-    import os
-    import signal
-
-    from tests.serve.ladder_fixtures import free_port, safe_sandbox, start_server, wait_until
-
-    safe_sandbox()
-    log = tmp_path / "server.out"
-    server = start_server(ladder_file(tmp_path), tmp_path / "data", free_port(), log)
-    try:
-        children = f"/proc/{server.pid}/task/{server.pid}/children"
-        matchmaker = wait_until(lambda: (tmp_path / "data" / "results.sqlite").exists() and os.path.exists(children)
-                                and open(children).read().split(), what="the matchmaker")
-        os.kill(int(matchmaker[0]), signal.SIGKILL)
-        assert server.wait(60) == 2
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(10)
-    text = log.read_text()
-    assert "arena: error: the matchmaker stopped" in text and "Traceback" not in text

@@ -1,8 +1,9 @@
 """`arena serve` as a user runs it: a real server process on loopback, real sandboxed bots.
 
-One flow, to keep it short: a second server on the same data folder is refused; 50
-concurrent readers are all answered while 2 workers play (a bounded load); a kill -9 of
-the server mid-match loses no finished match and, after the restart, counts none twice.
+One flow, to keep it short (builtin players: a match takes milliseconds): a second server
+on the same data folder is refused; 50 concurrent readers are all answered while 2 workers
+play (a bounded load); a kill -9 of the server mid-match loses no finished match and, after
+the restart, counts none twice; when its matchmaker dies the server stops, in one line.
 Uploads that get rated: tests/serve/test_browser.py."""
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_
 
         # 50 concurrent readers while 2 workers play: every read answered, play goes on
         # (the latencies are P10's, measured by benchmarks/ladder_load.py, never asserted)
-        wait_until(lambda: len(_stored(data)) >= 3, what="the first matches")
+        wait_until(lambda: (data / "results.sqlite").exists() and len(_stored(data)) >= 3, what="the first matches")
         played = len(_stored(data))
         result = read_load(f"http://127.0.0.1:{port}", readers=50, requests=2)
         print("ladder load:", result)
@@ -98,7 +99,13 @@ def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_
     try:
         wait_until(lambda: _overall(port), what="the restarted server")
         wait_until(lambda: len(_stored(data)) >= len(before) + 6, timeout_s=180, what="play after the restart")
-        _stop(server)
+        # its matchmaker dies: the server stops too, in one line (a supervisor starts it again)
+        children = f"/proc/{server.pid}/task/{server.pid}/children"
+        matchmaker = open(children).read().split()
+        assert matchmaker
+        os.kill(int(matchmaker[0]), signal.SIGKILL)
+        assert server.wait(60) == 2
+        wait_until(lambda: not in_session(server.pid), timeout_s=60, what="the workers to stop with it")
         after = _stored(data)
         assert set(before) <= set(after)            # no finished match lost
         deals: dict[tuple[str, int], int] = {}
@@ -111,6 +118,8 @@ def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_
         assert all(len(json.loads(b)) == p for _, p, b in sets)
     finally:
         _stop(server)
+    text = log.read_text()
+    assert "arena: error: the matchmaker stopped" in text and "Traceback" not in text
 
     # the leaderboard the server shows counts each stored match once: seats rated = seats stored
     from arena.serve.app import Ladderside
@@ -124,7 +133,6 @@ def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_
     overall = next(s for s in board["scopes"] if s["scope"] == "overall")
     assert board["matches"] == len(stored)
     assert sum(r["matches"] for r in overall["standings"]) == sum(p for p, _ in stored.values())
-    assert "Traceback" not in log.read_text()
 
 
 def _replays_only_of_finished_deals(side) -> None:

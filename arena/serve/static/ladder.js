@@ -19,7 +19,9 @@
         a.href = "/bots/" + r.bot_id; a.textContent = r.bot; name.appendChild(a);
         var v = document.createElement("small"); v.textContent = " v" + r.version; name.appendChild(v);
         cell(tr, r.owner); cell(tr, r.mu.toFixed(2)); cell(tr, r.sigma.toFixed(2));
-        cell(tr, r.conservative.toFixed(2)); cell(tr, r.matches).className = "matches"; cell(tr, r.faults);
+        cell(tr, r.conservative.toFixed(2));
+        cell(tr, r.mean_place === null ? "–" : r.mean_place.toFixed(2));
+        cell(tr, r.matches).className = "matches"; cell(tr, r.faults);
         body.appendChild(tr);
       });
     });
