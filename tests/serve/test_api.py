@@ -220,3 +220,91 @@ def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no
     row = next(m for m in c.get("/api/matches").json()["matches"] if m["match_id"] == mid)
     assert row["replay"] is None and row["faults"] == ["crash", None, None]
     assert c.get(f"/matches/{mid}/replay").status_code == 403
+
+
+@pytest.mark.slow
+def test_a_bot_folder_uploads_as_an_archive_and_a_bad_one_fails_its_check_in_one_line(ladder_env, tmp_path,
+                                                                                      monkeypatch):
+    import io
+    import zipfile
+
+    from arena.serve.accounts import RateLimit
+
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "envs"))   # where archives unpack: this test's own
+    app, tokens, side = ladder_env
+    side.upload_limit = RateLimit(burst=100, every_s=1.0)
+    c = client(app)
+
+    def archive(files: dict[str, bytes]) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in files.items():
+                z.writestr(name, data)
+        return buf.getvalue()
+
+    r = upload(c, tokens["ann"], archive({"folderbot/notes.txt": b"no entry file here\n"}), "folderbot.zip")
+    assert r.status_code == 202 and r.json()["name"] == "folderbot"
+    bot_id = r.json()["bot_id"]
+
+    def checked():
+        v = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["versions"][-1]
+        return v["status"] != "checking" and v
+    v = wait_until(checked, what="the archive's check")
+    assert v["status"] == "failed" and "no entry file" in v["check"] and "\n" not in v["check"].strip()
+    r = upload(c, tokens["ann"], archive({"folderbot/main.py": (BOTS / "upload_me.py").read_bytes(),
+                                          "folderbot/weights.txt": b"1 2 3\n"}), "folderbot.zip")
+    assert r.status_code == 202 and r.json()["version"] == 2
+    v = wait_until(checked, what="the second archive's check")
+    assert v["status"] == "ok", v["check"]
+    # it plays from its copy in the data folder, files and all
+    row = side.db.one("SELECT path, kind FROM versions WHERE bot_id = ? AND n = 2", bot_id)
+    assert row["kind"] == "folder" and str(side.data) in row["path"]
+    assert sorted(p.name for p in __import__("pathlib").Path(row["path"]).iterdir()) == ["main.py", "weights.txt"]
+    monkeypatch.setattr("arena.serve.side.UNPACKED_MAX_BYTES", 100_000)   # 64 MiB in the ladder
+    bomb = archive({"b/main.py": b"x" * 200_000})   # compresses far below the upload bound
+    assert len(bomb) < 8192
+    r = upload(c, tokens["ann"], bomb, "b.zip")
+    v = wait_until(lambda: (d := c.get(f"/api/bots/{r.json()['bot_id']}", headers=bearer(tokens["ann"])).json()
+                            ["versions"][-1])["status"] != "checking" and d, what="the bomb's check")
+    assert v["status"] == "failed" and "unpacks to" in v["check"]
+
+
+def test_a_ladder_never_lets_a_process_see_a_deal_twice(tmp_path):
+    from arena.tournament.config import ConfigError
+
+    path = ladder_file(tmp_path)
+    path.write_text(path.read_text() + "allow_deal_memory: true\n")
+    with pytest.raises(ConfigError, match="allow_deal_memory"):
+        load_ladder(path)
+
+
+def test_the_bot_page_plots_its_rating_history_from_the_matchmakers_standings(tmp_path):
+    import random
+
+    from arena.serve.matchmaker import HISTORY_POINTS, Matchmaker
+    from tests.arena.record_factory import make_record
+
+    data = tmp_path / "data"
+    data.mkdir()
+    ladder = load_ladder(ladder_file(tmp_path))
+    import_bundled(ladder, data)
+    side = Ladderside(ladder, data, None, inline=False)   # as the server: ratings from standings.json only
+    try:
+        rng = random.Random(3)
+        for i in range(300):
+            side.store.record_match(make_record(i * 16, ["alpha.v1", "beta.v1", "gamma.v1"], rng.sample(range(3), 3),
+                                                match_id=f"tightwad/p3/d{i}/r0/{i:016x}"))
+        assert side.leaderboard()["matches"] == 0            # nothing rated in the server's process
+        Matchmaker(ladder, data, None).publish_standings(side.store)
+        board = side.leaderboard()
+        assert board["matches"] == 300
+        c = client(create_app(side))
+        alpha = next(r for r in board["scopes"][0]["standings"] if r["bot"] == "alpha")
+        doc = c.get(f"/api/bots/{alpha['bot_id']}").json()
+        points = doc["history"][0]["points"]
+        assert doc["history"][0]["version"] == 1 and len(points) <= HISTORY_POINTS + 1
+        assert points[-1][1] == pytest.approx(alpha["mu"], abs=1e-3) and points[-1][0] == 299
+        page = c.get(f"/bots/{alpha['bot_id']}").text
+        assert "<polyline" in page and "rating history of v1" in page
+    finally:
+        side.close()

@@ -48,7 +48,7 @@ def test_log_in_upload_and_watch_the_bot_get_rated_in_chromium(tmp_path):
             page.set_input_files("input[name=file]", {"name": "notes.txt", "mimeType": "text/plain",
                                                       "buffer": b"just some notes\n"})
             page.click("button[type=submit]")
-            assert "neither a .py file nor a script starting with #!" in page.inner_text("[role=alert]")
+            assert "neither a .py file, a script starting with #!, nor a bot folder" in page.inner_text("[role=alert]")
             page.set_input_files("input[name=file]", str(BOTS / "upload_me.py"))
             page.fill("input[name=name]", "zoes_bot")
             page.click("button[type=submit]")
@@ -60,8 +60,10 @@ def test_log_in_upload_and_watch_the_bot_get_rated_in_chromium(tmp_path):
             row = 'section[data-scope="overall"] tr[data-bot="zoes_bot"]'
             page.wait_for_selector(row, timeout=120_000)
             page.wait_for_function(f"""() => {{ const td = document.querySelector('{row} td.matches');
-                                        return td && parseInt(td.textContent, 10) > 0; }}""", timeout=180_000)
+                                        return td && parseInt(td.textContent, 10) > 0; }}""", timeout=120_000)
             assert page.inner_text(f"{row} td:nth-child(3)") == "zoe"
+            page.click(f"{row} a")   # its page: the rating history plot
+            page.wait_for_selector("svg polyline.mu")
             browser.close()
     finally:
         server.send_signal(signal.SIGTERM)

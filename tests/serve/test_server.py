@@ -72,10 +72,14 @@ def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_
         wait_until(lambda: _overall(port), what="the server to answer")
 
         # one server per data folder
-        second = subprocess.run([sys.executable, "-m", "arena", "serve", str(ladder), "--port", str(free_port()),
-                                 "--data", str(data)], cwd=ROOT, capture_output=True, text=True, timeout=120)
-        assert second.returncode != 0
-        assert "in use by another arena server" in second.stderr and "Traceback" not in second.stderr
+        # (in process: refused at the lock, before anything starts)
+        from click.testing import CliRunner
+
+        from arena.cli import cli
+
+        second = CliRunner().invoke(cli, ["serve", str(ladder), "--port", str(free_port()), "--data", str(data)])
+        assert second.exit_code == 2
+        assert "in use by another arena server" in second.stderr and "Traceback" not in second.output
 
         # 50 concurrent readers while 2 workers play: every read answered, play goes on
         # (the latencies are P10's, measured by benchmarks/ladder_load.py, never asserted)
