@@ -280,9 +280,10 @@ class Matchmaker:
             ctx = dict(ctx_base, entries=entries)
             if self.executor == "ray":
                 self._play_on_ray(pending, ctx, store, top_up)
-                continue
-            summary = RunSummary(results=self.data, scheduled=0, already_done=0)
-            _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
+            else:
+                summary = RunSummary(results=self.data, scheduled=0, already_done=0)
+                _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
+            self.publish_standings(store)   # the drained pool's last matches
 
     def _start_ray(self) -> None:
         """One Ray session for the matchmaker's life (each roster's actors start in it)."""
@@ -293,6 +294,8 @@ class Matchmaker:
         require_ray()
         import ray
 
+        if ray.is_initialized():
+            return   # a caller's (a test's) instance
         _check_reachable(self.ray_address)
         ray.init(address=self.ray_address, include_dashboard=False, log_to_driver=False,
                  logging_level=logging_.WARNING, configure_logging=False)
