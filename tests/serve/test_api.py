@@ -217,7 +217,9 @@ def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no
     theirs = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["faults"]
     assert theirs[0]["kind"] == "crash" and "stderr_tail" not in theirs[0]
     assert "secret trace" not in c.get(f"/bots/{bot_id}").text
-    row = next(m for m in c.get("/api/matches").json()["matches"] if m["match_id"] == mid)
+    # the recent matches are read again at most every RECENT_MIN_S: it appears within that
+    row = wait_until(lambda: next((m for m in c.get("/api/matches").json()["matches"] if m["match_id"] == mid), None),
+                     timeout_s=30, what="the stored match in /api/matches")
     assert row["replay"] is None and row["faults"] == ["crash", None, None]
     assert c.get(f"/matches/{mid}/replay").status_code == 403
 
