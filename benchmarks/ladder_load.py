@@ -89,6 +89,8 @@ def stored(data: Path) -> int:
     conn = sqlite3.connect(f"file:{data / 'results.sqlite'}?mode=ro", uri=True)
     try:
         return conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+    except sqlite3.Error:   # created, its tables not yet
+        return 0
     finally:
         conn.close()
 

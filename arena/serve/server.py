@@ -151,6 +151,10 @@ def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str
         server = uvicorn.Server(uvicorn.Config(create_app(side), host=host, port=port, log_level="warning",
                                                access_log=False))
         stopped = _watch(matchmaker, server)
+        import gc
+
+        gc.collect()
+        gc.freeze()   # what start-up made lives on: the collector's full passes skip it (shorter pauses)
         server.run()
         side.close()
         if stopped:
