@@ -84,7 +84,8 @@ class Ladderside:
                 entry = self._unpacked(row) if row["kind"] == "folder" else \
                     BotEntry(name=row["name"], path=Path(row["path"]), sha256=row["sha256"], kind=row["kind"])
                 report = run_check(entry, sandbox=self.sandbox, limits=limits_from(self.ladder.tournament),
-                                   time_control=time_control_from(self.ladder.tournament))
+                                   time_control=time_control_from(self.ladder.tournament),
+                                   matches=self.check_matches())
                 status, text = ("ok" if report.ok else "failed"), report.render()
             except ArenaError as exc:   # a bot folder that cannot be used: its one line says why
                 status, text = "failed", str(exc)
@@ -93,6 +94,12 @@ class Ladderside:
                 status, text = "failed", f"the check could not run: {type(exc).__name__}: {exc}"
             self.db.run("UPDATE versions SET status = ?, report = ? WHERE id = ?", status, text, vid)
             log.info("upload %s v%d: check %s", row["name"], row["n"], status)
+
+    def check_matches(self) -> list[tuple[str, int, dict[str, Any]]]:
+        """`arena check`'s conformance matches, on what this ladder plays: each game at each of
+        its seat counts with its options (a Tightwad-only ladder does not wait for Palace)."""
+        t = self.ladder.tournament
+        return [(g.id, p, dict(g.options_for(p))) for g in t.games for p in g.players]
 
     def _unpacked(self, row: Any) -> Any:
         """An uploaded bot folder (an archive): unpacked, its requirements installed (wheels
