@@ -550,6 +550,19 @@ def serve_admin() -> None:
     """Manage a ladder's accounts (docs/ladder.md)."""
 
 
+@serve_admin.command("invite")
+@click.option("--data", "data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")
+@click.option("--url", default="http://127.0.0.1:8000", show_default=True, help="The ladder's address as entrants see it.")
+@click.option("--organiser", is_flag=True, help="The account it makes may see every bot's source and retire any bot.")
+def serve_invite(data: str, url: str, organiser: bool) -> None:
+    """Print a one-time invite link: its holder chooses a name and password (valid 14 days)."""
+    _need_serve_extra()
+    from arena.serve.accounts import new_invite
+
+    Path(data).mkdir(parents=True, exist_ok=True)
+    click.echo(f"{url.rstrip('/')}/invite/{new_invite(Path(data), organiser=organiser)}")
+
+
 @serve_admin.command("add-user")
 @click.argument("name")
 @click.option("--data", "data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")

@@ -46,6 +46,43 @@ def add_user(data: Path, name: str, password: str, *, organiser: bool = False) -
     return new_token(db, uid)
 
 
+INVITE_DAYS = 14
+
+
+def new_invite(data: Path, *, organiser: bool = False) -> str:
+    """A one-time invite token (only its SHA-256 is stored): its link lets one person choose
+    a name and password; valid for ``INVITE_DAYS`` days."""
+    token = secrets.token_urlsafe(24)
+    LadderDB(data).run("INSERT INTO invites (hash, organiser, created) VALUES (?, ?, ?)",
+                       _sha(token), int(organiser), time.time())
+    return token
+
+
+def invite_valid(db: LadderDB, token: str) -> bool:
+    return db.one("SELECT 1 FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
+                  _sha(token), time.time() - INVITE_DAYS * 86400) is not None
+
+
+def redeem_invite(db: LadderDB, token: str, name: str, password: str) -> User:
+    """Create the account an invite allows (once); raises ArenaError with the reason."""
+    if not SAFE_NAME.match(name):
+        raise ArenaError(f"user name {name[:70]!r} is not allowed; use {SAFE_NAME_TEXT}")
+    if len(password) < MIN_PASSWORD:
+        raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
+    pw_hash = _HASHER.hash(password)
+    with db.conn:
+        row = db.one("SELECT organiser FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
+                     _sha(token), time.time() - INVITE_DAYS * 86400)
+        if row is None:
+            raise ArenaError("this invite link was used already or has expired; ask the organiser for another")
+        if db.one("SELECT 1 FROM users WHERE name = ?", name):
+            raise ArenaError(f"user {name!r} exists already; choose another name")
+        uid = db.run("INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
+                     name, pw_hash, row["organiser"], time.time())
+        db.run("UPDATE invites SET used_by = ? WHERE hash = ?", uid, _sha(token))
+    return User(uid, name, bool(row["organiser"]))
+
+
 def new_token(db: LadderDB, user_id: int) -> str:
     token = "arena_" + secrets.token_urlsafe(32)
     db.run("INSERT INTO tokens (hash, user_id, created) VALUES (?, ?, ?)", _sha(token), user_id, time.time())

@@ -225,6 +225,33 @@ async def login_page(request: Request) -> Response:
     return response
 
 
+async def invite_page(request: Request) -> Response:
+    """An invite link: choose a name and password (once); then logged in."""
+    from arena.errors import ArenaError
+
+    side = _side(request)
+    token = request.path_params["token"]
+    if len(token) > 100 or not await run_in_threadpool(accounts.invite_valid, side.db, token):
+        raise HTTPException(404, "this invite link was used already, has expired or never existed; "
+                                 "ask the organiser for another")
+    if request.method == "GET":
+        return _page(request, "invite.html", token=token)
+    if not side.login_limit.allow(_client(request)):
+        return _page(request, "invite.html", status=429, token=token, error="too many attempts; wait a minute")
+    form = await _form(request, 16 * 1024)
+    if not _csrf_ok(request, form.get("csrf_token")):
+        raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
+    try:
+        user = await run_in_threadpool(accounts.redeem_invite, side.db, token, str(form.get("name", "")).strip(),
+                                       str(form.get("password", "")))
+    except ArenaError as exc:
+        return _page(request, "invite.html", status=400, token=token, error=str(exc))
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict",
+                        max_age=14 * 86400)
+    return response
+
+
 async def logout(request: Request) -> Response:
     form = await _form(request, 16 * 1024)
     if not _csrf_ok(request, form.get("csrf_token")):
@@ -353,6 +380,7 @@ def create_app(side: Ladderside) -> Starlette:
         Route("/bots/{bot_id}/retire", retire_page, methods=["POST"]),
         Route("/login", login_page, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
+        Route("/invite/{token}", invite_page, methods=["GET", "POST"]),
         Route("/upload", upload_page, methods=["GET", "POST"]),
         Route("/api/leaderboard", api_leaderboard),
         Route("/api/matches", api_matches),

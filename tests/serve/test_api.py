@@ -310,3 +310,25 @@ def test_the_bot_page_plots_its_rating_history_from_the_matchmakers_standings(tm
         assert "<polyline" in page and "rating history of v1" in page
     finally:
         side.close()
+
+
+def test_an_invite_link_makes_one_account_once(ladder_env):
+    from arena.serve.accounts import RateLimit, new_invite
+
+    app, _, side = ladder_env
+    side.login_limit = RateLimit(burst=100, every_s=1.0)   # shared with the login test's bucket
+    c = client(app)
+    token = new_invite(side.data)
+    page = c.get(f"/invite/{token}")
+    assert page.status_code == 200 and "Join the fixture ladder" in page.text
+    csrf = c.cookies.get(CSRF_COOKIE)
+    assert c.post(f"/invite/{token}", data={"name": "ivy", "password": "long enough"}).status_code == 403  # no CSRF
+    r = c.post(f"/invite/{token}", data={"name": "ivy", "password": "short", "csrf_token": csrf})
+    assert r.status_code == 400 and "shorter than 8" in r.text
+    r = c.post(f"/invite/{token}", data={"name": "ivy", "password": "long enough", "csrf_token": csrf},
+               follow_redirects=False)
+    assert r.status_code == 303 and c.cookies.get("arena_session")
+    assert "ivy" in c.get("/").text   # logged in as the new account
+    assert c.get(f"/invite/{token}").status_code == 404   # used: once only
+    assert c.get("/invite/not-a-token").status_code == 404
+    assert side.db.one("SELECT organiser FROM users WHERE name = 'ivy'")["organiser"] == 0
