@@ -62,3 +62,17 @@ def test_add_user_prints_a_token_once_and_refuses_bad_accounts(tmp_path):
                    "shorter than 8")
     one_line_error(arena("serve-admin", "add-user", "--data", data, "b b", "--password-stdin", stdin="long enough\n"),
                    "not allowed")
+
+
+def test_invite_prints_a_one_time_link(tmp_path):
+    from arena.serve.accounts import invite_valid
+    from arena.serve.db import LadderDB
+
+    r = arena("serve-admin", "invite", "--data", str(tmp_path / "data"), "--url", "https://ladder.example.org/")
+    assert r.exit_code == 0
+    link = r.stdout.strip()
+    assert link.startswith("https://ladder.example.org/invite/")
+    token = link.rsplit("/", 1)[1]
+    db = LadderDB(tmp_path / "data")
+    assert invite_valid(db, token) and not invite_valid(db, token + "x")
+    assert token not in (tmp_path / "data" / "ladder.sqlite").read_bytes().decode("latin-1")  # only its hash
