@@ -5,7 +5,7 @@
                                           [--workers 2] [--json out.json]
 
 Fields of in-process players of known strength: player ``i`` plays the game's reference
-rule policy (games/reference.py) with probability ``q_i`` at each decision, else a uniformly
+rule policy (arena/luck/reference.py) with probability ``q_i`` at each decision, else a uniformly
 random legal move (q = 1: the rule, 0: random). ``contenders`` (the default): the top three
 have q 1.0, 0.7 and 0.4, the rest spread evenly from 0.25 down to 0; ``spread``: q evenly
 from 1 to 0 (for ``--top 0``, the whole ranking). The true order is the order of q (the
@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:
 from arena.stats.ranking import deal_set_sample  # noqa: E402
 from arena.tournament.adaptive import plan  # noqa: E402
 from games import REGISTRY  # noqa: E402
-from games.reference import REFERENCE, play_out, random_policy  # noqa: E402
+from arena.luck.reference import REFERENCE, play_out, random_policy  # noqa: E402
 from games.rng import DealRng, derive_seed  # noqa: E402
 
 GAME, PLAYERS = "tightwad", 3
