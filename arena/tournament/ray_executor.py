@@ -1,9 +1,10 @@
 """Play a tournament's pending matches on a Ray cluster (`arena run --executor ray`).
 
 Workers are Ray actors, possibly on other machines: they see neither the driver's
-files nor its results store. So each actor receives the bots' bytes once (checked
-against their SHA-256), writes them into its own temporary folder, detects the
-sandbox of its own node and keeps its bots warm across matches (arena.tournament.match_player,
+files nor its results store. So each actor receives the bots by content through Ray's
+object store (files and bot folders, checked against their SHA-256), unpacks them into
+its node's cache keyed by that hash and installs bot folders' requirements there
+(arena.tournament.bot_shipping), detects the sandbox of its own node and keeps its bots warm across matches (arena.tournament.match_player,
 as the local workers do). Records come back to the driver, which stores them.
 
 The driver supervises the actors as the local pool supervises its workers: a dead
@@ -17,7 +18,6 @@ Ray is optional: this module imports it only inside ``play_on_ray``.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import logging
 import os
@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping
 
 from arena.errors import ArenaError, WorkersLost
 from arena.match.bot_log import append_within, ledger_path
+from arena.tournament.bot_shipping import BotShippingError, pack_bots, unpack_bots  # noqa: F401 - re-exported
 from arena.tournament.retries import MAX_TRIES, Retries, seats_text
 
 log = logging.getLogger("arena.ray")
@@ -50,79 +51,10 @@ REPLACE_WAIT_ENV = "ARENA_RAY_REPLACE_WAIT_S"  # overrides REPLACE_WAIT_S (docs/
 COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's bot copies and logs
 
 
-class BotShippingError(ArenaError):
-    """A bot file's bytes do not match the SHA-256 the tournament recorded."""
-
-
 def require_ray() -> None:
     """Raise the one-line ``ArenaError`` if Ray is not installed (without importing it)."""
     if importlib.util.find_spec("ray") is None:
         raise ArenaError(RAY_MISSING)
-
-
-# ---- shipping bot files ------------------------------------------------------------
-
-
-def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each bot's file read once on the driver: name -> {file, sha256, kind, data}.
-
-    Refuses a file whose bytes no longer match the SHA-256 its entry recorded (it
-    changed after the roster was read): results would not say which code played.
-    """
-    packed = {}
-    for name, entry in entries.items():
-        if entry.kind == "builtin":   # nothing to ship: every node's arena has it
-            packed[name] = {"builtin": entry.builtin, "sha256": entry.sha256, "kind": "builtin"}
-            continue
-        if entry.kind == "folder":
-            raise BotShippingError(f"{entry.path}: bot {name!r} is a bot folder, and the Ray executor ships "
-                                   "single files only; play it with the local executor (no --executor ray)")
-        data = Path(entry.path).read_bytes()
-        if hashlib.sha256(data).hexdigest() != entry.sha256:
-            raise BotShippingError(f"{entry.path}: bot {name!r} changed while the tournament started "
-                                   "(SHA-256 differs); run the command again")
-        packed[name] = {"file": Path(entry.path).name, "sha256": entry.sha256, "kind": entry.kind, "data": data}
-    return packed
-
-
-def unpack_bots(packed: Mapping[str, Mapping[str, Any]], folder: Path) -> dict[str, Any]:
-    """Write shipped bots as ``folder/<name>/<file name>`` and return their ``BotEntry``s.
-
-    Names and SHA-256 stay those of the driver; a file whose bytes do not match
-    its SHA-256, before or after writing, raises ``BotShippingError``.
-    """
-    from arena.tournament.config import SAFE_NAME
-    from arena.tournament.roster import BotEntry, bot_kind, builtin_entry, file_sha256
-
-    entries = {}
-    for name, bot in packed.items():
-        if bot.get("kind") == "builtin":
-            try:
-                entry = builtin_entry(str(bot["builtin"]), name)
-            except ValueError as exc:
-                raise BotShippingError(f"bot {name!r}: {exc}; this node runs another arena version") from None
-            if entry.sha256 != bot["sha256"] or not SAFE_NAME.match(name):
-                raise BotShippingError(f"builtin bot {name!r} differs on this node (another arena version); "
-                                       "install the same arena on every node")
-            entries[name] = entry
-            continue
-        file = str(bot["file"])
-        if not SAFE_NAME.match(name) or file in ("", ".", "..") or "/" in file or "\0" in file:
-            raise BotShippingError(f"refusing shipped bot {name!r} with file name {file!r}")
-        data = bytes(bot["data"])
-        if hashlib.sha256(data).hexdigest() != bot["sha256"]:
-            raise BotShippingError(f"bot {name!r} ({file}) arrived with bytes that do not match its "
-                                   f"SHA-256 {bot['sha256'][:12]}...; refusing to play it")
-        path = folder / name / file
-        path.parent.mkdir(parents=True)
-        path.parent.chmod(0o755)  # the sandbox may run the bot under another uid
-        path.write_bytes(data)
-        path.chmod(0o755 if bot["kind"] == "executable" else 0o644)
-        entry = BotEntry(name=name, path=path, sha256=file_sha256(path), kind=bot_kind(path) or "python")
-        if entry.sha256 != bot["sha256"] or entry.kind != bot["kind"]:
-            raise BotShippingError(f"bot {name!r} ({file}) changed while written to {path}; refusing to play it")
-        entries[name] = entry
-    return entries
 
 
 # ---- the actor --------------------------------------------------------------------
@@ -164,7 +96,7 @@ class BotWorker:
             if settings["version"] != __version__:
                 raise ArenaError(f"this node has decktet-arena {__version__}, the driver "
                                  f"{settings['version']}; install the same version everywhere")
-            entries = unpack_bots(packed, self.tmp / "bots")
+            entries = unpack_bots(packed)   # into this node's cache, by content hash
             self._setup(entries, settings)
         except Exception as exc:  # noqa: BLE001 - reported by ready()
             self.error = _one_line(exc)

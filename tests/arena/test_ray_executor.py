@@ -39,8 +39,22 @@ from .test_runner import ROOT, SLOW, leaderboard_json, run_file, share_secret, s
 TEST_SECRET = "5e" * 32  # the schedule's deal secret (a run draws its own)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def node_cache(tmp_path_factory):
+    """Where this module's workers unpack shipped bots (ARENA_BOT_ENVS): its own folder, set
+    before Ray starts, so its workers inherit it and never touch the user's cache."""
+    folder = tmp_path_factory.mktemp("node-cache")
+    before = os.environ.get("ARENA_BOT_ENVS")
+    os.environ["ARENA_BOT_ENVS"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("ARENA_BOT_ENVS", None)
+    else:
+        os.environ["ARENA_BOT_ENVS"] = before
+
+
 @pytest.fixture(scope="module")
-def ray():
+def ray(node_cache):
     """A local Ray instance on 2 CPUs for this module; play_on_ray uses it and leaves it running."""
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
     ray.init(address=None, num_cpus=2, include_dashboard=False, log_to_driver=False,
@@ -64,7 +78,7 @@ def test_shipped_bots_keep_names_file_names_sha256_and_the_executable_bit(tmp_pa
     assert set(got) == {"random_bot", "perl_random"}
     for name, entry in got.items():
         orig = entries[name]
-        assert entry.path.parent.parent == tmp_path
+        assert entry.path.parent == tmp_path / orig.sha256  # by content hash
         assert entry.path.name == orig.path.name
         assert (entry.name, entry.sha256, entry.kind) == (orig.name, orig.sha256, orig.kind)
         assert hashlib.sha256(entry.path.read_bytes()).hexdigest() == orig.sha256
@@ -104,7 +118,7 @@ def _settings(tournament, level: str = "auto") -> dict:
             "tc": time_control_from(tournament), "fresh": False, "name": tournament.name}
 
 
-def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_line(tmp_path):
+def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_line(tmp_path, node_cache):
     """BotWorker is the actor's class: exercised here in-process, without Ray."""
     tournament = load_tournament(write_tournament(tmp_path, "w", deals=1))
     entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
@@ -118,9 +132,9 @@ def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_li
     assert worker.tmp.name.startswith(f"arena-ray-{os.getpid()}-")
     info = worker.ready()
     assert info["error"] is None and info["sandbox"]
-    copies = worker.tmp / "bots"
+    copies = node_cache / "shipped"   # the node's cache, by content hash
     record = worker.play(match)
-    assert [b["path"] for b in record["bots"]] == [str(copies / n / f"{n}.py") for n in match.bots]
+    assert [b["path"] for b in record["bots"]] == [str(copies / entries[n].sha256 / f"{n}.py") for n in match.bots]
     assert [b["sha256"] for b in record["bots"]] == [entries[n].sha256 for n in match.bots]
     assert record["faults"] == [None, None, None]
     logs = worker.close()
