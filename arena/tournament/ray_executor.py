@@ -147,14 +147,16 @@ class BotWorker:
         where = node["host"] + (f" ({node['ip']}, node {node['id'][:8]})" if "id" in node else "")
         return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error}
 
-    def play(self, match: Any) -> dict[str, Any]:
+    def play(self, match: Any, upcoming: Any = None) -> dict[str, Any]:
         """Play one match and return its record, or ``{"harness_error": one line,
         "traceback": text}`` if the harness raised (the bots are then restarted:
-        they may be in any state)."""
+        they may be in any state). ``upcoming``, the match the driver will send this
+        worker next, lets the bot processes it needs start during this one, as the
+        local pool's workers do."""
         if self.player is None:
             raise ArenaError(f"worker not set up: {self.error}")
         try:
-            record = self.player.play(match)
+            record = self.player.play(match, upcoming)
             record["node"] = dict(self._where())  # which machine played it (docs/cluster.md)
             return record
         except Exception as exc:  # noqa: BLE001 - the driver logs it and plays the match again
@@ -307,6 +309,7 @@ class _Actor:
     live: bool = False             # started and set up: gets matches
     up: bool = False               # said ready, set up or not: it has a folder to remove at close
     in_flight: list[tuple[Any, Any]] = field(default_factory=list)  # (play ref, match), oldest (playing) first
+    reserved: Any = None           # the match it gets next, announced with its last play call
 
 
 class _Pool:
@@ -355,7 +358,7 @@ class _Pool:
         return [a for a in self.actors.values() if a.live]
 
     def _busy(self) -> bool:
-        return any(a.in_flight for a in self.actors.values())
+        return any(a.in_flight or a.reserved is not None for a in self.actors.values())
 
     def run(self, queue: deque) -> None:
         """Feed matches with backpressure until every one is played, retried or given up."""
@@ -393,17 +396,27 @@ class _Pool:
             cpus = f"cluster CPUs: {int(res.get('CPU', 0))}, free: {int(free.get('CPU', 0))}"
         except Exception:  # noqa: BLE001 - the cluster itself may be gone
             cpus = "cluster unreachable"
-        left = len(queue) + sum(len(a.in_flight) for a in self.actors.values())
+        left = len(queue) + sum(len(a.in_flight) + (a.reserved is not None) for a in self.actors.values())
         return WorkersLost(f"every Ray worker was lost ({self.lost} in all) and {why} ({cpus}); {left} matches "
                           "not played; the finished ones are stored: run the same command again to resume")
 
     def _fill(self, queue: deque) -> None:
+        """Keep ``IN_FLIGHT_PER_WORKER`` matches with each live actor. Each call names the
+        match that actor gets after it (reserved for it), so the bot processes that match
+        needs start while the one before plays (match_player's spares)."""
         for a in sorted(self._live(), key=lambda a: len(a.in_flight)):
-            while queue and len(a.in_flight) < IN_FLIGHT_PER_WORKER:
-                match = queue.popleft()
-                ref = a.handle.play.remote(match)
+            while (queue or a.reserved is not None) and len(a.in_flight) < IN_FLIGHT_PER_WORKER:
+                match = a.reserved if a.reserved is not None else queue.popleft()
+                a.reserved = queue.popleft() if queue else None
+                ref = a.handle.play.remote(match, a.reserved)
                 a.in_flight.append((ref, match))
                 self.refs[ref] = ("play", a, match)
+
+    def _unreserve(self, a: _Actor, queue: deque) -> None:
+        """The match reserved for ``a`` goes back to the front of the queue, uncounted."""
+        if a.reserved is not None:
+            queue.appendleft(a.reserved)
+            a.reserved = None
 
     def _on_ready(self, a: _Actor, ref: Any, queue: deque) -> None:
         a.ready_ref = None
@@ -485,6 +498,7 @@ class _Pool:
         got = {m.match_id for m, _ in finished}
         unplayed = [m for _, m in a.in_flight if m.match_id not in got]
         a.in_flight = []
+        self._unreserve(a, queue)
         try:
             self.ray.kill(a.handle, no_restart=True)  # if it still runs, its bots may be in any state
         except Exception:  # noqa: BLE001 - already gone
@@ -523,6 +537,7 @@ class _Pool:
                 pass
         for a in self.actors.values():
             a.in_flight = []
+            a.reserved = None
 
     def shutdown(self, results: Path, *, grace_s: float, stderr_cap: int = 256 << 10) -> None:
         """Close every set-up worker's bots (keeping their stderr logs), then kill all actors."""

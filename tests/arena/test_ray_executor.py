@@ -548,3 +548,70 @@ def _count(results: Path) -> int:
         return 0
 
 
+
+
+class _FakeHandle:
+    """An actor handle that records its play calls (match id, upcoming match id)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str | None]] = []
+        handle = self
+
+        class _Method:
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            def remote(self, *args):
+                if self.name == "play":
+                    match, upcoming = args
+                    handle.calls.append((match.match_id, upcoming.match_id if upcoming else None))
+                return object()
+
+            def options(self, **_):
+                return self
+
+        self.play, self.ready, self.watch = _Method("play"), _Method("ready"), _Method("watch")
+
+
+class _FakeRay:
+    def wait(self, refs, num_returns=1, timeout=None):
+        return [], refs
+
+    def kill(self, handle, no_restart=True):
+        pass
+
+
+def test_each_play_call_names_the_match_that_worker_plays_next_and_a_lost_worker_gives_it_back():
+    """The actor starts the bot processes of its next match while this one plays (as the
+    local pool's workers do): the driver reserves that match for it and says which."""
+    from collections import deque
+    from types import SimpleNamespace
+
+    from arena.tournament.ray_executor import _Actor, _Pool
+
+    matches = [SimpleNamespace(match_id=f"m{i}", bots=("a", "b")) for i in range(9)]
+    queue = deque(matches)
+    pool = _Pool(_FakeRay(), on_record=lambda r: None, retry=lambda m, why: True, entries={},
+                 driver_level=None, replace_wait_s=10)
+    pool.new_actor = _FakeHandle
+    for i in range(2):
+        h = _FakeHandle()
+        pool.all_handles.append(h)
+        pool.actors[i] = _Actor(i, h, live=True)
+    a, b = pool.actors[0], pool.actors[1]
+    pool._fill(queue)
+    for _ in range(2):   # a finishes two matches, b none
+        a.in_flight.pop(0)
+        pool._fill(queue)
+    for actor in (a, b):
+        played = [m for m, _ in actor.handle.calls]
+        announced = [u for _, u in actor.handle.calls]
+        assert announced[:-1] == played[1:] and announced[-1] == actor.reserved.match_id
+    dispatched = [m for actor in (a, b) for m, _ in actor.handle.calls] + [a.reserved.match_id, b.reserved.match_id]
+    assert len(set(dispatched)) == len(dispatched) and not set(dispatched) & {m.match_id for m in queue}
+    # b is lost: its two matches and the one reserved for it go back, in order, before the rest
+    b_matches = [m for m, _ in b.handle.calls] + [b.reserved.match_id]
+    pool._lost(b, "killed", queue, None, count_try=False)
+    assert [m.match_id for m in list(queue)[:3]] == b_matches
+    everything = {m for m, _ in a.handle.calls} | {a.reserved.match_id} | {m.match_id for m in queue}
+    assert everything == {m.match_id for m in matches}

@@ -4,6 +4,10 @@ The cluster (tests/arena/ray_cluster.py) is this module's own: a head without CP
 worker nodes of one CPU each, every one with its own raylet and ports, on 127.0.0.1, with
 everything Ray writes under the module's own folder (RAY_TMPDIR). A node is lost the way a
 machine is: its raylet and every process below it are killed with SIGKILL, by recorded pid.
+
+Each node has its own bot cache (its ``ARENA_BOT_ENVS``), the driver another: a bot folder
+with a requirement reaches the nodes by content only, and each node installs the requirement
+itself, with pip offline (a wheel of test_bot_folders' tiny package).
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ import pytest
 
 from tests import own_processes as own
 
+from arena.match import botfolder
+
+from .test_bot_folders import _tiny, tiny_folder
 from .test_runner import ROOT, SLOW, _count, _wait_for_matches, run_file, share_secret, write_tournament
 
 pytestmark = pytest.mark.slow
@@ -35,7 +42,12 @@ def cluster():
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
     # short: Ray's socket paths under it must fit in 107 bytes
     folder = Path(tempfile.mkdtemp(prefix="arena-rn-", dir="/tmp"))
-    env = {**os.environ, "RAY_TMPDIR": str(folder),
+    wheels = folder / "wheels"
+    wheels.mkdir()
+    _tiny(wheels, "1.0")
+    pip = {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}  # offline
+    env = {**os.environ, **pip, "RAY_TMPDIR": str(folder),
+           "ARENA_BOT_ENVS": str(folder / "driver"),   # each node has its own (tests/arena/ray_cluster.py)
            # keep every address on 127.0.0.1 (Ray otherwise swaps loopback for the host's address)
            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "tests.arena.ray_cluster", "3"], cwd=ROOT, env=env,
@@ -48,6 +60,7 @@ def cluster():
             pytest.fail(f"the test cluster did not start (exit {proc.poll()})")
         info = json.loads(line)
         info["env"] = env
+        info["pip"] = pip
         yield info
     finally:
         proc.stdin.close()  # the cluster script shuts Ray down
@@ -82,14 +95,22 @@ def _records(results: Path) -> list[dict]:
 
 
 
-def test_a_tournament_across_nodes_survives_the_loss_of_a_node(tmp_path, cluster):
-    bots = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", SLOW]
+def test_a_tournament_across_nodes_survives_the_loss_of_a_node(tmp_path, cluster, monkeypatch):
+    for var, value in cluster["pip"].items():   # the local-pool run installs the folder's requirement too
+        monkeypatch.setenv(var, value)
+    monkeypatch.setenv("ARENA_BOT_ENVS", cluster["env"]["ARENA_BOT_ENVS"])
+    folder = tiny_folder(tmp_path / "mine")   # a bot folder with a pinned requirement
+    bots = [ROOT / "bots/random_bot.py", folder, SLOW]
     ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2))  # the local pool
     path = write_tournament(tmp_path, "nodes", bots=bots, workers=3)
     results = tmp_path / "results-nodes"
     share_secret(ref.results, results)
     proc = _run_on(cluster, path)
     _wait_for_matches(results, 4, proc, limit_s=600)
+    # shipped: from now on no copy of the folder exists on the driver's side
+    shutil.rmtree(folder)
+    shutil.rmtree(results / "bots")
+    shutil.rmtree(cluster["env"]["ARENA_BOT_ENVS"])
     lost = cluster["nodes"][2]
     _lose_node(lost)
     out, err = proc.communicate(timeout=900)
@@ -102,6 +123,15 @@ def test_a_tournament_across_nodes_survives_the_loss_of_a_node(tmp_path, cluster
     assert (results / "leaderboard.json").read_bytes() == (ref.results / "leaderboard.json").read_bytes()
     log = (results / "run.log").read_text()
     assert " died: " in log and f"node {lost['id'][:8]}" in log  # the loss was noticed, and where
+    # the folder played under the driver's identity, from each node's own copy and environment
+    sha = {b["sha256"] for r in records for b in r["bots"] if b["name"] == "tinybot"}
+    assert sha == {b["sha256"] for r in _records(ref.results) for b in r["bots"] if b["name"] == "tinybot"}
+    env = botfolder.env_key(["tinypkg==1.0"])
+    for node in cluster["nodes"]:
+        if node["id"] in nodes:
+            cache = Path(node["cache"])
+            assert (cache / "shipped" / sha.copy().pop() / "tinybot" / "main.py").is_file()
+            assert (cache / "envs" / env / "resolved.txt").is_file()
 
 
 def test_a_run_that_loses_every_node_stops_in_one_line_and_exits_non_zero(tmp_path, cluster):
