@@ -90,6 +90,7 @@ class BotWorker:
         self.player: Any = None
         self.closed = threading.Event()
         self._new_player: Callable[[], Any] | None = None
+        t0 = time.monotonic()
         _sweep_stale_copies()
         self.tmp = Path(tempfile.mkdtemp(prefix=f"{COPIES_PREFIX}{os.getpid()}-"))
         try:
@@ -100,6 +101,7 @@ class BotWorker:
             self._setup(entries, settings)
         except Exception as exc:  # noqa: BLE001 - reported by ready()
             self.error = _one_line(exc)
+        self.setup_s = time.monotonic() - t0
 
     def _setup(self, entries: dict[str, Any], settings: Mapping[str, Any]) -> None:
         from arena.tournament.match_player import MatchPlayer
@@ -145,7 +147,8 @@ class BotWorker:
         """Where this worker runs, its sandbox level, and its set-up error if any."""
         node = self._where()
         where = node["host"] + (f" ({node['ip']}, node {node['id'][:8]})" if "id" in node else "")
-        return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error}
+        return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error,
+                "setup_s": round(self.setup_s, 2)}
 
     def play(self, match: Any, upcoming: Any = None) -> dict[str, Any]:
         """Play one match and return its record, or ``{"harness_error": one line,
@@ -429,7 +432,8 @@ class _Pool:
         a.up = True
         if info["error"]:
             raise ArenaError(f"Ray worker on {info['host']}: {info['error']}")
-        log.info("ray: worker %d ready on %s, sandbox %s", a.index, a.where, info["sandbox"])
+        log.info("ray: worker %d ready on %s, sandbox %s (its set-up: %.1f s)", a.index, a.where, info["sandbox"],
+                 info.get("setup_s", 0.0))
         if self.driver_level and info["sandbox"] != self.driver_level:
             log.warning("ray: worker %d on %s runs bots at sandbox level %s (this machine: %s); "
                         "pass --sandbox LEVEL to require one level everywhere",
@@ -561,6 +565,7 @@ class _Pool:
                                   cap_bytes=stderr_cap, name=bot)
         for a in closing.values():
             log.warning("ray: worker %d (%s) did not close in %.0f s; killed", a.index, a.where, grace_s)
+        log.info("ray: workers closed in %.1f s", time.monotonic() - end + grace_s)
         for handle in self.all_handles:
             try:
                 self.ray.kill(handle, no_restart=True)
