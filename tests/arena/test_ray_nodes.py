@@ -1,6 +1,6 @@
 """`arena run --executor ray` on a cluster of several Ray nodes on this host, losing them.
 
-The cluster (tests/arena/ray_cluster.py) is this module's own: a head without CPUs and three
+The cluster (tests/arena/ray_cluster.py) is this module's own: a head without CPUs and two
 worker nodes of one CPU each, every one with its own raylet and ports, on 127.0.0.1, with
 everything Ray writes under the module's own folder (RAY_TMPDIR). A node is lost the way a
 machine is: its raylet and every process below it are killed with SIGKILL, by recorded pid.
@@ -21,6 +21,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def cluster():
            "ARENA_BOT_ENVS": str(folder / "driver"),   # each node has its own (tests/arena/ray_cluster.py)
            # keep every address on 127.0.0.1 (Ray otherwise swaps loopback for the host's address)
            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.arena.ray_cluster", "3"], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "tests.arena.ray_cluster", "2"], cwd=ROOT, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, start_new_session=True)
     try:
@@ -89,8 +90,22 @@ def _run_on(cluster: dict, path: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
+def _wait_for_nodes(results: Path, k: int, proc: subprocess.Popen, limit_s: float) -> set[str]:
+    """The ids of the nodes that played the stored matches, once there are ``k`` of them."""
+    end = time.monotonic() + limit_s
+    while True:
+        nodes = {r["node"]["id"] for r in _records(results)}
+        if len(nodes) >= k:
+            return nodes
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, f"the run played on {len(nodes)} nodes only"
+        time.sleep(0.1)
+
+
 def _records(results: Path) -> list[dict]:
-    con = sqlite3.connect(results / "results.sqlite")
+    if not (results / "results.sqlite").exists():
+        return []
+    con = sqlite3.connect(results / "results.sqlite", timeout=10)
     return [json.loads(zlib.decompress(blob)) for (blob,) in con.execute("SELECT record FROM matches")]
 
 
@@ -107,11 +122,12 @@ def test_a_tournament_across_nodes_survives_the_loss_of_a_node(tmp_path, cluster
     share_secret(ref.results, results)
     proc = _run_on(cluster, path)
     _wait_for_matches(results, 4, proc, limit_s=600)
+    played_on = _wait_for_nodes(results, 2, proc, limit_s=600)   # both nodes have played
     # shipped: from now on no copy of the folder exists on the driver's side
     shutil.rmtree(folder)
     shutil.rmtree(results / "bots")
     shutil.rmtree(cluster["env"]["ARENA_BOT_ENVS"])
-    lost = cluster["nodes"][2]
+    lost = next(n for n in cluster["nodes"] if n["id"] in played_on)
     _lose_node(lost)
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
@@ -138,7 +154,7 @@ def test_a_run_that_loses_every_node_stops_in_one_line_and_exits_non_zero(tmp_pa
     bots = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", SLOW]
     path = write_tournament(tmp_path, "gone", bots=bots, workers=2)
     results = tmp_path / "results-gone"
-    env = {**cluster["env"], "ARENA_RAY_REPLACE_WAIT_S": "15"}
+    env = {**cluster["env"], "ARENA_RAY_REPLACE_WAIT_S": "5"}  # no node can come back
     proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray",
                              "--ray-address", cluster["address"]], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
