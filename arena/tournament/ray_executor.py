@@ -29,6 +29,7 @@ import threading
 import time
 import traceback
 from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -67,6 +68,12 @@ def _sweep_stale_copies() -> None:
     sweep_dead_owner_dirs(COPIES_PREFIX)
 
 
+def _detect_sandbox(level: str) -> Any:
+    from arena.match.sandbox.detect import detect_sandbox
+
+    return detect_sandbox(level)
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
@@ -91,6 +98,11 @@ class BotWorker:
         self.closed = threading.Event()
         self._new_player: Callable[[], Any] | None = None
         t0 = time.monotonic()
+        # the sandbox self-test (mostly waiting on its test processes) runs beside the unpacking
+        # and the imports: both are on the way of the first match
+        background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-detect")
+        detecting = background.submit(_detect_sandbox, settings["sandbox_level"])
+        background.shutdown(wait=False)
         _sweep_stale_copies()
         self.tmp = Path(tempfile.mkdtemp(prefix=f"{COPIES_PREFIX}{os.getpid()}-"))
         try:
@@ -98,17 +110,16 @@ class BotWorker:
                 raise ArenaError(f"this node has decktet-arena {__version__}, the driver "
                                  f"{settings['version']}; install the same version everywhere")
             entries = unpack_bots(packed)   # into this node's cache, by content hash
-            self._setup(entries, settings)
+            self._setup(entries, settings, detecting)
         except Exception as exc:  # noqa: BLE001 - reported by ready()
             self.error = _one_line(exc)
         self.setup_s = time.monotonic() - t0
 
-    def _setup(self, entries: dict[str, Any], settings: Mapping[str, Any]) -> None:
+    def _setup(self, entries: dict[str, Any], settings: Mapping[str, Any], detecting: Future) -> None:
         from arena.tournament.match_player import MatchPlayer
         from arena.match.sandbox import become_subreaper
-        from arena.match.sandbox.detect import detect_sandbox
 
-        sandbox = detect_sandbox(settings["sandbox_level"])  # SandboxUnavailable names the reason
+        sandbox = detecting.result()  # SandboxUnavailable names the reason
         if not sandbox.safe and not settings.get("trust_bots", False):
             # each node detects its own level: the driver's bubblewrap says nothing of this node's
             why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
