@@ -4,8 +4,10 @@ Workers are Ray actors, possibly on other machines: they see neither the driver'
 files nor its results store. So each actor receives the bots by content through Ray's
 object store (files and bot folders, checked against their SHA-256), unpacks them into
 its node's cache keyed by that hash and installs bot folders' requirements there
-(arena.tournament.bot_shipping), detects the sandbox of its own node and keeps its bots warm across matches (arena.tournament.match_player,
-as the local workers do). Records come back to the driver, which stores them.
+(arena.tournament.bot_shipping), detects the sandbox of its own node, and keeps its bots
+warm across matches (arena.tournament.match_player, as the local workers do), starting
+the bot processes of the match it will play next while one plays. Records come back to
+the driver, which stores them.
 
 The driver supervises the actors as the local pool supervises its workers: a dead
 actor is replaced in the same run and its match played again (``MAX_TRIES`` tries,
@@ -49,7 +51,7 @@ REPLACE_WAIT_S = 120.0     # every worker lost and none back by then: the run st
 REPLACE_WAIT_ENV = "ARENA_RAY_REPLACE_WAIT_S"  # overrides REPLACE_WAIT_S (docs/cluster.md)
 
 
-COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's bot copies and logs
+COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's folder for its bots' stderr logs
 
 
 def require_ray() -> None:
