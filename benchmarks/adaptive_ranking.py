@@ -4,7 +4,7 @@
                                           [--confidence 0.95] [--top 3] [--json out.json]
 
 Fields of in-process players of known strength: player ``i`` plays the game's reference
-rule policy (games/reference.py) with probability ``q_i`` at each decision, else a uniformly
+rule policy (arena/luck/reference.py) with probability ``q_i`` at each decision, else a uniformly
 random legal move (q = 1: the rule, 0: random). The top three have q 1.0, 0.7 and 0.4; the
 rest spread evenly from 0.25 down to 0. The true order is the order of q (the pooled
 round-robin scores of every trial check it for the places judged: ``calibration``). Tightwad with three players:
@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
 from arena.stats.ranking import deal_set_sample  # noqa: E402
 from arena.tournament.adaptive import plan  # noqa: E402
 from games import REGISTRY  # noqa: E402
-from games.reference import REFERENCE, play_out, random_policy  # noqa: E402
+from arena.luck.reference import REFERENCE, play_out, random_policy  # noqa: E402
 from games.rng import DealRng, derive_seed  # noqa: E402
 
 GAME, PLAYERS = "tightwad", 3
