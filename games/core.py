@@ -230,6 +230,7 @@ class State:
     """Base of every game's state. Subclasses implement the underscored hooks."""
 
     spec: ClassVar[GameSpec]
+    _rng: DealRng  # each game's own deal generator (C2)
 
     def __init__(self, players: int, seed: int, options: dict[str, Any]) -> None:
         self.players = players
@@ -274,7 +275,7 @@ class State:
         return [self.action_info(seat, i) for i in range(len(self.moves(seat)))]
 
     def action_text(self, seat: int, action: int) -> str:
-        return self.action_info(seat, action)["text"]
+        return str(self.action_info(seat, action)["text"])
 
     def apply(self, seat: int, action: int) -> None:
         if self._over:

@@ -48,7 +48,7 @@ else None::
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from games import decktet
 from games.core import SearchRng, State
@@ -238,7 +238,7 @@ class _Tightwad:
             st._hands[s] = sorted(got, key=key)
         st._aside = pool
         st._rng = DealRng(rng.next64())
-        return st
+        return cast(State, st)
 
 
 # ---- Divers Weights ------------------------------------------------------------------
@@ -305,7 +305,7 @@ class _Divers:
             st._played[s] = pool[i]
             i += 1
         st._rng = DealRng(rng.next64())
-        return st
+        return cast(State, st)
 
 
 # ---- Palace --------------------------------------------------------------------------
@@ -427,7 +427,7 @@ class _Palace:
             i += 1
         st._draw = rest[i:]
         st._rng = DealRng(rng.next64())
-        return st
+        return cast(State, st)
 
     def _free_hands(self, rng: DealRng) -> tuple[list[list[int]], list[int]]:
         """No constraint but the swapped cards: those take uniform places among the hands'

@@ -184,9 +184,9 @@ class DiversWeightsState(State):
         for p in self._threshold:
             if p not in taken:
                 discard.append(p)
-        for p in self._played:
-            if p not in taken:
-                discard.append(p)  # type: ignore[arg-type]
+        for q in self._played:
+            if q not in taken:
+                discard.append(q)  # type: ignore[arg-type]
         self._tricks.append((tuple(self._threshold), tuple(self._played), self._total,
                              self._winners, prizes, self._rule))
         self._threshold = []
@@ -463,7 +463,7 @@ class DiversWeightsState(State):
 
     def with_hidden_shuffled(self, seat: int, rng: DealRng) -> "DiversWeightsState":
         """Permute the deck, the other hands and the others' unrevealed choices."""
-        c: DiversWeightsState = self.clone()  # type: ignore[assignment]
+        c = self.clone()
         others = [s for s in self._seats if s != seat]
         hidden_choice = [s for s in others if c._phase == PLAY and c._played[s] is not None]
         pool = list(c._deck)

@@ -109,7 +109,7 @@ def seat_baselines(game: str, players: int, options: dict[str, Any] | None, deal
     ref = REFERENCE.get(game, random_policy)
     out = []
     for seat in range(players):
-        policies = [random_policy] * players
+        policies: list[Policy] = [random_policy] * players
         policies[seat] = ref
         total = 0
         for r in range(rollouts):
