@@ -158,7 +158,7 @@ def test_plays_a_whole_match_inside_the_sandbox(game: str, players: int, level: 
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert [s["fault"] for s in doc["seats"]] == [None] * players, doc["seats"]
-    assert doc["bots"][0] == name and f"sandbox level {level}" in res.stderr
+    assert doc["bots"][0]["name"] == name and f"sandbox level {level}" in res.stderr
 
 
 # (game, players, simulations a decision, deals, first deal seed, options). A quick check, a few
