@@ -1,6 +1,7 @@
 """The search bot against an older version of itself, side by side, in process.
 
-    python benchmarks/search_ab.py play LABEL PLAYERS --old-commit 1bd9efc --budget 0.1 --deals 12 [--opponents A,B] --out F
+    python benchmarks/search_ab.py play LABEL PLAYERS --old-commit 1bd9efc --budget 0.1 --deals 12 \
+        [--opponents A,B] --out F
     python benchmarks/search_ab.py summary F [F ...]
     python benchmarks/search_ab.py identical --old-commit 1bd9efc [--games 2] [--sims 60]
 

@@ -20,8 +20,9 @@ default 0.5. A tournament gives it through the bot's name: an entry named like
 ``search-0.1s`` or ``search_2s`` (ending in ``-<seconds>s`` or ``_<seconds>s``) thinks
 that long; ``search-400sims`` runs exactly 400 simulations a decision instead
 (machine-independent, for reproducible tests). The bot also stops at half the match's
-``move_s`` of wall-clock time, to stay inside the time control on a loaded machine. Outside a tournament, ``SEARCH_BUDGET_S``
-in the environment sets the default (the sandbox passes no environment).
+``move_s`` of wall-clock time, to stay inside the time control on a loaded machine. Outside a
+tournament, ``SEARCH_BUDGET_S`` in the environment sets the default (the sandbox passes no
+environment).
 """
 
 from __future__ import annotations
