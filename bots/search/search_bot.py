@@ -141,8 +141,8 @@ class Search:
 
     def simulate(self) -> None:
         """One simulation: a sampled deal, down the tree, a rollout to the horizon, backup."""
-        rnd, me, sampler = self.rnd, self.me, self.sampler
-        state = sampler.sample(rnd)
+        rnd, me = self.rnd, self.me
+        state = self.sampler.sample(rnd)
         if self.root_keys is None:
             self.root_keys = state.action_keys(me)
             self.start = state.points()  # public: the same in every sample
@@ -160,14 +160,7 @@ class Search:
                     break
                 steps += 1
                 if seat != me:
-                    a = sampler.model_action(state, seat, rnd)
-                    if a is None:
-                        if here is None or not searched:
-                            a = state.rollout_action(seat, rnd)
-                        else:
-                            a, edge, _ = here.select(state, seat, rnd, True)
-                            path.append((edge, seat))
-                    state.apply(seat, a)
+                    state.apply(seat, self.other_move(state, seat, here if searched else None, path))
                     continue
                 if node is None:
                     state.apply(me, state.rollout_action(me, rnd))
@@ -182,6 +175,18 @@ class Search:
                     node = edge.child
                 state.apply(me, a)
         self.backup(state, path)
+
+    def other_move(self, state: State, seat: int, here: Node | None, path: list[tuple[Edge, int]]) -> int:
+        """Another seat's move: the game's model of it where it has one, else searched at the
+        node ``here`` (None: not searched), else the rollout policy."""
+        a = self.sampler.model_action(state, seat, self.rnd)
+        if a is not None:
+            return a
+        if here is None:
+            return state.rollout_action(seat, self.rnd)
+        a, edge, _ = here.select(state, seat, self.rnd, True)
+        path.append((edge, seat))
+        return a
 
     def backup(self, state: State, path: list[tuple[Edge, int]]) -> None:
         rewards: dict[int, float] = {}
