@@ -1,5 +1,5 @@
 """Palace's reference rule: the deterministic choices of the reference policy
-(``games.reference.palace_policy``, which adds its random moves) and of the engine's
+(``arena.luck.reference.palace_policy``, which adds its random moves) and of the engine's
 ``rollout_action`` (the search hook). They live in games/palace.py, beside the engine whose
 hook uses them; this module keeps their old import path."""
 

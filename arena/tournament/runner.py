@@ -835,10 +835,10 @@ class _NextRound:
 
 def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO,
                     resume_hint: str, workers: int = 1) -> None:
-    """Compute the deals' missing luck baselines (arena.tournament.luck) after the matches, on
+    """Compute the deals' missing luck baselines (arena.luck.baselines) after the matches, on
     as many processes as the run's workers: never while bots are timed. The results are stored already; a failure here
     only leaves the luck-adjusted figure unavailable, and Ctrl-C stops the run as usual."""
-    from arena.tournament import luck
+    from arena.luck import baselines as luck
 
     if rollouts < 1:
         return

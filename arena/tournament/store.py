@@ -13,7 +13,8 @@ What it guarantees, and why:
   order, so ratings computed from them do not depend on the number of workers or on
   interruptions.
 * The schema is versioned (``meta.schema_version``); a file written by a newer arena is
-  refused with a message instead of being misread.
+  refused with a message instead of being misread, an older one is migrated (``_MIGRATIONS``).
+  The luck tables are part of it (schema 4; their shape: ``arena.luck.tables``).
 * A stored match cannot be altered unnoticed: each ``matches`` row holds the SHA-256 of
   its record (``record_sha256``) and a digest of its own columns and its ``seats`` rows
   (``digest``), as read back when it was stored; the schedule's digest is in ``meta``.
@@ -53,10 +54,12 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from arena.luck import tables as luck_tables
+
 DB_NAME = "results.sqlite"
 SECRET_NAME = "deal-secret"
 SECRET_BYTES = 32
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 RECORD_SCHEMAS = (1,)  # match-record schema versions this store understands
 SANDBOX_FAULT = "sandbox"  # arena.match.faults.FaultKind.SANDBOX.value
 
@@ -117,7 +120,7 @@ CREATE TABLE schedule (
     match_id TEXT PRIMARY KEY,
     idx      INTEGER NOT NULL
 );
-"""
+""" + luck_tables.SCHEMA   # luck_baselines, luck_aivat: defined beside the code that fills them
 
 # The columns a match's digest covers, in order (the seats rows follow, by seat).
 _MATCH_COLUMNS = ("match_id", "idx", "tournament", "game", "rules_version", "players", "grp", "deal",
@@ -174,8 +177,9 @@ def _seal_schedule(conn: sqlite3.Connection) -> None:
 
 
 # Version 1 had no schedule table: every stored match counted. Version 2 had no checksums.
+# Version 3 had no luck tables in its schema (the arena added them when it computed baselines).
 _MIGRATIONS: dict[int, Any] = {1: "CREATE TABLE schedule (match_id TEXT PRIMARY KEY, idx INTEGER NOT NULL)",
-                               2: _seal_all}
+                               2: _seal_all, 3: luck_tables.migrate}
 
 
 class StoreError(Exception):
