@@ -56,7 +56,7 @@ def stored_schedule(conn: Any, through: int, options: dict[tuple[str, int], dict
     """The stored matches up to rowid ``through`` as ``LuckSpec``s. ``by_set``: deal set id ->
     options, for configurations ``options`` leaves ambiguous (a match of neither is left out:
     its bots' adjusted place shows as unavailable)."""
-    from arena.serve.matchmaker import INDEX_STRIDE
+    from arena.serve.db import INDEX_STRIDE
 
     out = []
     for mid, game, players, seed, idx in conn.execute(
@@ -128,7 +128,6 @@ def luck_main(data: Path, options: dict[tuple[str, int], dict[str, Any] | None],
     import sys
 
     from arena.serve.db import LadderDB
-    from arena.serve.matchmaker import last_stored
     from arena.tournament.runner import _die_with_parent, setup_logging
     from arena.tournament.store import ResultStore
 
@@ -143,7 +142,8 @@ def luck_main(data: Path, options: dict[tuple[str, int], dict[str, Any] | None],
     db = LadderDB(data)
     done = read_through(data)
     while True:
-        last = last_stored(store)
+        with store._lock:
+            last = store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0
         if last > done:
             started = time.monotonic()
             throttle = Throttle()

@@ -32,13 +32,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from arena.serve.db import LadderDB
+from arena.serve.db import INDEX_STRIDE, LadderDB  # noqa: F401 - INDEX_STRIDE: side.py reads it here
 
 log = logging.getLogger("arena.serve")
 
 ROSTER_POLL_S = 1.0
 RATINGS_EVERY_S = 2.0   # the leaderboard's freshness while matches arrive
-INDEX_STRIDE = 16   # schedule index of a match: set id * stride + rotation (at most 10 seats)
 
 
 @dataclasses.dataclass(frozen=True)
