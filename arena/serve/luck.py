@@ -5,8 +5,8 @@ A ladder never ends, so the matchmaker starts one *luck process* beside its work
 every ``LUCK_EVERY_S``, fills in the baselines (and AIVAT corrections) of the matches stored
 since its last pass, with ``arena.luck.baselines.fill`` on the whole stored schedule (so its
 reference-deal counts are exactly those ``load`` expects for these rows). It is bounded in CPU
-so the ladder's throughput holds: it runs at nice 19 (bots and workers go first) and, after
-each job, sleeps long enough that it uses at most ``LUCK_CPU_SHARE`` of one core.
+so the ladder's throughput holds: it runs ``LUCK_NICE`` below the workers (bots and workers go
+first) and, after each job, sleeps long enough that it uses at most ``LUCK_CPU_SHARE`` of one core.
 
 After each pass it writes ``<data>/luck.json``: ``{"through": R}``, the highest matches rowid
 whose matches it has computed. The matchmaker's ratings (matchmaker.publish_standings) adjust
@@ -28,7 +28,11 @@ log = logging.getLogger("arena.serve")
 LUCK_FILE = "luck.json"
 LUCK_EVERY_S = 2.0       # a pass at most this often (as the ratings)
 LUCK_RETRY_S = 30.0      # after a failed pass
-LUCK_CPU_SHARE = 0.25    # of one core, at most, beside nice 19
+LUCK_CPU_SHARE = 0.25    # of one core, at most
+# niceness added to the matchmaker's (``workers_nice``): the workers and bots go first, yet the
+# process still gets the ~12% of a core the demo ladder's matches need on a saturated machine
+# (at nice 19 it got 7% there and fell behind without end)
+LUCK_NICE = 3
 
 
 class LuckSpec(NamedTuple):
@@ -122,20 +126,22 @@ def fill_pass(store: Any, data: Path, through: int, options: dict[tuple[str, int
 
 def luck_main(data: Path, options: dict[tuple[str, int], dict[str, Any] | None],
               entries: dict[tuple[int, int], dict[str, Any]], rollouts: int, parent_pid: int) -> None:
-    """The luck process (spawned by the matchmaker): passes without end, at nice 19.
+    """The luck process (spawned by the matchmaker): passes without end, ``LUCK_NICE`` below it.
     ``entries``: (game entry index, seats) -> options, for the deal sets ``options`` leaves ambiguous."""
     import signal
-    import sys
 
     from arena.serve.db import LadderDB
-    from arena.tournament.runner import _die_with_parent, setup_logging
+    from arena.tournament.runner import _die_with_parent
     from arena.tournament.store import ResultStore
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent_pid)
-    setup_logging(Path(data), sys.stderr)
+    handler = logging.FileHandler(Path(data) / "run.log")   # beside the matchmaker's lines (appends are atomic)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.INFO)
     try:
-        os.nice(19)
+        os.nice(LUCK_NICE)
     except OSError:
         pass
     store = ResultStore(data)
