@@ -29,10 +29,9 @@ LUCK_FILE = "luck.json"
 LUCK_EVERY_S = 2.0       # a pass at most this often (as the ratings)
 LUCK_RETRY_S = 30.0      # after a failed pass
 LUCK_CPU_SHARE = 0.25    # of one core, at most
-# niceness added to the matchmaker's (``workers_nice``): the workers and bots go first, yet the
-# process still gets the ~12% of a core the demo ladder's matches need on a saturated machine
-# (at nice 19 it got 7% there and fell behind without end)
-LUCK_NICE = 3
+# niceness added to the matchmaker's (``workers_nice``): 0, the workers' own, as the cap bounds
+# what it takes (at nice 19 on a saturated machine it got 8% of a core and fell behind)
+LUCK_NICE = 0
 
 
 class LuckSpec(NamedTuple):
@@ -91,23 +90,23 @@ def _write_through(data: Path, through: int) -> None:
 
 
 class Throttle:
-    """``fill``'s progress callback: after each job, sleep so that this process's CPU time
-    stays at most ``share`` of the wall time (``sleep`` and ``cpu`` are injectable for tests)."""
+    """``fill``'s progress callback: after a job, sleep just long enough that this process's
+    CPU time since it started stays at most ``share`` of the wall time (a bound on the CPU it
+    takes, not a fixed pause per job: on a busy machine a job's wall time stretches already).
+    ``sleep``, ``cpu`` and ``clock`` are injectable for tests."""
 
     def __init__(self, share: float = LUCK_CPU_SHARE, sleep: Callable[[float], None] = time.sleep,
-                 cpu: Callable[[], float] = time.process_time) -> None:
-        self.share, self.sleep, self.cpu = share, sleep, cpu
-        self.mark = cpu()
+                 cpu: Callable[[], float] = time.process_time, clock: Callable[[], float] = time.monotonic) -> None:
+        self.share, self.sleep, self.cpu, self.clock = share, sleep, cpu, clock
+        self.cpu0, self.wall0 = cpu(), clock()
         self.slept = 0.0
 
     def __call__(self, done: int, total: int) -> None:
-        now = self.cpu()
-        used, self.mark = now - self.mark, now
-        if used > 0:
-            pause = used * (1.0 / self.share - 1.0)
+        used = self.cpu() - self.cpu0
+        pause = used / self.share - (self.clock() - self.wall0)
+        if pause > 0:
             self.slept += pause
             self.sleep(pause)
-            self.mark = self.cpu()
 
 
 def fill_pass(store: Any, data: Path, through: int, options: dict[tuple[str, int], dict[str, Any] | None],

@@ -128,14 +128,21 @@ def test_the_leaderboard_shows_the_luck_adjusted_place_arena_report_computes(lad
 def test_the_throttle_keeps_the_luck_process_to_its_share_of_a_core():
     from arena.serve.luck import Throttle
 
-    clock = {"cpu": 0.0}
+    now = {"cpu": 0.0, "wall": 100.0}
     slept = []
-    throttle = Throttle(share=0.25, sleep=slept.append, cpu=lambda: clock["cpu"])
-    for used in (0.1, 0.3, 0.0, 0.2):
-        clock["cpu"] += used
+
+    def sleep(s):
+        slept.append(s)
+        now["wall"] += s
+
+    throttle = Throttle(share=0.25, sleep=sleep, cpu=lambda: now["cpu"], clock=lambda: now["wall"])
+    for cpu, wall in ((0.1, 0.1), (0.3, 0.3), (0.2, 2.0), (0.5, 0.5)):   # the third job waited for the CPU
+        now["cpu"] += cpu
+        now["wall"] += wall
         throttle(1, 4)
-    assert slept == pytest.approx([0.3, 0.9, 0.6])   # three times the CPU used: a quarter of the wall time
-    assert throttle.slept == pytest.approx(1.8)
+        assert now["cpu"] <= 0.25 * (now["wall"] - 100.0) + 1e-9         # never over its share
+    assert slept == pytest.approx([0.3, 0.9, 0.3])   # no pause while a job's wall time covered it
+    assert throttle.slept == pytest.approx(1.5)
 
 
 def test_the_luck_process_fills_the_stored_matches_below_the_workers_priority(ladder_env):
