@@ -1,5 +1,5 @@
 """The ladder's luck-adjusted place: its baselines are computed for the stored matches by the
-luck process (arena/serve/luck.py), at most a share of one core and below the workers' priority, and the
+luck process (arena/serve/luck.py), at most a quarter of one core's time, at the workers' priority, and the
 leaderboard, its JSON and the bot page show exactly what arena/report/luck.py computes for
 the same records."""
 
@@ -145,7 +145,7 @@ def test_the_throttle_keeps_the_luck_process_to_its_share_of_a_core():
     assert throttle.slept == pytest.approx(1.5)
 
 
-def test_the_luck_process_fills_the_stored_matches_below_the_workers_priority(ladder_env):
+def test_the_luck_process_fills_the_stored_matches_at_the_workers_priority(ladder_env):
     from arena.serve.luck import LUCK_NICE, read_through, start_luck
     from arena.serve.matchmaker import last_stored
 
