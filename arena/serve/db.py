@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+INDEX_STRIDE = 16   # schedule index of a deal set's match: set id * stride + rotation (at most 10 seats)
+
 DB_NAME = "ladder.sqlite"
 
 _SCHEMA = """

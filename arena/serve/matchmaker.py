@@ -32,13 +32,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from arena.serve.db import LadderDB
+from arena.serve.db import INDEX_STRIDE, LadderDB  # noqa: F401 - INDEX_STRIDE: side.py reads it here
 
 log = logging.getLogger("arena.serve")
 
 ROSTER_POLL_S = 1.0
 RATINGS_EVERY_S = 2.0   # the leaderboard's freshness while matches arrive
-INDEX_STRIDE = 16   # schedule index of a match: set id * stride + rotation (at most 10 seats)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,14 +112,22 @@ def rate_in_play_order(store: Any, cache: Path | None = None) -> Any:
     a complete prefix, and ``cache`` (arena/report/rating_cache.py, sealed with the key of the
     data folder's secret) lets each call rate only the matches stored since the last one.
     """
-    import dataclasses as dc
+    return rate_rows(store, rows_in_play_order(store), cache)
 
-    from arena.report.rating_cache import key_from_secret
-    from arena.report.ratings import compute_ratings
+
+def rows_in_play_order(store: Any) -> list[Any]:
+    """Every stored match's ``ResultRow``, its index its place in the store's rowid order."""
+    import dataclasses as dc
 
     with store._lock:
         order = {mid: i for i, (mid,) in enumerate(store.conn.execute("SELECT match_id FROM matches ORDER BY rowid"))}
-    rows = [dc.replace(r, index=order[r.match_id]) for r in store.iter_results(scheduled=False) if r.match_id in order]
+    return [dc.replace(r, index=order[r.match_id]) for r in store.iter_results(scheduled=False) if r.match_id in order]
+
+
+def rate_rows(store: Any, rows: list[Any], cache: Path | None = None) -> Any:
+    from arena.report.rating_cache import key_from_secret
+    from arena.report.ratings import compute_ratings
+
     key = key_from_secret(store.deal_secret()) if cache is not None else None
     return compute_ratings(rows, cache=cache, cache_key=key)
 
@@ -138,11 +145,14 @@ def standings(store: Any, cache: Path | None = None) -> dict[str, dict[str, Stan
     return standings_of(rate_in_play_order(store, cache))
 
 
-def report_doc(report: Any, stored: int) -> dict[str, Any]:
+def report_doc(report: Any, stored: int, luck_matches: int = 0) -> dict[str, Any]:
     """What the server needs of a ``RatingReport``: per scope and bot mu, sigma, matches,
-    mean place, faults; ``stored``: the highest rowid rated (the server's freshness mark)."""
+    mean place, faults, luck-adjusted mean place (None: unavailable); ``stored``: the highest
+    rowid rated (the server's freshness mark); ``luck_matches``: how many of the stored
+    matches the adjusted place covers (luck.py: its baselines follow a few seconds behind)."""
     return {"stored": stored, "matches": next((s.matches for s in report.scopes if s.scope == "overall"), 0),
-            "scopes": {s.scope: {b.name: [b.mu, b.sigma, b.matches, b.mean_place, b.faults_total]
+            "luck_matches": luck_matches,
+            "scopes": {s.scope: {b.name: [b.mu, b.sigma, b.matches, b.mean_place, b.faults_total, b.adjusted_place]
                                  for b in s.standings} for s in report.scopes},
             "history": {b.name: _thinned(b.history) for s in report.scopes if s.scope == "overall"
                         for b in s.standings}}
@@ -205,6 +215,7 @@ class Matchmaker:
         self.rng = random.Random(os.getpid() ^ time.time_ns())
         self.last_set = 0.0
         self.rated_at = -1   # the highest rowid in the standings file
+        self.luck_at = -1    # the highest rowid its luck-adjusted places cover (luck.py)
 
     # ---- the roster ------------------------------------------------------------
 
@@ -240,18 +251,23 @@ class Matchmaker:
     def publish_standings(self, store: Any) -> dict[str, dict[str, Standing]] | None:
         """Rate the stored matches if any arrived since the last time, write ``standings.json``
         for the server, and return them (None: nothing new)."""
+        from arena.serve.luck import adjusted, ladder_rollouts, read_through
+
         last = last_stored(store)
-        if last == self.rated_at:
+        through = min(read_through(self.data), last)
+        if (last, through) == (self.rated_at, self.luck_at):
             return None
-        report = rate_in_play_order(store, self.data / "ratings-cache-matchmaker.json.z")
-        write_standings(self.data, report_doc(report, last))
-        self.rated_at = last
+        rows = rows_in_play_order(store)
+        report = rate_rows(store, rows, self.data / "ratings-cache-matchmaker.json.z")
+        report, luck_matches = adjusted(report, rows, store, ladder_rollouts(self.t), through)
+        write_standings(self.data, report_doc(report, last, luck_matches))
+        self.rated_at, self.luck_at = last, through
         return standings_of(report)
 
     # ---- the loop --------------------------------------------------------------
 
     def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
-        from arena.tournament.runner import RunSummary, _config_json, _Pool, limits_from, time_control_from
+        from arena.tournament.runner import limits_from, time_control_from
         from arena.tournament.store import ResultStore
 
         db = LadderDB(self.data)
@@ -266,6 +282,20 @@ class Matchmaker:
         (self.data / "logs").mkdir(exist_ok=True)
         if self.executor == "ray":
             self._start_ray()
+        from arena.serve.luck import start_luck
+
+        luck = start_luck(self.t, self.data)   # the luck-adjusted place's baselines, off the workers' CPU
+        try:
+            self._loop(db, store, secret, ctx_base, should_stop)
+        finally:
+            if luck is not None:
+                luck.kill()
+                luck.join()
+
+    def _loop(self, db: LadderDB, store: Any, secret: str, ctx_base: dict[str, Any],
+              should_stop: Callable[[], bool]) -> None:
+        from arena.tournament.runner import RunSummary, _config_json, _Pool
+
         while not should_stop():
             playing, entries = self.roster(db)
             store.init_tournament(self.t.name, _config_json(self.t), [e.to_json() for e in entries.values()])

@@ -156,13 +156,18 @@ class Ladderside:
                 except (OSError, ValueError):
                     pass   # replaced while read: the next request reads it again
             return self.ratings_doc
-        from arena.serve.matchmaker import rate_in_play_order, report_doc
+        from arena.serve.luck import adjusted, ladder_rollouts, read_through
+        from arena.serve.matchmaker import rate_rows, report_doc, rows_in_play_order
 
         last = self.reader.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0   # O(1), unlike COUNT
-        if last != self.ratings_mark:
+        mark = (last, min(read_through(self.data), last))
+        if mark != self.ratings_mark:
             with self.store._lock:
-                report = rate_in_play_order(self.store, self.data / "ratings-cache-server.json.z")
-            self.ratings_doc, self.ratings_mark = report_doc(report, last), last
+                rows = rows_in_play_order(self.store)
+                report = rate_rows(self.store, rows, self.data / "ratings-cache-server.json.z")
+                report, luck_matches = adjusted(report, rows, self.store, ladder_rollouts(self.ladder.tournament),
+                                                mark[1])
+            self.ratings_doc, self.ratings_mark = report_doc(report, last, luck_matches), mark
         return self.ratings_doc
 
     def leaderboard(self) -> dict[str, Any]:
@@ -206,13 +211,14 @@ class Ladderside:
                              "mu": round(mu, 3), "sigma": round(sigma, 3),
                              "conservative": round(mu - 3 * sigma, 3), "matches": b[2] if b else 0,
                              "mean_place": None if not b or b[3] is None else round(b[3], 3),
+                             "adjusted_place": _place(b, 5),
                              "faults": b[4] if b else 0})
             rows.sort(key=lambda x: (-x["conservative"], x["bot"]))
             for i, row in enumerate(rows, 1):
                 row["rank"] = i
             scopes.append({"scope": scope, "standings": rows})
         return {"format": API_FORMAT, "version": API_VERSION, "ladder": self.ladder.name,
-                "matches": ratings.get("matches", 0),
+                "matches": ratings.get("matches", 0), "luck_matches": ratings.get("luck_matches", 0),
                 "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma"}, "scopes": scopes}
 
     def recent_matches(self, limit: int, bot: str | None = None) -> list[dict[str, Any]]:
@@ -304,7 +310,8 @@ class Ladderside:
                 item["source"] = f"/bots/{bot_id}/source?version={v['n']}"
             versions.append(item)
         board = self.leaderboard()
-        ratings = {s["scope"]: next(({k: r[k] for k in ("rank", "mu", "sigma", "conservative", "matches")}
+        ratings = {s["scope"]: next(({k: r[k] for k in ("rank", "mu", "sigma", "conservative", "adjusted_place",
+                                                        "matches")}
                                      for r in s["standings"] if r["bot_id"] == bot_id), None)
                    for s in board["scopes"]}
         faults = []
@@ -392,6 +399,12 @@ class Ladderside:
         if not _may_see_source(user, bot):
             raise HTTPException(403, "only the bot's owner or the organiser can retire it")
         self.db.run("UPDATE bots SET retired = 1 WHERE id = ?", bot_id)
+
+
+def _place(rating: list[Any] | None, at: int) -> float | None:
+    """A place of a standings.json entry, rounded; None when unavailable (or from an older file)."""
+    got = rating[at] if rating and len(rating) > at else None
+    return None if got is None else round(got, 3)
 
 
 def _versions_of(name: str) -> tuple[str, str]:

@@ -6,6 +6,8 @@
   function cell(row, text) { var td = document.createElement("td"); td.textContent = text; row.appendChild(td); return td; }
   function draw(doc) {
     document.getElementById("match-count").textContent = doc.matches;
+    var luck = document.getElementById("luck-count");
+    if (luck) luck.textContent = doc.luck_matches;
     doc.scopes.forEach(function (scope) {
       var section = boards.querySelector('section[data-scope="' + scope.scope + '"]');
       if (!section) return;
@@ -21,6 +23,7 @@
         cell(tr, r.owner); cell(tr, r.mu.toFixed(2)); cell(tr, r.sigma.toFixed(2));
         cell(tr, r.conservative.toFixed(2));
         cell(tr, r.mean_place === null ? "–" : r.mean_place.toFixed(2));
+        cell(tr, r.adjusted_place === null || r.adjusted_place === undefined ? "–" : r.adjusted_place.toFixed(2)).className = "adjusted";
         cell(tr, r.matches).className = "matches"; cell(tr, r.faults);
         body.appendChild(tr);
       });
