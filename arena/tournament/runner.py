@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from arena.errors import ArenaError, WorkersLost
+from arena.records.controls import Limits, TimeControl
 from arena.tournament.retries import MAX_TRIES, Retries, seats_text
 
 log = logging.getLogger("arena.run")
@@ -60,22 +61,17 @@ class RunSummary:
         return not self.interrupted and self.counted == self.scheduled
 
 
-def limits_from(tournament: Any) -> Any:
-    from arena.match.sandbox import Limits
-
+def limits_from(tournament: Any) -> Limits:
+    """The tournament's per-bot limits (the tournament file validates into the one ``Limits``)."""
     lim = getattr(tournament, "limits", None)
-    if lim is None:
-        return Limits()
-    data = lim.model_dump() if hasattr(lim, "model_dump") else dict(lim)
-    return Limits(**{k: v for k, v in data.items() if v is not None})
+    if isinstance(lim, Limits):
+        return lim
+    return Limits(**{k: v for k, v in dict(lim or {}).items() if v is not None})
 
 
-def time_control_from(tournament: Any) -> Any:
-    from arena.match.timecontrol import TimeControl
-
+def time_control_from(tournament: Any) -> TimeControl:
     tc = tournament.time_control
-    data = tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
-    return TimeControl(**data)
+    return tc if isinstance(tc, TimeControl) else TimeControl(**dict(tc))
 
 
 def worker_count(tournament: Any, override: int | None) -> int:

@@ -3,7 +3,8 @@
 Layers, top first: the face (``arena.cli``), then ``arena.report``, then
 ``arena.tournament``, then ``arena.match``, then ``arena.rl`` (reinforcement
 learning, on the engines alone), then ``arena.openspiel`` (the OpenSpiel bridge, on the
-engines alone too), then the shared base (``arena.errors``,
+engines alone too), then ``arena.records`` (the typed vocabulary every layer above
+speaks: match specs, records, time control, limits, worker replies), then the shared base (``arena.errors``,
 ``arena`` itself), then ``games``. ``arena.bot_helper`` runs inside bots and
 imports nothing of ours; neither does ``arena.rl.encoding``, which exported bots
 carry a copy of. Imports are read with ast, at module level and inside
@@ -19,8 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena.openspiel", "arena",
-          "games"]
+LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena.openspiel",
+          "arena.records", "arena", "games"]
 # Run inside the sandbox (botkit, and the encoding copied into exported bots): standard library only.
 ISOLATED = {"arena.bot_helper", "arena.rl.encoding"}
 

@@ -33,6 +33,8 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.records.controls import Limits
+
 from .procs import become_subreaper
 
 __all__ = ["LEVELS", "ORDER", "READY", "Limits", "SandboxInfo", "SandboxUnavailable",
@@ -52,25 +54,6 @@ READY = "ARENA-SANDBOX-READY"
 
 class SandboxUnavailable(RuntimeError):
     """A requested level failed its self-test (the message is one line)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-bot limits. Memory is per bot (cgroup) or per process (RLIMIT_AS)."""
-    memory_mb: int = 1024        # per bot (cgroup memory where available, else RLIMIT_AS)
-    cpu_s: int = 600             # CPU cap of the whole bot tree (referee-enforced); RLIMIT_CPU = cpu_s+1 backstop
-    file_mb: int = 16            # RLIMIT_FSIZE
-    open_files: int = 64         # RLIMIT_NOFILE
-    processes: int = 32          # tasks (processes + threads) of the bot: pids cgroup
-    scratch_mb: int = 64         # size of the private tmpfs scratch (= cwd, HOME, TMPDIR)
-    stdout_line_kb: int = 1024   # longest accepted protocol line
-    stderr_log_kb: int = 256     # cap of the bot's stderr logs, over all its processes
-
-    @property
-    def scratch_inodes(self) -> int:
-        """Files and folders the scratch may hold: one per 4 KiB page of ``scratch_mb`` (empty files
-        take no pages, so without this cap they could be made without end)."""
-        return self.scratch_mb * 256
 
 
 @dataclass(frozen=True)
