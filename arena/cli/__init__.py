@@ -321,7 +321,7 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
 @sandbox_option
 def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None:
     """Run BOT through the conformance suite; exit 1 if any check fails."""
-    from arena.cli.check import run_check
+    from arena.tournament.check import run_check
     from arena.match.sandbox.detect import open_sandbox
     from arena.tournament.roster import bot_entry
     from arena.match.sandbox import Limits
@@ -357,7 +357,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
 
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
     """
-    from arena.cli.replay import load_record, mark_shown, takeover, verify_record
+    from arena.report.replay import load_record, mark_shown, takeover, verify_record
     from arena.match.trace import Tracer
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)

@@ -56,7 +56,9 @@ class Decision:
         except ValueError:
             raise RecordError(f"decision {i} has an unknown status {d.get('status')!r}") from None
         n = d.get("n", i)
-        return cls(n=n if _is_int(n) else i, seat=d["seat"], action=d["action"], text=str(d.get("text", "")),
+        if not _is_int(n):
+            raise RecordError(f"decision {i} has a number {n!r} that is not an int")
+        return cls(n=n, seat=d["seat"], action=d["action"], text=str(d.get("text", "")),
                    ms=d.get("ms"), status=status)
 
 
@@ -218,7 +220,7 @@ class MatchRecord:
         faults = record["faults"]
         if len(faults) != players:
             raise RecordError(f"{len(faults)} faults for {players} players")
-        if not all(f is None or (isinstance(f, dict) and "decision" in f) for f in faults):
+        if not all(f is None or isinstance(f, dict) for f in faults):
             raise RecordError("'faults' does not hold one entry per seat")
         seats = record.get("seats")
         return cls(
