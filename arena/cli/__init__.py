@@ -322,7 +322,7 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
 def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None:
     """Run BOT through the conformance suite; exit 1 if any check fails."""
     from arena.tournament.check import run_check
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.tournament.roster import bot_entry
     from arena.match.sandbox import Limits
     from arena.match.timecontrol import TimeControl
@@ -379,7 +379,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
             raise ArenaError(f"--bot {bot_spec!r}: expected SEAT=FILE, e.g. --bot 2=bots/mybot.py")
         live_seat = int(key)
         from arena.match.agents import ProcessAgent
-        from arena.match.sandbox.detect import open_sandbox
+        from arena.match.detect import open_sandbox
         from arena.tournament.roster import bot_entry
         from arena.match.sandbox import Limits
         from arena.match.timecontrol import TimeControl

@@ -103,7 +103,7 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     from arena.match.agents import ProcessAgent
     from arena.tournament.roster import bot_entry
     from arena.match.sandbox import Limits
-    from arena.match.sandbox.detect import detect_sandbox
+    from arena.match.detect import detect_sandbox
     from arena.match.timecontrol import TimeControl
 
     positions = _act_lines(game, players, rounds)

@@ -176,7 +176,7 @@ def p4(sizes: Sizes) -> dict[str, Any]:
 
 def _p4_once(sizes: Sizes, fresh: bool, deal_memory: bool) -> tuple[float, int, int, Any]:
     from arena.match.agents import ProcessAgent
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.tournament.match_player import MatchPlayer
     from arena.tournament.roster import resolve_bots
     from arena.tournament.runner import limits_from, time_control_from
@@ -401,7 +401,7 @@ def _burn(stop: Any) -> None:
 
 def p8(sizes: Sizes) -> dict[str, Any]:
     from arena.match.sandbox import Limits
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.match.timecontrol import TimeControl
     from arena.tournament.match_player import MatchPlayer
     from arena.tournament.roster import bot_entry

@@ -172,7 +172,7 @@ class BotWorker:
     def _setup(self, entries: dict[str, Any], settings: Mapping[str, Any]) -> None:
         from arena.tournament.match_player import MatchPlayer
         from arena.match.sandbox import become_subreaper
-        from arena.match.sandbox.detect import detect_sandbox
+        from arena.match.detect import detect_sandbox
 
         sandbox = detect_sandbox(settings["sandbox_level"])  # SandboxUnavailable names the reason
         if not sandbox.safe and not settings.get("trust_bots", False):

@@ -682,7 +682,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
                 sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
                 ray_address: str | None, display: Any = None,
                 before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.tournament import fair_play
     from arena.tournament.adaptive import has_adaptive, stored_outcomes
     from arena.tournament.roster import snapshot_bots

@@ -189,7 +189,7 @@ def test_a_worker_tells_every_bot_goodbye_before_waiting_for_any(tmp_path):
 
     import games
     from arena.match.sandbox import Limits
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.match.timecontrol import TimeControl
     from arena.tournament.match_player import MatchPlayer
     from arena.tournament.roster import bot_entry

@@ -205,7 +205,7 @@ def test_plays_a_whole_match_inside_the_full_sandbox(game: str, players: int) ->
     """Default budget (0.5 s of CPU), and its own wall-clock stop at half of move_s keeps it
     inside the time control (3 s here: this machine's load has reached 80 on 2 cores)."""
     from arena.match.sandbox import SandboxUnavailable
-    from arena.match.sandbox.detect import detect_sandbox
+    from arena.match.detect import detect_sandbox
 
     try:
         detect_sandbox("full")

@@ -130,7 +130,7 @@ def test_games_use_the_standard_library_only():
 
 
 @pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl",
-                                 "arena.openspiel"])
+                                 "arena.openspiel", "arena.records"])
 def test_each_subpackage_says_what_lives_there(sub):
     doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
     assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"
@@ -146,3 +146,18 @@ def test_openspiel_builds_on_the_engines_alone():
     for m, deps in GRAPH.items():
         if m.startswith("arena.openspiel"):
             assert all(d.startswith(("games", "arena.openspiel")) for d in deps), f"{m} imports {deps}"
+
+
+def test_the_sandbox_does_not_import_its_user():
+    """``arena.match.sandbox`` is used by the bot process layer; it imports nothing else of the match layer
+    (the self-test that runs probes through that layer is ``arena.match.detect``, above it)."""
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.match.sandbox"):
+            users = sorted(d for d in deps if d.startswith("arena.match") and not d.startswith("arena.match.sandbox"))
+            assert users == [], f"{m} imports {users}"
+
+
+def test_records_import_only_themselves():
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.records"):
+            assert all(d.startswith("arena.records") for d in deps), f"{m} imports {deps}"

@@ -17,7 +17,7 @@ Levels (a fixed set, strongest first; see docs in ``LEVELS``):
 Safe for untrusted bots: a level whose self-test proved every property listed in
 docs/sandbox.md (``SandboxInfo.safe``); ``rlimits`` and ``none`` never are.
 
-``detect.py`` picks the level (``detect_sandbox``) by running ``probe.py`` through
+``arena.match.detect`` picks the level (``detect_sandbox``) by running ``probe.py`` through
 the real bot process layer; this package itself holds only the shared types.
 
 Every level runs the bot in a new session with an explicit environment, closed
