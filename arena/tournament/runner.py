@@ -378,7 +378,7 @@ MATCH_FAULT = "arena_match_fault"  # marks a per-match fault record, kept out of
 class Progress:
     """Plain progress lines (for pipes and CI: no control codes): matches done, rate,
     ETA and faults, every few seconds; each (bot, fault kind) is named once when it
-    first happens and counted after that. The terminal's live display (arena/cli/live.py)
+    first happens and counted after that. The terminal's live display (arena/report/live.py)
     has the same interface."""
 
     every_s = 5.0

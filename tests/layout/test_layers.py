@@ -1,6 +1,7 @@
 """The package layout: no import cycles, and every import points down the layers.
 
-Layers, top first: the face (``arena.cli``), then ``arena.report``, then
+Layers, top first: the face (``arena.cli``), then ``arena.bench`` (the measures `arena bench`
+runs), then ``arena.report``, then
 ``arena.tournament``, then ``arena.match``, then ``arena.rl`` (reinforcement
 learning, on the engines alone), then ``arena.openspiel`` (the OpenSpiel bridge, on the
 engines alone too), then ``arena.records`` (the typed vocabulary every layer above
@@ -20,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena.openspiel",
+LAYERS = ["arena.cli", "arena.bench", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena.openspiel",
           "arena.records", "arena", "games"]
 # Run inside the sandbox (botkit, and the encoding copied into exported bots): standard library only.
 ISOLATED = {"arena.bot_helper", "arena.rl.encoding"}
@@ -130,7 +131,7 @@ def test_games_use_the_standard_library_only():
 
 
 @pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl",
-                                 "arena.openspiel", "arena.records"])
+                                 "arena.openspiel", "arena.records", "arena.bench"])
 def test_each_subpackage_says_what_lives_there(sub):
     doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
     assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"

@@ -16,6 +16,8 @@ from games.simulate import play_randomly
 GAME_SETUPS: dict[str, tuple[int, dict[str, Any]]] = {
     "tightwad": (4, {}), "divers-weights": (4, {}), "palace": (4, {}),
 }
+# players at the table of `arena bench protocol` (Divers Weights' duel is its most common table)
+PROTOCOL_PLAYERS = {"divers-weights": 2}
 GAME_TARGETS = {"tightwad": (100_000, 30_000), "divers-weights": (100_000, 30_000),
                 "palace": (30_000, 30_000)}
 
