@@ -143,11 +143,12 @@ class MatchRecord:
     group: int | None = None
     sandbox: dict[str, Any] = field(default_factory=dict)
     time_control: dict[str, Any] = field(default_factory=dict)
-    seats: tuple[dict[str, Any], ...] | None = None     # derived per-seat summary; None: made from the above
+    seats: tuple[dict[str, Any], ...] | None = None     # the per-seat summary as stored; None: the record has none
     started_at: str | None = None
     duration_s: float | None = None
     harness_version: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys this arena does not know, kept as they were
+    absent: frozenset[str] = frozenset()   # optional keys the stored record did not have (not written back)
 
     # ---- derived views ----------------------------------------------------------------
 
@@ -188,6 +189,8 @@ class MatchRecord:
             "seats": self.seat_rows(), "game_result": self.game_result.to_json(), "faults": list(self.faults),
             "started_at": self.started_at, "duration_s": self.duration_s, "harness_version": self.harness_version,
         }
+        for key in self.absent:   # a record made without them (older tools, fixtures) stays without them
+            out.pop(key, None)
         out.update(self.extra)
         return out
 
@@ -239,6 +242,7 @@ class MatchRecord:
             duration_s=None if record.get("duration_s") is None else float(record["duration_s"]),
             harness_version=_opt_str(record.get("harness_version")),
             extra={k: v for k, v in record.items() if k not in _KNOWN},
+            absent=frozenset(k for k in _KNOWN if k not in record),
         )
 
 
@@ -256,7 +260,10 @@ def new_record(*, match_id: str, index: int, tournament: str | None, game: str, 
                game_result: Outcome, faults: Sequence[FaultJson | None], started_at: str, duration_s: float,
                harness_version: str) -> MatchRecord:
     """A record as the referee makes it (every field, the seat summary derived)."""
+    seats = tuple({"seat": s, "bot": str(b["name"]), "place": result.places[s], "score": result.scores[s],
+                   "fault": faults[s]} for s, b in enumerate(bots))
     return MatchRecord(
+        seats=seats,
         match_id=match_id, index=index, game=game, players=players, options=options, deal_seed=deal_seed,
         match_seed=match_seed,
         bots=tuple(SeatBot.from_json(b) for b in bots),
