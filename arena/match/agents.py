@@ -128,9 +128,9 @@ class ProcessAgent(Agent):
                                       f"(last: {last.detail})", **last.extra)
         self.launch()
         starting, self._starting = self._starting, None
-        fault, self._launch_fault = self._launch_fault, None
-        if fault is not None:
-            raise fault  # the sandbox could not be built: the harness's failure, not the bot's
+        launch_fault, self._launch_fault = self._launch_fault, None
+        if launch_fault is not None:
+            raise launch_fault  # the sandbox could not be built: the harness's failure, not the bot's
         if starting is None:
             return  # warm: its process serves this match too
         proc = starting.wait()
@@ -159,7 +159,8 @@ class ProcessAgent(Agent):
         self._send(act_msg, deadline)
 
     def answer(self, deadline: float) -> tuple[bytes, float]:
-        return self.proc.read_line(deadline)
+        line, arrived = self.proc.read_line(deadline)
+        return line, arrived
 
     def finish(self, result_msg: dict[str, Any]) -> None:
         if self.proc is None:

@@ -156,7 +156,7 @@ class _Match:
         if len(procs) > 1:
             from arena.match.process import read_lines
 
-            got = read_lines([(self.agents[s].proc, asked[s][1]) for s in procs])
+            got = read_lines([(getattr(self.agents[s], "proc"), asked[s][1]) for s in procs])
             answers.update(zip(procs, got))
         for seat, (_sent, deadline, _n) in asked.items():
             if seat in answers:

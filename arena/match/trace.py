@@ -85,4 +85,4 @@ def format_result(record: dict[str, Any]) -> str:
     head = (f"{record['game']} · match {record['match_id']} · {len(record['decisions'])} decisions"
             f" · {record['duration_s']:.2f} s · sandbox {record['sandbox']['level']}{capped}")
     table = tabulate(rows, headers=["seat", "bot", "place", "score", "fault"], tablefmt="simple")
-    return head + "\n" + table
+    return head + "\n" + str(table)
