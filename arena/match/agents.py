@@ -10,12 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena import __version__
 from arena.match import protocol
 from arena.match.bot_log import ledger_path
 from arena.match.faults import BotFault, FaultKind
 from arena.match.timecontrol import TimeControl, UNLIMITED_S
 
-ARENA_VERSION = "0.1.0"
+ARENA_VERSION = __version__  # sent in hello and stored in every record
 MAX_FAILED_STARTS = 3
 
 
