@@ -14,6 +14,7 @@ from arena import __version__
 from arena.match import protocol
 from arena.match.bot_log import ledger_path
 from arena.match.faults import BotFault, FaultKind
+from arena.match.sandbox import Limits, SandboxInfo
 from arena.match.timecontrol import TimeControl, UNLIMITED_S
 
 ARENA_VERSION = __version__  # sent in hello and stored in every record
@@ -62,7 +63,7 @@ class ProcessAgent(Agent):
 
     is_process = True
 
-    def __init__(self, entry: Any, *, sandbox: Any, limits: Any, time_control: TimeControl,
+    def __init__(self, entry: Any, *, sandbox: SandboxInfo, limits: Limits, time_control: TimeControl,
                  log_dir: Path | None = None, fresh: bool = False, no_timeouts: bool = False) -> None:
         self.entry = entry
         self.name = entry.name

@@ -7,6 +7,7 @@ from typing import Any, Collection, TextIO
 from tabulate import tabulate
 
 from arena.match.faults import printable
+from arena.records.spec import MatchSpec
 
 
 def _indent(text: str, pad: str = "    ") -> str:
@@ -40,7 +41,7 @@ class Tracer:
     def __call__(self, event: str, **data: Any) -> None:
         getattr(self, "on_" + event)(**data)
 
-    def on_begin(self, match: Any, names: list[str], state: Any) -> None:
+    def on_begin(self, match: MatchSpec, names: list[str], state: Any) -> None:
         if self.quiet:
             return
         opts = ", ".join(f"{k}={v}" for k, v in sorted(state.options.items()))

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from arena.match.agents import ProcessAgent, RandomAgent
 from arena.match.faults import BotFault, printable
 from arena.match.referee import play_match
+from arena.match.sandbox import Limits, SandboxInfo
 from arena.match.timecontrol import TimeControl
 from arena.records.spec import MatchSpec
 from arena.tournament.check_hints import GENERIC, fault_hint, timing_verdict
@@ -90,7 +91,7 @@ def _check_match(i: int, game: str, players: int, options: dict[str, Any]) -> Ma
                      rotation=None, deal_seed=derive_seed("check", i), match_seed=derive_seed("check-referee", i))
 
 
-def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeControl | None = None,
+def run_check(entry: Any, *, sandbox: SandboxInfo, limits: Limits, time_control: TimeControl | None = None,
               matches: list[tuple[str, int, dict[str, Any]]] | None = None,
               echo: Callable[[str], None] | None = None) -> CheckReport:
     """Run the checks; with ``echo``, print the title and each check as it ends (then

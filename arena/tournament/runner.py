@@ -35,7 +35,9 @@ from typing import Any, Callable, TextIO
 
 from arena.errors import ArenaError, WorkersLost
 from arena.records.controls import Limits, TimeControl
+from arena.records.record import RecordJson
 from arena.records.replies import HarnessFailed, NoSpace, Played, Raised, Reply
+from arena.records.spec import MatchSpec
 from arena.tournament.supervisor import Backend, Event, Lost, Replied, Supervisor
 from arena.tournament.retries import Retries, seats_text
 
@@ -281,7 +283,7 @@ class _Committer:
         self.thread = threading.Thread(target=self._loop, name="committer", daemon=True)
         self.thread.start()
 
-    def submit(self, match: Any, record: dict[str, Any]) -> None:
+    def submit(self, match: MatchSpec, record: RecordJson) -> None:
         with self.settled:
             self.unsettled += 1
         self.todo.put((match, record))
@@ -318,7 +320,7 @@ class _Committer:
                 self.on_broken_reply(exc)
                 return
 
-    def _store(self, match: Any, record: dict[str, Any]) -> Reply:
+    def _store(self, match: MatchSpec, record: RecordJson) -> Reply:
         try:
             stored = self.store.record_match(record)
             return Played(match.match_id, tuple(_log_match(record, stored)))
@@ -954,7 +956,7 @@ class LocalBackend:
         self.procs[wid] = _Process(proc, parent, playing)
         return wid
 
-    def send(self, wid: int, match: Any) -> None:
+    def send(self, wid: int, match: MatchSpec) -> None:
         self.procs[wid].conn.send(match)
 
     def wait(self, timeout_s: float) -> list[Event]:
@@ -1037,7 +1039,7 @@ class _Pool:
     def run(self, pending: list[Any], n_workers: int, top_up: Callable[[deque], None] | None = None) -> None:
         from arena.tournament.store import ResultStore
 
-        def stored(match: Any) -> bool:
+        def stored(match: MatchSpec) -> bool:
             with ResultStore(self.ctx["results"]) as store:
                 return match.match_id in store.completed_ids()
 
@@ -1047,7 +1049,7 @@ class _Pool:
         for match, reply in self.supervisor.stream(top_up):
             self._count(match, reply)
 
-    def _count(self, match: Any, reply: Reply) -> None:
+    def _count(self, match: MatchSpec, reply: Reply) -> None:
         if isinstance(reply, Played):
             self.summary.played += 1
             self.summary.faults += len(reply.faults)
