@@ -4,7 +4,7 @@
                                      [--only NAME] [--statistic betting|gsprt] [--json FILE]
 
 Players of known strength play in process (no bot programs, no referee): a player of
-strength q plays the game's reference policy (games/reference.py) at each decision with
+strength q plays the game's reference policy (arena/luck/reference.py) at each decision with
 probability q, else a uniformly random legal action; the field is uniformly random. Each
 setting is a duel as `arena duel` plays it (arena.tournament.duel's ``layout``: the same
 deal for NEW and OLD, in every seat, against the same field, or head to head in both seat
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from arena.stats.sequential import Status, gsprt_llr, sprt_bounds  # noqa: E402
 from arena.tournament.duel import Hypotheses, deal_sample, duel_test, layout  # noqa: E402
 from games import REGISTRY  # noqa: E402
-from games.reference import REFERENCE, play_out, random_policy  # noqa: E402
+from arena.luck.reference import REFERENCE, play_out, random_policy  # noqa: E402
 from games.rng import DealRng, derive_seed  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""Learn the weights of Palace's AIVAT value (games/palace_value.py) and print them.
+"""Learn the weights of Palace's AIVAT value (arena/luck/palace_value.py) and print them.
 
     python benchmarks/palace_value.py [--deals 60] [--first-seed 610000] [--playouts 2]
     python benchmarks/palace_value.py --reveal [--deals 300] [--playouts 4]
@@ -8,26 +8,27 @@ The sample heuristic (bots/palace_heuristic.py) plays against random bots in eve
 each deal, in process (benchmarks/bot_strength.py). At a quarter of the random seats'
 decisions with a choice (picked by a hash of the deal, seat and decision, never by the
 action), every child state gets its features for every seat one rule move ahead
-(``games.palace_value.after_rule_move``, where the value reads them) and that seat's mean
-place over ``--playouts`` playouts from the child (games.reference.aivat_value, common random
+(``arena.luck.palace_value.after_rule_move``, where the value reads them) and that seat's mean
+place over ``--playouts`` playouts from the child (arena.luck.aivat.aivat_value, common random
 numbers for siblings).
 The weights, one vector per number of players still in, minimise the squared error of
 V(child) - mean over siblings of V, against the same difference of the playout results:
 what an AIVAT term uses. Seats already out have their exact place in both. Deals 610000..
-are used by no measurement (docs/luck.md). Output: the ``WEIGHTS`` table to paste into
-games/palace_value.py, and how much of the playout differences it explains. The defaults
+are used by no measurement (docs/luck.md). Output: how much of the playout differences the
+weights explain, then the ``value_weights`` field of the weights file as JSON; ``--out FILE``
+writes the whole weights file with it (arena/luck/data/palace_weights.json to ship it). The defaults
 take about 20 minutes of CPU, on as many processes as there are cores.
 
-``--reveal`` learns ``REVEAL_WEIGHTS``, the value of the reveal terms (a face-down card nobody
-has seen, ``games.palace_value.reveal_term``), the same way at half of the reveals of any
+``--reveal`` learns ``reveal_weights``, the value of the reveal terms (a face-down card nobody
+has seen, ``arena.luck.palace_value.reveal_term``), the same way at half of the reveals of any
 seat (by a hash): the siblings are the states after the reveal with the revealed card
 exchanged with each hidden card (8 of them, drawn by a hash, where more are hidden), and each
 sibling's playouts put the sample heuristic in its own seat (the reference rule policy there
 made the reveal terms overshoot: they removed less). The defaults (300 deals, 4 playouts)
 take about 10 minutes of CPU.
 
-``--scales`` fits ``DRAWS_SCALE`` and ``REVEALS_SCALE``, the fixed coefficients of the two sums
-of terms (games.reference.AIVAT_SCALE), with the shipped weights: the heuristic plays every seat
+``--scales`` fits ``draws_scale`` and ``reveals_scale``, the fixed coefficients of the two sums
+of terms (arena.luck.aivat.AIVAT_SCALE), with the shipped weights: the heuristic plays every seat
 of each deal against random bots, and least squares of the deals' mean places on their mean
 unscaled sums gives the coefficients that remove the most variance from the rotated mean place.
 Deals 700000.. are used by no measurement. The defaults take about 5 minutes of CPU.
@@ -36,6 +37,7 @@ Deals 700000.. are used by no measurement. The defaults take about 5 minutes of 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import sys
@@ -50,9 +52,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from arena.bench.bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
 from arena.bench.luck import _var, play_recorded  # noqa: E402
 from games import REGISTRY  # noqa: E402
-from games.palace_value import (NFEATURES, after_rule_move, exchanged, features, hidden_places,  # noqa: E402
-                                revealed_place)
-from games.reference import aivat_parts, aivat_value, random_policy  # noqa: E402
+from arena.luck.palace_value import (NFEATURES, after_rule_move, dump_weights, exchanged, features,  # noqa: E402
+                                     hidden_places, load_weights, revealed_place, weights_text)
+from arena.luck.aivat import aivat_parts, aivat_value  # noqa: E402
+from arena.luck.reference import random_policy  # noqa: E402
 from games.rng import DealRng, derive_seed  # noqa: E402
 
 GAME, PLAYERS = "palace", 4
@@ -203,7 +206,7 @@ def reveal_sums(args: tuple[int, int]) -> tuple[list[list[float]], list[float], 
 def scale_rows(deal: int) -> list[tuple[float, float, float]]:
     """For each seat of the deal, the heuristic sitting there: (its place, its unscaled sum of
     the random seats' draws' terms, its unscaled sum of the reveals' terms), as the leaderboards
-    compute them (games.reference.aivat_parts)."""
+    compute them (arena.luck.aivat.aivat_parts)."""
     rows = []
     for hero in range(PLAYERS):
         places, decisions = _play(deal, hero)
@@ -260,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first-seed", type=int, help="default 610000, or 700000 with --scales")
     ap.add_argument("--playouts", type=int, help="per sibling: default 2, or 4 with --reveal")
     ap.add_argument("--processes", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", help="write the weights file with what was learned to this path "
+                                  "(arena/luck/data/palace_weights.json to ship it)")
     args = ap.parse_args(argv)
     if args.deals is None:
         args.deals = 300 if args.reveal else 400 if args.scales else 60
@@ -289,9 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     explained = sum(wi * bi for wi, bi in zip(w, xty))   # y'Xw at the least-squares fit
     print(f"# {rows} sibling rows from {args.deals} deals ({args.first_seed}..), {args.playouts} playouts each: "
           f"the weights explain {explained / yty:.1%} of the playout differences; {time.time() - t0:.0f} s")
-    print(weights_table({PLAYERS: {active: w[b * NFEATURES:(b + 1) * NFEATURES]
-                                   for b, active in enumerate(ACTIVE)}},
-                        name="REVEAL_WEIGHTS" if args.reveal else "WEIGHTS"))
+    table = {str(PLAYERS): {str(active): w[b * NFEATURES:(b + 1) * NFEATURES] for b, active in enumerate(ACTIVE)}}
+    write_weights(args.out, **{"reveal_weights" if args.reveal else "value_weights": table})
     return 0
 
 
@@ -303,24 +307,21 @@ def main_scales(args: argparse.Namespace) -> int:
     print(f"# {args.deals} deals ({args.first_seed}..), the heuristic in every seat against random bots: matches "
           f"saved {saved(per_deal, (1.0, 1.0)):.1%} with both sums at 1, {saved(per_deal, scales):.1%} with "
           f"these; {time.time() - t0:.0f} s")
-    print(f"DRAWS_SCALE = {scales[0]:.2f}\nREVEALS_SCALE = {scales[1]:.2f}")
+    write_weights(args.out, draws_scale=round(scales[0], 2), reveals_scale=round(scales[1], 2))
     return 0
 
 
-def weights_table(weights: dict[int, dict[int, list[float]]], per_line: int = 7, name: str = "WEIGHTS") -> str:
-    """The ``WEIGHTS`` (or ``REVEAL_WEIGHTS``) assignment of games/palace_value.py, as Python,
-    7 numbers a line."""
-    lines = [f"{name}: dict[int, dict[int, tuple[float, ...]]] = {{"]
-    for players, table in weights.items():
-        lines.append(f"    {players}: {{")
-        for active, vec in table.items():
-            lines.append(f"        {active}: (")
-            for i in range(0, len(vec), per_line):
-                lines.append("            " + " ".join(f"{v:.6g}," for v in vec[i:i + per_line]))
-            lines.append("        ),")
-        lines.append("    },")
-    lines.append("}")
-    return "\n".join(lines)
+def write_weights(out: str | None, **fields: Any) -> None:
+    """Print the learned ``fields`` of the weights file (arena/luck/data/palace_weights.json) as
+    JSON; with ``--out FILE``, write the shipped file with those fields replaced to FILE (the
+    shipped file itself to adopt them: then bump AIVAT_VERSION)."""
+    data = json.loads(weights_text())
+    data.update(fields)
+    print(json.dumps(fields))
+    if out:
+        text = dump_weights(data)
+        load_weights(text)   # what the arena will read back
+        Path(out).write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Palace's reference rule: the deterministic choices of the reference policy
-(``games.reference.palace_policy``, which adds its random moves) and of the search bot's
-rollouts. Here, not in games/reference.py, so that the learned value
-(games/palace_value.py) can look one rule move ahead without a circular import."""
+(``arena.luck.reference.palace_policy``, which adds its random moves) and of the search bot's
+rollouts. Here, not in arena/luck/reference.py, so that the learned value
+(arena/luck/palace_value.py) can look one rule move ahead without a circular import."""
 
 from __future__ import annotations
 

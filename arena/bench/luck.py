@@ -27,12 +27,12 @@ independent deals (a fresh deal and a random seat per match):
 * leaderboard: rotation and the leaderboards' own adjustment (arena/report/luck.py) when the
   random opponents are the arena's builtin random players (``{builtin: random}``, whose
   policy the arena knows): p(d, s) - beta * (h(d, s) - eta_s) - a(d, s), where h is the
-  reference rule policy's baseline (games/reference.py, the leaderboards' default
+  reference rule policy's baseline (arena/luck/reference.py, the leaderboards' default
   ``luck_rollouts`` games per seat), eta_s its mean over ``reference_target(game, deals)``
-  reference deals, beta the game's fixed coefficient (``games.reference.luck_beta``; the
+  reference deals, beta the game's fixed coefficient (``arena.luck.reference.luck_beta``; the
   variance of the eta estimate is counted), and a(d, s) the AIVAT correction of the random
-  seats' decisions and of the chance events (``games.reference.aivat_corrections``, the
-  same function and value as the leaderboards; only where ``games.reference.has_aivat`` or
+  seats' decisions and of the chance events (``arena.luck.aivat.aivat_corrections``, the
+  same function and value as the leaderboards; only where ``arena.luck.aivat.has_aivat`` or
   ``has_chance_aivat``).
   ``leaderboard_bot_programs``: the same with a(d, s) of the chance events alone, what the
   leaderboards give when the random opponents are bot programs (their policy unknown to
@@ -48,7 +48,7 @@ place over the total is the share of rotation's variance that *any* function of 
 (any baseline, any beta) could remove; ``matches_ratio_floor`` is rotation's ratio times
 what is left, the best a deal-based correction can do.
 
-Calibration (``--calibrate``): the fixed coefficients ``games.reference.LUCK_BETA``, measured
+Calibration (``--calibrate``): the fixed coefficients ``arena.luck.reference.LUCK_BETA``, measured
 on deals 500000.. (disjoint from every measured deal): see ``calibrate``.
 
 Unbiasedness check: the heuristic playing a random action with probability 0, 0.3 and
@@ -62,16 +62,17 @@ import argparse
 import json
 import math
 import random
-from pathlib import Path
 from typing import Any
 
 from arena.bench.bot_strength import HEURISTICS, RANDOM_BOT, load_bot, play_game, start_message
-from arena.tournament.luck import DEFAULT_REFERENCE_PER_DEAL, DEFAULT_ROLLOUTS, REFERENCE_PER_DEAL, reference_target
+
 from games import REGISTRY
-from games.reference import (AIVAT_ROLLOUTS, aivat_corrections, has_aivat, has_chance_aivat, luck_beta,
-                             reference_deal_seed, seat_baselines as reference_baselines)
+from arena.luck.aivat import AIVAT_ROLLOUTS, aivat_corrections, has_aivat, has_chance_aivat
+from arena.luck.reference import luck_beta, reference_deal_seed, seat_baselines as reference_baselines
 from games.rng import DealRng
 from games.simulate import play_randomly
+from arena.luck.baselines import (DEFAULT_REFERENCE_PER_DEAL, DEFAULT_ROLLOUTS,
+                                  REFERENCE_PER_DEAL, reference_target)
 
 SETUPS = {"tightwad": 3, "divers-weights": 2, "palace": 4}
 Z95 = 1.959963984540054
@@ -241,7 +242,7 @@ CALIBRATE = {"tightwad": (3, 4), "divers-weights": (2, 3, 4), "palace": (2, 3, 4
 
 def calibrate(game: str, players: int, deals: int = 400, first_seed: int = 500_000,
               rollouts: int = DEFAULT_ROLLOUTS) -> dict[str, Any]:
-    """The coefficient beta for ``games.reference.LUCK_BETA[(game, players)]``: the sample
+    """The coefficient beta for ``arena.luck.reference.LUCK_BETA[(game, players)]``: the sample
     heuristic against random bots in every seat of ``deals`` deals from ``first_seed`` (no
     measured deal is among them), P its place averaged over the seats of a deal, H the same
     average of the leaderboards' baseline h (``rollouts`` games per seat), H1 that of a
@@ -409,7 +410,7 @@ def main() -> None:
     ap.add_argument("--rollouts", type=int, default=32)
     ap.add_argument("--aivat-rollouts", type=int, default=None,
                     help="playouts per AIVAT value where V is playouts (default: the leaderboards' own, "
-                         "games.reference.AIVAT_ROLLOUTS; 0: none); a learned V (Palace) is always used")
+                         "arena.luck.aivat.AIVAT_ROLLOUTS; 0: none); a learned V (Palace) is always used")
     ap.add_argument("--no-heuristic-cv", action="store_true",
                     help="skip the heuristic control variate (its baselines cost the most)")
     ap.add_argument("--game", choices=sorted(SETUPS), action="append")
@@ -417,7 +418,7 @@ def main() -> None:
                     help="plays of each deal by the heuristic for the ceiling diagnostic (1: none)")
     ap.add_argument("--first-seed", type=int, default=90_000)
     ap.add_argument("--calibrate", action="store_true",
-                    help="print the coefficients for games.reference.LUCK_BETA (deals 500000..)")
+                    help="print the coefficients for arena.luck.reference.LUCK_BETA (deals 500000..)")
     ap.add_argument("--ceiling-only", action="store_true",
                     help="only the ceiling diagnostic (cheap: use more deals)")
     a = ap.parse_args()

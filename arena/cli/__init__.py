@@ -514,6 +514,80 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
         click.echo(f"{key:>{width}}: {value}")
 
 
+def _need_serve_extra() -> None:
+    import importlib.util
+
+    missing = [m for m in ("starlette", "uvicorn", "jinja2", "argon2", "multipart")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        _fail(f"the ladder needs {', '.join(missing)}: pip install -e '.[serve]'")
+
+
+@cli.command()
+@click.argument("ladder_file", type=click.Path())
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--data", "data", type=click.Path(file_okay=False), required=True,
+              help="The ladder's data folder (accounts, bots, results); one server per folder.")
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
+              help="Worker processes playing matches (default: the ladder file's workers).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').")
+@click.option("--ray-address", default=None, metavar="ADDR",
+              help="With --executor ray: the cluster to join (default: a new local Ray instance).")
+def serve(ladder_file: str, host: str, port: int, data: str, workers: int | None, executor: str,
+          ray_address: str | None) -> None:
+    """Serve a bot ladder: bots play without end, entrants upload (pip install -e '.[serve]', docs/ladder.md)."""
+    _need_serve_extra()
+    from arena.serve.server import serve as run_server
+
+    if ray_address is not None and executor != "ray":
+        _fail("--ray-address goes with --executor ray")
+    guard.results_folder(Path(data))
+    run_server(ladder_file, host=host, port=port, data=data, workers=workers, executor=executor,
+               ray_address=ray_address)
+
+
+@cli.group("serve-admin")
+def serve_admin() -> None:
+    """Manage a ladder's accounts (docs/ladder.md)."""
+
+
+@serve_admin.command("invite")
+@click.option("--data", "data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")
+@click.option("--url", default="http://127.0.0.1:8000", show_default=True, help="The ladder's address as entrants see it.")
+@click.option("--organiser", is_flag=True, help="The account it makes may see every bot's source and retire any bot.")
+def serve_invite(data: str, url: str, organiser: bool) -> None:
+    """Print a one-time invite link: its holder chooses a name and password (valid 14 days)."""
+    _need_serve_extra()
+    from arena.serve.accounts import new_invite
+
+    Path(data).mkdir(parents=True, exist_ok=True)
+    click.echo(f"{url.rstrip('/')}/invite/{new_invite(Path(data), organiser=organiser)}")
+
+
+@serve_admin.command("add-user")
+@click.argument("name")
+@click.option("--data", "data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")
+@click.option("--organiser", is_flag=True, help="May see every bot's source and retire any bot.")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input (scripts).")
+def serve_add_user(name: str, data: str, organiser: bool, password_stdin: bool) -> None:
+    """Create an account NAME; prints its API token (shown once)."""
+    _need_serve_extra()
+    from arena.serve.accounts import add_user
+
+    Path(data).mkdir(parents=True, exist_ok=True)
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = click.prompt("password", hide_input=True, confirmation_prompt=True)
+    try:
+        token = add_user(Path(data), name, password, organiser=organiser)
+    except ArenaError as err:
+        _fail(str(err))
+    click.echo(f"user {name} added; API token (shown once): {token}")
+
+
 def main() -> None:
     # from here a KeyboardInterrupt reaches the guard, which says it in one line (exit 130)
     if signal.getsignal(signal.SIGINT) is _interrupted_early:

@@ -300,8 +300,9 @@ def sandbox_line(report: RatingReport) -> str:
 
 ADAPTIVE_STATUS = {"decided": "decided", "cap": "stopped at its cap, NOT decided",
                    "playing": "still playing, not yet decided"}
-ADAPTIVE_HEADERS = ["rank", "bot", "Borda score", "interval", "deal sets", "ranks possible", "decided"]
-ADAPTIVE_ALIGN = ("right", "left", "right", "left", "right", "left", "left")
+ADAPTIVE_HEADERS = ["rank", "bot", "rating", "share [95%]", "deal sets", "ranks possible", "decided",
+                    "decided ahead of"]
+ADAPTIVE_ALIGN = ("right", "left", "right", "left", "right", "left", "left", "left")
 
 
 def adaptive_line(entry: dict[str, Any]) -> str:
@@ -316,16 +317,27 @@ def adaptive_line(entry: dict[str, Any]) -> str:
 
 
 def adaptive_rows(entry: dict[str, Any]) -> list[list[str]]:
+    """One row per bot; the last cell names the bots it is decided ahead of by their own
+    pair test (every decided pair appears once, in its winner's row)."""
+    ahead: dict[str, list[str]] = {}
+    for a, b in entry["decided_pairs"]:
+        ahead.setdefault(a, []).append(b)
     rows = []
     for i, s in enumerate(entry["standings"], 1):
         lo, hi = s["ranks"]
-        rows.append([str(i), s["bot"], f"{s['score']:.3f}", f"[{s['low']:.3f}, {s['high']:.3f}]",
-                     str(s["samples"]), str(lo) if lo == hi else f"{lo}-{hi}", "yes" if s["decided"] else "no"])
+        rating = s.get("rating")
+        rows.append([str(i), s["bot"], f"{rating:+.3f}" if isinstance(rating, (int, float)) else "",
+                     f"{s['score']:.3f} [{s['low']:.3f}, {s['high']:.3f}]",
+                     str(s["samples"]), str(lo) if lo == hi else f"{lo}-{hi}", "yes" if s["decided"] else "no",
+                     ", ".join(ahead.get(s["bot"], [])) or "-"])
     return rows
 
 
-ADAPTIVE_NOTE = ("Borda score: the share of opponents a bot finished ahead of in the deal sets drawn for it "
-                 "(docs/tournament.md#adaptive); a pair is decided when the two intervals do not overlap.")
+ADAPTIVE_NOTE = ("A pair is decided by its own sequential test on the deal sets both bots played together "
+                 "(same deal, same seats), at the entry's confidence; decided pairs join by transitivity into "
+                 "the ranks possible. Rating: fitted to the pairs' mean share differences (it orders the "
+                 "undecided); share: of opponents finished ahead of, in the groups the schedule drew for it "
+                 "(docs/tournament.md#adaptive).")
 
 
 def render_terminal(report: RatingReport, *, results: str = "<results>",

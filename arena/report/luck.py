@@ -5,9 +5,9 @@ For a bot's seat ``s`` in a match on deal ``d`` (place ``p``, 1-based):
     adjusted place = p - beta * (h(d, s) - eta_s) - a(m, s)
 
 ``h(d, s)``: the mean place of the game's fixed reference policy in seat ``s`` of deal
-``d`` against random players (``games.reference``); ``eta_s``: the mean of ``h(., s)``
+``d`` against random players (``arena.luck.reference``); ``eta_s``: the mean of ``h(., s)``
 over the population of deals, estimated on reference deals that no tournament plays
-(``arena.tournament.luck``). Over random deals ``h(d, s) - eta_s`` has mean zero in every
+(``arena.luck.baselines``). Over random deals ``h(d, s) - eta_s`` has mean zero in every
 seat and depends on no bot, so the adjusted mean place has the plain one's expectation
 (unbiased) for every bot, whatever seats it sat; when a deal is one the reference does
 well (or badly) from, the bot's place tends to be too, and the difference cancels that
@@ -15,7 +15,7 @@ part of the luck of the draw. ``a(m, s)``: the AIVAT correction of match ``m`` f
 of the arena's builtin random players and, in four-player Palace, for the face-down cards
 revealed (0 without either), a sum of terms each of mean zero under their known odds, so it
 keeps every expectation too. ``beta``
-(``games.reference.luck_beta``) is fixed per (game, players) in advance, so it keeps the
+(``arena.luck.reference.luck_beta``) is fixed per (game, players) in advance, so it keeps the
 mean zero; where it is 0 the seat needs no baseline (and without a builtin player its
 adjusted place is its plain place).
 
@@ -36,10 +36,11 @@ import json
 import math
 from typing import Any, Iterable
 
+from arena.luck.aivat import AIVAT_VERSION
+from arena.luck.baselines import Baselines, Eta
+from arena.luck.reference import REFERENCE_VERSION, luck_beta
 from arena.report.ratings import OVERALL, RatingReport, deal_cluster, t95
-from arena.tournament.luck import Baselines, Eta
 from arena.tournament.store import SANDBOX_FAULT, ResultRow
-from games.reference import AIVAT_VERSION, REFERENCE_VERSION, luck_beta
 
 Key = tuple[str, int, str, str]
 

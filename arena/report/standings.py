@@ -95,7 +95,7 @@ def _luck_adjusted(report: Any, rows: list[Any], store: Any, rollouts: Any) -> A
     import sqlite3
 
     from arena.report.luck import adjust
-    from arena.tournament.luck import DEFAULT_ROLLOUTS, load
+    from arena.luck.baselines import DEFAULT_ROLLOUTS, load
 
     if rollouts is None:        # a tournament stored before the option: its default
         rollouts = DEFAULT_ROLLOUTS
@@ -233,7 +233,9 @@ def mark_reports_stale(folder: Path, note: str) -> list[Path]:
     """Put ``note`` (why the pages are older than the results) at the top of leaderboard.html
     and leaderboard.md if they exist, replacing an earlier note; the next ``write_reports``
     rewrites them whole, without it. Returns the pages marked."""
-    from html import escape
+    from markupsafe import Markup
+
+    from arena.report.pages import render
 
     marked = []
     for kind in ("html", "md"):
@@ -245,8 +247,7 @@ def mark_reports_stale(folder: Path, note: str) -> list[Path]:
             start = text.index(STALE_START)
             text = text[:start] + text[text.index(STALE_END) + len(STALE_END):].lstrip("\n")
         if kind == "html":
-            banner = (f'{STALE_START}<p class="status incomplete" style="margin:0;padding:12px 32px;'
-                      f'background:#a3261b;color:#fff">{escape(note)}</p>{STALE_END}')
+            banner = render("stale_banner.html.j2", start=Markup(STALE_START), note=note, end=Markup(STALE_END)).rstrip("\n")
             text = text.replace("<body>", "<body>" + banner, 1) if "<body>" in text else banner + text
         else:
             text = f"{STALE_START}\n**{note}**\n{STALE_END}\n\n" + text

@@ -1,35 +1,38 @@
-"""Active ranking on duplicate deal sets (Heckel, Shah, Ramchandran, Wainwright 2016).
+"""Active ranking by pairwise tests on duplicate deals.
 
-A bot's *Borda score* is the expected share of opponents it finishes ahead of, in a group
-whose other seats hold bots drawn uniformly from the rest of the field, over every seat
-rotation of one deal (a tie counts half). It is model-free (no Bradley-Terry or Thurstone
-assumption), it is what a full round robin's mean place converges to, and its order is the
-"true ranking" here.
+One *deal set* is one group of bots playing one deal in every seat rotation. It gives every
+bot in the group its *share*: the mean, over its opponents in the group and over the
+rotations, of 1 (finished ahead), 0.5 (tie) or 0 (behind) (``deal_set_sample``). It gives
+every *pair* (a, b) of the group one paired sample, ``share(a) - share(b)`` in [-1, 1]: both
+played the same deal, in the same seats, against the same third bots, so the card luck that
+a round robin averages away over many deals cancels within the sample, and the whole
+finishing order counts (with three players, every deal set samples three pairs at once).
 
-One *sample* of bot ``i`` is one deal set of a group drawn for ``i``: the mean, over its
-opponents in the group and over the group's seat rotations, of 1 (ahead), 0.5 (tie) or 0
-(behind). Samples lie in [0, 1]; their mean estimates the Borda score without bias.
+Pair (a, b) is *decided* when the mean of its paired samples lies further from 0 than
+``z * sqrt(V / n)``: V the sample variance shrunk towards the largest possible (1, for
+samples in [-1, 1]) by ``PRIOR_WEIGHT`` pseudo-samples, no claim below ``MIN_SAMPLES``, and
+z the constant boundary (``boundary``) that a pair whose true mean is 0 crosses (either
+way), at any look up to ``horizon`` samples (the schedule's cap), with probability
+``1 - confidence`` at most. So each decided pair is wrong with probability ``1 - confidence`` at most, however the
+run decides when to stop; it rests on the normal approximation and Siegmund's crossing
+formula, not on a theorem for these bounded samples, and P9 (benchmarks/adaptive_ranking.py)
+measures it. Decisions are taken again from all the data at every round (a pair may become
+undecided again).
 
-Each bot's score gets a confidence interval meant to hold at every round at once, however
-the run decides when to stop: a normal interval on its samples (``half_width``: the sample
-variance shrunk towards the largest possible, 1/4, and no claim below ``MIN_SAMPLES``), its
-error ``1 - confidence`` shared over the bots and over doubling epochs of the sample size
-(``epoch_delta``). It is an approximation (the normal law, and one look per epoch paid for),
-not a theorem; in simulation (benchmarks/adaptive_ranking.py, P9) the decisions were right
-more often than ``confidence`` says. If every interval holds, every decision below is right.
-
-Decisions (Heckel et al.'s AR algorithm for a partition of the ranks): bot ``i``'s rank lies
-in [1 + (bots surely ahead), n - (bots surely behind)], where "surely ahead" means the other's
-interval lies wholly above ``i``'s. The target partition is every rank on its own (the whole
-ranking) or ranks 1..k on their own and the rest as one set (the top k, in order). A bot is
-decided once its possible ranks fall in one set; an active bot gets another sample each
-round; the race is over when every bot is decided.
+The test assumes the order of a pair does not depend on the third bots of its groups (no
+rock-paper-scissors among the bots): the decided pairs are then joined by transitivity, bot
+``i``'s possible ranks are [1 + (bots surely ahead), n - (bots surely behind)], and the
+target partition is every rank on its own (the whole ranking) or ranks 1..k on their own and
+the rest as one set (the top k, in order). A bot is decided once its possible ranks fall in
+one set; the race is over when every bot is decided. A pair is *useful* while its order is
+open and matters: neither bot surely ahead of the other, not both decided, and (top k) one of
+them may still rank in the top k. The schedule (arena/tournament/adaptive.py) plays only
+groups of useful pairs.
 """
 
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -43,8 +46,8 @@ def pair_share(places: Sequence[int], seat: int, others: Iterable[int]) -> float
 
 
 def deal_set_sample(bot: str, matches: Sequence[tuple[Sequence[str], Sequence[int]]]) -> float:
-    """One sample of ``bot``: its mean share of opponents beaten over the matches of one deal
-    set, each match given as (bot names in seat order, places in seat order, 0 = first)."""
+    """``bot``'s share: its mean share of opponents beaten over the matches of one deal set,
+    each match given as (bot names in seat order, places in seat order, 0 = first)."""
     total = 0.0
     for bots, places in matches:
         seat = list(bots).index(bot)
@@ -52,29 +55,39 @@ def deal_set_sample(bot: str, matches: Sequence[tuple[Sequence[str], Sequence[in
     return total / len(matches)
 
 
-MIN_SAMPLES = 3   # fewer samples than this give no decision (the variance is not yet known)
-PRIOR_WEIGHT = 1.0  # pseudo-samples of the largest variance a [0, 1] sample can have (1/4)
+MIN_SAMPLES = 4     # fewer paired samples than this decide nothing (the variance is not yet known)
+PRIOR_WEIGHT = 1.0  # pseudo-samples of the largest variance a sample in [-1, 1] can have (1)
 
 
-def half_width(n: int, mean: float, sq_mean: float, delta: float) -> float:
-    """Half-width of a two-sided interval of level 1 - ``delta`` for the mean of ``n`` samples
-    in [0, 1]: the normal approximation z * sqrt(V / n), with V the sample variance shrunk
-    towards 1/4 by ``PRIOR_WEIGHT`` pseudo-samples (so a few equal samples do not claim
-    certainty). Infinite below ``MIN_SAMPLES``."""
+def half_width(n: int, mean: float, sq_mean: float, z: float, largest_var: float = 1.0) -> float:
+    """How far from the true mean the mean of ``n`` samples may lie: z * sqrt(V / n), with V
+    the sample variance shrunk towards ``largest_var`` by ``PRIOR_WEIGHT`` pseudo-samples (a
+    few equal samples claim no certainty). Infinite below ``MIN_SAMPLES``."""
     if n < MIN_SAMPLES:
         return math.inf
     var = max(0.0, sq_mean - mean * mean) * n / (n - 1)
-    var = (var * (n - 1) + 0.25 * PRIOR_WEIGHT) / (n - 1 + PRIOR_WEIGHT)
-    return NormalDist().inv_cdf(1.0 - delta / 2.0) * math.sqrt(var / n)
+    var = (var * (n - 1) + largest_var * PRIOR_WEIGHT) / (n - 1 + PRIOR_WEIGHT)
+    return z * math.sqrt(var / n)
 
 
-def epoch_delta(delta: float, n: int) -> float:
-    """The error allowed at sample size ``n`` so that the errors of every size sum to at most
-    ``delta``: sizes are grouped in doubling epochs (epoch e holds n in [2^e, 2^(e+1))), epoch e
-    gets 6 delta / (pi^2 (e + 1)^2), and a bound checked at every size of an epoch costs
-    (approximately, as in the law of the iterated logarithm) one epoch's share."""
-    epoch = max(0, n.bit_length() - 1)
-    return 6.0 * delta / (math.pi ** 2 * (epoch + 1) ** 2)
+def boundary(delta: float, horizon: int) -> float:
+    """The constant z a pair's standardized mean must pass, at any of up to ``horizon`` looks
+    (one per sample from ``MIN_SAMPLES`` on), for a false decision of probability at most
+    ``delta`` even between two equal bots, where a decision either way is false: the
+    probability that a standardized random walk leaves [-z, z] over sizes [MIN_SAMPLES,
+    horizon] is about T z phi(z), T = ln(horizon / MIN_SAMPLES) (the walk in log time is an
+    Ornstein-Uhlenbeck process; Siegmund's approximation, each side half of it). Between
+    unequal bots only one side is wrong: about delta / 2. Checked by simulation
+    (tests/arena/test_adaptive.py, and P9's count of wrong decided pairs)."""
+    t = max(1.0, math.log(max(horizon, MIN_SAMPLES + 1) / MIN_SAMPLES))
+    lo, hi = 0.5, 12.0
+    for _ in range(60):
+        z = (lo + hi) / 2
+        if t * z * math.exp(-z * z / 2) / math.sqrt(2 * math.pi) > delta:
+            lo = z
+        else:
+            hi = z
+    return hi
 
 
 @dataclass
@@ -90,12 +103,12 @@ class _Tally:
 
     @property
     def mean(self) -> float:
-        return self.total / self.n if self.n else 0.5
+        return self.total / self.n if self.n else 0.0
 
 
 @dataclass
-class BordaRace:
-    """Borda scores with anytime intervals and the decisions they allow (module docstring).
+class PairRace:
+    """Paired tests, their transitive closure and the decisions they allow (module docstring).
 
     ``top`` None: decide the whole ranking; k: decide ranks 1..k in order (the rest unordered).
     """
@@ -103,7 +116,9 @@ class BordaRace:
     names: tuple[str, ...]
     confidence: float = 0.95
     top: int | None = None
-    tallies: dict[str, _Tally] = field(default_factory=dict)
+    horizon: int = 10_000   # the most paired samples a pair can get (the schedule's cap)
+    shares: dict[str, _Tally] = field(default_factory=dict)
+    pairs: dict[tuple[int, int], _Tally] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.names = tuple(self.names)
@@ -113,75 +128,202 @@ class BordaRace:
             raise ValueError("confidence must lie strictly between 0 and 1")
         if self.top is not None and not 1 <= self.top < len(self.names):
             raise ValueError("top must be at least 1 and less than the number of bots")
+        if self.horizon < 1:
+            raise ValueError("the horizon must be at least 1")
+        self._index = {n: i for i, n in enumerate(self.names)}
+        self._z = boundary(1.0 - self.confidence, self.horizon)
         for name in self.names:
-            self.tallies.setdefault(name, _Tally())
+            self.shares.setdefault(name, _Tally())
+        self._cache: tuple | None = None
+        self._fitted = [0.0] * len(self.names)   # ratings as last refreshed
 
-    def add(self, name: str, sample: float) -> None:
-        if not 0.0 <= sample <= 1.0:
-            raise ValueError(f"a sample lies in [0, 1], got {sample}")
-        self.tallies[name].add(sample)
+    # ---- data -----------------------------------------------------------------------------
+
+    def add(self, matches: Sequence[tuple[Sequence[str], Sequence[int]]]) -> None:
+        """One deal set: (bot names in seat order, places) of each of its matches."""
+        members = sorted(set(matches[0][0]), key=self._index.__getitem__)
+        share = {b: deal_set_sample(b, matches) for b in members}
+        for b in members:
+            self.shares[b].add(share[b])
+        for x, a in enumerate(members):
+            for b in members[x + 1:]:
+                self.add_pair(a, b, share[a] - share[b])
+
+    def add_pair(self, a: str, b: str, diff: float) -> None:
+        """One paired sample: ``a``'s share minus ``b``'s on one deal set, in [-1, 1]."""
+        if not -1.0 <= diff <= 1.0:
+            raise ValueError(f"a paired sample lies in [-1, 1], got {diff}")
+        i, j = self._index[a], self._index[b]
+        if i > j:
+            i, j, diff = j, i, -diff
+        self.pairs.setdefault((i, j), _Tally()).add(diff)
+        self._cache = None
 
     def samples(self, name: str) -> int:
-        return self.tallies[name].n
+        return self.shares[name].n
 
-    def score(self, name: str) -> float:
-        return self.tallies[name].mean
+    def pair_samples(self, a: str, b: str) -> int:
+        i, j = sorted((self._index[a], self._index[b]))
+        t = self.pairs.get((i, j))
+        return t.n if t else 0
 
-    def interval(self, name: str) -> tuple[float, float]:
-        t = self.tallies[name]
-        if t.n == 0:
-            return (0.0, 1.0)
-        delta = epoch_delta((1.0 - self.confidence) / len(self.names), t.n)
-        w = half_width(t.n, t.mean, t.squares / t.n, delta)
-        return (max(0.0, t.mean - w), min(1.0, t.mean + w))
+    # ---- decisions ------------------------------------------------------------------------
 
-    def _intervals(self) -> dict[str, tuple[float, float]]:
-        return {n: self.interval(n) for n in self.names}
+    def _sign(self, t: _Tally) -> int:
+        """+1: the first bot of the pair is ahead, -1: behind, 0: undecided."""
+        w = half_width(t.n, t.mean, t.squares / t.n, self._z) if t.n else math.inf
+        return 1 if t.mean > w else -1 if t.mean < -w else 0
 
-    def rank_range(self, name: str, intervals: dict[str, tuple[float, float]] | None = None) -> tuple[int, int]:
-        """(best, worst) rank, 1-based, that ``name`` may still hold."""
-        iv = intervals or self._intervals()
-        lo, hi = iv[name]
-        ahead = sum(1 for o in self.names if o != name and iv[o][0] > hi)
-        behind = sum(1 for o in self.names if o != name and iv[o][1] < lo)
-        return (1 + ahead, len(self.names) - behind)
+    def _state(self) -> tuple[list[int], list[int], list[tuple[int, int]], list[tuple[int, int]]]:
+        """(bits of the bots surely behind each bot, surely ahead, its (best, worst) rank,
+        the (ahead, behind) index pairs decided directly)."""
+        if self._cache is not None:
+            return self._cache
+        n = len(self.names)
+        behind = [0] * n
+        direct = []
+        for (i, j), t in self.pairs.items():
+            s = self._sign(t)
+            if s > 0:
+                behind[i] |= 1 << j
+                direct.append((i, j))
+            elif s < 0:
+                behind[j] |= 1 << i
+                direct.append((j, i))
+        for k in range(n):               # transitive closure (Warshall on bit sets)
+            bit = 1 << k
+            for i in range(n):
+                if behind[i] & bit:
+                    behind[i] |= behind[k]
+        ahead = [0] * n
+        for i in range(n):
+            for j in _bits(behind[i]):
+                ahead[j] |= 1 << i
+        ranks = []
+        for i in range(n):
+            both = behind[i] & ahead[i]   # a cycle (some decision is wrong): neither side counts
+            ranks.append((1 + bin(ahead[i] & ~both).count("1"), n - bin(behind[i] & ~both).count("1")))
+        self._cache = (behind, ahead, ranks, direct)
+        return self._cache
 
     def _set_of(self, rank: int) -> int:
         if self.top is None or rank <= self.top:
             return rank
         return self.top + 1
 
-    def decided(self, name: str, intervals: dict[str, tuple[float, float]] | None = None) -> bool:
-        best, worst = self.rank_range(name, intervals)
+    def rank_range(self, name: str) -> tuple[int, int]:
+        """(best, worst) rank, 1-based, that ``name`` may still hold."""
+        return self._state()[2][self._index[name]]
+
+    def decided(self, name: str) -> bool:
+        best, worst = self.rank_range(name)
         return self._set_of(best) == self._set_of(worst)
 
     def active(self) -> list[str]:
         """The bots still undecided, in name order."""
-        iv = self._intervals()
-        return [n for n in self.names if not self.decided(n, iv)]
+        return [n for n in self.names if not self.decided(n)]
 
     def done(self) -> bool:
         return not self.active()
 
-    def ranking(self) -> list[str]:
-        """Bots by estimated Borda score, best first (ties by name)."""
-        return sorted(self.names, key=lambda n: (-self.score(n), n))
+    def useful(self) -> dict[str, list[str]]:
+        """For each bot with any, the bots it forms a useful pair with, in name order. A pair
+        is useful while neither is surely ahead of the other, one of them is undecided and its
+        order matters: with the whole ranking, always; with the top k, when one of the two is
+        undecided and *estimated* in the top k (it needs every pair ordered), or when the
+        other is estimated in the top k (an undecided bot estimated below the top k needs k
+        bots shown ahead of it: the top k are the surest; the bots near it cost most and the
+        bots below it do not help). The estimate is the stored
+        ratings' order (``refresh``)."""
+        behind, ahead, ranks, _ = self._state()
+        n, k = len(self.names), self.top or len(self.names)
+        open_ = [self._set_of(b) != self._set_of(w) for b, w in ranks]
+        # estimated rank: 1 + the bots rated strictly higher (tied bots, as before any data,
+        # share the best of their places: no bot is passed over for its name)
+        est = [1 + sum(r > self._fitted[i] for r in self._fitted) for i in range(n)]
+        out: dict[str, list[str]] = {}
+
+        def wants(i: int, j: int) -> bool:   # does deciding (i, j) help undecided bot i?
+            return open_[i] and (est[i] <= k or est[j] <= k)
+
+        for i in range(n):
+            for j in range(i + 1, n):
+                if ((behind[i] >> j) ^ (ahead[i] >> j)) & 1:   # ordered (a cycle counts as open)
+                    continue
+                if not (wants(i, j) or wants(j, i)) or min(ranks[i][0], ranks[j][0]) > k:
+                    continue
+                out.setdefault(self.names[i], []).append(self.names[j])
+                out.setdefault(self.names[j], []).append(self.names[i])
+        return {a: sorted(bs, key=self._index.__getitem__) for a, bs in sorted(out.items())}
 
     def decided_pairs(self) -> list[tuple[str, str]]:
-        """(ahead, behind) for every pair whose order is settled (disjoint intervals), in
-        ranking order of the first bot then of the second."""
-        iv = self._intervals()
-        order = self.ranking()
-        return [(a, b) for i, a in enumerate(order) for b in order[i + 1:] if iv[a][0] > iv[b][1]]
+        """(ahead, behind) for every pair decided by its own test, in ranking order."""
+        pos = {b: i for i, b in enumerate(self.ranking())}
+        got = [(self.names[a], self.names[b]) for a, b in self._state()[3]]
+        return sorted(got, key=lambda p: (pos[p[0]], pos[p[1]]))
+
+    # ---- the estimated order --------------------------------------------------------------
+
+    def refresh(self, sweeps: int = 6) -> None:
+        """Bring the stored ratings closer to the fit of the data so far (``ratings``),
+        starting from where they stand: the schedule calls it once per round, so the fit
+        follows the data cheaply and deterministically."""
+        self._fitted = self._fit(self._fitted, sweeps)
+
+    def _fit(self, start: list[float], sweeps: int) -> list[float]:
+        n = len(self.names)
+        r = list(start)
+        nbrs: list[list[tuple[int, float, int]]] = [[] for _ in range(n)]
+        for (i, j), t in self.pairs.items():
+            nbrs[i].append((j, t.mean, t.n))
+            nbrs[j].append((i, -t.mean, t.n))
+        for _ in range(sweeps):
+            for i in range(n):
+                w = sum(c for _, _, c in nbrs[i])
+                r[i] = sum(c * (m + r[j]) for j, m, c in nbrs[i]) / (w + 0.1)
+        return r
+
+    def ratings(self, sweeps: int = 60) -> dict[str, float]:
+        """A least-squares fit of additive ratings to the pairs' mean differences (Massey's
+        method, each pair weighted by its samples, a small pull towards 0 for bots that have
+        met no one): rating(a) - rating(b) estimates the pair's mean share difference, also
+        for pairs that never met. Gauss-Seidel sweeps from the stored ratings."""
+        r = self._fit(self._fitted, sweeps)
+        return {name: r[i] for i, name in enumerate(self.names)}
+
+    def ranking(self) -> list[str]:
+        """Bots best first: an order that keeps every decided pair (the closure), the rest by
+        rating (ties by name)."""
+        behind, ahead, _, _ = self._state()
+        rating = self.ratings()
+        left = list(range(len(self.names)))
+        out = []
+        while left:
+            placed = sum(1 << i for i in out)
+            free = [i for i in left if not (ahead[i] & ~placed & ~behind[i])] or left   # a cycle: take any
+            best = min(free, key=lambda i: (-rating[self.names[i]], self.names[i]))
+            out.append(best)
+            left.remove(best)
+        return [self.names[i] for i in out]
 
     def summary(self) -> list[dict[str, object]]:
-        """One entry per bot, in ranking order: score, interval, samples, possible ranks, decided."""
-        iv = self._intervals()
+        """One entry per bot, in ranking order: rating, mean share with its plain 95% interval,
+        deal sets, possible ranks, decided."""
+        rating = self.ratings()
         out = []
         for name in self.ranking():
-            best, worst = self.rank_range(name, iv)
-            out.append({"bot": name, "score": round(self.score(name), 6),
-                        "low": round(iv[name][0], 6), "high": round(iv[name][1], 6),
-                        "samples": self.samples(name), "ranks": [best, worst],
-                        "decided": self._set_of(best) == self._set_of(worst)})
+            t = self.shares[name]
+            w = 1.96 * math.sqrt(max(0.0, t.squares / t.n - t.mean ** 2) / t.n) if t.n > 1 else 0.5
+            best, worst = self.rank_range(name)
+            out.append({"bot": name, "rating": round(rating[name], 6), "score": round(t.mean if t.n else 0.5, 6),
+                        "low": round(max(0.0, t.mean - w) if t.n else 0.0, 6),
+                        "high": round(min(1.0, t.mean + w) if t.n else 1.0, 6),
+                        "samples": t.n, "ranks": [best, worst], "decided": self._set_of(best) == self._set_of(worst)})
         return out
+
+
+def _bits(mask: int) -> Iterable[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low

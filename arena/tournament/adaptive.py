@@ -1,11 +1,13 @@
 """``schedule: adaptive``: play the matches that decide the ranking, and stop when it is decided.
 
-The run proceeds in *rounds*. Round ``r`` plays deal ``r``: the field is shuffled into groups
-of ``players`` (``draw_round``), and every group holding a bot whose place is not yet decided
-(arena/stats/ranking.py) plays the deal in every seat rotation, exactly as a round robin's
-group does (same deal seeds, same content-named match ids, so a round robin and an adaptive
-run of the same file share the matches they both play). Each undecided bot gets one sample
-per round, its opponents drawn uniformly from the rest of the field.
+The run proceeds in *rounds*. Round ``r`` plays deal ``r``: ``draw_round`` forms groups of
+``players`` bots out of the *useful pairs* (arena/stats/ranking.py: pairs whose order is
+still open and matters), and every group plays the deal in every seat rotation, exactly as a
+round robin's group does (same deal seeds, same content-named match ids, so a round robin
+and an adaptive run of the same file share the matches they both play). Each deal set gives
+every pair of its group a paired sample on the same deal and seats, so a pair is decided by
+its own duplicate test, and the whole finishing order counts. Decided pairs (and bots whose
+place is settled) get no more matches.
 
 What round ``r`` plays is a function of the stored results of rounds ``0 .. r-1`` alone,
 read in schedule order, and of the tournament seed: the planner replays the rounds from the
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from arena.stats.ranking import BordaRace, deal_set_sample
+from arena.stats.ranking import PairRace
 from games.rng import DealRng, derive_seed
 
 STATE_FILE = "adaptive.json"
@@ -49,8 +51,8 @@ class AdaptivePlan:
     confidence: float
     top: int | None
     cap: int
-    race: BordaRace
-    # per round: (members in name order, the bots it was drawn for), in draw order
+    race: PairRace
+    # per round: (members in name order, the undecided bots among them), in draw order
     rounds: list[list[tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=list)
     status: str = "playing"    # decided | cap | playing (a round is not yet completely stored)
     matches: int = 0           # scheduled so far
@@ -70,30 +72,52 @@ class AdaptivePlan:
         return len(self.rounds) - (1 if self.status == "playing" else 0)
 
 
-def draw_round(seed: int, key: str, players: int, number: int, names: Sequence[str],
-               active: Sequence[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """The groups of round ``number``, each with the undecided bots it samples (its foci).
+def draw_round(seed: int, key: str, players: int, number: int, race: PairRace
+               ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The groups of round ``number``, each with the undecided bots among its members.
 
-    The whole field is shuffled (from a generator seeded by the tournament seed, the entry,
-    the player count and the round) and cut into groups of ``players``; bots left over form a
-    last group filled up with bots drawn from the rest. So every bot's opponents are drawn
-    uniformly from the rest of the field, and its deal set is an unbiased sample of its Borda
-    score. Only groups with an undecided bot are played, and each undecided bot gets exactly
-    one sample: all of them at once cost about as many matches as there are bots."""
+    From a generator seeded by the tournament seed, the entry, the player count and the
+    round: the bots with a useful pair are shuffled; each in turn, if not yet placed this
+    round, opens a group and draws its partners at random among the unplaced bots that form a
+    useful pair with *every* member so far (else with any member). A group short of
+    ``players`` takes useful partners already placed this round (they play the deal twice, as
+    in a round robin), then bots drawn from the rest of the field. So every bot with a useful
+    pair plays each round, and only groups holding a useful pair are played."""
     rng = DealRng(derive_seed(seed, "adaptive", key, players, number))
-    order = list(names)
+    useful = race.useful()
+    if not useful:
+        return []
+    links = {a: set(bs) for a, bs in useful.items()}
+    order = list(useful)
     rng.shuffle(order)
-    wanted = set(active)
+    free = set(order)
+    open_ = set(race.active())
     out = []
-    for start in range(0, len(order), players):
-        chunk = order[start:start + players]
-        foci = tuple(sorted(b for b in chunk if b in wanted))
-        if len(chunk) < players:
-            rest = [b for b in names if b not in chunk]
-            rng.shuffle(rest)
-            chunk = chunk + rest[:players - len(chunk)]
-        if foci:
-            out.append((tuple(sorted(chunk)), foci))
+    for first in order:
+        if first not in free:
+            continue
+        group = [first]
+        free.discard(first)
+        while len(group) < players:
+            cands = [b for b in useful[first] if b in free and all(b in links[g] for g in group)]
+            if not cands:
+                cands = sorted({b for g in group for b in useful.get(g, ()) if b in free},
+                               key=race.names.index)
+            if not cands:   # its useful partners play elsewhere this round: they play it too
+                cands = sorted({b for g in group for b in useful.get(g, ()) if b not in group},
+                               key=race.names.index)
+            if not cands:
+                break
+            pick = cands[rng.randbelow(len(cands))]
+            group.append(pick)
+            free.discard(pick)
+        if len(group) < players:
+            rest = [b for b in race.names if b not in group]
+            spare = [b for b in rest if b not in links] or rest   # bots with nothing open first
+            rng.shuffle(spare)
+            group += spare[:players - len(group)]
+        members = tuple(sorted(group))
+        out.append((members, tuple(b for b in members if b in open_)))
     return out
 
 
@@ -102,15 +126,14 @@ def plan(names: Sequence[str], players: int, *, confidence: float, top: int | No
     """Replay the rounds from the start: ``outcome(round, members)`` gives a group's stored
     deal set (None if any of its matches is missing). Stops at the first round not yet
     completely stored, when every bot is decided, or at ``cap`` matches."""
-    race = BordaRace(tuple(sorted(names)), confidence, top)
+    race = PairRace(tuple(sorted(names)), confidence, top, horizon=max(1, cap // players))
     p = AdaptivePlan(key=key, game=game, players=players, confidence=confidence, top=top, cap=cap, race=race)
     number = 0
     while True:
-        active = race.active()
-        if not active:
-            p.status = "decided"
+        groups = draw_round(seed, key, players, number, race) if race.active() else []
+        if not groups:
+            p.status = "decided" if race.done() else "cap"
             return p
-        groups = draw_round(seed, key, players, number, race.names, active)
         room = (cap - p.matches) // players
         if room <= 0:
             p.status = "cap"
@@ -125,9 +148,9 @@ def plan(names: Sequence[str], players: int, *, confidence: float, top: int | No
                 p.status = "playing"
                 return p
             results.append(got)
-        for (_, foci), got in zip(groups, results):
-            for focus in foci:
-                race.add(focus, deal_set_sample(focus, got))
+        for got in results:
+            race.add(got)
+        race.refresh()
         number += 1
 
 
@@ -167,6 +190,9 @@ def _valid_entry(e: Any) -> bool:
     if e.get("top") is not None and not isinstance(e.get("top"), int):
         return False
     for s in e["standings"]:
+        if "rating" in s and (not isinstance(s["rating"], (int, float)) or isinstance(s["rating"], bool)
+                              or not math.isfinite(s["rating"])):
+            return False
         if not (isinstance(s, dict) and isinstance(s.get("bot"), str) and isinstance(s.get("ranks"), list)
                 and len(s["ranks"]) == 2 and all(isinstance(x, int) for x in s["ranks"])
                 and all(isinstance(s.get(k), (int, float)) and math.isfinite(s[k]) for k in ("score", "low", "high"))

@@ -37,6 +37,7 @@ from pydantic_core import PydanticCustomError
 
 import games
 from arena.errors import ArenaError
+from arena.luck.reference import DEFAULT_ROLLOUTS as LUCK_ROLLOUTS  # games per seat of a deal
 from arena.match.sandbox import LEVELS as _SANDBOX_LEVELS
 from arena.records.controls import LIMIT_BOUNDS, TIME_BOUNDS, Limits, TimeControl  # noqa: F401 (re-exported)
 
@@ -370,8 +371,6 @@ def _fails_only_some(spec: games.GameSpec, counts: list[int], options: dict[str,
             pass
     return ok > 0
 
-
-LUCK_ROLLOUTS = 16  # arena.tournament.luck.DEFAULT_ROLLOUTS
 
 
 class Tournament(_Model):

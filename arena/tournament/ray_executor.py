@@ -261,7 +261,7 @@ class BotWorker:
 def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[dict], None],
                 *, address: str | None, workers: int, sandbox_level: str,
                 retry: Callable[[Any, str], bool] | None = None,
-                replace_wait_s: float | None = None) -> None:
+                replace_wait_s: float | None = None, top_up: Callable[[deque], None] | None = None) -> None:
     """Play ``pending`` matches on Ray actors, calling ``on_record(record)`` here for each one.
 
     ``ctx`` is the runner's (entries, limits, tc, fresh, name, results, sandbox).
@@ -279,7 +279,8 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
     (the cluster lost its nodes), or actors keep dying with no match in flight
     (``MAX_TRIES`` per worker), ``WorkersLost`` says so in one line; finished
     matches are stored. On KeyboardInterrupt: queued matches are cancelled, actors
-    stopped, and the KeyboardInterrupt is raised again.
+    stopped, and the KeyboardInterrupt is raised again. ``top_up(queue)``, if given, is called
+    before each dispatch and may add matches (the local pool's hook: `arena serve`'s matchmaker).
     """
     require_ray()
     import ray
@@ -322,7 +323,7 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         packed_ref = ray.put(packed)
         pool.start(lambda: worker_cls.remote(packed_ref, settings), n)
         log.info("ray: %d workers for %d matches (cluster CPUs: %d)", n, len(pending), cpus)
-        pool.run(deque(pending))
+        pool.run(deque(pending), top_up)
         finished = True
     except KeyboardInterrupt:
         pool.cancel_in_flight()
@@ -425,11 +426,13 @@ class _Pool:
     def _busy(self) -> bool:
         return any(a.in_flight for a in self.actors.values())
 
-    def run(self, queue: deque) -> None:
+    def run(self, queue: deque, top_up: Callable[[deque], None] | None = None) -> None:
         """Feed matches with backpressure until every one is played, retried or given up."""
         t0 = time.monotonic()
         warned_slow = False
         while True:
+            if top_up is not None:
+                top_up(queue)
             self._fill(queue)
             if not queue and not self._busy():
                 break

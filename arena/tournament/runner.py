@@ -835,10 +835,10 @@ class _NextRound:
 
 def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO,
                     resume_hint: str, workers: int = 1) -> None:
-    """Compute the deals' missing luck baselines (arena.tournament.luck) after the matches, on
+    """Compute the deals' missing luck baselines (arena.luck.baselines) after the matches, on
     as many processes as the run's workers: never while bots are timed. The results are stored already; a failure here
     only leaves the luck-adjusted figure unavailable, and Ctrl-C stops the run as usual."""
-    from arena.tournament import luck
+    from arena.luck import baselines as luck
 
     if rollouts < 1:
         return
@@ -1025,6 +1025,8 @@ class _Pool:
     top_up)``: ``top_up(queue)``, if given, is called before each dispatch and may add matches to the
     queue or clear it (arena duel feeds its deals so, an adaptive schedule its rounds)."""
 
+    PREFETCH = 2   # matches a worker holds at most: the one it plays and the next
+
     def __init__(self, ctx: dict[str, Any], summary: RunSummary, progress: Progress,
                  backend: Backend | None = None) -> None:
         self.ctx = ctx
@@ -1044,7 +1046,7 @@ class _Pool:
                 return match.match_id in store.completed_ids()
 
         self.supervisor = Supervisor(self.backend or LocalBackend(self.ctx), workers=n_workers,
-                                     retries=Retries(self.summary.given_up), stored=stored)
+                                     retries=Retries(self.summary.given_up), stored=stored, prefetch=self.PREFETCH)
         self.supervisor.submit(*pending)
         for match, reply in self.supervisor.stream(top_up):
             self._count(match, reply)

@@ -13,7 +13,8 @@ What it guarantees, and why:
   order, so ratings computed from them do not depend on the number of workers or on
   interruptions.
 * The schema is versioned (``meta.schema_version``); a file written by a newer arena is
-  refused with a message instead of being misread.
+  refused with a message instead of being misread, an older one is migrated (``_MIGRATIONS``).
+  The luck tables are part of it (schema 4; their shape: ``arena.luck.tables``).
 * A stored match cannot be altered unnoticed: each ``matches`` row holds the SHA-256 of
   its record (``record_sha256``) and a digest of its own columns and its ``seats`` rows
   (``digest``), as read back when it was stored; the schedule's digest is in ``meta``.
@@ -55,11 +56,12 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from arena.records.record import RECORD_SCHEMAS, MatchRecord  # noqa: F401 (RECORD_SCHEMAS re-exported)
 from arena.records.record import RecordError as _RecordShapeError
+from arena.luck import tables as luck_tables
 
 DB_NAME = "results.sqlite"
 SECRET_NAME = "deal-secret"
 SECRET_BYTES = 32
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SANDBOX_FAULT = "sandbox"  # arena.match.faults.FaultKind.SANDBOX.value
 
 _SCHEMA = """
@@ -119,7 +121,7 @@ CREATE TABLE schedule (
     match_id TEXT PRIMARY KEY,
     idx      INTEGER NOT NULL
 );
-"""
+""" + luck_tables.SCHEMA   # luck_baselines, luck_aivat: defined beside the code that fills them
 
 # The columns a match's digest covers, in order (the seats rows follow, by seat).
 _MATCH_COLUMNS = ("match_id", "idx", "tournament", "game", "rules_version", "players", "grp", "deal",
@@ -176,8 +178,9 @@ def _seal_schedule(conn: sqlite3.Connection) -> None:
 
 
 # Version 1 had no schedule table: every stored match counted. Version 2 had no checksums.
+# Version 3 had no luck tables in its schema (the arena added them when it computed baselines).
 _MIGRATIONS: dict[int, Any] = {1: "CREATE TABLE schedule (match_id TEXT PRIMARY KEY, idx INTEGER NOT NULL)",
-                               2: _seal_all}
+                               2: _seal_all, 3: luck_tables.migrate}
 
 
 class StoreError(Exception):

@@ -5,7 +5,9 @@ settings. The end-to-end runs with real bots are in test_adaptive_run.py."""
 from __future__ import annotations
 
 import hashlib
+import random
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.stats.ranking import BordaRace, deal_set_sample, pair_share
+from arena.stats.ranking import PairRace, boundary, deal_set_sample, pair_share
 from arena.tournament.adaptive import draw_round, plan
 from arena.tournament.config import ConfigError, parse_tournament
 from arena.tournament.load import load_tournament
@@ -29,63 +31,118 @@ def test_pair_share_counts_ties_half() -> None:
     assert sample == 0.5
 
 
-def test_a_race_decides_clear_differences_and_not_equal_bots() -> None:
-    race = BordaRace(("a", "b", "c"), confidence=0.95)
+def _feed(race: PairRace, diffs: dict[tuple[str, str], tuple[float, float]], rounds: int) -> None:
+    """Paired samples alternating between two values per pair."""
+    for i in range(rounds):
+        for (a, b), (x, y) in diffs.items():
+            race.add_pair(a, b, x if i % 2 else y)
+
+
+def test_a_race_decides_clear_pairs_and_not_equal_bots() -> None:
+    race = PairRace(("a", "b", "c"), confidence=0.95)
     assert race.active() == ["a", "b", "c"]          # no samples: nothing decided
-    for i in range(60):
-        race.add("a", 0.9 if i % 2 else 0.8)
-        race.add("b", 0.5 if i % 2 else 0.4)
-        race.add("c", 0.1 if i % 2 else 0.2)
+    _feed(race, {("a", "b"): (0.5, 0.3), ("b", "c"): (0.5, 0.3), ("a", "c"): (0.9, 0.7)}, 30)
     assert race.done() and race.ranking() == ["a", "b", "c"]
     assert race.decided_pairs() == [("a", "b"), ("a", "c"), ("b", "c")]
-    same = BordaRace(("a", "b"), confidence=0.95)
-    for i in range(200):
-        same.add("a", 0.3 if i % 2 else 0.7)
-        same.add("b", 0.7 if i % 2 else 0.3)
+    same = PairRace(("a", "b"), confidence=0.95)
+    _feed(same, {("a", "b"): (0.4, -0.4)}, 400)
     assert same.active() == ["a", "b"] and same.decided_pairs() == []
 
 
-def test_top_k_decides_only_the_first_places() -> None:
-    race = BordaRace(("a", "b", "c", "d"), confidence=0.9, top=1)
-    for i in range(40):
-        race.add("a", 0.95 if i % 2 else 0.85)
-        for name in "bcd":   # three equal bots: their order is never decided
-            race.add(name, 0.3 if i % 2 else 0.5)
-    assert race.done()
+def test_decided_pairs_join_by_transitivity() -> None:
+    """a > b and b > c decide the whole order, though a and c never met."""
+    race = PairRace(("c", "a", "b"), confidence=0.9)
+    _feed(race, {("a", "b"): (0.6, 0.4), ("c", "b"): (-0.6, -0.4)}, 20)
+    assert race.done() and race.ranking() == ["a", "b", "c"]
+    assert race.pair_samples("a", "c") == 0 and race.rank_range("a") == (1, 1)
+
+
+def test_top_k_decides_only_the_first_places_and_stops_asking_for_the_rest() -> None:
+    race = PairRace(("a", "b", "c", "d"), confidence=0.9, top=1)
+    _feed(race, {("a", x): (0.7, 0.5) for x in "bcd"} | {("b", "c"): (0.2, -0.2), ("c", "d"): (0.2, -0.2)}, 30)
+    race.refresh()
+    assert race.done() and race.useful() == {}
     assert [s["ranks"] for s in race.summary()][0] == [1, 1]
+
+
+def test_useful_pairs_skip_decided_and_irrelevant_pairs() -> None:
+    """Top 1: once a is shown ahead of b, the pair is no longer played; b and c (both below the
+    estimated leader) do not need each other."""
+    race = PairRace(("a", "b", "c"), confidence=0.9, top=1)
+    assert race.useful() == {"a": ["b", "c"], "b": ["a", "c"], "c": ["a", "b"]}
+    _feed(race, {("a", "b"): (0.7, 0.5), ("a", "c"): (0.05, -0.05), ("b", "c"): (0.1, -0.1)}, 20)
+    race.refresh()
+    assert race.useful() == {"a": ["c"], "c": ["a"]}
+
+
+def test_a_deal_set_gives_every_pair_of_its_group_a_paired_sample() -> None:
+    race = PairRace(("a", "b", "c"))
+    race.add([(("a", "b", "c"), (0, 1, 2)), (("b", "c", "a"), (0, 2, 1)), (("c", "a", "b"), (0, 1, 2))])
+    assert [race.pair_samples(x, y) for x, y in (("a", "b"), ("a", "c"), ("b", "c"))] == [1, 1, 1]
+    shares = {s["bot"]: s["score"] for s in race.summary()}
+    assert shares == pytest.approx({"a": 2 / 3, "b": 0.5, "c": 1 / 3})
+    assert race.pairs[(0, 1)].mean == pytest.approx(1 / 6)   # a's share minus b's
+    with pytest.raises(ValueError):
+        race.add_pair("a", "b", 1.5)
+
+
+def test_the_boundary_covers_every_look_up_to_the_horizon() -> None:
+    """Equal bots (paired samples symmetric about 0), checked after every sample: the share of
+    races that ever decide the pair, either way, stays below 1 - confidence (a bound for one
+    look, z = 1.28, would decide about half of them)."""
+    assert boundary(0.05, 100) < boundary(0.05, 10_000) and boundary(0.05, 100) > 1.65
+    rng = random.Random(5)
+    races, looks, decided = 200, 200, 0
+    for _ in range(races):
+        race = PairRace(("a", "b"), confidence=0.8, horizon=looks)
+        for _ in range(looks):
+            race.add_pair("a", "b", rng.choice((-0.5, -0.25, 0.0, 0.25, 0.5)))
+            if not race.active():        # two bots: both decided once the pair is
+                decided += 1
+                break
+    assert decided / races < 0.2
 
 
 @pytest.mark.parametrize("bad", [{"confidence": 1.0}, {"confidence": 0.0}, {"top": 0}, {"top": 3}])
 def test_race_refuses_bad_settings(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
-        BordaRace(("a", "b", "c"), **bad)
+        PairRace(("a", "b", "c"), **bad)
 
 
-def test_rounds_cut_the_field_into_groups_and_sample_each_undecided_bot_once() -> None:
-    names = [f"b{i}" for i in range(8)]
-    one = draw_round(7, "tightwad", 3, 4, names, names[:5])
-    assert one == draw_round(7, "tightwad", 3, 4, names, names[:5])
-    assert one != draw_round(7, "tightwad", 3, 5, names, names[:5])
-    foci = [f for _, fs in one for f in fs]
-    assert sorted(foci) == names[:5]                     # each undecided bot once
-    for members, fs in one:
-        assert len(set(members)) == 3 and list(members) == sorted(members) and set(fs) <= set(members)
-    every = draw_round(7, "tightwad", 3, 4, names, names)
-    assert len(every) == 3                               # 8 bots: two groups and one filled up
-    assert sorted(f for _, fs in every for f in fs) == names
+def test_rounds_group_only_useful_pairs_each_bot_once() -> None:
+    names = tuple(f"b{i}" for i in range(8))
+    race = PairRace(names, confidence=0.9)
+    one = draw_round(7, "tightwad", 3, 4, race)
+    assert one == draw_round(7, "tightwad", 3, 4, race)
+    assert one != draw_round(7, "tightwad", 3, 5, race)
+    assert len(one) == 3                                 # 8 bots: two groups and one filled up
+    seen = [b for members, _ in one for b in members]
+    assert set(seen) == set(names) and len(seen) == 9
+    for members, _ in one:
+        assert len(set(members)) == 3 and list(members) == sorted(members)
+    # b0 surely ahead of everyone, b1 of everyone else: only the pairs among b2..b7 are open
+    _feed(race, {("b0", x): (0.9, 0.7) for x in names[1:]} | {("b1", x): (0.9, 0.7) for x in names[2:]}, 20)
+    race.refresh()
+    for number in range(20):
+        for members, _ in draw_round(7, "tightwad", 3, number, race):
+            assert sum(m in ("b0", "b1") for m in members) <= 1   # at most a filler
+            open_pairs = [(x, y) for x in members for y in members if x < y and "b0" not in (x, y)
+                          and "b1" not in (x, y)]
+            assert open_pairs
 
 
-def test_round_opponents_are_uniform() -> None:
-    """A focus bot meets every other bot equally often over many rounds (unbiased Borda samples)."""
-    names = [f"b{i}" for i in range(7)]
+def test_groups_are_drawn_at_random_among_open_pairs() -> None:
+    """With every pair open, a bot meets every other bot about equally often over many rounds."""
+    names = tuple(f"b{i}" for i in range(7))
+    race = PairRace(names)
     met = {n: 0 for n in names[1:]}
-    for number in range(3000):
-        for members, foci in draw_round(1, "x", 3, number, names, names):
-            if "b0" in foci:
+    for number in range(1500):
+        for members, _ in draw_round(1, "x", 3, number, race):
+            if "b0" in members:
                 for m in members:
                     if m != "b0":
                         met[m] += 1
-    assert max(met.values()) - min(met.values()) < 0.1 * 1000
+    assert max(met.values()) - min(met.values()) < 0.15 * statistics.fmean(met.values())
 
 
 # ---- the planner on the real schedule, with synthetic results -----------------------------

@@ -67,6 +67,17 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     assert "Adaptive schedule tightwad (3 players): the top 1 in order at confidence 0.8: decided" in \
         (ref.results / "leaderboard.md").read_text()
     assert "Adaptive schedule" in (ref.results / "leaderboard.html").read_text()
+    # every format names the pairs decided: the leader's row lists the bots it is decided ahead of
+    ahead = ", ".join(b for a, b in entry["decided_pairs"] if a == "tightwad_high")
+    assert ahead and all(b in ahead for b in ("plain_random", "random_b", "gated_random"))
+    md_row = next(line for line in (ref.results / "leaderboard.md").read_text().splitlines()
+                  if line.startswith("|") and "| tightwad_high " in line and "yes" in line)
+    assert ahead in md_row
+    assert f"<td class=\"num\">{ahead}</td>" in (ref.results / "leaderboard.html").read_text()
+    shown = subprocess.run([sys.executable, "-m", "arena", "leaderboard", str(ref.results)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "decided ahead of" in shown.stdout
+    assert any("tightwad_high" in line and line.rstrip().endswith(ahead) for line in shown.stdout.splitlines())
 
     # The same tournament in another folder with the same deal secret, interrupted after its
     # first round (the gated bot is slow while the gate exists), then resumed.

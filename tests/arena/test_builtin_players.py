@@ -17,7 +17,7 @@ from arena.tournament.load import load_tournament
 from arena.tournament.ray_executor import pack_bots, unpack_bots
 from arena.tournament.roster import builtin_entry, resolve_bots
 from games import REGISTRY
-from games.reference import AIVAT_ROLLOUTS, AIVAT_VERSION, aivat_corrections
+from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_VERSION, aivat_corrections
 from games.rng import DealRng
 from tests.arena.test_runner import run_file
 
@@ -220,12 +220,12 @@ def test_arena_play_seats_builtin_players_by_name():
 def test_aivat_corrections_are_computed_a_batch_of_records_at_a_time_and_on_helpers(tmp_path, monkeypatch):
     """Two workers share the corrections among helper processes (fresh interpreters), and the
     records are read a few at a time: the same rows as one process computing them all."""
-    from arena.tournament import luck
+    from arena.luck import baselines as luck, pool
 
     monkeypatch.setattr(luck, "AIVAT_BATCH", 8)   # 9 matches: 8 on two helpers, then 1 in process
     calls = []
-    real = luck._Helper.compute
-    monkeypatch.setattr(luck._Helper, "compute", lambda self, jobs: calls.append(len(jobs)) or real(self, jobs))
+    real = pool._Helper.compute
+    monkeypatch.setattr(pool._Helper, "compute", lambda self, jobs: calls.append(len(jobs)) or real(self, jobs))
     bots = f"[{HEURISTIC}, {{builtin: random}}, {{builtin: random, name: other_random}}]"
     one = run_file(_write(tmp_path, "one", bots, deals=3))
     from tests.arena.test_runner import share_secret
@@ -237,14 +237,14 @@ def test_aivat_corrections_are_computed_a_batch_of_records_at_a_time_and_on_help
 
 
 def test_a_record_that_does_not_replay_gets_no_correction_rather_than_stopping_the_run():
-    from games.reference import luck_job
+    from arena.luck.helper import luck_job
 
     job = ["aivat", "tightwad", 3, {}, 5, [[2, 0], [0, 0]], [1, 2], 4, 9]   # seat 2 is not to move first
     assert luck_job(job) is None
 
 
 def test_palace_corrects_the_builtin_draws_with_its_learned_value_in_four_player_games_only(tmp_path):
-    """In Palace the AIVAT value is learned (games/palace_value.py), with weights for four
+    """In Palace the AIVAT value is learned (arena/luck/palace_value.py), with weights for four
     players: those matches get their correction, the three-player ones none (their adjusted
     place is the plain one), and every stored figure is the function of its record."""
     path = tmp_path / "p.yaml"
@@ -286,7 +286,7 @@ results: {tmp_path / "results"}
 
 def test_palace_corrects_the_reveals_of_matches_between_bot_programs(tmp_path):
     """Chance has known odds whoever plays: four-player Palace matches of bot programs alone get
-    the reveal terms (games.palace_value.reveal_term) and no builtin draws' terms."""
+    the reveal terms (arena.luck.palace_value.reveal_term) and no builtin draws' terms."""
     random_bot = ROOT / "bots" / "random_bot.py"
     path = tmp_path / "p.yaml"
     path.write_text(f"""

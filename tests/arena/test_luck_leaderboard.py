@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import cli
-from arena.tournament import luck
-from games.reference import luck_beta
+from arena.luck import baselines as luck, helper as luck_helper, pool as luck_pool
+from arena.luck.reference import luck_beta
 from tests.arena.test_runner import run_file, share_secret, stored, write_tournament
 
 
@@ -29,7 +29,7 @@ CORRECTED = {g for g, _, _ in REFERENCE_SETUP} | {"overall"}   # scopes with a c
 
 
 def test_the_setup_has_scopes_with_and_without_a_correction():
-    # what the tests below rely on (games.reference.LUCK_BETA, calibrated)
+    # what the tests below rely on (arena.luck.reference.LUCK_BETA, calibrated)
     assert ("divers-weights", 2, 2) in REFERENCE_SETUP and len(REFERENCE_SETUP) < len(SETUP)
 
 
@@ -113,7 +113,7 @@ def test_baselines_are_stored_once_and_never_recomputed(run, tmp_path, monkeypat
     def refuse(*a, **k):
         raise AssertionError("a baseline was computed again")
 
-    monkeypatch.setattr(luck, "seat_baselines", refuse)
+    monkeypatch.setattr(luck_helper, "seat_baselines", refuse)
     result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
     assert result.exit_code == 0, result.output
     assert _adjusted(json.loads(result.output)) == _adjusted(before)
@@ -142,7 +142,7 @@ def test_a_store_without_baselines_shows_the_figure_as_unavailable(tmp_path):
 
 def test_an_interrupted_computation_keeps_every_result_and_the_next_run_finishes_it(tmp_path, monkeypatch):
     path = _tournament(tmp_path, "cut")
-    real = luck.seat_baselines
+    real = luck_helper.seat_baselines
     calls = []
 
     def cut_after_four(*a, **k):
@@ -151,14 +151,14 @@ def test_an_interrupted_computation_keeps_every_result_and_the_next_run_finishes
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(luck, "seat_baselines", cut_after_four)
+    monkeypatch.setattr(luck_helper, "seat_baselines", cut_after_four)
     first = run_file(path)
     assert first.interrupted and first.counted == first.scheduled   # every match is kept
     assert _rows(first.results) == 4                                 # and the finished baselines
     matches = stored(first.results)
 
     counted = []
-    monkeypatch.setattr(luck, "seat_baselines", lambda *a, **k: counted.append(a) or real(*a, **k))
+    monkeypatch.setattr(luck_helper, "seat_baselines", lambda *a, **k: counted.append(a) or real(*a, **k))
     second = run_file(path)
     assert second.complete and stored(second.results) == matches
     assert len(counted) == DEAL_ROWS + REFERENCE_ROWS - 4            # only what was missing
@@ -182,7 +182,7 @@ def test_a_failing_computation_still_publishes_the_results(tmp_path, monkeypatch
     def broken(*a, **k):
         raise RuntimeError("engine exploded")
 
-    monkeypatch.setattr(luck, "seat_baselines", broken)
+    monkeypatch.setattr(luck_helper, "seat_baselines", broken)
     summary = run_file(_tournament(tmp_path, "broken"))
     assert summary.complete and (summary.results / "leaderboard.json").exists()
     _unavailable_where_corrected(_json(summary.results))
@@ -193,7 +193,7 @@ def test_a_failure_in_a_helper_process_is_reported_not_lost(tmp_path, monkeypatc
     """With two workers the baselines are shared among two helper processes; one that fails
     (here: every helper, as a broken install would) reaches the run as a warning naming the
     helper's own error, and the results are published."""
-    monkeypatch.setattr(luck, "HELPER_MODULE", "tests.arena.broken_luck_helper")
+    monkeypatch.setattr(luck_pool, "HELPER_MODULE", "tests.arena.broken_luck_helper")
     summary = run_file(write_tournament(tmp_path, "broken2", deals=2, workers=2))
     assert summary.complete and (summary.results / "leaderboard.json").exists()
     _unavailable_where_corrected(_json(summary.results))

@@ -2,7 +2,8 @@
 
 Layers, top first: the face (``arena.cli``), then ``arena.bench`` (the measures `arena bench`
 runs), then ``arena.report``, then
-``arena.tournament``, then ``arena.match``, then ``arena.rl`` (reinforcement
+``arena.tournament``, then ``arena.luck`` (luck baselines and AIVAT; the store holds its
+tables), then ``arena.match``, then ``arena.rl`` (reinforcement
 learning, on the engines alone), then ``arena.openspiel`` (the OpenSpiel bridge, on the
 engines alone too), then ``arena.records`` (the typed vocabulary every layer above
 speaks: match specs, records, time control, limits, worker replies), then the shared base (``arena.errors``,
@@ -21,8 +22,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS = ["arena.cli", "arena.bench", "arena.report", "arena.tournament", "arena.match", "arena.rl", "arena.openspiel",
-          "arena.records", "arena", "games"]
+LAYERS = ["arena.cli", "arena.bench", "arena.report", "arena.tournament", "arena.luck", "arena.match", "arena.rl",
+          "arena.openspiel", "arena.records", "arena", "games"]
 # Run inside the sandbox (botkit, and the encoding copied into exported bots): standard library only.
 ISOLATED = {"arena.bot_helper", "arena.rl.encoding"}
 
@@ -59,8 +60,11 @@ def _imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
     return found
 
 
+FACES = ("arena.serve",)  # a second face beside arena.cli (the ladder server): the same level
+
+
 def _layer(module: str) -> int:
-    if module == "arena.__main__":  # `python -m arena` is the face too
+    if module == "arena.__main__" or module.startswith(FACES):  # `python -m arena` is the face too
         return 0
     for i, prefix in enumerate(LAYERS):
         if module == prefix or module.startswith(prefix + "."):
@@ -131,7 +135,7 @@ def test_games_use_the_standard_library_only():
 
 
 @pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl",
-                                 "arena.openspiel", "arena.records", "arena.bench"])
+                                 "arena.openspiel", "arena.luck", "arena.serve", "arena.records", "arena.bench"])
 def test_each_subpackage_says_what_lives_there(sub):
     doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
     assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"
@@ -162,3 +166,24 @@ def test_records_import_only_themselves():
     for m, deps in GRAPH.items():
         if m.startswith("arena.records"):
             assert all(d.startswith("arena.records") for d in deps), f"{m} imports {deps}"
+
+
+def test_luck_builds_on_the_builtin_players_and_the_engines():
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.luck"):
+            assert all(d.startswith(("games", "arena.luck", "arena.match.builtin")) for d in deps), f"{m} imports {deps}"
+
+
+def test_click_lives_in_the_cli_face_only():
+    for m, p in MODS.items():
+        if not m.startswith("arena.cli"):
+            tree = ast.parse(p.read_text(encoding="utf-8"))
+            names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+            names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+            assert "click" not in names, f"{m} imports click; commands live in arena/cli"
+
+
+def test_the_cli_is_a_thin_face():
+    """arena/cli holds click commands only (issue 28): what they run lives in the layers below."""
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "arena" / "cli").glob("*.py"))
+    assert lines < 1000, f"arena/cli has {lines} lines: move library code below the face"

@@ -2,24 +2,27 @@
 
 Nobody has seen the draw pile or an unrevealed face-down card (R-P17) and no decision depends
 on them, so given the game so far every arrangement of those cards over their places is
-equally likely. The reveal term (``games.palace_value.reveal_term``) must then have mean
+equally likely. The reveal term (``arena.luck.palace_value.reveal_term``) must then have mean
 zero over the arrangements, exactly, whoever plays: these tests enumerate them.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 from hypothesis import assume, given, settings, strategies as st
 
-from games import REGISTRY, palace_value
+from arena.luck import palace_value
+from games import REGISTRY
 from games.palace import REVEAL
-from games.reference import AIVAT_CHANCE, aivat_corrections, has_chance_aivat, random_policy
+from arena.luck.aivat import AIVAT_CHANCE, aivat_corrections, has_chance_aivat
+from arena.luck.reference import random_policy
 from games.rng import DealRng
-from tests.report import known_strength
+from arena.luck import known_strength
 
 GAME, PLAYERS = "palace", 4
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,13 +124,11 @@ def test_matches_without_a_builtin_player_get_the_reveal_terms_alone():
 
 def test_the_training_script_learns_the_reveal_weights_of_the_shipped_shape(tmp_path):
     """``benchmarks/palace_value.py --reveal`` is how REVEAL_WEIGHTS were made: on one deal it
-    prints a table like the shipped one (3 vectors of 35 numbers)."""
+    prints a table like the shipped one (3 vectors of 35 numbers), as the weights file's field."""
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--reveal", "--deals", "1",
                           "--playouts", "1", "--processes", "1"],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("# ") and "sibling rows from 1 deals" in run.stdout
-    ns: dict = {}
-    exec(run.stdout.split("\n", 1)[1], ns)   # the table is Python
-    table = ns["REVEAL_WEIGHTS"][PLAYERS]
-    assert sorted(table) == [2, 3, 4] and all(len(w) == palace_value.NFEATURES for w in table.values())
+    table = json.loads(run.stdout.strip().splitlines()[-1])["reveal_weights"][str(PLAYERS)]
+    assert sorted(table) == ["2", "3", "4"] and all(len(w) == palace_value.NFEATURES for w in table.values())

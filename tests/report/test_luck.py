@@ -17,12 +17,12 @@ import pytest
 
 from arena.report.luck import adjust
 from arena.report.ratings import compute_ratings
-from arena.tournament.luck import Baselines, Config, reference_target, summarize
+from arena.luck import reference
+from arena.luck.baselines import Baselines, Config, reference_target, summarize
 from arena.tournament.store import ResultRow
 from games import REGISTRY
-from games import reference
-from games.reference import (REFERENCE, luck_beta, play_out, random_policy, reference_deal_seed,
-                             seat_baselines)
+from arena.luck.reference import (REFERENCE, luck_beta, play_out, random_policy, reference_deal_seed,
+                                  seat_baselines)
 from games.rng import DealRng, derive_seed
 
 GAME, PLAYERS, ROLLOUTS = "tightwad", 3, 8

@@ -2,17 +2,17 @@
 
 The luck-adjusted mean place (docs/luck.md, ``arena.report.luck``) needs, for every deal
 ``d`` of the tournament and every seat ``s``, ``h(d, s)``: how the game's fixed reference
-policy fares from that seat of that deal (``games.reference.seat_baselines``), and the
+policy fares from that seat of that deal (``arena.luck.reference.seat_baselines``), and the
 population mean of ``h`` per seat, estimated on a sample of *reference deals* drawn from
-their own stream (``games.reference.reference_deal_seed``), one game per seat each.
+their own stream (``arena.luck.reference.reference_deal_seed``), one game per seat each.
 
 Both live in the results store's ``luck_baselines`` table, one row per (game, players,
 options, rules version, reference version, deal seed, kind), where ``kind`` is ``deal``
 (a tournament deal, ``rollouts`` games per seat), ``reference`` (with its ordinal in the
 stream) or ``summary`` (per configuration: the estimate of eta from its first N reference
 deals, so a leaderboard reads one row, not thousands). Nothing in a row
-depends on a bot. The table is an optional addition to the store (created if missing, no
-schema version change: an older arena ignores it). Rows are committed in batches (at most
+depends on a bot. The table is part of the store's schema (``arena.luck.tables``, schema 4;
+an older store gets it in its migration). Rows are committed in batches (at most
 256 rows or one second of work each, and whatever is done when the computation is
 interrupted or fails), so an interruption keeps what was finished and the next run
 completes it.
@@ -20,66 +20,40 @@ completes it.
 Where and when: ``fill`` runs in the ``arena run`` process after the matches (never
 while bots are being timed), for the deals of the schedule that lack a row, shared among
 as many processes as the run had workers. Configurations whose coefficient
-``games.reference.luck_beta`` is 0 get none: their adjusted place is the plain one. A store
-without rows (older runs, ``luck_rollouts: 0``, benchmarks/make_store.py) is shown as
+``arena.luck.reference.luck_beta`` is 0 get none: their adjusted place is the plain one. A store
+for which none were computed (older runs, ``luck_rollouts: 0``, benchmarks/make_store.py) is shown as
 "unavailable" by the leaderboards, which never compute baselines themselves.
 
 The same pass computes, for every stored match with a builtin random player
 (``{builtin: random}``) in a game with AIVAT, and every match of a configuration with chance
 terms (four-player Palace), that match's AIVAT corrections
-(``games.reference.aivat_corrections``: the luck of the builtin players' draws and of the
+(``arena.luck.aivat.aivat_corrections``: the luck of the builtin players' draws and of the
 face-down cards revealed, from the match record's decisions), in the ``luck_aivat`` table,
 one row per match, bound to the record's SHA-256.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
-import os
-import queue
 import sqlite3
-import subprocess
-import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
-import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
-from arena.tournament.config import LUCK_ROLLOUTS
+from arena.luck import tables
+from arena.luck.aivat import AIVAT_CHANCE, AIVAT_ROLLOUTS, AIVAT_VERSION, has_aivat, has_chance_aivat
+from arena.luck.pool import computed
+from arena.luck.reference import DEFAULT_ROLLOUTS, REFERENCE_VERSION, luck_beta, reference_deal_seed
 from games import REGISTRY
-from games.reference import (AIVAT_CHANCE, AIVAT_ROLLOUTS, AIVAT_VERSION, REFERENCE_VERSION, has_aivat,
-                             has_chance_aivat, luck_beta, luck_job,
-                             reference_deal_seed, seat_baselines)
 
 log = logging.getLogger(__name__)
 
-TABLE = """
-CREATE TABLE IF NOT EXISTS luck_baselines (
-    game          TEXT NOT NULL,
-    players       INTEGER NOT NULL,
-    options       TEXT NOT NULL,      -- canonical JSON of the resolved options
-    rules_version TEXT NOT NULL,
-    reference     TEXT NOT NULL,      -- games.reference.REFERENCE_VERSION
-    deal_seed     TEXT NOT NULL,      -- text: seeds are unsigned 64-bit
-    kind          TEXT NOT NULL,      -- 'deal' (a tournament deal), 'reference' or 'summary'
-    ordinal       INTEGER NOT NULL,   -- reference deals: k (the k-th of the stream); a summary:
-                                      -- how many it covers; deals: 0
-    rollouts      INTEGER NOT NULL,
-    places        TEXT NOT NULL,      -- JSON list: mean place (0 = best) per seat; for a
-                                      -- summary: {"mean", "cov", "deals"} of the reference rows
-    digest        TEXT NOT NULL,      -- SHA-256 of the columns above
-    PRIMARY KEY (game, players, options, rules_version, reference, deal_seed, kind)
-)
-"""
-_COLUMNS = ("game", "players", "options", "rules_version", "reference", "deal_seed", "kind",
-            "ordinal", "rollouts", "places")
+_COLUMNS = tables.BASELINES_COLUMNS
+_AIVAT_COLUMNS = tables.AIVAT_COLUMNS
 
-DEFAULT_ROLLOUTS = LUCK_ROLLOUTS  # games per seat of each tournament deal (the option's default)
 MIN_REFERENCE_DEALS = 32       # reference deals per (game, players, options), at least ...
 # ... and this many per tournament deal of that configuration: their mean's error is one more
 # term of every adjusted interval, so they must outnumber the deals; Palace's are slower (its
@@ -94,21 +68,6 @@ def canonical(options: dict[str, Any]) -> str:
 
 def _digest(values: Iterable[Any]) -> str:
     return hashlib.sha256(json.dumps(list(values), separators=(",", ":")).encode()).hexdigest()
-
-
-def ensure_table(conn: sqlite3.Connection) -> None:
-    """Create the table; one of another shape (hand-made, or from a development version) is
-    replaced: everything in it can be computed again."""
-    cols = [r[1] for r in conn.execute("PRAGMA table_info(luck_baselines)")]
-    if cols and cols != [*_COLUMNS, "digest"]:
-        log.warning("luck_baselines table of another shape (%s); replaced", ", ".join(cols))
-        conn.execute("DROP TABLE luck_baselines")
-    conn.execute(TABLE)
-    cols = [r[1] for r in conn.execute("PRAGMA table_info(luck_aivat)")]
-    if cols and cols != [*_AIVAT_COLUMNS, "digest"]:
-        log.warning("luck_aivat table of another shape (%s); replaced", ", ".join(cols))
-        conn.execute("DROP TABLE luck_aivat")
-    conn.execute(AIVAT_TABLE)
 
 
 @dataclass(frozen=True)
@@ -167,83 +126,6 @@ FLUSH_ROWS, FLUSH_S = 256, 1.0   # rows are committed in batches: at most this m
 
 
 
-HELPER_MODULE = "arena.tournament.luck_helper"
-
-
-class _Helper:
-    """One ``luck_helper`` process: computes a chunk of jobs at a time, in order."""
-
-    def __init__(self) -> None:
-        root = str(Path(__file__).resolve().parents[2])  # where arena/ and games/ live
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, "-m", HELPER_MODULE], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
-                                     text=True, encoding="utf-8")
-
-    def compute(self, jobs: list[list[Any]]) -> list[Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        try:
-            self.proc.stdin.write(json.dumps(jobs) + "\n")
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
-        except OSError:
-            line = ""
-        if not line:
-            self.err.seek(0)
-            tail = self.err.read().decode("utf-8", "replace").strip().splitlines()
-            raise RuntimeError(f"a luck baseline helper stopped (exit {self.proc.poll()}): "
-                               f"{tail[-1] if tail else 'no message'}")
-        return json.loads(line)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout, self.err):
-            try:
-                if f is not None:
-                    f.close()
-            except OSError:
-                pass
-
-
-def _in_process(job: list[Any]) -> Any:
-    return seat_baselines(*job[1:]) if job[0] == "baseline" else luck_job(job)
-
-
-def _computed(jobs: list[list[Any]], workers: int) -> Iterator[Any]:
-    """``luck_job`` of every job, in order: on ``workers`` helper processes when there is
-    enough work to share (the jobs are independent), else in this process."""
-    if workers < 2 or len(jobs) < 4 * workers:
-        yield from map(_in_process, jobs)
-        return
-    size = max(1, min(32, len(jobs) // (8 * workers)))
-    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
-    helpers: list[_Helper] = []
-    idle: queue.Queue[_Helper] = queue.Queue()
-
-    def on_helper(chunk: list[Any]) -> list[Any]:
-        helper = idle.get()
-        try:
-            return helper.compute(chunk)
-        finally:
-            idle.put(helper)
-
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="luck")
-    try:
-        for _ in range(workers):
-            helpers.append(_Helper())
-            idle.put(helpers[-1])
-        for results in pool.map(on_helper, chunks):
-            yield from results
-    finally:
-        for helper in helpers:   # first, so that chunks still being computed end at once
-            helper.stop()
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
          progress: Callable[[int, int], None] | None = None, workers: int = 1) -> int:
     """Compute and store every missing baseline of the schedule's deals and reference deals,
@@ -252,8 +134,9 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
     the finished ones on an interruption too. ``rollouts`` < 1 does nothing."""
     if rollouts < 1:
         return 0
-    with store._lock:
-        ensure_table(store.conn)
+    with store._write() as conn:
+        tables.repair(conn)        # a hand-dropped or hand-made table: made again
+        tables.mark_computed(conn)
     todo: list[tuple[Config, int, str, int]] = []
     targets: dict[tuple[str, int, str, str], int] = {}
     for cfg in configs_of(schedule):
@@ -278,7 +161,7 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
     last = time.monotonic()
     done = 0
     try:
-        for (cfg, seed, kind, ordinal), job, places in zip(todo, jobs, _computed(jobs, workers)):
+        for (cfg, seed, kind, ordinal), job, places in zip(todo, jobs, computed(jobs, workers)):
             baselines.append(_row(cfg, seed, kind, ordinal, job[5], places))
             done += 1
             if len(baselines) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
@@ -291,7 +174,7 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
         for start in range(0, len(aivat_todo), AIVAT_BATCH):
             batch = aivat_todo[start:start + AIVAT_BATCH]
             batch_jobs = [_aivat_job(store, *item) for item in batch]
-            for (mid, sha, _), job, result in zip(batch, batch_jobs, _computed(batch_jobs, workers)):
+            for (mid, sha, _), job, result in zip(batch, batch_jobs, computed(batch_jobs, workers)):
                 corrections.append(_aivat_row(mid, sha, job[7], result))
                 done += 1
                 if len(baselines) + len(corrections) >= FLUSH_ROWS or time.monotonic() - last >= FLUSH_S:
@@ -307,20 +190,6 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
 
 
 # -- AIVAT corrections of the matches with builtin players ----------------------------------
-
-AIVAT_TABLE = """
-CREATE TABLE IF NOT EXISTS luck_aivat (
-    match_id      TEXT NOT NULL,
-    record_sha256 TEXT NOT NULL,      -- of the match record the decisions came from
-    version       TEXT NOT NULL,      -- games.reference.AIVAT_VERSION
-    rollouts      INTEGER NOT NULL,
-    corrections   TEXT NOT NULL,      -- JSON list per seat, or null: the record does not replay
-    digest        TEXT NOT NULL,      -- SHA-256 of the columns above
-    PRIMARY KEY (match_id, version)
-)
-"""
-_AIVAT_COLUMNS = ("match_id", "record_sha256", "version", "rollouts", "corrections")
-
 
 def known_seats_query() -> str:
     """(match id, seat, record SHA-256, game, players) of every seat played by the builtin random
@@ -481,8 +350,8 @@ class Baselines:
 
 def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> Baselines | None:
     """The stored baselines for the result ``rows`` (``ResultRow``s of the current schedule),
-    or None if the store has no baseline table (no ``arena run`` of this version computed any:
-    the leaderboards then show the adjusted figure as unavailable). A table without rows is
+    or None if none were computed for the store (``arena.luck.tables.computed``: the
+    leaderboards then show the adjusted figure as unavailable). A table without rows is
     not None: configurations whose beta is 0 need none.
 
     Only what a fresh run of the same tournament file would use is read, so the leaderboards
@@ -496,8 +365,7 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
     ids = {r.match_id for r in rows}
     with store._lock:
         conn = store.conn
-        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck_baselines'"
-                            ).fetchone():
+        if not tables.computed(conn):
             return None
         deal_rows = conn.execute(
             f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'deal'"
@@ -538,7 +406,7 @@ def _load_aivat(conn: sqlite3.Connection, ids: set[str]) -> tuple[frozenset[str]
     draws = sum(1 for _, game, players, seats in matches.values() if seats and has_aivat(game, players))
     reveals = sum(1 for _, game, players, _ in matches.values() if has_chance_aivat(game, players))
     out: dict[str, list[float]] = {}
-    if shas and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'luck_aivat'").fetchone():
+    if shas and tables.exists(conn, "luck_aivat"):
         for row in conn.execute(f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?",
                                 (AIVAT_VERSION,)):
             found = shas.get(row[0])

@@ -1,4 +1,4 @@
-"""A learned value of Palace states, for AIVAT (games.reference.aivat_corrections).
+"""A learned value of Palace states, for AIVAT (arena.luck.aivat.aivat_corrections).
 
 Palace's playouts are long and their results scattered, so a few of them per state give a
 value too noisy for AIVAT (docs/luck.md). This value is instead a linear function of
@@ -11,7 +11,7 @@ coefficients (``DRAWS_SCALE``, ``REVEALS_SCALE``).
 
 A seat already out has its place, exactly. Configurations without weights get no value
 (``has_value``). It reads the whole state, hidden cards included: it runs after the match.
-Change a feature or a weight and bump ``games.reference.AIVAT_VERSION``.
+Change a feature or a weight and bump ``arena.luck.aivat.AIVAT_VERSION``.
 
 The module also gives the AIVAT term of a chance event: revealing a face-down card nobody has
 seen (R-P13, ``reveal_term``), valued with its own weights (``REVEAL_WEIGHTS``).
@@ -19,6 +19,8 @@ seen (R-P13, ``reveal_term``), valued with its own weights (``REVEAL_WEIGHTS``).
 
 from __future__ import annotations
 
+import json
+from importlib import resources
 from operator import mul
 from typing import Any
 
@@ -98,74 +100,65 @@ def features(state: Any, seat: int, known: frozenset[int], table: _Table | None 
 
 NFEATURES = 35
 
-# players -> players still in -> weights, read one rule move ahead: the output of
-# ``python benchmarks/palace_value.py`` (60 deals from 610000, 2 playouts per child, 417,228 sibling
-# rows, 2.9% of their playout differences explained, against 0.25% without the move ahead, on 60
-# deals; 9 minutes on 2 cores)
-WEIGHTS: dict[int, dict[int, tuple[float, ...]]] = {
-    4: {
-        2: (
-            0.497333, 0.248667, 0.00195359, 0.00744968, -0.00744968, -0.0282212, 0.497333,
-            -0.0381125, 0.00803488, 0.0320312, 0.0282364, 0.00426428, -0.00400409, -0.00379214,
-            2.83143e-05, 0.030614, 0, -0.0223421, 0.0650252, 0.0299758, -0.0122588,
-            0.0398866, -0.0107489, -0.00414132, -0.0311047, 0.007044, 0.00363537, -0.00582105,
-            0.00307133, -0.00110013, -0.0821307, -0.0151358, 0.00546857, 0, -0.00112811,
-        ),
-        3: (
-            0.135867, 0.135867, 0.034868, 0.0128599, -0.00464716, 0.0111677, 0.407601,
-            -0.0358554, -0.0188644, 0.0895878, 0.0488363, -0.00478368, -0.00568173, -0.00671655,
-            -0.003843, 0.00453925, 0, -0.0931911, 0.207909, 0.0331907, -0.00683784,
-            -0.0232077, -0.051593, -0.0038648, -0.00243905, 0.0158074, -0.00342769, -0.00940163,
-            0.000440374, 0.00170625, -0.0704428, -0.00536556, 0.00476088, 0, -0.0346668,
-        ),
-        4: (
-            0, 0.041319, 0.0628042, 0.0405219, -0.0102827, -0.0222152, 0.165276,
-            -0.0807658, -0.0720979, 0.215668, 0.00487361, 0.00676515, -0.00744278, 0.00216141,
-            0.00399851, 0.0057445, 0.000715979, -0.119586, -0.0179452, 0.0463064, -0.0311549,
-            0.0339437, -0.0026144, -0.00073346, 0.0418097, 0.00790026, 0.00122341, -0.0100337,
-            2.23833e-05, -0.00695162, -0.0840182, 0.00593295, 0.0098414, 0, -0.0294205,
-        ),
-    },
-}
+# The weights and coefficients are data (arena/luck/data/palace_weights.json), the output of
+# ``python benchmarks/palace_value.py``: the value's weights per players, then per players still
+# in, read one rule move ahead (60 deals from 610000, 2 playouts per child, 417,228 sibling rows,
+# 2.9% of their playout differences explained, against 0.25% without the move ahead; 9 minutes on
+# 2 cores); ``--reveal``: the reveal terms' weights (300 deals from 610000, 4 playouts per sibling
+# with the sample heuristic in its own seat, 232,360 sibling rows; 5 minutes on 2 cores);
+# ``--scales``: the fixed coefficients of the two sums of AIVAT terms (arena.luck.aivat.AIVAT_SCALE;
+# 400 deals from 700000, which no measurement uses). The draws' value is learned against playouts
+# in which the reference rule policy plays the heuristic's seat, and its one move ahead is that
+# policy's choice: it tracks those playouts more closely than a real bot's game, so its terms are
+# best shrunk (docs/luck.md).
+WEIGHTS_FILE = "palace_weights.json"
+
+Weights = dict[int, dict[int, tuple[float, ...]]]
 
 
-# The fixed coefficients of the two sums of AIVAT terms (games.reference.AIVAT_SCALE): the output of
-# ``python benchmarks/palace_value.py --scales`` (400 deals from 700000, which no measurement uses).
-# The draws' value is learned against playouts in which the reference rule policy plays the
-# heuristic's seat, and its one move ahead is that policy's choice: it tracks those playouts more
-# closely than a real bot's game, so its terms are best shrunk (docs/luck.md).
-DRAWS_SCALE = 0.52
-REVEALS_SCALE = 0.81
+def load_weights(text: str) -> tuple[Weights, Weights, float, float]:
+    """(value weights, reveal weights, draws scale, reveals scale) from the weights file's text;
+    ``ValueError`` naming the field if it is not what this module reads."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("format") != 1 or data.get("features") != NFEATURES:
+        raise ValueError(f"{WEIGHTS_FILE}: format 1 with {NFEATURES} features expected")
+
+    def table(field: str) -> Weights:
+        raw = data.get(field)
+        if not isinstance(raw, dict):
+            raise ValueError(f"{WEIGHTS_FILE}: {field} must map players to players still in to weights")
+        out: Weights = {}
+        for players, by_in in raw.items():
+            out[int(players)] = {}
+            for still_in, w in by_in.items():
+                if not isinstance(w, list) or len(w) != NFEATURES:
+                    raise ValueError(f"{WEIGHTS_FILE}: {field}.{players}.{still_in} must be {NFEATURES} numbers")
+                out[int(players)][int(still_in)] = tuple(float(x) for x in w)
+        return out
+
+    return (table("value_weights"), table("reveal_weights"), float(data["draws_scale"]),
+            float(data["reveals_scale"]))
 
 
-# players -> players still in -> weights of the reveal terms' value: the output of
-# ``python benchmarks/palace_value.py --reveal`` (300 deals from 610000, 4 playouts per sibling
-# with the sample heuristic in its own seat, 232,360 sibling rows; 5 minutes on 2 cores)
-REVEAL_WEIGHTS: dict[int, dict[int, tuple[float, ...]]] = {
-    4: {
-        2: (
-            0.437239, 0.21862, 0.0186466, 0.00753726, -0.00753726, 0.0531062, 0.437239,
-            -0.0551737, -0.0630045, 0.136825, 0.0833109, 0.0183356, 0.011609, -0.00227926,
-            -0.00230006, 0.0985164, 0, -0.0449743, 0.024392, 0.0111426, 0.00191362,
-            -0.0377413, -0.0586576, -0.00491243, -0.0436647, 0.00617329, 0.00307596, -0.00796296,
-            -0.00174697, 0.0097731, -0.00814944, 0.00573473, 0.0110354, 0, 0.00364641,
-        ),
-        3: (
-            0.127693, 0.127693, 0.00554428, 0.0181529, -0.0272993, 0.234685, 0.38308,
-            -0.0432427, -0.0928399, 0.141627, 0.039894, 0.02824, 0.00419791, -0.00468829,
-            -0.00408569, 0.0915665, 0, -0.102838, -0.0349215, 0.051287, -0.00933544,
-            -0.167272, -0.00604907, -0.00503792, -0.0344616, -0.00123204, 0.0010315, 0.00010408,
-            0.0025286, 0.013953, -0.242727, 0.0343251, 0.023246, 0, -0.0578122,
-        ),
-        4: (
-            0, 0.0454861, -0.0177785, 0.0504616, -0.0251106, 0.198521, 0.181944,
-            -0.11027, -0.126896, 0.219387, 0.0700712, 0.0272615, -0.0176392, -0.00452769,
-            0.000517591, 0.0745099, 0, -0.0593085, -0.245449, 0.108406, -0.0354384,
-            -0.0719489, -0.0371229, -0.00126533, -0.0150197, -0.00189844, -0.00169021, 0.0056713,
-            0.00263056, 0.00876204, -0.264107, 0.0341751, 0.0358892, 0, -0.0254081,
-        ),
-    },
-}
+def dump_weights(data: dict[str, Any]) -> str:
+    """The weights file's text for ``data`` (its JSON object): one weight vector a line, so a
+    change of the weights reads as a short diff."""
+    def table(t: dict[Any, Any]) -> str:
+        return "{\n" + ",\n".join(
+            f'  "{players}": {{\n' + ",\n".join(f'    "{still_in}": {json.dumps([float(x) for x in w])}'
+                                               for still_in, w in by_in.items()) + "\n  }"
+            for players, by_in in t.items()) + "\n }"
+    fields = [f' "{k}": {table(v) if k.endswith("_weights") else json.dumps(v)}' for k, v in data.items()]
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def weights_text() -> str:
+    """The shipped weights file's text."""
+    return resources.files("arena.luck").joinpath("data").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8")
+
+
+WEIGHTS, REVEAL_WEIGHTS, DRAWS_SCALE, REVEALS_SCALE = load_weights(weights_text())
+
 
 
 def has_value(players: int) -> bool:

@@ -1,13 +1,14 @@
-"""Bots of known strength for the AIVAT tests: a game's reference rule policy playing a uniformly
-random action with probability ``eps`` (each noisier level weaker), against uniformly random
-seats (what ``{builtin: random}`` plays), in process."""
+"""Bots of known strength, to measure AIVAT (tests/report/test_aivat*.py and, full size,
+benchmarks/aivat_known_strength.py): a game's reference rule policy playing a uniformly random
+action with probability ``eps`` (each noisier level weaker), against uniformly random seats (what
+``{builtin: random}`` plays), in process."""
 
 from __future__ import annotations
 
 import math
 
+from arena.luck.reference import REFERENCE, random_policy
 from games import REGISTRY
-from games.reference import REFERENCE, random_policy
 from games.rng import DealRng, derive_seed
 
 

@@ -1,0 +1,145 @@
+"""Accounts: argon2 password hashes, API tokens and session ids (stored as SHA-256
+only, so a copy of the database gives no working credential), and rate limits."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from arena.errors import ArenaError
+from arena.serve.db import LadderDB
+from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT
+
+_HASHER = PasswordHasher()
+MIN_PASSWORD = 8
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    name: str
+    organiser: bool
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def add_user(data: Path, name: str, password: str, *, organiser: bool = False) -> str:
+    """Create an account; returns its first API token (shown once). Raises ArenaError."""
+    if not SAFE_NAME.match(name):
+        raise ArenaError(f"user name {name!r} is not allowed; use {SAFE_NAME_TEXT}")
+    if len(password) < MIN_PASSWORD:
+        raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
+    db = LadderDB(data)
+    if db.one("SELECT 1 FROM users WHERE name = ?", name):
+        raise ArenaError(f"user {name!r} exists already in {data}; choose another name")
+    uid = db.run("INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
+                 name, _HASHER.hash(password), int(organiser), time.time())
+    return new_token(db, uid)
+
+
+INVITE_DAYS = 14
+
+
+def new_invite(data: Path, *, organiser: bool = False) -> str:
+    """A one-time invite token (only its SHA-256 is stored): its link lets one person choose
+    a name and password; valid for ``INVITE_DAYS`` days."""
+    token = secrets.token_urlsafe(24)
+    LadderDB(data).run("INSERT INTO invites (hash, organiser, created) VALUES (?, ?, ?)",
+                       _sha(token), int(organiser), time.time())
+    return token
+
+
+def invite_valid(db: LadderDB, token: str) -> bool:
+    return db.one("SELECT 1 FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
+                  _sha(token), time.time() - INVITE_DAYS * 86400) is not None
+
+
+def redeem_invite(db: LadderDB, token: str, name: str, password: str) -> User:
+    """Create the account an invite allows (once); raises ArenaError with the reason."""
+    if not SAFE_NAME.match(name):
+        raise ArenaError(f"user name {name[:70]!r} is not allowed; use {SAFE_NAME_TEXT}")
+    if len(password) < MIN_PASSWORD:
+        raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
+    pw_hash = _HASHER.hash(password)
+    with db.conn:
+        row = db.one("SELECT organiser FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
+                     _sha(token), time.time() - INVITE_DAYS * 86400)
+        if row is None:
+            raise ArenaError("this invite link was used already or has expired; ask the organiser for another")
+        if db.one("SELECT 1 FROM users WHERE name = ?", name):
+            raise ArenaError(f"user {name!r} exists already; choose another name")
+        uid = db.run("INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
+                     name, pw_hash, row["organiser"], time.time())
+        db.run("UPDATE invites SET used_by = ? WHERE hash = ?", uid, _sha(token))
+    return User(uid, name, bool(row["organiser"]))
+
+
+def new_token(db: LadderDB, user_id: int) -> str:
+    token = "arena_" + secrets.token_urlsafe(32)
+    db.run("INSERT INTO tokens (hash, user_id, created) VALUES (?, ?, ?)", _sha(token), user_id, time.time())
+    return token
+
+
+def _user(row: object) -> User | None:
+    return None if row is None else User(row["id"], row["name"], bool(row["organiser"]))  # type: ignore[index]
+
+
+def check_password(db: LadderDB, name: str, password: str) -> User | None:
+    row = db.one("SELECT * FROM users WHERE name = ?", name)
+    if row is None:
+        _HASHER.hash(password)  # the same time whether or not the name exists
+        return None
+    try:
+        _HASHER.verify(row["pw_hash"], password)
+    except (VerificationError, InvalidHashError):
+        return None
+    return _user(row)
+
+
+def user_for_token(db: LadderDB, token: str) -> User | None:
+    return _user(db.one("SELECT u.* FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?", _sha(token)))
+
+
+def new_session(db: LadderDB, user_id: int) -> str:
+    sid = secrets.token_urlsafe(32)
+    db.run("INSERT INTO sessions (hash, user_id, created) VALUES (?, ?, ?)", _sha(sid), user_id, time.time())
+    return sid
+
+
+def user_for_session(db: LadderDB, sid: str, max_age_s: float = 14 * 86400) -> User | None:
+    return _user(db.one("SELECT u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?"
+                        " AND s.created > ?", _sha(sid), time.time() - max_age_s))
+
+
+def end_session(db: LadderDB, sid: str) -> None:
+    db.run("DELETE FROM sessions WHERE hash = ?", _sha(sid))
+
+
+class RateLimit:
+    """A token bucket per key (client address): ``burst`` at once, then one per ``every_s``."""
+
+    def __init__(self, burst: int, every_s: float) -> None:
+        self.burst = burst
+        self.every_s = every_s
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def allow(self, key: str) -> bool:
+        now = time.monotonic()
+        with self.lock:
+            tokens, last = self.buckets.get(key, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - last) / self.every_s)
+            ok = tokens >= 1.0
+            self.buckets[key] = (tokens - 1.0 if ok else tokens, now)
+            if len(self.buckets) > 100_000:  # bounded memory under a flood of addresses
+                self.buckets.clear()
+            return ok

@@ -1,0 +1,394 @@
+"""The ladder's web face: Starlette pages (Jinja2) and the JSON API (docs/ladder.md).
+
+Auth: a session cookie (after the login form) or ``Authorization: Bearer <token>``
+(scripts). Every form POST carries a CSRF token equal to the ``arena_csrf`` cookie
+(double submit; cookies are SameSite=Strict); a script with a bearer token needs none.
+Every bad request gets a 4xx with a one-line reason; an unexpected error is logged and
+answered 500 without a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from arena.serve import accounts
+from arena.serve.accounts import User
+from arena.serve.side import API_FORMAT, API_VERSION, Ladderside, _may_see_source
+from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT
+
+__all__ = ["CSRF_COOKIE", "Ladderside", "SESSION_COOKIE", "create_app"]
+
+log = logging.getLogger("arena.serve")
+
+SESSION_COOKIE = "arena_session"
+CSRF_COOKIE = "arena_csrf"
+RECENT = 50
+
+
+# ---- request helpers ------------------------------------------------------------
+
+
+def _side(request: Request) -> Ladderside:
+    return request.app.state.side
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def current_user(request: Request) -> User | None:
+    """The bearer token's user, else the session's; a bad bearer token is a 401."""
+    side = _side(request)
+    auth = request.headers.get("authorization", "")
+    if auth:
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise HTTPException(401, "Authorization must be 'Bearer <token>'")
+        user = accounts.user_for_token(side.db, token.strip())
+        if user is None:
+            raise HTTPException(401, "unknown API token; ask the organiser for one (arena serve-admin add-user)")
+        request.state.bearer = True
+        return user
+    sid = request.cookies.get(SESSION_COOKIE)
+    return accounts.user_for_session(side.db, sid) if sid else None
+
+
+def _require_user(request: Request) -> User:
+    user = current_user(request)
+    if user is None:
+        raise HTTPException(401, "log in or send 'Authorization: Bearer <token>'")
+    return user
+
+
+def _csrf_ok(request: Request, sent: str | None) -> bool:
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    return bool(cookie) and bool(sent) and secrets.compare_digest(cookie, str(sent))
+
+
+async def _form(request: Request, limit: int) -> Any:
+    """The request's form, its body read up to ``limit`` bytes (413 beyond)."""
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise HTTPException(400, "Content-Length is not a number")
+        if int(length) > limit:
+            raise HTTPException(413, f"the upload is larger than {limit} bytes; send one bot file under that size")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise HTTPException(413, f"the upload is larger than {limit} bytes; send one bot file under that size")
+    request._body = bytes(body)  # what request.form() parses
+    try:
+        return await request.form(max_files=1, max_fields=10)
+    except HTTPException:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any parse failure of a hostile body is the client's
+        raise HTTPException(400, f"the form could not be read ({type(exc).__name__}); send multipart/form-data") from None
+
+
+# ---- pages ------------------------------------------------------------------------
+
+_ENV = Environment(loader=PackageLoader("arena.serve", "templates"), autoescape=select_autoescape(["html"]))
+
+
+def _page(request: Request, template: str, status: int = 200, cache_key: Any = None, **context: Any) -> HTMLResponse:
+    """A page of ``template``. With ``cache_key``, a visitor who is not logged in gets the page
+    rendered once per key (it holds no form, so no CSRF token): the pages everyone polls."""
+    anonymous = SESSION_COOKIE not in request.cookies and "authorization" not in request.headers
+    csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
+    side = _side(request)
+    cached = side.pages.get(template) if cache_key is not None and anonymous else None
+    if cached is not None and cached[0] == cache_key:
+        text = cached[1]
+    else:
+        user = None if anonymous else _user_or_none(request)
+        text = _ENV.get_template(template).render(user=user, csrf="" if anonymous and cache_key is not None else csrf,
+                                                  ladder=side.ladder, refresh_ms=int(side.ladder.settings.refresh_s * 1000),
+                                                  **context)
+        if cache_key is not None and anonymous:
+            side.pages[template] = (cache_key, text)
+    response = HTMLResponse(text, status_code=status)
+    if not request.cookies.get(CSRF_COOKIE):
+        response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict")
+    return response
+
+
+def _user_or_none(request: Request) -> User | None:
+    try:
+        return current_user(request)
+    except HTTPException:
+        return None
+
+
+# The pages and API reads everyone polls run on the event loop itself: each is a few cached
+# bytes or one short read of a WAL database (never waiting for a writer), cheaper than the
+# hand-off to a thread. Uploads, checks and replays, which may take longer, go to threads.
+
+async def home(request: Request) -> Response:
+    side = _side(request)
+    board = side.leaderboard()
+    return _page(request, "leaderboard.html", cache_key=side.board_key, board=board)
+
+
+async def matches_page(request: Request) -> Response:
+    side = _side(request)
+    rows = side.recent_matches(RECENT)
+    return _page(request, "matches.html", cache_key=side.recent[(RECENT, None)][1], matches=rows)
+
+
+async def bot_page(request: Request) -> Response:
+    user = current_user(request)
+    doc = await run_in_threadpool(_side(request).bot_doc, _int(request.path_params["bot_id"]), user)
+    return _page(request, "bot.html", bot=doc, mine="source" in (doc["versions"][0] if doc["versions"] else {}),
+                 plots=[(h["version"], rating_plot(h["points"])) for h in doc["history"] if h["points"]])
+
+
+def rating_plot(points: list[list[float]], width: int = 600, height: int = 160) -> dict[str, Any]:
+    """An inline SVG plot of a rating history (drawn here: no script, no CDN): μ as a line,
+    μ ± σ as a band; x is the match number in play order."""
+    xs = [p[0] for p in points]
+    lo = min(p[1] - p[2] for p in points)
+    hi = max(p[1] + p[2] for p in points)
+    x0, xspan = xs[0], max(1, xs[-1] - xs[0])
+    yspan = max(1e-9, hi - lo)
+
+    def at(x: float, y: float) -> str:
+        return f"{(x - x0) / xspan * (width - 10) + 5:.1f},{(hi - y) / yspan * (height - 10) + 5:.1f}"
+
+    band = [at(p[0], p[1] + p[2]) for p in points] + [at(p[0], p[1] - p[2]) for p in reversed(points)]
+    return {"width": width, "height": height, "line": " ".join(at(p[0], p[1]) for p in points),
+            "band": " ".join(band), "hi": round(hi, 1), "lo": round(lo, 1), "first": int(xs[0]), "last": int(xs[-1]),
+            "mu": points[-1][1], "sigma": points[-1][2]}
+
+
+async def replay_page(request: Request) -> Response:
+    from arena.report.replay_view import replay_html
+
+    side = _side(request)
+    mid = request.path_params["match_id"]
+    allowed = await run_in_threadpool(side.replay_allowed, mid)
+    if allowed is None:
+        raise HTTPException(404, f"no match {mid[:100]!r}")
+    if not allowed:
+        raise HTTPException(403, "this deal is still being played; its replay is shown once every seat "
+                                 "rotation of the deal is stored")
+    record = await run_in_threadpool(side.store.get_record, mid)
+    return HTMLResponse(replay_html(record))
+
+
+async def source_page(request: Request) -> Response:
+    side = _side(request)
+    user = current_user(request)
+    bot = side.db.one("SELECT * FROM bots WHERE id = ?", _int(request.path_params["bot_id"]))
+    if bot is None:
+        raise HTTPException(404, "no such bot")
+    if user is None:
+        raise HTTPException(401, "log in to see your bot's source")
+    if not _may_see_source(user, bot):
+        raise HTTPException(403, "a bot's source is shown to its owner and the organiser only")
+    n = _int(request.query_params.get("version", "0") or "0")
+    v = side.db.one("SELECT * FROM versions WHERE bot_id = ? AND (n = ? OR ? = 0) ORDER BY n DESC", bot["id"], n, n)
+    if v is None:
+        raise HTTPException(404, "no such version")
+    return PlainTextResponse(Path(v["path"]).read_bytes().decode("utf-8", "replace"))
+
+
+async def login_page(request: Request) -> Response:
+    if request.method == "GET":
+        return _page(request, "login.html")
+    side = _side(request)
+    if not side.login_limit.allow(_client(request)):
+        return _page(request, "login.html", status=429, error="too many login attempts; wait a minute")
+    form = await _form(request, 16 * 1024)
+    if not _csrf_ok(request, form.get("csrf_token")):
+        raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
+    user = await run_in_threadpool(accounts.check_password, side.db, str(form.get("name", "")),
+                                   str(form.get("password", "")))
+    if user is None:
+        return _page(request, "login.html", status=401, error="wrong name or password")
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict",
+                        max_age=14 * 86400)
+    return response
+
+
+async def invite_page(request: Request) -> Response:
+    """An invite link: choose a name and password (once); then logged in."""
+    from arena.errors import ArenaError
+
+    side = _side(request)
+    token = request.path_params["token"]
+    if len(token) > 100 or not await run_in_threadpool(accounts.invite_valid, side.db, token):
+        raise HTTPException(404, "this invite link was used already, has expired or never existed; "
+                                 "ask the organiser for another")
+    if request.method == "GET":
+        return _page(request, "invite.html", token=token)
+    if not side.login_limit.allow(_client(request)):
+        return _page(request, "invite.html", status=429, token=token, error="too many attempts; wait a minute")
+    form = await _form(request, 16 * 1024)
+    if not _csrf_ok(request, form.get("csrf_token")):
+        raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
+    try:
+        user = await run_in_threadpool(accounts.redeem_invite, side.db, token, str(form.get("name", "")).strip(),
+                                       str(form.get("password", "")))
+    except ArenaError as exc:
+        return _page(request, "invite.html", status=400, token=token, error=str(exc))
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict",
+                        max_age=14 * 86400)
+    return response
+
+
+async def logout(request: Request) -> Response:
+    form = await _form(request, 16 * 1024)
+    if not _csrf_ok(request, form.get("csrf_token")):
+        raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
+    sid = request.cookies.get(SESSION_COOKIE)
+    if sid:
+        accounts.end_session(_side(request).db, sid)
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(SESSION_COOKIE)
+    return response
+
+
+async def upload_page(request: Request) -> Response:
+    user = current_user(request)
+    if request.method == "GET":
+        if user is None:
+            return RedirectResponse("/login", status_code=303)
+        return _page(request, "upload.html")
+    try:
+        doc = await _upload(request, user, form_post=True)
+    except HTTPException as exc:
+        if exc.status_code in (401,):
+            raise
+        return _page(request, "upload.html", status=exc.status_code, error=exc.detail)
+    return RedirectResponse(doc["url"], status_code=303)
+
+
+async def retire_page(request: Request) -> Response:
+    user = _require_user(request)
+    form = await _form(request, 16 * 1024)
+    if not _csrf_ok(request, form.get("csrf_token")):
+        raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
+    bot_id = _int(request.path_params["bot_id"])
+    _side(request).retire(user, bot_id)
+    return RedirectResponse(f"/bots/{bot_id}", status_code=303)
+
+
+# ---- the JSON API -----------------------------------------------------------------
+
+
+async def api_leaderboard(request: Request) -> Response:
+    return Response(_side(request).leaderboard_json(), media_type="application/json")
+
+
+async def api_matches(request: Request) -> Response:
+    limit = min(max(_int(request.query_params.get("limit", str(RECENT))), 1), 500)
+    bot = request.query_params.get("bot")
+    if bot is not None and not SAFE_NAME.match(bot):
+        raise HTTPException(400, f"bot must be a bot name ({SAFE_NAME_TEXT})")
+    return Response(_side(request).recent_matches_json(limit, bot), media_type="application/json")
+
+
+async def api_bot(request: Request) -> Response:
+    user = current_user(request)
+    return JSONResponse(await run_in_threadpool(_side(request).bot_doc, _int(request.path_params["bot_id"]), user))
+
+
+async def api_upload(request: Request) -> Response:
+    user = current_user(request)
+    doc = await _upload(request, user, form_post=False)
+    return JSONResponse(doc, status_code=202)
+
+
+async def api_retire(request: Request) -> Response:
+    user = _require_user(request)
+    if not getattr(request.state, "bearer", False) and not _csrf_ok(request, request.headers.get("x-csrf-token")):
+        raise HTTPException(403, "send the X-CSRF-Token header (the arena_csrf cookie) or use a bearer token")
+    bot_id = _int(request.path_params["bot_id"])
+    _side(request).retire(user, bot_id)
+    return JSONResponse({"id": bot_id, "retired": True})
+
+
+async def _upload(request: Request, user: User | None, *, form_post: bool) -> dict[str, Any]:
+    side = _side(request)
+    if user is None:
+        raise HTTPException(401, "log in or send 'Authorization: Bearer <token>' to upload a bot")
+    if not side.upload_limit.allow(f"{_client(request)}/{user.id}"):
+        raise HTTPException(429, "too many uploads; wait a minute")
+    form = await _form(request, side.ladder.settings.upload_max_bytes + 16 * 1024)
+    bearer = getattr(request.state, "bearer", False)
+    sent = form.get("csrf_token") if form_post else (form.get("csrf_token") or request.headers.get("x-csrf-token"))
+    if not bearer and not _csrf_ok(request, sent):
+        raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        raise HTTPException(400, "no file: send the bot as the multipart field 'file'")
+    data = await upload.read(side.ladder.settings.upload_max_bytes + 1)
+    if len(data) > side.ladder.settings.upload_max_bytes:
+        raise HTTPException(413, f"the bot file is larger than {side.ladder.settings.upload_max_bytes} bytes")
+    name = form.get("name")
+    return await run_in_threadpool(side.accept_upload, user, upload.filename or "", data,
+                                   name if isinstance(name, str) and name.strip() else None)
+
+
+def _int(text: str) -> int:
+    if not text.isdigit() or len(text) > 12:
+        raise HTTPException(400, f"{text[:30]!r} is not a number")
+    return int(text)
+
+
+# ---- errors -----------------------------------------------------------------------
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = getattr(exc, "status_code", 400)
+    detail = str(getattr(exc, "detail", "") or "bad request")
+    headers = {"Retry-After": "60"} if status == 429 else None
+    if request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", ""):
+        return JSONResponse({"error": detail, "status": status}, status_code=status, headers=headers)
+    return _page(request, "error.html", status=status, error=detail, code=status)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc, exc_info=exc)
+    return JSONResponse({"error": "internal error; the organiser finds it in the server log", "status": 500},
+                        status_code=500)
+
+
+def create_app(side: Ladderside) -> Starlette:
+    routes = [
+        Route("/", home),
+        Route("/matches", matches_page),
+        Route("/matches/{match_id:path}/replay", replay_page),
+        Route("/bots/{bot_id}", bot_page),
+        Route("/bots/{bot_id}/source", source_page),
+        Route("/bots/{bot_id}/retire", retire_page, methods=["POST"]),
+        Route("/login", login_page, methods=["GET", "POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/invite/{token}", invite_page, methods=["GET", "POST"]),
+        Route("/upload", upload_page, methods=["GET", "POST"]),
+        Route("/api/leaderboard", api_leaderboard),
+        Route("/api/matches", api_matches),
+        Route("/api/bots", api_upload, methods=["POST"]),
+        Route("/api/bots/{bot_id}", api_bot),
+        Route("/api/bots/{bot_id}/retire", api_retire, methods=["POST"]),
+        Mount("/static", app=StaticFiles(packages=[("arena.serve", "static")]), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _server_error})
+    app.state.side = side
+    return app

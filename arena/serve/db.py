@@ -1,0 +1,110 @@
+"""The ladder's own database, ``<data>/ladder.sqlite`` (WAL mode): accounts, API tokens,
+sessions, bots, their versions, and the deal sets handed to the workers.
+
+Match results live in the tournament's results store beside it (``<data>/results.sqlite``,
+arena/tournament/store.py), which is what keeps every finished match exactly once.
+Every connection is short-lived or per thread; SQLite's busy timeout serialises writers.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+DB_NAME = "ladder.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, pw_hash TEXT NOT NULL,
+    organiser INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+    hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS invites (
+    hash TEXT PRIMARY KEY, organiser INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL,
+    used_by INTEGER REFERENCES users(id));
+CREATE TABLE IF NOT EXISTS bots (
+    id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, owner_id INTEGER REFERENCES users(id),
+    retired INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS versions (
+    id INTEGER PRIMARY KEY, bot_id INTEGER NOT NULL REFERENCES bots(id), n INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, path TEXT NOT NULL, kind TEXT NOT NULL,
+    status TEXT NOT NULL,            -- checking, ok, failed
+    report TEXT NOT NULL DEFAULT '', created REAL NOT NULL, UNIQUE (bot_id, n));
+CREATE TABLE IF NOT EXISTS deal_sets (
+    id INTEGER PRIMARY KEY, entry INTEGER NOT NULL, players INTEGER NOT NULL,
+    bots TEXT NOT NULL, created REAL NOT NULL);
+"""
+
+
+def connect(data: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(Path(data) / DB_NAME, timeout=30, check_same_thread=False, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    return conn
+
+
+class LadderDB:
+    """Thread-safe access to ladder.sqlite (one connection per thread)."""
+
+    def __init__(self, data: Path) -> None:
+        self.data = Path(data)
+        self.local = threading.local()
+        self.conn.executescript(_SCHEMA)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = self.local.conn = connect(self.data)
+        return conn
+
+    def one(self, sql: str, *args: Any) -> sqlite3.Row | None:
+        return self.conn.execute(sql, args).fetchone()
+
+    def all(self, sql: str, *args: Any) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, args).fetchall()
+
+    def run(self, sql: str, *args: Any) -> int:
+        return self.conn.execute(sql, args).lastrowid or 0
+
+    # ---- bots ------------------------------------------------------------------
+
+    def version_name(self, row: sqlite3.Row) -> str:
+        """The name a version plays and is rated under: ``<bot>.v<n>`` (old versions keep theirs)."""
+        return f"{row['name']}.v{row['n']}"
+
+    def playing_versions(self) -> list[sqlite3.Row]:
+        """The current (latest passed) version of every bot not retired, by name."""
+        return self.all(
+            "SELECT b.id AS bot_id, b.name, b.owner_id, v.n, v.sha256, v.path, v.kind FROM bots b"
+            " JOIN versions v ON v.bot_id = b.id AND v.status = 'ok'"
+            " WHERE b.retired = 0 AND v.n = (SELECT MAX(n) FROM versions WHERE bot_id = b.id AND status = 'ok')"
+            " ORDER BY b.name")
+
+    def all_versions(self) -> list[sqlite3.Row]:
+        return self.all("SELECT b.id AS bot_id, b.name, b.owner_id, b.retired, v.n, v.sha256, v.path, v.kind,"
+                        " v.status FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY b.name, v.n")
+
+    def add_version(self, bot_id: int, sha256: str, path: Path, kind: str, status: str) -> int:
+        with self.conn:
+            n = (self.one("SELECT MAX(n) FROM versions WHERE bot_id = ?", bot_id)[0] or 0) + 1
+            self.run("INSERT INTO versions (bot_id, n, sha256, path, kind, status, created) VALUES (?,?,?,?,?,?,?)",
+                     bot_id, n, sha256, str(path), kind, status, time.time())
+        return n
+
+    # ---- deal sets -------------------------------------------------------------
+
+    def add_deal_set(self, entry: int, players: int, bots: list[str]) -> int:
+        return self.run("INSERT INTO deal_sets (entry, players, bots, created) VALUES (?, ?, ?, ?)",
+                        entry, players, json.dumps(bots), time.time())
+
+    def deal_sets_since(self, first: int) -> list[sqlite3.Row]:
+        return self.all("SELECT * FROM deal_sets WHERE id >= ? ORDER BY id", first)

@@ -1,0 +1,448 @@
+"""Continuous matchmaking: the next deal set, and the process that plays them without end.
+
+A *deal set* is one deal played by one group in every cyclic rotation of its seats
+(arena/tournament/schedule.py's duplicate format), so each bot holds every hand once
+and the luck of the deal cancels as in `arena run`. Deals come from the data folder's
+secret; each set gets a deal number of its own (its id), so no deal is ever played
+twice and a set's replays can be shown once all its rotations are stored.
+
+Where the next set goes (Halite's matchmaker, with TrueSkill's sigma): the *seed* bot is
+a new one (fewer than ``new_bot_matches`` matches, scheduled ones included) if any, else
+the bot whose rating is least certain (highest sigma), fewest matches breaking ties; the
+game and seat count are those it has played least; its opponents are the bots nearest
+it in mu, with a random jitter so that every pairing keeps happening.
+
+The matchmaker runs in a process of its own, forked by the server before it starts
+serving, feeding arena/tournament/runner.py's local worker pool through ``_Pool.run``'s
+``top_up`` hook. Workers store each finished match once (the store's per-match
+idempotence), so after a kill -9 the restarted matchmaker plays exactly the matches of
+unfinished sets that are missing. When the roster changes (an upload passed its
+check, a bot was retired) the pool drains and starts again with the new roster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from arena.serve.db import LadderDB
+
+log = logging.getLogger("arena.serve")
+
+ROSTER_POLL_S = 1.0
+RATINGS_EVERY_S = 2.0   # the leaderboard's freshness while matches arrive
+INDEX_STRIDE = 16   # schedule index of a match: set id * stride + rotation (at most 10 seats)
+
+
+@dataclasses.dataclass(frozen=True)
+class Standing:
+    mu: float
+    sigma: float
+    matches: int
+
+
+def choose_deal_set(candidates: Sequence[tuple[int, int, str]], playing: Sequence[str],
+                    ratings: dict[str, dict[str, Standing]], scheduled: Counter, rng: random.Random,
+                    new_bot_matches: int, default: Standing = Standing(25.0, 25.0 / 3, 0)
+                    ) -> tuple[int, int, list[str]] | None:
+    """(game entry index, seat count, bots in seat order) of the next deal set, or None.
+
+    ``candidates``: (entry index, seat count, scope = game id); ``ratings[scope][bot]``;
+    ``scheduled[(bot, scope)]`` and ``scheduled[bot]``: matches given to a bot so far,
+    played or not (so a new bot is not handed every set while its first ones play).
+    """
+    usable = [c for c in candidates if len(playing) >= c[1]]
+    if not usable:
+        return None
+
+    def rating(bot: str, scope: str) -> Standing:
+        return ratings.get(scope, {}).get(bot, default)
+
+    def seed_key(bot: str) -> tuple[Any, ...]:
+        n = scheduled[bot]
+        return (n >= new_bot_matches, -rating(bot, "overall").sigma if n >= new_bot_matches else n,
+                n, rng.random())
+
+    seed = min(playing, key=seed_key)
+    entry, players, scope = min(usable, key=lambda c: (scheduled[(seed, c[2])], rng.random()))
+    mu = rating(seed, scope).mu
+    others = sorted((b for b in playing if b != seed),
+                    key=lambda b: abs(rating(b, scope).mu - mu) + rng.uniform(0, 3.0))
+    group = [seed, *others[:players - 1]]
+    rng.shuffle(group)
+    return entry, players, group
+
+
+def deal_set_matches(tournament: Any, set_id: int, entry: int, players: int, bots: Sequence[str],
+                     sha: dict[str, str], secret: str) -> list[Any]:
+    """The matches of one deal set: deal ``set_id`` in every rotation of ``bots``' seats."""
+    from arena.tournament.schedule import MatchSpec, deal_key, deal_seed, match_id, match_key
+    from games.rng import derive_seed
+
+    g = tournament.games[entry]
+    options = g.options_for(players)
+    key = deal_key(tournament, secret)
+    dseed = deal_seed(key, g.id, players, options, set_id)
+    out = []
+    for r in range(players):
+        order = tuple(bots[(s + r) % players] for s in range(players))
+        content = match_key(g.key, g.id, players, options, dseed, [(b, sha[b]) for b in order])
+        mid = match_id(g.key, players, set_id, r, content)
+        out.append(MatchSpec(match_id=mid, index=set_id * INDEX_STRIDE + r, game=g.id, players=players,
+                             options=dict(options), group=0, deal=set_id, rotation=r, deal_seed=dseed,
+                             match_seed=derive_seed(key, mid), bots=order, key=content))
+    return out
+
+
+def candidates_of(tournament: Any) -> list[tuple[int, int, str]]:
+    return [(i, p, g.id) for i, g in enumerate(tournament.games) for p in g.players]
+
+
+def rate_in_play_order(store: Any, cache: Path | None = None) -> Any:
+    """The ``RatingReport`` of every stored match, rated in the order they were stored.
+
+    A ladder never ends, so its ratings are online: each match is rated after those stored
+    before it (SQLite's rowid order: append-only). Numbered so, the stored matches are always
+    a complete prefix, and ``cache`` (arena/report/rating_cache.py, sealed with the key of the
+    data folder's secret) lets each call rate only the matches stored since the last one.
+    """
+    import dataclasses as dc
+
+    from arena.report.rating_cache import key_from_secret
+    from arena.report.ratings import compute_ratings
+
+    with store._lock:
+        order = {mid: i for i, (mid,) in enumerate(store.conn.execute("SELECT match_id FROM matches ORDER BY rowid"))}
+    rows = [dc.replace(r, index=order[r.match_id]) for r in store.iter_results(scheduled=False) if r.match_id in order]
+    key = key_from_secret(store.deal_secret()) if cache is not None else None
+    return compute_ratings(rows, cache=cache, cache_key=key)
+
+
+STANDINGS_FILE = "standings.json"   # the matchmaker's ratings, read by the server (never computed per request)
+
+
+def standings_of(report: Any) -> dict[str, dict[str, Standing]]:
+    """{scope: {bot: Standing}} of a ``RatingReport`` (scopes: overall and each game)."""
+    return {s.scope: {b.name: Standing(b.mu, b.sigma, b.matches) for b in s.standings} for s in report.scopes}
+
+
+def standings(store: Any, cache: Path | None = None) -> dict[str, dict[str, Standing]]:
+    """{scope: {bot: Standing}} from every stored match."""
+    return standings_of(rate_in_play_order(store, cache))
+
+
+def report_doc(report: Any, stored: int) -> dict[str, Any]:
+    """What the server needs of a ``RatingReport``: per scope and bot mu, sigma, matches,
+    mean place, faults; ``stored``: the highest rowid rated (the server's freshness mark)."""
+    return {"stored": stored, "matches": next((s.matches for s in report.scopes if s.scope == "overall"), 0),
+            "scopes": {s.scope: {b.name: [b.mu, b.sigma, b.matches, b.mean_place, b.faults_total]
+                                 for b in s.standings} for s in report.scopes},
+            "history": {b.name: _thinned(b.history) for s in report.scopes if s.scope == "overall"
+                        for b in s.standings}}
+
+
+HISTORY_POINTS = 120   # a bot page's rating history plot: at most this many points
+
+
+def _thinned(history: Any) -> list[list[float]]:
+    """At most ``HISTORY_POINTS`` (match number, mu, sigma) of a rating history, evenly spread,
+    the last one always kept (the plot ends at the current rating)."""
+    n = len(history)
+    step = max(1, -(-n // HISTORY_POINTS))
+    keep = list(range(0, n, step))
+    if n and keep[-1] != n - 1:
+        keep.append(n - 1)
+    return [[int(history[i][0]), round(float(history[i][1]), 3), round(float(history[i][2]), 3)] for i in keep]
+
+
+def write_standings(data: Path, doc: dict[str, Any]) -> None:
+    """``<data>/standings.json``, replaced atomically (a reader sees the old file or the new one)."""
+    import json
+
+    path = Path(data) / STANDINGS_FILE
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, separators=(",", ":")))
+    os.replace(tmp, path)
+
+
+def last_stored(store: Any) -> int:
+    with store._lock:
+        return store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0
+
+
+class _Quiet:
+    """The pool's progress display: the ladder's pages are its display."""
+
+    def __init__(self, *_: Any) -> None:
+        self.done = 0
+
+    def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
+        self.done += 1
+
+    def close(self) -> None:
+        pass
+
+
+class Matchmaker:
+    """Plays deal sets without end on the local worker pool or Ray (call ``run`` in its own process)."""
+
+    def __init__(self, ladder: Any, data: Path, sandbox: Any, workers: int | None = None,
+                 executor: str = "local", ray_address: str | None = None) -> None:
+        self.ladder = ladder
+        self.t = ladder.tournament
+        self.data = Path(data)
+        self.sandbox = sandbox
+        self.workers = workers or self.t.worker_count
+        self.executor = executor
+        self.ray_address = ray_address
+        self.rng = random.Random(os.getpid() ^ time.time_ns())
+        self.last_set = 0.0
+        self.rated_at = -1   # the highest rowid in the standings file
+
+    # ---- the roster ------------------------------------------------------------
+
+    def roster(self, db: LadderDB) -> tuple[list[str], dict[str, Any]]:
+        """(names of the versions that get new sets, entries of every version that may still play)."""
+        playing = [db.version_name(r) for r in db.playing_versions()]
+        entries = {}
+        for r in db.all_versions():
+            if r["status"] != "ok":
+                continue
+            entry = version_entry(db.version_name(r), r)
+            if entry is None:
+                continue
+            if entry.kind == "folder" and self.executor == "ray":
+                continue   # Ray ships single files only (arena/tournament/ray_executor.py)
+            entries[entry.name] = entry
+        return [p for p in playing if p in entries], entries
+
+    def unfinished(self, db: LadderDB, entries: dict[str, Any], secret: str, done: set[str]) -> list[Any]:
+        """Matches of stored deal sets not yet in the store (after a restart: those in flight)."""
+        import json
+
+        out = []
+        for row in db.deal_sets_since(0):
+            bots = json.loads(row["bots"])
+            if not all(b in entries for b in bots):
+                continue  # a version whose file is gone: its set cannot be finished
+            sha = {b: entries[b].sha256 for b in bots}
+            out += [m for m in deal_set_matches(self.t, row["id"], row["entry"], row["players"], bots, sha, secret)
+                    if m.match_id not in done]
+        return out
+
+    # ---- ratings for the server -------------------------------------------------
+
+    def publish_standings(self, store: Any) -> dict[str, dict[str, Standing]] | None:
+        """Rate the stored matches if any arrived since the last time, write ``standings.json``
+        for the server, and return them (None: nothing new)."""
+        last = last_stored(store)
+        if last == self.rated_at:
+            return None
+        report = rate_in_play_order(store, self.data / "ratings-cache-matchmaker.json.z")
+        write_standings(self.data, report_doc(report, last))
+        self.rated_at = last
+        return standings_of(report)
+
+    # ---- the loop --------------------------------------------------------------
+
+    def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
+        from arena.tournament.runner import RunSummary, _config_json, _Pool, limits_from, time_control_from
+        from arena.tournament.store import ResultStore
+
+        db = LadderDB(self.data)
+        store = ResultStore(self.data)
+        secret = store.deal_secret()
+        self.publish_standings(store)   # the server shows the stored matches' ratings from the start
+        ctx_base = {"results": self.data, "sandbox": self.sandbox, "limits": limits_from(self.t),
+                    "tc": time_control_from(self.t), "fresh": bool(self.t.fresh_processes),
+                    "name": self.t.name, "warm_bots": self.t.warm_bots, "parent_pid": os.getpid(),
+                    "deal_memory": False,   # fair play: no bot process plays a deal twice (load_ladder refuses the opt-out)
+                    "display": _Quiet}
+        (self.data / "logs").mkdir(exist_ok=True)
+        if self.executor == "ray":
+            self._start_ray()
+        while not should_stop():
+            playing, entries = self.roster(db)
+            store.init_tournament(self.t.name, _config_json(self.t), [e.to_json() for e in entries.values()])
+            pending = self.unfinished(db, entries, secret, store.completed_ids())
+            if not pending and not self._can_deal(playing):
+                time.sleep(ROSTER_POLL_S)
+                continue
+            log.info("matchmaker: %d bots playing, %d matches of unfinished deal sets", len(playing), len(pending))
+            top_up = self._top_up(db, store, secret, playing, entries, should_stop)
+            ctx = dict(ctx_base, entries=entries)
+            if self.executor == "ray":
+                self._play_on_ray(pending, ctx, store, top_up)
+            else:
+                summary = RunSummary(results=self.data, scheduled=0, already_done=0)
+                _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
+            self.publish_standings(store)   # the drained pool's last matches
+
+    def _start_ray(self) -> None:
+        """One Ray session for the matchmaker's life (each roster's actors start in it)."""
+        import logging as logging_
+
+        from arena.tournament.ray_executor import _check_reachable, require_ray
+
+        require_ray()
+        import ray
+
+        if ray.is_initialized():
+            return   # a caller's (a test's) instance
+        _check_reachable(self.ray_address)
+        ray.init(address=self.ray_address, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging_.WARNING, configure_logging=False)
+
+    def _play_on_ray(self, pending: list[Any], ctx: dict[str, Any], store: Any, top_up: Callable[[Any], None]) -> None:
+        from collections import deque
+
+        from arena.tournament.ray_executor import play_on_ray
+        from arena.tournament.retries import Retries
+        from arena.tournament.runner import _log_match, is_harness_failure
+
+        queue = deque(pending)
+        top_up(queue)
+        if not queue:
+            time.sleep(ROSTER_POLL_S)
+            return
+
+        def on_record(record: dict[str, Any]) -> None:
+            failure = is_harness_failure(record)
+            if failure is not None:
+                log.warning("match %s: the harness could not play it: %s; played again", record["match_id"], failure)
+                return
+            _log_match(record, store.record_match(record))
+
+        play_on_ray(list(queue), ctx, on_record, address=self.ray_address, workers=self.workers,
+                    sandbox_level=self.sandbox.level, retry=Retries([]).again, top_up=top_up)
+
+    def _can_deal(self, playing: list[str]) -> bool:
+        return any(len(playing) >= p for _, p, _ in candidates_of(self.t))
+
+    def _top_up(self, db: LadderDB, store: Any, secret: str, playing: list[str], entries: dict[str, Any],
+                should_stop: Callable[[], bool]) -> Callable[[Any], None]:
+        import json
+
+        from arena.tournament.runner import _Pool
+
+        scheduled: Counter = Counter()
+        games = {i: g.id for i, g in enumerate(self.t.games)}
+        for row in db.deal_sets_since(0):
+            for b in json.loads(row["bots"]):
+                scheduled[b] += row["players"]
+                scheduled[(b, games.get(row["entry"], "?"))] += row["players"]
+        state: dict[str, Any] = {"polled": time.monotonic(), "rated": -RATINGS_EVERY_S, "ratings": {},
+                                 "closed": False}
+        candidates = candidates_of(self.t)
+        if self.rated_at >= 0 and (self.data / STANDINGS_FILE).is_file():
+            state["ratings"] = standings_of_file(self.data)
+
+        def top_up(queue: Any) -> None:
+            now = time.monotonic()
+            if state["closed"]:
+                return
+            if now - state["rated"] >= RATINGS_EVERY_S:
+                # rated here, off the server's process: its pages read the file this writes
+                state["rated"] = now
+                fresh = self.publish_standings(store)
+                if fresh is not None:
+                    state["ratings"] = fresh
+            if now - state["polled"] >= ROSTER_POLL_S:
+                state["polled"] = now
+                if should_stop() or self.roster(db)[0] != playing:
+                    state["closed"] = True   # the pool drains; run() starts again with the new roster
+                    return
+            rate = self.ladder.settings.match_rate
+            # enough queued that every worker also holds its next match (the pool's prefetch):
+            # a worker never waits for the matchmaker between two matches
+            while len(queue) <= self.workers * _Pool.PREFETCH:
+                if rate and now - self.last_set < 60.0 / rate:
+                    return
+                choice = choose_deal_set(candidates, playing, state["ratings"], scheduled, self.rng,
+                                         self.ladder.settings.new_bot_matches)
+                if choice is None:
+                    return
+                entry, players, bots = choice
+                set_id = db.add_deal_set(entry, players, bots)
+                for b in bots:
+                    scheduled[b] += players
+                    scheduled[(b, games[entry])] += players
+                queue.extend(deal_set_matches(self.t, set_id, entry, players, bots,
+                                              {b: entries[b].sha256 for b in bots}, secret))
+                self.last_set = now
+
+        return top_up
+
+
+def standings_of_file(data: Path) -> dict[str, dict[str, Standing]]:
+    """The standings of ``<data>/standings.json`` ({} if it cannot be read)."""
+    import json
+
+    try:
+        doc = json.loads((Path(data) / STANDINGS_FILE).read_text())
+        return {scope: {b: Standing(v[0], v[1], v[2]) for b, v in bots.items()}
+                for scope, bots in doc["scopes"].items()}
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return {}
+
+
+BUILTIN_PREFIX = "builtin:"   # a version's path for a player of arena/match/builtin.py
+
+
+def version_entry(name: str, row: Any) -> Any:
+    """The roster entry that plays a stored version, or None if its code is gone."""
+    from arena.tournament.roster import BotEntry, builtin_entry
+
+    path = str(row["path"])
+    if row["kind"] == "builtin" and path.startswith(BUILTIN_PREFIX):
+        return builtin_entry(path[len(BUILTIN_PREFIX):], name)
+    p = Path(path)
+    if not (p.is_dir() if row["kind"] == "folder" else p.is_file()):
+        return None
+    return BotEntry(name=name, path=p, sha256=row["sha256"], kind=row["kind"])
+
+
+def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, workers: int | None = None,
+                    executor: str = "local", ray_address: str | None = None) -> None:
+    """The matchmaker process: dies with the server (a kill -9 of it too), logs to run.log."""
+    import signal
+
+    from arena.tournament.runner import _die_with_parent, setup_logging
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent_pid)
+    if ladder.settings.workers_nice:
+        os.nice(ladder.settings.workers_nice)   # inherited by the workers and their bots
+    stop = {"now": False}
+
+    def on_term(*_: Any) -> None:
+        raise KeyboardInterrupt  # the pool kills its workers (and their bots) on the way out
+
+    signal.signal(signal.SIGTERM, on_term)
+    setup_logging(Path(data), sys.stderr)
+    try:
+        Matchmaker(ladder, data, sandbox, workers, executor, ray_address).run(lambda: stop["now"])
+    except KeyboardInterrupt:
+        pass
+    except Exception:  # noqa: BLE001 - the server must see it stopped: logged, then a non-zero exit
+        log.exception("the matchmaker failed")
+        os._exit(3)
+
+
+def start_matchmaker(ladder: Any, data: Path, sandbox: Any, workers: int | None = None,
+                     executor: str = "local", ray_address: str | None = None) -> Any:
+    """Fork the matchmaker process (before the server starts any thread) and return it."""
+    import multiprocessing as mp
+
+    proc = mp.get_context("fork").Process(target=matchmaker_main, name="matchmaker",
+                                          args=(ladder, Path(data), sandbox, os.getpid(), workers, executor, ray_address),
+                                          daemon=False)
+    proc.start()
+    return proc

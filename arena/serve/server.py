@@ -1,0 +1,169 @@
+"""`arena serve`: lock the data folder, check the sandbox, register the bundled bots,
+fork the matchmaker, serve the pages and the API with uvicorn.
+
+The data folder holds ``ladder.sqlite`` (accounts, bots, versions, deal sets),
+``results.sqlite`` and ``deal-secret`` (the tournament results store), ``bots/<sha256>/``
+(every version's code as it plays), ``run.log`` (the matchmaker and its workers) and
+``server.log``. One server per data folder: the folder lock of `arena run` refuses a
+second one (and an `arena run` on it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from arena.errors import ArenaError
+from arena.serve.db import LadderDB
+from arena.serve.ladder import Ladder, load_ladder
+from arena.serve.matchmaker import BUILTIN_PREFIX
+
+
+def import_bundled(ladder: Ladder, data: Path) -> list[str]:
+    """Register the ladder file's bots (owned by the organiser) as playing versions, their code
+    copied into the data folder; a changed file becomes a new version. Returns their names."""
+    from arena.tournament.roster import resolve_bots, snapshot_bots
+
+    db = LadderDB(data)
+    names = []
+    for e in snapshot_bots(resolve_bots(ladder.tournament), data):
+        bot = db.one("SELECT * FROM bots WHERE name = ?", e.name)
+        if bot is None:
+            bot_id = db.run("INSERT INTO bots (name, owner_id, created) VALUES (?, NULL, ?)", e.name, time.time())
+        elif bot["owner_id"] is not None:
+            raise ArenaError(f"{ladder.source}: bots: {e.name!r} is the name of an uploaded bot in {data}; "
+                             "rename the bundled bot's file or give it a name: in the ladder file")
+        else:
+            bot_id = bot["id"]
+        last = db.one("SELECT sha256 FROM versions WHERE bot_id = ? ORDER BY n DESC LIMIT 1", bot_id)
+        if last is None or last["sha256"] != e.sha256:
+            path = f"{BUILTIN_PREFIX}{e.builtin}" if e.kind == "builtin" else str(e.path)
+            db.add_version(bot_id, e.sha256, path, e.kind, "ok")
+        names.append(e.name)
+    return names
+
+
+def open_ladder(ladder: Ladder, data: Path, err: TextIO) -> Any:
+    """Everything before serving: the sandbox (safe for untrusted bots, or a one-line refusal),
+    the results store and its deal secret, the bundled bots. Returns the sandbox."""
+    from arena.match.detect import open_sandbox
+    from arena.tournament.runner import require_safe_sandbox
+    from arena.tournament.store import ResultStore, StoreError
+
+    sandbox = open_sandbox(ladder.tournament.sandbox, err)
+    require_safe_sandbox(sandbox, ladder.tournament)  # a ladder file cannot say trust_bots
+    try:
+        ResultStore(data).deal_secret()
+    except StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    import_bundled(ladder, data)
+    return sandbox
+
+
+def lock_data(data: Path) -> Any:
+    from arena.tournament.folder_lock import FolderBusy, FolderLock
+
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArenaError(f"--data {data}: cannot create the folder ({exc.strerror or exc}); give a writable folder") from None
+    lock = FolderLock(data)
+    try:
+        lock.acquire()
+    except FolderBusy as exc:
+        raise ArenaError(str(exc).replace("another arena run", "another arena server (or arena run)")) from None
+    return lock
+
+
+def check_address(host: str, port: int) -> None:
+    """Say in one line, before anything starts, that the address cannot be served."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ArenaError(f"--host {host}: not an address of this machine ({exc.strerror}); e.g. --host 127.0.0.1") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ArenaError(f"--host {host} --port {port}: cannot listen there ({exc.strerror}); "
+                             "choose another --port, or stop what uses it") from None
+
+
+def _watch(matchmaker: Any, server: Any) -> list[bool]:
+    """Stop serving if the matchmaker dies: a ladder that no longer plays must not look alive
+    (a supervisor such as systemd then starts it again). Returns a flag set when it did."""
+    import threading
+
+    stopped: list[bool] = []
+
+    def watch() -> None:
+        while not server.should_exit:
+            if not matchmaker.is_alive():
+                logging.getLogger("arena.serve").error("the matchmaker stopped (exit code %s)", matchmaker.exitcode)
+                stopped.append(True)
+                server.should_exit = True
+                return
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="matchmaker-watch", daemon=True).start()
+    return stopped
+
+
+def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str], workers: int | None = None,
+          executor: str = "local", ray_address: str | None = None, err: TextIO = sys.stderr) -> None:
+    """Run the ladder until Ctrl-C or SIGTERM."""
+    import uvicorn
+
+    from arena.serve.app import Ladderside, create_app
+    from arena.serve.matchmaker import start_matchmaker
+
+    ladder = load_ladder(ladder_file)
+    if executor == "ray":
+        from arena.tournament.ray_executor import require_ray
+
+        require_ray()
+    folder = Path(data).resolve()
+    lock = lock_data(folder)
+    try:
+        check_address(host, port)
+    except ArenaError:
+        lock.release()
+        raise
+    matchmaker = None
+    try:
+        sandbox = open_ladder(ladder, folder, err)
+        matchmaker = start_matchmaker(ladder, folder, sandbox, workers, executor, ray_address)  # forked before any thread starts
+        handler = logging.FileHandler(folder / "server.log")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logging.getLogger("arena.serve").addHandler(handler)
+        logging.getLogger("arena.serve").setLevel(logging.INFO)
+        side = Ladderside(ladder, folder, sandbox, inline=False, executor=executor)
+        err.write(f"arena: ladder {ladder.name} on http://{host}:{port}/ (data in {folder}); Ctrl-C stops\n")
+        err.flush()
+        server = uvicorn.Server(uvicorn.Config(create_app(side), host=host, port=port, log_level="warning",
+                                               access_log=False))
+        stopped = _watch(matchmaker, server)
+        import gc
+
+        gc.collect()
+        gc.freeze()   # what start-up made lives on: the collector's full passes skip it (shorter pauses)
+        server.run()
+        side.close()
+        if stopped:
+            raise ArenaError(f"the matchmaker stopped (exit code {matchmaker.exitcode}; see {folder / 'run.log'}), "
+                             "so the server stopped too; start it again (finished matches are kept)")
+    finally:
+        if matchmaker is not None and matchmaker.is_alive():
+            matchmaker.terminate()
+            matchmaker.join(15)
+            if matchmaker.is_alive():
+                matchmaker.kill()
+        lock.release()

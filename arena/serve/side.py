@@ -1,0 +1,416 @@
+"""What the ladder's handlers share (``Ladderside``): the ladder, its two databases, the
+upload checker thread, and the reads behind the pages and the JSON API (docs/ladder.md
+has the shapes): the leaderboard (computed again at most once a second while matches
+arrive, by one reader at a time), recent matches, a bot's document, uploads, retiring.
+Handlers and HTTP concerns live in app.py.
+
+No request rates a match: the matchmaker process rates what is stored and writes
+``standings.json`` (matchmaker.py); a request reads that file when its mtime changed, and the
+leaderboard built from it and the roster is kept, JSON-encoded, until either changes. Reads of
+the results store go through a read-only connection per thread (WAL: never waiting for the
+workers' writes, nor for each other)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from starlette.exceptions import HTTPException
+
+from arena.errors import ArenaError
+from arena.serve.accounts import RateLimit, User
+from arena.serve.db import LadderDB
+from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT
+
+log = logging.getLogger("arena.serve")
+
+API_FORMAT = "decktet-arena-ladder"
+API_VERSION = 1
+RECENT_MIN_S = 0.5   # recent matches are read again at most this often (pages poll every refresh_s)
+UNPACKED_MAX_BYTES = 64 * 1024 * 1024   # an uploaded bot folder's files, unpacked
+
+
+class Ladderside:
+    """Everything the handlers share: the ladder, its databases, the checker, caches."""
+
+    def __init__(self, ladder: Any, data: Path, sandbox: Any, *, inline: bool = True, executor: str = "local") -> None:
+        from arena.tournament.store import ResultStore
+
+        self.ladder = ladder
+        self.data = Path(data)
+        self.sandbox = sandbox
+        self.executor = executor
+        self.db = LadderDB(self.data)
+        self.store = ResultStore(self.data)
+        self.login_limit = RateLimit(burst=5, every_s=12.0)
+        self.upload_limit = RateLimit(burst=5, every_s=30.0)
+        self.inline = inline
+        self.local = threading.local()
+        self.ratings_doc: dict[str, Any] = {}
+        self.ratings_mark: Any = None
+        self.board: tuple[dict[str, Any], bytes] | None = None
+        self.board_key: tuple[Any, ...] = ()
+        self.board_lock = threading.Lock()
+        self.recent: dict[tuple[int, str | None], tuple[float, int, list[Any], bytes | None]] = {}
+        self.pages: dict[str, tuple[Any, str]] = {}   # app.py: pages rendered for visitors not logged in
+        self.checks: queue.Queue = queue.Queue()
+        self.checker = threading.Thread(target=self._check_loop, name="checker", daemon=True)
+        self.checker.start()
+        for row in self.db.all("SELECT id FROM versions WHERE status = 'checking'"):
+            self.checks.put(row["id"])  # uploads a restart interrupted
+
+    # ---- conformance checks of uploads ------------------------------------------
+
+    def _check_loop(self) -> None:
+        from arena.tournament.check import run_check
+        from arena.tournament.roster import BotEntry
+        from arena.tournament.runner import limits_from, time_control_from
+
+        while True:
+            vid = self.checks.get()
+            if vid is None:
+                return
+            row = self.db.one("SELECT v.*, b.name FROM versions v JOIN bots b ON b.id = v.bot_id WHERE v.id = ?", vid)
+            if row is None:
+                continue
+            try:
+                entry = self._unpacked(row) if row["kind"] == "folder" else \
+                    BotEntry(name=row["name"], path=Path(row["path"]), sha256=row["sha256"], kind=row["kind"])
+                report = run_check(entry, sandbox=self.sandbox, limits=limits_from(self.ladder.tournament),
+                                   time_control=time_control_from(self.ladder.tournament),
+                                   matches=self.check_matches())
+                status, text = ("ok" if report.ok else "failed"), report.render()
+            except ArenaError as exc:   # a bot folder that cannot be used: its one line says why
+                status, text = "failed", str(exc)
+            except Exception as exc:  # noqa: BLE001 - a check that cannot run fails the upload, not the server
+                log.exception("check of %s v%d failed", row["name"], row["n"])
+                status, text = "failed", f"the check could not run: {type(exc).__name__}: {exc}"
+            self.db.run("UPDATE versions SET status = ?, report = ? WHERE id = ?", status, text, vid)
+            log.info("upload %s v%d: check %s", row["name"], row["n"], status)
+
+    def check_matches(self) -> list[tuple[str, int, dict[str, Any]]]:
+        """`arena check`'s conformance matches, on what this ladder plays: each game at each of
+        its seat counts with its options (a Tightwad-only ladder does not wait for Palace)."""
+        t = self.ladder.tournament
+        return [(g.id, p, dict(g.options_for(p))) for g in t.games for p in g.players]
+
+    def _unpacked(self, row: Any) -> Any:
+        """An uploaded bot folder (an archive): unpacked, its requirements installed (wheels
+        only, arena/match/botfolder.py), copied into the data folder; the version's path and
+        sha256 become the folder's. Raises ArenaError with the reason."""
+        from arena.match import botfolder
+        from arena.tournament.roster import BotEntry, _entry, snapshot_bots
+
+        path = Path(row["path"])
+        if path.is_dir():   # unpacked already (a restart after its check began)
+            return BotEntry(name=f"{row['name']}.v{row['n']}", path=path, sha256=row["sha256"], kind="folder")
+        members = botfolder._members(path)
+        unpacked = sum(size for _, size, _ in members)
+        if unpacked > UNPACKED_MAX_BYTES:
+            raise ArenaError(f"the archive unpacks to {unpacked} bytes, over the ladder's {UNPACKED_MAX_BYTES}; "
+                             "leave large files out")
+        entry = _entry(path, row["name"])
+        entry = snapshot_bots([entry], self.data)[0]
+        self.db.run("UPDATE versions SET path = ?, sha256 = ? WHERE id = ?", str(entry.path), entry.sha256, row["id"])
+        return entry
+
+    def close(self) -> None:
+        self.checks.put(None)
+
+    # ---- reading ----------------------------------------------------------------
+
+    @property
+    def reader(self) -> Any:
+        """This thread's read-only connection to the results store: readers never wait for a
+        writer or for each other (WAL), and hold no lock of the store's own connection."""
+        conn = getattr(self.local, "reader", None)
+        if conn is None:
+            from arena.tournament.store import ResultStore
+
+            conn = self.local.reader = ResultStore(self.data, read_only=True).conn
+        return conn
+
+    def _ratings(self) -> dict[str, Any]:
+        """The ratings document (matchmaker.report_doc): the matchmaker's ``standings.json``
+        when one runs (``inline`` False), else computed here when matches were stored."""
+        from arena.serve.matchmaker import STANDINGS_FILE
+
+        if not self.inline:
+            path = self.data / STANDINGS_FILE
+            try:
+                mtime = path.stat().st_mtime_ns
+            except OSError:
+                mtime = None
+            if mtime is not None and mtime != self.ratings_mark:
+                import json
+
+                try:
+                    self.ratings_doc, self.ratings_mark = json.loads(path.read_bytes()), mtime
+                except (OSError, ValueError):
+                    pass   # replaced while read: the next request reads it again
+            return self.ratings_doc
+        from arena.serve.matchmaker import rate_in_play_order, report_doc
+
+        last = self.reader.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0   # O(1), unlike COUNT
+        if last != self.ratings_mark:
+            with self.store._lock:
+                report = rate_in_play_order(self.store, self.data / "ratings-cache-server.json.z")
+            self.ratings_doc, self.ratings_mark = report_doc(report, last), last
+        return self.ratings_doc
+
+    def leaderboard(self) -> dict[str, Any]:
+        """The /api/leaderboard document, built again only when the ratings or the roster changed."""
+        return self._board()[0]
+
+    def leaderboard_json(self) -> bytes:
+        """The same, serialised once per change (what /api/leaderboard sends)."""
+        return self._board()[1]
+
+    def _board(self) -> tuple[dict[str, Any], bytes]:
+        roster = self.db.one("SELECT (SELECT COUNT(*) FROM versions) AS v,"
+                             " (SELECT COALESCE(SUM(status = 'ok'), 0) FROM versions) AS ok,"
+                             " (SELECT COALESCE(SUM(retired), 0) FROM bots) AS r,"
+                             " (SELECT COUNT(*) FROM users) AS u")
+        with self.board_lock:   # one thread builds; the others wait for it (a build is cheap: no rating)
+            ratings = self._ratings()
+            key = (id(ratings), ratings.get("stored"), tuple(roster))
+            if self.board is None or key != self.board_key:
+                import json
+
+                board = self._compute_board(ratings)
+                self.board = (board, json.dumps(board, separators=(",", ":")).encode())
+                self.board_key = key
+            return self.board
+
+    def _compute_board(self, ratings: dict[str, Any]) -> dict[str, Any]:
+        owners = {r["id"]: r["name"] for r in self.db.all("SELECT id, name FROM users")}
+        current = {self.db.version_name(r): r for r in self.db.playing_versions()}
+        scopes = []
+        names = ["overall"] + [g.id for g in self.ladder.tournament.games]
+        by_scope = ratings.get("scopes", {})
+        for scope in dict.fromkeys(names):
+            rated = by_scope.get(scope, {})
+            rows = []
+            for vname, r in current.items():
+                b = rated.get(vname)
+                mu, sigma = (b[0], b[1]) if b else (25.0, 25.0 / 3)
+                rows.append({"bot_id": r["bot_id"], "bot": r["name"], "version": r["n"],
+                             "owner": owners.get(r["owner_id"], "organiser"),
+                             "mu": round(mu, 3), "sigma": round(sigma, 3),
+                             "conservative": round(mu - 3 * sigma, 3), "matches": b[2] if b else 0,
+                             "mean_place": None if not b or b[3] is None else round(b[3], 3),
+                             "faults": b[4] if b else 0})
+            rows.sort(key=lambda x: (-x["conservative"], x["bot"]))
+            for i, row in enumerate(rows, 1):
+                row["rank"] = i
+            scopes.append({"scope": scope, "standings": rows})
+        return {"format": API_FORMAT, "version": API_VERSION, "ladder": self.ladder.name,
+                "matches": ratings.get("matches", 0),
+                "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma"}, "scopes": scopes}
+
+    def recent_matches(self, limit: int, bot: str | None = None) -> list[dict[str, Any]]:
+        """The last ``limit`` stored matches (of ``bot``'s versions), newest first; read again when
+        a match was stored, at most every ``RECENT_MIN_S`` (the same list object until then)."""
+        key = (limit, bot)
+        now = time.monotonic()
+        hit = self.recent.get(key)
+        if hit is not None and now - hit[0] < RECENT_MIN_S:
+            return hit[2]
+        last = self.reader.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0
+        if hit is not None and hit[1] == last:
+            self.recent[key] = (now, last, hit[2], hit[3])
+            return hit[2]
+        rows = self._recent_matches(limit, bot)
+        if len(self.recent) > 64:   # bounded: ?limit= and ?bot= are the client's to choose
+            self.recent.clear()
+        self.recent[key] = (now, last, rows, None)
+        return rows
+
+    def recent_matches_json(self, limit: int, bot: str | None = None) -> bytes:
+        """The /api/matches document of ``recent_matches``, serialised once per list."""
+        import json
+
+        rows = self.recent_matches(limit, bot)
+        hit = self.recent.get((limit, bot))
+        if hit is not None and hit[2] is rows and hit[3] is not None:
+            return hit[3]
+        body = json.dumps({"format": API_FORMAT, "version": API_VERSION, "matches": rows},
+                          separators=(",", ":")).encode()
+        if hit is not None and hit[2] is rows:
+            self.recent[(limit, bot)] = (hit[0], hit[1], rows, body)
+        return body
+
+    def _recent_matches(self, limit: int, bot: str | None = None) -> list[dict[str, Any]]:
+        conn = self.reader
+        sql = ("SELECT m.match_id, m.game, m.players, m.started_at, m.duration_s, m.idx FROM matches m"
+               + (" WHERE m.match_id IN (SELECT match_id FROM seats WHERE bot >= ? AND bot < ?)" if bot else "")
+               + " ORDER BY m.rowid DESC LIMIT ?")
+        args: tuple[Any, ...] = ((*_versions_of(bot), limit) if bot else (limit,))
+        with _snapshot(conn):
+            rows = conn.execute(sql, args).fetchall()
+            seats: dict[str, list[Any]] = {}
+            if rows:
+                marks = ",".join("?" * len(rows))
+                for mid, bot_, place, score, fault in conn.execute(
+                        f"SELECT match_id, bot, place, score, fault_kind FROM seats WHERE match_id IN ({marks})"
+                        " ORDER BY match_id, seat", [r[0] for r in rows]):
+                    seats.setdefault(mid, []).append((bot_, place, score, fault))
+            out = []
+            for mid, game, players, started, duration, idx in rows:
+                mine = seats.get(mid, [])
+                out.append({"match_id": mid, "game": game, "players": players, "started_at": started,
+                            "duration_s": duration, "bots": [s[0] for s in mine], "places": [s[1] for s in mine],
+                            "scores": [s[2] for s in mine], "faults": [s[3] for s in mine],
+                            "replay": f"/matches/{mid}/replay" if self._deal_done(conn, game, players, idx) else None})
+        return out
+
+    @staticmethod
+    def _deal_done(conn: Any, game: str, players: int, idx: int) -> bool:
+        """Whether every rotation of this match's deal set is stored: only then may its cards be
+        shown (fair play: a replay never shows a deal that can still be played). A set's matches
+        have the schedule indexes set id * INDEX_STRIDE + rotation (matchmaker.py)."""
+        from arena.serve.matchmaker import INDEX_STRIDE
+
+        first = idx - idx % INDEX_STRIDE
+        n = conn.execute("SELECT COUNT(*) FROM matches WHERE game = ? AND idx BETWEEN ? AND ?",
+                         (game, first, first + INDEX_STRIDE - 1)).fetchone()[0]
+        return n >= players
+
+    def replay_allowed(self, match_id: str) -> bool | None:
+        """None: no such match; else whether its replay may be shown (``_deal_done``)."""
+        conn = self.reader
+        row = conn.execute("SELECT game, players, idx FROM matches WHERE match_id = ?", (match_id,)).fetchone()
+        return None if row is None else self._deal_done(conn, *row)
+
+    def bot_doc(self, bot_id: int, user: User | None) -> dict[str, Any]:
+        bot = self.db.one("SELECT b.*, u.name AS owner FROM bots b LEFT JOIN users u ON u.id = b.owner_id"
+                          " WHERE b.id = ?", bot_id)
+        if bot is None:
+            raise HTTPException(404, f"no bot {bot_id}")
+        mine = _may_see_source(user, bot)
+        versions = []
+        for v in self.db.all("SELECT * FROM versions WHERE bot_id = ? ORDER BY n", bot_id):
+            item = {"version": v["n"], "sha256": v["sha256"], "status": v["status"],
+                    "created": round(v["created"], 3), "name": f"{bot['name']}.v{v['n']}"}
+            if mine:
+                item["check"] = v["report"]
+                item["source"] = f"/bots/{bot_id}/source?version={v['n']}"
+            versions.append(item)
+        board = self.leaderboard()
+        ratings = {s["scope"]: next(({k: r[k] for k in ("rank", "mu", "sigma", "conservative", "matches")}
+                                     for r in s["standings"] if r["bot_id"] == bot_id), None)
+                   for s in board["scopes"]}
+        faults = []
+        rows = self.reader.execute(
+            "SELECT match_id, bot, fault_kind, fault_detail FROM seats WHERE bot >= ? AND bot < ? AND fault_kind"
+            " IS NOT NULL ORDER BY rowid DESC LIMIT 20", _versions_of(bot["name"])).fetchall()
+        for mid, name, kind, detail in rows:
+            item = {"match_id": mid, "version": name, "kind": kind, "detail": detail}
+            if mine:
+                item["stderr_tail"] = self._stderr_tail(mid, name)
+            faults.append(item)
+        with self.board_lock:
+            history = self._ratings().get("history", {})
+        plots = [{"version": v["version"], "points": history[v["name"]]} for v in versions if v["name"] in history]
+        return {"format": API_FORMAT, "version": API_VERSION, "id": bot["id"], "name": bot["name"],
+                "owner": bot["owner"] or "organiser", "retired": bool(bot["retired"]), "versions": versions,
+                "ratings": ratings, "history": plots, "faults": faults}
+
+    def _stderr_tail(self, match_id: str, bot: str) -> str:
+        try:
+            record = self.store.get_record(match_id)
+        except (KeyError, Exception):  # noqa: BLE001 - a missing or altered record shows no tail
+            return ""
+        seats = sorted(record.get("bots") or (), key=lambda b: b.get("seat", 0))  # every record has "bots"
+        for seat, fault in zip(seats, record.get("faults") or ()):
+            if fault and seat.get("name") == bot:
+                return str(fault.get("stderr_tail") or "")[-2000:]
+        return ""
+
+    # ---- uploads ----------------------------------------------------------------
+
+    def accept_upload(self, user: User, filename: str, data: bytes, name: str | None) -> dict[str, Any]:
+        """Store an uploaded bot as a new version, queued for the conformance check."""
+        from arena.tournament.roster import SNAPSHOTS
+
+        from arena.match.botfolder import ARCHIVES
+
+        base = Path(filename or "").name
+        suffix = Path(base).suffix
+        archive = next((a for a in ARCHIVES if base.endswith(a)), None)
+        if archive is not None:
+            if self.executor == "ray":
+                raise HTTPException(400, "this ladder plays on Ray, which ships single bot files only; "
+                                         "upload one .py file or script")
+            kind, suffix = "folder", archive
+        elif suffix == ".py":
+            kind = "python"
+        elif data.startswith(b"#!"):
+            kind = "executable"
+        else:
+            raise HTTPException(400, "the file is neither a .py file, a script starting with #!, nor a bot folder "
+                                     "as .zip or .tar.gz; upload one bot (e.g. mybot.py)")
+        if not data.strip():
+            raise HTTPException(400, "the file is empty; upload your bot's source")
+        name = (name or (base[:-len(archive)] if archive else Path(base).stem)).strip()
+        if not SAFE_NAME.match(name):
+            raise HTTPException(400, f"bot name {name[:70]!r} is not allowed; use {SAFE_NAME_TEXT}")
+        sha = hashlib.sha256(data).hexdigest()
+        home = self.data / SNAPSHOTS / sha
+        home.mkdir(parents=True, exist_ok=True)
+        for d in (home.parent, home):
+            d.chmod(0o755)  # the sandbox may run the bot under another uid
+        path = home / (name + (suffix if kind in ("python", "folder") else ""))
+        tmp = home / f".{path.name}.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        tmp.chmod(0o755 if kind == "executable" else 0o644)
+        os.replace(tmp, path)
+        with self.db.conn:
+            bot = self.db.one("SELECT * FROM bots WHERE name = ?", name)
+            if bot is None:
+                bot_id = self.db.run("INSERT INTO bots (name, owner_id, created) VALUES (?, ?, ?)",
+                                     name, user.id, time.time())
+            elif bot["owner_id"] != user.id and not user.organiser:
+                raise HTTPException(403, f"the bot name {name!r} belongs to another entrant; choose another name")
+            else:
+                bot_id = bot["id"]
+                self.db.run("UPDATE bots SET retired = 0 WHERE id = ?", bot_id)
+        n = self.db.add_version(bot_id, sha, path, kind, "checking")
+        vid = self.db.one("SELECT id FROM versions WHERE bot_id = ? AND n = ?", bot_id, n)["id"]
+        self.checks.put(vid)
+        log.info("upload by %s: %s v%d (%d bytes), checking", user.name, name, n, len(data))
+        return {"bot_id": bot_id, "name": name, "version": n, "status": "checking", "url": f"/bots/{bot_id}"}
+
+    def retire(self, user: User, bot_id: int) -> None:
+        bot = self.db.one("SELECT * FROM bots WHERE id = ?", bot_id)
+        if bot is None:
+            raise HTTPException(404, f"no bot {bot_id}")
+        if not _may_see_source(user, bot):
+            raise HTTPException(403, "only the bot's owner or the organiser can retire it")
+        self.db.run("UPDATE bots SET retired = 1 WHERE id = ?", bot_id)
+
+
+def _versions_of(name: str) -> tuple[str, str]:
+    """The range of seat names of every version of bot ``name`` (``<name>.v<n>``): an index range."""
+    return name + ".v", name + ".w"
+
+
+@contextlib.contextmanager
+def _snapshot(conn: Any) -> Any:
+    """One read transaction: the rows of several queries come from the same moment."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+def _may_see_source(user: User | None, bot: Any) -> bool:
+    return user is not None and (user.organiser or (bot["owner_id"] is not None and bot["owner_id"] == user.id))

@@ -1,0 +1,334 @@
+"""The ladder's HTTP API and pages in process (Starlette's TestClient): authentication,
+CSRF, size limits, ownership, and a clear 4xx for every bad request. Uploads are checked
+by the real conformance checker in the real sandbox; no matchmaker runs here."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from arena.serve.app import CSRF_COOKIE, Ladderside, create_app  # noqa: E402
+from arena.serve.ladder import load_ladder  # noqa: E402
+from arena.serve.server import import_bundled  # noqa: E402
+from tests.serve.ladder_fixtures import BOTS, add_user, ladder_file, safe_sandbox, wait_until  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ladder_env(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ladder")
+    data = folder / "data"
+    tokens = {"ann": add_user(data, "ann"), "ben": add_user(data, "ben"),
+              "org": add_user(data, "org", organiser=True)}
+    ladder = load_ladder(ladder_file(folder))
+    import_bundled(ladder, data)
+    side = Ladderside(ladder, data, safe_sandbox())
+    yield create_app(side), tokens, side
+    side.close()
+
+
+def client(app) -> TestClient:
+    return TestClient(app, raise_server_exceptions=False)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def upload(c: TestClient, token: str | None, data: bytes, filename: str = "bot.py", name: str | None = None):
+    return c.post("/api/bots", headers=bearer(token) if token else {},
+                  files={"file": (filename, data)}, data={"name": name} if name else {})
+
+
+def test_uploads_need_credentials(ladder_env):
+    app, tokens, _ = ladder_env
+    c = client(app)
+    body = (BOTS / "upload_me.py").read_bytes()
+    r = upload(c, None, body)
+    assert r.status_code == 401 and "Bearer" in r.json()["error"]
+    r = upload(c, "arena_not-a-token", body)
+    assert r.status_code == 401 and "unknown API token" in r.json()["error"]
+    r = c.post("/api/bots", headers={"Authorization": "Basic abc"}, files={"file": ("b.py", body)})
+    assert r.status_code == 401
+
+
+@pytest.mark.slow
+def test_an_upload_is_checked_then_listed_and_only_its_owner_sees_the_source(ladder_env):
+    app, tokens, side = ladder_env
+    c = client(app)
+    r = upload(c, tokens["ann"], (BOTS / "upload_me.py").read_bytes(), "upload_me.py", "annbot")
+    assert r.status_code == 202, r.text
+    doc = r.json()
+    assert doc["status"] == "checking" and doc["version"] == 1
+    bot_id = doc["bot_id"]
+
+    def passed():
+        versions = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["versions"]
+        return versions[0]["status"] != "checking" and versions[0]
+    version = wait_until(passed, what="the conformance check")
+    assert version["status"] == "ok", version.get("check")
+    assert "RESULT: PASS" in version["check"]
+    board = c.get("/api/leaderboard").json()
+    overall = next(s for s in board["scopes"] if s["scope"] == "overall")
+    mine = [row for row in overall["standings"] if row["bot"] == "annbot"]
+    assert mine and mine[0]["owner"] == "ann" and mine[0]["matches"] == 0
+
+    # the source: its owner and the organiser, nobody else
+    assert c.get(f"/bots/{bot_id}/source", headers=bearer(tokens["ann"])).text == (BOTS / "upload_me.py").read_text()
+    assert c.get(f"/bots/{bot_id}/source", headers=bearer(tokens["org"])).status_code == 200
+    assert c.get(f"/bots/{bot_id}/source", headers=bearer(tokens["ben"])).status_code == 403
+    assert c.get(f"/bots/{bot_id}/source").status_code == 401
+    assert "check" not in c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ben"])).json()["versions"][0]
+
+    # another entrant can neither replace nor retire it; the owner can do both
+    assert upload(c, tokens["ben"], b"print(1)\n", "x.py", "annbot").status_code == 403
+    assert c.post(f"/api/bots/{bot_id}/retire", headers=bearer(tokens["ben"])).status_code == 403
+    r = upload(c, tokens["ann"], (BOTS / "dies_at_hello.py").read_bytes(), "dies.py", "annbot")
+    assert r.status_code == 202 and r.json()["version"] == 2
+    failed = wait_until(lambda: (v := c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["versions"])[1]
+                        ["status"] != "checking" and v[1], what="the second check")
+    assert failed["status"] == "failed" and "handshake" in failed["check"]
+    # a failed version does not play: the passed one stays current
+    assert [row["version"] for row in side.leaderboard()["scopes"][0]["standings"] if row["bot"] == "annbot"] == [1]
+    assert c.post(f"/api/bots/{bot_id}/retire", headers=bearer(tokens["ann"])).status_code == 200
+    assert not [row for row in side.leaderboard()["scopes"][0]["standings"] if row["bot"] == "annbot"]
+
+
+def test_oversized_and_malformed_uploads_get_a_clear_4xx(ladder_env):
+    from arena.serve.accounts import RateLimit
+
+    app, tokens, side = ladder_env
+    side.upload_limit = RateLimit(burst=100, every_s=1.0)  # this test sends many bad uploads at once
+    c = client(app)
+    big = b"# " + b"x" * 20_000 + b"\n"
+    r = upload(c, tokens["ben"], big, "big.py")
+    assert r.status_code == 413 and "larger than" in r.json()["error"]
+    assert upload(c, tokens["ben"], b"\x7fELF\x00\x00", "a.out").status_code == 400
+    assert upload(c, tokens["ben"], b"   \n", "empty.py").status_code == 400
+    assert upload(c, tokens["ben"], b"print(1)\n", "x.py", "../../etc").status_code == 400
+    r = c.post("/api/bots", headers={**bearer(tokens["ben"]), "Content-Type": "multipart/form-data; boundary=zz"},
+               content=b"--zz\r\nnot a part at all")
+    assert 400 <= r.status_code < 500
+    r = c.post("/api/bots", headers=bearer(tokens["ben"]), data={"name": "nofile"})
+    assert r.status_code == 400 and "file" in r.json()["error"]
+    assert c.get("/api/bots/notanumber").status_code == 400
+    assert c.get("/api/bots/999999").status_code == 404
+    assert c.get("/api/matches?limit=abc").status_code == 400
+    assert c.get("/api/matches?bot=../x").status_code == 400
+    assert c.get("/matches/nope/replay").status_code == 404
+
+
+def test_forms_need_the_csrf_token_and_login_is_rate_limited(ladder_env):
+    app, _, _ = ladder_env
+    c = client(app)
+    page = c.get("/login")
+    assert page.status_code == 200
+    csrf = c.cookies.get(CSRF_COOKIE)
+    assert csrf and f'value="{csrf}"' in page.text
+    r = c.post("/login", data={"name": "ann", "password": "correct horse"})
+    assert r.status_code == 403 and "CSRF" in r.json()["error"]
+    r = c.post("/login", data={"name": "ann", "password": "correct horse", "csrf_token": "forged"})
+    assert r.status_code == 403
+    r = c.post("/login", data={"name": "ann", "password": "wrong horse!", "csrf_token": csrf}, follow_redirects=False)
+    assert r.status_code == 401
+    r = c.post("/login", data={"name": "ann", "password": "correct horse", "csrf_token": csrf}, follow_redirects=False)
+    assert r.status_code == 303 and c.cookies.get("arena_session")
+    # logged in by cookie: an upload form still needs the token
+    r = c.post("/api/bots", files={"file": ("b.py", b"print(1)\n")})
+    assert r.status_code == 403
+    assert "Log out" in c.get("/").text
+    # the bucket holds 5 attempts from one address; the next ones are refused
+    codes = [c.post("/login", data={"name": "ann", "password": "nope nope", "csrf_token": csrf}).status_code
+             for _ in range(6)]
+    assert 429 in codes
+
+
+def test_the_pages_render_without_a_network(ladder_env):
+    app, _, _ = ladder_env
+    c = client(app)
+    for path in ("/", "/matches", "/login", "/static/ladder.js", "/static/ladder.css"):
+        r = c.get(path)
+        assert r.status_code == 200, path
+        assert "http://" not in r.text and "https://" not in r.text, path
+    assert c.get("/upload", follow_redirects=False).status_code == 303   # not logged in: to the login page
+
+
+def test_uploads_are_rate_limited(ladder_env):
+    from arena.serve.accounts import RateLimit
+
+    app, tokens, side = ladder_env
+    side.upload_limit = RateLimit(burst=2, every_s=3600.0)
+    c = client(app)
+    codes = [upload(c, tokens["ben"], b"", "empty.py").status_code for _ in range(3)]
+    assert codes == [400, 400, 429]
+
+
+def _doc_json_blocks() -> list[dict]:
+    import json
+    import re
+
+    from tests.serve.ladder_fixtures import ROOT
+
+    text = (ROOT / "docs" / "ladder.md").read_text()
+    return [json.loads(b.replace("…", "")) for b in re.findall(r"```json\n(.*?)```", text, re.S)]
+
+
+def test_docs_show_the_api_shapes_the_server_sends(ladder_env):
+    app, tokens, _ = ladder_env
+    c = client(app)
+    board_doc, matches_doc, bot_doc = _doc_json_blocks()
+    board = c.get("/api/leaderboard").json()
+    assert set(board) == set(board_doc)
+    assert set(board["scopes"][0]["standings"][0]) == set(board_doc["scopes"][0]["standings"][0])
+    assert set(c.get("/api/matches").json()) == set(matches_doc)
+    bot = c.get(f"/api/bots/{board['scopes'][0]['standings'][0]['bot_id']}").json()
+    assert set(bot) == set(bot_doc)
+    assert set(bot["versions"][0]) == set(bot_doc["versions"][0])
+
+
+def test_docs_list_every_ladder_setting():
+    from arena.serve.ladder import LadderSettings
+    from tests.serve.ladder_fixtures import ROOT
+
+    text = (ROOT / "docs" / "ladder.md").read_text()
+    for name in LadderSettings.model_fields:
+        assert f"| `{name}` |" in text
+
+
+def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no_replay(ladder_env):
+    from arena.serve.accounts import RateLimit
+    from tests.arena.record_factory import make_record
+
+    app, tokens, side = ladder_env
+    side.upload_limit = RateLimit(burst=100, every_s=1.0)
+    c = client(app)
+    r = upload(c, tokens["ben"], (BOTS / "upload_me.py").read_bytes(), "upload_me.py", "benbot")
+    assert r.status_code == 202
+    bot_id = r.json()["bot_id"]
+    mid = "tightwad/p3/d999/r0/0123456789abcdef"   # one rotation of three stored
+    side.store.record_match(make_record(999 * 16, ["benbot.v1", "alpha.v1", "beta.v1"], [2, 0, 1], match_id=mid,
+                                        faults=[{"kind": "crash", "detail": "exited with code 1",
+                                                 "stderr_tail": "ValueError: ben's secret trace"}, None, None]))
+    mine = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ben"])).json()["faults"]
+    assert mine[0]["match_id"] == mid and mine[0]["stderr_tail"] == "ValueError: ben's secret trace"
+    theirs = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["faults"]
+    assert theirs[0]["kind"] == "crash" and "stderr_tail" not in theirs[0]
+    assert "secret trace" not in c.get(f"/bots/{bot_id}").text
+    # the recent matches are read again at most every RECENT_MIN_S: it appears within that
+    row = wait_until(lambda: next((m for m in c.get("/api/matches").json()["matches"] if m["match_id"] == mid), None),
+                     timeout_s=30, what="the stored match in /api/matches")
+    assert row["replay"] is None and row["faults"] == ["crash", None, None]
+    assert c.get(f"/matches/{mid}/replay").status_code == 403
+
+
+@pytest.mark.slow
+def test_a_bot_folder_uploads_as_an_archive_and_a_bad_one_fails_its_check_in_one_line(ladder_env, tmp_path,
+                                                                                      monkeypatch):
+    import io
+    import zipfile
+
+    from arena.serve.accounts import RateLimit
+
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "envs"))   # where archives unpack: this test's own
+    app, tokens, side = ladder_env
+    side.upload_limit = RateLimit(burst=100, every_s=1.0)
+    c = client(app)
+
+    def archive(files: dict[str, bytes]) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in files.items():
+                z.writestr(name, data)
+        return buf.getvalue()
+
+    r = upload(c, tokens["ann"], archive({"folderbot/notes.txt": b"no entry file here\n"}), "folderbot.zip")
+    assert r.status_code == 202 and r.json()["name"] == "folderbot"
+    bot_id = r.json()["bot_id"]
+
+    def checked():
+        v = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["versions"][-1]
+        return v["status"] != "checking" and v
+    v = wait_until(checked, what="the archive's check")
+    assert v["status"] == "failed" and "no entry file" in v["check"] and "\n" not in v["check"].strip()
+    r = upload(c, tokens["ann"], archive({"folderbot/main.py": (BOTS / "upload_me.py").read_bytes(),
+                                          "folderbot/weights.txt": b"1 2 3\n"}), "folderbot.zip")
+    assert r.status_code == 202 and r.json()["version"] == 2
+    v = wait_until(checked, what="the second archive's check")
+    assert v["status"] == "ok", v["check"]
+    # it plays from its copy in the data folder, files and all
+    row = side.db.one("SELECT path, kind FROM versions WHERE bot_id = ? AND n = 2", bot_id)
+    assert row["kind"] == "folder" and str(side.data) in row["path"]
+    assert sorted(p.name for p in __import__("pathlib").Path(row["path"]).iterdir()) == ["main.py", "weights.txt"]
+    monkeypatch.setattr("arena.serve.side.UNPACKED_MAX_BYTES", 100_000)   # 64 MiB in the ladder
+    bomb = archive({"b/main.py": b"x" * 200_000})   # compresses far below the upload bound
+    assert len(bomb) < 8192
+    r = upload(c, tokens["ann"], bomb, "b.zip")
+    v = wait_until(lambda: (d := c.get(f"/api/bots/{r.json()['bot_id']}", headers=bearer(tokens["ann"])).json()
+                            ["versions"][-1])["status"] != "checking" and d, what="the bomb's check")
+    assert v["status"] == "failed" and "unpacks to" in v["check"]
+
+
+def test_a_ladder_never_lets_a_process_see_a_deal_twice(tmp_path):
+    from arena.tournament.config import ConfigError
+
+    path = ladder_file(tmp_path)
+    path.write_text(path.read_text() + "allow_deal_memory: true\n")
+    with pytest.raises(ConfigError, match="allow_deal_memory"):
+        load_ladder(path)
+
+
+def test_the_bot_page_plots_its_rating_history_from_the_matchmakers_standings(tmp_path):
+    import random
+
+    from arena.serve.matchmaker import HISTORY_POINTS, Matchmaker
+    from tests.arena.record_factory import make_record
+
+    data = tmp_path / "data"
+    data.mkdir()
+    ladder = load_ladder(ladder_file(tmp_path))
+    import_bundled(ladder, data)
+    side = Ladderside(ladder, data, None, inline=False)   # as the server: ratings from standings.json only
+    try:
+        rng = random.Random(3)
+        for i in range(300):
+            side.store.record_match(make_record(i * 16, ["alpha.v1", "beta.v1", "gamma.v1"], rng.sample(range(3), 3),
+                                                match_id=f"tightwad/p3/d{i}/r0/{i:016x}"))
+        assert side.leaderboard()["matches"] == 0            # nothing rated in the server's process
+        Matchmaker(ladder, data, None).publish_standings(side.store)
+        board = side.leaderboard()
+        assert board["matches"] == 300
+        c = client(create_app(side))
+        alpha = next(r for r in board["scopes"][0]["standings"] if r["bot"] == "alpha")
+        doc = c.get(f"/api/bots/{alpha['bot_id']}").json()
+        points = doc["history"][0]["points"]
+        assert doc["history"][0]["version"] == 1 and len(points) <= HISTORY_POINTS + 1
+        assert points[-1][1] == pytest.approx(alpha["mu"], abs=1e-3) and points[-1][0] == 299
+        page = c.get(f"/bots/{alpha['bot_id']}").text
+        assert "<polyline" in page and "rating history of v1" in page
+    finally:
+        side.close()
+
+
+def test_an_invite_link_makes_one_account_once(ladder_env):
+    from arena.serve.accounts import RateLimit, new_invite
+
+    app, _, side = ladder_env
+    side.login_limit = RateLimit(burst=100, every_s=1.0)   # shared with the login test's bucket
+    c = client(app)
+    token = new_invite(side.data)
+    page = c.get(f"/invite/{token}")
+    assert page.status_code == 200 and "Join the fixture ladder" in page.text
+    csrf = c.cookies.get(CSRF_COOKIE)
+    assert c.post(f"/invite/{token}", data={"name": "ivy", "password": "long enough"}).status_code == 403  # no CSRF
+    r = c.post(f"/invite/{token}", data={"name": "ivy", "password": "short", "csrf_token": csrf})
+    assert r.status_code == 400 and "shorter than 8" in r.text
+    r = c.post(f"/invite/{token}", data={"name": "ivy", "password": "long enough", "csrf_token": csrf},
+               follow_redirects=False)
+    assert r.status_code == 303 and c.cookies.get("arena_session")
+    assert "ivy" in c.get("/").text   # logged in as the new account
+    assert c.get(f"/invite/{token}").status_code == 404   # used: once only
+    assert c.get("/invite/not-a-token").status_code == 404
+    assert side.db.one("SELECT organiser FROM users WHERE name = 'ivy'")["organiser"] == 0

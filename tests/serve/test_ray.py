@@ -1,0 +1,67 @@
+"""`arena serve --executor ray`: the matchmaker feeds Ray actors through the same top-up hook
+as the local pool, and stores every record once (a local Ray instance of this test's own)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+
+import pytest
+
+from arena.serve.ladder import load_ladder
+from arena.serve.matchmaker import Matchmaker
+from arena.serve.server import import_bundled
+from tests.serve.ladder_fixtures import ladder_file, safe_sandbox, wait_until
+
+
+@pytest.mark.slow
+def test_the_matchmaker_plays_deal_sets_on_ray(tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
+    sandbox = safe_sandbox()
+    data = tmp_path / "data"
+    data.mkdir()
+    ladder = load_ladder(ladder_file(tmp_path))
+    import_bundled(ladder, data)
+    ray.init(address=None, num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    stop = threading.Event()
+    mm = Matchmaker(ladder, data, sandbox, workers=2, executor="ray")
+    failed: list[BaseException] = []
+
+    def play() -> None:
+        try:
+            mm.run(stop.is_set)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            failed.append(exc)
+
+    thread = threading.Thread(target=play, daemon=True)
+    try:
+        thread.start()
+
+        def stored() -> int:
+            if not (data / "results.sqlite").exists():
+                return 0
+            try:
+                with sqlite3.connect(f"file:{data / 'results.sqlite'}?mode=ro", uri=True) as conn:
+                    return conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+            except sqlite3.Error:   # created, its tables not yet
+                return 0
+        wait_until(lambda: failed or stored() >= 9, timeout_s=240, what="matches played on Ray")
+        assert not failed, failed
+    finally:
+        stop.set()
+        thread.join(120)
+        ray.shutdown()
+    assert not thread.is_alive() and not failed
+    with sqlite3.connect(data / "results.sqlite") as conn:
+        rows = conn.execute("SELECT match_id, players, deal FROM matches").fetchall()
+    sets = {r[0]: (r[1], json.loads(r[2])) for r in
+            sqlite3.connect(data / "ladder.sqlite").execute("SELECT id, players, bots FROM deal_sets")}
+    per_set: dict[int, int] = {}
+    for _, players, deal in rows:   # each stored match belongs to a set, at most one per rotation
+        assert deal in sets and sets[deal][0] == players
+        per_set[deal] = per_set.get(deal, 0) + 1
+        assert per_set[deal] <= players
+    assert len({r[0] for r in rows}) == len(rows)
+    assert json.loads((data / "standings.json").read_text())["matches"] >= 1   # what the server reads
