@@ -19,6 +19,7 @@ A match the harness could not play (a ``sandbox`` fault) is not stored.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import multiprocessing as mp
@@ -1048,8 +1049,10 @@ class _Pool:
         self.supervisor = Supervisor(self.backend or LocalBackend(self.ctx), workers=n_workers,
                                      retries=Retries(self.summary.given_up), stored=stored, prefetch=self.PREFETCH)
         self.supervisor.submit(*pending)
-        for match, reply in self.supervisor.stream(top_up):
-            self._count(match, reply)
+        # closed on the way out: Ctrl-C or DiskFull here stops the workers at once, not when collected
+        with contextlib.closing(self.supervisor.stream(top_up)) as replies:
+            for match, reply in replies:
+                self._count(match, reply)
 
     def _count(self, match: MatchSpec, reply: Reply) -> None:
         if isinstance(reply, Played):

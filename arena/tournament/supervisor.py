@@ -113,7 +113,8 @@ class Supervisor:
                forever: bool = False) -> Iterator[tuple[MatchSpec, Reply]]:
         """Play every match submitted (and topped up), yielding (match, reply) as replies come; a
         match retried yields once, when it is finally played or given up (given-up matches are in
-        ``retries``). Ends when nothing is queued or in flight (``forever``: and ``close`` was called)."""
+        ``retries``). Ends when nothing is queued or in flight (``forever``: and ``close`` was called).
+        A consumer that stops early closes the stream (``contextlib.closing``): that kills the workers."""
         try:
             for _ in range(self.n_workers):
                 self._start()

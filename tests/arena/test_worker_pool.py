@@ -257,3 +257,23 @@ def test_a_worker_tells_every_bot_goodbye_before_waiting_for_any(tmp_path):
     assert not any(record["faults"]), record["faults"]
     player.close()
     assert sorted(f.name for f in marks.glob("*.clean")) == [f"{n}.py.clean" for n in names]
+
+
+def test_a_consumer_that_stops_early_kills_the_workers_at_once(tmp_path):
+    import contextlib
+
+    import pytest
+
+    sup, backend, _ = supervisor(tmp_path, workers=1)
+    sup.workers.clear()
+    stops: list[bool] = []
+    backend.stop = lambda *, kill: stops.append(kill)
+    backend.wait = lambda timeout_s: [Replied(w, Played(m.match_id)) for w, x in sup.workers.items()
+                                      for _, m in list(x.inflight)[:1]]
+    sup.submit(spec(0), spec(1))
+    with pytest.raises(KeyboardInterrupt):
+        with contextlib.closing(sup.stream()) as replies:
+            for _ in replies:
+                assert stops == []
+                raise KeyboardInterrupt   # Ctrl-C while the first reply is counted
+    assert stops == [True]
