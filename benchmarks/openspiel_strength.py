@@ -5,19 +5,20 @@
     python benchmarks/openspiel_strength.py --summary F
 
 Duplicate deals, as tournaments/strength.yaml plays them: every deal is played once per seat
-rotation, the search bot (bots/search/search_bot.py, loaded in process as
-benchmarks/bot_strength.py loads any bot file) in one seat and OpenSpiel's ISMCTS
-(open_spiel.python.algorithms.ismcts.ISMCTSBot, written by others: UCT c=2, one random
-rollout to the end of the game per simulation, the most visited move) in every other seat,
-on the games as ``arena.openspiel`` registers them (sequential form with hidden moves: ISMCTS
-asserts sequential dynamics; its worlds come from ``resample_from_infostate``).
+rotation, the search bot (bots/search/search_bot.py) in one seat and the bot folder
+bots/openspiel_ismcts (OpenSpiel's own open_spiel.python.algorithms.ismcts.ISMCTSBot, written
+by others: UCT c=2, one random rollout to the end of the game per simulation, the most visited
+move, on the games as the OpenSpiel bridge registers them) in every other seat. Both are the
+bot files a tournament runs, loaded in process as benchmarks/bot_strength.py loads any bot file
+(no sandbox, no referee), and see the observations the referee sends, through JSON.
 
-Equal CPU: both think ``--budget`` CPU seconds (time.process_time) per decision. The search
-bot reads it from its name; ISMCTS runs OpenSpiel's simulation loop until the same budget is
-spent (``TimedISMCTS``: ISMCTSBot.run_search with a CPU deadline instead of a fixed count,
-at least two simulations: the first only expands the root). Both play forced moves at once. The figure per deal is the search
-bot's mean place minus the mean place of the ISMCTS seats (places 1 = first; negative = the
-search bot ahead), averaged over the deal's rotations; intervals are Student t 95% over deals.
+Equal CPU: both are named for ``--budget`` (``search-0.05s``, ``ismcts-0.05s``) and so think
+that many CPU seconds (time.process_time) per decision, checked after each simulation (ISMCTS
+runs at least two: the first only expands the root). No time control is sent, so neither
+stops early on the wall clock. Both play forced moves at once. The figure per deal is the
+search bot's mean place minus the mean place of the ISMCTS seats (places 1 = first; negative =
+the search bot ahead), averaged over the deal's rotations; intervals are Student t 95% over
+deals. Needs ``pip install -e '.[openspiel]'``.
 """
 
 from __future__ import annotations
@@ -35,94 +36,60 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bot_strength as bs  # noqa: E402
+from games import REGISTRY  # noqa: E402
 
 from search_strength import mean_ci  # noqa: E402  (the same interval as the search bot's table)
 
 SEARCH = ROOT / "bots" / "search" / "search_bot.py"
-FIRST_DEAL = 500  # deal seeds FIRST_DEAL, FIRST_DEAL + 1, ... (chance outcomes of the bridge)
-
-
-
-
-def timed_ismcts(game: Any, budget_s: float, seed: int) -> Any:
-    """OpenSpiel's ISMCTSBot whose simulation loop stops after ``budget_s`` of CPU time."""
-    import numpy as np
-    import pyspiel
-    from open_spiel.python.algorithms import ismcts, mcts
-
-    class TimedISMCTS(ismcts.ISMCTSBot):
-        sims = 0
-        searches = 0
-
-        def run_search(self, state):  # ISMCTSBot.run_search, the loop bounded by CPU time
-            self.reset()
-            legal_actions = state.legal_actions()
-            if len(legal_actions) == 1:
-                return [(legal_actions[0], 1.0)]
-            self._root_node = self.create_new_node(state)
-            end = time.process_time() + budget_s
-            n = 0
-            while n < 2 or time.process_time() < end:  # the first one only expands the root
-                self.run_simulation(self.sample_root_state(state))
-                n += 1
-            TimedISMCTS.sims += n
-            TimedISMCTS.searches += 1
-            return self.get_final_policy(state, self._root_node)
-
-    rs = np.random.RandomState(seed % 2**32)
-    assert game.get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
-    return TimedISMCTS(game, mcts.RandomRolloutEvaluator(1, rs), uct_c=2.0, max_simulations=1,
-                       random_state=rs)
+ISMCTS = ROOT / "bots" / "openspiel_ismcts" / "main.py"
+FIRST_DEAL = 500  # deal seeds FIRST_DEAL, FIRST_DEAL + 1, ...
 
 
 def play_deal(game_id: str, players: int, deal: int, rotation: int, budget_s: float,
               options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One match: the search bot in seat ``rotation``, ISMCTS in the others."""
-    import pyspiel
-
-    import arena.openspiel as aos
-
-    params: dict[str, Any] = {"players": players, "deals": FIRST_DEAL + 10_000}
-    if game_id != "tightwad":
-        params["simultaneous"] = False
-    params.update(options or {})
-    game = pyspiel.load_game(aos.NAMES[game_id], params)
-    state = game.new_initial_state()
-    state.apply_action(deal)
-    names = ["ismcts"] * players
+    """One match: the search bot in seat ``rotation``, the ISMCTS bot folder in the others,
+    both loaded in process and named for the budget (``search-0.05s``, ``ismcts-0.05s``)."""
+    state = REGISTRY[game_id].new_game(players, deal, options)
+    names = [f"ismcts-{budget_s:g}s"] * players
     names[rotation] = f"search-{budget_s:g}s"
-    search = bs.load_bot(SEARCH)
-    search.name = names[rotation]
+    bots = [bs.load_bot(SEARCH if s == rotation else ISMCTS) for s in range(players)]
+    for b, name in zip(bots, names):
+        b.name = name
     match_seed = deal * 100 + rotation
-    match = search.start(bs.start_message(state.engine, game_id, rotation, match_seed, names))
-    ism = timed_ismcts(game, budget_s, match_seed)
+    matches = [b.start(bs.start_message(state, game_id, s, match_seed, names)) for s, b in enumerate(bots)]
     cpu = {"search": 0.0, "ismcts": 0.0}
     decisions = {"search": 0, "ismcts": 0}
-    while not state.is_terminal():
-        seat = state.current_player()
-        who = "search" if seat == rotation else "ismcts"
-        t = time.process_time()
-        if who == "search":
-            action = search.act(state.engine.observation(seat), match)
-        else:
-            action = int(ism.step(state))
-        cpu[who] += time.process_time() - t
-        decisions[who] += 1
-        state.apply_action(action)
-    places = [p + 1 for p in state.engine.result().places]
+    while not state.is_over():
+        for seat in tuple(state.to_move()):
+            if state.is_over() or seat not in state.to_move():
+                break
+            who = "search" if seat == rotation else "ismcts"
+            obs = json.loads(json.dumps(state.observation(seat)))  # as over the protocol
+            t = time.process_time()
+            action = bots[seat].act(obs, matches[seat])
+            cpu[who] += time.process_time() - t
+            decisions[who] += 1
+            state.apply(seat, action)
+    searchers = [m.memory["bot"] for s, m in enumerate(matches) if s != rotation and "bot" in m.memory]
+    places = [p + 1 for p in state.result().places]
     return {"game": game_id, "players": players, "deal": deal, "rotation": rotation, "budget_s": budget_s,
             "places": places, "search_place": places[rotation],
             "ismcts_place": sum(p for s, p in enumerate(places) if s != rotation) / (players - 1),
             "cpu_s": {k: round(v, 2) for k, v in cpu.items()}, "decisions": decisions,
-            "ismcts_sims": type(ism).sims, "ismcts_searches": type(ism).searches,
-            "capped": state.engine.result().capped}
+            "ismcts_sims": sum(b.sims for b in searchers), "ismcts_searches": sum(b.searches for b in searchers),
+            "capped": state.result().capped}
 
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per game and player count: deals complete in every rotation, the mean difference
     search - ISMCTS in places with its 95% interval, and what each side did with its CPU."""
     groups: dict[tuple[str, int, float], dict[int, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    seen = set()
     for r in rows:
+        key = (r["game"], r["players"], r["budget_s"], r["deal"], r["rotation"])
+        if key in seen:
+            continue  # a match played twice (two runs over the same deals) counts once
+        seen.add(key)
         groups[(r["game"], r["players"], r["budget_s"])][r["deal"]].append(r)
     out = []
     for (game, players, budget), deals in sorted(groups.items()):
@@ -163,6 +130,8 @@ def main() -> int:
     ap.add_argument("--games", nargs="+", default=["tightwad:3", "divers-weights:2", "palace:2"],
                     help="GAME:PLAYERS")
     ap.add_argument("--deals", type=int, default=12)
+    ap.add_argument("--first-deal", type=int, default=FIRST_DEAL,
+                    help="deal seeds from this one on (to split a run over processes)")
     ap.add_argument("--budget", type=float, default=0.1, help="CPU seconds per decision, both bots")
     ap.add_argument("--out", type=Path, help="append every match as a JSON line (resumes)")
     ap.add_argument("--summary", type=Path, nargs="+", help="only summarise these files")
@@ -179,7 +148,7 @@ def main() -> int:
     t = time.perf_counter()
     for spec in args.games:
         game, players = spec.split(":")
-        for deal in range(FIRST_DEAL, FIRST_DEAL + args.deals):
+        for deal in range(args.first_deal, args.first_deal + args.deals):
             for rot in range(int(players)):
                 if (game, int(players), deal, rot, args.budget) in done:
                     continue

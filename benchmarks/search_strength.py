@@ -22,6 +22,7 @@ and groups averaged first, as they share the cards).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -104,7 +105,7 @@ def table_matches(tournament: Path, label: str, players: int, budgets: list[floa
     """The matches of the tournament's round robin where ``search-<budget>s`` sits with one of
     the ``fields`` of opponents (or exactly ``opponents``) and no one else: same ids, seats and
     seeds as ``arena run`` gives them, deals ``first_deal`` to ``deals - 1``."""
-    matches, paths = field_matches(tournament, 10**6)
+    matches, paths = _whole_schedule(tournament)
     out = []
     for b in budgets:
         name = f"search-{b:g}s"
@@ -116,6 +117,13 @@ def table_matches(tournament: Path, label: str, players: int, budgets: list[floa
                     and first_deal <= int(m["id"].split("/d")[1].split("/")[0]) < deals):
                 out.append(m)
     return out, paths
+
+
+@functools.lru_cache(maxsize=4)
+def _whole_schedule(tournament: Path) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+    """``field_matches`` at the file's own deals, built once per file (35,680 matches for
+    strength.yaml: seconds of CPU); the callers only read it."""
+    return field_matches(tournament, 10**6)
 
 
 def _schedule(tournament: Path) -> tuple[list[Any], dict[str, Path]]:

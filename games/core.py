@@ -17,6 +17,38 @@ and the tests alike:
   (ruling C5), with its legal actions inside.
 * ``state.result()``: places (0 = best, ties shared), scores, and ``capped``.
 
+What a search needs (the search hooks): a search bot (``bots/search/search_bot.py``) plays
+any game through these, with no game of its own in it. Each has a default here that is
+right for a game with nothing special to say; a game overrides what it knows better.
+
+* ``state.rollout_action(seat, rng)``: a fast randomised rule move (default: uniformly
+  random), for the seats and the stretches of play a search does not search. ``rng`` is a
+  ``random.Random``-like generator the caller owns (``SearchRng``).
+* ``state.action_keys(seat)``: one hashable key per legal action, in id order, that names
+  the move the same way in every state the seat cannot tell apart, so a search tree can
+  pool its statistics across sampled deals (default: the engine's internal move). A key
+  may carry public context that the choice depends on.
+* ``state.horizon()``: which stretch of play this is (a Tightwad round, a Divers Weights
+  hand; default: the whole game); a simulation stops when it changes and is scored there.
+  ``rollout_decisions`` caps the decisions of one simulation (None: no cap), the standing
+  then scoring it.
+* ``state.points()``: the public running points that ``returns`` measures gains against
+  (taken at the start of a simulation; None if only places count).
+* ``state.standing_places()``: places (0 = best) by the result, or by the current standing
+  (C4) while the game goes on; ``standing_keys()`` is that order (lower is better).
+* ``state.returns(seat, start)``: how well ``seat`` did, in [0, 1] (1 = first), by its
+  place and, where the game has points, by what it gained since ``start`` against the
+  others (a long lead must not flatten every outcome to the same value).
+* ``search_opponents``: True where a search should search the other seats' choices too
+  (each by its own statistics, decoupled at a simultaneous decision) rather than play
+  them by ``rollout_action``.
+* ``State.rule_action(observation)``: a decision the game settles by a fixed rule instead
+  of search (Palace's setup swap), as an action id; None elsewhere.
+
+Sampling the hidden cards from one seat's observation (chance and hidden information) is
+``games.determinize``: ``SeatBelief`` follows a seat's observations through a match and
+draws full states that fit them, with a game's model of the other seat where it has one.
+
 Engines are pure: standard library only, no I/O, no global random state.
 """
 
@@ -24,10 +56,32 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Hashable, Protocol, Sequence, TypeVar
 
 from games import decktet
 from games.rng import DealRng
+
+
+_T = TypeVar("_T")
+
+
+class SearchRng(Protocol):
+    """What the search hooks draw from: the methods of ``random.Random`` they use (the
+    engines themselves never import ``random``)."""
+
+    def random(self) -> float: ...
+
+    def randrange(self, start: int, stop: int | None = ..., step: int = ...) -> int: ...
+
+    def choice(self, seq: Sequence[_T]) -> _T: ...
+
+    def sample(self, population: Sequence[_T], k: int) -> list[_T]: ...
+
+    def shuffle(self, x: list[Any]) -> None: ...
+
+    def gauss(self, mu: float = ..., sigma: float = ...) -> float: ...
+
+    def getrandbits(self, k: int) -> int: ...
 
 
 class GameError(Exception):
@@ -176,6 +230,7 @@ class State:
     """Base of every game's state. Subclasses implement the underscored hooks."""
 
     spec: ClassVar[GameSpec]
+    _rng: DealRng  # each game's own deal generator (C2)
 
     def __init__(self, players: int, seed: int, options: dict[str, Any]) -> None:
         self.players = players
@@ -220,7 +275,7 @@ class State:
         return [self.action_info(seat, i) for i in range(len(self.moves(seat)))]
 
     def action_text(self, seat: int, action: int) -> str:
-        return self.action_info(seat, action)["text"]
+        return str(self.action_info(seat, action)["text"])
 
     def apply(self, seat: int, action: int) -> None:
         if self._over:
@@ -289,6 +344,45 @@ class State:
 
     def card_name(self, pid: int) -> str:
         return decktet.card_name(pid, self._decks())
+
+    # ---- what a search needs (see the module doc) ------------------------------
+
+    search_opponents: ClassVar[bool] = False
+    rollout_decisions: ClassVar[int | None] = None
+
+    def rollout_action(self, seat: int, rng: SearchRng) -> int:
+        """A fast randomised move for ``seat`` now (default: uniformly random)."""
+        return rng.randrange(len(self.moves(seat)))
+
+    def action_keys(self, seat: int) -> list[Hashable]:
+        """One key per legal action of ``seat``, in id order, the same in every state the
+        seat cannot tell apart (default: the engine's internal moves)."""
+        return list(self.moves(seat))
+
+    def horizon(self) -> Hashable:
+        """The stretch of play a simulation stays in (default: the whole game)."""
+        return 0
+
+    def points(self) -> tuple[float, ...] | None:
+        """The public running points ``returns`` measures gains against (default: none)."""
+        return None
+
+    def standing_keys(self) -> Sequence[Any]:
+        """Every seat's order key by the current standing (C4), lower is better."""
+        raise NotImplementedError
+
+    def standing_places(self) -> tuple[int, ...]:
+        """Places (0 = best): the result's once over, else by the current standing."""
+        return self.result().places if self._over else places_from_keys(self.standing_keys())
+
+    def returns(self, seat: int, start: Sequence[float] | None) -> float:
+        """How well ``seat`` did, in [0, 1]: 1 first, 0 last (default: by place alone)."""
+        return 1.0 - self.standing_places()[seat] / (self.players - 1)
+
+    @staticmethod
+    def rule_action(observation: dict[str, Any]) -> int | None:
+        """The action id a fixed rule plays at this observation instead of a search, or None."""
+        return None
 
     # ---- hooks for tests ------------------------------------------------------
 

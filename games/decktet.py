@@ -10,6 +10,7 @@ because the engines' hot paths read them millions of times.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # Suits as bits, in the conventional order.
 MOONS, SUNS, WAVES, LEAVES, WYRMS, KNOTS = 1, 2, 4, 8, 16, 32
@@ -137,7 +138,7 @@ def make_deck(decks: int = 1, extended: bool = False) -> list[int]:
     return [c * DECK_SIZE + i for c in range(decks) for i in range(size)]
 
 
-def card_info(pid: int, decks: int = 1) -> dict:
+def card_info(pid: int, decks: int = 1) -> dict[str, Any]:
     """JSON-ready description of one physical card (sent to bots once per match)."""
     c = CARDS[pid % DECK_SIZE]
     return {

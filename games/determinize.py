@@ -31,14 +31,29 @@ What "fits" means per game:
 
 Future shuffles of the sampled state (Tightwad's next rounds, Divers Weights' next
 hands) come from the sampler's rng too, never from the real game's seed.
+
+For a search bot, ``SeatBelief(game, options)`` does the bookkeeping of a whole match:
+``update`` it with every observation of the seat, in order (Palace: the public history
+above), and ``sampler(observation, rng)`` gives the draws for one decision: ``sample(rng)``
+a state, and ``model_action(state, seat, rng)`` the other seat's choice where the game has
+a model of it (two-player Divers Weights without bidding, at the trick being decided:
+``games.divers_model``, whose hands are also drawn weighted by what that seat has played),
+else None::
+
+    belief = SeatBelief(observation["game"], match.options)   # once a match
+    belief.update(observation)                                 # every observation
+    sampler = belief.sampler(observation, rng)                 # every decision
+    state = sampler.sample(rng)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, cast
 
 from games import decktet
-from games.core import State
+from games.core import SearchRng, State
+from games.divers_model import other_seat
+from games.palace_history import PalaceHistory
 from games.rng import DealRng
 
 HIDDEN = -2  # placeholder of a hidden card in the base state
@@ -76,6 +91,59 @@ class Determinizer:
         """A complete state, hidden cards placed uniformly among those that fit."""
         r = as_rng(rng)
         return self._impl.sample(r)
+
+
+class SeatModel(Protocol):
+    """A game's model of another seat: it reweights each sample and makes that seat's choices
+    where it applies (``action`` None elsewhere)."""
+
+    def deal(self, state: State, rng: SearchRng) -> None: ...
+
+    def action(self, state: State, seat: int, rng: SearchRng) -> int | None: ...
+
+
+class Sampler:
+    """The draws for one decision: states that fit the observation, and the model's choices."""
+
+    def __init__(self, determinizer: Determinizer, model: SeatModel | None) -> None:
+        self.determinizer = determinizer
+        self.model = model
+
+    def sample(self, rng: SearchRng) -> State:
+        state = self.determinizer.sample(rng)
+        if self.model is not None:
+            self.model.deal(state, rng)
+        return state
+
+    def model_action(self, state: State, seat: int, rng: SearchRng) -> int | None:
+        """The modelled choice of ``seat`` in ``state``, or None where no model decides."""
+        return None if self.model is None else self.model.action(state, seat, rng)
+
+
+class SeatBelief:
+    """One seat's view of the hidden cards through a match (see the module doc)."""
+
+    def __init__(self, game: str, options: dict[str, Any]) -> None:
+        self.game = game
+        self.options = dict(options)
+        self.history: PalaceHistory | None = PalaceHistory(options) if game == "palace" else None
+        self.memory: dict[str, Any] = {}  # a model's cache across decisions
+
+    def update(self, observation: dict[str, Any]) -> None:
+        """Feed every observation of the seat, in order. A history that stops fitting is
+        dropped, and the samples then fit the observation alone."""
+        if self.history is not None:
+            try:
+                self.history.update(observation)
+            except ValueError:
+                self.history = None
+
+    def sampler(self, observation: dict[str, Any], rng: SearchRng) -> Sampler:
+        det = Determinizer(observation, self.options, history=self.history)
+        model = None
+        if self.game == "divers-weights":
+            model = other_seat(observation, det.pool, self.memory, rng)
+        return Sampler(det, model)
 
 
 def determinize(observation: dict[str, Any], options: dict[str, Any], rng: Any,
@@ -170,7 +238,7 @@ class _Tightwad:
             st._hands[s] = sorted(got, key=key)
         st._aside = pool
         st._rng = DealRng(rng.next64())
-        return st
+        return cast(State, st)
 
 
 # ---- Divers Weights ------------------------------------------------------------------
@@ -237,7 +305,7 @@ class _Divers:
             st._played[s] = pool[i]
             i += 1
         st._rng = DealRng(rng.next64())
-        return st
+        return cast(State, st)
 
 
 # ---- Palace --------------------------------------------------------------------------
@@ -359,7 +427,7 @@ class _Palace:
             i += 1
         st._draw = rest[i:]
         st._rng = DealRng(rng.next64())
-        return st
+        return cast(State, st)
 
     def _free_hands(self, rng: DealRng) -> tuple[list[list[int]], list[int]]:
         """No constraint but the swapped cards: those take uniform places among the hands'

@@ -34,10 +34,10 @@ the current trick (``_played[s]`` is None until seat s chooses); ``_prizes[s]`` 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Hashable, Sequence
 
 from games import decktet
-from games.core import GameSpec, OptionError, Option, Result, State, cap_option, places_from_keys
+from games.core import GameSpec, OptionError, Option, Result, SearchRng, State, cap_option, places_from_keys
 from games.rng import DealRng
 
 RANK = decktet.RANK
@@ -184,9 +184,9 @@ class DiversWeightsState(State):
         for p in self._threshold:
             if p not in taken:
                 discard.append(p)
-        for p in self._played:
-            if p not in taken:
-                discard.append(p)  # type: ignore[arg-type]
+        for q in self._played:
+            if q not in taken:
+                discard.append(q)  # type: ignore[arg-type]
         self._tricks.append((tuple(self._threshold), tuple(self._played), self._total,
                              self._winners, prizes, self._rule))
         self._threshold = []
@@ -239,6 +239,65 @@ class DiversWeightsState(State):
     def standing(self) -> list[int]:
         """Totals of completed hands plus the current hand's secured points (C4)."""
         return [self._totals[s] + self.secured_points(s) for s in self._seats]
+
+    def standing_keys(self) -> list[int]:
+        """The standing's order keys (lower is better): minus the points."""
+        return [-x for x in self.standing()]
+
+    # ---- what a search needs (games.core) ----------------------------------------
+
+    search_opponents = True  # simultaneous tricks reward guessing what the others will play
+
+    def rollout_action(self, seat: int, rng: SearchRng) -> int:
+        """A card near the threshold's mean rank (30% random), the prize worth most to this
+        seat (most symbols and new suits), a low bid."""
+        moves = self.moves(seat)
+        if len(moves) == 1:
+            return 0
+        phase = self._phase
+        if phase == PLAY:
+            if rng.random() < 0.3:
+                return rng.randrange(len(moves))
+            aim = sum(RANK[p] for p in self._threshold) / self.players
+            return min(range(len(moves)), key=lambda i: abs(RANK[moves[i]] - aim))
+        if phase == PRIZE:
+            mine = 0
+            for p in self._prizes[seat]:
+                mine |= SUITS[p]
+            return max(range(len(moves)), key=lambda i: (SYMBOLS[moves[i]] + bin(SUITS[moves[i]] & ~mine).count("1"),
+                                                         rng.random()))
+        return rng.choice((0, 1, 1, 2)) if len(moves) > 2 else 0  # a bid
+
+    def action_keys(self, seat: int) -> list[Hashable]:
+        """(phase, move); in a two-player trick without bidding a card also carries the
+        threshold total (public), so that a search tree chooses a later trick's card for
+        the threshold turned instead of learning one card per trick whatever was turned."""
+        moves = self.moves(seat)
+        ph = self._phase
+        if ph == PLAY and self.players == 2 and not self.bidding:
+            total = sum(RANK[p] for p in self._threshold)
+            return [(PLAY, m, total) for m in moves]
+        return [(ph, m) for m in moves]
+
+    def horizon(self) -> int:
+        """The hand: its prizes are what a decision changes."""
+        return self.hand_no
+
+    def points(self) -> tuple[float, ...]:
+        return tuple(self.standing())
+
+    def returns(self, seat: int, start: Sequence[float] | None) -> float:
+        """Its place by the points (weighing 0.7 at the end of the game, 0.3 before: the place
+        decides only at the end) and its gain since ``start`` against the best other gain."""
+        n = self.players
+        over = self._over
+        scores: Sequence[float] = self.result().scores if over else self.standing()
+        place = places_from_keys([-x for x in scores])[seat]
+        base = scores if start is None else start
+        gain = [scores[s] - base[s] for s in range(n)]
+        margin = gain[seat] - max(gain[s] for s in range(n) if s != seat)
+        share = 0.7 if over else 0.3
+        return share * (1.0 - place / (n - 1)) + (1 - share) * max(0.0, min(1.0, 0.5 + margin / 20.0))
 
     # ---- decisions --------------------------------------------------------------
 
@@ -404,7 +463,7 @@ class DiversWeightsState(State):
 
     def with_hidden_shuffled(self, seat: int, rng: DealRng) -> "DiversWeightsState":
         """Permute the deck, the other hands and the others' unrevealed choices."""
-        c: DiversWeightsState = self.clone()  # type: ignore[assignment]
+        c = self.clone()
         others = [s for s in self._seats if s != seat]
         hidden_choice = [s for s in others if c._phase == PLAY and c._played[s] is not None]
         pool = list(c._deck)

@@ -37,8 +37,8 @@ from __future__ import annotations
 from typing import Any
 
 from games import decktet
-from games.core import (GameSpec, IllegalActionError, Option, OptionError, Result, State, cap_option,
-                        places_from_keys)
+from games.core import (GameSpec, IllegalActionError, Option, OptionError, Result, SearchRng, State,
+                        cap_option, places_from_keys)
 from games.rng import DealRng
 
 RANK = decktet.RANK
@@ -745,6 +745,33 @@ class PalaceState(State):
         scores = tuple(float(sum(1 for q in places if q > p)) for p in places)
         return Result(places, scores, self.capped)
 
+    # ---- what a search needs (games.core) ------------------------------------------
+
+    rollout_decisions = 60  # then the standing scores the simulation: a whole game is long
+
+    def rollout_action(self, seat: int, rng: SearchRng) -> int:
+        """Strong cards face up; then the lowest ordinary rank, as many as possible, 15% random."""
+        moves = self.moves(seat)
+        if len(moves) == 1:
+            return 0
+        first = moves[0][0]
+        if first == SWAP:
+            return palace_swap_choice(moves)
+        if first != PLAY:
+            return 0 if moves[-1][0] != EXCUSE else len(moves) - 1
+        if rng.random() < 0.15:
+            return rng.randrange(len(moves))
+        return palace_play_choice(self, moves)
+
+    @staticmethod
+    def rule_action(observation: dict[str, Any]) -> int | None:
+        """The setup swap (R-P3) by rule: the swap that leaves the strongest cards face up.
+        Up to 50 one-shot choices whose worth shows only much later: not worth searching."""
+        if observation.get("phase") != "swap":
+            return None
+        return palace_swap_choice([(SWAP, tuple((h, u) for h, u in a["swaps"]))
+                                   for a in observation["legal_actions"]])
+
     # ---- tests' hooks -------------------------------------------------------------
 
     def all_cards(self) -> list[int]:
@@ -801,6 +828,41 @@ class PalaceState(State):
             if s != seat:
                 new._pending[s] = tuple((new._hands[s][old_hands[s].index(h)], u) for h, u in pairs)
         return new
+
+
+# ---- the reference rule (games.reference, the search hooks, games.palace_value) -------------
+
+_KEPT = {0: 14, 7: 15, TWO: 16, 13: 17}  # Excuse, Sevens, Twos, Aces are kept back
+
+
+def palace_cost(p: int) -> int:
+    o = ORD[p]
+    return _KEPT.get(o, o)
+
+
+def palace_swap_choice(moves: list[Any]) -> int:
+    """Setup: the swap that leaves the strongest face-up cards (Twos, Sevens, Aces, high ranks)."""
+    return max(range(len(moves)), key=lambda i: (
+        sum(palace_cost(h) - palace_cost(u) for h, u in moves[i][1]), -len(moves[i][1]), -i))
+
+
+def palace_play_choice(state: State, moves: list[Any]) -> int:
+    """The lowest ordinary rank, as many cards as possible; a four of a kind first; Sevens,
+    Twos, Aces and the Excuse kept for when nothing else goes."""
+    pile = state._pile  # type: ignore[attr-defined]
+    top = ORD[pile[-1]] if pile else -1
+    run_len = 0
+    for p in reversed(pile):
+        if ORD[p] != top:
+            break
+        run_len += 1
+    best, best_k = 0, None
+    for i, m in enumerate(moves):
+        cards = m[1] if m[0] == PLAY else (m[1],)
+        k = (0 if ORD[cards[0]] == top and run_len + len(cards) >= 4 else 1, palace_cost(cards[0]), -len(cards))
+        if best_k is None or k < best_k:
+            best, best_k = i, k
+    return best
 
 
 SPEC = GameSpec(

@@ -18,10 +18,10 @@ State layout (plain lists for speed):
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Sequence
 
 from games import decktet
-from games.core import GameSpec, Result, State, cap_option, places_from_keys
+from games.core import GameSpec, Result, SearchRng, State, cap_option, places_from_keys
 from games.rng import DealRng
 
 RANK = decktet.RANK
@@ -250,6 +250,33 @@ class TightwadState(State):
             f"trick (* controls): {plays}",
             f"penalties: {pens}",
         ))
+
+    # ---- what a search needs (games.core) ----------------------------------------
+
+    def rollout_action(self, seat: int, rng: SearchRng) -> int:
+        """The highest legal card (shed danger while it is still cheap), 10% random."""
+        moves = self.moves(seat)
+        if len(moves) == 1 or rng.random() < 0.1:
+            return rng.randrange(len(moves))
+        return len(moves) - 1
+
+    def horizon(self) -> int:
+        """The round: one round's penalty is what a decision changes."""
+        return self._round
+
+    def points(self) -> tuple[float, ...]:
+        """Penalty points (fewer is better)."""
+        return tuple(self._points)
+
+    def returns(self, seat: int, start: Sequence[float] | None) -> float:
+        """At the end of the game its place; before, the penalty points it took since
+        ``start`` against the others' mean (one round's penalty is at most 10)."""
+        if self._over or start is None:
+            return super().returns(seat, start)
+        pts, n = self._points, self.players
+        mine = pts[seat] - start[seat]
+        others = sum(pts[s] - start[s] for s in range(n) if s != seat) / (n - 1)
+        return max(0.0, min(1.0, 0.5 + (others - mine) / 10.0))
 
     # ---- result and test hooks --------------------------------------------------
 

@@ -480,16 +480,19 @@ def p11(sizes: Sizes) -> dict[str, Any]:
 
     walls: dict[str, list[float]] = {"local": [], "ray": []}
     played = 0
+    load = [round(os.getloadavg()[0], 1)]
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     try:
-        for _ in range(sizes.repeats):
-            for executor in ("local", "ray"):
+        for repeat in range(sizes.repeats):
+            # each goes first in every other repeat: a busy machine's drift favours neither
+            for executor in (("local", "ray") if repeat % 2 == 0 else ("ray", "local")):
                 with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
                     t = _tournament(sizes.tournament, Path(tmp) / "results", sizes.ray_deal_scale)
                     t0 = time.perf_counter()
                     summary = run_tournament(t, workers=2, out=_QUIET, err=_QUIET, executor=executor)
                     walls[executor].append(time.perf_counter() - t0)
                     played = summary.played
+                    load.append(round(os.getloadavg()[0], 1))
     finally:
         ray.shutdown()
     local, on_ray = statistics.median(walls["local"]), statistics.median(walls["ray"])
@@ -497,6 +500,7 @@ def p11(sizes: Sizes) -> dict[str, Any]:
     per_match_ms = 1000 * (on_ray - local) / max(played, 1)
     return _row("P11", what, f"{100 * overhead:+.1f}% ({per_match_ms:+.1f} ms a match, {played} matches)",
                 "<= 10%", overhead <= 0.10, wall_local_s=walls["local"], wall_ray_s=walls["ray"],
+                load_average=load,
                 matches=played, deal_scale=sizes.ray_deal_scale, tournament=sizes.tournament)
 
 

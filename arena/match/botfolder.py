@@ -230,6 +230,23 @@ def folder_sha256(folder: Path, env: BotEnv | None) -> str:
     return h.hexdigest()
 
 
+def pack_files(folder: Path) -> list[tuple[str, int, bytes]]:
+    """The folder as (relative posix path, executable bit, bytes) in ``folder_files`` order:
+    what ``packed_sha256`` hashes and a Ray node unpacks (arena.tournament.bot_shipping)."""
+    return [(rel, int(os.access(p, os.X_OK)), p.read_bytes()) for rel, p in folder_files(folder)]
+
+
+def packed_sha256(files: list[tuple[str, int, bytes]], resolved: tuple[str, ...] | None) -> str:
+    """``folder_sha256`` of the folder ``files`` was packed from (``resolved``: its packages, or None)."""
+    h = hashlib.sha256(b"decktet-arena bot folder 1\n")
+    for rel, xbit, data in files:
+        h.update(f"{rel}\0{int(xbit)}\0{len(data)}\0".encode())
+        h.update(data)
+    if resolved is not None:
+        h.update(("\0packages\0" + "\n".join(resolved)).encode())
+    return h.hexdigest()
+
+
 def unpack(archive: Path) -> Path:
     """The folder an archive unpacks to (cached by the archive's hash); refuses absolute or
     ``..`` paths, links, devices, and archives over the bounds."""

@@ -218,8 +218,6 @@ class Matchmaker:
             entry = version_entry(db.version_name(r), r)
             if entry is None:
                 continue
-            if entry.kind == "folder" and self.executor == "ray":
-                continue   # Ray ships single files only (arena/tournament/ray_executor.py)
             entries[entry.name] = entry
         return [p for p in playing if p in entries], entries
 

@@ -346,9 +346,6 @@ class Ladderside:
         suffix = Path(base).suffix
         archive = next((a for a in ARCHIVES if base.endswith(a)), None)
         if archive is not None:
-            if self.executor == "ray":
-                raise HTTPException(400, "this ladder plays on Ray, which ships single bot files only; "
-                                         "upload one .py file or script")
             kind, suffix = "folder", archive
         elif suffix == ".py":
             kind = "python"

@@ -1,10 +1,13 @@
 """Play a tournament's pending matches on a Ray cluster (`arena run --executor ray`).
 
 Workers are Ray actors, possibly on other machines: they see neither the driver's
-files nor its results store. So each actor receives the bots' bytes once (checked
-against their SHA-256), writes them into its own temporary folder, detects the
-sandbox of its own node and keeps its bots warm across matches (arena.tournament.match_player,
-as the local workers do). Records come back to the driver, which stores them.
+files nor its results store. So each actor receives the bots by content through Ray's
+object store (files and bot folders, checked against their SHA-256), unpacks them into
+its node's cache keyed by that hash and installs bot folders' requirements there
+(arena.tournament.bot_shipping), detects the sandbox of its own node, and keeps its bots
+warm across matches (arena.tournament.match_player, as the local workers do), starting
+the bot processes of the match it will play next while one plays. Records come back to
+the driver, which stores them.
 
 The driver supervises the actors as the local pool supervises its workers: a dead
 actor is replaced in the same run and its match played again (``MAX_TRIES`` tries,
@@ -17,7 +20,6 @@ Ray is optional: this module imports it only inside ``play_on_ray``.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import logging
 import os
@@ -29,12 +31,14 @@ import threading
 import time
 import traceback
 from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from arena.errors import ArenaError, WorkersLost
 from arena.match.bot_log import append_within, ledger_path
+from arena.tournament.bot_shipping import BotShippingError, pack_bots, unpack_bots  # noqa: F401 - re-exported
 from arena.tournament.retries import MAX_TRIES, Retries, seats_text
 
 log = logging.getLogger("arena.ray")
@@ -47,82 +51,13 @@ REPLACE_WAIT_S = 120.0     # every worker lost and none back by then: the run st
 REPLACE_WAIT_ENV = "ARENA_RAY_REPLACE_WAIT_S"  # overrides REPLACE_WAIT_S (docs/cluster.md)
 
 
-COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's bot copies and logs
-
-
-class BotShippingError(ArenaError):
-    """A bot file's bytes do not match the SHA-256 the tournament recorded."""
+COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's folder for its bots' stderr logs
 
 
 def require_ray() -> None:
     """Raise the one-line ``ArenaError`` if Ray is not installed (without importing it)."""
     if importlib.util.find_spec("ray") is None:
         raise ArenaError(RAY_MISSING)
-
-
-# ---- shipping bot files ------------------------------------------------------------
-
-
-def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each bot's file read once on the driver: name -> {file, sha256, kind, data}.
-
-    Refuses a file whose bytes no longer match the SHA-256 its entry recorded (it
-    changed after the roster was read): results would not say which code played.
-    """
-    packed = {}
-    for name, entry in entries.items():
-        if entry.kind == "builtin":   # nothing to ship: every node's arena has it
-            packed[name] = {"builtin": entry.builtin, "sha256": entry.sha256, "kind": "builtin"}
-            continue
-        if entry.kind == "folder":
-            raise BotShippingError(f"{entry.path}: bot {name!r} is a bot folder, and the Ray executor ships "
-                                   "single files only; play it with the local executor (no --executor ray)")
-        data = Path(entry.path).read_bytes()
-        if hashlib.sha256(data).hexdigest() != entry.sha256:
-            raise BotShippingError(f"{entry.path}: bot {name!r} changed while the tournament started "
-                                   "(SHA-256 differs); run the command again")
-        packed[name] = {"file": Path(entry.path).name, "sha256": entry.sha256, "kind": entry.kind, "data": data}
-    return packed
-
-
-def unpack_bots(packed: Mapping[str, Mapping[str, Any]], folder: Path) -> dict[str, Any]:
-    """Write shipped bots as ``folder/<name>/<file name>`` and return their ``BotEntry``s.
-
-    Names and SHA-256 stay those of the driver; a file whose bytes do not match
-    its SHA-256, before or after writing, raises ``BotShippingError``.
-    """
-    from arena.tournament.config import SAFE_NAME
-    from arena.tournament.roster import BotEntry, bot_kind, builtin_entry, file_sha256
-
-    entries = {}
-    for name, bot in packed.items():
-        if bot.get("kind") == "builtin":
-            try:
-                entry = builtin_entry(str(bot["builtin"]), name)
-            except ValueError as exc:
-                raise BotShippingError(f"bot {name!r}: {exc}; this node runs another arena version") from None
-            if entry.sha256 != bot["sha256"] or not SAFE_NAME.match(name):
-                raise BotShippingError(f"builtin bot {name!r} differs on this node (another arena version); "
-                                       "install the same arena on every node")
-            entries[name] = entry
-            continue
-        file = str(bot["file"])
-        if not SAFE_NAME.match(name) or file in ("", ".", "..") or "/" in file or "\0" in file:
-            raise BotShippingError(f"refusing shipped bot {name!r} with file name {file!r}")
-        data = bytes(bot["data"])
-        if hashlib.sha256(data).hexdigest() != bot["sha256"]:
-            raise BotShippingError(f"bot {name!r} ({file}) arrived with bytes that do not match its "
-                                   f"SHA-256 {bot['sha256'][:12]}...; refusing to play it")
-        path = folder / name / file
-        path.parent.mkdir(parents=True)
-        path.parent.chmod(0o755)  # the sandbox may run the bot under another uid
-        path.write_bytes(data)
-        path.chmod(0o755 if bot["kind"] == "executable" else 0o644)
-        entry = BotEntry(name=name, path=path, sha256=file_sha256(path), kind=bot_kind(path) or "python")
-        if entry.sha256 != bot["sha256"] or entry.kind != bot["kind"]:
-            raise BotShippingError(f"bot {name!r} ({file}) changed while written to {path}; refusing to play it")
-        entries[name] = entry
-    return entries
 
 
 # ---- the actor --------------------------------------------------------------------
@@ -133,6 +68,12 @@ def _sweep_stale_copies() -> None:
     from arena.match.sandbox.launch import sweep_dead_owner_dirs
 
     sweep_dead_owner_dirs(COPIES_PREFIX)
+
+
+def _detect_sandbox(level: str) -> Any:
+    from arena.match.detect import detect_sandbox
+
+    return detect_sandbox(level)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -158,23 +99,29 @@ class BotWorker:
         self.player: Any = None
         self.closed = threading.Event()
         self._new_player: Callable[[], Any] | None = None
+        t0 = time.monotonic()
+        # the sandbox self-test (mostly waiting on its test processes) runs beside the unpacking
+        # and the imports: both are on the way of the first match
+        background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-detect")
+        detecting = background.submit(_detect_sandbox, settings["sandbox_level"])
+        background.shutdown(wait=False)
         _sweep_stale_copies()
         self.tmp = Path(tempfile.mkdtemp(prefix=f"{COPIES_PREFIX}{os.getpid()}-"))
         try:
             if settings["version"] != __version__:
                 raise ArenaError(f"this node has decktet-arena {__version__}, the driver "
                                  f"{settings['version']}; install the same version everywhere")
-            entries = unpack_bots(packed, self.tmp / "bots")
-            self._setup(entries, settings)
+            entries = unpack_bots(packed)   # into this node's cache, by content hash
+            self._setup(entries, settings, detecting)
         except Exception as exc:  # noqa: BLE001 - reported by ready()
             self.error = _one_line(exc)
+        self.setup_s = time.monotonic() - t0
 
-    def _setup(self, entries: dict[str, Any], settings: Mapping[str, Any]) -> None:
+    def _setup(self, entries: dict[str, Any], settings: Mapping[str, Any], detecting: Future) -> None:
         from arena.tournament.match_player import MatchPlayer
         from arena.match.sandbox import become_subreaper
-        from arena.match.detect import detect_sandbox
 
-        sandbox = detect_sandbox(settings["sandbox_level"])  # SandboxUnavailable names the reason
+        sandbox = detecting.result()  # SandboxUnavailable names the reason
         if not sandbox.safe and not settings.get("trust_bots", False):
             # each node detects its own level: the driver's bubblewrap says nothing of this node's
             why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
@@ -213,16 +160,19 @@ class BotWorker:
         """Where this worker runs, its sandbox level, and its set-up error if any."""
         node = self._where()
         where = node["host"] + (f" ({node['ip']}, node {node['id'][:8]})" if "id" in node else "")
-        return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error}
+        return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error,
+                "setup_s": round(self.setup_s, 2)}
 
-    def play(self, match: Any) -> dict[str, Any]:
+    def play(self, match: Any, upcoming: Any = None) -> dict[str, Any]:
         """Play one match and return its record, or ``{"harness_error": one line,
         "traceback": text}`` if the harness raised (the bots are then restarted:
-        they may be in any state)."""
+        they may be in any state). ``upcoming``, the match the driver will send this
+        worker next, lets the bot processes it needs start during this one, as the
+        local pool's workers do."""
         if self.player is None:
             raise ArenaError(f"worker not set up: {self.error}")
         try:
-            record = self.player.play(match)
+            record = self.player.play(match, upcoming)
             record["node"] = dict(self._where())  # which machine played it (docs/cluster.md)
             return record
         except Exception as exc:  # noqa: BLE001 - the driver logs it and plays the match again
@@ -376,6 +326,7 @@ class _Actor:
     live: bool = False             # started and set up: gets matches
     up: bool = False               # said ready, set up or not: it has a folder to remove at close
     in_flight: list[tuple[Any, Any]] = field(default_factory=list)  # (play ref, match), oldest (playing) first
+    reserved: Any = None           # the match it gets next, announced with its last play call
 
 
 class _Pool:
@@ -424,7 +375,7 @@ class _Pool:
         return [a for a in self.actors.values() if a.live]
 
     def _busy(self) -> bool:
-        return any(a.in_flight for a in self.actors.values())
+        return any(a.in_flight or a.reserved is not None for a in self.actors.values())
 
     def run(self, queue: deque, top_up: Callable[[deque], None] | None = None) -> None:
         """Feed matches with backpressure until every one is played, retried or given up."""
@@ -464,17 +415,27 @@ class _Pool:
             cpus = f"cluster CPUs: {int(res.get('CPU', 0))}, free: {int(free.get('CPU', 0))}"
         except Exception:  # noqa: BLE001 - the cluster itself may be gone
             cpus = "cluster unreachable"
-        left = len(queue) + sum(len(a.in_flight) for a in self.actors.values())
+        left = len(queue) + sum(len(a.in_flight) + (a.reserved is not None) for a in self.actors.values())
         return WorkersLost(f"every Ray worker was lost ({self.lost} in all) and {why} ({cpus}); {left} matches "
                           "not played; the finished ones are stored: run the same command again to resume")
 
     def _fill(self, queue: deque) -> None:
+        """Keep ``IN_FLIGHT_PER_WORKER`` matches with each live actor. Each call names the
+        match that actor gets after it (reserved for it), so the bot processes that match
+        needs start while the one before plays (match_player's spares)."""
         for a in sorted(self._live(), key=lambda a: len(a.in_flight)):
-            while queue and len(a.in_flight) < IN_FLIGHT_PER_WORKER:
-                match = queue.popleft()
-                ref = a.handle.play.remote(match)
+            while (queue or a.reserved is not None) and len(a.in_flight) < IN_FLIGHT_PER_WORKER:
+                match = a.reserved if a.reserved is not None else queue.popleft()
+                a.reserved = queue.popleft() if queue else None
+                ref = a.handle.play.remote(match, a.reserved)
                 a.in_flight.append((ref, match))
                 self.refs[ref] = ("play", a, match)
+
+    def _unreserve(self, a: _Actor, queue: deque) -> None:
+        """The match reserved for ``a`` goes back to the front of the queue, uncounted."""
+        if a.reserved is not None:
+            queue.appendleft(a.reserved)
+            a.reserved = None
 
     def _on_ready(self, a: _Actor, ref: Any, queue: deque) -> None:
         a.ready_ref = None
@@ -487,7 +448,8 @@ class _Pool:
         a.up = True
         if info["error"]:
             raise ArenaError(f"Ray worker on {info['host']}: {info['error']}")
-        log.info("ray: worker %d ready on %s, sandbox %s", a.index, a.where, info["sandbox"])
+        log.info("ray: worker %d ready on %s, sandbox %s (its set-up: %.1f s)", a.index, a.where, info["sandbox"],
+                 info.get("setup_s", 0.0))
         if self.driver_level and info["sandbox"] != self.driver_level:
             log.warning("ray: worker %d on %s runs bots at sandbox level %s (this machine: %s); "
                         "pass --sandbox LEVEL to require one level everywhere",
@@ -556,6 +518,7 @@ class _Pool:
         got = {m.match_id for m, _ in finished}
         unplayed = [m for _, m in a.in_flight if m.match_id not in got]
         a.in_flight = []
+        self._unreserve(a, queue)
         try:
             self.ray.kill(a.handle, no_restart=True)  # if it still runs, its bots may be in any state
         except Exception:  # noqa: BLE001 - already gone
@@ -594,6 +557,7 @@ class _Pool:
                 pass
         for a in self.actors.values():
             a.in_flight = []
+            a.reserved = None
 
     def shutdown(self, results: Path, *, grace_s: float, stderr_cap: int = 256 << 10) -> None:
         """Close every set-up worker's bots (keeping their stderr logs), then kill all actors."""
@@ -617,6 +581,7 @@ class _Pool:
                                   cap_bytes=stderr_cap, name=bot)
         for a in closing.values():
             log.warning("ray: worker %d (%s) did not close in %.0f s; killed", a.index, a.where, grace_s)
+        log.info("ray: workers closed in %.1f s", time.monotonic() - end + grace_s)
         for handle in self.all_handles:
             try:
                 self.ray.kill(handle, no_restart=True)

@@ -164,6 +164,8 @@ class DecktetState(pyspiel.State):
         self._g = game.config  # plain data: pyspiel may copy states without their game object
         self.engine: Any = None                      # None until the deal
         self._chain = [""] * game.players            # per seat: digest of its observations so far
+        self._public: tuple[int, Any] | None = None  # (seat, its Palace public history), see below
+        self._samplers: dict[int, Determinizer] = {}  # per seat, while no move is applied
 
     # ---- the deal -------------------------------------------------------------------
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -200,6 +202,7 @@ class DecktetState(pyspiel.State):
 
     # ---- moves ------------------------------------------------------------------------
     def _apply_action(self, action: int) -> None:
+        self._public, self._samplers = None, {}
         if self.engine is None:
             self._deal(int(action))
             return
@@ -208,8 +211,11 @@ class DecktetState(pyspiel.State):
         self._observe_all({seat: int(action)})
 
     def _apply_actions(self, actions: list[int]) -> None:
+        self._public, self._samplers = None, {}
         movers = self.engine.to_move()
         for seat in movers:  # the engine resolves the step when the last of them has chosen
+            if self.engine.is_over():
+                break  # the decision cap ended the game within the step
             self.engine.apply(seat, int(actions[seat]))
         self._observe_all({s: int(actions[s]) for s in movers})
 
@@ -253,11 +259,19 @@ class DecktetState(pyspiel.State):
             obs, sort_keys=True, separators=(",", ":"))
 
     def resample_from_infostate(self, player: int, sampler: Any = None) -> "DecktetState":
-        """A state drawn from ``player``'s observation (games.determinize), same information state."""
+        """A state drawn from ``player``'s observation (games.determinize), same information
+        state; in Palace, for the seat a state was built for with its public history
+        (``state_from_observation``), a world that history allows. The sampler is kept until a
+        move is applied (ISMCTS resamples its root once per simulation)."""
         if self.engine is None:
             return self.clone()
         seed = int(sampler() * 2**62) if sampler is not None else random.getrandbits(62)
-        world = Determinizer(self.engine.observation(player), self._g.options).sample(seed)
+        det = self._samplers.get(player)
+        if det is None:
+            public = self._public[1] if self._public and self._public[0] == player else None
+            det = self._samplers[player] = Determinizer(self.engine.observation(player), self._g.options,
+                                                        history=public)
+        world = det.sample(seed)
         new = self.get_game().new_initial_state()
         new.engine = world
         # The others' histories are not known; they start from this seat's (public to it) view.
@@ -278,13 +292,15 @@ class DecktetState(pyspiel.State):
 
 
 def state_from_observation(game: DecktetGame, observation: dict[str, Any], history: str = "",
-                           seed: int = 0) -> DecktetState:
+                           seed: int = 0, public: Any = None) -> DecktetState:
     """A state of ``game`` drawn from one seat's JSON observation, as a bot process sees it
     (games.determinize): that seat to move first, ``history`` its information state's digest
     (a bot digests the observations it has had, ``digest(history, json)``). Within a
-    simultaneous step the order of choosing does not change the rules, so it goes first."""
+    simultaneous step the order of choosing does not change the rules, so it goes first.
+    Palace: ``public`` is the seat's ``games.palace_history.PalaceHistory``, fed every
+    observation so far; this world and the state's resamples for that seat then fit it."""
     seat = observation["seat"]
-    world = Determinizer(observation, game.config.options).sample(seed)
+    world = Determinizer(observation, game.config.options, history=public).sample(seed)
     movers = world.to_move()
     if seat in movers:
         world._to_move = (seat,) + tuple(s for s in movers if s != seat)
@@ -292,6 +308,7 @@ def state_from_observation(game: DecktetGame, observation: dict[str, Any], histo
     state = game.new_initial_state()
     state.engine = world
     state._chain = [history if s == seat else _digest(history, f"seat{s}") for s in range(game.players)]
+    state._public = (seat, public) if public is not None else None
     return state
 
 

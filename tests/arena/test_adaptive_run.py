@@ -34,6 +34,7 @@ workers: 2
 sandbox: none
 trust_bots: true
 luck_rollouts: 0
+allow_deal_memory: true   # the schedule is under test here, not fair play: fewer process starts
 results: {tmp / ("results-" + name)}
 """
     path = tmp / f"{name}.yaml"

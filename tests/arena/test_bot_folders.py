@@ -354,14 +354,3 @@ def test_the_example_folder_pins_numpy() -> None:
     assert botfolder.entry_file(folder) == folder / "main.py"
     assert [r.split("==")[0] for r in botfolder.requirements(folder)] == ["numpy"]
     assert (folder / "weights.npy").stat().st_size < 1024
-
-
-def test_the_ray_executor_refuses_a_folder_in_one_line(tmp_path: Path) -> None:
-    from arena.tournament.ray_executor import BotShippingError, pack_bots
-    from arena.tournament.roster import BotEntry
-
-    folder = tmp_path / "f"
-    folder.mkdir()
-    entry = BotEntry(name="f", path=folder, sha256="0" * 64, kind="folder")
-    with pytest.raises(BotShippingError, match="ships single files only"):
-        pack_bots({"f": entry})

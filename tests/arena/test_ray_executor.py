@@ -39,8 +39,22 @@ from .test_runner import ROOT, SLOW, leaderboard_json, run_file, share_secret, s
 TEST_SECRET = "5e" * 32  # the schedule's deal secret (a run draws its own)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def node_cache(tmp_path_factory):
+    """Where this module's workers unpack shipped bots (ARENA_BOT_ENVS): its own folder, set
+    before Ray starts, so its workers inherit it and never touch the user's cache."""
+    folder = tmp_path_factory.mktemp("node-cache")
+    before = os.environ.get("ARENA_BOT_ENVS")
+    os.environ["ARENA_BOT_ENVS"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("ARENA_BOT_ENVS", None)
+    else:
+        os.environ["ARENA_BOT_ENVS"] = before
+
+
 @pytest.fixture(scope="module")
-def ray():
+def ray(node_cache):
     """A local Ray instance on 2 CPUs for this module; play_on_ray uses it and leaves it running."""
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
     ray.init(address=None, num_cpus=2, include_dashboard=False, log_to_driver=False,
@@ -64,7 +78,7 @@ def test_shipped_bots_keep_names_file_names_sha256_and_the_executable_bit(tmp_pa
     assert set(got) == {"random_bot", "perl_random"}
     for name, entry in got.items():
         orig = entries[name]
-        assert entry.path.parent.parent == tmp_path
+        assert entry.path.parent == tmp_path / orig.sha256  # by content hash
         assert entry.path.name == orig.path.name
         assert (entry.name, entry.sha256, entry.kind) == (orig.name, orig.sha256, orig.kind)
         assert hashlib.sha256(entry.path.read_bytes()).hexdigest() == orig.sha256
@@ -104,7 +118,7 @@ def _settings(tournament, level: str = "auto") -> dict:
             "tc": time_control_from(tournament), "fresh": False, "name": tournament.name}
 
 
-def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_line(tmp_path):
+def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_line(tmp_path, node_cache):
     """BotWorker is the actor's class: exercised here in-process, without Ray."""
     tournament = load_tournament(write_tournament(tmp_path, "w", deals=1))
     entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
@@ -118,9 +132,9 @@ def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_li
     assert worker.tmp.name.startswith(f"arena-ray-{os.getpid()}-")
     info = worker.ready()
     assert info["error"] is None and info["sandbox"]
-    copies = worker.tmp / "bots"
+    copies = node_cache / "shipped"   # the node's cache, by content hash
     record = worker.play(match)
-    assert [b["path"] for b in record["bots"]] == [str(copies / n / f"{n}.py") for n in match.bots]
+    assert [b["path"] for b in record["bots"]] == [str(copies / entries[n].sha256 / f"{n}.py") for n in match.bots]
     assert [b["sha256"] for b in record["bots"]] == [entries[n].sha256 for n in match.bots]
     assert record["faults"] == [None, None, None]
     logs = worker.close()
@@ -534,3 +548,70 @@ def _count(results: Path) -> int:
         return 0
 
 
+
+
+class _FakeHandle:
+    """An actor handle that records its play calls (match id, upcoming match id)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str | None]] = []
+        handle = self
+
+        class _Method:
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            def remote(self, *args):
+                if self.name == "play":
+                    match, upcoming = args
+                    handle.calls.append((match.match_id, upcoming.match_id if upcoming else None))
+                return object()
+
+            def options(self, **_):
+                return self
+
+        self.play, self.ready, self.watch = _Method("play"), _Method("ready"), _Method("watch")
+
+
+class _FakeRay:
+    def wait(self, refs, num_returns=1, timeout=None):
+        return [], refs
+
+    def kill(self, handle, no_restart=True):
+        pass
+
+
+def test_each_play_call_names_the_match_that_worker_plays_next_and_a_lost_worker_gives_it_back():
+    """The actor starts the bot processes of its next match while this one plays (as the
+    local pool's workers do): the driver reserves that match for it and says which."""
+    from collections import deque
+    from types import SimpleNamespace
+
+    from arena.tournament.ray_executor import _Actor, _Pool
+
+    matches = [SimpleNamespace(match_id=f"m{i}", bots=("a", "b")) for i in range(9)]
+    queue = deque(matches)
+    pool = _Pool(_FakeRay(), on_record=lambda r: None, retry=lambda m, why: True, entries={},
+                 driver_level=None, replace_wait_s=10)
+    pool.new_actor = _FakeHandle
+    for i in range(2):
+        h = _FakeHandle()
+        pool.all_handles.append(h)
+        pool.actors[i] = _Actor(i, h, live=True)
+    a, b = pool.actors[0], pool.actors[1]
+    pool._fill(queue)
+    for _ in range(2):   # a finishes two matches, b none
+        a.in_flight.pop(0)
+        pool._fill(queue)
+    for actor in (a, b):
+        played = [m for m, _ in actor.handle.calls]
+        announced = [u for _, u in actor.handle.calls]
+        assert announced[:-1] == played[1:] and announced[-1] == actor.reserved.match_id
+    dispatched = [m for actor in (a, b) for m, _ in actor.handle.calls] + [a.reserved.match_id, b.reserved.match_id]
+    assert len(set(dispatched)) == len(dispatched) and not set(dispatched) & {m.match_id for m in queue}
+    # b is lost: its two matches and the one reserved for it go back, in order, before the rest
+    b_matches = [m for m, _ in b.handle.calls] + [b.reserved.match_id]
+    pool._lost(b, "killed", queue, None, count_try=False)
+    assert [m.match_id for m in list(queue)[:3]] == b_matches
+    everything = {m for m, _ in a.handle.calls} | {a.reserved.match_id} | {m.match_id for m in queue}
+    assert everything == {m.match_id for m in matches}

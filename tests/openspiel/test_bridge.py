@@ -41,6 +41,36 @@ def test_random_sim_test_passes(name, params):
     pyspiel.random_sim_test(game, num_sims=1, serialize=False, verbose=False)
 
 
+def _every_count():
+    for game_id, name in arena.openspiel.NAMES.items():
+        spec = REGISTRY[game_id]
+        for n in range(spec.min_players, spec.max_players + 1):
+            for sim in ((True, False) if spec.simultaneous else (None,)):
+                params = {"players": n, "decision_cap": 40}
+                if sim is not None:
+                    params["simultaneous"] = sim
+                yield name, params
+
+
+@pytest.mark.parametrize("name,params", list(_every_count()), ids=lambda v: str(v))
+def test_random_sim_test_passes_at_every_player_count_and_both_dynamics(name, params):
+    pyspiel.random_sim_test(pyspiel.load_game(name, params), num_sims=1, serialize=False, verbose=False)
+
+
+@pytest.mark.parametrize("cap", range(1, 13))
+def test_the_decision_cap_may_end_the_game_inside_a_simultaneous_step(cap):
+    """Four seats play a trick at once; the cap can fall between two of their choices."""
+    game = pyspiel.load_game("decktet_divers_weights", {"players": 4, "decision_cap": cap})
+    state = game.new_initial_state()
+    state.apply_action(7)
+    while not state.is_terminal():
+        if state.current_player() == pyspiel.PlayerId.SIMULTANEOUS:
+            state.apply_actions([state.legal_actions(p)[-1] for p in range(4)])
+        else:
+            state.apply_action(state.legal_actions()[0])
+    assert state.engine.result().capped
+
+
 @pytest.mark.slow
 def test_random_sim_test_on_a_whole_palace_game():
     pyspiel.random_sim_test(pyspiel.load_game("decktet_palace", {"players": 3}), num_sims=1,
@@ -133,3 +163,29 @@ def test_information_state_has_perfect_recall_and_observation_does_not():
     b._chain[0] = "something else seen before"
     assert a.observation_string(0) == b.observation_string(0)
     assert a.information_state_string(0) != b.information_state_string(0)
+
+
+def test_palace_resamples_for_the_seat_follow_its_public_history():
+    """Seat 1 swaps two face-up cards into its hand (public, R-P3/R-P17): a state built from
+    seat 0's observation and history resamples worlds where they are in seat 1's hand."""
+    from games.palace_history import PalaceHistory
+
+    game = pyspiel.load_game("decktet_palace", {"players": 3, "simultaneous": False})
+    for seed in range(40):
+        st = REGISTRY["palace"].new_game(3, seed)
+        if (st._dealer + 1) % 3 == 0:
+            break
+    hist = PalaceHistory(st.options)
+    swap = next(i for i, m in enumerate(st.moves(1)) if len(m[1]) == 2)
+    for seat in (0, 1, 2):
+        if seat == 0:
+            hist.update(json.loads(json.dumps(st.observation(0))))
+        st.apply(seat, swap if seat == 1 else 0)
+    obs = json.loads(json.dumps(st.observation(0)))
+    hist.update(obs)
+    swapped = {u for _, _, u in obs["swaps"]}
+    state = arena.openspiel.state_from_observation(game, obs, "h", 3, public=hist)
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)  # as ISMCTSBot calls it
+    worlds = [state.resample_from_infostate(0, sampler).engine for _ in range(200)]
+    assert len(swapped) == 2 and all(swapped <= set(w._hands[1]) for w in worlds)
+    assert state.clone()._public is None  # the history belongs to this position only

@@ -1,5 +1,6 @@
 """`arena serve --executor ray`: the matchmaker feeds Ray actors through the same top-up hook
-as the local pool, and stores every record once (a local Ray instance of this test's own)."""
+as the local pool, and stores every record once (a local Ray instance of this test's own). A bot
+folder plays there too: it reaches the Ray workers by content, as in `arena run`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from arena.serve.ladder import load_ladder
 from arena.serve.matchmaker import Matchmaker
 from arena.serve.server import import_bundled
-from tests.serve.ladder_fixtures import ladder_file, safe_sandbox, wait_until
+from tests.serve.ladder_fixtures import BOTS, ladder_file, safe_sandbox, wait_until
 
 
 @pytest.mark.slow
@@ -22,7 +23,13 @@ def test_the_matchmaker_plays_deal_sets_on_ray(tmp_path):
     sandbox = safe_sandbox()
     data = tmp_path / "data"
     data.mkdir()
-    ladder = load_ladder(ladder_file(tmp_path))
+    folder = tmp_path / "foldbot"
+    folder.mkdir()
+    (folder / "main.py").write_text((BOTS / "alpha.py").read_text())
+    (folder / "notes.txt").write_text("data beside the entry file\n")
+    path = ladder_file(tmp_path)
+    path.write_text(path.read_text().replace("{builtin: random, name: gamma}", f"{{path: {folder}, name: foldbot}}"))
+    ladder = load_ladder(path)
     import_bundled(ladder, data)
     ray.init(address=None, num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     stop = threading.Event()
@@ -56,6 +63,8 @@ def test_the_matchmaker_plays_deal_sets_on_ray(tmp_path):
     assert not thread.is_alive() and not failed
     with sqlite3.connect(data / "results.sqlite") as conn:
         rows = conn.execute("SELECT match_id, players, deal FROM matches").fetchall()
+        bots = {r[0] for r in conn.execute("SELECT bot FROM seats")}
+    assert "foldbot.v1" in bots, f"the folder bot never played on Ray: {bots}"
     sets = {r[0]: (r[1], json.loads(r[2])) for r in
             sqlite3.connect(data / "ladder.sqlite").execute("SELECT id, players, bots FROM deal_sets")}
     per_set: dict[int, int] = {}
