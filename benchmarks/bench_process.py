@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.match.process import BotProcess, bot_command  # noqa: E402
 from arena.match.sandbox import Limits, SandboxUnavailable  # noqa: E402
-from arena.match.sandbox.detect import detect_sandbox  # noqa: E402
+from arena.match.detect import detect_sandbox  # noqa: E402
 
 ECHO = Path(__file__).resolve().parent.parent / "tests" / "hostile" / "bots" / "echo.py"
 

@@ -19,7 +19,7 @@ sys.path.insert(0, {tree!r})
 import arena; assert arena.__file__.startswith({tree!r}), arena.__file__
 from benchmarks.bench_process import startup
 import resource
-from arena.match.sandbox.detect import detect_sandbox
+from arena.match.detect import detect_sandbox
 out = []
 for l in {levels!r}:
     detect_sandbox(l)

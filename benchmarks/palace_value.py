@@ -49,8 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
-from luck import _var, play_recorded  # noqa: E402
+from arena.bench.bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
+from arena.bench.luck import _var, play_recorded  # noqa: E402
 from games import REGISTRY  # noqa: E402
 from arena.luck.palace_value import (NFEATURES, after_rule_move, dump_weights, exchanged, features,  # noqa: E402
                                      hidden_places, load_weights, revealed_place, weights_text)

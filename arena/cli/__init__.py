@@ -1,5 +1,6 @@
-"""The face: the `arena` command (click), and each command's own small module
-(run, play, replay, check, bench). May import every layer below; nothing imports it.
+"""The face: the `arena` command (click), and `play` and `duel`'s own small modules; what the
+commands do lives below (arena.report.replay, arena.tournament.check, arena.bench, ...).
+May import every layer below; nothing imports it.
 Each subcommand parses options, calls one library function and prints; only this
 module turns errors into messages and exit codes."""
 
@@ -49,7 +50,12 @@ import click
 from arena import __version__
 from arena.cli import guard
 from arena.errors import ArenaError
+from arena.bench.suite import IDS as BENCH_IDS
+from arena.match.faults import FaultKind
 from arena.tournament.config import MAX_SEED, MAX_WORKERS, TIME_BOUNDS
+from games import REGISTRY
+
+GAME_IDS = list(REGISTRY)   # game choices come from the registry
 
 OPTION_TEXT_LIMIT = 1000  # characters of one --option value
 
@@ -224,7 +230,7 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
     Exits 0 only when every scheduled match is stored; otherwise 1 with a line
     "incomplete: N of M matches" (130 when interrupted)."""
     from arena.tournament.load import load_tournament
-    from arena.cli.run import incomplete_lines, render_plan, run_and_publish
+    from arena.report.run import incomplete_lines, render_plan, run_and_publish
     from arena.tournament.runner import plan_run
 
     try:
@@ -238,7 +244,7 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
         hint = f"arena run {tournament_file}"
         if executor == "ray":
             hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
-        from arena.cli.live import run_console
+        from arena.report.live import run_console
 
         terminal = run_console(guard.raw(sys.stderr), results=Path(tournament.results_dir), live_standings=live_standings)
         summary = run_and_publish(
@@ -294,9 +300,8 @@ def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
 @cli.command()
 @click.argument("source", type=click.Path(exists=True))
 @click.option("--bot", default=None, help="Only matches where this bot sat.")
-@click.option("--game", type=click.Choice(["tightwad", "divers-weights", "palace"]), default=None,
-              help="Only matches of this game.")
-@click.option("--fault", type=click.Choice(["any", "timeout", "crash", "protocol", "illegal", "resource", "sandbox"]),
+@click.option("--game", type=click.Choice(GAME_IDS), default=None, help="Only matches of this game.")
+@click.option("--fault", type=click.Choice(["any", *(k.value for k in FaultKind)]),
               default=None, help="Only matches with a fault of this kind (by --bot, if given).")
 def matches(source: str, bot: str | None, game: str | None, fault: str | None) -> None:
     """List the stored matches of a results folder (or tournament file) with their ids, for arena replay."""
@@ -321,8 +326,8 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
 @sandbox_option
 def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None:
     """Run BOT through the conformance suite; exit 1 if any check fails."""
-    from arena.cli.check import run_check
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.tournament.check import run_check
+    from arena.match.detect import open_sandbox
     from arena.tournament.roster import bot_entry
     from arena.match.sandbox import Limits
     from arena.match.timecontrol import TimeControl
@@ -357,7 +362,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
 
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
     """
-    from arena.cli.replay import load_record, mark_shown, takeover, verify_record
+    from arena.report.replay import load_record, mark_shown, takeover, verify_record
     from arena.match.trace import Tracer
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
@@ -379,7 +384,7 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
             raise ArenaError(f"--bot {bot_spec!r}: expected SEAT=FILE, e.g. --bot 2=bots/mybot.py")
         live_seat = int(key)
         from arena.match.agents import ProcessAgent
-        from arena.match.sandbox.detect import open_sandbox
+        from arena.match.detect import open_sandbox
         from arena.tournament.roster import bot_entry
         from arena.match.sandbox import Limits
         from arena.match.timecontrol import TimeControl
@@ -446,7 +451,7 @@ def export_bot_cmd(policy_file: str, out: str, name: str) -> None:
 @cli.group(invoke_without_command=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               default="bench.json", show_default=True, help="Also write the table here as JSON.")
-@click.option("--only", multiple=True, type=click.Choice(["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P11"]),
+@click.option("--only", multiple=True, type=click.Choice(BENCH_IDS),
               help="Run only these measures (repeatable).")
 @click.option("--repeats", type=click.IntRange(1, 50), default=3, show_default=True,
               help="Repeats per measure; the median is reported.")
@@ -464,7 +469,7 @@ def bench(ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: i
         return
     import dataclasses
 
-    from arena.cli.bench_suite import Sizes, render_table, run_all
+    from arena.bench.suite import Sizes, render_table, run_all
 
     sizes = Sizes.tiny() if tiny else Sizes(repeats=repeats)
     if rating_store:
@@ -487,7 +492,7 @@ def bench_games_cmd(seconds: float) -> None:
     """Engine decisions per second, random play, one core, with and without observations."""
     from tabulate import tabulate
 
-    from arena.cli.bench import bench_games
+    from arena.bench.measures import bench_games
 
     rows = bench_games(seconds)
     click.echo(tabulate(rows, headers="keys", intfmt=","))
@@ -497,15 +502,13 @@ def bench_games_cmd(seconds: float) -> None:
 @bench.command("protocol")
 @click.option("--rounds", type=click.IntRange(1, 10_000_000), default=2000, show_default=True,
               help="Decisions to time (at least 1).")
-@click.option("--game", type=click.Choice(["tightwad", "divers-weights", "palace"]), default="tightwad",
-              show_default=True)
+@click.option("--game", type=click.Choice(GAME_IDS), default=GAME_IDS[0], show_default=True)
 @sandbox_option
 def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
     """Decision round trip through the full harness vs a raw pipe ping-pong, same run."""
-    from arena.cli.bench import bench_protocol
+    from arena.bench.measures import PROTOCOL_PLAYERS, bench_protocol
 
-    players = 2 if game == "divers-weights" else 4
-    row = bench_protocol(rounds, game, players, sandbox_level)
+    row = bench_protocol(rounds, game, PROTOCOL_PLAYERS.get(game, 4), sandbox_level)
     width = max(map(len, row))
     for key, value in row.items():
         click.echo(f"{key:>{width}}: {value}")

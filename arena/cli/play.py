@@ -8,7 +8,7 @@ import sys
 from typing import Any, TextIO
 
 from arena.match.agents import Agent
-from arena.match.sandbox.detect import open_sandbox
+from arena.match.detect import open_sandbox
 from arena.errors import ArenaError
 from arena.match.timecontrol import TimeControl
 from games import REGISTRY, GameError, get_game

@@ -14,6 +14,7 @@ from arena import __version__
 from arena.match import protocol
 from arena.match.bot_log import ledger_path
 from arena.match.faults import BotFault, FaultKind
+from arena.match.sandbox import Limits, SandboxInfo
 from arena.match.timecontrol import TimeControl, UNLIMITED_S
 
 ARENA_VERSION = __version__  # sent in hello and stored in every record
@@ -62,7 +63,7 @@ class ProcessAgent(Agent):
 
     is_process = True
 
-    def __init__(self, entry: Any, *, sandbox: Any, limits: Any, time_control: TimeControl,
+    def __init__(self, entry: Any, *, sandbox: SandboxInfo, limits: Limits, time_control: TimeControl,
                  log_dir: Path | None = None, fresh: bool = False, no_timeouts: bool = False) -> None:
         self.entry = entry
         self.name = entry.name
@@ -129,9 +130,9 @@ class ProcessAgent(Agent):
                                       f"(last: {last.detail})", **last.extra)
         self.launch()
         starting, self._starting = self._starting, None
-        fault, self._launch_fault = self._launch_fault, None
-        if fault is not None:
-            raise fault  # the sandbox could not be built: the harness's failure, not the bot's
+        launch_fault, self._launch_fault = self._launch_fault, None
+        if launch_fault is not None:
+            raise launch_fault  # the sandbox could not be built: the harness's failure, not the bot's
         if starting is None:
             return  # warm: its process serves this match too
         proc = starting.wait()
@@ -160,7 +161,8 @@ class ProcessAgent(Agent):
         self._send(act_msg, deadline)
 
     def answer(self, deadline: float) -> tuple[bytes, float]:
-        return self.proc.read_line(deadline)
+        line, arrived = self.proc.read_line(deadline)
+        return line, arrived
 
     def finish(self, result_msg: dict[str, Any]) -> None:
         if self.proc is None:

@@ -33,6 +33,7 @@ import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from arena.errors import ArenaError
 
@@ -295,9 +296,25 @@ def _top(dest: Path) -> Path:
     return root
 
 
-def _members(archive: Path) -> list:
+Member = tuple[str, int, "Callable[[], tuple[int, bytes]] | None"]   # name, size, reader (None: a folder)
+
+
+def _zip_reader(z: zipfile.ZipFile, info: zipfile.ZipInfo, mode: int) -> Callable[[], tuple[int, bytes]]:
+    def read() -> tuple[int, bytes]:
+        return mode, z.read(info)[: MAX_BYTES]
+    return read
+
+
+def _tar_reader(t: tarfile.TarFile, member: tarfile.TarInfo) -> Callable[[], tuple[int, bytes]]:
+    def read() -> tuple[int, bytes]:
+        f = t.extractfile(member)
+        return member.mode, (f.read(MAX_BYTES + 1) if f is not None else b"")
+    return read
+
+
+def _members(archive: Path) -> list[Member]:
     """(name, size, reader or None for a folder) of every member; refuses links and devices."""
-    out: list = []
+    out: list[Member] = []
     if archive.name.endswith(".zip"):
         try:
             z = zipfile.ZipFile(archive)
@@ -310,26 +327,24 @@ def _members(archive: Path) -> list:
             if info.is_dir():
                 out.append((info.filename.rstrip("/"), 0, None))
             else:
-                out.append((info.filename, info.file_size,
-                            lambda info=info, mode=mode: (mode, z.read(info)[: MAX_BYTES])))
+                out.append((info.filename, info.file_size, _zip_reader(z, info, mode)))
         return out
     try:
         t = tarfile.open(archive, "r:gz")
-        infos = []
-        for info in t:
-            infos.append(info)
+        infos: list[tarfile.TarInfo] = []
+        for tar_info in t:
+            infos.append(tar_info)
             if len(infos) > MAX_FILES:
                 break
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise BotFolderError(f"{archive}: not a .tar.gz archive ({exc}); repack it") from None
-    for info in infos:
-        if info.isdir():
-            out.append((info.name.rstrip("/"), 0, None))
-        elif info.isfile():
-            out.append((info.name, info.size,
-                        lambda info=info: (info.mode, t.extractfile(info).read(MAX_BYTES + 1))))  # type: ignore[union-attr]
+    for member in infos:
+        if member.isdir():
+            out.append((member.name.rstrip("/"), 0, None))
+        elif member.isfile():
+            out.append((member.name, member.size, _tar_reader(t, member)))
         else:
-            raise BotFolderError(f"{archive}: member {info.name!r} is a link or a device; put plain files in")
+            raise BotFolderError(f"{archive}: member {member.name!r} is a link or a device; put plain files in")
     return out
 
 

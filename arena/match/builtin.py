@@ -19,7 +19,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from arena.match.agents import RandomAgent
+from arena.match.agents import Agent, RandomAgent
 
 BUILTINS = {"random": "random/1: uniform, DealRng(start seed).randbelow(len(legal_actions)) per decision"}
 _PREFIX = b"decktet-arena builtin player\0"
@@ -55,7 +55,7 @@ def builtin_agent(entry: Any) -> BuiltinRandomAgent:
     return BuiltinRandomAgent(entry.name, entry.sha256)
 
 
-def agent_for(entry: Any, **process_options: Any) -> Any:
+def agent_for(entry: Any, **process_options: Any) -> Agent:
     """The seat's agent for a roster entry: in process for a builtin player, else the bot's
     program in the sandbox (``ProcessAgent(entry, **process_options)``)."""
     if entry.kind == "builtin":

@@ -129,7 +129,7 @@ class TableView:
                 line.append(" · ")
             line.append(f"{self.who(s)} ")
             line.append_text(self.card(c))
-        rule = {"highest": "highest wins", "lowest": "lowest wins"}.get(t.get("rule"), "no one wins")
+        rule = {"highest": "highest wins", "lowest": "lowest wins"}.get(str(t.get("rule")), "no one wins")
         line.append(f"; total {t['total']}, {rule}")
         prizes = t.get("prizes") or []
         if prizes:

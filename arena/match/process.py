@@ -27,11 +27,13 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 from pathlib import Path
 
 from arena.match.bot_log import BotLog
 from arena.match.faults import BotFault, FaultKind, shorten
 from arena.match.sandbox import READY, Limits, SandboxInfo
+from arena.match.sandbox import cgroup as _cgroup_mod
 from arena.match.sandbox import launch as _launch
 from arena.match.sandbox import procs as _procs
 from arena.match.sandbox.procs import become_subreaper
@@ -49,7 +51,7 @@ _TRANSIENT = ("Resource temporarily unavailable", "Can't fork", "cannot fork", "
 
 _spawn_lock = threading.RLock()    # Popen + registration vs. orphan sweeps
 _LIVE: dict[int, "BotProcess"] = {}
-_pending_cgroups: list = []       # groups whose rmdir must be retried (lingering pid charges)
+_pending_cgroups: list[_cgroup_mod.BotCgroup] = []       # groups whose rmdir must be retried (lingering pid charges)
 
 _IN, _OUT, _ERR, _EXIT = "in", "out", "err", "exit"
 
@@ -82,7 +84,24 @@ class _Transient(Exception):
 class BotProcess:
     """One running bot. Create with :meth:`start`."""
 
+    # set by _spawn (a started process has all of them)
     pid: int
+    name: str
+    sandbox: SandboxInfo
+    limits: Limits
+    argv: list[str]
+    t_start: float
+    startup_s: float
+    _launch: _launch.Launch
+    _cgroup: _cgroup_mod.BotCgroup | None
+    _popen: subprocess.Popen[bytes]
+    _start_ticks: int
+    _in: int
+    _out: int
+    _err: int
+    _pidfd: int | None
+    _fdkind: dict[int, str]
+    _poll: select.poll
 
     def __init__(self) -> None:  # use start()
         self._faulted: BotFault | None = None
@@ -123,7 +142,9 @@ class BotProcess:
                               log_ledger))
 
     @classmethod
-    def _spawn(cls, argv, bot_file, name, sandbox, limits, log_path, extra_ro, env, log_ledger) -> "BotProcess":
+    def _spawn(cls, argv: list[str], bot_file: Path, name: str, sandbox: SandboxInfo, limits: Limits,
+               log_path: Path | None, extra_ro: Sequence[Path], env: dict[str, str] | None,
+               log_ledger: Path | None) -> "BotProcess":
         self = cls()
         self.name, self.sandbox, self.limits, self.argv = name, sandbox, limits, argv
         try:
@@ -157,13 +178,13 @@ class BotProcess:
             self.pid = self._popen.pid
             _LIVE[self.pid] = self
         self._start_ticks = _procs.start_ticks(self.pid) or _procs.boot_ticks_now()
-        self._in = self._popen.stdin.fileno()
-        self._out = self._popen.stdout.fileno()
-        self._err = self._popen.stderr.fileno()
+        stdin, stdout, stderr = self._popen.stdin, self._popen.stdout, self._popen.stderr
+        assert stdin is not None and stdout is not None and stderr is not None   # all three are PIPE
+        self._in, self._out, self._err = stdin.fileno(), stdout.fileno(), stderr.fileno()
         for fd in (self._in, self._out, self._err):
             os.set_blocking(fd, False)
         try:
-            self._pidfd: int | None = os.pidfd_open(self.pid)
+            self._pidfd = os.pidfd_open(self.pid)
         except (OSError, AttributeError):
             self._pidfd = None
         self._fdkind = {self._out: _OUT, self._err: _ERR}
@@ -229,7 +250,7 @@ class BotProcess:
                     if kind != _OUT:
                         wpoll.register(fd, select.POLLIN)
             for fd, ev in wpoll.poll(_ms(deadline - now)):
-                kind = self._fdkind.get(fd)
+                kind = self._fdkind.get(fd, "")
                 if kind == _ERR:
                     if self._drain_err():
                         wpoll.unregister(fd)
@@ -284,7 +305,8 @@ class BotProcess:
         if self._killed or self._in < 0:
             return
         try:
-            self._popen.stdin.close()
+            if self._popen.stdin is not None:
+                self._popen.stdin.close()
         except OSError:
             pass
         self._in = -1
@@ -323,7 +345,7 @@ class BotProcess:
         try:
             # once reaped, the pid number may belong to a stranger: never use it as a root then
             roots = {pid} if pid is not None and self._status is None else set()
-            if roots:   # snapshot first: a cgroup kill re-parents the tree to us and hides it
+            if pid is not None and roots:   # snapshot first: a cgroup kill re-parents the tree to us and hides it
                 roots |= _procs.descendants(pid)
             roots |= {p for p, t in self._known.items() if t and _procs.start_ticks(p) == t}
             if self._cgroup is not None:
@@ -379,7 +401,7 @@ class BotProcess:
         if self._killed:
             raise BotFault(FaultKind.SANDBOX, "bot process already closed", name=self.name)
 
-    def _fault(self, kind: FaultKind, detail: str, **extra) -> BotFault:
+    def _fault(self, kind: FaultKind, detail: str, **extra: Any) -> BotFault:
         if self._faulted is not None:
             return self._faulted
         extra.setdefault("name", self.name)
@@ -429,15 +451,17 @@ class BotProcess:
                 time.sleep(min(left, 0.005))
 
     def _release(self) -> None:
-        if getattr(self, "_pidfd", None) is not None:
+        pidfd = getattr(self, "_pidfd", None)
+        if pidfd is not None:
             try:
-                os.close(self._pidfd)
+                os.close(pidfd)
             except OSError:
                 pass
         if hasattr(self, "_popen"):
             for f in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
                 try:
-                    f.close()
+                    if f is not None:
+                        f.close()
                 except OSError:
                     pass
         self._in = self._out = self._err = -1
@@ -655,7 +679,8 @@ class BotProcess:
             self._main_exited = True
             if self._buf.find(b"\n", self._scan) < 0:
                 raise self._exit_fault("exited")
-            self._unregister(self._pidfd)
+            if self._pidfd is not None:
+                self._unregister(self._pidfd)
 
     def __del__(self) -> None:
         try:
@@ -690,9 +715,12 @@ def _ms(seconds: float) -> int:
     return min(_MAX_POLL_MS, max(0, math.ceil(seconds * 1000)))
 
 
-def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
+Reply = tuple[bytes, float] | BotFault   # a line and its arrival time, or the bot's fault
+
+
+def _wait(reqs: list[tuple[BotProcess, float]], poll: Any = None) -> list[Reply]:
     """Core of read_lines: one poll over all bots, each with its own deadline."""
-    out: list = [None] * len(reqs)
+    out: list[Reply | None] = [None] * len(reqs)
     pending: dict[int, tuple[BotProcess, float]] = {}
     now = time.monotonic()
     for i, (bot, deadline) in enumerate(reqs):
@@ -708,7 +736,7 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
         except BotFault as f:
             out[i] = f
     if not pending:
-        return out
+        return _filled(out)
     fdmap: dict[int, tuple[int, str]] = {}
     temp = poll is None or len(pending) > 1
     if temp:
@@ -781,7 +809,13 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll=None) -> list:
             except BotFault as f:
                 out[i] = f
                 drop(i)
-    return out
+    return _filled(out)
+
+
+def _filled(out: list[Reply | None]) -> list[Reply]:
+    """Every request answered (a line or a fault): the loop above leaves none pending."""
+    assert all(r is not None for r in out)
+    return [r for r in out if r is not None]
 
 
 def read_lines(requests: list[tuple[BotProcess, float]]) -> list[tuple[bytes, float] | BotFault]:
@@ -819,7 +853,7 @@ class Starting:
     confirmed. ``wait`` returns the ready ``BotProcess``, retrying transient failures (a
     fork refused under load) as ``BotProcess.start`` does; ``abandon`` kills it unwaited."""
 
-    def __init__(self, cls: type[BotProcess], args: tuple) -> None:
+    def __init__(self, cls: type[BotProcess], args: tuple[Any, ...]) -> None:
         become_subreaper()
         _retry_pending_cgroups()
         self._cls, self._args, self._error = cls, args, ""

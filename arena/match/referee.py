@@ -17,13 +17,20 @@ from typing import Any, Callable, Sequence
 from arena.match import protocol
 from arena.match.agents import ARENA_VERSION, Agent
 from arena.match.faults import BotFault, FaultKind, shorten
+from arena.match.sandbox import SandboxInfo
 from arena.match.timecontrol import Clock, TimeControl
+from arena.records.record import (RECORD_SCHEMA, Decision, DecisionStatus, FaultJson, Outcome, RecordJson,
+                                  new_record)
+from arena.records.spec import MatchSpec
 from games import get_game
 from games.core import places_from_keys
 from games.rng import DealRng, derive_seed
 
-RECORD_SCHEMA = 1
+__all__ = ["RECORD_SCHEMA", "Observer", "SandboxArg", "bot_seed", "final_places", "play_match"]
+
 Observer = Callable[..., None]
+# what a record says of the sandbox: the detected level, its JSON form (a Ray node's), or None (in-process)
+SandboxArg = SandboxInfo | dict[str, Any] | None
 
 
 def bot_seed(match_seed: int, seat: int) -> int:
@@ -31,7 +38,7 @@ def bot_seed(match_seed: int, seat: int) -> int:
     return derive_seed(match_seed, "bot", seat)
 
 
-def final_places(game_places: Sequence[int], faults: Sequence[Any]) -> list[int]:
+def final_places(game_places: Sequence[int], faults: Sequence[FaultJson | None]) -> list[int]:
     """The fault policy's places: faulted seats share last place, the others keep
     their order from the game."""
     ok = [s for s in range(len(game_places)) if faults[s] is None]
@@ -45,7 +52,7 @@ def final_places(game_places: Sequence[int], faults: Sequence[Any]) -> list[int]
 
 
 class _Match:
-    def __init__(self, match: Any, agents: Sequence[Agent], tc: TimeControl, sandbox: Any,
+    def __init__(self, match: MatchSpec, agents: Sequence[Agent], tc: TimeControl, sandbox: SandboxArg,
                  observer: Observer | None, no_timeouts: bool, tournament: str | None) -> None:
         self.m = match
         self.agents = list(agents)
@@ -58,10 +65,10 @@ class _Match:
         n = match.players
         if len(self.agents) != n:
             raise ValueError(f"{match.game} with {n} players needs {n} agents, got {len(self.agents)}")
-        self.faults: list[dict[str, Any] | None] = [None] * n
+        self.faults: list[FaultJson | None] = [None] * n
         self.clocks = [Clock(tc, no_timeouts) for _ in range(n)]
         self.fallback = DealRng(derive_seed(match.match_seed, "fallback"))
-        self.decisions: list[dict[str, Any]] = []
+        self.decisions: list[Decision] = []
 
     def emit(self, event: str, **data: Any) -> None:
         if self.observer is not None:
@@ -110,9 +117,8 @@ class _Match:
         for seat, action in prefix:
             text = state.action_text(seat, action)
             self.emit("decision", state=state, seat=seat, bot=self.agents[seat].name, action=action,
-                      text=text, ms=None, status="replayed")
-            self.decisions.append({"n": state.decisions, "seat": seat, "action": action, "text": text,
-                                   "ms": None, "status": "replayed"})
+                      text=text, ms=None, status=DecisionStatus.REPLAYED.value)
+            self.decisions.append(Decision(state.decisions, seat, action, text, None, DecisionStatus.REPLAYED))
             state.apply(seat, action)
 
     def play(self) -> None:
@@ -150,7 +156,7 @@ class _Match:
         if len(procs) > 1:
             from arena.match.process import read_lines
 
-            got = read_lines([(self.agents[s].proc, asked[s][1]) for s in procs])
+            got = read_lines([(getattr(self.agents[s], "proc"), asked[s][1]) for s in procs])
             answers.update(zip(procs, got))
         for seat, (_sent, deadline, _n) in asked.items():
             if seat in answers:
@@ -180,18 +186,17 @@ class _Match:
                     fault = BotFault(FaultKind.TIMEOUT, f"no answer within {allowed:g} s", **fault.extra)
                 self._fault(seat, fault)
                 action = None
-        status = "ok"
+        status = DecisionStatus.OK
         if action is None:
-            status = "fallback"
+            status = DecisionStatus.FALLBACK
             action = self.fallback.randbelow(len(state.legal_actions(seat)))
         text = state.action_text(seat, action)
         self.emit("decision", state=state, seat=seat, bot=self.agents[seat].name, action=action,
-                  text=text, ms=ms, status=status)
-        self.decisions.append({"n": state.decisions, "seat": seat, "action": action, "text": text,
-                               "ms": ms, "status": status})
+                  text=text, ms=ms, status=status.value)
+        self.decisions.append(Decision(state.decisions, seat, action, text, ms, status))
         state.apply(seat, action)
 
-    def finish(self, started_at: str, t0: float) -> dict[str, Any]:
+    def finish(self, started_at: str, t0: float) -> RecordJson:
         game_result = self.state.result()
         places = final_places(game_result.places, self.faults)
         scores = list(game_result.scores)
@@ -205,38 +210,22 @@ class _Match:
             except BotFault:
                 agent.discard()
         m = self.m
-        record = {
-            "schema": RECORD_SCHEMA,
-            "match_id": m.match_id,
-            "index": getattr(m, "index", 0),
-            "tournament": self.tournament,
-            "game": self.spec.id,
-            "rules_version": self.spec.rules_version,
-            "players": m.players,
-            "options": self.state.options,
-            "deal": getattr(m, "deal", None),
-            "rotation": getattr(m, "rotation", None),
-            "group": getattr(m, "group", None),
-            "deal_seed": m.deal_seed,
-            "match_seed": m.match_seed,
-            "bots": [{"seat": s, **a.describe()} for s, a in enumerate(self.agents)],
-            "sandbox": _sandbox_json(self.sandbox),
-            "time_control": self.tc.to_json(),
-            "decisions": self.decisions,
-            "result": {"places": places, "scores": scores, "capped": game_result.capped},
-            "seats": [{"seat": s, "bot": a.name, "place": places[s], "score": scores[s],
-                       "fault": self.faults[s]} for s, a in enumerate(self.agents)],
-            "game_result": game_result.to_json(),
-            "faults": self.faults,
-            "started_at": started_at,
-            "duration_s": round(time.monotonic() - t0, 4),
-            "harness_version": ARENA_VERSION,
-        }
+        record = new_record(
+            match_id=m.match_id, index=m.index, tournament=self.tournament, game=self.spec.id,
+            rules_version=self.spec.rules_version, players=m.players, options=self.state.options,
+            deal=m.deal, rotation=m.rotation, group=m.group, deal_seed=m.deal_seed, match_seed=m.match_seed,
+            bots=[{"seat": s, **a.describe()} for s, a in enumerate(self.agents)],
+            sandbox=_sandbox_json(self.sandbox), time_control=self.tc.to_json(), decisions=self.decisions,
+            result=Outcome(tuple(places), tuple(scores), game_result.capped),
+            game_result=Outcome(tuple(game_result.places), tuple(game_result.scores), game_result.capped),
+            faults=self.faults, started_at=started_at, duration_s=round(time.monotonic() - t0, 4),
+            harness_version=ARENA_VERSION,
+        ).to_json()
         self.emit("end", record=record, state=self.state)
         return record
 
 
-def _sandbox_json(sandbox: Any) -> dict[str, Any]:
+def _sandbox_json(sandbox: SandboxArg) -> dict[str, Any]:
     if sandbox is None:
         return {"level": "in-process", "details": {}}
     if isinstance(sandbox, dict):
@@ -244,14 +233,13 @@ def _sandbox_json(sandbox: Any) -> dict[str, Any]:
     return {"level": sandbox.level, "details": sandbox.details}
 
 
-def play_match(match: Any, agents: Sequence[Agent], *, time_control: TimeControl | None = None,
-               sandbox: Any = None, observer: Observer | None = None, no_timeouts: bool = False,
+def play_match(match: MatchSpec, agents: Sequence[Agent], *, time_control: TimeControl | None = None,
+               sandbox: SandboxArg = None, observer: Observer | None = None, no_timeouts: bool = False,
                tournament: str | None = None,
-               prefix: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
-    """Play one match and return its record (see docs/protocol.md and arena/tournament/store.py).
+               prefix: Sequence[tuple[int, int]] = ()) -> RecordJson:
+    """Play one match and return its record as stored (``MatchRecord.to_json()``, docs/records.md).
 
-    ``match`` needs: match_id, game, players, options, deal_seed, match_seed (and
-    optionally index, deal, rotation, group). ``agents`` are in seat order. No
+    ``agents`` are in seat order. No
     exception from a bot ever escapes: bot failures become faults in the record.
     ``prefix`` is a list of (seat, action) applied first, without asking anyone.
     """

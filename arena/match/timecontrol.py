@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from arena.records.controls import TimeControl
+
+__all__ = ["Clock", "TimeControl", "UNLIMITED_S"]
 
 UNLIMITED_S = 10.0 * 365 * 24 * 3600  # "no timeouts" for debugging: ten years
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    startup_s: float = 10.0       # from launch to the bot's hello (Python start-up is slow)
-    move_s: float = 1.0           # per decision
-    bank_s: float | None = None   # optional per-match bank, spent when a decision takes over move_s
-    grace_s: float = 0.05         # pipe and scheduling latency allowed on top of every limit
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Clock:

@@ -7,6 +7,7 @@ from typing import Any, Collection, TextIO
 from tabulate import tabulate
 
 from arena.match.faults import printable
+from arena.records.spec import MatchSpec
 
 
 def _indent(text: str, pad: str = "    ") -> str:
@@ -40,7 +41,7 @@ class Tracer:
     def __call__(self, event: str, **data: Any) -> None:
         getattr(self, "on_" + event)(**data)
 
-    def on_begin(self, match: Any, names: list[str], state: Any) -> None:
+    def on_begin(self, match: MatchSpec, names: list[str], state: Any) -> None:
         if self.quiet:
             return
         opts = ", ".join(f"{k}={v}" for k, v in sorted(state.options.items()))
@@ -85,4 +86,4 @@ def format_result(record: dict[str, Any]) -> str:
     head = (f"{record['game']} · match {record['match_id']} · {len(record['decisions'])} decisions"
             f" · {record['duration_s']:.2f} s · sandbox {record['sandbox']['level']}{capped}")
     table = tabulate(rows, headers=["seat", "bot", "place", "score", "fault"], tablefmt="simple")
-    return head + "\n" + table
+    return head + "\n" + str(table)

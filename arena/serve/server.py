@@ -50,7 +50,7 @@ def import_bundled(ladder: Ladder, data: Path) -> list[str]:
 def open_ladder(ladder: Ladder, data: Path, err: TextIO) -> Any:
     """Everything before serving: the sandbox (safe for untrusted bots, or a one-line refusal),
     the results store and its deal secret, the bundled bots. Returns the sandbox."""
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.tournament.runner import require_safe_sandbox
     from arena.tournament.store import ResultStore, StoreError
 

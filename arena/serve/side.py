@@ -69,7 +69,7 @@ class Ladderside:
     # ---- conformance checks of uploads ------------------------------------------
 
     def _check_loop(self) -> None:
-        from arena.cli.check import run_check
+        from arena.tournament.check import run_check
         from arena.tournament.roster import BotEntry
         from arena.tournament.runner import limits_from, time_control_from
 

@@ -9,6 +9,7 @@ docs/tournament.md documents every field.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -38,6 +39,7 @@ import games
 from arena.errors import ArenaError
 from arena.luck.reference import DEFAULT_ROLLOUTS as LUCK_ROLLOUTS  # games per seat of a deal
 from arena.match.sandbox import LEVELS as _SANDBOX_LEVELS
+from arena.records.controls import LIMIT_BOUNDS, TIME_BOUNDS, Limits, TimeControl  # noqa: F401 (re-exported)
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
 SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
@@ -55,16 +57,6 @@ MAX_DEALS = 100_000
 MAX_WORKERS = 256               # each worker is a process plus one process per warm bot
 MAX_WARM_BOTS = 1024
 WARM_BOTS = 64                  # default: a small field's processes for fair play (one per deal seen), far below the fd limit
-# (low, high) of each time-control field, in seconds; also bounds the CLI's --move-s etc.
-TIME_BOUNDS: dict[str, tuple[float, float]] = {
-    "startup_s": (0.1, 600.0), "move_s": (0.001, 3600.0), "bank_s": (0.0, 86_400.0), "grace_s": (0.0, 60.0),
-}
-# (low, high) of each per-bot limit; the lows are what a Python bot needs to start at all.
-LIMIT_BOUNDS: dict[str, tuple[int, int]] = {
-    "memory_mb": (32, 1_048_576), "cpu_s": (1, 604_800), "file_mb": (1, 1_048_576),
-    "open_files": (16, 65_536), "processes": (1, 4096), "scratch_mb": (1, 1_048_576),
-    "stdout_line_kb": (1, 65_536), "stderr_log_kb": (1, 1_048_576),
-}
 # The tournament file itself (checked while reading, before anything is built from it).
 MAX_FILE_BYTES = 1_048_576
 MAX_DEPTH = 32                  # nesting of mappings and lists, aliases expanded
@@ -161,30 +153,6 @@ BotItem = Annotated[
           Annotated[BuiltinSpec, Tag("~builtin")]],
     Discriminator(_bot_kind),
 ]
-
-
-class TimeControl(_Model):
-    """Seconds: start-up, per decision, an optional per-match bank, a grace margin."""
-
-    startup_s: float = Field(10.0, ge=TIME_BOUNDS["startup_s"][0], le=TIME_BOUNDS["startup_s"][1],
-                             allow_inf_nan=False)
-    move_s: float = Field(1.0, ge=TIME_BOUNDS["move_s"][0], le=TIME_BOUNDS["move_s"][1], allow_inf_nan=False)
-    bank_s: float | None = Field(None, ge=TIME_BOUNDS["bank_s"][0], le=TIME_BOUNDS["bank_s"][1],
-                                 allow_inf_nan=False)
-    grace_s: float = Field(0.05, ge=TIME_BOUNDS["grace_s"][0], le=TIME_BOUNDS["grace_s"][1], allow_inf_nan=False)
-
-
-class Limits(_Model):
-    """Per bot process; mirrors ``arena.match.sandbox.Limits`` (names and defaults)."""
-
-    memory_mb: int = Field(1024, ge=LIMIT_BOUNDS["memory_mb"][0], le=LIMIT_BOUNDS["memory_mb"][1])
-    cpu_s: int = Field(600, ge=LIMIT_BOUNDS["cpu_s"][0], le=LIMIT_BOUNDS["cpu_s"][1])
-    file_mb: int = Field(16, ge=LIMIT_BOUNDS["file_mb"][0], le=LIMIT_BOUNDS["file_mb"][1])
-    open_files: int = Field(64, ge=LIMIT_BOUNDS["open_files"][0], le=LIMIT_BOUNDS["open_files"][1])
-    processes: int = Field(32, ge=LIMIT_BOUNDS["processes"][0], le=LIMIT_BOUNDS["processes"][1])
-    scratch_mb: int = Field(64, ge=LIMIT_BOUNDS["scratch_mb"][0], le=LIMIT_BOUNDS["scratch_mb"][1])
-    stdout_line_kb: int = Field(1024, ge=LIMIT_BOUNDS["stdout_line_kb"][0], le=LIMIT_BOUNDS["stdout_line_kb"][1])
-    stderr_log_kb: int = Field(256, ge=LIMIT_BOUNDS["stderr_log_kb"][0], le=LIMIT_BOUNDS["stderr_log_kb"][1])
 
 
 class Ratings(_Model):
@@ -538,7 +506,7 @@ class Tournament(_Model):
 # turning pydantic errors into one line
 
 
-_MODELS: dict[tuple[str, ...], type[BaseModel]] = {
+_MODELS: dict[tuple[str, ...], type] = {
     (): Tournament, ("games",): GameEntry, ("bots",): BotSpec, ("time_control",): TimeControl,
     ("limits",): Limits, ("ratings",): Ratings, ("games", "adaptive"): Adaptive,
 }
@@ -588,15 +556,15 @@ _HELP: dict[str, tuple[str, str]] = {
 for _f, (_lo, _hi) in TIME_BOUNDS.items():
     _what, _example = _HELP[f"time_control.{_f}"]
     _HELP[f"time_control.{_f}"] = (_what.format(f"{_lo:g}", f"{_hi:g}"), _example)
-for _f, _info in Limits.model_fields.items():
-    _HELP[f"limits.{_f}"] = (f"an integer from {LIMIT_BOUNDS[_f][0]} to {LIMIT_BOUNDS[_f][1]}",
-                             f"{_f}: {_info.default}")
+for _f in dataclasses.fields(Limits):
+    _HELP[f"limits.{_f.name}"] = (f"an integer from {LIMIT_BOUNDS[_f.name][0]} to {LIMIT_BOUNDS[_f.name][1]}",
+                                  f"{_f.name}: {_f.default}")
 
 _PROBLEMS = {
     "int_type": "expected an integer", "int_from_float": "expected an integer",
     "float_type": "expected a number", "string_type": "expected a string",
     "bool_type": "expected true or false", "list_type": "expected a list",
-    "dict_type": "expected a mapping", "model_type": "expected a mapping",
+    "dict_type": "expected a mapping", "model_type": "expected a mapping", "dataclass_type": "expected a mapping",
     "finite_number": "expected a finite number",
     "model_attributes_type": "expected a mapping", "literal_error": "not an accepted value",
 }
@@ -616,9 +584,21 @@ def _prioritise(errors: list[Any]) -> list[Any]:
     for e in errors:
         if e["type"] == "missing":
             missing.setdefault(tuple(e["loc"][:-1]), []).append(str(e["loc"][-1]))
-    typos = [e for e in errors if e["type"] == "extra_forbidden"
+    typos = [e for e in errors if e["type"] in _UNKNOWN_KEY
              and _suggest(e["loc"][-1], missing.get(tuple(e["loc"][:-1]), []))]
     return typos + [e for e in errors if e not in typos]
+
+
+# a key no field has: pydantic says so one way for a model, another for a dataclass (TimeControl, Limits)
+_UNKNOWN_KEY = ("extra_forbidden", "unexpected_keyword_argument")
+
+
+def _field_names(model: type | None) -> list[str]:
+    if model is None:
+        return []
+    if dataclasses.is_dataclass(model):
+        return [f.name for f in dataclasses.fields(model)]
+    return list(model.model_fields)
 
 
 def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
@@ -627,10 +607,10 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     if kind == "arena":
         return loc + tuple(ctx.get("sub", ())), ctx["msg"]
     generic = ".".join(p for p in loc if isinstance(p, str))
-    if kind == "extra_forbidden":
+    if kind in _UNKNOWN_KEY:
         parent = tuple(p for p in loc[:-1] if isinstance(p, str))
         model = BuiltinSpec if "~builtin" in err["loc"] else _MODELS.get(parent)
-        known = list(model.model_fields) if model else []
+        known = _field_names(model)
         hint = _suggest(loc[-1], known)
         return loc, f"unknown key; {hint}known keys here: {', '.join(known)}"
     expected, example = _HELP.get(generic, ("a valid value", ""))
@@ -817,7 +797,7 @@ def parse_tournament(data: dict[str, Any], source: str | None = None, base_dir: 
         errors = _prioritise(e.errors())
         loc, message = _describe(errors[0])
         more = len(errors) - 1
-        if errors[0]["type"] == "extra_forbidden":  # the typo also explains a 'missing' error
+        if errors[0]["type"] in _UNKNOWN_KEY:  # the typo also explains a 'missing' error
             parent = tuple(errors[0]["loc"][:-1])
             typo = str(errors[0]["loc"][-1])
             more -= sum(1 for x in errors if x["type"] == "missing" and tuple(x["loc"][:-1]) == parent

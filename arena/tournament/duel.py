@@ -413,7 +413,7 @@ def run_duel(duel: Duel, tournament: Any, *, fresh: bool = False, workers: int |
 
 def _run_locked(duel: Duel, tournament: Any, results: Path, *, fresh: bool, workers: int | None,
                 sandbox_level: str | None, err: TextIO, resume_hint: str) -> DuelOutcome:
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.tournament import runner
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import deal_key

@@ -71,7 +71,7 @@ def _sweep_stale_copies() -> None:
 
 
 def _detect_sandbox(level: str) -> Any:
-    from arena.match.sandbox.detect import detect_sandbox
+    from arena.match.detect import detect_sandbox
 
     return detect_sandbox(level)
 

@@ -11,6 +11,8 @@ import logging
 from collections import Counter
 from typing import Any
 
+from arena.records.spec import MatchSpec
+
 log = logging.getLogger("arena.run")
 
 MAX_TRIES = 3   # a match whose worker dies (or whose harness raises) this often is given up
@@ -25,7 +27,7 @@ class Retries:
         self.given_up = given_up
         self.tries: Counter[str] = Counter()
 
-    def again(self, match: Any, why: str) -> bool:
+    def again(self, match: MatchSpec, why: str) -> bool:
         """Count one failed try of ``match`` (logged with its seats); True: play it again."""
         self.tries[match.match_id] += 1
         n = self.tries[match.match_id]

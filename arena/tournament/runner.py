@@ -5,7 +5,7 @@ matches and writes every finished match to the SQLite store itself, in one
 transaction (on a thread of its own, while the next match plays), and reports it
 done only once it is stored, so a kill -9 of any process loses at most the matches
 in flight.
-The parent supervises the workers (``_Pool``): a dead worker's match is played
+The parent supervises the workers (``_Pool``: arena/tournament/supervisor.py over ``LocalBackend``): a dead worker's match is played
 again by a new worker, a bounded number of times.
 
 Matches are named by their content (arena/tournament/schedule.py), so resuming
@@ -19,6 +19,7 @@ A match the harness could not play (a ``sandbox`` fault) is not stored.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import multiprocessing as mp
@@ -34,7 +35,12 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from arena.errors import ArenaError, WorkersLost
-from arena.tournament.retries import MAX_TRIES, Retries, seats_text
+from arena.records.controls import Limits, TimeControl
+from arena.records.record import RecordJson
+from arena.records.replies import HarnessFailed, NoSpace, Played, Raised, Reply
+from arena.records.spec import MatchSpec
+from arena.tournament.supervisor import Backend, Event, Lost, Replied, Supervisor
+from arena.tournament.retries import Retries, seats_text
 
 log = logging.getLogger("arena.run")
 
@@ -60,22 +66,17 @@ class RunSummary:
         return not self.interrupted and self.counted == self.scheduled
 
 
-def limits_from(tournament: Any) -> Any:
-    from arena.match.sandbox import Limits
-
+def limits_from(tournament: Any) -> Limits:
+    """The tournament's per-bot limits (the tournament file validates into the one ``Limits``)."""
     lim = getattr(tournament, "limits", None)
-    if lim is None:
-        return Limits()
-    data = lim.model_dump() if hasattr(lim, "model_dump") else dict(lim)
-    return Limits(**{k: v for k, v in data.items() if v is not None})
+    if isinstance(lim, Limits):
+        return lim
+    return Limits(**{k: v for k, v in dict(lim or {}).items() if v is not None})
 
 
-def time_control_from(tournament: Any) -> Any:
-    from arena.match.timecontrol import TimeControl
-
+def time_control_from(tournament: Any) -> TimeControl:
     tc = tournament.time_control
-    data = tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)
-    return TimeControl(**data)
+    return tc if isinstance(tc, TimeControl) else TimeControl(**dict(tc))
 
 
 def worker_count(tournament: Any, override: int | None) -> int:
@@ -111,8 +112,8 @@ def is_harness_failure(record: dict[str, Any]) -> str | None:
 def _worker_main(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     """Play the matches the parent sends over ``conn``, one at a time, storing each.
 
-    Replies per match: ("done", match id, faults), ("harness", match id, detail) for a
-    match the harness could not play (not stored), or ("error", match id, one line)
+    One typed reply per match (arena/records/replies.py): ``Played`` once stored, ``HarnessFailed``
+    for a match the harness could not play (not stored), ``NoSpace``, or ``Raised`` (one line)
     after an exception, whose traceback goes to run.log.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
@@ -224,7 +225,7 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                 if failure is not None:
                     log.warning("match %s (%s): the harness could not play it: %s; not stored, "
                                 "the next run plays it", match.match_id, seats_text(match.bots), failure)
-                    reply(("harness", match.match_id, failure))
+                    reply(HarnessFailed(match.match_id, failure))
                     continue
                 committer.submit(match, record)  # stored, then reported, while the next match plays
             except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
@@ -233,7 +234,7 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                               seats_text(match.bots), brief)
                 player.close()
                 player = new_player()
-                reply(("error", match.match_id, brief))
+                reply(Raised(match.match_id, brief))
     finally:
         committer.close()
         player.close()
@@ -246,7 +247,7 @@ class _Replies:
         self.conn = conn
         self.lock = threading.Lock()
 
-    def __call__(self, message: tuple[str, str, Any]) -> None:
+    def __call__(self, message: Reply) -> None:
         with self.lock:
             self.conn.send(message)
 
@@ -283,7 +284,7 @@ class _Committer:
         self.thread = threading.Thread(target=self._loop, name="committer", daemon=True)
         self.thread.start()
 
-    def submit(self, match: Any, record: dict[str, Any]) -> None:
+    def submit(self, match: MatchSpec, record: RecordJson) -> None:
         with self.settled:
             self.unsettled += 1
         self.todo.put((match, record))
@@ -320,17 +321,17 @@ class _Committer:
                 self.on_broken_reply(exc)
                 return
 
-    def _store(self, match: Any, record: dict[str, Any]) -> tuple[str, str, Any]:
+    def _store(self, match: MatchSpec, record: RecordJson) -> Reply:
         try:
             stored = self.store.record_match(record)
-            return ("done", match.match_id, _log_match(record, stored))
+            return Played(match.match_id, tuple(_log_match(record, stored)))
         except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
             brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
             if disk_full(exc, self.results):  # no retry can help: the parent stops the run
-                return ("nospace", match.match_id, brief)
+                return NoSpace(match.match_id, brief)
             log.exception("match %s (%s): the harness raised %s (traceback in run.log)", match.match_id,
                           seats_text(match.bots), brief)
-            return ("error", match.match_id, brief)
+            return Raised(match.match_id, brief)
 
 
 def disk_full(exc: BaseException, folder: Path) -> bool:
@@ -382,7 +383,7 @@ MATCH_FAULT = "arena_match_fault"  # marks a per-match fault record, kept out of
 class Progress:
     """Plain progress lines (for pipes and CI: no control codes): matches done, rate,
     ETA and faults, every few seconds; each (bot, fault kind) is named once when it
-    first happens and counted after that. The terminal's live display (arena/cli/live.py)
+    first happens and counted after that. The terminal's live display (arena/report/live.py)
     has the same interface."""
 
     every_s = 5.0
@@ -686,7 +687,7 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
                 sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
                 ray_address: str | None, display: Any = None,
                 before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.tournament import fair_play
     from arena.tournament.adaptive import has_adaptive, stored_outcomes
     from arena.tournament.roster import snapshot_bots
@@ -927,42 +928,24 @@ def _between_rounds(pool: "_Pool", grow: Callable[[], list[Any]] | None) -> Call
 
 
 @dataclass
-class _Worker:
-    wid: int
-    proc: Any
-    conn: Any
+class _Process:
+    proc: Any              # multiprocessing.Process
+    conn: Any              # the parent's end of its pipe
     playing: Any           # shared memory: the number of the match the worker is playing, 0 between
-    sent: int = 0          # matches sent so far; the worker numbers them alike, from 1
-    inflight: deque = field(default_factory=deque)   # (number, match) sent and not yet answered, oldest first
 
 
-class _Pool:
-    """Local worker processes under supervision.
+class LocalBackend:
+    """Worker processes on this machine (forked: multiprocessing-logging forwards their records),
+    each fed over its own pipe, each telling through a shared counter which match it is playing.
+    A dead one (kill -9, the OOM killer, a crash) is noticed through its process sentinel."""
 
-    Each worker gets its matches over its own pipe, ``PREFETCH`` at most at a time: the
-    next one waits in the pipe while the worker plays (and stores) the current one, so a
-    worker never idles waiting for the parent. The parent knows what is in flight where,
-    and, through a shared counter, which of those the worker is playing. A worker that
-    dies (kill -9, OOM killer, a crash) is noticed within ``POLL_S`` through its process
-    sentinel: the match it was playing goes back to the queue (``MAX_TRIES`` times at
-    most, then it is given up and reported), the others it held go back uncounted, and a
-    new worker takes its place.
-    """
-
-    POLL_S = 0.25
-    PREFETCH = 2
-
-    def __init__(self, ctx: dict[str, Any], summary: RunSummary, progress: Progress) -> None:
+    def __init__(self, ctx: dict[str, Any]) -> None:
         self.ctx = ctx
-        self.summary = summary
-        self.progress = progress
-        self.mp = mp.get_context("fork")  # multiprocessing-logging forwards records from forked workers
-        self.workers: list[_Worker] = []
+        self.mp = mp.get_context("fork")
+        self.procs: dict[int, _Process] = {}
         self.next_wid = 0
-        self.retries = Retries(summary.given_up)
-        self.idle_deaths = 0
 
-    def _start(self) -> _Worker:
+    def start(self) -> int:
         parent, child = self.mp.Pipe(duplex=True)
         wid = self.next_wid
         self.next_wid += 1
@@ -971,142 +954,116 @@ class _Pool:
                                name=f"worker-{wid}", daemon=False)
         proc.start()
         child.close()
-        w = _Worker(wid, proc, parent, playing)
-        self.workers.append(w)
-        return w
+        self.procs[wid] = _Process(proc, parent, playing)
+        return wid
 
-    def _busy(self) -> bool:
-        return any(w.inflight for w in self.workers)
+    def send(self, wid: int, match: MatchSpec) -> None:
+        self.procs[wid].conn.send(match)
 
-    def _dispatch(self, queue: deque) -> None:
-        """Every worker gets one match, then a second one while the queue has more matches
-        than workers (at the tail, a match queued behind a long one would wait for it while
-        another worker idles)."""
-        for depth in range(1, self.PREFETCH + 1):
-            for w in self.workers:
-                if len(w.inflight) < depth and queue and (depth == 1 or len(queue) > len(self.workers)):
-                    match = queue.popleft()
-                    w.sent += 1
-                    w.inflight.append((w.sent, match))
-                    try:
-                        w.conn.send(match)
-                    except OSError:
-                        pass  # it died: the sentinel says so below
-
-    def run(self, pending: list[Any], n_workers: int, top_up: Callable[[deque], None] | None = None) -> None:
-        """Play ``pending``. ``top_up(queue)``, if given, is called before each dispatch and may
-        add matches to the queue or clear it (arena duel feeds its deals so, until it decides)."""
+    def wait(self, timeout_s: float) -> list[Event]:
         from multiprocessing.connection import wait
 
-        queue = deque(pending)
-        for _ in range(n_workers):
-            self._start()
-        try:
-            while True:
-                if top_up is not None:
-                    top_up(queue)
-                if not (queue or self._busy()):
-                    break
-                if not self.workers:  # all died idle before a top-up (an adaptive round): start one again
-                    self._start()
-                self._dispatch(queue)
-                ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers],
-                             timeout=self.POLL_S)
-                for w in list(self.workers):
-                    if w.conn in ready:
-                        self._receive(w, queue)
-                for w in list(self.workers):
-                    if w.proc.exitcode is not None or (w.proc.sentinel in ready and not w.proc.is_alive()):
-                        self._buried(w, queue)
-                        if queue or self._busy():
-                            self._start()
-        except BaseException:
-            self._kill_all()
-            raise
-        self._close_all()
+        ready = wait([p.conn for p in self.procs.values()] + [p.proc.sentinel for p in self.procs.values()],
+                     timeout=timeout_s)
+        events: list[Event] = []
+        for wid, p in list(self.procs.items()):
+            if p.conn in ready:
+                events.extend(self._receive(wid, p))
+        for wid, p in list(self.procs.items()):
+            if p.proc.exitcode is not None or (p.proc.sentinel in ready and not p.proc.is_alive()):
+                events.extend(self._buried(wid, p))
+        return events
 
-    def _receive(self, w: _Worker, queue: deque) -> None:
+    def _receive(self, wid: int, p: _Process) -> list[Event]:
+        got: list[Event] = []
         try:
-            while w.conn.poll():
-                kind, mid, info = w.conn.recv()
-                self._on_reply(w, kind, mid, info, queue)
+            while p.conn.poll():
+                got.append(Replied(wid, p.conn.recv()))
         except (EOFError, OSError):
-            pass  # the worker is gone; _buried handles its matches
+            pass  # the worker is gone: _buried reports it
+        return got
 
-    def _on_reply(self, w: _Worker, kind: str, mid: str, info: Any, queue: deque) -> None:
-        entry = next((e for e in w.inflight if e[1].match_id == mid), None)
-        if entry is None:
-            return  # not this worker's (cannot happen): nothing to account
-        w.inflight.remove(entry)
-        if kind == "done":
-            self.summary.played += 1
-            self.summary.faults += len(info)
-            self.progress.update(mid, info)
-        elif kind == "harness":
-            self.summary.harness_failures.append(f"{mid}: {info}")
-        elif kind == "nospace":
-            raise DiskFull(self.ctx["results"], info)
-        else:  # "error": the traceback is in run.log
-            self._retry(entry[1], f"the harness raised {info}", queue)
-
-    def _buried(self, w: _Worker, queue: deque) -> None:
-        self._receive(w, queue)  # replies sent just before dying still count
-        w.proc.join(timeout=1)
-        self.workers.remove(w)
-        w.conn.close()
-        code = w.proc.exitcode
+    def _buried(self, wid: int, p: _Process) -> list[Event]:
+        events = self._receive(wid, p)  # replies sent just before dying still count
+        p.proc.join(timeout=1)
+        del self.procs[wid]
+        p.conn.close()
+        code = p.proc.exitcode
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         if code and free_log_queues():
-            log.warning("worker-%d died while sending a log record; its queue is freed, "
-                        "the record is lost", w.wid)
-        playing = w.playing.value
-        culprit = next((m for n, m in w.inflight if n == playing), None)
-        # the others it held were waiting, or finished and being stored: played again, not counted as tries
-        for _, match in reversed([e for e in w.inflight if e[1] is not culprit]):
-            self._retry(match, "", queue, count=False)
-        if culprit is None:
-            self.idle_deaths += 1
-            log.error("worker-%d died (%s) between matches", w.wid, how)
-            if self.idle_deaths > MAX_TRIES * max(1, len(self.workers) + 1):
-                raise WorkersLost("workers keep dying between matches; see run.log in the results folder")
+            log.warning("worker-%d died while sending a log record; its queue is freed, the record is lost", wid)
+        events.append(Lost(wid, how, p.playing.value or None))
+        return events
+
+    def stop(self, *, kill: bool) -> None:
+        procs = list(self.procs.values())
+        if kill:   # after Ctrl-C/SIGTERM or an error: each worker closes its bots and exits (SIGTERM)
+            for p in procs:
+                if p.proc.is_alive():
+                    p.proc.terminate()
+            for p in procs:
+                p.proc.join(timeout=5)
+                if p.proc.is_alive():
+                    p.proc.kill()
+                    p.proc.join(timeout=5)
             return
-        self._retry(culprit, f"worker-{w.wid} died ({how})", queue)
-
-    def _retry(self, match: Any, why: str, queue: deque, *, count: bool = True) -> None:
-        from arena.tournament.store import ResultStore
-
-        with ResultStore(self.ctx["results"]) as store:
-            stored = match.match_id in store.completed_ids()
-        if stored:
-            self.summary.played += 1   # stored just before its worker died
-            self.progress.update(match.match_id, [])
-            return
-        if not count or self.retries.again(match, why):
-            queue.appendleft(match)
-
-    def _close_all(self) -> None:
-        for w in self.workers:
+        for p in procs:
             try:
-                w.conn.send(None)
+                p.conn.send(None)
             except OSError:
                 pass
-        for w in self.workers:
-            w.proc.join(timeout=30)
-            if w.proc.is_alive():
-                w.proc.terminate()
-                w.proc.join(timeout=5)
-            w.conn.close()
+        for p in procs:
+            p.proc.join(timeout=30)
+            if p.proc.is_alive():
+                p.proc.terminate()
+                p.proc.join(timeout=5)
+            p.conn.close()
 
-    def _kill_all(self) -> None:
-        """After Ctrl-C/SIGTERM or an error: each worker closes its bots and exits (SIGTERM)."""
-        for w in self.workers:
-            if w.proc.is_alive():
-                w.proc.terminate()
-        for w in self.workers:
-            w.proc.join(timeout=5)
-            if w.proc.is_alive():
-                w.proc.kill()
-                w.proc.join(timeout=5)
+
+class _Pool:
+    """A tournament's local play: the supervisor (arena/tournament/supervisor.py) over local worker
+    processes, each reply counted in the run's summary and display. ``run(pending, n_workers,
+    top_up)``: ``top_up(queue)``, if given, is called before each dispatch and may add matches to the
+    queue or clear it (arena duel feeds its deals so, an adaptive schedule its rounds)."""
+
+    PREFETCH = 2   # matches a worker holds at most: the one it plays and the next
+
+    def __init__(self, ctx: dict[str, Any], summary: RunSummary, progress: Progress,
+                 backend: Backend | None = None) -> None:
+        self.ctx = ctx
+        self.summary = summary
+        self.progress = progress
+        self.backend = backend
+        self.supervisor: Supervisor | None = None
+
+    def _busy(self) -> bool:
+        return self.supervisor is not None and self.supervisor.busy()
+
+    def run(self, pending: list[Any], n_workers: int, top_up: Callable[[deque], None] | None = None) -> None:
+        from arena.tournament.store import ResultStore
+
+        def stored(match: MatchSpec) -> bool:
+            with ResultStore(self.ctx["results"]) as store:
+                return match.match_id in store.completed_ids()
+
+        self.supervisor = Supervisor(self.backend or LocalBackend(self.ctx), workers=n_workers,
+                                     retries=Retries(self.summary.given_up), stored=stored, prefetch=self.PREFETCH)
+        self.supervisor.submit(*pending)
+        # closed on the way out: Ctrl-C or DiskFull here stops the workers at once, not when collected
+        with contextlib.closing(self.supervisor.stream(top_up)) as replies:
+            for match, reply in replies:
+                self._count(match, reply)
+
+    def _count(self, match: MatchSpec, reply: Reply) -> None:
+        if isinstance(reply, Played):
+            self.summary.played += 1
+            self.summary.faults += len(reply.faults)
+            self.progress.update(match.match_id, list(reply.faults))
+        elif isinstance(reply, HarnessFailed):
+            self.summary.harness_failures.append(f"{match.match_id}: {reply.why}")
+        elif isinstance(reply, NoSpace):
+            raise DiskFull(self.ctx["results"], reply.why)
+        # Raised: given up after its tries (summary.given_up says so)
 
 
 def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,

@@ -38,39 +38,13 @@ import itertools
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Collection, Mapping, Sequence
 
+from arena.records.spec import MatchSpec  # noqa: F401 (re-exported: the schedule makes them)
 from arena.tournament.adaptive import AdaptivePlan, plan as adaptive_plan
 from arena.tournament.config import GameEntry, Tournament
 from arena.tournament.roster import BotEntry
 from games.rng import DealRng, derive_seed
-
-
-@dataclass(frozen=True)
-class MatchSpec:
-    """One match to play: what, with which seeds, and who sits where."""
-
-    match_id: str          # "<game or label>/p<players>/d<deal>/r<rotation>/<16 hex of match_key>"
-    index: int             # position in the schedule; ratings follow this order
-    game: str
-    players: int
-    options: dict[str, Any] = field(hash=False)   # resolved: every option key
-    group: int = 0
-    deal: int = 0
-    rotation: int = 0
-    deal_seed: int = 0     # the game's seed: same for every rotation and group
-    match_seed: int = 0    # the referee's own seed (fallback moves and such)
-    bots: tuple[str, ...] = ()   # bot names in seat order
-    key: str = ""          # match_key(): the content hash naming this match
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "match_id": self.match_id, "index": self.index, "game": self.game,
-            "players": self.players, "options": dict(self.options), "group": self.group,
-            "deal": self.deal, "rotation": self.rotation, "deal_seed": self.deal_seed,
-            "match_seed": self.match_seed, "bots": list(self.bots),
-        }
 
 
 def canonical_json(value: Any) -> str:

@@ -54,13 +54,14 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from arena.records.record import RECORD_SCHEMAS, MatchRecord  # noqa: F401 (RECORD_SCHEMAS re-exported)
+from arena.records.record import RecordError as _RecordShapeError
 from arena.luck import tables as luck_tables
 
 DB_NAME = "results.sqlite"
 SECRET_NAME = "deal-secret"
 SECRET_BYTES = 32
 SCHEMA_VERSION = 4
-RECORD_SCHEMAS = (1,)  # match-record schema versions this store understands
 SANDBOX_FAULT = "sandbox"  # arena.match.faults.FaultKind.SANDBOX.value
 
 _SCHEMA = """
@@ -194,7 +195,7 @@ class AlteredError(StoreError):
     """Stored rows that no longer match the checksums written with them (hand-edited)."""
 
 
-class RecordError(StoreError, ValueError):
+class RecordError(StoreError, _RecordShapeError):
     """A match record that lacks what the store needs."""
 
 
@@ -250,55 +251,25 @@ def _opt_text(value: Any) -> str | None:
 
 
 def _record_fields(record: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a match record (RECORD.md) and extract the indexed columns."""
+    """The indexed columns of a match record, read through its one shape check (``MatchRecord``)."""
     try:
-        schema = record.get("schema", 1)
-        if schema not in RECORD_SCHEMAS:
-            raise RecordError(f"match record schema {schema!r} is not supported "
-                              f"(this store reads {list(RECORD_SCHEMAS)})")
-        match_id = record["match_id"]
-        if not isinstance(match_id, str) or not match_id:
-            raise RecordError(f"match_id must be a non-empty string, got {match_id!r}")
-        idx = record["index"]
-        if type(idx) is not int:
-            raise RecordError(f"{match_id}: index must be an int, got {idx!r}")
-        players = int(record["players"])
-        bots = sorted(record["bots"], key=lambda b: b["seat"])
-        result = record["result"]
-        places, scores = list(result["places"]), list(result["scores"])
-        faults = record.get("faults") or [None] * players
-    except (KeyError, TypeError, AttributeError) as exc:
-        if isinstance(exc, RecordError):
-            raise
+        rec = MatchRecord.from_json(record)
+    except _RecordShapeError as exc:
+        mid = record.get("match_id") if isinstance(record, Mapping) else None
+        raise RecordError(f"{mid}: {exc}" if isinstance(mid, str) and mid else f"malformed match record ({exc})") \
+            from None
+    except (TypeError, ValueError) as exc:   # a value the reader converts (duration_s) is of the wrong kind
         raise RecordError(f"malformed match record ({type(exc).__name__}: {exc})") from None
-    if [b["seat"] for b in bots] != list(range(players)):
-        raise RecordError(f"{match_id}: bots must name seats 0..{players - 1}")
-    for what, seq in (("places", places), ("scores", scores), ("faults", faults)):
-        if len(seq) != players:
-            raise RecordError(f"{match_id}: {len(seq)} {what} for {players} players")
-    if any(type(p) is not int or p < 0 for p in places):
-        raise RecordError(f"{match_id}: places must be ints >= 0, got {places}")
-    seats = []
-    for seat, (bot, place, score, fault) in enumerate(zip(bots, places, scores, faults)):
-        kind = detail = None
-        if fault is not None:
-            kind = str(fault.get("kind"))
-            detail = _opt_text(fault.get("detail"))
-        seats.append({"seat": seat, "bot": str(bot["name"]), "sha256": bot.get("sha256"),
-                      "place": place, "score": score, "fault_kind": kind,
-                      "fault_detail": detail})
-    sandbox = record.get("sandbox") or {}
+    seats = [{"seat": seat, "bot": bot.name, "sha256": bot.sha256, "place": rec.result.places[seat],
+              "score": rec.result.scores[seat], "fault_kind": rec.fault_kind(seat),
+              "fault_detail": rec.fault_detail(seat)} for seat, bot in enumerate(rec.bots)]
     return {
-        "match_id": match_id, "idx": idx, "tournament": record.get("tournament"),
-        "game": str(record["game"]), "rules_version": _opt_text(record.get("rules_version")),
-        "players": players, "grp": _opt_int(record.get("group")),
-        "deal": _opt_int(record.get("deal")), "rotation": _opt_int(record.get("rotation")),
-        "deal_seed": _opt_text(record.get("deal_seed")),
-        "match_seed": _opt_text(record.get("match_seed")),
-        "sandbox_level": _opt_text(sandbox.get("level") if isinstance(sandbox, Mapping) else None),
-        "started_at": record.get("started_at"),
-        "duration_s": None if record.get("duration_s") is None else float(record["duration_s"]),
-        "capped": int(bool(result.get("capped", False))),
+        "match_id": rec.match_id, "idx": rec.index, "tournament": rec.tournament,
+        "game": rec.game, "rules_version": rec.rules_version,
+        "players": rec.players, "grp": rec.group, "deal": rec.deal, "rotation": rec.rotation,
+        "deal_seed": str(rec.deal_seed), "match_seed": str(rec.match_seed),
+        "sandbox_level": rec.sandbox_level, "started_at": rec.started_at, "duration_s": rec.duration_s,
+        "capped": int(rec.result.capped),
         "has_sandbox_fault": int(any(s["fault_kind"] == SANDBOX_FAULT for s in seats)),
         "seats": seats,
     }

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.cli.bench_suite import IDS
+from arena.bench.suite import IDS
 
 
 def test_tiny_bench_runs_every_measure_end_to_end(tmp_path: Path) -> None:

@@ -205,7 +205,7 @@ def any_safe_level():
 
 
 def safe_or_none():
-    from arena.match.sandbox.detect import detect_sandbox
+    from arena.match.detect import detect_sandbox
 
     return detect_sandbox("none")
 

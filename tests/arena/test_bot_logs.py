@@ -16,7 +16,7 @@ import pytest
 
 from arena.match.process import BotProcess, bot_command
 from arena.match.sandbox import Limits, SandboxUnavailable
-from arena.match.sandbox.detect import detect_sandbox
+from arena.match.detect import detect_sandbox
 
 BOT = Path(__file__).parent / "bots" / "last_words.py"
 LEVELS = ["auto", "rlimits"]

@@ -245,7 +245,7 @@ def test_check_warns_when_the_slowest_answer_nears_the_move_limit():
 
 
 def test_timing_verdict_bands():
-    from arena.cli.check_hints import timing_verdict
+    from arena.tournament.check_hints import timing_verdict
 
     assert timing_verdict(None, 1.0) == ("", "no decision answered")
     assert timing_verdict(120.0, 1.0) == ("", "slowest answer 120.0 ms, 12% of the 1 s move limit")
@@ -309,7 +309,7 @@ def test_a_human_sees_only_their_own_seat_unless_reveal():
 def test_export_writes_every_stored_record_as_one_json_line_that_replays(results, tmp_path):
     import io
 
-    from arena.cli.replay import load_record, verify_record
+    from arena.report.replay import load_record, verify_record
     from arena.errors import ArenaError
     from arena.match.referee import RECORD_SCHEMA
     from arena.report.export import iter_records, write_records

@@ -517,7 +517,7 @@ def test_an_unexpected_error_leaves_a_crash_log_in_the_results_folder(results: P
 
 def test_an_unexpected_error_without_a_results_folder_names_its_log(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    import arena.cli.bench as bench
+    import arena.bench.measures as bench
 
     def broken(*args, **kw):
         raise KeyError("surprise")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import ConfigError, Limits, Tournament, parse_tournament
+from arena.tournament.config import ConfigError, Limits, TimeControl, Tournament, parse_tournament
 from arena.tournament.load import load_tournament
 from arena.errors import ArenaError
 from arena.tournament.roster import resolve_bots
@@ -223,17 +223,17 @@ def test_spring_example_with_defaults(project: Path) -> None:
 
 
 def test_limits_defaults() -> None:
-    assert Limits().model_dump() == {
+    assert Limits().to_json() == {
         "memory_mb": 1024, "cpu_s": 600, "file_mb": 16, "open_files": 64, "processes": 32,
         "scratch_mb": 64, "stdout_line_kb": 1024, "stderr_log_kb": 256,
     }
 
 
-def test_limits_mirror_the_sandbox_dataclass() -> None:
-    from arena.match import sandbox
+def test_one_limits_and_one_time_control() -> None:
+    """The tournament file validates into the very types the sandbox and referee read."""
+    from arena.match import sandbox, timecontrol
 
-    fields = {f.name: f.default for f in dataclasses.fields(sandbox.Limits)}
-    assert fields == Limits().model_dump()
+    assert sandbox.Limits is Limits and timecontrol.TimeControl is TimeControl
 
 
 def test_results_default_and_explicit(project: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli.run import run_and_publish
+from arena.report.run import run_and_publish
 from arena.tournament.config import parse_tournament
 from arena.tournament.load import load_tournament
 from arena.tournament.roster import BotEntry

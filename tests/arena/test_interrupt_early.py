@@ -55,9 +55,9 @@ def test_an_interrupt_while_loading_is_one_line_and_exit_130(tmp_path, sig, modu
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP"])
 def test_an_interrupt_while_the_run_starts_leaves_no_results_folder(tmp_path, sig):
-    # arena.match.sandbox.detect is first imported once the results folder is made and locked
+    # arena.match.detect is first imported once the results folder is made and locked
     path = tour(tmp_path, [make_bot(tmp_path / "b", "a"), make_bot(tmp_path / "b", "c", tag="c")])
-    res = run_tripped(tmp_path, "arena.match.sandbox.detect", sig, "run", str(path))
+    res = run_tripped(tmp_path, "arena.match.detect", sig, "run", str(path))
     assert res.returncode == 130, res.stderr
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert lines == ["arena: interrupted"], res.stderr
@@ -68,7 +68,7 @@ def test_a_results_folder_that_was_there_is_kept(tmp_path):
     path = tour(tmp_path, [make_bot(tmp_path / "b", "a"), make_bot(tmp_path / "b", "c", tag="c")])
     (tmp_path / "res").mkdir()
     (tmp_path / "res" / "notes.txt").write_text("mine")
-    res = run_tripped(tmp_path, "arena.match.sandbox.detect", "SIGINT", "run", str(path))
+    res = run_tripped(tmp_path, "arena.match.detect", "SIGINT", "run", str(path))
     assert res.returncode == 130, res.stderr
     assert (tmp_path / "res" / "notes.txt").read_text() == "mine"
 
@@ -81,7 +81,7 @@ def test_nohup_keeps_sighup_ignored(tmp_path):
     site.mkdir()
     (site / "sitecustomize.py").write_text(TRIPWIRE)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]),
-               ARENA_TEST_TRIP_ON="arena.match.sandbox.detect", ARENA_TEST_TRIP_SIGNAL="SIGHUP")
+               ARENA_TEST_TRIP_ON="arena.match.detect", ARENA_TEST_TRIP_SIGNAL="SIGHUP")
     res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300,
                          preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.match.sandbox.detect import detect_sandbox
+from arena.match.detect import detect_sandbox
 from arena.match.sandbox.launch import BOT_HELPER_DIR
 from arena.tournament.roster import bot_entry
 from tests.arena.test_bot_folders import play

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import games
 from arena.cli import cli
 from arena.match.sandbox import Limits
-from arena.match.sandbox.detect import open_sandbox
+from arena.match.detect import open_sandbox
 from arena.match.timecontrol import TimeControl
 from arena.tournament.match_player import MatchPlayer
 from arena.tournament.roster import bot_entry

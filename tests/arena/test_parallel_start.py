@@ -16,7 +16,7 @@ from pathlib import Path
 from arena.match.agents import ProcessAgent
 from arena.match.referee import play_match
 from arena.match.sandbox import Limits
-from arena.match.sandbox.detect import _marker_pids, detect_sandbox
+from arena.match.detect import _marker_pids, detect_sandbox
 from arena.match.timecontrol import TimeControl
 from arena.tournament.roster import bot_entry
 from arena.tournament.schedule import MatchSpec

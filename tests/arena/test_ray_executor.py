@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli.run import run_and_publish
+from arena.report.run import run_and_publish
 from arena.tournament.load import load_tournament
 from arena.errors import ArenaError
 from arena.tournament.ray_executor import RAY_MISSING, BotShippingError, BotWorker, pack_bots, play_on_ray, unpack_bots

@@ -11,7 +11,7 @@ import pytest
 from arena.match.agents import Agent, RandomAgent
 from arena.match.faults import BotFault, FaultKind
 from arena.match.referee import final_places, play_match
-from arena.cli.replay import ReplayMismatch, takeover, verify_record
+from arena.report.replay import ReplayMismatch, takeover, verify_record
 from arena.tournament.schedule import MatchSpec
 from games import REGISTRY
 

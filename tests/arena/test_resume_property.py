@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.cli.run import run_and_publish
+from arena.report.run import run_and_publish
 from arena.tournament.load import load_tournament
 
 ROOT = Path(__file__).resolve().parents[2]

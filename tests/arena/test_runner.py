@@ -17,7 +17,7 @@ import pytest
 from tests import own_processes as own
 from tests.arena.tournament_fixtures import write_gated_bot
 from arena.tournament.load import load_tournament
-from arena.cli.run import run_and_publish
+from arena.report.run import run_and_publish
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = Path(__file__).parent / "bots" / "slow_random.py"

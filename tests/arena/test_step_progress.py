@@ -33,9 +33,9 @@ def test_a_quick_step_prints_only_its_start_and_end():
 
 
 def test_arena_check_prints_each_check_as_it_ends():
-    from arena.cli.check import run_check
+    from arena.tournament.check import run_check
     from arena.match.sandbox import Limits
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.tournament.roster import bot_entry
     from pathlib import Path
 

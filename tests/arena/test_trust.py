@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli.run import run_and_publish
+from arena.report.run import run_and_publish
 from arena.tournament.load import load_tournament
 from arena.tournament.folder_lock import FolderLock
 from tests.arena.tournament_fixtures import write_gated_bot

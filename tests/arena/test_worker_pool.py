@@ -3,11 +3,10 @@ worker's matches count against their tries. Fake workers (no processes), a real 
 
 from __future__ import annotations
 
-import io
-from collections import deque
-from types import SimpleNamespace
 
-from arena.tournament.runner import Progress, RunSummary, _Pool, _Worker
+from arena.records.replies import NoSpace, Played, Raised
+from arena.tournament.retries import Retries
+from arena.tournament.supervisor import Lost, Replied, Supervisor
 from arena.tournament.schedule import MatchSpec
 from arena.tournament.store import ResultStore
 from tests.arena.record_factory import make_record
@@ -25,71 +24,116 @@ def spec(i: int) -> MatchSpec:
                      options={}, bots=("a", "b"))
 
 
-class FakeConn:
+class FakeBackend:
+    """Workers that are only ids: the test says what they answer and when they die."""
+
     def __init__(self) -> None:
-        self.sent: list = []
+        self.sent: dict[int, list] = {}
+        self.events: list = []
 
-    def send(self, obj) -> None:
-        self.sent.append(obj)
+    def start(self) -> int:
+        wid = len(self.sent)
+        self.sent[wid] = []
+        return wid
 
-    def poll(self) -> bool:
-        return False
+    def send(self, wid: int, match) -> None:
+        self.sent[wid].append(match)
 
-    def close(self) -> None:
+    def wait(self, timeout_s: float) -> list:
+        events, self.events = self.events, []
+        return events
+
+    def stop(self, *, kill: bool) -> None:
         pass
 
 
-def fake_worker(wid: int, *, exitcode: int | None = None, playing: int = 0) -> _Worker:
-    proc = SimpleNamespace(exitcode=exitcode, join=lambda timeout=None: None, is_alive=lambda: exitcode is None)
-    return _Worker(wid, proc, FakeConn(), SimpleNamespace(value=playing))
+def supervisor(tmp_path, workers: int = 2) -> tuple[Supervisor, FakeBackend, list]:
+    backend, given_up = FakeBackend(), []
 
+    def stored(match) -> bool:
+        with ResultStore(tmp_path) as store:
+            return match.match_id in store.completed_ids()
 
-def pool(tmp_path) -> _Pool:
-    summary = RunSummary(results=tmp_path, scheduled=0, already_done=0)
-    return _Pool({"results": tmp_path}, summary, Progress(100, io.StringIO()))
+    sup = Supervisor(backend, workers=workers, retries=Retries(given_up), stored=stored)
+    for _ in range(workers):
+        sup._start()
+    return sup, backend, given_up
 
 
 def test_each_worker_gets_one_match_then_a_second_while_the_queue_has_more_than_workers(tmp_path):
-    p = pool(tmp_path)
-    p.workers = [fake_worker(0), fake_worker(1)]
-    queue = deque(spec(i) for i in range(6))
-    p._dispatch(queue)
-    assert [m.index for m in p.workers[0].conn.sent] == [0, 2]
-    assert [m.index for m in p.workers[1].conn.sent] == [1, 3]
-    assert [n for n, _ in p.workers[0].inflight] == [1, 2]  # numbered in sending order, as the worker counts
-    p._on_reply(p.workers[1], "done", spec(1).match_id, [], queue)
-    p._dispatch(queue)  # two left for two workers: none waits behind another match
-    assert [m.index for m in p.workers[1].conn.sent] == [1, 3]
-    p._on_reply(p.workers[1], "done", spec(3).match_id, [], queue)
-    p._dispatch(queue)
-    assert [m.index for m in p.workers[1].conn.sent] == [1, 3, 4]
-    assert p.summary.played == 2 and list(queue) == [spec(5)]
+    sup, backend, _ = supervisor(tmp_path)
+    sup.submit(*(spec(i) for i in range(6)))
+    sup._dispatch()
+    assert [m.index for m in backend.sent[0]] == [0, 2]
+    assert [m.index for m in backend.sent[1]] == [1, 3]
+    assert [n for n, _ in sup.workers[0].inflight] == [1, 2]  # numbered in sending order, as the worker counts
+    sup._on_reply(1, Played(spec(1).match_id))
+    sup._dispatch()  # two left for two workers: none waits behind another match
+    assert [m.index for m in backend.sent[1]] == [1, 3]
+    sup._on_reply(1, Played(spec(3).match_id))
+    sup._dispatch()
+    assert [m.index for m in backend.sent[1]] == [1, 3, 4]
+    assert [m.index for m, _ in sup._out] == [1, 3] and list(sup.queue) == [spec(5)]
 
 
 def test_a_dead_worker_charges_a_try_only_to_the_match_it_was_playing(tmp_path):
-    p = pool(tmp_path)
-    w = fake_worker(0, exitcode=-9, playing=2)
-    w.inflight.extend([(1, spec(0)), (2, spec(1)), (3, spec(2))])  # 1 was being stored, 3 waited in the pipe
-    p.workers = [w]
-    queue = deque([spec(3)])
-    p._buried(w, queue)
-    assert [m.index for m in queue] == [1, 0, 2, 3]  # the culprit first, the others in their order
-    assert dict(p.retries.tries) == {spec(1).match_id: 1}
-    assert p.idle_deaths == 0 and p.summary.given_up == []
+    sup, _, given_up = supervisor(tmp_path, workers=1)
+    sup.workers[0].inflight.extend([(1, spec(0)), (2, spec(1)), (3, spec(2))])  # 1 being stored, 3 in the pipe
+    sup.submit(spec(3))
+    sup._on_lost(Lost(0, "killed by signal 9", playing=2))
+    assert [m.index for m in sup.queue] == [1, 0, 2, 3]  # the culprit first, the others in their order
+    assert dict(sup.retries.tries) == {spec(1).match_id: 1}
+    assert sup.idle_deaths == 0 and given_up == [] and list(sup.workers) == [1]   # a new worker took its place
 
 
 def test_a_worker_dead_between_matches_charges_nothing_and_a_stored_match_counts_as_played(tmp_path):
-    p = pool(tmp_path)
+    sup, _, _ = supervisor(tmp_path, workers=1)
     with ResultStore(tmp_path) as store:  # its commit finished just before the worker died
         store.record_match(make_record(0, ["a", "b"], [1, 2], match_id=spec(0).match_id))
-    w = fake_worker(0, exitcode=-9, playing=0)
-    w.inflight.extend([(1, spec(0)), (2, spec(1))])
-    p.workers = [w]
-    queue: deque = deque()
-    p._buried(w, queue)
-    assert [m.index for m in queue] == [1]
-    assert not p.retries.tries and p.idle_deaths == 1
-    assert p.summary.played == 1
+    sup.workers[0].inflight.extend([(1, spec(0)), (2, spec(1))])
+    sup._on_lost(Lost(0, "killed by signal 9", playing=None))
+    assert [m.index for m in sup.queue] == [1]
+    assert not sup.retries.tries and sup.idle_deaths == 1
+    assert sup._out == [(spec(0), Played(spec(0).match_id))]
+
+
+def test_the_stream_retries_a_raised_match_and_yields_each_match_once(tmp_path):
+    sup, backend, given_up = supervisor(tmp_path, workers=1)
+    sup.workers.clear()   # stream() starts its own worker
+    sup.submit(spec(0), spec(1))
+    raised = set()
+
+    def wait(timeout_s: float) -> list:   # the oldest match in flight is answered; match 0 raises once
+        wid = next(iter(sup.workers))
+        match = sup.workers[wid].inflight[0][1]
+        if match.index == 0 and not raised:
+            raised.add(0)
+            return [Replied(wid, Raised(match.match_id, "OSError: x"))]
+        return [Replied(wid, Played(match.match_id))]
+
+    backend.wait = wait
+    got = [(m.index, type(r).__name__) for m, r in sup.stream()]
+    assert got == [(0, "Played"), (1, "Played")] and given_up == []
+    assert [m.index for m in backend.sent[1]] == [0, 0, 1]   # played again first, counting a try
+    assert dict(sup.retries.tries) == {spec(0).match_id: 1}
+
+
+def test_a_long_running_feed_waits_for_submitted_matches_until_closed(tmp_path):
+    sup, backend, _ = supervisor(tmp_path, workers=1)
+    sup.workers.clear()
+    fed = iter([[spec(0)], [], [spec(1)]])
+
+    def wait(timeout_s: float) -> list:
+        events = [Replied(wid, Played(m.match_id)) for wid, w in sup.workers.items() for _, m in w.inflight]
+        more = next(fed, None)
+        if more is None:
+            sup.close()
+        else:
+            sup.submit(*more)   # as another thread of a service would
+        return events
+
+    backend.wait = wait
+    assert [m.index for m, _ in sup.stream(forever=True)] == [0, 1]
 
 
 # ---- a worker's committer: stored first, reported after -------------------------------------
@@ -127,7 +171,7 @@ def test_a_match_is_reported_done_only_once_it_is_stored_and_the_next_one_plays_
     committer.settle(30)
     committer.close()
     assert spec(0).match_id in ResultStore(tmp_path).completed_ids()
-    assert replies == [("done", spec(0).match_id, [])]
+    assert replies == [Played(spec(0).match_id)]
 
 
 def test_a_failed_commit_is_reported_as_an_error_or_a_full_disk(tmp_path):
@@ -136,15 +180,15 @@ def test_a_failed_commit_is_reported_as_an_error_or_a_full_disk(tmp_path):
 
     from arena.tournament.runner import _Committer
 
-    for error, kind in ((sqlite3.OperationalError("database is locked"), "error"),
-                        (OSError(errno.ENOSPC, "No space left on device"), "nospace")):
+    for error, kind in ((sqlite3.OperationalError("database is locked"), Raised),
+                        (OSError(errno.ENOSPC, "No space left on device"), NoSpace)):
         store = GatedStore(tmp_path, error)
         store.go.set()
         replies: list = []
         committer = _Committer(store, replies.append, tmp_path)
         committer.submit(spec(1), record(1, [2, 1]))
         committer.close()
-        assert [r[:2] for r in replies] == [(kind, spec(1).match_id)]
+        assert [(type(r), r.match_id) for r in replies] == [(kind, spec(1).match_id)]
         assert spec(1).match_id not in ResultStore(tmp_path).completed_ids()
 
 
@@ -189,7 +233,7 @@ def test_a_worker_tells_every_bot_goodbye_before_waiting_for_any(tmp_path):
 
     import games
     from arena.match.sandbox import Limits
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.match.timecontrol import TimeControl
     from arena.tournament.match_player import MatchPlayer
     from arena.tournament.roster import bot_entry
@@ -213,3 +257,23 @@ def test_a_worker_tells_every_bot_goodbye_before_waiting_for_any(tmp_path):
     assert not any(record["faults"]), record["faults"]
     player.close()
     assert sorted(f.name for f in marks.glob("*.clean")) == [f"{n}.py.clean" for n in names]
+
+
+def test_a_consumer_that_stops_early_kills_the_workers_at_once(tmp_path):
+    import contextlib
+
+    import pytest
+
+    sup, backend, _ = supervisor(tmp_path, workers=1)
+    sup.workers.clear()
+    stops: list[bool] = []
+    backend.stop = lambda *, kill: stops.append(kill)
+    backend.wait = lambda timeout_s: [Replied(w, Played(m.match_id)) for w, x in sup.workers.items()
+                                      for _, m in list(x.inflight)[:1]]
+    sup.submit(spec(0), spec(1))
+    with pytest.raises(KeyboardInterrupt):
+        with contextlib.closing(sup.stream()) as replies:
+            for _ in replies:
+                assert stops == []
+                raise KeyboardInterrupt   # Ctrl-C while the first reply is counted
+    assert stops == [True]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena.match.sandbox import SandboxUnavailable
-from arena.match.sandbox.detect import detect_sandbox
+from arena.match.detect import detect_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = Path(__file__).parent / "bots" / "uses_engine.py"

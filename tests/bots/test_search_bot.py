@@ -141,7 +141,7 @@ def test_plays_a_whole_match_inside_the_sandbox(game: str, players: int, level: 
                                                 tmp_path: Path) -> None:
     """The bot imports the engines (its search hooks, the sampler) inside the sandbox."""
     from arena.match.sandbox import SandboxUnavailable
-    from arena.match.sandbox.detect import detect_sandbox
+    from arena.match.detect import detect_sandbox
 
     try:
         detect_sandbox(level)

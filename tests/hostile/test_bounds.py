@@ -20,7 +20,7 @@ import pytest
 from arena.match.bot_log import ledger_path
 from arena.match.process import BotProcess, bot_command
 from arena.match.sandbox import Limits
-from arena.match.sandbox.detect import detect_sandbox
+from arena.match.detect import detect_sandbox
 from arena.match.sandbox.launch import HOSTNAME, INIT_NAME
 from tests.hostile.test_match_hostile import ROOT, no_survivors
 from tests.hostile.test_safe_levels import BOUNDS, SAFE, expect, safe_level

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli.run import run_and_publish
+from arena.report.run import run_and_publish
 from arena.tournament.load import load_tournament
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,10 +18,10 @@ import pytest
 
 from arena.match.agents import ProcessAgent
 from arena.match.referee import play_match
-from arena.cli.replay import verify_record
+from arena.report.replay import verify_record
 from arena.tournament.roster import bot_entry
 from arena.match.sandbox import Limits
-from arena.match.sandbox.detect import _marker_pids, detect_sandbox
+from arena.match.detect import _marker_pids, detect_sandbox
 from arena.tournament.schedule import MatchSpec
 from arena.match.timecontrol import TimeControl
 from games import REGISTRY

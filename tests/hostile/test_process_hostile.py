@@ -29,7 +29,7 @@ from tests import own_processes as own
 from arena.match.faults import BotFault, FaultKind
 from arena.match.process import BotProcess, bot_command, read_lines
 from arena.match.sandbox import Limits, SandboxInfo, SandboxUnavailable
-from arena.match.sandbox.detect import _marker_pids, detect_sandbox
+from arena.match.detect import _marker_pids, detect_sandbox
 from arena.match.sandbox.launch import sweep_stale_scratch
 
 BOTS = Path(__file__).parent / "bots"
@@ -466,7 +466,7 @@ def _start_with_fake_bwrap(monkeypatch, fake: Path, info: SandboxInfo) -> None:
 
 
 def test_named_level_that_fails_raises_one_line_reason(monkeypatch):
-    import arena.match.sandbox.detect as sb
+    import arena.match.detect as sb
     monkeypatch.setattr(sb, "_cache", {})
     monkeypatch.setattr(sb._ll, "abi_version", lambda: 0)
     with pytest.raises(SandboxUnavailable) as ei:
@@ -477,7 +477,7 @@ def test_named_level_that_fails_raises_one_line_reason(monkeypatch):
 
 
 def test_forced_level_is_reported(monkeypatch):
-    import arena.match.sandbox.detect as sb
+    import arena.match.detect as sb
     monkeypatch.setattr(sb, "_cache", {})
     monkeypatch.setenv("SANDBOX_LEVEL", "rlimits")
     info = detect_sandbox()
@@ -491,7 +491,7 @@ import sys, time
 from pathlib import Path
 from arena.match.process import BotProcess, bot_command
 from arena.match.sandbox import Limits
-from arena.match.sandbox.detect import detect_sandbox
+from arena.match.detect import detect_sandbox
 bot = Path(sys.argv[2])
 p = BotProcess.start(bot_command(bot), bot_file=bot, name="b", sandbox=detect_sandbox(sys.argv[1]),
                      limits=Limits(), env={"HOSTILE_MARKER": sys.argv[3]})

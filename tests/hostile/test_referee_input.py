@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.match.sandbox.detect import SandboxUnavailable, detect_sandbox
+from arena.match.detect import SandboxUnavailable, detect_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = str(ROOT / "bots" / "random_bot.py")

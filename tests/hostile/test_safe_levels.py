@@ -24,7 +24,7 @@ import pytest
 
 from arena.match.process import BotProcess, bot_command
 from arena.match.sandbox import Limits, SandboxInfo, SandboxUnavailable
-from arena.match.sandbox.detect import detect_sandbox
+from arena.match.detect import detect_sandbox
 from tests.hostile.test_match_hostile import NEEDS_ROOM, ROOMY, ROOT, TC, hostile_bot, no_survivors, play_with
 
 SAFE = ("full", "landlock")             # namespaces is never safe: no process limit (see the docs)
@@ -339,7 +339,7 @@ def test_common_runtime_completes_a_match(runtime, level, runtime_bots):
 
 
 def test_auto_fallback_says_why_and_what_gives_full(monkeypatch):
-    import arena.match.sandbox.detect as sb
+    import arena.match.detect as sb
     monkeypatch.setattr(sb, "_cache", {})
     monkeypatch.setattr(sb, "bwrap_path", lambda: None)
     monkeypatch.delenv("SANDBOX_LEVEL", raising=False)
@@ -389,7 +389,7 @@ def test_attack_succeeds_at_rlimits(attack, tmp_path):
 def test_landlock_without_cgroup_caps_processes_by_the_bots_own_uid(bot, monkeypatch):
     """As root without a usable cgroup, landlock limits a bot's processes by RLIMIT_NPROC on its own uid."""
     from arena.match.sandbox import launch
-    from arena.match.sandbox.detect import _static_details
+    from arena.match.detect import _static_details
     from arena.match.faults import BotFault, FaultKind
     if not ROOT_USER:
         pytest.skip("missing: root (a uid per bot)")

@@ -1,10 +1,12 @@
 """The package layout: no import cycles, and every import points down the layers.
 
-Layers, top first: the face (``arena.cli``), then ``arena.report``, then
+Layers, top first: the face (``arena.cli``), then ``arena.bench`` (the measures `arena bench`
+runs), then ``arena.report``, then
 ``arena.tournament``, then ``arena.luck`` (luck baselines and AIVAT; the store holds its
 tables), then ``arena.match``, then ``arena.rl`` (reinforcement
 learning, on the engines alone), then ``arena.openspiel`` (the OpenSpiel bridge, on the
-engines alone too), then the shared base (``arena.errors``,
+engines alone too), then ``arena.records`` (the typed vocabulary every layer above
+speaks: match specs, records, time control, limits, worker replies), then the shared base (``arena.errors``,
 ``arena`` itself), then ``games``. ``arena.bot_helper`` runs inside bots and
 imports nothing of ours; neither does ``arena.rl.encoding``, which exported bots
 carry a copy of. Imports are read with ast, at module level and inside
@@ -20,8 +22,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LAYERS = ["arena.cli", "arena.report", "arena.tournament", "arena.luck", "arena.match", "arena.rl", "arena.openspiel",
-          "arena", "games"]
+LAYERS = ["arena.cli", "arena.bench", "arena.report", "arena.tournament", "arena.luck", "arena.match", "arena.rl",
+          "arena.openspiel", "arena.records", "arena", "games"]
 # Run inside the sandbox (botkit, and the encoding copied into exported bots): standard library only.
 ISOLATED = {"arena.bot_helper", "arena.rl.encoding"}
 
@@ -133,7 +135,7 @@ def test_games_use_the_standard_library_only():
 
 
 @pytest.mark.parametrize("sub", ["arena.match", "arena.tournament", "arena.report", "arena.cli", "arena.rl",
-                                 "arena.openspiel", "arena.luck", "arena.serve"])
+                                 "arena.openspiel", "arena.luck", "arena.serve", "arena.records", "arena.bench"])
 def test_each_subpackage_says_what_lives_there(sub):
     doc = ast.get_docstring(ast.parse(MODS[sub].read_text(encoding="utf-8")))
     assert doc and "import" in doc, f"{sub}/__init__.py must say what lives there and what it may import"
@@ -151,6 +153,21 @@ def test_openspiel_builds_on_the_engines_alone():
             assert all(d.startswith(("games", "arena.openspiel")) for d in deps), f"{m} imports {deps}"
 
 
+def test_the_sandbox_does_not_import_its_user():
+    """``arena.match.sandbox`` is used by the bot process layer; it imports nothing else of the match layer
+    (the self-test that runs probes through that layer is ``arena.match.detect``, above it)."""
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.match.sandbox"):
+            users = sorted(d for d in deps if d.startswith("arena.match") and not d.startswith("arena.match.sandbox"))
+            assert users == [], f"{m} imports {users}"
+
+
+def test_records_import_only_themselves():
+    for m, deps in GRAPH.items():
+        if m.startswith("arena.records"):
+            assert all(d.startswith("arena.records") for d in deps), f"{m} imports {deps}"
+
+
 def test_luck_builds_on_the_builtin_players_and_the_engines():
     for m, deps in GRAPH.items():
         if m.startswith("arena.luck"):
@@ -164,3 +181,9 @@ def test_click_lives_in_the_cli_face_only():
             names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
             names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
             assert "click" not in names, f"{m} imports click; commands live in arena/cli"
+
+
+def test_the_cli_is_a_thin_face():
+    """arena/cli holds click commands only (issue 28): what they run lives in the layers below."""
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "arena" / "cli").glob("*.py"))
+    assert lines < 1000, f"arena/cli has {lines} lines: move library code below the face"

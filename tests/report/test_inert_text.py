@@ -141,7 +141,7 @@ def test_the_live_display_shows_messages_and_bot_names_escaped(tmp_path: Path) -
 
     from rich.console import Console
 
-    from arena.cli.live import LiveDisplay, _ConsoleStream
+    from arena.report.live import LiveDisplay, _ConsoleStream
 
     out = io.StringIO()
     console = Console(file=out, force_terminal=False, color_system=None, width=200)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import arena.tournament.runner as runner
 from arena.cli import cli
-from arena.cli.run import run_and_publish
+from arena.report.run import run_and_publish
 from arena.report.standings import STALE_START, mark_reports_stale
 from arena.tournament.load import load_tournament
 

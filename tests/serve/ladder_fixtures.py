@@ -43,7 +43,7 @@ def safe_sandbox():
     """This machine's sandbox, or a skip when no level is safe for untrusted bots (a ladder refuses)."""
     import io
 
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
 
     sandbox = open_sandbox("auto", io.StringIO())
     if not sandbox.safe:

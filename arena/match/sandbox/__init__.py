@@ -17,7 +17,7 @@ Levels (a fixed set, strongest first; see docs in ``LEVELS``):
 Safe for untrusted bots: a level whose self-test proved every property listed in
 docs/sandbox.md (``SandboxInfo.safe``); ``rlimits`` and ``none`` never are.
 
-``detect.py`` picks the level (``detect_sandbox``) by running ``probe.py`` through
+``arena.match.detect`` picks the level (``detect_sandbox``) by running ``probe.py`` through
 the real bot process layer; this package itself holds only the shared types.
 
 Every level runs the bot in a new session with an explicit environment, closed
@@ -32,6 +32,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any
+
+from arena.records.controls import Limits
 
 from .procs import become_subreaper
 
@@ -52,25 +54,6 @@ READY = "ARENA-SANDBOX-READY"
 
 class SandboxUnavailable(RuntimeError):
     """A requested level failed its self-test (the message is one line)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-bot limits. Memory is per bot (cgroup) or per process (RLIMIT_AS)."""
-    memory_mb: int = 1024        # per bot (cgroup memory where available, else RLIMIT_AS)
-    cpu_s: int = 600             # CPU cap of the whole bot tree (referee-enforced); RLIMIT_CPU = cpu_s+1 backstop
-    file_mb: int = 16            # RLIMIT_FSIZE
-    open_files: int = 64         # RLIMIT_NOFILE
-    processes: int = 32          # tasks (processes + threads) of the bot: pids cgroup
-    scratch_mb: int = 64         # size of the private tmpfs scratch (= cwd, HOME, TMPDIR)
-    stdout_line_kb: int = 1024   # longest accepted protocol line
-    stderr_log_kb: int = 256     # cap of the bot's stderr logs, over all its processes
-
-    @property
-    def scratch_inodes(self) -> int:
-        """Files and folders the scratch may hold: one per 4 KiB page of ``scratch_mb`` (empty files
-        take no pages, so without this cap they could be made without end)."""
-        return self.scratch_mb * 256
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def _capabilities() -> str:
 def main() -> None:
     cfg, argv = json.loads(sys.argv[1]), sys.argv[3:]
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # -I leaves it out
-    import nsroot
+    import nsroot  # type: ignore[import-not-found]  # a sibling (this runs as a script)
 
     # resolved while still root: the interpreter's own modules may be out of reach afterwards
     prog = argv[0] if "/" in argv[0] else next(

@@ -253,18 +253,19 @@ def _build_landlock(argv: Sequence[str], bot_file: Path, limits: Limits, extra_r
     r = _rlimits(limits, address_space=cg is None)
     if mode["own_uid"] and cg is None:
         r["nproc"] = [limits.processes] * 2                  # counts this bot's own uid only
-    cfg: dict = {"ready": READY, "seccomp": "strict", "cwd": str(scratch),
+    cfg: dict[str, object] = {"ready": READY, "seccomp": "strict", "cwd": str(scratch),
                  "landlock": {"ro": ro, "rw": [str(scratch), "/dev/null"]},
                  "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()]}
     if mode["namespaces"]:
         links = {p: os.readlink(p) for p in _TOP_LINKS if os.path.islink(p)}
         ns_ro = ["/usr", *(p for p in _TOP_LINKS if os.path.isdir(p) and not os.path.islink(p)),
                  *_SYSTEM_RO, *sources]
-        cfg["uid"] = bot_uid()
+        uid = bot_uid()
+        cfg["uid"] = uid
         # the scratch is a tmpfs of its own (scratch_mb, inode cap) at the host scratch's path
         cfg["ns"] = {"ro": [[os.path.realpath(p), p] for p in ns_ro],
                      "rw": [str(scratch)], "links": links, "hostname": HOSTNAME,
-                     "tmpfs": scratch_tmpfs(limits, cfg["uid"])}
+                     "tmpfs": scratch_tmpfs(limits, uid)}
         if cg is not None:
             cfg["cgroup_procs"] = cg.procs_files()
     # The shim comes as a script on an fd, and its configuration inside it: the keeper and the

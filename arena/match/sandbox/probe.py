@@ -13,9 +13,10 @@ import resource
 import socket
 import sys
 import time
+from typing import Any, Callable
 
 
-def _try(fn):
+def _try(fn: Callable[[], str]) -> str:
     try:
         return fn()
     except OSError:
@@ -38,7 +39,7 @@ def host_uid() -> int:
 
 def main() -> None:
     req = json.loads(sys.stdin.readline())
-    out = {"rlimit_nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0], "host_uid": host_uid()}
+    out: dict[str, Any] = {"rlimit_nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0], "host_uid": host_uid()}
     with open("/proc/self/status") as f:
         out["cap_eff"] = next((ln.split()[1] for ln in f if ln.startswith("CapEff:")), "?")
     try:  # not if_nameindex(): it needs AF_NETLINK, which seccomp refuses
@@ -47,7 +48,7 @@ def main() -> None:
     except OSError:
         out["ifaces"] = None
 
-    def tcp():
+    def tcp() -> str:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.settimeout(1)
         try:
@@ -56,7 +57,7 @@ def main() -> None:
         finally:
             s.close()
 
-    def udp():
+    def udp() -> str:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
             s.sendto(b"x", ("127.0.0.1", req["udp"]))
@@ -64,31 +65,31 @@ def main() -> None:
         finally:
             s.close()
 
-    def inet():
+    def inet() -> str:
         socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close()
         return "allowed"
 
-    def sees_referee():
+    def sees_referee() -> str:
         with open(f"/proc/{req['referee']}/stat", "rb") as f:
             raw = f.read()
         return "visible" if int(raw[raw.rfind(b")") + 2:].split()[19]) == req["referee_start"] else "denied"
 
-    def environ():
+    def environ() -> str:
         with open(f"/proc/{req['referee']}/environ", "rb") as f:
             f.read(1)
         return "read"
 
     libc = ctypes.CDLL(None, use_errno=True)
 
-    def hostname():
+    def hostname() -> str:
         name = os.uname().nodename.encode()
         return "changed" if libc.sethostname(name, len(name)) == 0 else "denied"
 
-    def nice():
+    def nice() -> str:
         os.setpriority(os.PRIO_PROCESS, 0, -1)
         return "raised"
 
-    def realtime():
+    def realtime() -> str:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
         return "realtime"
@@ -96,8 +97,17 @@ def main() -> None:
     out["tcp"] = _try(tcp)
     out["udp"] = _try(udp)
     out["inet_socket"] = _try(inet)
-    out["canary"] = _try(lambda: (open(req["canary"]).read(), "read")[1])
-    out["kill_referee"] = _try(lambda: (os.kill(req["referee"], 0), "allowed")[1])
+    def canary() -> str:
+        with open(req["canary"]) as f:
+            f.read()
+        return "read"
+
+    def kill_referee() -> str:
+        os.kill(req["referee"], 0)
+        return "allowed"
+
+    out["canary"] = _try(canary)
+    out["kill_referee"] = _try(kill_referee)
     out["sees_referee"] = _try(sees_referee)
     out["environ"] = _try(environ)
     out["hostname"] = hostname()
@@ -108,8 +118,8 @@ def main() -> None:
     out["scratch"] = [st.f_blocks * st.f_frsize, st.f_files]
     out["nodename"] = os.uname().nodename
     try:                                # what it sees of its pid 1 (none: no pid namespace, or hidden)
-        with open("/proc/1/cmdline", "rb") as f:
-            out["pid1"] = f.read().decode(errors="replace").split("\0")[:-1]
+        with open("/proc/1/cmdline", "rb") as cmdline:
+            out["pid1"] = cmdline.read().decode(errors="replace").split("\0")[:-1]
     except OSError:
         out["pid1"] = None
     if os.fork() == 0:          # double fork + setsid: the escapee the kill must catch

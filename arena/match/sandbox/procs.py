@@ -12,9 +12,10 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Set
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
-_subreaper_done = False
+_subreaper_done = 0   # the pid that became a subreaper (0: none yet)
 _subreaper_lock = threading.Lock()
 
 
@@ -28,7 +29,7 @@ def become_subreaper() -> bool:
             return True
         try:
             libc = ctypes.CDLL(None, use_errno=True)
-            ok = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+            ok = bool(libc.prctl(36, 1, 0, 0, 0) == 0)  # PR_SET_CHILD_SUBREAPER
         except (OSError, AttributeError):
             ok = False
         _subreaper_done = os.getpid() if ok else 0
@@ -136,7 +137,7 @@ def reap(pids: set[int], timeout: float = 0.0) -> None:
 
 
 def sweep(roots: set[int], *, protect: set[int], since_ticks: int, orphans: bool,
-          keep: set[int] = frozenset(), timeout: float = 2.0) -> int:
+          keep: Set[int] = frozenset(), timeout: float = 2.0) -> int:
     """SIGKILL the trees under ``roots`` until none is left; returns the number killed.
 
     Pids in ``keep`` are killed but not reaped (their owner collects the status).

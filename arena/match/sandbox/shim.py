@@ -24,12 +24,18 @@ Without ``"ns"`` (not root: ``landlock`` without namespaces) the shim itself
 does the last step and execs.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import resource
 import signal
 import struct
 import sys
+
+TYPE_CHECKING = False   # typing is not imported at run time: this starts every bot
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _fail(what: str, exc: BaseException, code: int = 121) -> None:
@@ -42,10 +48,10 @@ def _pdeathsig() -> None:
     ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
-def _confine_and_exec(cfg: dict, argv: list) -> None:
+def _confine_and_exec(cfg: dict[str, Any], argv: list[str]) -> None:
     """Last step, in the process that becomes the bot."""
-    import landlock  # siblings; imported before Landlock hides their directory
-    import seccomp
+    import landlock  # type: ignore[import-not-found]  # siblings; imported before Landlock hides their directory
+    import seccomp  # type: ignore[import-not-found]
     try:
         uid = cfg.get("uid")
         if uid is not None:
@@ -97,9 +103,9 @@ def _quiet_stdio(fd: int) -> None:
         os.close(fd)
 
 
-def _init(cfg: dict, argv: list, report_w: int) -> None:
+def _init(cfg: dict[str, Any], argv: list[str], report_w: int) -> None:
     """pid 1 of the bot's pid namespace."""
-    import nsroot
+    import nsroot  # type: ignore[import-not-found]  # a sibling (this runs as a script)
     try:
         _pdeathsig()                    # the keeper died: so does the whole namespace
         os.umask(0o022)                 # the bot's uid must be able to walk the new root
@@ -129,7 +135,7 @@ def _init(cfg: dict, argv: list, report_w: int) -> None:
             os._exit(0)                 # the kernel now kills what is left in the namespace
 
 
-def main(cfg: dict, argv: list, script_fd: int = -1) -> None:
+def main(cfg: dict[str, Any], argv: list[str], script_fd: int = -1) -> None:
     if script_fd >= 0:                  # the script this came from (launch.py): not the bot's
         os.close(script_fd)
     try:
@@ -139,7 +145,7 @@ def main(cfg: dict, argv: list, script_fd: int = -1) -> None:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if "ns" not in cfg:
             _confine_and_exec(cfg, argv)
-        import nsroot
+        import nsroot  # a sibling (this runs as a script)
         for procs in cfg.get("cgroup_procs", ()):
             with open(procs, "w") as f:
                 f.write(str(os.getpid()))

@@ -147,7 +147,7 @@ def _prerequisites(level: str) -> str | None:
 def _self_test(level: str, details: dict[str, Any]) -> str | None:
     """Run the probe bot at ``level``; return a one-line failure reason or None."""
 
-    probe = Path(__file__).with_name("probe.py")
+    probe = Path(_launch.__file__).with_name("probe.py")  # the probe lives with the sandbox
     marker = "arena-probe-" + uuid.uuid4().hex
     with tempfile.TemporaryDirectory(prefix="arena-selftest-") as tmp:
         canary = Path(tmp) / "canary"

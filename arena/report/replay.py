@@ -1,18 +1,24 @@
-"""`arena replay`: re-run a stored match decision by decision and verify it, or
-let a live bot take over one seat from a chosen decision."""
+"""Replay a stored match: re-run it decision by decision and verify it against the engine
+(`arena replay`), or let a live bot take over one seat from a chosen decision.
+
+Records are read through ``arena.records.MatchRecord`` (its one shape check); a record that
+fails it is refused with one line naming the source and the fix."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import zlib
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Callable
 
-from arena.match.agents import Agent
 from arena.errors import ArenaError
-from arena.match.referee import final_places
+from arena.match.agents import Agent
+from arena.match.referee import SandboxArg, final_places
+from arena.match.timecontrol import TimeControl
+from arena.records.record import MatchRecord, RecordError, RecordJson
+from arena.records.spec import MatchSpec
 from games import GameError, get_game
 from games.rng import DealRng
 
@@ -83,52 +89,15 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
     return record
 
 
-# key -> the type it must have; a record that lacks one was cut or altered
-_SHAPE: dict[str, type | tuple[type, ...]] = {
-    "match_id": str, "game": str, "players": int, "options": dict, "deal_seed": int, "match_seed": int,
-    "bots": list, "decisions": list, "faults": list, "game_result": dict, "result": dict,
-}
+def _check_shape(record: Any, what: str, fix: str) -> MatchRecord:
+    """The typed record, or a one-line ``ArenaError`` naming what is missing or wrong."""
+    try:
+        return MatchRecord.from_json(record)
+    except RecordError as exc:
+        raise ArenaError(f"{what} is malformed or was altered ({exc}); {fix}") from None
 
 
-def _check_shape(record: Any, what: str, fix: str) -> None:
-    """Raise a one-line ``ArenaError`` unless ``record`` has every part a replay reads."""
-    def bad(why: str) -> ArenaError:
-        return ArenaError(f"{what} is malformed or was altered ({why}); {fix}")
-
-    if not isinstance(record, dict):
-        raise bad("not a mapping")
-    for key, kind in _SHAPE.items():
-        if key not in record:
-            raise bad(f"no {key!r}")
-        if not isinstance(record[key], kind) or isinstance(record[key], bool):
-            raise bad(f"{key!r} is not a {getattr(kind, '__name__', kind)}")
-    players = record["players"]
-    if not (isinstance(players, int) and 1 <= players <= 64):
-        raise bad(f"'players' is {players!r}")
-    if len(record["bots"]) != players or not all(isinstance(b, dict) and isinstance(b.get("name"), str)
-                                                  for b in record["bots"]):
-        raise bad("'bots' does not name one bot per seat")
-    if len(record["faults"]) != players or not all(f is None or (isinstance(f, dict) and "decision" in f)
-                                                    for f in record["faults"]):
-        raise bad("'faults' does not hold one entry per seat")
-    for i, d in enumerate(record["decisions"]):
-        if not (isinstance(d, dict) and isinstance(d.get("seat"), int) and "action" in d):
-            raise bad(f"decision {i} has no seat and action")
-    places = record["result"].get("places")
-    if not (isinstance(places, list) and len(places) == players and all(isinstance(p, int) for p in places)):
-        raise bad("'result' has no place per seat")
-
-
-def _match_of(record: dict[str, Any]) -> SimpleNamespace:
-    return SimpleNamespace(
-        match_id=record["match_id"], index=record.get("index", 0), game=record["game"],
-        players=record["players"], options=record["options"], deal_seed=record["deal_seed"],
-        match_seed=record["match_seed"], deal=record.get("deal"), rotation=record.get("rotation"),
-        group=record.get("group"),
-    )
-
-
-def _new_state(record: dict[str, Any]) -> Any:
+def _new_state(record: RecordJson) -> Any:
     try:
         spec = get_game(record["game"])
         if record.get("rules_version") != spec.rules_version:
@@ -140,7 +109,7 @@ def _new_state(record: dict[str, Any]) -> Any:
         raise ArenaError(f"match {record.get('match_id')}: {err}") from None
 
 
-def verify_record(record: dict[str, Any], observer: Callable[..., None] | None = None) -> Any:
+def verify_record(record: RecordJson, observer: Callable[..., None] | None = None) -> Any:
     """Replay every recorded decision through the engine; raise ReplayMismatch at
     the first difference. Returns the final state."""
     try:
@@ -153,40 +122,41 @@ def verify_record(record: dict[str, Any], observer: Callable[..., None] | None =
                                    f"{' '.join(str(exc).split())[:120]})") from None
 
 
-def _verify(record: dict[str, Any], observer: Callable[..., None] | None = None) -> Any:
+def _verify(record: RecordJson, observer: Callable[..., None] | None = None) -> Any:
+    rec = MatchRecord.from_json(record) if not isinstance(record, MatchRecord) else record
     state = _new_state(record)
-    names = [b["name"] for b in record["bots"]]
+    names = list(rec.bot_names)
     emit = observer or (lambda *a, **k: None)
-    emit("begin", match=_match_of(record), names=names, state=state)
-    faults_at = {f["decision"]: (s, f) for s, f in enumerate(record["faults"]) if f}
-    for i, d in enumerate(record["decisions"]):
+    emit("begin", match=MatchSpec.of_record(record), names=names, state=state)
+    faults_at = {f.get("decision"): (s, f) for s, f in enumerate(rec.faults) if f}
+    for i, d in enumerate(rec.decisions):
         if state.is_over():
             raise ReplayMismatch(i, "the game is already over but the record goes on")
-        seat, action = d["seat"], d["action"]
-        if d.get("n", i) != state.decisions:
-            raise ReplayMismatch(i, f"recorded as decision {d.get('n')}, the engine is at {state.decisions}")
+        seat, action = d.seat, d.action
+        if d.n != state.decisions:
+            raise ReplayMismatch(i, f"recorded as decision {d.n}, the engine is at {state.decisions}")
         if seat not in state.to_move():
             raise ReplayMismatch(i, f"recorded seat {seat} moves, the engine has {list(state.to_move())} to move")
-        if not isinstance(action, int) or not 0 <= action < len(state.legal_actions(seat)):
+        if not 0 <= action < len(state.legal_actions(seat)):
             raise ReplayMismatch(i, f"recorded action {action!r} is not legal here")
         text = state.action_text(seat, action)
-        if text != d.get("text"):
-            raise ReplayMismatch(i, f"recorded {d.get('text')!r}, the engine's action {action} is {text!r}")
+        if text != d.text:
+            raise ReplayMismatch(i, f"recorded {d.text!r}, the engine's action {action} is {text!r}")
         if i in faults_at:
             s, f = faults_at[i]
             emit("fault", seat=s, bot=names[s], fault=f)
         emit("decision", state=state, seat=seat, bot=names[seat], action=action, text=text,
-             ms=d.get("ms"), status=d.get("status", "ok"))
+             ms=d.ms, status=d.status.value)
         state.apply(seat, action)
     if not state.is_over():
-        raise ReplayMismatch(None, f"the record ends after {len(record['decisions'])} decisions but the game is not over")
+        raise ReplayMismatch(None, f"the record ends after {len(rec.decisions)} decisions but the game is not over")
     got = state.result().to_json()
-    if got != record["game_result"]:
+    if got != rec.game_result.to_json():
         raise ReplayMismatch(None, f"the engine's result {got} differs from the recorded {record['game_result']}")
-    places = final_places(got["places"], record["faults"])
-    if places != record["result"]["places"]:
+    places = final_places(got["places"], rec.faults)
+    if places != list(rec.result.places):
         raise ReplayMismatch(None, f"places after the fault policy {places} differ from the recorded "
-                                   f"{record['result']['places']}")
+                                   f"{list(rec.result.places)}")
     emit("end", record=record, state=state)
     return state
 
@@ -227,9 +197,9 @@ class RecordedAgent(Agent):
         return line, time.monotonic()
 
 
-def takeover(record: dict[str, Any], start: int, seat: int, agent: Agent, *,
-             observer: Callable[..., None] | None = None, time_control: Any = None,
-             sandbox: Any = None, no_timeouts: bool = False) -> dict[str, Any]:
+def takeover(record: RecordJson, start: int, seat: int, agent: Agent, *,
+             observer: Callable[..., None] | None = None, time_control: TimeControl | None = None,
+             sandbox: SandboxArg = None, no_timeouts: bool = False) -> RecordJson:
     """Replay decisions 0..start-1 as recorded, then ``agent`` plays ``seat`` live and
     the other seats play their recorded actions while they apply."""
     from arena.match.referee import play_match
@@ -248,7 +218,6 @@ def takeover(record: dict[str, Any], start: int, seat: int, agent: Agent, *,
             agents.append(agent)
         else:
             agents.append(RecordedAgent(bot["name"], [d for d in later if d["seat"] == s]))
-    m = _match_of(record)
-    m.match_id = f"{record['match_id']}/from{start}/seat{seat}"
+    m = dataclasses.replace(MatchSpec.of_record(record), match_id=f"{record['match_id']}/from{start}/seat{seat}")
     return play_match(m, agents, time_control=time_control, sandbox=sandbox, observer=observer,
                       no_timeouts=no_timeouts, prefix=prefix)

@@ -17,8 +17,10 @@ from typing import Any, Callable
 from arena.match.agents import ProcessAgent, RandomAgent
 from arena.match.faults import BotFault, printable
 from arena.match.referee import play_match
+from arena.match.sandbox import Limits, SandboxInfo
 from arena.match.timecontrol import TimeControl
-from arena.cli.check_hints import GENERIC, fault_hint, timing_verdict
+from arena.records.spec import MatchSpec
+from arena.tournament.check_hints import GENERIC, fault_hint, timing_verdict
 from games import REGISTRY
 from games.rng import derive_seed
 
@@ -29,7 +31,7 @@ CHECK_MATCHES: list[tuple[str, int, dict[str, Any]]] = [
     ("palace", 2, {}), ("palace", 4, {}), ("palace", 5, {"extended": True, "wyrm_variant": True}),
 ]
 
-HINTS = GENERIC  # the fault kinds' generic hints (arena/cli/check_hints.py has the specific ones)
+HINTS = GENERIC  # the fault kinds' generic hints (arena/tournament/check_hints.py has the specific ones)
 
 
 @dataclass
@@ -82,18 +84,14 @@ def _lines(c: CheckResult) -> list[str]:
     return out
 
 
-class _Match:
-    def __init__(self, i: int, game: str, players: int, options: dict[str, Any]) -> None:
-        self.match_id = f"check/{game}/p{players}/{i}"
-        self.index = i
-        self.game = game
-        self.players = players
-        self.options = REGISTRY[game].resolve_options(players, options)
-        self.deal_seed = derive_seed("check", i)
-        self.match_seed = derive_seed("check-referee", i)
+def _check_match(i: int, game: str, players: int, options: dict[str, Any]) -> MatchSpec:
+    """The i-th check match: seeds of its own, no schedule position (deal, rotation, group: none)."""
+    return MatchSpec(match_id=f"check/{game}/p{players}/{i}", index=i, game=game, players=players,
+                     options=REGISTRY[game].resolve_options(players, options), group=None, deal=None,
+                     rotation=None, deal_seed=derive_seed("check", i), match_seed=derive_seed("check-referee", i))
 
 
-def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeControl | None = None,
+def run_check(entry: Any, *, sandbox: SandboxInfo, limits: Limits, time_control: TimeControl | None = None,
               matches: list[tuple[str, int, dict[str, Any]]] | None = None,
               echo: Callable[[str], None] | None = None) -> CheckReport:
     """Run the checks; with ``echo``, print the title and each check as it ends (then
@@ -117,7 +115,7 @@ def run_check(entry: Any, *, sandbox: Any, limits: Any, time_control: TimeContro
     failed = False
     for i, (game, players, options) in enumerate(matches or CHECK_MATCHES):
         seat = i % players
-        m = _Match(i, game, players, options)
+        m = _check_match(i, game, players, options)
         seats = [RandomAgent(seed=i) for _ in range(players)]
         seats[seat] = agent
         record = play_match(m, seats, time_control=tc, sandbox=sandbox)

@@ -92,7 +92,7 @@ def _row(pid: str, measure: str, figure: str, target: str, met: bool | None,
 # ---- P1, P2: engines ------------------------------------------------------------------
 
 def p1_p2(sizes: Sizes) -> list[dict[str, Any]]:
-    from arena.cli.bench import bench_games
+    from arena.bench.measures import bench_games
 
     runs = [bench_games(sizes.engine_seconds) for _ in range(sizes.repeats)]
     rows = []
@@ -116,7 +116,7 @@ def p1_p2(sizes: Sizes) -> list[dict[str, Any]]:
 # ---- P3: protocol round trip --------------------------------------------------------------
 
 def p3(sizes: Sizes) -> dict[str, Any]:
-    from arena.cli.bench import bench_protocol
+    from arena.bench.measures import bench_protocol
 
     runs = [bench_protocol(sizes.protocol_rounds) for _ in range(sizes.repeats)]
     same = statistics.median(r["ratio_vs_raw_same_messages"] for r in runs)
@@ -176,7 +176,7 @@ def p4(sizes: Sizes) -> dict[str, Any]:
 
 def _p4_once(sizes: Sizes, fresh: bool, deal_memory: bool) -> tuple[float, int, int, Any]:
     from arena.match.agents import ProcessAgent
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.tournament.match_player import MatchPlayer
     from arena.tournament.roster import resolve_bots
     from arena.tournament.runner import limits_from, time_control_from
@@ -248,19 +248,9 @@ def p5(sizes: Sizes) -> dict[str, Any]:
 
 # ---- P6: luck ------------------------------------------------------------------------------
 
-def _benchmarks_module(name: str) -> Any:
-    import importlib.util
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(f"arena_bench_{name}", ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[spec.name] = module  # type: ignore[union-attr]  # its functions pickle by name (process pools)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 def p6(sizes: Sizes) -> dict[str, Any]:
-    luck = _benchmarks_module("luck")
+    from arena.bench import luck
+
     per_game = {}
     for game in luck.SETUPS:
         m = luck.measure(game, sizes.luck_deals, sizes.luck_rollouts,
@@ -352,7 +342,8 @@ def p7(sizes: Sizes) -> dict[str, Any]:
     from arena.report import rating_cache
 
     speed = update_speedup(max(50, min(2000, sizes.rating_matches)))
-    make_store = _benchmarks_module("make_store")
+    from arena.bench import make_store
+
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         folder = Path(sizes.rating_store) if sizes.rating_store else Path(tmp) / "store"
         if not sizes.rating_store:
@@ -401,13 +392,13 @@ def _burn(stop: Any) -> None:
 
 def p8(sizes: Sizes) -> dict[str, Any]:
     from arena.match.sandbox import Limits
-    from arena.match.sandbox.detect import open_sandbox
+    from arena.match.detect import open_sandbox
     from arena.match.timecontrol import TimeControl
     from arena.tournament.match_player import MatchPlayer
     from arena.tournament.roster import bot_entry
     from arena.tournament.schedule import MatchSpec
 
-    path = ROOT / "benchmarks" / "bots" / "prompt_bot.py"
+    path = Path(__file__).resolve().parent / "bots" / "prompt_bot.py"   # package data
     entries = {f"prompt{i}": dataclasses.replace(bot_entry(str(path)), name=f"prompt{i}")
                for i in range(4)}
     tc = TimeControl(startup_s=10.0, move_s=0.1)
@@ -448,7 +439,8 @@ def p8(sizes: Sizes) -> dict[str, Any]:
 # ---- P9: matches an adaptive schedule saves -----------------------------------------------
 
 def p9(sizes: Sizes) -> dict[str, Any]:
-    bench = _benchmarks_module("adaptive_ranking")
+    from arena.bench import adaptive_ranking as bench
+
     rows = bench.measure(tuple(sizes.adaptive_sizes), top=sizes.adaptive_top, workers=min(2, os.cpu_count() or 1),
                          trials_by_size=dict(zip(sizes.adaptive_sizes, sizes.adaptive_trials)),
                          deals_by_size=dict(zip(sizes.adaptive_sizes, sizes.adaptive_deals)))

@@ -16,6 +16,8 @@ from games.simulate import play_randomly
 GAME_SETUPS: dict[str, tuple[int, dict[str, Any]]] = {
     "tightwad": (4, {}), "divers-weights": (4, {}), "palace": (4, {}),
 }
+# players at the table of `arena bench protocol` (Divers Weights' duel is its most common table)
+PROTOCOL_PLAYERS = {"divers-weights": 2}
 GAME_TARGETS = {"tightwad": (100_000, 30_000), "divers-weights": (100_000, 30_000),
                 "palace": (30_000, 30_000)}
 
@@ -103,7 +105,7 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     from arena.match.agents import ProcessAgent
     from arena.tournament.roster import bot_entry
     from arena.match.sandbox import Limits
-    from arena.match.sandbox.detect import detect_sandbox
+    from arena.match.detect import detect_sandbox
     from arena.match.timecontrol import TimeControl
 
     positions = _act_lines(game, players, rounds)

@@ -1,0 +1,8 @@
+"""`arena bench` as library code: the harness's measures against its targets (P1..P9, P11;
+``suite``), the engine and protocol speeds (``measures``), and what they are built from:
+the luck study (``luck``), a large synthetic store (``make_store``), the adaptive schedule's
+simulation (``adaptive_ranking``) and in-process bot play (``bot_strength``). Package code,
+so `arena bench` runs from an installed wheel; benchmarks/*.py are thin scripts over it.
+
+Below the face (``arena.cli``) and above ``arena.report``: may import every layer below.
+"""
