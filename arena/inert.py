@@ -20,6 +20,6 @@ def visible(text: object, keep: str = _KEEP) -> str:
     plain = text
     for c in keep:
         plain = plain.replace(c, "")
-    if plain.isprintable():   # the usual case, checked at C speed
+    if plain.isprintable():  # the usual case, checked at C speed
         return text
     return "".join(c if c.isprintable() or c in keep else ascii(c)[1:-1] for c in text)

@@ -56,10 +56,12 @@ def tightwad(deals: range = range(900_000, 900_040)) -> list[tuple[str, bool]]:
             ps, fs = [], []
             for s in range(players):
                 seed = derive_seed("aivat-test-match", d, s, eps)
-                p, decisions = known_strength.play(game, players, d, s, known_strength.noisy(game, eps), seed,
-                                                   "aivat-test")
-                c = aivat_corrections(game, players, {}, d, decisions, frozenset(range(players)) - {s},
-                                      AIVAT_ROLLOUTS[game], seed)[s]
+                p, decisions = known_strength.play(
+                    game, players, d, s, known_strength.noisy(game, eps), seed, "aivat-test"
+                )
+                c = aivat_corrections(
+                    game, players, {}, d, decisions, frozenset(range(players)) - {s}, AIVAT_ROLLOUTS[game], seed
+                )[s]
                 plain.append(p)
                 fixed.append(p - c)
                 terms.append(c)
@@ -71,11 +73,15 @@ def tightwad(deals: range = range(900_000, 900_040)) -> list[tuple[str, bool]]:
         mf, cf = known_strength.mean_ci(fixed)
         mt, ct = known_strength.mean_ci(terms)
         ratio = _var(deal_fixed) / _var(deal_plain)
-        print(f"tightwad eps {eps}: plain {mp:.3f} ± {cp:.3f}, corrected {mf:.3f} ± {cf:.3f}, "
-              f"correction {mt:+.3f} ± {ct:.3f}, rotated variance x{ratio:.2f}")
-        claims += [(f"tightwad eps {eps}: corrected agrees with plain", abs(mp - mf) <= math.hypot(cp, cf)),
-                   (f"tightwad eps {eps}: correction's mean is zero", abs(mt) <= ct),
-                   (f"tightwad eps {eps}: rotated variance smaller", ratio < (0.7 if eps == 0 else 1.0))]
+        print(
+            f"tightwad eps {eps}: plain {mp:.3f} ± {cp:.3f}, corrected {mf:.3f} ± {cf:.3f}, "
+            f"correction {mt:+.3f} ± {ct:.3f}, rotated variance x{ratio:.2f}"
+        )
+        claims += [
+            (f"tightwad eps {eps}: corrected agrees with plain", abs(mp - mf) <= math.hypot(cp, cf)),
+            (f"tightwad eps {eps}: correction's mean is zero", abs(mt) <= ct),
+            (f"tightwad eps {eps}: rotated variance smaller", ratio < (0.7 if eps == 0 else 1.0)),
+        ]
         plain_means.append(mp)
         fixed_means.append(mf)
     claims.append(("tightwad: corrected means keep the levels' order", fixed_means == sorted(fixed_means)))
@@ -94,10 +100,12 @@ def palace(deals: range = range(910_000, 910_030)) -> list[tuple[str, bool]]:
             per: tuple[list[float], list[float]] = ([], [])
             for s in range(players):
                 seed = derive_seed("aivat-palace-match", d, s, eps)
-                p, decisions = known_strength.play(game, players, d, s, known_strength.noisy(game, eps), seed,
-                                                   "aivat-palace-test")
-                c = aivat_corrections(game, players, {}, d, decisions, frozenset(range(players)) - {s}, 0, seed,
-                                      only=s)[s]
+                p, decisions = known_strength.play(
+                    game, players, d, s, known_strength.noisy(game, eps), seed, "aivat-palace-test"
+                )
+                c = aivat_corrections(
+                    game, players, {}, d, decisions, frozenset(range(players)) - {s}, 0, seed, only=s
+                )[s]
                 per[0].append(p)
                 per[1].append(p - c)
                 pooled[k] += c / (len(LEVELS) * players)
@@ -105,14 +113,18 @@ def palace(deals: range = range(910_000, 910_030)) -> list[tuple[str, bool]]:
             fixed.append(sum(per[1]) / players)
         mp, cp = known_strength.mean_ci(plain, t)
         mf, cf = known_strength.mean_ci(fixed, t)
-        print(f"palace eps {eps}: plain {mp:.3f} ± {cp:.3f}, corrected {mf:.3f} ± {cf:.3f}, "
-              f"rotated variance x{_var(fixed) / _var(plain):.2f}")
+        print(
+            f"palace eps {eps}: plain {mp:.3f} ± {cp:.3f}, corrected {mf:.3f} ± {cf:.3f}, "
+            f"rotated variance x{_var(fixed) / _var(plain):.2f}"
+        )
         claims.append((f"palace eps {eps}: corrected agrees with plain", abs(mp - mf) <= math.hypot(cp, cf)))
         fixed_means.append(mf)
     mt, ct = known_strength.mean_ci(pooled, t)
     print(f"palace: correction {mt:+.3f} ± {ct:.3f}")
-    claims += [("palace: correction's mean is zero", abs(mt) <= ct),
-               ("palace: corrected means keep the levels' order", fixed_means == sorted(fixed_means))]
+    claims += [
+        ("palace: correction's mean is zero", abs(mt) <= ct),
+        ("palace: corrected means keep the levels' order", fixed_means == sorted(fixed_means)),
+    ]
     return claims
 
 

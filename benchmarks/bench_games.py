@@ -15,8 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.bench.measures import bench_games  # noqa: E402
 from tabulate import tabulate  # noqa: E402
+
+from arena.bench.measures import bench_games  # noqa: E402
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="engine decisions per second")

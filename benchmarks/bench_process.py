@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from arena.match.detect import detect_sandbox  # noqa: E402
 from arena.match.process import BotProcess, bot_command  # noqa: E402
 from arena.match.sandbox import Limits, SandboxUnavailable  # noqa: E402
-from arena.match.detect import detect_sandbox  # noqa: E402
 
 ECHO = Path(__file__).resolve().parent.parent / "tests" / "hostile" / "bots" / "echo.py"
 
@@ -37,8 +37,9 @@ def startup(level: str, n: int = 15) -> tuple[float, float]:
 
 
 def raw_pingpong(rounds: int) -> list[float]:
-    p = subprocess.Popen([sys.executable, "-s", "-S", str(ECHO)], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, bufsize=0)
+    p = subprocess.Popen(
+        [sys.executable, "-s", "-S", str(ECHO)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+    )
     out = []
     for i in range(rounds + 50):
         t = time.perf_counter()
@@ -52,8 +53,7 @@ def raw_pingpong(rounds: int) -> list[float]:
 
 
 def bot_pingpong(level: str, rounds: int) -> list[float]:
-    bot = BotProcess.start(bot_command(ECHO), bot_file=ECHO, name="b", sandbox=detect_sandbox(level),
-                           limits=Limits())
+    bot = BotProcess.start(bot_command(ECHO), bot_file=ECHO, name="b", sandbox=detect_sandbox(level), limits=Limits())
     out = []
     for i in range(rounds + 50):
         t = time.perf_counter()

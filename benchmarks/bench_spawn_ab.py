@@ -5,6 +5,7 @@ e.g. BEFORE_TREE from ``git archive main | tar -x -C /tmp/before``. Prints, per 
 median ms to the ready line and to the first answer of an echo bot, and the CPU time of
 the whole launch chain and bot per start (steadier than wall time on a busy machine).
 """
+
 import json
 import os
 import statistics
@@ -30,11 +31,16 @@ for l in {levels!r}:
 print(json.dumps(out))
 """
 levels = os.environ.get("LEVELS", "full,landlock").split(",")
-res = {t: {l: ([], [], []) for l in levels} for t in TREES}
+res = {t: {lv: ([], [], []) for lv in levels} for t in TREES}
 for r in range(int(sys.argv[3]) if len(sys.argv) > 3 else 6):
-    for t, tree in (TREES.items() if r % 2 == 0 else reversed(list(TREES.items()))):
-        out = subprocess.run([PY, "-c", CODE.format(tree=tree, n=10, levels=levels)], cwd=tree,
-                             capture_output=True, text=True, timeout=600)
+    for t, tree in TREES.items() if r % 2 == 0 else reversed(list(TREES.items())):
+        out = subprocess.run(
+            [PY, "-c", CODE.format(tree=tree, n=10, levels=levels)],
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         vals = json.loads(out.stdout.strip().splitlines()[-1])
         for level, measures in zip(levels, vals):
             for series, value in zip(res[t][level], measures):
@@ -42,6 +48,8 @@ for r in range(int(sys.argv[3]) if len(sys.argv) > 3 else 6):
 med = statistics.median
 for level in levels:
     b, a = res["before"][level], res["after"][level]
-    print(f"{level:9s} ready {med(b[0]):6.1f} -> {med(a[0]):6.1f} ms | first answer {med(b[1]):6.1f} -> "
-          f"{med(a[1]):6.1f} ms ({med(a[1]) / med(b[1]):.2f}x) | CPU per start {med(b[2]):5.1f} -> {med(a[2]):5.1f} ms "
-          f"({med(a[2]) / med(b[2]):.2f}x); {len(b[1])} rounds of 10 starts")
+    print(
+        f"{level:9s} ready {med(b[0]):6.1f} -> {med(a[0]):6.1f} ms | first answer {med(b[1]):6.1f} -> "
+        f"{med(a[1]):6.1f} ms ({med(a[1]) / med(b[1]):.2f}x) | CPU per start {med(b[2]):5.1f} -> {med(a[2]):5.1f} ms "
+        f"({med(a[2]) / med(b[2]):.2f}x); {len(b[1])} rounds of 10 starts"
+    )

@@ -39,10 +39,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from arena.luck.reference import REFERENCE, play_out, random_policy  # noqa: E402
 from arena.stats.sequential import Status, gsprt_llr, sprt_bounds  # noqa: E402
 from arena.tournament.duel import Hypotheses, deal_sample, duel_test, layout  # noqa: E402
 from games import REGISTRY  # noqa: E402
-from arena.luck.reference import REFERENCE, play_out, random_policy  # noqa: E402
 from games.rng import DealRng, derive_seed  # noqa: E402
 
 
@@ -52,8 +52,8 @@ class Setting:
     game: str
     players: int
     head_to_head: bool
-    q_new: float           # strength of NEW in the H1-true duels
-    q_old: float           # strength of OLD (and of NEW in the H0-true duels)
+    q_new: float  # strength of NEW in the H1-true duels
+    q_old: float  # strength of OLD (and of NEW in the H0-true duels)
 
 
 SETTINGS = [
@@ -71,6 +71,7 @@ def mixed(q: float, game: str) -> Any:
         if rng.randbelow(1_000_000) < cut:
             return ref(state, seat, rng)
         return random_policy(state, seat, rng)
+
     return policy
 
 
@@ -119,8 +120,11 @@ def one_duel(job: tuple[Setting, str, int, float, float, float, int, str]) -> tu
     """(decision, deals) of one simulated duel."""
     s, truth, k, margin, alpha, beta, max_deals, statistic = job
     q_new = s.q_new if truth == "H1" else s.q_old
-    test: Any = duel_test(s.players, Hypotheses(0.0, margin), alpha, beta) if statistic == "betting" \
+    test: Any = (
+        duel_test(s.players, Hypotheses(0.0, margin), alpha, beta)
+        if statistic == "betting"
         else Gsprt(0.0, margin, alpha, beta, float(s.players - 1))
+    )
     status = test.status()
     for d in range(max_deals):
         status = test.add(play_deal(s, q_new, s.q_old, derive_seed("duel", s.name, truth, k, d)))
@@ -138,8 +142,17 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def simulate(s: Setting, duels: int, margin: float, *, alpha: float = 0.05, beta: float = 0.05,
-             max_deals: int = 2000, workers: int = 1, statistic: str = "betting") -> dict[str, Any]:
+def simulate(
+    s: Setting,
+    duels: int,
+    margin: float,
+    *,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    max_deals: int = 2000,
+    workers: int = 1,
+    statistic: str = "betting",
+) -> dict[str, Any]:
     """Run ``duels`` H0-true and ``duels`` H1-true duels of setting ``s`` at ``margin``."""
     out: dict[str, Any] = {}
     for truth in ("H0", "H1"):
@@ -154,10 +167,17 @@ def simulate(s: Setting, duels: int, margin: float, *, alpha: float = 0.05, beta
         capped = sum(1 for d, _ in runs if d is None)
         lo, hi = wilson(errors, duels)
         deals = [n for _, n in runs]
-        out[truth] = {"duels": duels, "errors": errors, "rate": errors / duels, "interval95": [lo, hi],
-                      "capped": capped, "mean_deals": sum(deals) / duels, "max_deals": max(deals),
-                      "matches_per_deal": 2 if s.head_to_head else 2 * s.players,
-                      "bound": alpha if truth == "H0" else beta}
+        out[truth] = {
+            "duels": duels,
+            "errors": errors,
+            "rate": errors / duels,
+            "interval95": [lo, hi],
+            "capped": capped,
+            "mean_deals": sum(deals) / duels,
+            "max_deals": max(deals),
+            "matches_per_deal": 2 if s.head_to_head else 2 * s.players,
+            "bound": alpha if truth == "H0" else beta,
+        }
     return out
 
 
@@ -169,8 +189,12 @@ def main() -> None:
     ap.add_argument("--only", default=None, help="one setting by name")
     ap.add_argument("--max-deals", type=int, default=2000, help="a duel's cap, in deals")
     ap.add_argument("--json", default=None, help="also write the results here")
-    ap.add_argument("--statistic", choices=["betting", "gsprt"], default="betting",
-                    help="the duel's test (betting), or fishtest's GSPRT on the same duels for comparison")
+    ap.add_argument(
+        "--statistic",
+        choices=["betting", "gsprt"],
+        default="betting",
+        help="the duel's test (betting), or fishtest's GSPRT on the same duels for comparison",
+    )
     args = ap.parse_args()
     report = {}
     for s in SETTINGS:
@@ -178,18 +202,26 @@ def main() -> None:
             continue
         t0 = time.perf_counter()
         margin, se = calibrate(s, args.calibration_deals)
-        print(f"{s.name}: q_new {s.q_new} vs q_old {s.q_old}: true difference {margin:.4f} ± {1.96 * se:.4f} "
-              f"(95%, {args.calibration_deals} deals); margin set to it", flush=True)
-        res = simulate(s, args.duels, margin, workers=args.workers, statistic=args.statistic,
-                       max_deals=args.max_deals)
+        print(
+            f"{s.name}: q_new {s.q_new} vs q_old {s.q_old}: true difference {margin:.4f} ± {1.96 * se:.4f} "
+            f"(95%, {args.calibration_deals} deals); margin set to it",
+            flush=True,
+        )
+        res = simulate(s, args.duels, margin, workers=args.workers, statistic=args.statistic, max_deals=args.max_deals)
         for truth, r in res.items():
-            what = "false positives (H1 accepted, NEW = OLD)" if truth == "H0" else \
-                "false negatives (H0 accepted, NEW better by the margin)"
-            print(f"  {truth} true: {r['errors']}/{r['duels']} {what} = {r['rate']:.1%} "
-                  f"[{r['interval95'][0]:.1%}, {r['interval95'][1]:.1%}] (bound {r['bound']:.0%}); "
-                  f"capped {r['capped']}; {r['mean_deals']:.1f} deals = "
-                  f"{r['mean_deals'] * r['matches_per_deal']:.0f} matches a duel on average "
-                  f"(most {r['max_deals']} deals)", flush=True)
+            what = (
+                "false positives (H1 accepted, NEW = OLD)"
+                if truth == "H0"
+                else "false negatives (H0 accepted, NEW better by the margin)"
+            )
+            print(
+                f"  {truth} true: {r['errors']}/{r['duels']} {what} = {r['rate']:.1%} "
+                f"[{r['interval95'][0]:.1%}, {r['interval95'][1]:.1%}] (bound {r['bound']:.0%}); "
+                f"capped {r['capped']}; {r['mean_deals']:.1f} deals = "
+                f"{r['mean_deals'] * r['matches_per_deal']:.0f} matches a duel on average "
+                f"(most {r['max_deals']} deals)",
+                flush=True,
+            )
         report[s.name] = {"margin": margin, "margin_se": se, "seconds": time.perf_counter() - t0, **res}
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n")

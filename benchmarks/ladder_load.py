@@ -24,7 +24,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -56,8 +55,14 @@ def read_load(base: str, readers: int, requests: int) -> dict:
                     await w.drain()
                     head = await r.readuntil(b"\r\n\r\n")
                     code = int(head.split(b" ", 2)[1])
-                    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                                   if line.lower().startswith(b"content-length:")), 0)
+                    length = next(
+                        (
+                            int(line.split(b":", 1)[1])
+                            for line in head.split(b"\r\n")
+                            if line.lower().startswith(b"content-length:")
+                        ),
+                        0,
+                    )
                     await r.readexactly(length)
                 except (OSError, asyncio.IncompleteReadError, ValueError):
                     code = 0
@@ -71,7 +76,7 @@ def read_load(base: str, readers: int, requests: int) -> dict:
     async def run() -> float:
         start = asyncio.Event()
         tasks = [asyncio.create_task(reader(i, start)) for i in range(readers)]
-        await asyncio.sleep(0.2)   # every connection open before the clock starts
+        await asyncio.sleep(0.2)  # every connection open before the clock starts
         t0 = time.perf_counter()
         start.set()
         await asyncio.gather(*tasks)
@@ -79,17 +84,21 @@ def read_load(base: str, readers: int, requests: int) -> dict:
 
     wall = asyncio.run(run())
     latencies.sort()
-    return {"requests": len(latencies), "statuses": statuses, "wall_s": round(wall, 2),
-            "p50_ms": round(1000 * statistics.median(latencies), 1),
-            "p99_ms": round(1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 1),
-            "load_average": os.getloadavg()[0]}
+    return {
+        "requests": len(latencies),
+        "statuses": statuses,
+        "wall_s": round(wall, 2),
+        "p50_ms": round(1000 * statistics.median(latencies), 1),
+        "p99_ms": round(1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 1),
+        "load_average": os.getloadavg()[0],
+    }
 
 
 def stored(data: Path) -> int:
     conn = sqlite3.connect(f"file:{data / 'results.sqlite'}?mode=ro", uri=True)
     try:
         return conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
-    except sqlite3.Error:   # created, its tables not yet
+    except sqlite3.Error:  # created, its tables not yet
         return 0
     finally:
         conn.close()
@@ -100,8 +109,12 @@ def busy(data: Path) -> tuple[int, float, dict[tuple[str, int], tuple[int, float
     conn = sqlite3.connect(f"file:{data / 'results.sqlite'}?mode=ro", uri=True)
     try:
         n, s = conn.execute("SELECT COUNT(*), COALESCE(SUM(duration_s), 0) FROM matches").fetchone()
-        per = {(g, p): (k, d) for g, p, k, d in conn.execute(
-            "SELECT game, players, COUNT(*), SUM(duration_s) FROM matches GROUP BY game, players")}
+        per = {
+            (g, p): (k, d)
+            for g, p, k, d in conn.execute(
+                "SELECT game, players, COUNT(*), SUM(duration_s) FROM matches GROUP BY game, players"
+            )
+        }
         return n, s, per
     finally:
         conn.close()
@@ -117,9 +130,24 @@ def _ladder_for(seconds: float, tmp: Path, label: str, nice: int) -> dict:
         port = s.getsockname()[1]
     data = tmp / label
     t0 = time.monotonic()
-    server = subprocess.Popen([sys.executable, "-m", "arena", "serve", str(ladder), "--port", str(port),
-                               "--data", str(data), "--workers", "2"], cwd=ROOT,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "serve",
+            str(ladder),
+            "--port",
+            str(port),
+            "--data",
+            str(data),
+            "--workers",
+            "2",
+        ],
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
         n, play_s, per = busy(data) if (data / "results.sqlite").exists() else (0, 0.0, {})
@@ -138,13 +166,21 @@ def throughput() -> dict:
         tmp = Path(name)
         spring = (ROOT / "tournaments" / "spring.yaml").read_text()
         tour = tmp / "spring.yaml"
-        tour.write_text(spring.replace("results: results/spring", f"results: {tmp}/run")
-                        .replace("root: ..", f"root: {ROOT}").replace("workers: auto", "workers: 2")
-                        + "luck_rollouts: 0\n")
+        tour.write_text(
+            spring.replace("results: results/spring", f"results: {tmp}/run")
+            .replace("root: ..", f"root: {ROOT}")
+            .replace("workers: auto", "workers: 2")
+            + "luck_rollouts: 0\n"
+        )
         load = [os.getloadavg()[0]]
         t0 = time.monotonic()
-        subprocess.run([sys.executable, "-m", "arena", "run", str(tour)], cwd=ROOT, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "arena", "run", str(tour)],
+            cwd=ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         run_s = time.monotonic() - t0
         run_n, run_play, run_per = busy(tmp / "run")
         load.append(os.getloadavg()[0])
@@ -152,17 +188,21 @@ def throughput() -> dict:
         load.append(os.getloadavg()[0])
         nice0 = _ladder_for(run_s, tmp, "ladder0", 0)
         load.append(os.getloadavg()[0])
-    out = {"seconds": round(run_s, 1), "arena_run": {"matches": run_n, "match_play_s": round(run_play, 1)},
-           "ladder_nice5": nice5, "ladder_nice0": nice0, "load_average": load}
-    mean = {c: d / k for c, (k, d) in run_per.items()}   # arena run's mean match time per game and seat count
+    out = {
+        "seconds": round(run_s, 1),
+        "arena_run": {"matches": run_n, "match_play_s": round(run_play, 1)},
+        "ladder_nice5": nice5,
+        "ladder_nice0": nice0,
+        "load_average": load,
+    }
+    mean = {c: d / k for c, (k, d) in run_per.items()}  # arena run's mean match time per game and seat count
     for k in ("ladder_nice5", "ladder_nice0"):
         per = out[k].pop("per")
         out[k]["matches_over_run"] = round(out[k]["matches"] / max(1, run_n), 3)
         out[k]["play_over_run"] = round(out[k]["match_play_s"] / max(1e-9, run_play), 3)
         # the ladder's matches priced at arena run's time per match of their kind: the same
         # work whatever the mix of games, and whatever the ladder's matches spent starting bots
-        out[k]["work_over_run"] = round(sum(n * mean.get(c, 0.0) for c, (n, _) in per.items())
-                                        / max(1e-9, run_play), 3)
+        out[k]["work_over_run"] = round(sum(n * mean.get(c, 0.0) for c, (n, _) in per.items()) / max(1e-9, run_play), 3)
         out[k]["mix"] = {f"{g}/{p}": n for (g, p), (n, _) in sorted(per.items())}
     out["arena_run"]["mix"] = {f"{g}/{p}": n for (g, p), (n, _) in sorted(run_per.items())}
     return out
@@ -182,9 +222,24 @@ def main() -> None:
         port = s.getsockname()[1]
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
-        server = subprocess.Popen([sys.executable, "-m", "arena", "serve", str(ROOT / "ladders" / "demo.yaml"),
-                                   "--port", str(port), "--data", str(data), "--workers", "2"], cwd=ROOT,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "arena",
+                "serve",
+                str(ROOT / "ladders" / "demo.yaml"),
+                "--port",
+                str(port),
+                "--data",
+                str(data),
+                "--workers",
+                "2",
+            ],
+            cwd=ROOT,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             while not (data / "results.sqlite").exists() or stored(data) < args.warmup_matches:
                 if server.poll() is not None:
@@ -193,9 +248,13 @@ def main() -> None:
             before, t0 = stored(data), time.monotonic()
             result = read_load(f"http://127.0.0.1:{port}", args.readers, args.requests)
             played = stored(data) - before
-            result.update(readers=args.readers, matches_stored_meanwhile=played,
-                          matches_per_s=round(played / (time.monotonic() - t0), 2), stored_before=before,
-                          cpus=os.cpu_count())
+            result.update(
+                readers=args.readers,
+                matches_stored_meanwhile=played,
+                matches_per_s=round(played / (time.monotonic() - t0), 2),
+                stored_before=before,
+                cpus=os.cpu_count(),
+            )
             print(json.dumps(result, indent=2))
         finally:
             os.killpg(server.pid, signal.SIGTERM)

@@ -36,17 +36,18 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bot_strength as bs  # noqa: E402
-from games import REGISTRY  # noqa: E402
-
 from search_strength import mean_ci  # noqa: E402  (the same interval as the search bot's table)
+
+from games import REGISTRY  # noqa: E402
 
 SEARCH = ROOT / "bots" / "search" / "search_bot.py"
 ISMCTS = ROOT / "bots" / "openspiel_ismcts" / "main.py"
 FIRST_DEAL = 500  # deal seeds FIRST_DEAL, FIRST_DEAL + 1, ...
 
 
-def play_deal(game_id: str, players: int, deal: int, rotation: int, budget_s: float,
-              options: dict[str, Any] | None = None) -> dict[str, Any]:
+def play_deal(
+    game_id: str, players: int, deal: int, rotation: int, budget_s: float, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One match: the search bot in seat ``rotation``, the ISMCTS bot folder in the others,
     both loaded in process and named for the budget (``search-0.05s``, ``ismcts-0.05s``)."""
     state = REGISTRY[game_id].new_game(players, deal, options)
@@ -72,12 +73,21 @@ def play_deal(game_id: str, players: int, deal: int, rotation: int, budget_s: fl
             state.apply(seat, action)
     searchers = [m.memory["bot"] for s, m in enumerate(matches) if s != rotation and "bot" in m.memory]
     places = [p + 1 for p in state.result().places]
-    return {"game": game_id, "players": players, "deal": deal, "rotation": rotation, "budget_s": budget_s,
-            "places": places, "search_place": places[rotation],
-            "ismcts_place": sum(p for s, p in enumerate(places) if s != rotation) / (players - 1),
-            "cpu_s": {k: round(v, 2) for k, v in cpu.items()}, "decisions": decisions,
-            "ismcts_sims": sum(b.sims for b in searchers), "ismcts_searches": sum(b.searches for b in searchers),
-            "capped": state.result().capped}
+    return {
+        "game": game_id,
+        "players": players,
+        "deal": deal,
+        "rotation": rotation,
+        "budget_s": budget_s,
+        "places": places,
+        "search_place": places[rotation],
+        "ismcts_place": sum(p for s, p in enumerate(places) if s != rotation) / (players - 1),
+        "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+        "decisions": decisions,
+        "ismcts_sims": sum(b.sims for b in searchers),
+        "ismcts_searches": sum(b.searches for b in searchers),
+        "capped": state.result().capped,
+    }
 
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -102,36 +112,53 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         s_place, _ = mean_ci([sum(r["search_place"] for r in rs) / len(rs) for rs in full.values()])
         i_place, _ = mean_ci([sum(r["ismcts_place"] for r in rs) / len(rs) for rs in full.values()])
         sims = sum(r["ismcts_sims"] for r in flat) / max(1, sum(r["ismcts_searches"] for r in flat))
-        cpu_dec = {k: sum(r["cpu_s"][k] for r in flat) / max(1, sum(r["decisions"][k] for r in flat))
-                   for k in ("search", "ismcts")}
-        out.append({"game": game, "players": players, "budget_s": budget, "deals": len(full),
-                    "matches": len(flat), "search_place": round(s_place, 2), "ismcts_place": round(i_place, 2),
-                    "diff": round(m, 2), "ci": round(h, 2), "significant": m + h < 0 or m - h > 0,
-                    "ismcts_sims_per_search": round(sims, 1),
-                    "cpu_per_decision": {k: round(v, 3) for k, v in cpu_dec.items()}})
+        cpu_dec = {
+            k: sum(r["cpu_s"][k] for r in flat) / max(1, sum(r["decisions"][k] for r in flat))
+            for k in ("search", "ismcts")
+        }
+        out.append(
+            {
+                "game": game,
+                "players": players,
+                "budget_s": budget,
+                "deals": len(full),
+                "matches": len(flat),
+                "search_place": round(s_place, 2),
+                "ismcts_place": round(i_place, 2),
+                "diff": round(m, 2),
+                "ci": round(h, 2),
+                "significant": m + h < 0 or m - h > 0,
+                "ismcts_sims_per_search": round(sims, 1),
+                "cpu_per_decision": {k: round(v, 3) for k, v in cpu_dec.items()},
+            }
+        )
     return out
 
 
 def markdown(table: list[dict[str, Any]]) -> str:
-    lines = ["| game | players | CPU s / decision | deals (matches) | search bot | OpenSpiel ISMCTS | "
-             "search − ISMCTS | ISMCTS simulations / search | CPU s used / decision (search, ISMCTS) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| game | players | CPU s / decision | deals (matches) | search bot | OpenSpiel ISMCTS | "
+        "search − ISMCTS | ISMCTS simulations / search | CPU s used / decision (search, ISMCTS) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for t in table:
         sig = " (significant)" if t["significant"] else ""
-        lines.append(f"| {t['game']} | {t['players']} | {t['budget_s']:g} | {t['deals']} ({t['matches']}) | "
-                     f"{t['search_place']:.2f} | {t['ismcts_place']:.2f} | {t['diff']:+.2f} ± {t['ci']:.2f}{sig} | "
-                     f"{t['ismcts_sims_per_search']:.1f} | {t['cpu_per_decision']['search']:.3f}, "
-                     f"{t['cpu_per_decision']['ismcts']:.3f} |")
+        lines.append(
+            f"| {t['game']} | {t['players']} | {t['budget_s']:g} | {t['deals']} ({t['matches']}) | "
+            f"{t['search_place']:.2f} | {t['ismcts_place']:.2f} | {t['diff']:+.2f} ± {t['ci']:.2f}{sig} | "
+            f"{t['ismcts_sims_per_search']:.1f} | {t['cpu_per_decision']['search']:.3f}, "
+            f"{t['cpu_per_decision']['ismcts']:.3f} |"
+        )
     return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", nargs="+", default=["tightwad:3", "divers-weights:2", "palace:2"],
-                    help="GAME:PLAYERS")
+    ap.add_argument("--games", nargs="+", default=["tightwad:3", "divers-weights:2", "palace:2"], help="GAME:PLAYERS")
     ap.add_argument("--deals", type=int, default=12)
-    ap.add_argument("--first-deal", type=int, default=FIRST_DEAL,
-                    help="deal seeds from this one on (to split a run over processes)")
+    ap.add_argument(
+        "--first-deal", type=int, default=FIRST_DEAL, help="deal seeds from this one on (to split a run over processes)"
+    )
     ap.add_argument("--budget", type=float, default=0.1, help="CPU seconds per decision, both bots")
     ap.add_argument("--out", type=Path, help="append every match as a JSON line (resumes)")
     ap.add_argument("--summary", type=Path, nargs="+", help="only summarise these files")
@@ -142,8 +169,10 @@ def main() -> int:
         return 0
     done = set()
     if args.out and args.out.exists():
-        done = {(r["game"], r["players"], r["deal"], r["rotation"], r["budget_s"])
-                for r in map(json.loads, args.out.read_text().splitlines())}
+        done = {
+            (r["game"], r["players"], r["deal"], r["rotation"], r["budget_s"])
+            for r in map(json.loads, args.out.read_text().splitlines())
+        }
     rows = []
     t = time.perf_counter()
     for spec in args.games:

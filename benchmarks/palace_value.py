@@ -51,18 +51,27 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from arena.bench.bot_strength import HEURISTICS, RANDOM_BOT, load_bot, start_message  # noqa: E402
 from arena.bench.luck import _var, play_recorded  # noqa: E402
-from games import REGISTRY  # noqa: E402
-from arena.luck.palace_value import (NFEATURES, after_rule_move, dump_weights, exchanged, features,  # noqa: E402
-                                     hidden_places, load_weights, revealed_place, weights_text)
 from arena.luck.aivat import aivat_parts, aivat_value  # noqa: E402
+from arena.luck.palace_value import (  # noqa: E402
+    NFEATURES,
+    after_rule_move,
+    dump_weights,
+    exchanged,
+    features,
+    hidden_places,
+    load_weights,
+    revealed_place,
+    weights_text,
+)
 from arena.luck.reference import random_policy  # noqa: E402
+from games import REGISTRY  # noqa: E402
 from games.rng import DealRng, derive_seed  # noqa: E402
 
 GAME, PLAYERS = "palace", 4
-ACTIVE = tuple(range(2, PLAYERS + 1))   # a weight vector per number of players still in
+ACTIVE = tuple(range(2, PLAYERS + 1))  # a weight vector per number of players still in
 DIM = NFEATURES * len(ACTIVE)
 RIDGE = 1e-3
-REVEAL_KIDS = 8   # siblings per reveal, at most
+REVEAL_KIDS = 8  # siblings per reveal, at most
 _MASK = (1 << 64) - 1
 
 _BOTS: dict[str, object] = {}
@@ -85,7 +94,7 @@ def _row(child, seat: int, known: frozenset[int]) -> tuple[list[float], float]:
         place = child.result().places[seat] if child.is_over() else child._out_order.index(seat)
         return x, float(place)
     block = ACTIVE.index(PLAYERS - len(child._out_order))
-    x[block * NFEATURES:(block + 1) * NFEATURES] = features(child, seat, known)
+    x[block * NFEATURES : (block + 1) * NFEATURES] = features(child, seat, known)
     return x, 0.0
 
 
@@ -210,8 +219,9 @@ def scale_rows(deal: int) -> list[tuple[float, float, float]]:
     rows = []
     for hero in range(PLAYERS):
         places, decisions = _play(deal, hero)
-        draws, events = aivat_parts(GAME, PLAYERS, {}, deal, decisions, frozenset(range(PLAYERS)) - {hero}, 0,
-                                    deal * 16 + hero, only=hero)
+        draws, events = aivat_parts(
+            GAME, PLAYERS, {}, deal, decisions, frozenset(range(PLAYERS)) - {hero}, 0, deal * 16 + hero, only=hero
+        )
         rows.append((float(places[hero]), draws[hero], events[hero]))
     return rows
 
@@ -226,7 +236,7 @@ def fit_scales(per_deal: list[list[tuple[float, float, float]]]) -> tuple[float,
     c = [[m[i] - mu[i] for i in range(3)] for m in means]
     sxx = [[sum(r[i] * r[j] for r in c) for j in (1, 2)] for i in (1, 2)]
     sxy = [sum(r[i] * r[0] for r in c) for i in (1, 2)]
-    return tuple(_solve(sxx, sxy))   # type: ignore[return-value]
+    return tuple(_solve(sxx, sxy))  # type: ignore[return-value]
 
 
 def saved(per_deal: list[list[tuple[float, float, float]]], scales: tuple[float, float]) -> float:
@@ -263,8 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first-seed", type=int, help="default 610000, or 700000 with --scales")
     ap.add_argument("--playouts", type=int, help="per sibling: default 2, or 4 with --reveal")
     ap.add_argument("--processes", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--out", help="write the weights file with what was learned to this path "
-                                  "(arena/luck/data/palace_weights.json to ship it)")
+    ap.add_argument(
+        "--out",
+        help="write the weights file with what was learned to this path "
+        "(arena/luck/data/palace_weights.json to ship it)",
+    )
     args = ap.parse_args(argv)
     if args.deals is None:
         args.deals = 300 if args.reveal else 400 if args.scales else 60
@@ -291,10 +304,12 @@ def main(argv: list[str] | None = None) -> int:
             if done % 10 == 0:
                 print(f"{done}/{len(jobs)} deals, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     w = _solve([[v + (RIDGE if i == j else 0.0) for j, v in enumerate(row)] for i, row in enumerate(xtx)], xty)
-    explained = sum(wi * bi for wi, bi in zip(w, xty))   # y'Xw at the least-squares fit
-    print(f"# {rows} sibling rows from {args.deals} deals ({args.first_seed}..), {args.playouts} playouts each: "
-          f"the weights explain {explained / yty:.1%} of the playout differences; {time.time() - t0:.0f} s")
-    table = {str(PLAYERS): {str(active): w[b * NFEATURES:(b + 1) * NFEATURES] for b, active in enumerate(ACTIVE)}}
+    explained = sum(wi * bi for wi, bi in zip(w, xty))  # y'Xw at the least-squares fit
+    print(
+        f"# {rows} sibling rows from {args.deals} deals ({args.first_seed}..), {args.playouts} playouts each: "
+        f"the weights explain {explained / yty:.1%} of the playout differences; {time.time() - t0:.0f} s"
+    )
+    table = {str(PLAYERS): {str(active): w[b * NFEATURES : (b + 1) * NFEATURES] for b, active in enumerate(ACTIVE)}}
     write_weights(args.out, **{"reveal_weights" if args.reveal else "value_weights": table})
     return 0
 
@@ -304,9 +319,11 @@ def main_scales(args: argparse.Namespace) -> int:
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
         per_deal = pool.map(scale_rows, range(args.first_seed, args.first_seed + args.deals), chunksize=4)
     scales = fit_scales(per_deal)
-    print(f"# {args.deals} deals ({args.first_seed}..), the heuristic in every seat against random bots: matches "
-          f"saved {saved(per_deal, (1.0, 1.0)):.1%} with both sums at 1, {saved(per_deal, scales):.1%} with "
-          f"these; {time.time() - t0:.0f} s")
+    print(
+        f"# {args.deals} deals ({args.first_seed}..), the heuristic in every seat against random bots: matches "
+        f"saved {saved(per_deal, (1.0, 1.0)):.1%} with both sums at 1, {saved(per_deal, scales):.1%} with "
+        f"these; {time.time() - t0:.0f} s"
+    )
     write_weights(args.out, draws_scale=round(scales[0], 2), reveals_scale=round(scales[1], 2))
     return 0
 
@@ -320,7 +337,7 @@ def write_weights(out: str | None, **fields: Any) -> None:
     print(json.dumps(fields))
     if out:
         text = dump_weights(data)
-        load_weights(text)   # what the arena will read back
+        load_weights(text)  # what the arena will read back
         Path(out).write_text(text, encoding="utf-8")
 
 

@@ -64,8 +64,9 @@ class Counted:
 
 
 def old_bot(commit: str) -> Path:
-    text = subprocess.run(["git", "show", f"{commit}:bots/search/search_bot.py"], cwd=ROOT, check=True,
-                          capture_output=True, text=True).stdout
+    text = subprocess.run(
+        ["git", "show", f"{commit}:bots/search/search_bot.py"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
     path = Path(tempfile.mkdtemp(prefix="search-ab-")) / "search_bot.py"
     path.write_text(text)
     return path
@@ -113,8 +114,13 @@ def summary(files: list[Path]) -> None:
         by = defaultdict(list)
         for r in trs:
             by[(r["version"], r["deal"])].append(r)
-        deals = sorted({d for v, d in by if (("old", d) in by and ("new", d) in by
-                                              and len(by[("old", d)]) == len(by[("new", d)]) == players)})
+        deals = sorted(
+            {
+                d
+                for v, d in by
+                if (("old", d) in by and ("new", d) in by and len(by[("old", d)]) == len(by[("new", d)]) == players)
+            }
+        )
         for (version, deal), rs in by.items():
             if deal not in deals:
                 continue
@@ -133,15 +139,23 @@ def summary(files: list[Path]) -> None:
             m, h = ss.mean_ci(list(d.values()))
             pm, ph = ss.mean_ci([sum(v) / len(v) for v in place[version].values()])
             s, c = sims[version]
-            print(f"  {version}: search place {pm:.2f} ± {ph:.2f}, search - heuristic {m:+.2f} ± {h:.2f}, "
-                  f"{s / c:,.0f} simulations per CPU second ({c:.0f} s)")
+            print(
+                f"  {version}: search place {pm:.2f} ± {ph:.2f}, search - heuristic {m:+.2f} ± {h:.2f}, "
+                f"{s / c:,.0f} simulations per CPU second ({c:.0f} s)"
+            )
         m, h = ss.mean_ci([mean_diff["new"][k] - mean_diff["old"][k] for k in deals])
         ratio = (sims["new"][0] / sims["new"][1]) / (sims["old"][0] / sims["old"][1])
         print(f"  new - old (search - heuristic, paired by deal): {m:+.2f} ± {h:.2f}; speed new/old {ratio:.2f}")
 
 
-IDENTICAL = [("tightwad", 4, {}), ("divers-weights", 2, {}), ("divers-weights", 4, {}),
-             ("divers-weights", 3, {"bidding": True}), ("palace", 3, {}), ("palace", 2, {})]
+IDENTICAL = [
+    ("tightwad", 4, {}),
+    ("divers-weights", 2, {}),
+    ("divers-weights", 4, {}),
+    ("divers-weights", 3, {"bidding": True}),
+    ("palace", 3, {}),
+    ("palace", 2, {}),
+]
 
 
 def identical(args: argparse.Namespace) -> None:
@@ -173,8 +187,10 @@ def identical(args: argparse.Namespace) -> None:
                     same += a == b
                     differ += a != b
                     state.apply(seat, b if pick.random() < 0.7 else pick.randrange(len(obs["legal_actions"])))
-        print(f"{game}, {players} players, {options or 'default options'}: {same} decisions the same, "
-              f"{differ} different", flush=True)
+        print(
+            f"{game}, {players} players, {options or 'default options'}: {same} decisions the same, {differ} different",
+            flush=True,
+        )
 
 
 def main() -> int:

@@ -63,10 +63,15 @@ def play(matches: list[dict[str, Any]], bots: dict[str, bs.LoadedBot], out: Path
     rows = []
     for m in matches:
         t = time.process_time()
-        res = bs.play_game(m["game"], [bots[b] for b in m["bots"]], m["deal_seed"], m["options"],
-                           match_seed=m["match_seed"])
-        row = {**m, "places": [p + 1 for p in res.places], "capped": res.capped,
-               "cpu_s": round(time.process_time() - t, 2)}
+        res = bs.play_game(
+            m["game"], [bots[b] for b in m["bots"]], m["deal_seed"], m["options"], match_seed=m["match_seed"]
+        )
+        row = {
+            **m,
+            "places": [p + 1 for p in res.places],
+            "capped": res.capped,
+            "cpu_s": round(time.process_time() - t, 2),
+        }
         rows.append(row)
         if out:
             with open(out, "a") as f:
@@ -76,15 +81,25 @@ def play(matches: list[dict[str, Any]], bots: dict[str, bs.LoadedBot], out: Path
 
 def field_matches(tournament: Path, deal_factor: float) -> tuple[list[dict[str, Any]], dict[str, Path]]:
     schedule, paths = bs.field_schedule(tournament, deal_factor) if deal_factor < 10**6 else _schedule(tournament)
-    return [{"id": m.match_id, "game": m.game, "players": m.players, "bots": list(m.bots),
-             "deal": f"{m.game}/p{m.players}/{m.deal_seed}", "deal_seed": m.deal_seed,
-             "match_seed": m.match_seed, "options": m.options} for m in schedule], paths
+    return [
+        {
+            "id": m.match_id,
+            "game": m.game,
+            "players": m.players,
+            "bots": list(m.bots),
+            "deal": f"{m.game}/p{m.players}/{m.deal_seed}",
+            "deal_seed": m.deal_seed,
+            "match_seed": m.match_seed,
+            "options": m.options,
+        }
+        for m in schedule
+    ], paths
 
 
 def heuristic_copies(game: str, names: Any) -> list[str]:
     """The game's heuristic among ``names``, and its copies named ``<heuristic>_2``, ``_3``."""
     h = bs.HEURISTICS[game].stem
-    return [b for b in names if b == h or (b.startswith(h + "_") and b[len(h) + 1:].isdigit())]
+    return [b for b in names if b == h or (b.startswith(h + "_") and b[len(h) + 1 :].isdigit())]
 
 
 def fields(game: str, players: int) -> list[frozenset[str]]:
@@ -96,12 +111,18 @@ def fields(game: str, players: int) -> list[frozenset[str]]:
         return [frozenset({h}), frozenset({"random_bot"})]
     randoms = ["random_bot", "random_twin"] + [f"random_{k}" for k in range(3, players)]
     copies = [h] + [f"{h}_{k}" for k in range(2, players)]
-    return [frozenset([h] + randoms[:players - 2]), frozenset(copies)]
+    return [frozenset([h] + randoms[: players - 2]), frozenset(copies)]
 
 
-def table_matches(tournament: Path, label: str, players: int, budgets: list[float],
-                  deals: int, opponents: frozenset[str] | None = None,
-                  first_deal: int = 0) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+def table_matches(
+    tournament: Path,
+    label: str,
+    players: int,
+    budgets: list[float],
+    deals: int,
+    opponents: frozenset[str] | None = None,
+    first_deal: int = 0,
+) -> tuple[list[dict[str, Any]], dict[str, Path]]:
     """The matches of the tournament's round robin where ``search-<budget>s`` sits with one of
     the ``fields`` of opponents (or exactly ``opponents``) and no one else: same ids, seats and
     seeds as ``arena run`` gives them, deals ``first_deal`` to ``deals - 1``."""
@@ -111,10 +132,14 @@ def table_matches(tournament: Path, label: str, players: int, budgets: list[floa
         name = f"search-{b:g}s"
         for m in matches:
             bots = set(m["bots"])
-            if (m["id"].split("/")[0] == label and m["players"] == players and name in bots
-                    and frozenset(bots - {name}) in fields(m["game"], players)
-                    and (opponents is None or frozenset(bots - {name}) == opponents)
-                    and first_deal <= int(m["id"].split("/d")[1].split("/")[0]) < deals):
+            if (
+                m["id"].split("/")[0] == label
+                and m["players"] == players
+                and name in bots
+                and frozenset(bots - {name}) in fields(m["game"], players)
+                and (opponents is None or frozenset(bots - {name}) == opponents)
+                and first_deal <= int(m["id"].split("/d")[1].split("/")[0]) < deals
+            ):
                 out.append(m)
     return out, paths
 
@@ -165,8 +190,10 @@ def summary(rows: list[dict[str, Any]]) -> None:
                 diffs = [means[bot][d] - sum(means[c][d] for c in copies) / len(copies) for d in means[bot]]
                 m, h = mean_ci(diffs)
                 verdict = "significant" if m + h < 0 else "not significant"
-                print(f"  {bot} - {heur}: {m:+.2f} places [{m - h:+.2f}, {m + h:+.2f}] "
-                      f"over {len(diffs)} deals ({verdict})")
+                print(
+                    f"  {bot} - {heur}: {m:+.2f} places [{m - h:+.2f}, {m + h:+.2f}] "
+                    f"over {len(diffs)} deals ({verdict})"
+                )
 
 
 def markdown(rows: list[dict[str, Any]]) -> None:
@@ -174,7 +201,9 @@ def markdown(rows: list[dict[str, Any]]) -> None:
     tables: dict[tuple[str, int, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         tables[(r["game"], r["players"], tuple(sorted(r["bots"])))].append(r)
-    print("| game | players | search budget | opponents | deals (matches) | search | heuristic | random | search − heuristic |")
+    print(
+        "| game | players | search budget | opponents | deals (matches) | search | heuristic | random | search − heuristic |"
+    )
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
 
     def cell(xs: list[float]) -> str:
@@ -204,8 +233,10 @@ def markdown(rows: list[dict[str, Any]]) -> None:
         opp = ", ".join(b for b in names if b != search and b not in copies[1:])
         if len(copies) > 1:
             opp = opp.replace(heur, f"{heur} ×{len(copies)}")
-        print(f"| {game} | {players} | {search.removeprefix('search-')} | {opp} | {len(deals)} ({len(trs)}) | "
-              f"{cell([means[search][d] for d in deals])} | {h} | {cell(rnd) if rnd else '–'} | {diff} |")
+        print(
+            f"| {game} | {players} | {search.removeprefix('search-')} | {opp} | {len(deals)} ({len(trs)}) | "
+            f"{cell([means[search][d] for d in deals])} | {h} | {cell(rnd) if rnd else '–'} | {diff} |"
+        )
 
 
 def main() -> int:
@@ -238,9 +269,10 @@ def main() -> int:
         matches, paths = field_matches(Path(args.tournament), args.deal_factor)
     else:
         field = frozenset(args.opponents.split(",")) if args.opponents else None
-        matches, paths = table_matches(Path(args.tournament), args.label, args.players, args.budgets, args.deals,
-                                       field, args.from_deal)
-    if args.out and args.out.exists():   # resume: a match already in the file is not played again
+        matches, paths = table_matches(
+            Path(args.tournament), args.label, args.players, args.budgets, args.deals, field, args.from_deal
+        )
+    if args.out and args.out.exists():  # resume: a match already in the file is not played again
         done = {json.loads(ln)["id"] for ln in args.out.read_text().splitlines() if ln.strip()}
         matches = [m for m in matches if m["id"] not in done]
     bots = {name: load_named(path, name) for name, path in paths.items()}

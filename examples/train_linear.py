@@ -30,8 +30,15 @@ from arena.rl.policy import LinearPolicy
 EVAL_SEED = 10**9  # evaluation deals start here; training deals count up from 0
 
 
-def play(env: DecktetEnv, deal: int, learner: str, rng: np.random.Generator,
-         choose=None, policy: LinearPolicy | None = None, trajectory: list | None = None) -> int:
+def play(
+    env: DecktetEnv,
+    deal: int,
+    learner: str,
+    rng: np.random.Generator,
+    choose=None,
+    policy: LinearPolicy | None = None,
+    trajectory: list | None = None,
+) -> int:
     """One game; returns the learner's place. ``choose(x, mask)`` picks the learner's slots;
     with ``trajectory`` the policy samples its softmax and records (x, legal, pick, probs)."""
     env.reset(seed=deal)
@@ -72,12 +79,14 @@ class Progress:
         if done < self.total and now - self.last < self.every_s:
             return
         self.last = now
-        print(f"{self.what}: {done} of {self.total} games ({100 * done // self.total}%), "
-              f"{now - self.started:.0f} s", file=sys.stderr, flush=True)
+        print(
+            f"{self.what}: {done} of {self.total} games ({100 * done // self.total}%), {now - self.started:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
-def train(env: DecktetEnv, policy: LinearPolicy, games: int, lr: float, seed: int,
-          progress=None) -> None:
+def train(env: DecktetEnv, policy: LinearPolicy, games: int, lr: float, seed: int, progress=None) -> None:
     """REINFORCE with a running-mean baseline; the reward is the env's (+1 first .. -1 last).
     ``progress(done)`` after each game."""
     rng = np.random.default_rng(seed)
@@ -120,16 +129,22 @@ def evaluate(env: DecktetEnv, choose, games: int, seed: int, progress=None) -> d
     mean = float(np.mean(places))  # 0 = first, as docs/performance.md
     half = 1.96 * float(np.std(places, ddof=1)) / math.sqrt(games)
     lo, hi = wilson(wins, games)
-    return {"games": games, "win_rate": wins / games, "win_ci95": [lo, hi],
-            "mean_place": mean, "mean_place_ci95": [mean - half, mean + half]}
+    return {
+        "games": games,
+        "win_rate": wins / games,
+        "win_ci95": [lo, hi],
+        "mean_place": mean,
+        "mean_place_ci95": [mean - half, mean + half],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--game", default="tightwad", choices=["tightwad", "divers-weights", "palace"])
     ap.add_argument("--players", type=int, default=3)
-    ap.add_argument("--option", action="append", default=[], metavar="KEY=JSON",
-                    help="a game option, e.g. --option bidding=true")
+    ap.add_argument(
+        "--option", action="append", default=[], metavar="KEY=JSON", help="a game option, e.g. --option bidding=true"
+    )
     ap.add_argument("--games", type=int, default=5000, help="training games (seeded: the same run every time)")
     ap.add_argument("--lr", type=float, default=0.02)
     ap.add_argument("--eval-games", type=int, default=2000)
@@ -153,11 +168,14 @@ def main(argv: list[str] | None = None) -> int:
         return lambda x, mask: int(rng.choice(np.flatnonzero(mask)))
 
     for label, choose in (("linear policy", policy.best_slot), ("random", rng_choice(args.seed + 1))):
-        r = evaluate(env, choose, args.eval_games, args.seed + 2,
-                     progress=Progress(f"evaluate {label}", args.eval_games))
-        print(f"{label:>13} vs random, {r['games']} games: win rate {r['win_rate']:.1%} "
-              f"(95% {r['win_ci95'][0]:.1%}-{r['win_ci95'][1]:.1%}), mean place {r['mean_place']:.3f} "
-              f"(95% {r['mean_place_ci95'][0]:.3f}-{r['mean_place_ci95'][1]:.3f})")
+        r = evaluate(
+            env, choose, args.eval_games, args.seed + 2, progress=Progress(f"evaluate {label}", args.eval_games)
+        )
+        print(
+            f"{label:>13} vs random, {r['games']} games: win rate {r['win_rate']:.1%} "
+            f"(95% {r['win_ci95'][0]:.1%}-{r['win_ci95'][1]:.1%}), mean place {r['mean_place']:.3f} "
+            f"(95% {r['mean_place_ci95'][0]:.3f}-{r['mean_place_ci95'][1]:.3f})"
+        )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(policy.to_json()))

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from games.core import GameError, GameSpec, IllegalActionError, OptionError, Result, State
 
-__all__ = ["REGISTRY", "get_game", "GameError", "GameSpec", "IllegalActionError",
-           "OptionError", "Result", "State"]
+__all__ = ["REGISTRY", "get_game", "GameError", "GameSpec", "IllegalActionError", "OptionError", "Result", "State"]
 
 
 def _build_registry() -> dict[str, GameSpec]:

@@ -55,12 +55,12 @@ Engines are pure: standard library only, no I/O, no global random state.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Hashable, Protocol, Sequence, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from games import decktet
 from games.rng import DealRng
-
 
 _T = TypeVar("_T")
 
@@ -142,9 +142,14 @@ class Option:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "type": self.kind.__name__, "default": self.default,
-            "min": self.min, "max": self.max, "choices": list(self.choices),
-            "nullable": self.nullable, "doc": self.doc,
+            "name": self.name,
+            "type": self.kind.__name__,
+            "default": self.default,
+            "min": self.min,
+            "max": self.max,
+            "choices": list(self.choices),
+            "nullable": self.nullable,
+            "doc": self.doc,
         }
 
 
@@ -159,10 +164,8 @@ class GameSpec:
     max_players: int
     simultaneous: bool
     options: tuple[Option, ...]
-    state_class: type["State"] = field(repr=False, compare=False)
-    check_options: Callable[[int, dict[str, Any]], None] | None = field(
-        default=None, repr=False, compare=False
-    )
+    state_class: type[State] = field(repr=False, compare=False)
+    check_options: Callable[[int, dict[str, Any]], None] | None = field(default=None, repr=False, compare=False)
 
     def option(self, name: str) -> Option:
         for o in self.options:
@@ -174,8 +177,7 @@ class GameSpec:
         """Defaults filled in, every value checked; raises OptionError."""
         if type(players) is not int or not self.min_players <= players <= self.max_players:
             raise OptionError(
-                self.id, "players",
-                f"{self.id} takes {self.min_players} to {self.max_players} players, got {players!r}",
+                self.id, "players", f"{self.id} takes {self.min_players} to {self.max_players} players, got {players!r}"
             )
         given = dict(options or {})
         known = {o.name for o in self.options}
@@ -187,14 +189,17 @@ class GameSpec:
             self.check_options(players, out)
         return out
 
-    def new_game(self, players: int, seed: int, options: dict[str, Any] | None = None) -> "State":
+    def new_game(self, players: int, seed: int, options: dict[str, Any] | None = None) -> State:
         """The initial state of a deal: fully fixed by (players, options, seed)."""
         return self.state_class(players, seed, self.resolve_options(players, options))
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "id": self.id, "title": self.title, "rules_version": self.rules_version,
-            "min_players": self.min_players, "max_players": self.max_players,
+            "id": self.id,
+            "title": self.title,
+            "rules_version": self.rules_version,
+            "min_players": self.min_players,
+            "max_players": self.max_players,
             "simultaneous": self.simultaneous,
             "options": [o.to_json() for o in self.options],
         }
@@ -220,9 +225,11 @@ MAX_DECISION_CAP = 10_000_000  # a cap beyond this is no cap (C4): hours of one 
 
 def cap_option(default: int) -> Option:
     return Option(
-        "decision_cap", default,
+        "decision_cap",
+        default,
         "Hard cap on decisions (ruling C4); a capped game ends with places by the current standing.",
-        min=1, max=MAX_DECISION_CAP,
+        min=1,
+        max=MAX_DECISION_CAP,
     )
 
 
@@ -318,7 +325,7 @@ class State:
             raise GameError("result() asked before the game is over")
         return self._result()
 
-    def _fast_clone(self, nested: tuple[str, ...], flat: tuple[str, ...]) -> "State":
+    def _fast_clone(self, nested: tuple[str, ...], flat: tuple[str, ...]) -> State:
         """A copy without deepcopy: lists of lists in ``nested`` and lists in ``flat`` are
         copied, everything else is shared (immutable) or rebuilt (rng, move cache, options)."""
         new = object.__new__(type(self))
@@ -334,7 +341,7 @@ class State:
         new.__dict__ = d
         return new
 
-    def clone(self) -> "State":
+    def clone(self) -> State:
         return copy.deepcopy(self)
 
     def card_table(self) -> list[dict[str, Any]]:
@@ -390,7 +397,7 @@ class State:
         """Every physical card wherever it is (conservation checks)."""
         raise NotImplementedError
 
-    def with_hidden_shuffled(self, seat: int, rng: DealRng) -> "State":
+    def with_hidden_shuffled(self, seat: int, rng: DealRng) -> State:
         """A copy where the cards hidden from ``seat`` are permuted among their
         hidden places; ``seat``'s observation must not change (C5)."""
         raise NotImplementedError

@@ -100,9 +100,7 @@ _TABLE = [
     ("The Excuse", EXCUSE, ()),
 ]
 
-CARDS: tuple[Card, ...] = tuple(
-    Card(i, name, rank, _s(*suits)) for i, (name, rank, suits) in enumerate(_TABLE)
-)
+CARDS: tuple[Card, ...] = tuple(Card(i, name, rank, _s(*suits)) for i, (name, rank, suits) in enumerate(_TABLE))
 assert len(CARDS) == DECK_SIZE
 BY_NAME = {c.name: c for c in CARDS}
 

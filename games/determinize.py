@@ -71,8 +71,13 @@ def as_rng(rng: Any) -> DealRng:
 class Determinizer:
     """Samples complete states consistent with one JSON observation (see module doc)."""
 
-    def __init__(self, observation: dict[str, Any], options: dict[str, Any],
-                 known_hands: dict[int, list[int]] | None = None, history: Any = None) -> None:
+    def __init__(
+        self,
+        observation: dict[str, Any],
+        options: dict[str, Any],
+        known_hands: dict[int, list[int]] | None = None,
+        history: Any = None,
+    ) -> None:
         from games import get_game
 
         self.game = observation["game"]
@@ -146,8 +151,13 @@ class SeatBelief:
         return Sampler(det, model)
 
 
-def determinize(observation: dict[str, Any], options: dict[str, Any], rng: Any,
-                known_hands: dict[int, list[int]] | None = None, history: Any = None) -> State:
+def determinize(
+    observation: dict[str, Any],
+    options: dict[str, Any],
+    rng: Any,
+    known_hands: dict[int, list[int]] | None = None,
+    history: Any = None,
+) -> State:
     """One sampled state (``Determinizer(...).sample(rng)``)."""
     return Determinizer(observation, options, known_hands, history).sample(rng)
 
@@ -188,13 +198,22 @@ class _Tightwad:
         st._ctl = obs["trick"]["control"] if plays else -1
         if plays:
             st._crank, st._csuits = rank[st._tcards[st._ctl]], suits[st._tcards[st._ctl]]
-        st._done = [(tuple(p["seat"] for p in t["plays"]), tuple(p["card"] for p in t["plays"]), t["control"])
-                    for t in obs["tricks"]]
+        st._done = [
+            (tuple(p["seat"] for p in t["plays"]), tuple(p["card"] for p in t["plays"]), t["control"])
+            for t in obs["tricks"]
+        ]
         end = obs.get("last_round_end")
-        st._last_end = None if end is None else (
-            end["round"], tuple(p["seat"] for p in end["last_trick"]["plays"]),
-            tuple(p["card"] for p in end["last_trick"]["plays"]), end["last_trick"]["control"],
-            end["penalty"]["card"])
+        st._last_end = (
+            None
+            if end is None
+            else (
+                end["round"],
+                tuple(p["seat"] for p in end["last_trick"]["plays"]),
+                tuple(p["card"] for p in end["last_trick"]["plays"]),
+                end["last_trick"]["control"],
+                end["penalty"]["card"],
+            )
+        )
         st._loser = -1
         st._hands = [[] for _ in range(n)]
         st._hands[me] = sorted(obs["hand"], key=_sort_key)
@@ -261,10 +280,19 @@ class _Divers:
         st._bids = list(obs["bids"])
         st._phase = PHASE_NAMES.index(obs["phase"])
         prev = obs.get("previous_hand")
-        st._last_hand = None if prev is None else (
-            prev["hand_number"], prev["dealer"], tuple(self._trick(t) for t in prev["tricks"]),
-            tuple(tuple(p) for p in prev["prizes"]), tuple(prev["tricks_won"]), tuple(prev["bids"]),
-            tuple(prev["points"]))
+        st._last_hand = (
+            None
+            if prev is None
+            else (
+                prev["hand_number"],
+                prev["dealer"],
+                tuple(self._trick(t) for t in prev["tricks"]),
+                tuple(tuple(p) for p in prev["prizes"]),
+                tuple(prev["tricks_won"]),
+                tuple(prev["bids"]),
+                tuple(prev["points"]),
+            )
+        )
         self.hidden_choice: list[int] = []
         if st._phase == PRIZE:
             st._played = list(obs["played"])
@@ -288,8 +316,14 @@ class _Divers:
 
     @staticmethod
     def _trick(t: dict[str, Any]) -> tuple[Any, ...]:
-        return (tuple(t["threshold"]), tuple(t["played"]), t["total"], tuple(t["winners"]),
-                tuple((p["seat"], p["card"]) for p in t["prizes"]), t["rule"])
+        return (
+            tuple(t["threshold"]),
+            tuple(t["played"]),
+            t["total"],
+            tuple(t["winners"]),
+            tuple((p["seat"], p["card"]) for p in t["prizes"]),
+            t["rule"],
+        )
 
     def sample(self, rng: DealRng) -> State:
         st = self.base.clone()
@@ -299,7 +333,7 @@ class _Divers:
         st._deck = pool[:i]
         for s, k in enumerate(self.sizes):
             if k:
-                st._hands[s] = sorted(pool[i:i + k])
+                st._hands[s] = sorted(pool[i : i + k])
                 i += k
         for s in self.hidden_choice:
             st._played[s] = pool[i]
@@ -401,8 +435,7 @@ class _Palace:
                 continue
             total = sum(c for c, _ in gs)
             if gs and total != self.sizes[s]:  # no groups: no history
-                raise ValueError(f"history: seat {s} has {total} hidden hand cards, "
-                                 f"the observation {self.sizes[s]}")
+                raise ValueError(f"history: seat {s} has {total} hidden hand cards, the observation {self.sizes[s]}")
             for count, cons in gs:
                 if cons:
                     ok = frozenset(p for p in self.pool if allowed(p, cons))
@@ -441,7 +474,7 @@ class _Palace:
             rng.shuffle(in_hands)
         hands, i = [], 0
         for size in self.sizes:
-            hands.append(in_hands[i:i + size])
+            hands.append(in_hands[i : i + size])
             i += size
         return hands, pool[k:]
 
@@ -487,7 +520,7 @@ class _Palace:
         rng.shuffle(free)
         i = 0
         for s, k in enumerate(self.free):
-            hands[s] += free[i:i + k]
+            hands[s] += free[i : i + k]
             i += k
         return hands, free[i:]
 

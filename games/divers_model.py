@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from games import decktet
 from games.core import SearchRng, State
@@ -30,12 +31,12 @@ from games.divers_weights import HAND_SIZE, PLAY, SYMBOLS
 
 RANK = decktet.RANK
 
-MODEL_SAMPLES = 100   # guesses behind each card value
-MODEL_NOISE = 0.2     # sd of the noise on the values when the model chooses
-MODEL_TAU = 0.15      # the same noise as a softmax temperature, for the hands' weights
-MODEL_RANDOM = 0.25   # share of the other seat's plays taken as uniformly random
-HAND_SAMPLES = 500    # weighted hands the other seat may hold
-MODEL_PRIOR = 0.5     # belief that the other seat plays like the model, before it has shown a card
+MODEL_SAMPLES = 100  # guesses behind each card value
+MODEL_NOISE = 0.2  # sd of the noise on the values when the model chooses
+MODEL_TAU = 0.15  # the same noise as a softmax temperature, for the hands' weights
+MODEL_RANDOM = 0.25  # share of the other seat's plays taken as uniformly random
+HAND_SAMPLES = 500  # weighted hands the other seat may hold
+MODEL_PRIOR = 0.5  # belief that the other seat plays like the model, before it has shown a card
 
 Steps = list[tuple[dict[int, float], int]]
 
@@ -56,8 +57,9 @@ def gains(prizes: Sequence[int]) -> list[float]:
     return [_worth(mask | decktet.SUITS[p], symbols + SYMBOLS[p]) - w0 for p in range(decktet.BASIC_SIZE)]
 
 
-def _outcomes(pool: list[int], threshold: list[int] | None, k: int, gain: list[float], rnd: SearchRng,
-              samples: int) -> tuple[list[list[float]], list[int]]:
+def _outcomes(
+    pool: list[int], threshold: list[int] | None, k: int, gain: list[float], rnd: SearchRng, samples: int
+) -> tuple[list[list[float]], list[int]]:
     """Per rank v, over sampled tricks: the best prize value beside v's card for each trick v
     wins alone, and how many tricks v wins tied. ``threshold`` None: a later trick, its
     threshold drawn from the pool; else the current one, the other card guessed as the
@@ -87,8 +89,9 @@ def _outcomes(pool: list[int], threshold: list[int] | None, k: int, gain: list[f
     return wins, ties
 
 
-def card_values(pool: list[int], threshold: list[int], k: int, prizes: Sequence[int], rnd: SearchRng,
-                samples: int = MODEL_SAMPLES) -> dict[int, float]:
+def card_values(
+    pool: list[int], threshold: list[int], k: int, prizes: Sequence[int], rnd: SearchRng, samples: int = MODEL_SAMPLES
+) -> dict[int, float]:
     """card -> expected prize now minus worth in a later trick, for every card of ``pool``
     (what the seat has not seen, its own hand included: the values need not know it)."""
     gain = gains(prizes)
@@ -118,8 +121,7 @@ def fit(steps: Steps, hand: list[int], plays: list[int]) -> float:
     return p
 
 
-def hand_steps(tricks: list[dict[str, Any]], seat: int, hand_no: int, past: dict[Any, Any],
-               rnd: SearchRng) -> Steps:
+def hand_steps(tricks: list[dict[str, Any]], seat: int, hand_no: int, past: dict[Any, Any], rnd: SearchRng) -> Steps:
     """(card values when it chose, card it played) for each trick of a hand, values cached
     in ``past`` by (hand, trick)."""
     public: list[int] = []
@@ -156,8 +158,9 @@ def belief(observation: dict[str, Any], past: dict[Any, Any], rnd: SearchRng) ->
 class OtherSeat:
     """The other seat of a two-player hand, at the trick being decided."""
 
-    def __init__(self, observation: dict[str, Any], unseen: Sequence[int], memory: dict[str, Any],
-                 rnd: SearchRng) -> None:
+    def __init__(
+        self, observation: dict[str, Any], unseen: Sequence[int], memory: dict[str, Any], rnd: SearchRng
+    ) -> None:
         me = observation["seat"]
         self.seat = other = 1 - me
         self.trick = (observation["hand_number"], observation["trick_number"])
@@ -228,8 +231,9 @@ class OtherSeat:
         return max(range(len(moves)), key=lambda i: (g[moves[i]], -i))
 
 
-def other_seat(observation: dict[str, Any], unseen: Sequence[int], memory: dict[str, Any],
-               rnd: SearchRng) -> OtherSeat | None:
+def other_seat(
+    observation: dict[str, Any], unseen: Sequence[int], memory: dict[str, Any], rnd: SearchRng
+) -> OtherSeat | None:
     """The model for two-player Divers Weights without bidding, at a card to play; else None."""
     if observation["players"] != 2 or observation["bidding"] or observation["phase"] != "play":
         return None

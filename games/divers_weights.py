@@ -33,11 +33,12 @@ the current trick (``_played[s]`` is None until seat s chooses); ``_prizes[s]`` 
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
-from typing import Any, Hashable, Sequence
+from typing import Any
 
 from games import decktet
-from games.core import GameSpec, OptionError, Option, Result, SearchRng, State, cap_option, places_from_keys
+from games.core import GameSpec, Option, OptionError, Result, SearchRng, State, cap_option, places_from_keys
 from games.rng import DealRng
 
 RANK = decktet.RANK
@@ -187,8 +188,9 @@ class DiversWeightsState(State):
         for q in self._played:
             if q not in taken:
                 discard.append(q)  # type: ignore[arg-type]
-        self._tricks.append((tuple(self._threshold), tuple(self._played), self._total,
-                             self._winners, prizes, self._rule))
+        self._tricks.append(
+            (tuple(self._threshold), tuple(self._played), self._total, self._winners, prizes, self._rule)
+        )
         self._threshold = []
         self._played = [None] * self.players
         self._winners = ()
@@ -204,9 +206,15 @@ class DiversWeightsState(State):
             self._totals[s] += pts[s]
         self._hand_scores.append(pts)
         # C6: the next hand resets the trick list; its fifth trick stays visible here.
-        self._last_hand = (self.hand_no, self.dealer, tuple(self._tricks),
-                           tuple(tuple(pr) for pr in self._prizes), tuple(self._tricks_won),
-                           tuple(self._bids), pts)
+        self._last_hand = (
+            self.hand_no,
+            self.dealer,
+            tuple(self._tricks),
+            tuple(tuple(pr) for pr in self._prizes),
+            tuple(self._tricks_won),
+            tuple(self._bids),
+            pts,
+        )
         if self.target is not None:
             done = max(self._totals) >= self.target
         else:
@@ -264,8 +272,10 @@ class DiversWeightsState(State):
             mine = 0
             for p in self._prizes[seat]:
                 mine |= SUITS[p]
-            return max(range(len(moves)), key=lambda i: (SYMBOLS[moves[i]] + bin(SUITS[moves[i]] & ~mine).count("1"),
-                                                         rng.random()))
+            return max(
+                range(len(moves)),
+                key=lambda i: (SYMBOLS[moves[i]] + bin(SUITS[moves[i]] & ~mine).count("1"), rng.random()),
+            )
         return rng.choice((0, 1, 1, 2)) if len(moves) > 2 else 0  # a bid
 
     def action_keys(self, seat: int) -> list[Hashable]:
@@ -359,8 +369,12 @@ class DiversWeightsState(State):
         for p in thr:
             t += RANK[p]
         return {
-            "threshold": list(thr), "threshold_total": t, "played": list(played),
-            "total": total, "rule": rule, "winners": list(winners),
+            "threshold": list(thr),
+            "threshold_total": t,
+            "played": list(played),
+            "total": total,
+            "rule": rule,
+            "winners": list(winners),
             "prizes": [{"seat": s, "card": p} for s, p in prizes],
         }
 
@@ -411,10 +425,15 @@ class DiversWeightsState(State):
         if self._last_hand is None or (self._tricks and not self._over):
             return None
         hand_no, dealer, tricks, prizes, won, bids, pts = self._last_hand
-        return {"hand_number": hand_no, "dealer": dealer,
-                "tricks": [self._trick_json(r) for r in tricks],
-                "prizes": [list(pr) for pr in prizes], "tricks_won": list(won),
-                "bids": list(bids), "points": list(pts)}
+        return {
+            "hand_number": hand_no,
+            "dealer": dealer,
+            "tricks": [self._trick_json(r) for r in tricks],
+            "prizes": [list(pr) for pr in prizes],
+            "tricks_won": list(won),
+            "bids": list(bids),
+            "points": list(pts),
+        }
 
     def _observe_text(self, seat: int) -> str:
         def names(cards: Any) -> str:
@@ -446,11 +465,22 @@ class DiversWeightsState(State):
         scores = self.standing() if self.capped else list(self._totals)
         return Result(places_from_keys([-x for x in scores]), tuple(scores), self.capped)
 
-    def clone(self) -> "DiversWeightsState":
+    def clone(self) -> DiversWeightsState:
         """A fast independent copy (search bots clone at every simulation)."""
-        return self._fast_clone(("_hands", "_prizes"),  # type: ignore[return-value]
-                                ("_totals", "_hand_scores", "_deck", "_threshold", "_played", "_discard",
-                                 "_tricks", "_tricks_won", "_bids"))
+        return self._fast_clone(
+            ("_hands", "_prizes"),  # type: ignore[return-value]
+            (
+                "_totals",
+                "_hand_scores",
+                "_deck",
+                "_threshold",
+                "_played",
+                "_discard",
+                "_tricks",
+                "_tricks_won",
+                "_bids",
+            ),
+        )
 
     def all_cards(self) -> list[int]:
         out = list(self._deck) + self._threshold + self._discard
@@ -461,7 +491,7 @@ class DiversWeightsState(State):
             out += pr
         return out
 
-    def with_hidden_shuffled(self, seat: int, rng: DealRng) -> "DiversWeightsState":
+    def with_hidden_shuffled(self, seat: int, rng: DealRng) -> DiversWeightsState:
         """Permute the deck, the other hands and the others' unrevealed choices."""
         c = self.clone()
         others = [s for s in self._seats if s != seat]
@@ -475,7 +505,7 @@ class DiversWeightsState(State):
         c._deck = pool[:i]
         for s in others:
             k = len(c._hands[s])
-            c._hands[s] = sorted(pool[i:i + k])
+            c._hands[s] = sorted(pool[i : i + k])
             i += k
         for s in hidden_choice:
             c._played[s] = pool[i]
@@ -486,8 +516,11 @@ class DiversWeightsState(State):
 
 def _check_options(players: int, options: dict[str, Any]) -> None:
     if options["hands"] is not None and options["target"] is not None:
-        raise OptionError("divers-weights", "target",
-                          "set either 'hands' or 'target', not both (R-D7: target replaces the hand count)")
+        raise OptionError(
+            "divers-weights",
+            "target",
+            "set either 'hands' or 'target', not both (R-D7: target replaces the hand count)",
+        )
 
 
 SPEC = GameSpec(
@@ -498,12 +531,27 @@ SPEC = GameSpec(
     max_players=4,
     simultaneous=True,
     options=(
-        Option("hands", None, "Number of hands (R-D7); null = one hand per player, so every seat "
-               "deals once. Not with 'target'.", min=1, nullable=True),
-        Option("target", None, "If set, the game ends after the first hand in which someone's total "
-               "reaches this score (R-D7), instead of after 'hands' hands.", min=1, nullable=True),
-        Option("bidding", False, "Bidding variant (R-D8): bid 0-5 tricks before each hand's first "
-               "trick; prizes are taken automatically.", kind=bool),
+        Option(
+            "hands",
+            None,
+            "Number of hands (R-D7); null = one hand per player, so every seat deals once. Not with 'target'.",
+            min=1,
+            nullable=True,
+        ),
+        Option(
+            "target",
+            None,
+            "If set, the game ends after the first hand in which someone's total "
+            "reaches this score (R-D7), instead of after 'hands' hands.",
+            min=1,
+            nullable=True,
+        ),
+        Option(
+            "bidding",
+            False,
+            "Bidding variant (R-D8): bid 0-5 tricks before each hand's first trick; prizes are taken automatically.",
+            kind=bool,
+        ),
         replace(
             cap_option(DEFAULT_CAP),
             doc="Hard cap on decisions (ruling C4). Default 100000, far above a normal game "

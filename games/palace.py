@@ -37,8 +37,17 @@ from __future__ import annotations
 from typing import Any
 
 from games import decktet
-from games.core import (GameSpec, IllegalActionError, Option, OptionError, Result, SearchRng, State,
-                        cap_option, places_from_keys)
+from games.core import (
+    GameSpec,
+    IllegalActionError,
+    Option,
+    OptionError,
+    Result,
+    SearchRng,
+    State,
+    cap_option,
+    places_from_keys,
+)
 from games.rng import DealRng
 
 RANK = decktet.RANK
@@ -51,8 +60,14 @@ HAND_TARGET = 4
 DEFAULT_CAP = 100_000
 
 # R-P2 order: 2..9, Pawn 10, Court 11, Crown 12, Ace 13; the Excuse 0 (it has no rank).
-_ORDER_OF_RANK = {decktet.EXCUSE: 0, decktet.ACE: 13, decktet.PAWN: 10, decktet.COURT: 11,
-                  decktet.CROWN: 12, **{r: r for r in range(2, 10)}}
+_ORDER_OF_RANK = {
+    decktet.EXCUSE: 0,
+    decktet.ACE: 13,
+    decktet.PAWN: 10,
+    decktet.COURT: 11,
+    decktet.CROWN: 12,
+    **{r: r for r in range(2, 10)},
+}
 ORD: tuple[int, ...] = tuple(_ORDER_OF_RANK[RANK[p]] for p in range(_NPID))
 ACE_ORD = 13
 SEVEN = 7
@@ -133,7 +148,8 @@ def _check_options(players: int, options: dict[str, Any]) -> None:
         if d * size < START_EACH * players:
             need = auto_decks(players, options["extended"])
             raise OptionError(
-                "palace", "decks",
+                "palace",
+                "decks",
                 f"{d} decks of {size} cards cannot deal 12 cards to each of {players} players; "
                 f"use at least {need} or 'auto'",
             )
@@ -179,10 +195,10 @@ class PalaceState(State):
         self._up: list[list[int]] = []
         self._hands: list[list[int]] = []
         for s in range(n):
-            self._down.append(deck[12 * s: 12 * s + 4])
-            self._up.append(deck[12 * s + 4: 12 * s + 8])
-            self._hands.append(deck[12 * s + 8: 12 * s + 12])
-        self._draw: list[int] = deck[12 * n:]  # drawn from the end
+            self._down.append(deck[12 * s : 12 * s + 4])
+            self._up.append(deck[12 * s + 4 : 12 * s + 8])
+            self._hands.append(deck[12 * s + 8 : 12 * s + 12])
+        self._draw: list[int] = deck[12 * n :]  # drawn from the end
         self._known = [[False] * 4 for _ in range(n)]
         self._ndown = [4] * n
         self._pile: list[int] = []
@@ -244,7 +260,7 @@ class PalaceState(State):
         o = ORD[best]
         if o == TWO:
             mode = ANY
-        elif (wyrm if self.wyrm else o == SEVEN):
+        elif wyrm if self.wyrm else o == SEVEN:
             mode = LOWER
         else:
             mode = HIGHER
@@ -302,8 +318,15 @@ class PalaceState(State):
         legal.sort(key=_SORTKEY_OF)
         moves: list[Any] = []
         # R-P12: a play that empties the hand with the draw pile empty may take face-up cards.
-        if (zone is hand and not self._draw and excuse < 0 and not illegal and legal
-                and ORD[legal[0]] == ORD[legal[-1]] and self._up[seat]):
+        if (
+            zone is hand
+            and not self._draw
+            and excuse < 0
+            and not illegal
+            and legal
+            and ORD[legal[0]] == ORD[legal[-1]]
+            and self._up[seat]
+        ):
             self._emptying_moves(moves, seat, legal)
         n = len(legal)
         i = 0
@@ -350,7 +373,7 @@ class PalaceState(State):
             f = p % _DS
             if f not in faces:
                 faces.add(f)
-                moves.append((PLAY, cards[:i] + cards[i + 1:] + (p,), ups))
+                moves.append((PLAY, cards[:i] + cards[i + 1 :] + (p,), ups))
 
     def _reveal_moves(self, seat: int) -> list[Any]:
         """R-P13: one move per face-down slot (known slots of the same face offered once)."""
@@ -437,8 +460,12 @@ class PalaceState(State):
                 return {"id": action, "text": text, "kind": "play", "cards": list(cards), "trump": p}
             return {"id": action, "text": text, "kind": "play", "cards": list(cards)}
         if kind == SWAP:
-            return {"id": action, "text": self._move_text(seat, move), "kind": "swap",
-                    "swaps": [[h, u] for h, u in move[1]]}
+            return {
+                "id": action,
+                "text": self._move_text(seat, move),
+                "kind": "swap",
+                "swaps": [[h, u] for h, u in move[1]],
+            }
         info = {"id": action, "text": self._move_text(seat, move)}
         info.update(self._move_fields(seat, move))
         return info
@@ -481,8 +508,7 @@ class PalaceState(State):
             return {"kind": "excuse", "card": move[1]}
         if kind == REVEAL:
             i = move[1]
-            return {"kind": "reveal", "position": i,
-                    "card": self._down[seat][i] if self._known[seat][i] else None}
+            return {"kind": "reveal", "position": i, "card": self._down[seat][i] if self._known[seat][i] else None}
         return {"kind": "swap", "swaps": [[h, u] for h, u in move[1]]}
 
     # ---- applying -----------------------------------------------------------------
@@ -660,8 +686,13 @@ class PalaceState(State):
         if t == "reveal":
             return {"type": "reveal", "seat": e[1], "position": e[2], "card": e[3], "legal": e[4]}
         if t == "blow_up":
-            return {"type": "blow_up", "seat": e[1], "cause": e[2], "removed": list(e[3]),
-                    "trump_ace": e[4] if e[4] >= 0 else None}
+            return {
+                "type": "blow_up",
+                "seat": e[1],
+                "cause": e[2],
+                "removed": list(e[3]),
+                "trump_ace": e[4] if e[4] >= 0 else None,
+            }
         if t == "eat":
             return {"type": "eat", "seat": e[1], "cards": list(e[2])}
         if t == "out":
@@ -673,16 +704,19 @@ class PalaceState(State):
     def _tableaux(self) -> list[dict[str, Any]]:
         """Every seat's public zones (R-P17)."""
         tableaux = []
-        for hand, up, down, known, nd, out in zip(self._hands, self._up, self._down, self._known,
-                                                  self._ndown, self._out):
-            tableaux.append({
-                "hand_size": len(hand),
-                "face_up": up.copy(),
-                "face_down": nd,
-                "face_down_positions": [0, 1, 2, 3] if nd == 4 else [i for i in range(4) if down[i] >= 0],
-                "known_face_down": [[i, down[i]] for i in range(4) if known[i]] if True in known else [],
-                "out": out,
-            })
+        for hand, up, down, known, nd, out in zip(
+            self._hands, self._up, self._down, self._known, self._ndown, self._out
+        ):
+            tableaux.append(
+                {
+                    "hand_size": len(hand),
+                    "face_up": up.copy(),
+                    "face_down": nd,
+                    "face_down_positions": [0, 1, 2, 3] if nd == 4 else [i for i in range(4) if down[i] >= 0],
+                    "known_face_down": [[i, down[i]] for i in range(4) if known[i]] if True in known else [],
+                    "out": out,
+                }
+            )
         return tableaux
 
     def _observe(self, seat: int) -> dict[str, Any]:
@@ -704,8 +738,7 @@ class PalaceState(State):
             "removed": self._removed.copy(),
             "out_order": self._out_order.copy(),
             "swaps": None if self._swaps is None else [list(t) for t in self._swaps],
-            "events": [event_json(e) for e in self._log[
-                self._last_dec if self._out[seat] else self._seen[seat]:]],
+            "events": [event_json(e) for e in self._log[self._last_dec if self._out[seat] else self._seen[seat] :]],
         }
         if self._phase == "swap":
             mine = self._pending.get(seat)
@@ -723,13 +756,16 @@ class PalaceState(State):
         for s in range(self.players):
             known = [f"{i}:{names[self._down[s][i]]}" for i in range(4) if self._known[s][i]]
             state = "out" if self._out[s] else f"hand {len(self._hands[s])}"
-            lines.append(f"  seat {s} [{state}] up: {cs(self._up[s])}; down {self._ndown[s]}"
-                         + (f" (known {', '.join(known)})" if known else ""))
+            lines.append(
+                f"  seat {s} [{state}] up: {cs(self._up[s])}; down {self._ndown[s]}"
+                + (f" (known {', '.join(known)})" if known else "")
+            )
         trump = names[self._trump_ace] if self._trump_ace >= 0 else "none"
         ref = names[self._refpid] if self._refpid >= 0 else "-"
         lines.append(f"pile ({MODE_NAMES[self._mode]}, ref {ref}): {cs(self._pile)}")
-        lines.append(f"trump: {trump}; draw pile {len(self._draw)}; removed {len(self._removed)}; "
-                     f"out: {self._out_order}")
+        lines.append(
+            f"trump: {trump}; draw pile {len(self._draw)}; removed {len(self._removed)}; out: {self._out_order}"
+        )
         return "\n".join(lines)
 
     # ---- result -------------------------------------------------------------------
@@ -769,8 +805,7 @@ class PalaceState(State):
         Up to 50 one-shot choices whose worth shows only much later: not worth searching."""
         if observation.get("phase") != "swap":
             return None
-        return palace_swap_choice([(SWAP, tuple((h, u) for h, u in a["swaps"]))
-                                   for a in observation["legal_actions"]])
+        return palace_swap_choice([(SWAP, tuple((h, u) for h, u in a["swaps"])) for a in observation["legal_actions"]])
 
     # ---- tests' hooks -------------------------------------------------------------
 
@@ -787,13 +822,12 @@ class PalaceState(State):
             cards.append(self._trump_ace)
         return cards
 
-    def clone(self) -> "PalaceState":
+    def clone(self) -> PalaceState:
         new = object.__new__(type(self))
         d = self.__dict__.copy()
         for k in ("_hands", "_up", "_down", "_known"):
             d[k] = [x.copy() for x in d[k]]
-        for k in ("_ndown", "_pile", "_plays", "_draw", "_removed", "_out", "_out_order",
-                  "_log", "_seen"):
+        for k in ("_ndown", "_pile", "_plays", "_draw", "_removed", "_out", "_out_order", "_log", "_seen"):
             d[k] = d[k].copy()
         d["_pending"] = dict(d["_pending"])
         d["_rng"] = DealRng(0)
@@ -803,7 +837,7 @@ class PalaceState(State):
         new.__dict__ = d
         return new
 
-    def with_hidden_shuffled(self, seat: int, rng: DealRng) -> "PalaceState":
+    def with_hidden_shuffled(self, seat: int, rng: DealRng) -> PalaceState:
         """Permute other hands, every unknown face-down card and the draw pile (C5, R-P17)."""
         new = self.clone()
         pool: list[int] = []
@@ -842,8 +876,10 @@ def palace_cost(p: int) -> int:
 
 def palace_swap_choice(moves: list[Any]) -> int:
     """Setup: the swap that leaves the strongest face-up cards (Twos, Sevens, Aces, high ranks)."""
-    return max(range(len(moves)), key=lambda i: (
-        sum(palace_cost(h) - palace_cost(u) for h, u in moves[i][1]), -len(moves[i][1]), -i))
+    return max(
+        range(len(moves)),
+        key=lambda i: (sum(palace_cost(h) - palace_cost(u) for h, u in moves[i][1]), -len(moves[i][1]), -i),
+    )
 
 
 def palace_play_choice(state: State, moves: list[Any]) -> int:
@@ -873,13 +909,22 @@ SPEC = GameSpec(
     max_players=10,
     simultaneous=True,
     options=(
-        Option("extended", False, "Include the extended cards: Pawns, Courts, the Excuse (R-P1).",
-               kind=bool),
-        Option("decks", "auto",
-               "Decktets shuffled together (R-P1): 2..16, or 'auto' = the smallest number >= 2 "
-               "that deals 12 cards to every player.", min=2, max=decktet.MAX_DECKS, choices=("auto",)),
-        Option("wyrm_variant", False,
-               "R-P16: Sevens are ordinary; 'play lower' follows any play with a Wyrms card.", kind=bool),
+        Option("extended", False, "Include the extended cards: Pawns, Courts, the Excuse (R-P1).", kind=bool),
+        Option(
+            "decks",
+            "auto",
+            "Decktets shuffled together (R-P1): 2..16, or 'auto' = the smallest number >= 2 "
+            "that deals 12 cards to every player.",
+            min=2,
+            max=decktet.MAX_DECKS,
+            choices=("auto",),
+        ),
+        Option(
+            "wyrm_variant",
+            False,
+            "R-P16: Sevens are ordinary; 'play lower' follows any play with a Wyrms card.",
+            kind=bool,
+        ),
         cap_option(DEFAULT_CAP),
     ),
     state_class=PalaceState,

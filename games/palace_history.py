@@ -76,8 +76,10 @@ class PalaceHistory:
         self.decision = obs["decision"]
         sizes = [t["hand_size"] for t in obs["tableaux"]]
         if sizes != self.hand_size:
-            raise ValueError(f"palace history: hand sizes {self.hand_size} do not match the "
-                             f"observation's {sizes} (an observation was missed)")
+            raise ValueError(
+                f"palace history: hand sizes {self.hand_size} do not match the "
+                f"observation's {sizes} (an observation was missed)"
+            )
         # The pile and trump as the observation shows them: the next events start from here.
         self._plays = [tuple(p["cards"]) for p in obs["pile_plays"]]
         tr = obs["trump_ace"]
@@ -91,8 +93,7 @@ class PalaceHistory:
         self.complete = obs["phase"] == "swap"  # nothing public has happened yet
         self.hand_size = [t["hand_size"] for t in obs["tableaux"]]
         self.known = [[] for _ in range(n)]
-        self.groups = [[] if s == me or not self.hand_size[s] else [[self.hand_size[s], ()]]
-                       for s in range(n)]
+        self.groups = [[] if s == me or not self.hand_size[s] else [[self.hand_size[s], ()]] for s in range(n)]
         self._scratch = SPEC.new_game(n, 0, self.options)
 
     def _reference(self) -> Constraint | None:
@@ -112,8 +113,9 @@ class PalaceHistory:
                 if not g[0]:
                     del self.groups[s][i]
                 return
-        raise ValueError(f"palace history: seat {s} played {decktet.card_name(pid)}, "
-                         "which none of its hidden hand cards could be")
+        raise ValueError(
+            f"palace history: seat {s} played {decktet.card_name(pid)}, which none of its hidden hand cards could be"
+        )
 
     def _land(self, seat: int, cards: list[int]) -> None:
         if ORD[cards[0]] != 0:  # the Excuse leaves the pile as it was (R-P14)

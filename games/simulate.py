@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from games.core import GameSpec, State
 from games.rng import DealRng
 
 
-def play_randomly(state: State, rng: DealRng, *, observe: bool = False,
-                  on_action: Callable[[int, int], None] | None = None) -> int:
+def play_randomly(
+    state: State, rng: DealRng, *, observe: bool = False, on_action: Callable[[int, int], None] | None = None
+) -> int:
     """Finish ``state`` with uniformly random legal actions; returns the decisions made.
 
     With ``observe``, the full observation of every deciding seat is built at
@@ -47,14 +49,14 @@ def random_playout(
     (seat, action) sequence."""
     state = spec.new_game(players, seed, options)
     actions: list[tuple[int, int]] = []
-    play_randomly(state, DealRng(policy_seed), observe=observe,
-                  on_action=lambda seat, action: actions.append((seat, action)))
+    play_randomly(
+        state, DealRng(policy_seed), observe=observe, on_action=lambda seat, action: actions.append((seat, action))
+    )
     return state, actions
 
 
 def replay_actions(
-    spec: GameSpec, players: int, seed: int, options: dict[str, Any] | None,
-    actions: list[tuple[int, int]],
+    spec: GameSpec, players: int, seed: int, options: dict[str, Any] | None, actions: list[tuple[int, int]]
 ) -> State:
     """Re-apply a recorded action sequence; raises IllegalActionError on mismatch."""
     state = spec.new_game(players, seed, options)

@@ -17,8 +17,9 @@ State layout (plain lists for speed):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from games import decktet
 from games.core import GameSpec, Result, SearchRng, State, cap_option, places_from_keys
@@ -94,8 +95,8 @@ class TightwadState(State):
         # One card at a time, clockwise from the dealer's left.
         for s in range(n):
             seat = (first + s) % n
-            self._hands[seat] = sorted(pool[s:n * k:n], key=_sort_key)
-        self._aside = pool[n * k:]
+            self._hands[seat] = sorted(pool[s : n * k : n], key=_sort_key)
+        self._aside = pool[n * k :]
         self._hand_size = k
         self._to_move = self._seat_t[first]
 
@@ -226,8 +227,11 @@ class TightwadState(State):
         rnd, seats, cards, ctl, penalty = self._last_end
         trick = self._trick_json(seats, cards, ctl)
         trick["winner"] = seats[ctl]
-        return {"round": rnd, "last_trick": trick, "penalty": {
-            "seat": seats[ctl], "card": penalty, "points": RANK[penalty]}}
+        return {
+            "round": rnd,
+            "last_trick": trick,
+            "penalty": {"seat": seats[ctl], "card": penalty, "points": RANK[penalty]},
+        }
 
     def _observe_text(self, seat: int) -> str:
         name = self.card_name
@@ -240,16 +244,17 @@ class TightwadState(State):
         else:
             plays = "(empty)"
         pens = " ".join(
-            f"{s}:{self._points[s]}[{', '.join(name(p) for p in self._pen[s])}]"
-            for s in range(self.players)
+            f"{s}:{self._points[s]}[{', '.join(name(p) for p in self._pen[s])}]" for s in range(self.players)
         )
-        return "\n".join((
-            f"Tightwad round {self._round} (dealer {self._dealer}), trick "
-            f"{len(self._done) + 1}/{self._hand_size}, seat {seat}, to move {list(self._to_move)}",
-            f"hand: {hand}",
-            f"trick (* controls): {plays}",
-            f"penalties: {pens}",
-        ))
+        return "\n".join(
+            (
+                f"Tightwad round {self._round} (dealer {self._dealer}), trick "
+                f"{len(self._done) + 1}/{self._hand_size}, seat {seat}, to move {list(self._to_move)}",
+                f"hand: {hand}",
+                f"trick (* controls): {plays}",
+                f"penalties: {pens}",
+            )
+        )
 
     # ---- what a search needs (games.core) ----------------------------------------
 
@@ -291,10 +296,12 @@ class TightwadState(State):
             capped=self.capped,
         )
 
-    def clone(self) -> "TightwadState":
+    def clone(self) -> TightwadState:
         """A fast independent copy (search bots clone at every simulation)."""
-        return self._fast_clone(("_hands", "_pen"),  # type: ignore[return-value]
-                                ("_points", "_tseats", "_tcards", "_done", "_aside"))
+        return self._fast_clone(
+            ("_hands", "_pen"),  # type: ignore[return-value]
+            ("_points", "_tseats", "_tcards", "_done", "_aside"),
+        )
 
     def all_cards(self) -> list[int]:
         out: list[int] = []
@@ -311,7 +318,7 @@ class TightwadState(State):
             out.extend(p)
         return out
 
-    def with_hidden_shuffled(self, seat: int, rng: DealRng) -> "TightwadState":
+    def with_hidden_shuffled(self, seat: int, rng: DealRng) -> TightwadState:
         """Other seats' hands and the set-aside cards permuted among themselves."""
         c = self.clone()
         assert isinstance(c, TightwadState)
@@ -321,7 +328,7 @@ class TightwadState(State):
         i = 0
         for s in others:
             k = len(c._hands[s])
-            c._hands[s] = sorted(pool[i:i + k], key=_sort_key)
+            c._hands[s] = sorted(pool[i : i + k], key=_sort_key)
             i += k
         c._aside = pool[i:]
         c._move_cache.clear()

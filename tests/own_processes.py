@@ -19,7 +19,7 @@ def _stat(pid: int) -> tuple[str, int, int, int, int] | None:
             raw = f.read()
     except OSError:
         return None
-    rest = raw[raw.rfind(b")") + 2:].split()
+    rest = raw[raw.rfind(b")") + 2 :].split()
     return rest[0].decode(), int(rest[1]), int(rest[3]), int(rest[19]), int(rest[2])
 
 
@@ -76,8 +76,11 @@ def descendants(root: int) -> dict[int, int]:
 
 def still_running(recorded: dict[int, int]) -> list[int]:
     """The recorded processes (pid -> start ticks) that still run, the same process each."""
-    return [pid for pid, ticks in recorded.items()
-            if (st := _stat(pid)) is not None and st[3] == ticks and st[0] not in ("Z", "X")]
+    return [
+        pid
+        for pid, ticks in recorded.items()
+        if (st := _stat(pid)) is not None and st[3] == ticks and st[0] not in ("Z", "X")
+    ]
 
 
 class TreeRecorder:
@@ -89,7 +92,7 @@ class TreeRecorder:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def __enter__(self) -> "TreeRecorder":
+    def __enter__(self) -> TreeRecorder:
         self._thread.start()
         return self
 

@@ -43,10 +43,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.luck.reference import REFERENCE, play_out, random_policy
 from arena.stats.ranking import deal_set_sample
 from arena.tournament.adaptive import plan
 from games import REGISTRY
-from arena.luck.reference import REFERENCE, play_out, random_policy
 from games.rng import DealRng, derive_seed
 
 GAME, PLAYERS = "tightwad", 3
@@ -64,7 +64,7 @@ def spread(n: int) -> list[float]:
 
 
 FIELDS = {"contenders": contenders, "spread": spread}
-FIELD = "contenders"   # --field; set before the trials are forked
+FIELD = "contenders"  # --field; set before the trials are forked
 
 
 def field(n: int) -> list[float]:
@@ -77,6 +77,7 @@ def _mixed(q: float) -> Any:
 
     def policy(state: Any, seat: int, rng: DealRng) -> int:
         return ref(state, seat, rng) if rng.randbelow(1000) < threshold else random_policy(state, seat, rng)
+
     return policy
 
 
@@ -107,28 +108,32 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
 
     k = top or n
     groups = list(itertools.combinations(names, PLAYERS))
-    cap = len(groups) * PLAYERS * max(deals)   # as `arena run` caps it: the largest round robin measured
-    found = plan(names, PLAYERS, confidence=confidence, top=top, seed=number, key=f"p9-{n}", game=GAME,
-                 cap=cap, outcome=deal_set)
+    cap = len(groups) * PLAYERS * max(deals)  # as `arena run` caps it: the largest round robin measured
+    found = plan(
+        names, PLAYERS, confidence=confidence, top=top, seed=number, key=f"p9-{n}", game=GAME, cap=cap, outcome=deal_set
+    )
     truth = {b: i for i, b in enumerate(names)}
     pairs = found.race.decided_pairs()
     result: dict[str, Any] = {
-        "adaptive_matches": found.matches, "adaptive_status": found.status,
+        "adaptive_matches": found.matches,
+        "adaptive_status": found.status,
         "adaptive_ok": found.race.ranking()[:k] == names[:k],
-        "decided_pairs": len(pairs), "wrong_pairs": sum(truth[a] > truth[b] for a, b in pairs),
-        "round_robin": {}}
+        "decided_pairs": len(pairs),
+        "wrong_pairs": sum(truth[a] > truth[b] for a, b in pairs),
+        "round_robin": {},
+    }
     scores: dict[str, list[float]] = {b: [] for b in names}
     done = 0
     for d in sorted(deals):
         for deal in range(done, d):
-            for g in groups:   # the round robin's deals are not the adaptive rounds' deals
+            for g in groups:  # the round robin's deals are not the adaptive rounds' deals
                 got = deal_set(1_000_000 + deal, g)
                 for b in g:
                     scores[b].append(deal_set_sample(b, got))
         done = d
         rank = sorted(names, key=lambda b: (-statistics.fmean(scores[b]), b))
         result["round_robin"][d] = {"matches": len(groups) * d * PLAYERS, "ok": rank[:k] == names[:k]}
-    result["scores"] = [statistics.fmean(scores[b]) for b in names]   # in strength order
+    result["scores"] = [statistics.fmean(scores[b]) for b in names]  # in strength order
     return result
 
 
@@ -161,8 +166,10 @@ def equal_rate_matches(rate: float, rr: list[tuple[int, float]]) -> tuple[float,
 def saving(results: list[dict[str, Any]], deals: tuple[int, ...]) -> tuple[float, int | None]:
     rate = statistics.fmean(r["adaptive_ok"] for r in results)
     mean = statistics.fmean(r["adaptive_matches"] for r in results)
-    rr = [(results[0]["round_robin"][d]["matches"], statistics.fmean(r["round_robin"][d]["ok"] for r in results))
-          for d in sorted(deals)]
+    rr = [
+        (results[0]["round_robin"][d]["matches"], statistics.fmean(r["round_robin"][d]["ok"] for r in results))
+        for d in sorted(deals)
+    ]
     inter, reach = equal_rate_matches(rate, rr)
     return inter / mean, reach
 
@@ -176,7 +183,7 @@ def bootstrap(results: list[dict[str, Any]], deals: tuple[int, ...], draws: int 
 
 
 class _Serial:
-    def __enter__(self) -> "_Serial":
+    def __enter__(self) -> _Serial:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -186,8 +193,15 @@ class _Serial:
         return map(f, jobs)
 
 
-def measure_size(n: int, trials: int, confidence: float, top: int | None, deals: tuple[int, ...],
-                 workers: int = 1, progress: bool = False) -> dict[str, Any]:
+def measure_size(
+    n: int,
+    trials: int,
+    confidence: float,
+    top: int | None,
+    deals: tuple[int, ...],
+    workers: int = 1,
+    progress: bool = False,
+) -> dict[str, Any]:
     jobs = [(n, t, confidence, top, deals) for t in range(trials)]
     t0 = time.perf_counter()
     results = []
@@ -203,34 +217,48 @@ def measure_size(n: int, trials: int, confidence: float, top: int | None, deals:
     rr = {}
     for d in sorted(deals):
         k = sum(r["round_robin"][d]["ok"] for r in results)
-        rr[d] = {"matches": results[0]["round_robin"][d]["matches"], "correct": k / trials,
-                 "correct_ci95": [round(x, 3) for x in wilson(k, trials)]}
+        rr[d] = {
+            "matches": results[0]["round_robin"][d]["matches"],
+            "correct": k / trials,
+            "correct_ci95": [round(x, 3) for x in wilson(k, trials)],
+        }
     pooled = [statistics.fmean(r["scores"][i] for r in results) for i in range(n)]
     k = top or n
-    calibrated = sorted(range(n), key=lambda i: -pooled[i])[:k] == list(range(k))   # the order that is judged
+    calibrated = sorted(range(n), key=lambda i: -pooled[i])[:k] == list(range(k))  # the order that is judged
     decided = sum(r["decided_pairs"] for r in results)
     wrong = sum(r["wrong_pairs"] for r in results)
     factor, reach = saving(results, deals)
     low, high = bootstrap(results, deals)
     finite = math.isfinite(factor)
     return {
-        "bots": n, "trials": trials, "field": FIELD, "field_q": field(n), "top": top, "confidence": confidence,
-        "adaptive": {"mean_matches": round(mean, 1), "mean_ci95": [round(mean - half, 1), round(mean + half, 1)],
-                     "correct": ok / trials, "correct_ci95": [round(x, 3) for x in wilson(ok, trials)],
-                     "decided_pairs": decided, "wrong_pairs": wrong,
-                     "pair_error": round(wrong / decided, 5) if decided else None,
-                     "pair_error_ci95": [round(x, 5) for x in wilson(wrong, decided)],
-                     "stopped": dict(sorted(statistics_count(r["adaptive_status"] for r in results).items()))},
+        "bots": n,
+        "trials": trials,
+        "field": FIELD,
+        "field_q": field(n),
+        "top": top,
+        "confidence": confidence,
+        "adaptive": {
+            "mean_matches": round(mean, 1),
+            "mean_ci95": [round(mean - half, 1), round(mean + half, 1)],
+            "correct": ok / trials,
+            "correct_ci95": [round(x, 3) for x in wilson(ok, trials)],
+            "decided_pairs": decided,
+            "wrong_pairs": wrong,
+            "pair_error": round(wrong / decided, 5) if decided else None,
+            "pair_error_ci95": [round(x, 5) for x in wilson(wrong, decided)],
+            "stopped": dict(sorted(statistics_count(r["adaptive_status"] for r in results).items())),
+        },
         "round_robin": {str(d): v for d, v in rr.items()},
         # None: no round robin measured reached the adaptive rate (then the factor is at least
         # the largest one's matches over the adaptive mean); an interval end None: unbounded
-        "saving": {"factor": round(factor, 2) if finite else None,
-                   "factor_at_least": None if finite else round(rr[max(deals)]["matches"] / mean, 2),
-                   "factor_ci95": [round(x, 2) if math.isfinite(x) else None for x in (low, high)],
-                   "round_robin_reaching": reach,
-                   "factor_smallest_reaching": round(reach / mean, 2) if reach else None},
-        "calibration": {"pooled_round_robin_scores": [round(v, 4) for v in pooled],
-                        "top_in_true_order": calibrated},
+        "saving": {
+            "factor": round(factor, 2) if finite else None,
+            "factor_at_least": None if finite else round(rr[max(deals)]["matches"] / mean, 2),
+            "factor_ci95": [round(x, 2) if math.isfinite(x) else None for x in (low, high)],
+            "round_robin_reaching": reach,
+            "factor_smallest_reaching": round(reach / mean, 2) if reach else None,
+        },
+        "calibration": {"pooled_round_robin_scores": [round(v, 4) for v in pooled], "top_in_true_order": calibrated},
         "seconds": round(time.perf_counter() - t0, 1),
     }
 
@@ -242,12 +270,22 @@ def statistics_count(items: Any) -> dict[str, int]:
     return out
 
 
-def measure(sizes: tuple[int, ...] = (8, 16, 32), trials: int = 20, confidence: float = 0.95,
-            top: int | None = 3, deals: tuple[int, ...] = (1, 2, 4), workers: int = 1,
-            trials_by_size: dict[int, int] | None = None, deals_by_size: dict[int, tuple[int, ...]] | None = None
-            ) -> list[dict[str, Any]]:
-    return [measure_size(n, (trials_by_size or {}).get(n, trials), confidence, top,
-                         (deals_by_size or {}).get(n, deals), workers) for n in sizes]
+def measure(
+    sizes: tuple[int, ...] = (8, 16, 32),
+    trials: int = 20,
+    confidence: float = 0.95,
+    top: int | None = 3,
+    deals: tuple[int, ...] = (1, 2, 4),
+    workers: int = 1,
+    trials_by_size: dict[int, int] | None = None,
+    deals_by_size: dict[int, tuple[int, ...]] | None = None,
+) -> list[dict[str, Any]]:
+    return [
+        measure_size(
+            n, (trials_by_size or {}).get(n, trials), confidence, top, (deals_by_size or {}).get(n, deals), workers
+        )
+        for n in sizes
+    ]
 
 
 def main() -> None:
@@ -264,7 +302,7 @@ def main() -> None:
     global FIELD
     FIELD = a.field
     rows = []
-    for n in a.sizes:   # each size printed as soon as it is measured
+    for n in a.sizes:  # each size printed as soon as it is measured
         rows.append(measure_size(n, a.trials, a.confidence, a.top or None, tuple(a.deals), a.workers, progress=True))
         print(json.dumps(rows[-1]), flush=True)
     if a.json:

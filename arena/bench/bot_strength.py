@@ -23,17 +23,18 @@ import random
 import sys
 import time
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
-
-ROOT = Path(__file__).resolve().parents[2]   # the source checkout: its bots/ and tournaments/
+from typing import Any
 
 from games import REGISTRY
 from games.core import Result
 from games.rng import derive_seed
 
-BOTKIT_PATH = Path(__file__).resolve().parents[1] / "bot_helper" / "botkit.py"   # package data
+ROOT = Path(__file__).resolve().parents[2]  # the source checkout: its bots/ and tournaments/
+
+BOTKIT_PATH = Path(__file__).resolve().parents[1] / "bot_helper" / "botkit.py"  # package data
 BOTS = ROOT / "bots"
 RANDOM_BOT = BOTS / "random_bot.py"
 HEURISTICS = {
@@ -120,15 +121,28 @@ def load_bot(path: str | Path) -> LoadedBot:
 def start_message(state: Any, game: str, seat: int, match_seed: int, names: list[str]) -> dict[str, Any]:
     """What the referee's start message holds (arena/match/protocol.py ``start``)."""
     return {
-        "type": "start", "match_id": f"bench-{match_seed}", "game": game,
-        "rules_version": state.spec.rules_version, "options": state.options,
-        "players": state.players, "seat": seat, "seed": derive_seed(match_seed, "bot", seat),
-        "bots": names, "time_control": {}, "cards": state.card_table(),
+        "type": "start",
+        "match_id": f"bench-{match_seed}",
+        "game": game,
+        "rules_version": state.spec.rules_version,
+        "options": state.options,
+        "players": state.players,
+        "seat": seat,
+        "seed": derive_seed(match_seed, "bot", seat),
+        "bots": names,
+        "time_control": {},
+        "cards": state.card_table(),
     }
 
 
-def play_game(game: str, bots: list[LoadedBot], seed: int, options: dict[str, Any] | None = None,
-              roundtrip: bool = False, match_seed: int | None = None) -> Result:
+def play_game(
+    game: str,
+    bots: list[LoadedBot],
+    seed: int,
+    options: dict[str, Any] | None = None,
+    roundtrip: bool = False,
+    match_seed: int | None = None,
+) -> Result:
     """One game, seat i played by bots[i]; ``roundtrip`` sends observations through JSON.
 
     ``seed`` deals the game; the bots' seeds derive from ``match_seed`` (default ``seed``).
@@ -158,8 +172,9 @@ class Strength:
     slowest_ms: float
 
 
-def measure(bot_path: str | Path, game: str, players: int, games: int, first_seed: int,
-            options: dict[str, Any] | None = None) -> Strength:
+def measure(
+    bot_path: str | Path, game: str, players: int, games: int, first_seed: int, options: dict[str, Any] | None = None
+) -> Strength:
     """The bot in seat (i mod players) of game i, random bots elsewhere."""
     hero = load_bot(bot_path)
     randoms = [load_bot(RANDOM_BOT) for _ in range(players - 1)]
@@ -172,13 +187,18 @@ def measure(bot_path: str | Path, game: str, players: int, games: int, first_see
         mine.append(places[seat])
         theirs.extend(p for s, p in enumerate(places) if s != seat)
     return Strength(
-        games, sum(mine) / games, sum(theirs) / len(theirs), sum(p == 0 for p in mine) / games,
-        1000 * hero.seconds / max(1, hero.decisions), 1000 * hero.slowest,
+        games,
+        sum(mine) / games,
+        sum(theirs) / len(theirs),
+        sum(p == 0 for p in mine) / games,
+        1000 * hero.seconds / max(1, hero.decisions),
+        1000 * hero.slowest,
     )
 
 
-def table_places(paths: list[str | Path], game: str, games: int, first_seed: int,
-                 options: dict[str, Any] | None = None) -> list[float]:
+def table_places(
+    paths: list[str | Path], game: str, games: int, first_seed: int, options: dict[str, Any] | None = None
+) -> list[float]:
     """Mean 1-based place of each bot file at one table (a seat each), seats rotated every game."""
     bots = [load_bot(p) for p in paths]
     n = len(bots)
@@ -198,10 +218,10 @@ SPRING = ROOT / "tournaments" / "spring.yaml"
 class FieldResult:
     """A whole field played in process: 1-based places per bot and game, and the ratings."""
 
-    places: dict[str, dict[str, list[float]]]   # bot -> game -> place of each match (1 = first)
-    ratings: Any                                  # arena.report.ratings.RatingReport of the same matches
+    places: dict[str, dict[str, list[float]]]  # bot -> game -> place of each match (1 = first)
+    ratings: Any  # arena.report.ratings.RatingReport of the same matches
     matches: int
-    capped: int = 0                               # matches stopped by the decision cap (C4)
+    capped: int = 0  # matches stopped by the decision cap (C4)
 
     def mean_place(self, bot: str, game: str | None = None) -> float:
         """Mean 1-based place of ``bot`` in ``game`` (None: every match, as the overall table)."""
@@ -215,8 +235,9 @@ class FieldResult:
         return [b.name for b in report.standings]
 
 
-def field_schedule(tournament: str | Path = SPRING, deal_factor: float = 10.0,
-                   roster: list[str | Path] | None = None) -> tuple[list[Any], dict[str, Path]]:
+def field_schedule(
+    tournament: str | Path = SPRING, deal_factor: float = 10.0, roster: list[str | Path] | None = None
+) -> tuple[list[Any], dict[str, Path]]:
     """The tournament's schedule with every entry's deals multiplied by ``deal_factor``.
 
     Same games, player counts, options, groups, seating and seeds as ``arena run``
@@ -234,15 +255,17 @@ def field_schedule(tournament: str | Path = SPRING, deal_factor: float = 10.0,
         paths = {b.name: b.path for b in resolve_bots(t)}
     else:
         paths = {Path(p).stem: Path(p) for p in roster}
-    games = [g.model_copy(update={"deals": max(1, round(g.deals * deal_factor)),
-                                  "max_matches": 10**9}) for g in t.games]
+    games = [
+        g.model_copy(update={"deals": max(1, round(g.deals * deal_factor)), "max_matches": 10**9}) for g in t.games
+    ]
     entries = [types.SimpleNamespace(name=n) for n in sorted(paths)]
     # public deals: a strength measurement should reproduce from the file alone
     return build_schedule(t.model_copy(update={"games": games, "deals": "public"}), entries), paths  # type: ignore[arg-type]
 
 
-def play_field(tournament: str | Path = SPRING, deal_factor: float = 10.0,
-               roster: list[str | Path] | None = None) -> FieldResult:
+def play_field(
+    tournament: str | Path = SPRING, deal_factor: float = 10.0, roster: list[str | Path] | None = None
+) -> FieldResult:
     """Play ``field_schedule`` in process and rate it as the leaderboard does (Python bots only)."""
     from arena.report.ratings import compute_ratings
     from arena.tournament.store import ResultRow
@@ -253,14 +276,25 @@ def play_field(tournament: str | Path = SPRING, deal_factor: float = 10.0,
     rows = []
     capped = 0
     for m in schedule:
-        res = play_game(m.game, [bots[b] for b in m.bots], m.deal_seed, m.options,
-                        match_seed=m.match_seed)
+        res = play_game(m.game, [bots[b] for b in m.bots], m.deal_seed, m.options, match_seed=m.match_seed)
         capped += res.capped
         for bot, place in zip(m.bots, res.places):
             places[bot].setdefault(m.game, []).append(place + 1)
-        rows.append(ResultRow(m.match_id, m.index, m.game, m.players, tuple(m.bots), tuple(res.places),
-                              tuple(res.scores), (None,) * m.players, (None,) * m.players,
-                              res.capped, False))
+        rows.append(
+            ResultRow(
+                m.match_id,
+                m.index,
+                m.game,
+                m.players,
+                tuple(m.bots),
+                tuple(res.places),
+                tuple(res.scores),
+                (None,) * m.players,
+                (None,) * m.players,
+                res.capped,
+                False,
+            )
+        )
     return FieldResult(places, compute_ratings(rows), len(schedule), capped)
 
 
@@ -280,10 +314,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply the number of games")
     ap.add_argument("--bot", help="measure this bot file in every setup instead of each game's heuristic")
-    ap.add_argument("--field", nargs="?", const=str(SPRING), metavar="TOURNAMENT",
-                    help="play a tournament's whole field in process (default tournaments/spring.yaml)")
-    ap.add_argument("--deal-factor", type=float, default=10.0,
-                    help="--field: multiply every game entry's deals (default 10: spring -> 40/40/20)")
+    ap.add_argument(
+        "--field",
+        nargs="?",
+        const=str(SPRING),
+        metavar="TOURNAMENT",
+        help="play a tournament's whole field in process (default tournaments/spring.yaml)",
+    )
+    ap.add_argument(
+        "--deal-factor",
+        type=float,
+        default=10.0,
+        help="--field: multiply every game entry's deals (default 10: spring -> 40/40/20)",
+    )
     ap.add_argument("--roster", nargs="+", metavar="BOT", help="--field: these bot files instead of the file's")
     args = ap.parse_args()
     if args.field:
@@ -291,14 +334,18 @@ def main() -> int:
         print_field(play_field(args.field, args.deal_factor * args.scale, args.roster))
         print(f"{time.perf_counter() - t:.1f} s")
         return 0
-    print(f"{'bot':24} {'game':15} {'n':>2} {'games':>5} {'place':>6} {'random':>6} "
-          f"{'first':>6} {'ms/dec':>7} {'max ms':>7}")
+    print(
+        f"{'bot':24} {'game':15} {'n':>2} {'games':>5} {'place':>6} {'random':>6} "
+        f"{'first':>6} {'ms/dec':>7} {'max ms':>7}"
+    )
     for game, players, n, seed in SETUPS:
         path = Path(args.bot) if args.bot else HEURISTICS[game]
         s = measure(path, game, players, max(players, round(n * args.scale)), seed)
-        print(f"{path.name:24} {game:15} {players:>2} {s.games:>5} {s.mean_place:>6.2f} "
-              f"{s.random_mean_place:>6.2f} {s.first_share:>6.1%} {s.ms_per_decision:>7.3f} "
-              f"{s.slowest_ms:>7.2f}")
+        print(
+            f"{path.name:24} {game:15} {players:>2} {s.games:>5} {s.mean_place:>6.2f} "
+            f"{s.random_mean_place:>6.2f} {s.first_share:>6.1%} {s.ms_per_decision:>7.3f} "
+            f"{s.slowest_ms:>7.2f}"
+        )
     return 0
 
 

@@ -25,15 +25,26 @@ def record(index: int, game: str, bots: list[str], places: list[int], deal: int)
     players = len(bots)
     return {
         # ids as a schedule gives them: <entry>/p<players>/d<deal>/r<rotation>/<hex>
-        "schema": 1, "match_id": f"{game}/p{players}/d{deal:02d}/r{index % 20}/{index:016x}", "index": index,
-        "tournament": "big", "game": game, "rules_version": "1", "players": players,
-        "options": {}, "deal": deal, "rotation": 0, "group": 0,
-        "deal_seed": 1000 + deal, "match_seed": index,
+        "schema": 1,
+        "match_id": f"{game}/p{players}/d{deal:02d}/r{index % 20}/{index:016x}",
+        "index": index,
+        "tournament": "big",
+        "game": game,
+        "rules_version": "1",
+        "players": players,
+        "options": {},
+        "deal": deal,
+        "rotation": 0,
+        "group": 0,
+        "deal_seed": 1000 + deal,
+        "match_seed": index,
         "bots": [{"seat": s, "name": b, "sha256": "0" * 64} for s, b in enumerate(bots)],
-        "sandbox": {"level": "none"}, "decisions": [],
+        "sandbox": {"level": "none"},
+        "decisions": [],
         "result": {"places": places, "scores": [-p for p in places], "capped": False},
         "game_result": {"places": places, "scores": [-p for p in places], "capped": False},
-        "faults": [None] * players, "duration_s": 0.1,
+        "faults": [None] * players,
+        "duration_s": 0.1,
     }
 
 
@@ -42,8 +53,9 @@ def make_store(folder: str | Path, matches: int = 100_000, bots: int = 50, seed:
     names = [f"bot{i:02d}" for i in range(bots)]
     strength = {b: rng.gauss(0, 2) for b in names}
     store = ResultStore(folder)
-    store.init_tournament("big", {"name": "big", "ratings": {}},
-                          [{"name": b, "path": None, "sha256": "0" * 64} for b in names])
+    store.init_tournament(
+        "big", {"name": "big", "ratings": {}}, [{"name": b, "path": None, "sha256": "0" * 64} for b in names]
+    )
     store.conn.execute("PRAGMA synchronous = OFF")  # one transaction per match, no fsync
     for i in range(matches):
         game = GAMES[i % len(GAMES)]

@@ -13,17 +13,13 @@ from games import REGISTRY
 from games.rng import DealRng
 from games.simulate import play_randomly
 
-GAME_SETUPS: dict[str, tuple[int, dict[str, Any]]] = {
-    "tightwad": (4, {}), "divers-weights": (4, {}), "palace": (4, {}),
-}
+GAME_SETUPS: dict[str, tuple[int, dict[str, Any]]] = {"tightwad": (4, {}), "divers-weights": (4, {}), "palace": (4, {})}
 # players at the table of `arena bench protocol` (Divers Weights' duel is its most common table)
 PROTOCOL_PLAYERS = {"divers-weights": 2}
-GAME_TARGETS = {"tightwad": (100_000, 30_000), "divers-weights": (100_000, 30_000),
-                "palace": (30_000, 30_000)}
+GAME_TARGETS = {"tightwad": (100_000, 30_000), "divers-weights": (100_000, 30_000), "palace": (30_000, 30_000)}
 
 
-def decisions_per_second(game: str, players: int, options: dict[str, Any], observe: bool,
-                         seconds: float) -> float:
+def decisions_per_second(game: str, players: int, options: dict[str, Any], observe: bool, seconds: float) -> float:
     """Random play in process on one core; ``observe`` builds the deciding seat's
     full observation at every decision, as the referee does.
 
@@ -48,9 +44,17 @@ def bench_games(seconds: float = 3.0, games: list[str] | None = None) -> list[di
         plain = decisions_per_second(game, players, options, False, seconds)
         full = decisions_per_second(game, players, options, True, seconds)
         t_plain, t_full = GAME_TARGETS[game]
-        rows.append({"game": game, "players": players, "no_obs_per_s": round(plain),
-                     "target_no_obs": t_plain, "with_obs_per_s": round(full), "target_with_obs": t_full,
-                     "met": plain >= t_plain and full >= t_full})
+        rows.append(
+            {
+                "game": game,
+                "players": players,
+                "no_obs_per_s": round(plain),
+                "target_no_obs": t_plain,
+                "with_obs_per_s": round(full),
+                "target_with_obs": t_full,
+                "met": plain >= t_plain and full >= t_full,
+            }
+        )
     return rows
 
 
@@ -60,7 +64,7 @@ _RAW_CHILD = (
     "import sys, json\n"
     "for line in sys.stdin:\n"
     "    json.loads(line)\n"
-    "    sys.stdout.write('{\"type\":\"action\",\"action\":0}\\n')\n"
+    '    sys.stdout.write(\'{"type":"action","action":0}\\n\')\n'
     "    sys.stdout.flush()\n"
 )
 
@@ -86,8 +90,7 @@ def _median_us(samples: list[float]) -> float:
     return samples[len(samples) // 2] * 1e6
 
 
-def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
-                   level: str = "auto") -> dict[str, Any]:
+def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4, level: str = "auto") -> dict[str, Any]:
     """Median decision round trip: raw pipe ping-pong vs the full harness, same run.
 
     * raw minimal: a 5-byte line echoed by a bare Python child;
@@ -103,18 +106,18 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
 
     from arena.match import protocol
     from arena.match.agents import ProcessAgent
-    from arena.tournament.roster import bot_entry
-    from arena.match.sandbox import Limits
     from arena.match.detect import detect_sandbox
+    from arena.match.sandbox import Limits
     from arena.match.timecontrol import TimeControl
+    from arena.tournament.roster import bot_entry
 
     positions = _act_lines(game, players, rounds)
-    lines = [protocol.encode(protocol.act(s.decisions, s.observation(seat), 1.0)) + b"\n"
-             for s, seat in positions]
+    lines = [protocol.encode(protocol.act(s.decisions, s.observation(seat), 1.0)) + b"\n" for s, seat in positions]
 
     def raw(payloads: list[bytes], child: str) -> float:
-        p = subprocess.Popen([sys.executable, "-s", "-S", "-c", child], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, bufsize=0)
+        p = subprocess.Popen(
+            [sys.executable, "-s", "-S", "-c", child], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+        )
         times = []
         for i, payload in enumerate(payloads):
             t = time.perf_counter()
@@ -137,10 +140,20 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     agent.prepare()
     spec = REGISTRY[game]
     first = positions[0][0]
-    agent.begin(protocol.start(match_id="bench", game=game, rules_version=spec.rules_version,
-                               options=first.options, players=players, seat=0, seed=1,
-                               time_control=TimeControl().to_json(), cards=first.card_table(),
-                               bots=["bench"] * players))
+    agent.begin(
+        protocol.start(
+            match_id="bench",
+            game=game,
+            rules_version=spec.rules_version,
+            options=first.options,
+            players=players,
+            seat=0,
+            seed=1,
+            time_control=TimeControl().to_json(),
+            cards=first.card_table(),
+            bots=["bench"] * players,
+        )
+    )
     times = []
     for i, (state, seat) in enumerate(positions):
         t = time.perf_counter()
@@ -154,9 +167,13 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     agent.close()
     harness = _median_us(times)
     return {
-        "game": game, "players": players, "rounds": len(times), "sandbox": sandbox.level,
+        "game": game,
+        "players": players,
+        "rounds": len(times),
+        "sandbox": sandbox.level,
         "mean_act_bytes": round(sum(map(len, lines)) / len(lines)),
-        "raw_minimal_us": round(raw_min, 1), "raw_same_messages_us": round(raw_same, 1),
+        "raw_minimal_us": round(raw_min, 1),
+        "raw_same_messages_us": round(raw_same, 1),
         "harness_us": round(harness, 1),
         "ratio_vs_raw_same_messages": round(harness / raw_same, 2),
         "ratio_vs_raw_minimal": round(harness / raw_min, 2),

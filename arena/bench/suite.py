@@ -14,12 +14,12 @@ import multiprocessing as mp
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P11")
@@ -48,29 +48,42 @@ class Sizes:
     engine_seconds: float = 2.0
     protocol_rounds: int = 2000
     repeats: int = 3
-    tournament: str = str(ROOT / "tournaments" / "spring.yaml")   # relative paths: from ROOT
+    tournament: str = str(ROOT / "tournaments" / "spring.yaml")  # relative paths: from ROOT
     # P5 plays its file with this many times the deals: spring.yaml's 136 matches take about
     # 2 s, and the run's fixed costs (sandbox self-test, forking, reports) would hide the scaling
     throughput_deal_scale: int = 5
     luck_deals: int = 60
     luck_rollouts: int = 32
-    luck_aivat_rollouts: int | None = None   # playouts per AIVAT value (None: the leaderboards' own)
+    luck_aivat_rollouts: int | None = None  # playouts per AIVAT value (None: the leaderboards' own)
     rating_matches: int = 100_000
-    rating_store: str | None = None     # an existing store to rate instead of generating one
+    rating_store: str | None = None  # an existing store to rate instead of generating one
     timeout_decisions: int = 10_000
-    ray_deal_scale: int = 5        # P11 plays the tournament with this many times the deals
+    ray_deal_scale: int = 5  # P11 plays the tournament with this many times the deals
     # P9: fields of in-process players ranked by schedule: adaptive and by round robins
     adaptive_sizes: tuple[int, ...] = (8, 16, 32)
-    adaptive_trials: tuple[int, ...] = (6, 3, 2)       # per size: a quick look (docs/performance.md: more)
+    adaptive_trials: tuple[int, ...] = (6, 3, 2)  # per size: a quick look (docs/performance.md: more)
     adaptive_deals: tuple[tuple[int, ...], ...] = ((1, 2, 4, 8), (1, 2), (1,))
     adaptive_top: int = 3
 
     @classmethod
-    def tiny(cls) -> "Sizes":
-        return cls(engine_seconds=0.05, protocol_rounds=80, repeats=1, luck_deals=3,
-                   luck_rollouts=2, luck_aivat_rollouts=1, rating_matches=300, timeout_decisions=40,
-                   tournament=TINY_TOURNAMENT, throughput_deal_scale=1, ray_deal_scale=1,
-                   adaptive_sizes=(4,), adaptive_trials=(2,), adaptive_deals=((1,),), adaptive_top=1)
+    def tiny(cls) -> Sizes:
+        return cls(
+            engine_seconds=0.05,
+            protocol_rounds=80,
+            repeats=1,
+            luck_deals=3,
+            luck_rollouts=2,
+            luck_aivat_rollouts=1,
+            rating_matches=300,
+            timeout_decisions=40,
+            tournament=TINY_TOURNAMENT,
+            throughput_deal_scale=1,
+            ray_deal_scale=1,
+            adaptive_sizes=(4,),
+            adaptive_trials=(2,),
+            adaptive_deals=((1,),),
+            adaptive_top=1,
+        )
 
 
 TINY_TOURNAMENT = """name: bench-tiny
@@ -83,13 +96,12 @@ games:
 """
 
 
-def _row(pid: str, measure: str, figure: str, target: str, met: bool | None,
-         **details: Any) -> dict[str, Any]:
-    return {"id": pid, "measure": measure, "figure": figure, "target": target, "met": met,
-            "details": details}
+def _row(pid: str, measure: str, figure: str, target: str, met: bool | None, **details: Any) -> dict[str, Any]:
+    return {"id": pid, "measure": measure, "figure": figure, "target": target, "met": met, "details": details}
 
 
 # ---- P1, P2: engines ------------------------------------------------------------------
+
 
 def p1_p2(sizes: Sizes) -> list[dict[str, Any]]:
     from arena.bench.measures import bench_games
@@ -97,9 +109,9 @@ def p1_p2(sizes: Sizes) -> list[dict[str, Any]]:
     runs = [bench_games(sizes.engine_seconds) for _ in range(sizes.repeats)]
     rows = []
     for pid, key, target_key, what in (
-            ("P1", "no_obs_per_s", "target_no_obs", "random play in process, decisions/s"),
-            ("P2", "with_obs_per_s", "target_with_obs",
-             "random play with every decision's full observation, decisions/s")):
+        ("P1", "no_obs_per_s", "target_no_obs", "random play in process, decisions/s"),
+        ("P2", "with_obs_per_s", "target_with_obs", "random play with every decision's full observation, decisions/s"),
+    ):
         per_game = {}
         met = True
         for i, game in enumerate(r["game"] for r in runs[0]):
@@ -115,18 +127,25 @@ def p1_p2(sizes: Sizes) -> list[dict[str, Any]]:
 
 # ---- P3: protocol round trip --------------------------------------------------------------
 
+
 def p3(sizes: Sizes) -> dict[str, Any]:
     from arena.bench.measures import bench_protocol
 
     runs = [bench_protocol(sizes.protocol_rounds) for _ in range(sizes.repeats)]
     same = statistics.median(r["ratio_vs_raw_same_messages"] for r in runs)
     echo = statistics.median(r["ratio_vs_raw_minimal"] for r in runs)
-    return _row("P3", "decision round trip, full harness / raw pipe of the same messages",
-                f"{same:.2f}x (vs a 5-byte echo {echo:.1f}x)", "<= 3x", same <= 3.0,
-                runs=runs)
+    return _row(
+        "P3",
+        "decision round trip, full harness / raw pipe of the same messages",
+        f"{same:.2f}x (vs a 5-byte echo {echo:.1f}x)",
+        "<= 3x",
+        same <= 3.0,
+        runs=runs,
+    )
 
 
 # ---- P4, P5: tournaments ------------------------------------------------------------------
+
 
 def _tournament(source: str, results: Path, deal_scale: int = 1) -> Any:
     """The tournament of a file (or YAML text), its relative paths taken from the
@@ -139,7 +158,7 @@ def _tournament(source: str, results: Path, deal_scale: int = 1) -> Any:
     data = yaml.safe_load(text)
     data["root"] = str(ROOT)
     data["results"] = str(results)
-    data["deals"] = "public"   # the same deals in every repeat; nothing to hide from bots here
+    data["deals"] = "public"  # the same deals in every repeat; nothing to hide from bots here
     for game in data.get("games", []):
         game["deals"] = int(game.get("deals", 1)) * deal_scale
     copy = results / "bench-tournament.yaml"
@@ -166,12 +185,22 @@ def p4(sizes: Sizes) -> dict[str, Any]:
             shares[name].append(share)
     share = {name: statistics.median(v) for name, v in shares.items()}
     fair = share["fair"]
-    figure = (f"{100 * fair:.1f}% ({starts['fair']} bot starts; deal memory {100 * share['deal memory']:.1f}%, "
-              f"{starts['deal memory']} starts; fresh {100 * share['fresh']:.1f}%, {starts['fresh']} starts)")
-    return _row("P4", f"share of a tournament's wall time spent starting bots ({matches} matches, 1 worker; "
-                      "fair: no process plays a deal twice, the default)",
-                figure, "< 10% (fair)", fair < 0.10, shares=shares, bot_starts=starts,
-                matches=matches, tournament=t.name)
+    figure = (
+        f"{100 * fair:.1f}% ({starts['fair']} bot starts; deal memory {100 * share['deal memory']:.1f}%, "
+        f"{starts['deal memory']} starts; fresh {100 * share['fresh']:.1f}%, {starts['fresh']} starts)"
+    )
+    return _row(
+        "P4",
+        f"share of a tournament's wall time spent starting bots ({matches} matches, 1 worker; "
+        "fair: no process plays a deal twice, the default)",
+        figure,
+        "< 10% (fair)",
+        fair < 0.10,
+        shares=shares,
+        bot_starts=starts,
+        matches=matches,
+        tournament=t.name,
+    )
 
 
 def _p4_once(sizes: Sizes, fresh: bool, deal_memory: bool) -> tuple[float, int, int, Any]:
@@ -187,9 +216,16 @@ def _p4_once(sizes: Sizes, fresh: bool, deal_memory: bool) -> tuple[float, int, 
         entries = resolve_bots(t)
         schedule = build_schedule(t, entries)
         sandbox = open_sandbox(t.sandbox, _QUIET)
-        player = MatchPlayer({e.name: e for e in entries}, sandbox=sandbox,
-                             limits=limits_from(t), time_control=time_control_from(t),
-                             log_dir=None, fresh=fresh, tournament=t.name, deal_memory=deal_memory)
+        player = MatchPlayer(
+            {e.name: e for e in entries},
+            sandbox=sandbox,
+            limits=limits_from(t),
+            time_control=time_control_from(t),
+            log_dir=None,
+            fresh=fresh,
+            tournament=t.name,
+            deal_memory=deal_memory,
+        )
         spent = [0.0, 0]
         depth = [0]
         real = {name: getattr(ProcessAgent, name) for name in ("launch", "prepare")}
@@ -206,6 +242,7 @@ def _p4_once(sizes: Sizes, fresh: bool, deal_memory: bool) -> tuple[float, int, 
                     if depth[0] == 0:
                         spent[0] += time.perf_counter() - t0
                         spent[1] += self.proc is not was and self.proc is not None
+
             return timed
 
         for name, method in real.items():
@@ -239,49 +276,74 @@ def p5(sizes: Sizes) -> dict[str, Any]:
     one, two = statistics.median(walls[1]), statistics.median(walls[2])
     ratio = one / two
     scale = f", deals x{sizes.throughput_deal_scale}" if sizes.throughput_deal_scale != 1 else ""
-    return _row("P5", f"tournament throughput, 2 workers / 1 worker, same file (whole run, "
-                      f"{played} matches{scale})",
-                f"{ratio:.2f}x", ">= 1.8x", ratio >= 1.8, wall_1_worker_s=walls[1],
-                wall_2_workers_s=walls[2], matches=played, tournament=sizes.tournament,
-                deal_scale=sizes.throughput_deal_scale, cores=os.cpu_count())
+    return _row(
+        "P5",
+        f"tournament throughput, 2 workers / 1 worker, same file (whole run, {played} matches{scale})",
+        f"{ratio:.2f}x",
+        ">= 1.8x",
+        ratio >= 1.8,
+        wall_1_worker_s=walls[1],
+        wall_2_workers_s=walls[2],
+        matches=played,
+        tournament=sizes.tournament,
+        deal_scale=sizes.throughput_deal_scale,
+        cores=os.cpu_count(),
+    )
 
 
 # ---- P6: luck ------------------------------------------------------------------------------
+
 
 def p6(sizes: Sizes) -> dict[str, Any]:
     from arena.bench import luck
 
     per_game = {}
     for game in luck.SETUPS:
-        m = luck.measure(game, sizes.luck_deals, sizes.luck_rollouts,
-                         aivat_rollouts=sizes.luck_aivat_rollouts)
+        m = luck.measure(game, sizes.luck_deals, sizes.luck_rollouts, aivat_rollouts=sizes.luck_aivat_rollouts)
         strongest = m["levels"][0]
         saved = {k: round(1 - v, 3) for k, v in strongest["matches_ratio"].items()}
         # diagnostics are not schemes: eta known exactly, the coefficient before calibration
         best = max((k for k in saved if not k.endswith(("_exact", "_beta1"))), key=lambda k: saved[k])
-        ratio_ci = strongest.get("matches_ratio_ci95", {}).get("leaderboard")   # 95% bootstrap over deals
-        per_game[game] = {"saved": saved, "best": best, "levels": m["levels"],
-                          "saved_ci95": [round(1 - ratio_ci[1], 3), round(1 - ratio_ci[0], 3)] if ratio_ci else None,
-                          "order_holds": m["order_holds"], "agree": all(lv["agree"] for lv in m["levels"]),
-                          "players": m["players"], "deals": m["deals"],
-                          "leaderboard_beta": m["leaderboard_beta"], "ceiling": strongest.get("ceiling")}
+        ratio_ci = strongest.get("matches_ratio_ci95", {}).get("leaderboard")  # 95% bootstrap over deals
+        per_game[game] = {
+            "saved": saved,
+            "best": best,
+            "levels": m["levels"],
+            "saved_ci95": [round(1 - ratio_ci[1], 3), round(1 - ratio_ci[0], 3)] if ratio_ci else None,
+            "order_holds": m["order_holds"],
+            "agree": all(lv["agree"] for lv in m["levels"]),
+            "players": m["players"],
+            "deals": m["deals"],
+            "leaderboard_beta": m["leaderboard_beta"],
+            "ceiling": strongest.get("ceiling"),
+        }
 
     def interval(v: dict[str, Any]) -> str:
         ci = v["saved_ci95"]
         return f" [95%: {100 * ci[0]:.0f}% to {100 * ci[1]:.0f}%]" if ci else ""
-    figure = "; ".join(f"{g} {100 * v['saved']['leaderboard']:.0f}%{interval(v)} (rotation alone "
-                       f"{100 * v['saved']['rotation']:.0f}%, bot-program opponents "
-                       f"{100 * v['saved']['leaderboard_bot_programs']:.0f}%, best scheme "
-                       f"{100 * v['saved'][v['best']]:.0f}%: {v['best'].replace('_', ' ')})"
-                       for g, v in per_game.items())
+
+    figure = "; ".join(
+        f"{g} {100 * v['saved']['leaderboard']:.0f}%{interval(v)} (rotation alone "
+        f"{100 * v['saved']['rotation']:.0f}%, bot-program opponents "
+        f"{100 * v['saved']['leaderboard_bot_programs']:.0f}%, best scheme "
+        f"{100 * v['saved'][v['best']]:.0f}%: {v['best'].replace('_', ' ')})"
+        for g, v in per_game.items()
+    )
     # judged on what users get: the leaderboards' luck-adjusted place, opponents {builtin: random}
     worst = min(v["saved"]["leaderboard"] for v in per_game.values())
-    return _row("P6", "luck: fewer matches for the same confidence in the heuristic's luck-adjusted "
-                      "place (leaderboards; opponents {builtin: random}) than with independent deals",
-                figure, ">= 25% fewer, each game", worst >= 0.25, games=per_game)
+    return _row(
+        "P6",
+        "luck: fewer matches for the same confidence in the heuristic's luck-adjusted "
+        "place (leaderboards; opponents {builtin: random}) than with independent deals",
+        figure,
+        ">= 25% fewer, each game",
+        worst >= 0.25,
+        games=per_game,
+    )
 
 
 # ---- P7: ratings at scale ----------------------------------------------------------------
+
 
 def _build_boards(folder: Path) -> None:
     from arena.report.standings import load_report, write_reports
@@ -333,9 +395,12 @@ def update_speedup(matches: int = 2000, seed: int = 3) -> dict[str, float]:
             mine[b] = r
     ours = time.process_time() - t0
     diff = max(max(abs(theirs[b].mu - mine[b][0]), abs(theirs[b].sigma - mine[b][1])) for b in bots)
-    return {"package_us_per_match": round(1e6 * package / matches, 1),
-            "fast_us_per_match": round(1e6 * ours / matches, 1),
-            "speedup": round(package / ours, 2), "max_abs_difference": diff}
+    return {
+        "package_us_per_match": round(1e6 * package / matches, 1),
+        "fast_us_per_match": round(1e6 * ours / matches, 1),
+        "speedup": round(package / ours, 2),
+        "max_abs_difference": diff,
+    }
 
 
 def p7(sizes: Sizes) -> dict[str, Any]:
@@ -355,14 +420,21 @@ def p7(sizes: Sizes) -> dict[str, Any]:
         n = _count(folder)
     warm_wall = statistics.median(w for w, _ in warm)
     warm_cpu = statistics.median(c for _, c in warm)
-    return _row("P7", f"every leaderboard (md, csv, json, html) from {n:,} stored matches",
-                f"{warm_wall:.1f} s cached ({warm_cpu:.1f} s CPU); {cold[0]:.1f} s from scratch "
-                f"({cold[1]:.1f} s CPU); update {speed['speedup']:.1f}x the package's, "
-                f"max difference {speed['max_abs_difference']:.1g}", "<= 10 s, ratings = trueskill package to 1e-9",
-                warm_wall <= 10.0, matches=n, cold_wall_s=round(cold[0], 2),
-                cold_cpu_s=round(cold[1], 2), warm=[[round(w, 2), round(c, 2)] for w, c in warm],
-                update=speed,
-                exactness="tests/arena/test_fast_trueskill.py (1e-9 against the package)")
+    return _row(
+        "P7",
+        f"every leaderboard (md, csv, json, html) from {n:,} stored matches",
+        f"{warm_wall:.1f} s cached ({warm_cpu:.1f} s CPU); {cold[0]:.1f} s from scratch "
+        f"({cold[1]:.1f} s CPU); update {speed['speedup']:.1f}x the package's, "
+        f"max difference {speed['max_abs_difference']:.1g}",
+        "<= 10 s, ratings = trueskill package to 1e-9",
+        warm_wall <= 10.0,
+        matches=n,
+        cold_wall_s=round(cold[0], 2),
+        cold_cpu_s=round(cold[1], 2),
+        warm=[[round(w, 2), round(c, 2)] for w, c in warm],
+        update=speed,
+        exactness="tests/arena/test_fast_trueskill.py (1e-9 against the package)",
+    )
 
 
 def _count(folder: Path) -> int:
@@ -376,6 +448,7 @@ def _count(folder: Path) -> int:
 
 
 # ---- P8: timeouts under load -------------------------------------------------------------
+
 
 def _burn(stop: Any) -> None:
     """Other matches keeping a core busy: random play in process until told to stop."""
@@ -391,20 +464,25 @@ def _burn(stop: Any) -> None:
 
 
 def p8(sizes: Sizes) -> dict[str, Any]:
-    from arena.match.sandbox import Limits
     from arena.match.detect import open_sandbox
+    from arena.match.sandbox import Limits
     from arena.match.timecontrol import TimeControl
     from arena.tournament.match_player import MatchPlayer
     from arena.tournament.roster import bot_entry
     from arena.tournament.schedule import MatchSpec
 
-    path = Path(__file__).resolve().parent / "bots" / "prompt_bot.py"   # package data
-    entries = {f"prompt{i}": dataclasses.replace(bot_entry(str(path)), name=f"prompt{i}")
-               for i in range(4)}
+    path = Path(__file__).resolve().parent / "bots" / "prompt_bot.py"  # package data
+    entries = {f"prompt{i}": dataclasses.replace(bot_entry(str(path)), name=f"prompt{i}") for i in range(4)}
     tc = TimeControl(startup_s=10.0, move_s=0.1)
-    player = MatchPlayer(entries, sandbox=open_sandbox("auto", _QUIET),
-                         limits=Limits(), time_control=tc, log_dir=None, fresh=False,
-                         tournament="bench-p8")
+    player = MatchPlayer(
+        entries,
+        sandbox=open_sandbox("auto", _QUIET),
+        limits=Limits(),
+        time_control=tc,
+        log_dir=None,
+        fresh=False,
+        tournament="bench-p8",
+    )
     ctx = mp.get_context("fork")
     stop = ctx.Event()
     burners = [ctx.Process(target=_burn, args=(stop,), daemon=True) for _ in range(os.cpu_count() or 2)]
@@ -415,9 +493,16 @@ def p8(sizes: Sizes) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         while decisions < sizes.timeout_decisions:
-            spec = MatchSpec(match_id=f"bench/p8/{matches}", index=matches, game="tightwad",
-                             players=4, options={}, deal_seed=10_000 + matches,
-                             match_seed=20_000 + matches, bots=tuple(entries))
+            spec = MatchSpec(
+                match_id=f"bench/p8/{matches}",
+                index=matches,
+                game="tightwad",
+                players=4,
+                options={},
+                deal_seed=10_000 + matches,
+                match_seed=20_000 + matches,
+                bots=tuple(entries),
+            )
             record = player.play(spec)
             matches += 1
             decisions += len(record["decisions"])
@@ -430,20 +515,33 @@ def p8(sizes: Sizes) -> dict[str, Any]:
             if b.is_alive():
                 b.kill()
         player.close()
-    return _row("P8", f"timeouts that fire wrongly: {decisions:,} decisions at move_s 0.1 by a bot "
-                      f"answering within 20 ms, {len(burners)} cores busy with other matches",
-                str(timeouts), "0", timeouts == 0, decisions=decisions, matches=matches,
-                slowest_decision_ms=round(slowest, 1), wall_s=round(time.perf_counter() - t0, 1))
+    return _row(
+        "P8",
+        f"timeouts that fire wrongly: {decisions:,} decisions at move_s 0.1 by a bot "
+        f"answering within 20 ms, {len(burners)} cores busy with other matches",
+        str(timeouts),
+        "0",
+        timeouts == 0,
+        decisions=decisions,
+        matches=matches,
+        slowest_decision_ms=round(slowest, 1),
+        wall_s=round(time.perf_counter() - t0, 1),
+    )
 
 
 # ---- P9: matches an adaptive schedule saves -----------------------------------------------
 
+
 def p9(sizes: Sizes) -> dict[str, Any]:
     from arena.bench import adaptive_ranking as bench
 
-    rows = bench.measure(tuple(sizes.adaptive_sizes), top=sizes.adaptive_top, workers=min(2, os.cpu_count() or 1),
-                         trials_by_size=dict(zip(sizes.adaptive_sizes, sizes.adaptive_trials)),
-                         deals_by_size=dict(zip(sizes.adaptive_sizes, sizes.adaptive_deals)))
+    rows = bench.measure(
+        tuple(sizes.adaptive_sizes),
+        top=sizes.adaptive_top,
+        workers=min(2, os.cpu_count() or 1),
+        trials_by_size=dict(zip(sizes.adaptive_sizes, sizes.adaptive_trials)),
+        deals_by_size=dict(zip(sizes.adaptive_sizes, sizes.adaptive_deals)),
+    )
     parts = []
     met = True
     for r in rows:
@@ -451,18 +549,27 @@ def p9(sizes: Sizes) -> dict[str, Any]:
         factor = s["factor"] if s["factor"] is not None else s["factor_at_least"]
         met = met and factor >= 4.0
         low, high = (f"{x:.2f}" if x is not None else "inf" for x in s["factor_ci95"])
-        parts.append(f"{r['bots']} bots {'' if s['factor'] is not None else '>= '}{factor:.2f}x [{low}, {high}] "
-                     f"(adaptive {r['adaptive']['correct']:.0%} right in {r['trials']} trials, "
-                     f"{r['adaptive']['mean_matches']:.0f} matches)")
-    return _row("P9", "matches a full round robin needs for the adaptive schedule's correct-order rate (top "
-                      f"{sizes.adaptive_top} in order, tightwad 3 players; interpolated between 1, 2, 4 ... deals), "
-                      "over the adaptive schedule's mean matches [95% bootstrap]",
-                "; ".join(parts), ">= 4x at every size", met, sizes=rows)
+        parts.append(
+            f"{r['bots']} bots {'' if s['factor'] is not None else '>= '}{factor:.2f}x [{low}, {high}] "
+            f"(adaptive {r['adaptive']['correct']:.0%} right in {r['trials']} trials, "
+            f"{r['adaptive']['mean_matches']:.0f} matches)"
+        )
+    return _row(
+        "P9",
+        "matches a full round robin needs for the adaptive schedule's correct-order rate (top "
+        f"{sizes.adaptive_top} in order, tightwad 3 players; interpolated between 1, 2, 4 ... deals), "
+        "over the adaptive schedule's mean matches [95% bootstrap]",
+        "; ".join(parts),
+        ">= 4x at every size",
+        met,
+        sizes=rows,
+    )
 
 
 # ---- the whole run -------------------------------------------------------------------------
 
 # ---- P11: Ray's overhead ------------------------------------------------------------------
+
 
 def p11(sizes: Sizes) -> dict[str, Any]:
     """Whole-run wall time of the same tournament on the local pool and on Ray, 2 workers each,
@@ -485,7 +592,7 @@ def p11(sizes: Sizes) -> dict[str, Any]:
     try:
         for repeat in range(sizes.repeats):
             # each goes first in every other repeat: a busy machine's drift favours neither
-            for executor in (("local", "ray") if repeat % 2 == 0 else ("ray", "local")):
+            for executor in ("local", "ray") if repeat % 2 == 0 else ("ray", "local"):
                 with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
                     t = _tournament(sizes.tournament, Path(tmp) / "results", sizes.ray_deal_scale)
                     t0 = time.perf_counter()
@@ -498,24 +605,47 @@ def p11(sizes: Sizes) -> dict[str, Any]:
     local, on_ray = statistics.median(walls["local"]), statistics.median(walls["ray"])
     overhead = on_ray / local - 1
     per_match_ms = 1000 * (on_ray - local) / max(played, 1)
-    return _row("P11", what, f"{100 * overhead:+.1f}% ({per_match_ms:+.1f} ms a match, {played} matches)",
-                "<= 10%", overhead <= 0.10, wall_local_s=walls["local"], wall_ray_s=walls["ray"],
-                load_average=load,
-                matches=played, deal_scale=sizes.ray_deal_scale, tournament=sizes.tournament)
+    return _row(
+        "P11",
+        what,
+        f"{100 * overhead:+.1f}% ({per_match_ms:+.1f} ms a match, {played} matches)",
+        "<= 10%",
+        overhead <= 0.10,
+        wall_local_s=walls["local"],
+        wall_ray_s=walls["ray"],
+        load_average=load,
+        matches=played,
+        deal_scale=sizes.ray_deal_scale,
+        tournament=sizes.tournament,
+    )
 
 
 MEASURES: dict[str, Callable[[Sizes], Any]] = {
-    "P1+P2": p1_p2, "P3": p3, "P4": p4, "P5": p5, "P6": p6, "P7": p7, "P8": p8, "P9": p9, "P11": p11}
+    "P1+P2": p1_p2,
+    "P3": p3,
+    "P4": p4,
+    "P5": p5,
+    "P6": p6,
+    "P7": p7,
+    "P8": p8,
+    "P9": p9,
+    "P11": p11,
+}
 
 
 def machine() -> dict[str, Any]:
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {"cores": os.cpu_count(), "python": platform.python_version(),
-            "platform": platform.platform(), "load_average": [round(x, 2) for x in load or ()]}
+    return {
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average": [round(x, 2) for x in load or ()],
+    }
 
 
-def run_all(sizes: Sizes, only: list[str] | None = None,
-            progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_all(
+    sizes: Sizes, only: list[str] | None = None, progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
     """Every measure in order; a measure that fails is a row with its error, not a crash."""
     started = datetime.now(timezone.utc)
     before = machine()
@@ -534,19 +664,32 @@ def run_all(sizes: Sizes, only: list[str] | None = None,
         for row in got if isinstance(got, list) else [got]:
             row["seconds"] = round(time.perf_counter() - t0, 1)
             rows.append(row)
-    return {"format": "decktet-arena-bench", "version": 1,
-            "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": before,
-            "load_average_after": machine()["load_average"],
-            "sizes": dataclasses.asdict(sizes), "rows": rows}
+    return {
+        "format": "decktet-arena-bench",
+        "version": 1,
+        "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": before,
+        "load_average_after": machine()["load_average"],
+        "sizes": dataclasses.asdict(sizes),
+        "rows": rows,
+    }
 
 
 def render_table(result: dict[str, Any]) -> str:
     from tabulate import tabulate
 
     m = result["machine"]
-    head = (f"arena bench, {result['date']}: {m['cores']} cores, Python {m['python']}, "
-            f"load average {m['load_average']} before, {result['load_average_after']} after")
-    rows = [[r["id"], r["measure"], r["figure"], r["target"],
-             "-" if r["met"] is None else ("yes" if r["met"] else "NO")] for r in result["rows"]]
-    return head + "\n" + tabulate(rows, headers=["id", "measure", "figure", "target", "met"],
-                                  tablefmt="github", disable_numparse=True) + "\n"
+    head = (
+        f"arena bench, {result['date']}: {m['cores']} cores, Python {m['python']}, "
+        f"load average {m['load_average']} before, {result['load_average_after']} after"
+    )
+    rows = [
+        [r["id"], r["measure"], r["figure"], r["target"], "-" if r["met"] is None else ("yes" if r["met"] else "NO")]
+        for r in result["rows"]
+    ]
+    return (
+        head
+        + "\n"
+        + tabulate(rows, headers=["id", "measure", "figure", "target", "met"], tablefmt="github", disable_numparse=True)
+        + "\n"
+    )

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import random
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 PROTOCOL_VERSION = 1
 
@@ -66,8 +67,11 @@ def log(*parts: Any) -> None:
     print(*parts, file=sys.stderr, flush=True)
 
 
-def run(choose: Callable[[dict[str, Any], Match], int], name: str = "bot",
-        on_result: Callable[[dict[str, Any], Match], None] | None = None) -> None:
+def run(
+    choose: Callable[[dict[str, Any], Match], int],
+    name: str = "bot",
+    on_result: Callable[[dict[str, Any], Match], None] | None = None,
+) -> None:
     """Serve the protocol on stdin/stdout until goodbye (or end of input)."""
     match: Match | None = None
     for line in sys.stdin:
@@ -111,8 +115,9 @@ def divers_simple(obs: dict[str, Any], match: Match) -> int:
         return next(a["id"] for a in legal if a["bid"] == 1)
     if obs["phase"] == "prize":
         mine = {s for c in obs["prizes"][obs["seat"]] for s in match.suits(c)}
-        return max(legal, key=lambda a: (len(match.suits(a["card"])),
-                                         len(set(match.suits(a["card"])) - mine), -a["id"]))["id"]
+        return max(
+            legal, key=lambda a: (len(match.suits(a["card"])), len(set(match.suits(a["card"])) - mine), -a["id"])
+        )["id"]
     aim = obs["threshold_total"] / obs["players"]
     return min(legal, key=lambda a: (abs(match.value(a["card"]) - aim), a["id"]))["id"]
 

@@ -35,7 +35,8 @@ import numbers
 import runpy
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from botkit import Match, log, run
 
@@ -65,12 +66,19 @@ def structify(value: Any) -> Any:
 
 def configuration_of(match: Match) -> Struct:
     tc = match.time_control or {}
-    return structify({
-        "game": match.game, "players": match.players, "seat": match.seat, "options": match.options,
-        "seed": match.seed, "bots": match.bots,
-        "cards": {str(k): v for k, v in match.cards.items()},
-        "actTimeout": tc.get("move_s"), "agentTimeout": tc.get("startup_s"),
-    })
+    return structify(
+        {
+            "game": match.game,
+            "players": match.players,
+            "seat": match.seat,
+            "options": match.options,
+            "seed": match.seed,
+            "bots": match.bots,
+            "cards": {str(k): v for k, v in match.cards.items()},
+            "actTimeout": tc.get("move_s"),
+            "agentTimeout": tc.get("startup_s"),
+        }
+    )
 
 
 def action_id(answer: Any, legal: list[dict[str, Any]]) -> int:
@@ -78,12 +86,11 @@ def action_id(answer: Any, legal: list[dict[str, Any]]) -> int:
     if isinstance(answer, dict) and "id" in answer:
         answer = answer["id"]
     if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
-        answer = int(answer)   # numpy integers too
+        answer = int(answer)  # numpy integers too
     if not isinstance(answer, int) or isinstance(answer, bool):
         raise ValueError(f"the agent returned {answer!r}; return the id of one of observation.legal_actions")
     if answer not in {a["id"] for a in legal}:
-        raise ValueError(f"the agent returned {answer}, not a legal id "
-                         f"({', '.join(str(a['id']) for a in legal[:20])})")
+        raise ValueError(f"the agent returned {answer}, not a legal id ({', '.join(str(a['id']) for a in legal[:20])})")
     return answer
 
 
@@ -92,7 +99,7 @@ def run_agent(agent: Agent, name: str = "kaggle-agent") -> None:
     state: dict[str, Any] = {}
 
     def choose(observation: dict[str, Any], match: Match) -> int:
-        if state.get("match") is not match:   # a new match: fresh configuration and step count
+        if state.get("match") is not match:  # a new match: fresh configuration and step count
             state.update(match=match, configuration=configuration_of(match), step=0)
             state["bank"] = (match.time_control or {}).get("bank_s")
         obs = structify(observation)
@@ -108,7 +115,7 @@ def run_agent(agent: Agent, name: str = "kaggle-agent") -> None:
         move_s = (match.time_control or {}).get("move_s")
         used = time.monotonic() - t0
         if state["bank"] is not None and move_s is not None and used > move_s:
-            state["bank"] = max(0.0, state["bank"] - (used - move_s))   # as the arena's clock spends it
+            state["bank"] = max(0.0, state["bank"] - (used - move_s))  # as the arena's clock spends it
         return answer
 
     run(choose, name=name)
@@ -117,8 +124,13 @@ def run_agent(agent: Agent, name: str = "kaggle-agent") -> None:
 def load_agent(path: str) -> Agent:
     """The last function a Kaggle submission file defines (Kaggle's own rule)."""
     namespace = runpy.run_path(path, run_name="kaggle_submission")
-    agents = [v for v in namespace.values() if callable(v) and getattr(v, "__module__", None) == "kaggle_submission"
-              and getattr(v, "__code__", None) is not None]
+    agents = [
+        v
+        for v in namespace.values()
+        if callable(v)
+        and getattr(v, "__module__", None) == "kaggle_submission"
+        and getattr(v, "__code__", None) is not None
+    ]
     if not agents:
         raise SystemExit(f"kaggle_agent: {path} defines no function; define agent(observation, configuration)")
     return agents[-1]

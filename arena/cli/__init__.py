@@ -26,8 +26,9 @@ def _hung_up(*_: object) -> None:
 def _started_as_arena() -> bool:
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
-    return (os.path.basename(sys.argv[0] if sys.argv else "") == "arena"
-            or getattr(spec, "name", None) == "arena.__main__")
+    return (
+        os.path.basename(sys.argv[0] if sys.argv else "") == "arena" or getattr(spec, "name", None) == "arena.__main__"
+    )
 
 
 # Started as the `arena` command (not imported by a program, which keeps its own handlers):
@@ -36,7 +37,7 @@ def _started_as_arena() -> bool:
 if _started_as_arena():
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted_early)
-    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:   # nohup's SIG_IGN is kept
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:  # nohup's SIG_IGN is kept
         signal.signal(signal.SIGHUP, _interrupted_early)
 
 import json  # noqa: E402 - the imports from here on come after the handler above
@@ -48,14 +49,14 @@ from typing import Any
 import click
 
 from arena import __version__
+from arena.bench.suite import IDS as BENCH_IDS
 from arena.cli import guard
 from arena.errors import ArenaError
-from arena.bench.suite import IDS as BENCH_IDS
 from arena.match.faults import FaultKind
 from arena.tournament.config import MAX_SEED, MAX_WORKERS, TIME_BOUNDS
 from games import REGISTRY
 
-GAME_IDS = list(REGISTRY)   # game choices come from the registry
+GAME_IDS = list(REGISTRY)  # game choices come from the registry
 
 OPTION_TEXT_LIMIT = 1000  # characters of one --option value
 
@@ -74,16 +75,22 @@ def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
         if not sep or not key.strip():
             raise ArenaError(f"--option {guard.one_line(pair, 80)!r}: expected key=value, e.g. --option bidding=true")
         if len(raw) > OPTION_TEXT_LIMIT:
-            raise ArenaError(f"--option {key.strip()!r}: the value is longer than {OPTION_TEXT_LIMIT} characters; "
-                             "give a plain value, e.g. --option decks=3")
+            raise ArenaError(
+                f"--option {key.strip()!r}: the value is longer than {OPTION_TEXT_LIMIT} characters; "
+                "give a plain value, e.g. --option decks=3"
+            )
         try:
             value = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:
-            raise ArenaError(f"--option {guard.one_line(pair, 80)!r}: the value is not a plain value; "
-                             "give a number, true/false or a word, e.g. --option decks=3") from None
+            raise ArenaError(
+                f"--option {guard.one_line(pair, 80)!r}: the value is not a plain value; "
+                "give a number, true/false or a word, e.g. --option decks=3"
+            ) from None
         if isinstance(value, (dict, list)):
-            raise ArenaError(f"--option {guard.one_line(pair, 80)!r}: the value is not a plain value; "
-                             "give a number, true/false or a word, e.g. --option decks=3")
+            raise ArenaError(
+                f"--option {guard.one_line(pair, 80)!r}: the value is not a plain value; "
+                "give a number, true/false or a word, e.g. --option decks=3"
+            )
         options[key.strip()] = value
     return options
 
@@ -103,8 +110,9 @@ class Seconds(click.ParamType):
             try:
                 number = float(value)
             except (TypeError, ValueError):
-                self.fail(f"{value!r} is not a number of seconds; give one from {self.low:g} to {self.high:g}",
-                          param, ctx)
+                self.fail(
+                    f"{value!r} is not a number of seconds; give one from {self.low:g} to {self.high:g}", param, ctx
+                )
         if not math.isfinite(number) or not self.low <= number <= self.high:
             self.fail(f"{value!r} is out of range; give seconds from {self.low:g} to {self.high:g}", param, ctx)
         return number
@@ -113,8 +121,14 @@ class Seconds(click.ParamType):
 class GuardedGroup(click.Group):
     """The `arena` group: every error of every command ends in one line (see arena/cli/guard.py)."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         logging.raiseExceptions = False  # a failing log handler must not print a traceback
         guard.results_folder(None)
         try:
@@ -143,34 +157,67 @@ def cli() -> None:
 
 
 sandbox_option = click.option(
-    "--sandbox", "sandbox_level", default="auto", show_default=True,
-    help="Sandbox level: auto (strongest that passes its self-test), a level name, or none.")
+    "--sandbox",
+    "sandbox_level",
+    default="auto",
+    show_default=True,
+    help="Sandbox level: auto (strongest that passes its self-test), a level name, or none.",
+)
 
 
 @cli.command()
 @click.argument("game")
 @click.argument("bots", nargs=-1)
-@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=None,
-              help="Deal seed, for debugging: the same seed gives the same deal, and it is PREDICTABLE "
-                   "(a bot can recompute every hand from it; it is part of the match id). "
-                   "Default: a fresh random deal.")
+@click.option(
+    "--seed",
+    type=click.IntRange(0, MAX_SEED),
+    default=None,
+    help="Deal seed, for debugging: the same seed gives the same deal, and it is PREDICTABLE "
+    "(a bot can recompute every hand from it; it is part of the match id). "
+    "Default: a fresh random deal.",
+)
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A game option, e.g. bidding=true.")
 @click.option("--seat", type=int, default=None, help="Only show what this seat saw.")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
 @click.option("--json", "as_json", is_flag=True, help="Print the match record as JSON.")
-@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
-              help="Also write a visual replay of the match to this HTML file (self-contained, works offline).")
-@click.option("--human", "humans", type=int, multiple=True, metavar="SEAT",
-              help="A person plays this seat; the trace then shows only the human seats' own view.")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write a visual replay of the match to this HTML file (self-contained, works offline).",
+)
+@click.option(
+    "--human",
+    "humans",
+    type=int,
+    multiple=True,
+    metavar="SEAT",
+    help="A person plays this seat; the trace then shows only the human seats' own view.",
+)
 @click.option("--reveal", is_flag=True, help="With --human: show every seat's cards too.")
 @click.option("--no-timeouts", is_flag=True, help="No time limits (to stop your bot in a debugger).")
 @click.option("--move-s", type=Seconds("move_s"), default=1.0, show_default=True, help="Time per decision.")
-@click.option("--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True,
-              help="Time to start and say hello.")
+@click.option(
+    "--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True, help="Time to start and say hello."
+)
 @sandbox_option
-def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str, ...], seat: int | None,
-         quiet: bool, as_json: bool, html_out: str | None, humans: tuple[int, ...], reveal: bool,
-         no_timeouts: bool, move_s: float, startup_s: float, sandbox_level: str) -> None:
+def play(
+    game: str,
+    bots: tuple[str, ...],
+    seed: int | None,
+    options: tuple[str, ...],
+    seat: int | None,
+    quiet: bool,
+    as_json: bool,
+    html_out: str | None,
+    humans: tuple[int, ...],
+    reveal: bool,
+    no_timeouts: bool,
+    move_s: float,
+    startup_s: float,
+    sandbox_level: str,
+) -> None:
     """Play one match of GAME between BOTS (files, names in bots/, or builtin:random for the
     arena's own random player), printing a trace.
 
@@ -183,10 +230,21 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
 
     try:
         record = play_one(
-            game, list(bots), seed=seed, options=_parse_options(options), humans=list(humans),
-            trace_seat=seat, quiet=quiet or as_json, no_timeouts=no_timeouts, move_s=move_s,
-            startup_s=startup_s, sandbox_level=sandbox_level, out=sys.stdout, stdin=sys.stdin,
-            trace=not as_json, reveal=reveal,
+            game,
+            list(bots),
+            seed=seed,
+            options=_parse_options(options),
+            humans=list(humans),
+            trace_seat=seat,
+            quiet=quiet or as_json,
+            no_timeouts=no_timeouts,
+            move_s=move_s,
+            startup_s=startup_s,
+            sandbox_level=sandbox_level,
+            out=sys.stdout,
+            stdin=sys.stdin,
+            trace=not as_json,
+            reveal=reveal,
         )
         if html_out:
             _write_replay(record, html_out, quiet=as_json)
@@ -194,8 +252,11 @@ def play(game: str, bots: tuple[str, ...], seed: int | None, options: tuple[str,
         _fail(str(err))
     if as_json:
         click.echo(json.dumps(record, indent=1))
-    faulted = [f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}"   # a person may leave
-               for seat, fault in enumerate(record["faults"]) if fault is not None and seat not in humans]
+    faulted = [
+        f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}"  # a person may leave
+        for seat, fault in enumerate(record["faults"])
+        if fault is not None and seat not in humans
+    ]
     if faulted:
         click.echo(f"arena: a bot faulted, {'; '.join(faulted)}; exit code 1", err=True)
         sys.exit(1)
@@ -213,24 +274,44 @@ def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> Non
 @click.argument("tournament_file", type=click.Path(dir_okay=False))
 @click.option("--fresh", is_flag=True, help="Forget stored results and start over.")
 @click.option("--dry-run", is_flag=True, help="Only print which matches would be played, kept and dropped.")
-@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
-              help="Override the file's worker count.")
+@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None, help="Override the file's worker count.")
 @sandbox_option
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').")
-@click.option("--ray-address", default=None, metavar="ADDR",
-              help="With --executor ray: the cluster to join, e.g. HOST:6379 or auto (default: RAY_ADDRESS, "
-                   "else a cluster started here with `ray start`, else a new local Ray instance).")
-@click.option("--live", "live_standings", is_flag=True,
-              help="In a terminal, also show the standings, refreshed every few seconds.")
-def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, sandbox_level: str,
-        executor: str, ray_address: str | None, live_standings: bool) -> None:
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDR",
+    help="With --executor ray: the cluster to join, e.g. HOST:6379 or auto (default: RAY_ADDRESS, "
+    "else a cluster started here with `ray start`, else a new local Ray instance).",
+)
+@click.option(
+    "--live",
+    "live_standings",
+    is_flag=True,
+    help="In a terminal, also show the standings, refreshed every few seconds.",
+)
+def run(
+    tournament_file: str,
+    fresh: bool,
+    dry_run: bool,
+    workers: int | None,
+    sandbox_level: str,
+    executor: str,
+    ray_address: str | None,
+    live_standings: bool,
+) -> None:
     """Play a tournament (resuming where it stopped) and print the leaderboards.
 
     Exits 0 only when every scheduled match is stored; otherwise 1 with a line
     "incomplete: N of M matches" (130 when interrupted)."""
-    from arena.tournament.load import load_tournament
     from arena.report.run import incomplete_lines, render_plan, run_and_publish
+    from arena.tournament.load import load_tournament
     from arena.tournament.runner import plan_run
 
     try:
@@ -246,21 +327,30 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
             hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
         from arena.report.live import run_console
 
-        terminal = run_console(guard.raw(sys.stderr), results=Path(tournament.results_dir), live_standings=live_standings)
+        terminal = run_console(
+            guard.raw(sys.stderr), results=Path(tournament.results_dir), live_standings=live_standings
+        )
         summary = run_and_publish(
-            tournament, fresh=fresh, workers=workers,
+            tournament,
+            fresh=fresh,
+            workers=workers,
             sandbox_level=None if sandbox_level == "auto" else sandbox_level,
-            resume_hint=hint, executor=executor, ray_address=ray_address,
-            err=terminal.stream if terminal else sys.stderr, display=terminal.display if terminal else None,
+            resume_hint=hint,
+            executor=executor,
+            ray_address=ray_address,
+            err=terminal.stream if terminal else sys.stderr,
+            display=terminal.display if terminal else None,
         )
     except ArenaError as err:
         _fail(str(err))
     if summary.interrupted:
         sys.exit(130)
     click.echo(summary.leaderboard)
-    click.echo(f"\n{summary.played} matches played now, {summary.already_done} before; "
-               f"{summary.faults} faults; {summary.counted} of {summary.scheduled} scheduled matches "
-               f"counted; sandbox {summary.sandbox_level}")
+    click.echo(
+        f"\n{summary.played} matches played now, {summary.already_done} before; "
+        f"{summary.faults} faults; {summary.counted} of {summary.scheduled} scheduled matches "
+        f"counted; sandbox {summary.sandbox_level}"
+    )
     for kind, path in sorted(summary.reports.items()):
         click.echo(f"{kind:>5}: {path}")
     if not summary.complete:
@@ -271,11 +361,21 @@ def run(tournament_file: str, fresh: bool, dry_run: bool, workers: int | None, s
 
 @cli.command()
 @click.argument("source", type=click.Path(exists=True))
-@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json", "html"]), default="table",
-              show_default=True, help="Output format (html: write leaderboard.html and print its path).")
-@click.option("--write/--no-write", default=True, show_default=True,
-              help="Also rewrite the report files in the results folder, so the pages on disk show what "
-                   "is printed (--no-write: print only).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md", "csv", "json", "html"]),
+    default="table",
+    show_default=True,
+    help="Output format (html: write leaderboard.html and print its path).",
+)
+@click.option(
+    "--write/--no-write",
+    default=True,
+    show_default=True,
+    help="Also rewrite the report files in the results folder, so the pages on disk show what "
+    "is printed (--no-write: print only).",
+)
 @click.option("--open", "open_page", is_flag=True, help="Open leaderboard.html in a browser (writes it first).")
 def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""
@@ -301,8 +401,12 @@ def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
 @click.argument("source", type=click.Path(exists=True))
 @click.option("--bot", default=None, help="Only matches where this bot sat.")
 @click.option("--game", type=click.Choice(GAME_IDS), default=None, help="Only matches of this game.")
-@click.option("--fault", type=click.Choice(["any", *(k.value for k in FaultKind)]),
-              default=None, help="Only matches with a fault of this kind (by --bot, if given).")
+@click.option(
+    "--fault",
+    type=click.Choice(["any", *(k.value for k in FaultKind)]),
+    default=None,
+    help="Only matches with a fault of this kind (by --bot, if given).",
+)
 def matches(source: str, bot: str | None, game: str | None, fault: str | None) -> None:
     """List the stored matches of a results folder (or tournament file) with their ids, for arena replay."""
     from arena.report.matches import list_matches
@@ -321,24 +425,30 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
 @cli.command()
 @click.argument("bot")
 @click.option("--move-s", type=Seconds("move_s"), default=1.0, show_default=True, help="Time per decision.")
-@click.option("--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True,
-              help="Time to start and say hello.")
+@click.option(
+    "--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True, help="Time to start and say hello."
+)
 @sandbox_option
 def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None:
     """Run BOT through the conformance suite; exit 1 if any check fails."""
-    from arena.tournament.check import run_check
     from arena.match.detect import open_sandbox
-    from arena.tournament.roster import bot_entry
     from arena.match.sandbox import Limits
     from arena.match.timecontrol import TimeControl
+    from arena.tournament.check import run_check
+    from arena.tournament.roster import bot_entry
 
     try:
         entry = bot_entry(bot)
         sandbox = open_sandbox(sandbox_level)
     except ArenaError as err:
         _fail(str(err))
-    report = run_check(entry, sandbox=sandbox, limits=Limits(),
-                       time_control=TimeControl(move_s=move_s, startup_s=startup_s), echo=click.echo)
+    report = run_check(
+        entry,
+        sandbox=sandbox,
+        limits=Limits(),
+        time_control=TimeControl(move_s=move_s, startup_s=startup_s),
+        echo=click.echo,
+    )
     click.echo(report.render(streamed=True))
     sys.exit(0 if report.ok else 1)
 
@@ -349,21 +459,37 @@ def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None
 @click.option("--seat", type=int, default=None, help="Only show what this seat saw.")
 @click.option("--quiet", is_flag=True, help="Print only the result.")
 @click.option("--from", "start", type=int, default=None, help="Replay up to this decision, then go live.")
-@click.option("--html", "html_out", type=click.Path(dir_okay=False), default=None,
-              help="Write a visual replay of the match to this HTML file (self-contained, works offline).")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write a visual replay of the match to this HTML file (self-contained, works offline).",
+)
 @click.option("--bot", "bot_spec", default=None, metavar="SEAT=FILE", help="With --from: the live bot and its seat.")
 @click.option("--no-timeouts", is_flag=True, help="No time limits for the live bot.")
-@click.option("--move-s", type=Seconds("move_s"), default=1.0, show_default=True,
-              help="Time per decision of the live bot.")
+@click.option(
+    "--move-s", type=Seconds("move_s"), default=1.0, show_default=True, help="Time per decision of the live bot."
+)
 @sandbox_option
-def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, start: int | None,
-           html_out: str | None, bot_spec: str | None, no_timeouts: bool, move_s: float, sandbox_level: str) -> None:
+def replay(
+    source: str,
+    match_id: str | None,
+    seat: int | None,
+    quiet: bool,
+    start: int | None,
+    html_out: str | None,
+    bot_spec: str | None,
+    no_timeouts: bool,
+    move_s: float,
+    sandbox_level: str,
+) -> None:
     """Replay a stored match (SOURCE = results folder + MATCH_ID, or a record .json) and verify it.
 
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
     """
-    from arena.report.replay import load_record, mark_shown, takeover, verify_record
     from arena.match.trace import Tracer
+    from arena.report.replay import load_record, mark_shown, takeover, verify_record
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
     if Path(source).is_dir():
@@ -385,17 +511,26 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
         live_seat = int(key)
         from arena.match.agents import ProcessAgent
         from arena.match.detect import open_sandbox
-        from arena.tournament.roster import bot_entry
         from arena.match.sandbox import Limits
         from arena.match.timecontrol import TimeControl
+        from arena.tournament.roster import bot_entry
 
         tc = TimeControl(move_s=move_s)
         sandbox = open_sandbox(sandbox_level)
-        agent = ProcessAgent(bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc,
-                             no_timeouts=no_timeouts)
+        agent = ProcessAgent(
+            bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc, no_timeouts=no_timeouts
+        )
         try:
-            new = takeover(record, start, live_seat, agent, observer=tracer, time_control=tc,
-                           sandbox=sandbox, no_timeouts=no_timeouts)
+            new = takeover(
+                record,
+                start,
+                live_seat,
+                agent,
+                observer=tracer,
+                time_control=tc,
+                sandbox=sandbox,
+                no_timeouts=no_timeouts,
+            )
         finally:
             agent.close()
         if html_out:
@@ -405,13 +540,21 @@ def replay(source: str, match_id: str | None, seat: int | None, quiet: bool, sta
         _fail(str(err))
     before = record["result"]["places"][live_seat] + 1
     after = new["result"]["places"][live_seat] + 1
-    click.echo(f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}")
+    click.echo(
+        f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}"
+    )
 
 
 @cli.command("export")
 @click.argument("source", type=click.Path())
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), default=None,
-              help="Write to this file (default: standard output).")
+@click.option(
+    "-o",
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write to this file (default: standard output).",
+)
 @click.option("--game", default=None, help="Only matches of this game.")
 @click.option("--bot", default=None, help="Only matches where this bot sat.")
 def export_cmd(source: str, out: str | None, game: str | None, bot: str | None) -> None:
@@ -444,23 +587,36 @@ def export_bot_cmd(policy_file: str, out: str, name: str) -> None:
         path = export_bot(policy, out, name)
     except ValueError as err:
         _fail(str(err))
-    click.echo(f"wrote {path}: a {policy['game']} bot for {policy['players']} players; "
-               f"try it: arena check {path}")
+    click.echo(f"wrote {path}: a {policy['game']} bot for {policy['players']} players; try it: arena check {path}")
 
 
 @cli.group(invoke_without_command=True)
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              default="bench.json", show_default=True, help="Also write the table here as JSON.")
-@click.option("--only", multiple=True, type=click.Choice(BENCH_IDS),
-              help="Run only these measures (repeatable).")
-@click.option("--repeats", type=click.IntRange(1, 50), default=3, show_default=True,
-              help="Repeats per measure; the median is reported.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="bench.json",
+    show_default=True,
+    help="Also write the table here as JSON.",
+)
+@click.option("--only", multiple=True, type=click.Choice(BENCH_IDS), help="Run only these measures (repeatable).")
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 50),
+    default=3,
+    show_default=True,
+    help="Repeats per measure; the median is reported.",
+)
 @click.option("--tiny", is_flag=True, help="Tiny sizes: checks that every measure runs, nothing more.")
-@click.option("--rating-store", type=click.Path(file_okay=False, exists=True),
-              help="P7: rate this results folder instead of generating 100,000 matches.")
+@click.option(
+    "--rating-store",
+    type=click.Path(file_okay=False, exists=True),
+    help="P7: rate this results folder instead of generating 100,000 matches.",
+)
 @click.pass_context
-def bench(ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: int, tiny: bool,
-          rating_store: str | None) -> None:
+def bench(
+    ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: int, tiny: bool, rating_store: str | None
+) -> None:
     """Measure the harness against its targets (figures, not pass/fail).
 
     With no subcommand: every measure P1..P9 and P11 side by side in one run, one table, each
@@ -474,8 +630,7 @@ def bench(ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: i
     sizes = Sizes.tiny() if tiny else Sizes(repeats=repeats)
     if rating_store:
         sizes = dataclasses.replace(sizes, rating_store=rating_store)
-    result = run_all(sizes, list(only) or None,
-                     progress=lambda key: click.echo(f"arena bench: {key} ...", err=True))
+    result = run_all(sizes, list(only) or None, progress=lambda key: click.echo(f"arena bench: {key} ...", err=True))
     result["command"] = "arena bench " + " ".join(sys.argv[2:])
     click.echo(render_table(result), nl=False)
     try:
@@ -486,8 +641,13 @@ def bench(ctx: click.Context, json_path: Path, only: tuple[str, ...], repeats: i
 
 
 @bench.command("games")
-@click.option("--seconds", type=Seconds(bounds=(0.1, 600)), default=3.0, show_default=True,
-              help="Time per measurement (0.1 to 600).")
+@click.option(
+    "--seconds",
+    type=Seconds(bounds=(0.1, 600)),
+    default=3.0,
+    show_default=True,
+    help="Time per measurement (0.1 to 600).",
+)
 def bench_games_cmd(seconds: float) -> None:
     """Engine decisions per second, random play, one core, with and without observations."""
     from tabulate import tabulate
@@ -500,8 +660,13 @@ def bench_games_cmd(seconds: float) -> None:
 
 
 @bench.command("protocol")
-@click.option("--rounds", type=click.IntRange(1, 10_000_000), default=2000, show_default=True,
-              help="Decisions to time (at least 1).")
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 10_000_000),
+    default=2000,
+    show_default=True,
+    help="Decisions to time (at least 1).",
+)
 @click.option("--game", type=click.Choice(GAME_IDS), default=GAME_IDS[0], show_default=True)
 @sandbox_option
 def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
@@ -517,8 +682,9 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
 def _need_serve_extra() -> None:
     import importlib.util
 
-    missing = [m for m in ("starlette", "uvicorn", "jinja2", "argon2", "multipart")
-               if importlib.util.find_spec(m) is None]
+    missing = [
+        m for m in ("starlette", "uvicorn", "jinja2", "argon2", "multipart") if importlib.util.find_spec(m) is None
+    ]
     if missing:
         _fail(f"the ladder needs {', '.join(missing)}: pip install -e '.[serve]'")
 
@@ -527,16 +693,35 @@ def _need_serve_extra() -> None:
 @click.argument("ladder_file", type=click.Path())
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
-@click.option("--data", "data", type=click.Path(file_okay=False), required=True,
-              help="The ladder's data folder (accounts, bots, results); one server per folder.")
-@click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None,
-              help="Worker processes playing matches (default: the ladder file's workers).")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').")
-@click.option("--ray-address", default=None, metavar="ADDR",
-              help="With --executor ray: the cluster to join (default: a new local Ray instance).")
-def serve(ladder_file: str, host: str, port: int, data: str, workers: int | None, executor: str,
-          ray_address: str | None) -> None:
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="The ladder's data folder (accounts, bots, results); one server per folder.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, MAX_WORKERS),
+    default=None,
+    help="Worker processes playing matches (default: the ladder file's workers).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDR",
+    help="With --executor ray: the cluster to join (default: a new local Ray instance).",
+)
+def serve(
+    ladder_file: str, host: str, port: int, data: str, workers: int | None, executor: str, ray_address: str | None
+) -> None:
     """Serve a bot ladder: bots play without end, entrants upload (pip install -e '.[serve]', docs/ladder.md)."""
     _need_serve_extra()
     from arena.serve.server import serve as run_server
@@ -544,8 +729,9 @@ def serve(ladder_file: str, host: str, port: int, data: str, workers: int | None
     if ray_address is not None and executor != "ray":
         _fail("--ray-address goes with --executor ray")
     guard.results_folder(Path(data))
-    run_server(ladder_file, host=host, port=port, data=data, workers=workers, executor=executor,
-               ray_address=ray_address)
+    run_server(
+        ladder_file, host=host, port=port, data=data, workers=workers, executor=executor, ray_address=ray_address
+    )
 
 
 @cli.group("serve-admin")
@@ -555,7 +741,9 @@ def serve_admin() -> None:
 
 @serve_admin.command("invite")
 @click.option("--data", "data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")
-@click.option("--url", default="http://127.0.0.1:8000", show_default=True, help="The ladder's address as entrants see it.")
+@click.option(
+    "--url", default="http://127.0.0.1:8000", show_default=True, help="The ladder's address as entrants see it."
+)
 @click.option("--organiser", is_flag=True, help="The account it makes may see every bot's source and retire any bot.")
 def serve_invite(data: str, url: str, organiser: bool) -> None:
     """Print a one-time invite link: its holder chooses a name and password (valid 14 days)."""

@@ -15,33 +15,86 @@ from arena.errors import ArenaError
 @click.argument("game")
 @click.argument("new")
 @click.argument("old")
-@click.option("--players", type=click.IntRange(2, 10), default=None,
-              help="Players per match (default: the game's smallest count).")
-@click.option("--field", "field", multiple=True, metavar="BOT",
-              help="A bot seated around NEW and OLD (repeat for more; cycled to fill the seats). "
-                   "Default: builtin:random in every other seat, or, with 2 players, NEW against OLD.")
-@click.option("--margin", type=float, default=None,
-              help="H1: NEW is better by at least this mean place per match (H0: not better). Default 0.2.")
+@click.option(
+    "--players",
+    type=click.IntRange(2, 10),
+    default=None,
+    help="Players per match (default: the game's smallest count).",
+)
+@click.option(
+    "--field",
+    "field",
+    multiple=True,
+    metavar="BOT",
+    help="A bot seated around NEW and OLD (repeat for more; cycled to fill the seats). "
+    "Default: builtin:random in every other seat, or, with 2 players, NEW against OLD.",
+)
+@click.option(
+    "--margin",
+    type=float,
+    default=None,
+    help="H1: NEW is better by at least this mean place per match (H0: not better). Default 0.2.",
+)
 @click.option("--elo0", type=float, default=None, help="Instead of --margin: H0 in Elo-like units (docs/duel.md).")
 @click.option("--elo1", type=float, default=None, help="With --elo0: H1 in Elo-like units.")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
-              help="Largest chance of accepting H1 when H0 holds (0 < alpha < 0.5).")
-@click.option("--beta", type=float, default=0.05, show_default=True,
-              help="Largest chance of accepting H0 when H1 holds (0 < beta < 0.5).")
-@click.option("--max-matches", type=int, default=10_000, show_default=True,
-              help="Stop undecided after this many matches (exit 3).")
-@click.option("--results", "results", default=None, metavar="DIR",
-              help="Results folder (default: results/duel-GAME-pN-NEW-vs-OLD); rerun to resume.")
+@click.option(
+    "--alpha",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Largest chance of accepting H1 when H0 holds (0 < alpha < 0.5).",
+)
+@click.option(
+    "--beta",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Largest chance of accepting H0 when H1 holds (0 < beta < 0.5).",
+)
+@click.option(
+    "--max-matches",
+    type=int,
+    default=10_000,
+    show_default=True,
+    help="Stop undecided after this many matches (exit 3).",
+)
+@click.option(
+    "--results",
+    "results",
+    default=None,
+    metavar="DIR",
+    help="Results folder (default: results/duel-GAME-pN-NEW-vs-OLD); rerun to resume.",
+)
 @click.option("--fresh", is_flag=True, help="Forget this folder's stored matches (same deals) and start over.")
 @click.option("--workers", type=click.IntRange(1, 256), default=None, help="Worker processes (default: one per CPU).")
 @click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
-@click.option("--sandbox", "sandbox_level", default="auto", show_default=True,
-              help="Sandbox level: auto (strongest that passes its self-test), a level name, or none.")
+@click.option(
+    "--sandbox",
+    "sandbox_level",
+    default="auto",
+    show_default=True,
+    help="Sandbox level: auto (strongest that passes its self-test), a level name, or none.",
+)
 @click.option("--trust-bots", is_flag=True, help="Run even at a sandbox level not safe for untrusted bots.")
-def duel(game: str, new: str, old: str, players: int | None, field: tuple[str, ...], margin: float | None,
-         elo0: float | None, elo1: float | None, alpha: float, beta: float, max_matches: int,
-         results: str | None, fresh: bool, workers: int | None, move_s: float, sandbox_level: str,
-         trust_bots: bool) -> None:
+def duel(
+    game: str,
+    new: str,
+    old: str,
+    players: int | None,
+    field: tuple[str, ...],
+    margin: float | None,
+    elo0: float | None,
+    elo1: float | None,
+    alpha: float,
+    beta: float,
+    max_matches: int,
+    results: str | None,
+    fresh: bool,
+    workers: int | None,
+    move_s: float,
+    sandbox_level: str,
+    trust_bots: bool,
+) -> None:
     """Is NEW better than OLD? Play duplicate deals until a sequential test decides.
 
     Prints the test as it goes, then one line: "H1: NEW is better ..." or "H0: ...".
@@ -54,25 +107,45 @@ def duel(game: str, new: str, old: str, players: int | None, field: tuple[str, .
         sys.exit(2)
 
     try:
-        the_duel = d.make_duel(game, new, old, players=players, field=field, margin=margin, elo0=elo0,
-                               elo1=elo1, alpha=alpha, beta=beta, max_matches=max_matches)
+        the_duel = d.make_duel(
+            game,
+            new,
+            old,
+            players=players,
+            field=field,
+            margin=margin,
+            elo0=elo0,
+            elo1=elo1,
+            alpha=alpha,
+            beta=beta,
+            max_matches=max_matches,
+        )
         folder = results or d.default_results(the_duel)
         guard.results_folder(folder)
         from arena.cli import Seconds
 
         move_s = Seconds("move_s").convert(move_s, None, None)
-        tournament = d.duel_tournament(the_duel, folder, sandbox=sandbox_level, trust_bots=trust_bots,
-                                       move_s=move_s, workers=workers)
+        tournament = d.duel_tournament(
+            the_duel, folder, sandbox=sandbox_level, trust_bots=trust_bots, move_s=move_s, workers=workers
+        )
         h0, h1 = d.hypotheses_text(the_duel)
-        against = ("each other, both seat orders" if the_duel.head_to_head
-                   else ", ".join(e.name for e in the_duel.field))
-        click.echo(f"arena duel: {game}, {the_duel.players} players: {the_duel.new.name} (NEW) and "
-                   f"{the_duel.old.name} (OLD) against {against}; H0: {h0}; H1: {h1}; alpha {alpha:g}, "
-                   f"beta {beta:g}; at most {max_matches} matches; results in {Path(folder)}", err=True)
+        against = "each other, both seat orders" if the_duel.head_to_head else ", ".join(e.name for e in the_duel.field)
+        click.echo(
+            f"arena duel: {game}, {the_duel.players} players: {the_duel.new.name} (NEW) and "
+            f"{the_duel.old.name} (OLD) against {against}; H0: {h0}; H1: {h1}; alpha {alpha:g}, "
+            f"beta {beta:g}; at most {max_matches} matches; results in {Path(folder)}",
+            err=True,
+        )
         hint = "arena duel " + " ".join(_quoted(a) for a in sys.argv[2:] if a != "--fresh")
-        outcome = d.run_duel(the_duel, tournament, fresh=fresh, workers=workers,
-                             sandbox_level=None if sandbox_level == "auto" else sandbox_level,
-                             err=sys.stderr, resume_hint=hint)
+        outcome = d.run_duel(
+            the_duel,
+            tournament,
+            fresh=fresh,
+            workers=workers,
+            sandbox_level=None if sandbox_level == "auto" else sandbox_level,
+            err=sys.stderr,
+            resume_hint=hint,
+        )
     except ArenaError as err:
         fail(str(err))
     if outcome.interrupted:

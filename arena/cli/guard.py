@@ -24,9 +24,9 @@ import click
 from arena.errors import ArenaError
 from arena.inert import visible
 
-EXIT_USAGE = 2      # the user's input is wrong (as click's usage errors)
-EXIT_TROUBLE = 1    # the environment failed: disk, database, permissions
-EXIT_BUG = 70       # EX_SOFTWARE: an error the arena did not expect
+EXIT_USAGE = 2  # the user's input is wrong (as click's usage errors)
+EXIT_TROUBLE = 1  # the environment failed: disk, database, permissions
+EXIT_BUG = 70  # EX_SOFTWARE: an error the arena did not expect
 
 _folder: Path | None = None  # where the current command keeps its results, once known
 
@@ -79,8 +79,7 @@ class inert_output:
 
     def __enter__(self) -> None:
         self.saved = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = (s if s is None or isinstance(s, InertStream) else InertStream(s)
-                                  for s in self.saved)
+        sys.stdout, sys.stderr = (s if s is None or isinstance(s, InertStream) else InertStream(s) for s in self.saved)
 
     def __exit__(self, *exc: Any) -> None:
         sys.stdout, sys.stderr = self.saved
@@ -134,13 +133,17 @@ def handle(exc: BaseException) -> int:
         return EXIT_USAGE
     if isinstance(exc, sqlite3.DatabaseError):
         db = _folder / "results.sqlite" if _folder is not None else "the results database"
-        if isinstance(exc, sqlite3.OperationalError):   # locked, I/O: the machine, not the file
-            say(f"{db}: the results database cannot be used ({one_line(exc, 120)}); check the disk and "
-                "that no other program holds the file, then rerun")
+        if isinstance(exc, sqlite3.OperationalError):  # locked, I/O: the machine, not the file
+            say(
+                f"{db}: the results database cannot be used ({one_line(exc, 120)}); check the disk and "
+                "that no other program holds the file, then rerun"
+            )
             return EXIT_TROUBLE
         # damaged (malformed, not a database): bad input, as the docs say (status 2)
-        say(f"{db}: the results database is damaged ({one_line(exc, 120)}); restore a copy, or move the file "
-            "aside and rerun with --fresh to play its matches again")
+        say(
+            f"{db}: the results database is damaged ({one_line(exc, 120)}); restore a copy, or move the file "
+            "aside and rerun with --fresh to play its matches again"
+        )
         return EXIT_USAGE
     if isinstance(exc, PermissionError):
         say(f"permission denied: {_where(exc)}; check the file's owner and permissions")
@@ -148,21 +151,27 @@ def handle(exc: BaseException) -> int:
     if isinstance(exc, (IsADirectoryError, NotADirectoryError, FileExistsError)) and getattr(exc, "filename", None):
         # a folder where arena writes a file, or a file where it makes a folder
         path = getattr(exc, "filename2", None) or exc.filename
-        say(f"{path}: {(exc.strerror or 'in the way').lower()}: something else is in the way there; "
-            "move it aside and rerun")
+        say(
+            f"{path}: {(exc.strerror or 'in the way').lower()}: something else is in the way there; "
+            "move it aside and rerun"
+        )
         return EXIT_TROUBLE
     log = write_crash_log(exc)
     where = f"the traceback is in {log}" if log else "the traceback could not be written anywhere"
-    say(f"unexpected {type(exc).__name__}: {one_line(exc, 200) or '(no message)'}; this is a bug in arena, "
-        f"{where}; please report it")
+    say(
+        f"unexpected {type(exc).__name__}: {one_line(exc, 200) or '(no message)'}; this is a bug in arena, "
+        f"{where}; please report it"
+    )
     return EXIT_BUG
 
 
 def write_crash_log(exc: BaseException) -> Path | None:
     """Write the traceback to a crash log; returns its path (None if nothing could be written)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    text = (f"arena {' '.join(sys.argv[1:])}\n{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} "
-            f"pid {os.getpid()}\n\n" + "".join(traceback.format_exception(exc)))
+    text = (
+        f"arena {' '.join(sys.argv[1:])}\n{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} "
+        f"pid {os.getpid()}\n\n" + "".join(traceback.format_exception(exc))
+    )
     places = []
     if _folder is not None and _folder.is_dir():
         places.append(_folder / f"crash-{stamp}-{os.getpid()}.log")

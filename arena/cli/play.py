@@ -7,9 +7,9 @@ import secrets
 import sys
 from typing import Any, TextIO
 
+from arena.errors import ArenaError
 from arena.match.agents import Agent
 from arena.match.detect import open_sandbox
-from arena.errors import ArenaError
 from arena.match.timecontrol import TimeControl
 from games import REGISTRY, GameError, get_game
 from games.rng import derive_seed
@@ -29,41 +29,58 @@ def resolve_play_options(game: str, players: int, options: dict[str, Any]) -> di
     """The game's options for ``players`` seats, or one line naming the argument at fault,
     a did-you-mean and what is valid."""
     if game not in REGISTRY:
-        raise ArenaError(f"unknown game {game!r}: {_did_you_mean(game, REGISTRY)}"
-                         f"(games: {', '.join(REGISTRY)})")
+        raise ArenaError(f"unknown game {game!r}: {_did_you_mean(game, REGISTRY)}(games: {', '.join(REGISTRY)})")
     spec = get_game(game)
     if not spec.min_players <= players <= spec.max_players:
-        raise ArenaError(f"{game} takes {spec.min_players} to {spec.max_players} players, got {players} "
-                         f"(bots + --human seats); give {spec.min_players} to {spec.max_players} seats")
+        raise ArenaError(
+            f"{game} takes {spec.min_players} to {spec.max_players} players, got {players} "
+            f"(bots + --human seats); give {spec.min_players} to {spec.max_players} seats"
+        )
     known = {o.name: o for o in spec.options}
     for name in options:
         if name not in known:
-            raise ArenaError(f"--option {name}: no such {game} option; {_did_you_mean(name, known)}"
-                             f"(options: {', '.join(sorted(known)) or 'none'})")
+            raise ArenaError(
+                f"--option {name}: no such {game} option; {_did_you_mean(name, known)}"
+                f"(options: {', '.join(sorted(known)) or 'none'})"
+            )
     try:
         return spec.resolve_options(players, options)
     except GameError as err:
         raise ArenaError(f"{err}; fix the --option value") from None
 
 
-def play_one(game: str, bots: list[str], *, seed: int | None = None, options: dict[str, Any] | None = None,
-             humans: list[int] | None = None, trace_seat: int | None = None, quiet: bool = False,
-             no_timeouts: bool = False, move_s: float = 1.0, startup_s: float = 10.0,
-             sandbox_level: str = "auto", out: TextIO = sys.stdout, stdin: TextIO = sys.stdin,
-             trace: bool = True, limits: Any = None, reveal: bool = False) -> dict[str, Any]:
+def play_one(
+    game: str,
+    bots: list[str],
+    *,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    humans: list[int] | None = None,
+    trace_seat: int | None = None,
+    quiet: bool = False,
+    no_timeouts: bool = False,
+    move_s: float = 1.0,
+    startup_s: float = 10.0,
+    sandbox_level: str = "auto",
+    out: TextIO = sys.stdout,
+    stdin: TextIO = sys.stdin,
+    trace: bool = True,
+    limits: Any = None,
+    reveal: bool = False,
+) -> dict[str, Any]:
     """Play one match and return its record; prints a trace to ``out``.
 
     With human seats the trace shows only the humans' own seats (and no deal seed) unless
     ``reveal`` or an explicit ``trace_seat`` asks for more.
     """
-    from arena.match.builtin import agent_for
     from arena.cli.guard import raw
+    from arena.match.builtin import agent_for
     from arena.match.human import HumanAgent
     from arena.match.referee import play_match
-    from arena.tournament.roster import bot_entry
     from arena.match.sandbox import Limits
-    from arena.tournament.schedule import MatchSpec
     from arena.match.trace import Tracer
+    from arena.tournament.roster import bot_entry
+    from arena.tournament.schedule import MatchSpec
 
     humans = sorted(set(humans or []))
     players = len(bots) + len(humans)
@@ -88,20 +105,37 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
             people[-1].shows_final = True
             agents.append(people[-1])
         else:
-            agents.append(agent_for(next(it), sandbox=sandbox, limits=limits, time_control=tc,
-                                    no_timeouts=no_timeouts))
+            agents.append(agent_for(next(it), sandbox=sandbox, limits=limits, time_control=tc, no_timeouts=no_timeouts))
     # --seed N is for debugging: anyone (the bots too) can recompute that deal. Without it the
     # deal comes from fresh randomness that appears nowhere a bot can see (the record keeps it).
     deal = secrets.randbits(63) if seed is None else seed
     match = MatchSpec(
-        match_id=play_match_id(game, seed), index=0, game=game, players=players, options=resolved,
-        group=0, deal=0, rotation=0, deal_seed=deal, match_seed=derive_seed(deal, "play"),
+        match_id=play_match_id(game, seed),
+        index=0,
+        game=game,
+        players=players,
+        options=resolved,
+        group=0,
+        deal=0,
+        rotation=0,
+        deal_seed=deal,
+        match_seed=derive_seed(deal, "play"),
         bots=tuple(a.name for a in agents),
     )
     private = bool(humans) and not reveal and trace_seat is None
     # a person's own decisions are drawn by their seat, never again by the trace
-    tracer = Tracer(out, seat=trace_seat, quiet=quiet, seats=humans if private else None,
-                    show_seed=not private or seed is not None, skip=humans) if trace else None
+    tracer = (
+        Tracer(
+            out,
+            seat=trace_seat,
+            quiet=quiet,
+            seats=humans if private else None,
+            show_seed=not private or seed is not None,
+            skip=humans,
+        )
+        if trace
+        else None
+    )
 
     def observer(event: str, **data: Any) -> None:
         if event == "end":  # each person sees how the match ended, from their own seat
@@ -111,8 +145,7 @@ def play_one(game: str, bots: list[str], *, seed: int | None = None, options: di
             tracer(event, **data)
 
     try:
-        return play_match(match, agents, time_control=tc, sandbox=sandbox, observer=observer,
-                          no_timeouts=no_timeouts)
+        return play_match(match, agents, time_control=tc, sandbox=sandbox, observer=observer, no_timeouts=no_timeouts)
     finally:
         for agent in agents:
             agent.close()

@@ -13,7 +13,8 @@ term, in every match whoever plays: in Palace, a face-down card nobody has seen 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from arena.luck import palace_value
 from arena.luck.reference import REFERENCE, random_policy
@@ -35,11 +36,10 @@ def _aivat_when_tightwad(state: State, seat: int) -> bool:
 
 
 def _aivat_when_palace(state: State, seat: int) -> bool:
-    return True   # every decision: the learned value costs no playouts
+    return True  # every decision: the learned value costs no playouts
 
 
-AIVAT_WHEN: dict[str, Callable[[State, int], bool]] = {"tightwad": _aivat_when_tightwad,
-                                                      "palace": _aivat_when_palace}
+AIVAT_WHEN: dict[str, Callable[[State, int], bool]] = {"tightwad": _aivat_when_tightwad, "palace": _aivat_when_palace}
 # V by playouts: how many per estimate, part of the definition (AIVAT_VERSION) like the selection.
 # Tightwad, heuristic against random, rotated, matches saved by the correction on the same
 # matches: 16 playouts -18% and 41% (deals 90000.., 130000..), 32: 30% and 53%, 64: 41% and
@@ -57,7 +57,8 @@ AIVAT_VALUE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.
 # -> every seat's term, or None where the action has no such event; and the numbers of players
 # it has weights for
 AIVAT_CHANCE: dict[str, Callable[[State, int, int, frozenset[int], int | None], list[float] | None]] = {
-    "palace": palace_value.reveal_term}
+    "palace": palace_value.reveal_term
+}
 AIVAT_CHANCE_PLAYERS: dict[str, Callable[[int], bool]] = {"palace": palace_value.has_reveal_value}
 # The fixed coefficients of the two sums (the known seats' draws, the chance events): any fixed
 # multiple of a term of mean zero has mean zero, so they only decide how much luck is removed.
@@ -102,9 +103,17 @@ def aivat_value(state: State, known: frozenset[int], rollouts: int, seed: int) -
     return [t / rollouts for t in totals]
 
 
-def aivat_parts(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
-                decisions: list[tuple[int, int]], known: frozenset[int], rollouts: int,
-                seed: int, only: int | None = None) -> tuple[list[float], list[float]]:
+def aivat_parts(
+    game: str,
+    players: int,
+    options: dict[str, Any] | None,
+    deal_seed: int,
+    decisions: list[tuple[int, int]],
+    known: frozenset[int],
+    rollouts: int,
+    seed: int,
+    only: int | None = None,
+) -> tuple[list[float], list[float]]:
     """Replay a finished game (``decisions``: (seat, action) in the order applied) and return,
     per seat, two sums, unscaled: over the decisions of the ``known`` seats that ``AIVAT_WHEN``
     selects (a test of the state alone) of V(after the action taken) - mean over actions of
@@ -135,10 +144,13 @@ def aivat_parts(game: str, players: int, options: dict[str, Any] | None, deal_se
             moves = state.moves(seat)
             for a in range(k):
                 child = state.clone()
-                child._move_cache[seat] = moves   # immutable moves: not generated again per child
+                child._move_cache[seat] = moves  # immutable moves: not generated again per child
                 child.apply(seat, a)
-                values.append(learned(child, known, only) if learned is not None
-                              else aivat_value(child, known, rollouts, step_seed))
+                values.append(
+                    learned(child, known, only)
+                    if learned is not None
+                    else aivat_value(child, known, rollouts, step_seed)
+                )
             for s in range(players):
                 draws[s] += values[action][s] - sum(v[s] for v in values) / k
         if chance is not None:
@@ -150,9 +162,17 @@ def aivat_parts(game: str, players: int, options: dict[str, Any] | None, deal_se
     return draws, events
 
 
-def aivat_corrections(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
-                      decisions: list[tuple[int, int]], known: frozenset[int], rollouts: int,
-                      seed: int, only: int | None = None) -> list[float]:
+def aivat_corrections(
+    game: str,
+    players: int,
+    options: dict[str, Any] | None,
+    deal_seed: int,
+    decisions: list[tuple[int, int]],
+    known: frozenset[int],
+    rollouts: int,
+    seed: int,
+    only: int | None = None,
+) -> list[float]:
     """Each seat's AIVAT correction, to subtract from its place: the two sums of ``aivat_parts``
     (the known seats' draws, the chance events), each times the game's fixed coefficient
     (``AIVAT_SCALE``). Same arguments, errors and ``only`` as ``aivat_parts``."""

@@ -40,8 +40,9 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from arena.luck import tables
 from arena.luck.aivat import AIVAT_CHANCE, AIVAT_ROLLOUTS, AIVAT_VERSION, has_aivat, has_chance_aivat
@@ -54,7 +55,7 @@ log = logging.getLogger(__name__)
 _COLUMNS = tables.BASELINES_COLUMNS
 _AIVAT_COLUMNS = tables.AIVAT_COLUMNS
 
-MIN_REFERENCE_DEALS = 32       # reference deals per (game, players, options), at least ...
+MIN_REFERENCE_DEALS = 32  # reference deals per (game, players, options), at least ...
 # ... and this many per tournament deal of that configuration: their mean's error is one more
 # term of every adjusted interval, so they must outnumber the deals; Palace's are slower (its
 # rule policy enumerates many moves): fewer of them there
@@ -73,6 +74,7 @@ def _digest(values: Iterable[Any]) -> str:
 @dataclass(frozen=True)
 class Config:
     """One (game, players, options) of a tournament and its deal seeds."""
+
     game: str
     players: int
     options: dict[str, Any]
@@ -100,34 +102,57 @@ def reference_target(game: str, deals: int) -> int:
 
 def _stored(conn: sqlite3.Connection, cfg: Config, kind: str, rollouts: int) -> set[str]:
     game, players, options, rules = cfg.key
-    return {r[0] for r in conn.execute(
-        "SELECT deal_seed FROM luck_baselines WHERE game = ? AND players = ? AND options = ?"
-        " AND rules_version = ? AND reference = ? AND kind = ? AND rollouts = ?",
-        (game, players, options, rules, REFERENCE_VERSION, kind, rollouts))}
+    return {
+        r[0]
+        for r in conn.execute(
+            "SELECT deal_seed FROM luck_baselines WHERE game = ? AND players = ? AND options = ?"
+            " AND rules_version = ? AND reference = ? AND kind = ? AND rollouts = ?",
+            (game, players, options, rules, REFERENCE_VERSION, kind, rollouts),
+        )
+    }
 
 
 def _row(cfg: Config, seed: int, kind: str, ordinal: int, rollouts: int, places: list[float]) -> tuple[Any, ...]:
     game, players, options, rules = cfg.key
-    row = (game, players, options, rules, REFERENCE_VERSION, str(seed), kind, ordinal, rollouts,
-           json.dumps([round(p, 9) for p in places]))
+    row = (
+        game,
+        players,
+        options,
+        rules,
+        REFERENCE_VERSION,
+        str(seed),
+        kind,
+        ordinal,
+        rollouts,
+        json.dumps([round(p, 9) for p in places]),
+    )
     return (*row, _digest(row))
 
 
 def _put(store: Any, rows: list[tuple[Any, ...]], corrections: Iterable[tuple[Any, ...]] = ()) -> None:
     with store._write() as conn:
-        conn.executemany(f"INSERT OR REPLACE INTO luck_baselines ({', '.join(_COLUMNS)}, digest)"
-                         f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})", rows)
-        conn.executemany(f"INSERT OR REPLACE INTO luck_aivat ({', '.join(_AIVAT_COLUMNS)}, digest)"
-                         f" VALUES ({', '.join('?' * (len(_AIVAT_COLUMNS) + 1))})", corrections)
+        conn.executemany(
+            f"INSERT OR REPLACE INTO luck_baselines ({', '.join(_COLUMNS)}, digest)"
+            f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})",
+            rows,
+        )
+        conn.executemany(
+            f"INSERT OR REPLACE INTO luck_aivat ({', '.join(_AIVAT_COLUMNS)}, digest)"
+            f" VALUES ({', '.join('?' * (len(_AIVAT_COLUMNS) + 1))})",
+            corrections,
+        )
 
 
-FLUSH_ROWS, FLUSH_S = 256, 1.0   # rows are committed in batches: at most this much work is redone
+FLUSH_ROWS, FLUSH_S = 256, 1.0  # rows are committed in batches: at most this much work is redone
 
 
-
-
-def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
-         progress: Callable[[int, int], None] | None = None, workers: int = 1) -> int:
+def fill(
+    store: Any,
+    schedule: Iterable[Any],
+    rollouts: int = DEFAULT_ROLLOUTS,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
+) -> int:
     """Compute and store every missing baseline of the schedule's deals and reference deals,
     and every missing AIVAT correction of its matches with builtin random players, on
     ``workers`` processes; returns how many rows it added. Rows are committed in batches, and
@@ -135,12 +160,12 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
     if rollouts < 1:
         return 0
     with store._write() as conn:
-        tables.repair(conn)        # a hand-dropped or hand-made table: made again
+        tables.repair(conn)  # a hand-dropped or hand-made table: made again
         tables.mark_computed(conn)
     todo: list[tuple[Config, int, str, int]] = []
     targets: dict[tuple[str, int, str, str], int] = {}
     for cfg in configs_of(schedule):
-        if luck_beta(cfg.game, cfg.players) == 0.0:    # no correction there: nothing to compute
+        if luck_beta(cfg.game, cfg.players) == 0.0:  # no correction there: nothing to compute
             continue
         have = _stored(store.conn, cfg, "deal", rollouts)
         todo += [(cfg, s, "deal", 0) for s in cfg.deal_seeds if str(s) not in have]
@@ -150,8 +175,10 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
             seed = reference_deal_seed(cfg.game, cfg.players, k)
             if str(seed) not in have_ref:
                 todo.append((cfg, seed, "reference", k))
-    jobs: list[list[Any]] = [["baseline", cfg.game, cfg.players, cfg.options, seed,
-                              rollouts if kind == "deal" else 1] for cfg, seed, kind, _ in todo]
+    jobs: list[list[Any]] = [
+        ["baseline", cfg.game, cfg.players, cfg.options, seed, rollouts if kind == "deal" else 1]
+        for cfg, seed, kind, _ in todo
+    ]
     aivat_todo = _aivat_todo(store, schedule)
     total = len(jobs) + len(aivat_todo)
     if total and progress is not None:
@@ -172,7 +199,7 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
         # the matches' records are read a batch at a time: 100,000 matches' decisions at once
         # would take gigabytes
         for start in range(0, len(aivat_todo), AIVAT_BATCH):
-            batch = aivat_todo[start:start + AIVAT_BATCH]
+            batch = aivat_todo[start : start + AIVAT_BATCH]
             batch_jobs = [_aivat_job(store, *item) for item in batch]
             for (mid, sha, _), job, result in zip(batch, batch_jobs, computed(batch_jobs, workers)):
                 corrections.append(_aivat_row(mid, sha, job[7], result))
@@ -183,7 +210,7 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
                 if progress is not None:
                     progress(done, total)
     finally:
-        if baselines or corrections:   # interrupted or failed: what was computed is kept all the same
+        if baselines or corrections:  # interrupted or failed: what was computed is kept all the same
             _put(store, baselines, corrections)
     write_summaries(store, targets)
     return total
@@ -191,16 +218,19 @@ def fill(store: Any, schedule: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS,
 
 # -- AIVAT corrections of the matches with builtin players ----------------------------------
 
+
 def known_seats_query() -> str:
     """(match id, seat, record SHA-256, game, players) of every seat played by the builtin random
     player (its stored sha256 is the builtin's identity, which no bot file can have) in AIVAT's
     games; ``has_aivat`` then keeps the configurations that have it."""
     games = ", ".join(f"'{g}'" for g in AIVAT_ROLLOUTS)
-    return ("SELECT s.match_id, s.seat, m.record_sha256, m.game, m.players FROM seats s JOIN matches m"
-            f" USING (match_id) WHERE s.sha256 = ? AND m.game IN ({games}) ORDER BY m.idx, s.match_id, s.seat")
+    return (
+        "SELECT s.match_id, s.seat, m.record_sha256, m.game, m.players FROM seats s JOIN matches m"
+        f" USING (match_id) WHERE s.sha256 = ? AND m.game IN ({games}) ORDER BY m.idx, s.match_id, s.seat"
+    )
 
 
-AIVAT_BATCH = 256   # matches whose records are held in memory at once
+AIVAT_BATCH = 256  # matches whose records are held in memory at once
 
 
 def aivat_matches(conn: sqlite3.Connection, wanted: set[str]) -> dict[str, tuple[str, str, int, list[int]]]:
@@ -215,7 +245,8 @@ def aivat_matches(conn: sqlite3.Connection, wanted: set[str]) -> dict[str, tuple
             found.setdefault(mid, (sha, game, players, []))[3].append(seat)
     games = ", ".join(f"'{g}'" for g in AIVAT_CHANCE)
     for mid, sha, game, players in conn.execute(
-            f"SELECT match_id, record_sha256, game, players FROM matches WHERE game IN ({games}) ORDER BY idx, match_id"):
+        f"SELECT match_id, record_sha256, game, players FROM matches WHERE game IN ({games}) ORDER BY idx, match_id"
+    ):
         if mid in wanted and has_chance_aivat(game, players):
             found.setdefault(mid, (sha, game, players, []))
     return found
@@ -227,22 +258,42 @@ def _aivat_todo(store: Any, schedule: Iterable[Any]) -> list[tuple[str, str, lis
     wanted = {m.match_id for m in schedule}
     with store._lock:
         todo = aivat_matches(store.conn, wanted)
-        have = {r[0]: r for r in store.conn.execute(
-            f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,))}
-    return [(mid, sha, seats) for mid, (sha, game, _, seats) in todo.items()
-            if _aivat_parse(have.get(mid), sha, AIVAT_ROLLOUTS[game]) is None]
+        have = {
+            r[0]: r
+            for r in store.conn.execute(
+                f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,)
+            )
+        }
+    return [
+        (mid, sha, seats)
+        for mid, (sha, game, _, seats) in todo.items()
+        if _aivat_parse(have.get(mid), sha, AIVAT_ROLLOUTS[game]) is None
+    ]
 
 
 def _aivat_job(store: Any, match_id: str, sha: str, seats: list[int]) -> list[Any]:
     record = store.get_record(match_id)
-    return ["aivat", record["game"], record["players"], record.get("options") or {}, int(record["deal_seed"]),
-            [[d["seat"], d["action"]] for d in record["decisions"]], seats, AIVAT_ROLLOUTS[record["game"]],
-            int(record["match_seed"])]
+    return [
+        "aivat",
+        record["game"],
+        record["players"],
+        record.get("options") or {},
+        int(record["deal_seed"]),
+        [[d["seat"], d["action"]] for d in record["decisions"]],
+        seats,
+        AIVAT_ROLLOUTS[record["game"]],
+        int(record["match_seed"]),
+    ]
 
 
 def _aivat_row(match_id: str, record_sha: str, rollouts: int, corrections: list[float] | None) -> tuple[Any, ...]:
-    row = (match_id, record_sha, AIVAT_VERSION, rollouts,
-           json.dumps(None if corrections is None else [round(c, 9) for c in corrections]))
+    row = (
+        match_id,
+        record_sha,
+        AIVAT_VERSION,
+        rollouts,
+        json.dumps(None if corrections is None else [round(c, 9) for c in corrections]),
+    )
     return (*row, _digest(row))
 
 
@@ -251,7 +302,7 @@ def _aivat_parse(row: tuple[Any, ...] | None, record_sha: str, rollouts: int) ->
     intact, belongs to this very record and was made with today's playouts; else None (missing)."""
     if row is None:
         return None
-    if row[3] != rollouts:   # made with another number of playouts: computed again
+    if row[3] != rollouts:  # made with another number of playouts: computed again
         return None
     try:
         if row[-1] != _digest(row[:-1]) or row[1] != record_sha or row[2] != AIVAT_VERSION:
@@ -263,7 +314,7 @@ def _aivat_parse(row: tuple[Any, ...] | None, record_sha: str, rollouts: int) ->
         return None
 
 
-Eta = tuple[list[float], list[list[float]], int]   # per-seat means, covariance of the means, deals
+Eta = tuple[list[float], list[list[float]], int]  # per-seat means, covariance of the means, deals
 
 
 def summarize(rows: list[tuple[float, ...]]) -> Eta | None:
@@ -274,27 +325,39 @@ def summarize(rows: list[tuple[float, ...]]) -> Eta | None:
         return None
     n = len(rows[0])
     mean = [sum(r[s] for r in rows) / k for s in range(n)]
-    cov = [[sum((r[a] - mean[a]) * (r[b] - mean[b]) for r in rows) / (k - 1) / k for b in range(n)]
-           for a in range(n)]
+    cov = [[sum((r[a] - mean[a]) * (r[b] - mean[b]) for r in rows) / (k - 1) / k for b in range(n)] for a in range(n)]
     return mean, cov, k
 
 
 def _summary_row(key: tuple[str, int, str, str], eta: Eta) -> tuple[Any, ...]:
     game, players, options, rules = key
-    row = (game, players, options, rules, REFERENCE_VERSION, "", "summary", eta[2], 0,
-           json.dumps({"mean": eta[0], "cov": eta[1]}))
+    row = (
+        game,
+        players,
+        options,
+        rules,
+        REFERENCE_VERSION,
+        "",
+        "summary",
+        eta[2],
+        0,
+        json.dumps({"mean": eta[0], "cov": eta[1]}),
+    )
     return (*row, _digest(row))
 
 
-def _reference_rows(conn: sqlite3.Connection, key: tuple[str, int, str, str], count: int
-                    ) -> list[tuple[float, ...]] | None:
+def _reference_rows(
+    conn: sqlite3.Connection, key: tuple[str, int, str, str], count: int
+) -> list[tuple[float, ...]] | None:
     """The first ``count`` reference deals of a configuration (ordinals 0..count-1), or None
     if any of them is missing or damaged (then no estimate of eta: the figure is n/a)."""
     out = []
-    for row in conn.execute(f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE game = ?"
-                            " AND players = ? AND options = ? AND rules_version = ? AND reference = ?"
-                            " AND kind = 'reference' AND ordinal < ? AND rollouts = 1 ORDER BY ordinal",
-                            (*key, REFERENCE_VERSION, count)):
+    for row in conn.execute(
+        f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE game = ?"
+        " AND players = ? AND options = ? AND rules_version = ? AND reference = ?"
+        " AND kind = 'reference' AND ordinal < ? AND rollouts = 1 ORDER BY ordinal",
+        (*key, REFERENCE_VERSION, count),
+    ):
         h = _parse(row)
         if h is None:
             return None
@@ -335,6 +398,7 @@ def write_summaries(store: Any, targets: dict[tuple[str, int, str, str], int]) -
 class Baselines:
     """What the leaderboards read: per stored match, its deal's ``h`` and configuration key;
     per configuration, the estimate of ``eta`` (``summarize``)."""
+
     by_match: dict[str, tuple[tuple[str, int, str, str], tuple[float, ...]]]
     eta: dict[tuple[str, int, str, str], Eta]
     rollouts: int
@@ -369,7 +433,9 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
             return None
         deal_rows = conn.execute(
             f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'deal'"
-            " AND rollouts = ?", (REFERENCE_VERSION, rollouts)).fetchall()
+            " AND rollouts = ?",
+            (REFERENCE_VERSION, rollouts),
+        ).fetchall()
         matches = conn.execute("SELECT match_id, game, players, deal_seed, rules_version FROM matches").fetchall()
         deals: dict[tuple[str, int, str, str], list[tuple[tuple[str, int, str, str], tuple[float, ...]]]] = {}
         for row in deal_rows:
@@ -381,17 +447,21 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
         seeds: dict[tuple[str, int, str, str], set[str]] = {}
         for mid, game, players, seed, rules in matches:
             found = deals.get((game, players, seed, rules))
-            if mid in ids and found is not None and len(found) == 1:   # two option sets for one seed: left out
+            if mid in ids and found is not None and len(found) == 1:  # two option sets for one seed: left out
                 by_match[mid] = found[0]
                 seeds.setdefault(found[0][0], set()).add(seed)
-        summaries = {tuple(r[:4]): r for r in conn.execute(
-            f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'summary'",
-            (REFERENCE_VERSION,))}
+        summaries = {
+            tuple(r[:4]): r
+            for r in conn.execute(
+                f"SELECT {', '.join(_COLUMNS)}, digest FROM luck_baselines WHERE reference = ? AND kind = 'summary'",
+                (REFERENCE_VERSION,),
+            )
+        }
         eta: dict[tuple[str, int, str, str], Eta] = {}
         for key, used in seeds.items():
             count = reference_target(key[0], len(used))
             got = _summary(summaries.get(key), count, key[1])
-            if got is None:     # none stored for this count, or damaged: from the rows themselves
+            if got is None:  # none stored for this count, or damaged: from the rows themselves
                 refs = _reference_rows(conn, key, count)
                 got = summarize(refs) if refs is not None else None
             if got is not None:
@@ -407,8 +477,9 @@ def _load_aivat(conn: sqlite3.Connection, ids: set[str]) -> tuple[frozenset[str]
     reveals = sum(1 for _, game, players, _ in matches.values() if has_chance_aivat(game, players))
     out: dict[str, list[float]] = {}
     if shas and tables.exists(conn, "luck_aivat"):
-        for row in conn.execute(f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?",
-                                (AIVAT_VERSION,)):
+        for row in conn.execute(
+            f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,)
+        ):
             found = shas.get(row[0])
             got = _aivat_parse(row, found[0], AIVAT_ROLLOUTS[found[1]]) if found is not None else None
             if got is not None:

@@ -28,10 +28,18 @@ def luck_job(job: list[Any]) -> Any:
     if job[0] == "aivat":
         game, players, options, deal_seed, decisions, known, rollouts, seed = job[1:]
         try:
-            return aivat_corrections(game, players, options, deal_seed,
-                                     [(int(s), int(a)) for s, a in decisions], frozenset(known), rollouts, seed)
+            return aivat_corrections(
+                game,
+                players,
+                options,
+                deal_seed,
+                [(int(s), int(a)) for s, a in decisions],
+                frozenset(known),
+                rollouts,
+                seed,
+            )
         except ValueError:
-            return None   # the record does not replay on this engine: no correction for it
+            return None  # the record does not replay on this engine: no correction for it
     raise ValueError(f"unknown luck job {job[0]!r}")
 
 

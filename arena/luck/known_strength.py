@@ -17,11 +17,13 @@ def noisy(game: str, eps: float):
 
     def policy(state, seat, rng):
         return random_policy(state, seat, rng) if rng.randbelow(1000) < eps * 1000 else ref(state, seat, rng)
+
     return policy
 
 
-def play(game: str, players: int, deal: int, hero_seat: int, hero, match_seed: int,
-         tag: str) -> tuple[int, list[tuple[int, int]]]:
+def play(
+    game: str, players: int, deal: int, hero_seat: int, hero, match_seed: int, tag: str
+) -> tuple[int, list[tuple[int, int]]]:
     """The hero's place and the game's decisions; every seat draws from its own generator."""
     state = REGISTRY[game].new_game(players, deal)
     rngs = [DealRng(derive_seed(tag, match_seed, s)) for s in range(players)]

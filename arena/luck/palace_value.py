@@ -27,7 +27,7 @@ from typing import Any
 from games.palace import ACE_ORD, ANY, LOWER, ORD, PLAY, REVEAL, SEVEN, TWO
 from games.palace_rule import palace_play_choice
 
-_SPECIAL = (0, TWO, SEVEN, ACE_ORD)   # the Excuse, Twos, Sevens, Aces
+_SPECIAL = (0, TWO, SEVEN, ACE_ORD)  # the Excuse, Twos, Sevens, Aces
 
 
 def _zones(state: Any, seat: int) -> tuple[list[int], list[int]]:
@@ -70,7 +70,7 @@ def features(state: Any, seat: int, known: frozenset[int], table: _Table | None 
     spec, mean_ord = t.quality[seat]
     low = sum(1 for p in hand + up if ORD[p] not in _SPECIAL and ORD[p] <= 5)
     turn = state._turn
-    dist = 0   # active seats between the one to move and this one
+    dist = 0  # active seats between the one to move and this one
     if turn >= 0:
         q = turn
         while q != seat:
@@ -84,17 +84,41 @@ def features(state: Any, seat: int, known: frozenset[int], table: _Table | None 
     legal = sum(1 for p in active if state.is_legal(p)) if state._phase == "play" else len(active)
     o_quality = [t.quality[q] for q in t.active if q != seat]
     return [
-        float(len(state._out_order)), 1.0, float(mine), mine - mean_other,
-        float(min(others) if others else 0) - mine, fewer, float(len(t.active)),
-        float(len(hand)), float(len(up)), float(state._ndown[seat]), float(spec), float(low), mean_ord,
-        float(pile) * (dist == 0), float(pile) * (dist == 1), float(dist), float(len(state._draw)),
-        float(known_down), r, r * mine, r * (mine - mean_other), r * fewer, r * spec,
-        float(legal), float(legal == 0 and bool(active)), float(state._mode == LOWER),
-        float(state._mode <= ANY), state._ref / 16.0, float(dist == 0) * legal,
-        float(dist == 0) * pile * float(legal <= 1), float(not active),
+        float(len(state._out_order)),
+        1.0,
+        float(mine),
+        mine - mean_other,
+        float(min(others) if others else 0) - mine,
+        fewer,
+        float(len(t.active)),
+        float(len(hand)),
+        float(len(up)),
+        float(state._ndown[seat]),
+        float(spec),
+        float(low),
+        mean_ord,
+        float(pile) * (dist == 0),
+        float(pile) * (dist == 1),
+        float(dist),
+        float(len(state._draw)),
+        float(known_down),
+        r,
+        r * mine,
+        r * (mine - mean_other),
+        r * fewer,
+        r * spec,
+        float(legal),
+        float(legal == 0 and bool(active)),
+        float(state._mode == LOWER),
+        float(state._mode <= ANY),
+        state._ref / 16.0,
+        float(dist == 0) * legal,
+        float(dist == 0) * pile * float(legal <= 1),
+        float(not active),
         sum(s for s, _ in o_quality) / len(o_quality) if o_quality else 0.0,
         sum(m for _, m in o_quality) / len(o_quality) if o_quality else 8.0,
-        float(state._phase == "swap"), float(len(active)),
+        float(state._phase == "swap"),
+        float(len(active)),
     ]
 
 
@@ -136,18 +160,25 @@ def load_weights(text: str) -> tuple[Weights, Weights, float, float]:
                 out[int(players)][int(still_in)] = tuple(float(x) for x in w)
         return out
 
-    return (table("value_weights"), table("reveal_weights"), float(data["draws_scale"]),
-            float(data["reveals_scale"]))
+    return (table("value_weights"), table("reveal_weights"), float(data["draws_scale"]), float(data["reveals_scale"]))
 
 
 def dump_weights(data: dict[str, Any]) -> str:
     """The weights file's text for ``data`` (its JSON object): one weight vector a line, so a
     change of the weights reads as a short diff."""
+
     def table(t: dict[Any, Any]) -> str:
-        return "{\n" + ",\n".join(
-            f'  "{players}": {{\n' + ",\n".join(f'    "{still_in}": {json.dumps([float(x) for x in w])}'
-                                               for still_in, w in by_in.items()) + "\n  }"
-            for players, by_in in t.items()) + "\n }"
+        return (
+            "{\n"
+            + ",\n".join(
+                f'  "{players}": {{\n'
+                + ",\n".join(f'    "{still_in}": {json.dumps([float(x) for x in w])}' for still_in, w in by_in.items())
+                + "\n  }"
+                for players, by_in in t.items()
+            )
+            + "\n }"
+        )
+
     fields = [f' "{k}": {table(v) if k.endswith("_weights") else json.dumps(v)}' for k, v in data.items()]
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
@@ -160,13 +191,13 @@ def weights_text() -> str:
 WEIGHTS, REVEAL_WEIGHTS, DRAWS_SCALE, REVEALS_SCALE = load_weights(weights_text())
 
 
-
 def has_value(players: int) -> bool:
     return players in WEIGHTS
 
 
-def _value(state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[float, ...]]],
-           only: int | None) -> list[float]:
+def _value(
+    state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[float, ...]]], only: int | None
+) -> list[float]:
     if state.is_over():
         return [float(p) for p in state.result().places]
     out = state._out
@@ -176,11 +207,11 @@ def _value(state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[f
     vals = []
     for s in range(state.players):
         if only is not None and s != only:
-            vals.append(0.0)   # not asked for
+            vals.append(0.0)  # not asked for
         elif out[s]:
             vals.append(float(order.index(s)))
         elif w is None:
-            vals.append(0.0)   # no weights for this many players still in: no information
+            vals.append(0.0)  # no weights for this many players still in: no information
         else:
             vals.append(sum(map(mul, w, features(state, s, known, shared))))
     return vals
@@ -223,6 +254,7 @@ def value(state: Any, known: frozenset[int], only: int | None = None) -> list[fl
 # term of mean zero, whoever the players are. Draws from the pile have the same form, but their
 # terms removed nothing measurable (docs/luck.md), so only reveals are corrected.
 
+
 def has_reveal_value(players: int) -> bool:
     return players in REVEAL_WEIGHTS
 
@@ -259,8 +291,9 @@ def revealed_place(state: Any, seat: int, action: int) -> tuple[int, int] | None
     return None
 
 
-def reveal_term(state: Any, seat: int, action: int, known: frozenset[int],
-                only: int | None = None) -> list[float] | None:
+def reveal_term(
+    state: Any, seat: int, action: int, known: frozenset[int], only: int | None = None
+) -> list[float] | None:
     """Every seat's AIVAT term (or seat ``only``'s, the others 0) for ``seat`` revealing an
     unseen face-down card by ``action`` in ``state`` (before it is applied): V(after) - mean
     over the hidden places q of V(after, the revealed card exchanged with q's). None if the

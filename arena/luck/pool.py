@@ -14,9 +14,10 @@ import queue
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from arena.luck.helper import luck_job
 
@@ -31,9 +32,15 @@ class _Helper:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, "-m", HELPER_MODULE], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
-                                     text=True, encoding="utf-8")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", HELPER_MODULE],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.err,
+            text=True,
+            encoding="utf-8",
+        )
 
     def compute(self, jobs: list[list[Any]]) -> list[Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -46,8 +53,9 @@ class _Helper:
         if not line:
             self.err.seek(0)
             tail = self.err.read().decode("utf-8", "replace").strip().splitlines()
-            raise RuntimeError(f"a luck baseline helper stopped (exit {self.proc.poll()}): "
-                               f"{tail[-1] if tail else 'no message'}")
+            raise RuntimeError(
+                f"a luck baseline helper stopped (exit {self.proc.poll()}): {tail[-1] if tail else 'no message'}"
+            )
         return json.loads(line)
 
     def stop(self) -> None:
@@ -69,7 +77,7 @@ def computed(jobs: list[list[Any]], workers: int) -> Iterator[Any]:
         yield from map(luck_job, jobs)
         return
     size = max(1, min(32, len(jobs) // (8 * workers)))
-    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
     helpers: list[_Helper] = []
     idle: queue.Queue[_Helper] = queue.Queue()
 
@@ -88,6 +96,6 @@ def computed(jobs: list[list[Any]], workers: int) -> Iterator[Any]:
         for results in pool.map(on_helper, chunks):
             yield from results
     finally:
-        for helper in helpers:   # first, so that chunks still being computed end at once
+        for helper in helpers:  # first, so that chunks still being computed end at once
             helper.stop()
         pool.shutdown(wait=True, cancel_futures=True)

@@ -23,12 +23,17 @@ no correction, the adjusted place is the plain one, and no baseline is computed.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from games import REGISTRY, decktet
 from games.core import State
-from games.divers_weights import PLAY as DW_PLAY, PRIZE as DW_PRIZE, SYMBOLS
-from games.palace import EXCUSE as P_EXCUSE, PLAY as P_PLAY, SWAP
+from games.divers_weights import PLAY as DW_PLAY
+from games.divers_weights import PRIZE as DW_PRIZE
+from games.divers_weights import SYMBOLS
+from games.palace import EXCUSE as P_EXCUSE
+from games.palace import PLAY as P_PLAY
+from games.palace import SWAP
 from games.palace_rule import palace_play_choice, palace_swap_choice
 from games.rng import DealRng, derive_seed
 
@@ -68,8 +73,9 @@ def divers_policy(state: State, seat: int, rng: DealRng) -> int:
         mine = 0
         for p in state._prizes[seat]:  # type: ignore[attr-defined]
             mine |= decktet.SUITS[p]
-        return max(range(len(moves)),
-                   key=lambda i: (SYMBOLS[moves[i]] + bin(decktet.SUITS[moves[i]] & ~mine).count("1"), -i))
+        return max(
+            range(len(moves)), key=lambda i: (SYMBOLS[moves[i]] + bin(decktet.SUITS[moves[i]] & ~mine).count("1"), -i)
+        )
     return (0, 1, 1, 2)[rng.randbelow(4)] if len(moves) > 2 else 0  # a bid
 
 
@@ -88,8 +94,7 @@ def palace_policy(state: State, seat: int, rng: DealRng) -> int:
     return palace_play_choice(state, moves)
 
 
-REFERENCE: dict[str, Policy] = {"tightwad": tightwad_policy, "divers-weights": divers_policy,
-                                "palace": palace_policy}
+REFERENCE: dict[str, Policy] = {"tightwad": tightwad_policy, "divers-weights": divers_policy, "palace": palace_policy}
 
 
 def play_out(state: State, policies: list[Policy], rng: DealRng) -> State:
@@ -103,8 +108,9 @@ def play_out(state: State, policies: list[Policy], rng: DealRng) -> State:
     return state
 
 
-def seat_baselines(game: str, players: int, options: dict[str, Any] | None, deal_seed: int,
-                   rollouts: int) -> list[float]:
+def seat_baselines(
+    game: str, players: int, options: dict[str, Any] | None, deal_seed: int, rollouts: int
+) -> list[float]:
     """h(d, s) for every seat s of the deal: the reference policy's mean place (0 = best) from
     seat s against random players, over ``rollouts`` games (deterministic; see the module)."""
     spec = REGISTRY[game]
@@ -127,9 +133,9 @@ def seat_baselines(game: str, players: int, options: dict[str, Any] | None, deal
 # reference deal (one game per seat) and K the reference deals per tournament deal; 0 where
 # the correction saved less than 2% of the rotated variance there.
 LUCK_BETA: dict[tuple[str, int], float] = {
-    ("divers-weights", 2): 0.68,   # saved 12.8% of the rotated variance there (beta 1: 10.1%)
-    ("divers-weights", 3): 0.47,   # 4.4% (beta 1: -1.4%)
-    ("divers-weights", 4): 0.39,   # 2.4% (beta 1: -3.5%)
+    ("divers-weights", 2): 0.68,  # saved 12.8% of the rotated variance there (beta 1: 10.1%)
+    ("divers-weights", 3): 0.47,  # 4.4% (beta 1: -1.4%)
+    ("divers-weights", 4): 0.39,  # 2.4% (beta 1: -3.5%)
     # Tightwad 3 and 4 players, Palace 2, 3 and 4: under 1% (beta 1: -10% to -16%): 0
 }
 

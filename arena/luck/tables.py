@@ -19,8 +19,18 @@ import sqlite3
 
 log = logging.getLogger(__name__)
 
-BASELINES_COLUMNS = ("game", "players", "options", "rules_version", "reference", "deal_seed", "kind",
-                     "ordinal", "rollouts", "places")
+BASELINES_COLUMNS = (
+    "game",
+    "players",
+    "options",
+    "rules_version",
+    "reference",
+    "deal_seed",
+    "kind",
+    "ordinal",
+    "rollouts",
+    "places",
+)
 AIVAT_COLUMNS = ("match_id", "record_sha256", "version", "rollouts", "corrections")
 
 BASELINES_TABLE = """
@@ -57,14 +67,18 @@ CREATE TABLE IF NOT EXISTS luck_aivat (
 # the store's schema text for these tables (statements separated by ";")
 SCHEMA = BASELINES_TABLE.strip() + ";\n" + AIVAT_TABLE.strip() + ";\n"
 
-COMPUTED = "luck_computed"   # meta key: luck baselines were computed for this store
+COMPUTED = "luck_computed"  # meta key: luck baselines were computed for this store
 
-_SHAPES = {"luck_baselines": ([*BASELINES_COLUMNS, "digest"], BASELINES_TABLE),
-           "luck_aivat": ([*AIVAT_COLUMNS, "digest"], AIVAT_TABLE)}
+_SHAPES = {
+    "luck_baselines": ([*BASELINES_COLUMNS, "digest"], BASELINES_TABLE),
+    "luck_aivat": ([*AIVAT_COLUMNS, "digest"], AIVAT_TABLE),
+}
 
 
 def exists(conn: sqlite3.Connection, table: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
+    )
 
 
 def repair(conn: sqlite3.Connection) -> None:
@@ -92,5 +106,6 @@ def mark_computed(conn: sqlite3.Connection) -> None:
 
 def computed(conn: sqlite3.Connection) -> bool:
     """Whether luck baselines were computed for the store (and its tables are still there)."""
-    return (conn.execute("SELECT 1 FROM meta WHERE key = ?", (COMPUTED,)).fetchone() is not None
-            and exists(conn, "luck_baselines"))
+    return conn.execute("SELECT 1 FROM meta WHERE key = ?", (COMPUTED,)).fetchone() is not None and exists(
+        conn, "luck_baselines"
+    )

@@ -15,7 +15,7 @@ from arena.match import protocol
 from arena.match.bot_log import ledger_path
 from arena.match.faults import BotFault, FaultKind
 from arena.match.sandbox import Limits, SandboxInfo
-from arena.match.timecontrol import TimeControl, UNLIMITED_S
+from arena.match.timecontrol import UNLIMITED_S, TimeControl
 
 ARENA_VERSION = __version__  # sent in hello and stored in every record
 MAX_FAILED_STARTS = 3
@@ -63,8 +63,17 @@ class ProcessAgent(Agent):
 
     is_process = True
 
-    def __init__(self, entry: Any, *, sandbox: SandboxInfo, limits: Limits, time_control: TimeControl,
-                 log_dir: Path | None = None, fresh: bool = False, no_timeouts: bool = False) -> None:
+    def __init__(
+        self,
+        entry: Any,
+        *,
+        sandbox: SandboxInfo,
+        limits: Limits,
+        time_control: TimeControl,
+        log_dir: Path | None = None,
+        fresh: bool = False,
+        no_timeouts: bool = False,
+    ) -> None:
         self.entry = entry
         self.name = entry.name
         self.path = str(entry.path)
@@ -99,8 +108,14 @@ class ProcessAgent(Agent):
         try:
             argv, env, extra_ro = self._command(bot_command)
             self._starting = BotProcess.launch(
-                argv, bot_file=self.entry.path, name=self.name,
-                sandbox=self.sandbox, limits=self.limits, log_path=log_path, extra_ro=extra_ro, env=env,
+                argv,
+                bot_file=self.entry.path,
+                name=self.name,
+                sandbox=self.sandbox,
+                limits=self.limits,
+                log_path=log_path,
+                extra_ro=extra_ro,
+                env=env,
                 # one stderr budget per bot, over every worker folder beside this one
                 log_ledger=ledger_path(self.log_dir, self.name) if self.log_dir else None,
             )
@@ -126,8 +141,11 @@ class ProcessAgent(Agent):
         if self._disabled():
             last = self.last_start_fault
             assert last is not None
-            raise BotFault(last.kind, f"not restarted after {self.failed_starts} failed starts in a row "
-                                      f"(last: {last.detail})", **last.extra)
+            raise BotFault(
+                last.kind,
+                f"not restarted after {self.failed_starts} failed starts in a row (last: {last.detail})",
+                **last.extra,
+            )
         self.launch()
         starting, self._starting = self._starting, None
         launch_fault, self._launch_fault = self._launch_fault, None
@@ -145,8 +163,9 @@ class ProcessAgent(Agent):
             self.bot_name = protocol.parse_hello(line)
         except BotFault as fault:
             if fault.kind is FaultKind.TIMEOUT:
-                fault = BotFault(FaultKind.TIMEOUT, f"no hello within the start-up limit of {budget:g} s",
-                                 **fault.extra)
+                fault = BotFault(
+                    FaultKind.TIMEOUT, f"no hello within the start-up limit of {budget:g} s", **fault.extra
+                )
             self.discard()
             if fault.kind is not FaultKind.SANDBOX:  # the harness's own failures never disable a bot
                 self.failed_starts += 1

@@ -46,10 +46,10 @@ class BotLog:
         self._ledger = os.open(self._ledger_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         # made at once, empty until the bot writes: every bot that ran has its log
         self._file: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        self._started = False          # header written
-        self._full = False             # the bot's budget is spent (it never comes back)
-        self._reached_cap = False      # this process's output spent it
-        self.dropped = 0               # bytes of this process not kept
+        self._started = False  # header written
+        self._full = False  # the bot's budget is spent (it never comes back)
+        self._reached_cap = False  # this process's output spent it
+        self.dropped = 0  # bytes of this process not kept
 
     def _header(self) -> bytes:
         return f"[arena: {self.name}: new process at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}]\n".encode()
@@ -70,7 +70,7 @@ class BotLog:
             if room <= len(head):
                 self._full = True
                 self.dropped += len(data)
-                if used < self.cap:      # the first refusal spends the budget: this process says so
+                if used < self.cap:  # the first refusal spends the budget: this process says so
                     os.pwrite(self._ledger, _COUNT.pack(self.cap), 0)
                     self._reached_cap = True
                 return
@@ -90,9 +90,12 @@ class BotLog:
         """Add the cap note if this process's output reached the cap; release the files."""
         try:
             if self._reached_cap and self._file is not None:
-                os.write(self._file, f"\n[arena: stderr log capped at {self.cap // 1024} KiB for {self.name}, "
-                                     f"over all its processes; {self.dropped} bytes dropped, and any later "
-                                     f"output]\n".encode())
+                os.write(
+                    self._file,
+                    f"\n[arena: stderr log capped at {self.cap // 1024} KiB for {self.name}, "
+                    f"over all its processes; {self.dropped} bytes dropped, and any later "
+                    f"output]\n".encode(),
+                )
         except OSError:
             pass
         for fd in (self._file, self._ledger):
@@ -108,7 +111,7 @@ def append_within(path: Path, data: bytes, *, ledger: Path, cap_bytes: int, name
     """Append ``data`` (a whole log brought back from elsewhere, e.g. a Ray node) to ``path``
     within the bot's budget in ``ledger``; a cut gets the cap note. Returns the bytes kept."""
     log = BotLog(path, name=name, cap_bytes=cap_bytes, ledger=ledger)
-    log._started = True                # the data carries its processes' own headers
+    log._started = True  # the data carries its processes' own headers
     try:
         log.write(data)
         return len(data) - log.dropped

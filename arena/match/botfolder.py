@@ -29,24 +29,31 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import tomllib
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+
+import tomllib
 
 from arena.errors import ArenaError
 
 MANIFEST = "bot.toml"
 REQUIREMENTS = "requirements.txt"
-MAX_FILES = 2000                   # files in a bot folder or archive
-MAX_BYTES = 512 * 1024 * 1024      # their total size (unpacked)
+MAX_FILES = 2000  # files in a bot folder or archive
+MAX_BYTES = 512 * 1024 * 1024  # their total size (unpacked)
 ARCHIVES = (".zip", ".tar.gz", ".tgz")
 _PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9,._-]+\])?==([A-Za-z0-9.+!_-]+)$")
 # numpy, OpenBLAS, MKL, OpenMP (torch), numexpr, Accelerate, BLIS: one thread each, so that a bot
 # stays within its CPU share and its process limit
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-               "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
+THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+)
 
 
 class BotFolderError(ArenaError):
@@ -86,8 +93,9 @@ def folder_files(folder: Path) -> list[tuple[str, Path]]:
             total += st.st_size
             out.append((rel, p))
             if len(out) > MAX_FILES or total > MAX_BYTES:
-                raise BotFolderError(f"{folder}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB; "
-                                     "keep the bot folder smaller")
+                raise BotFolderError(
+                    f"{folder}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB; keep the bot folder smaller"
+                )
     return out
 
 
@@ -98,24 +106,22 @@ def entry_file(folder: Path) -> Path:
         try:
             data = tomllib.loads(manifest.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise BotFolderError(f"{manifest}: not valid TOML ({exc}); write entry = \"main.py\"") from None
+            raise BotFolderError(f'{manifest}: not valid TOML ({exc}); write entry = "main.py"') from None
         entry = data.get("entry")
         if not isinstance(entry, str) or not entry:
             raise BotFolderError(f"{manifest}: field 'entry' must name the bot's file, e.g. entry = \"main.py\"")
-        p = (folder / entry)
+        p = folder / entry
         if ".." in Path(entry).parts or Path(entry).is_absolute() or not p.is_file():
             raise BotFolderError(f"{manifest}: entry {entry!r} is not a file inside {folder}; fix the name")
         if p.suffix != ".py" and not os.access(p, os.X_OK):
-            raise BotFolderError(f"{manifest}: entry {entry!r} is neither a .py file nor executable; "
-                                 f"chmod +x {p}")
+            raise BotFolderError(f"{manifest}: entry {entry!r} is neither a .py file nor executable; chmod +x {p}")
         return p
     if (folder / "main.py").is_file():
         return folder / "main.py"
     exe = sorted(p for p in folder.iterdir() if p.is_file() and os.access(p, os.X_OK))
     if len(exe) == 1:
         return exe[0]
-    raise BotFolderError(f"{folder}: no entry file; add main.py, or name the entry in {MANIFEST}: "
-                         "entry = \"mybot\"")
+    raise BotFolderError(f'{folder}: no entry file; add main.py, or name the entry in {MANIFEST}: entry = "mybot"')
 
 
 def requirements(folder: Path) -> list[str]:
@@ -130,8 +136,10 @@ def requirements(folder: Path) -> list[str]:
             continue
         m = _PINNED.match(line.replace(" ", ""))
         if not m:
-            raise BotFolderError(f"{path}:{i}: {raw.strip()!r} is not pinned; write one package per line "
-                                 "as name==version (e.g. numpy==2.4.6)")
+            raise BotFolderError(
+                f"{path}:{i}: {raw.strip()!r} is not pinned; write one package per line "
+                "as name==version (e.g. numpy==2.4.6)"
+            )
         out.append(f"{m.group(1).lower().replace('_', '-')}{m.group(2) or ''}=={m.group(3)}")
     return sorted(out)
 
@@ -144,7 +152,7 @@ def env_key(reqs: list[str]) -> str:
 
 @dataclass(frozen=True)
 class BotEnv:
-    path: Path                 # the environment folder (site folder inside)
+    path: Path  # the environment folder (site folder inside)
     resolved: tuple[str, ...]  # every installed distribution, name==version
 
     @property
@@ -168,8 +176,9 @@ def installed_env(folder: Path) -> BotEnv | None:
     path = cache_root() / "envs" / env_key(reqs)
     done = path / "resolved.txt"
     if not done.is_file():
-        raise BotFolderError(f"{folder}: its requirements are not installed; run `arena check {folder}` "
-                             "(installs them) before the match")
+        raise BotFolderError(
+            f"{folder}: its requirements are not installed; run `arena check {folder}` (installs them) before the match"
+        )
     return BotEnv(path, tuple(done.read_text().split()))
 
 
@@ -186,22 +195,38 @@ def ensure_env(folder: Path) -> BotEnv | None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         (tmp / REQUIREMENTS).write_text("\n".join(reqs) + "\n")
-        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-input", "--disable-pip-version-check",
-               "--no-warn-script-location", "--only-binary", ":all:", "--target", str(tmp / "site"),
-               "-r", str(tmp / REQUIREMENTS)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-input",
+            "--disable-pip-version-check",
+            "--no-warn-script-location",
+            "--only-binary",
+            ":all:",
+            "--target",
+            str(tmp / "site"),
+            "-r",
+            str(tmp / REQUIREMENTS),
+        ]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise BotFolderError(f"{folder / REQUIREMENTS}: pip could not run ({exc}); "
-                                 "install pip for this Python") from None
+            raise BotFolderError(
+                f"{folder / REQUIREMENTS}: pip could not run ({exc}); install pip for this Python"
+            ) from None
         if proc.returncode != 0:
             lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
             why = next((ln for ln in lines if ln.startswith("ERROR")), lines[-1] if lines else "no output")
-            raise BotFolderError(f"{folder / REQUIREMENTS}: pip could not install {', '.join(reqs)} ({why}); "
-                                 "check the pins, or the index pip reaches (PIP_INDEX_URL, PIP_FIND_LINKS)")
+            raise BotFolderError(
+                f"{folder / REQUIREMENTS}: pip could not install {', '.join(reqs)} ({why}); "
+                "check the pins, or the index pip reaches (PIP_INDEX_URL, PIP_FIND_LINKS)"
+            )
         resolved = _resolved(tmp / "site")
         (tmp / "resolved.txt").write_text("\n".join(resolved) + "\n")
-        for dirpath, dirnames, filenames in os.walk(tmp):   # readable by a sandbox uid, written by none
+        for dirpath, _dirnames, filenames in os.walk(tmp):  # readable by a sandbox uid, written by none
             os.chmod(dirpath, 0o755)
             for f in filenames:
                 p = os.path.join(dirpath, f)
@@ -210,7 +235,7 @@ def ensure_env(folder: Path) -> BotEnv | None:
         try:
             os.rename(tmp, path)
         except OSError:
-            if not (path / "resolved.txt").is_file():   # not another process that won the race
+            if not (path / "resolved.txt").is_file():  # not another process that won the race
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -259,13 +284,15 @@ def unpack(archive: Path) -> Path:
     try:
         members = _members(archive)
         if len(members) > MAX_FILES or sum(size for _, size, _ in members) > MAX_BYTES:
-            raise BotFolderError(f"{archive}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB unpacked; "
-                                 "keep the bot smaller")
+            raise BotFolderError(
+                f"{archive}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB unpacked; keep the bot smaller"
+            )
         for name, size, read in members:
             parts = Path(name).parts
             if not name or name.startswith("/") or ".." in parts or "\\" in name:
-                raise BotFolderError(f"{archive}: member {name!r} leaves the archive's folder; repack it "
-                                     "with relative paths")
+                raise BotFolderError(
+                    f"{archive}: member {name!r} leaves the archive's folder; repack it with relative paths"
+                )
             target = tmp / "bot" / name
             if read is None:
                 target.mkdir(parents=True, exist_ok=True)
@@ -296,12 +323,13 @@ def _top(dest: Path) -> Path:
     return root
 
 
-Member = tuple[str, int, "Callable[[], tuple[int, bytes]] | None"]   # name, size, reader (None: a folder)
+Member = tuple[str, int, "Callable[[], tuple[int, bytes]] | None"]  # name, size, reader (None: a folder)
 
 
 def _zip_reader(z: zipfile.ZipFile, info: zipfile.ZipInfo, mode: int) -> Callable[[], tuple[int, bytes]]:
     def read() -> tuple[int, bytes]:
-        return mode, z.read(info)[: MAX_BYTES]
+        return mode, z.read(info)[:MAX_BYTES]
+
     return read
 
 
@@ -309,6 +337,7 @@ def _tar_reader(t: tarfile.TarFile, member: tarfile.TarInfo) -> Callable[[], tup
     def read() -> tuple[int, bytes]:
         f = t.extractfile(member)
         return member.mode, (f.read(MAX_BYTES + 1) if f is not None else b"")
+
     return read
 
 

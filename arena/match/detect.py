@@ -20,13 +20,21 @@ from typing import Any, TextIO
 from arena.errors import ArenaError
 from arena.match.faults import BotFault
 from arena.match.process import BotProcess, bot_command
-from arena.match.sandbox import (LEVELS, ORDER, Limits, SandboxInfo, SandboxUnavailable, become_subreaper,
-                                 bwrap_path, _bwrap_ver)
+from arena.match.sandbox import (
+    LEVELS,
+    ORDER,
+    Limits,
+    SandboxInfo,
+    SandboxUnavailable,
+    _bwrap_ver,
+    become_subreaper,
+    bwrap_path,
+)
 from arena.match.sandbox import cgroup as _cg
 from arena.match.sandbox import landlock as _ll
-from arena.match.sandbox import seccomp as _sc
 from arena.match.sandbox import launch as _launch
 from arena.match.sandbox import procs as _procs
+from arena.match.sandbox import seccomp as _sc
 from arena.match.sandbox.launch import sweep_stale_scratch
 
 _cache: dict[tuple[int, str], SandboxInfo] = {}
@@ -38,8 +46,16 @@ def _static_details(level: str) -> dict[str, Any]:
     root = os.geteuid() == 0
     d: dict[str, Any] = {"level_doc": LEVELS[level], "missing": [], "warnings": []}
     layers = ["session", "clean-env", "close-fds", "scratch-cwd", "subreaper-sweep"]
-    enf = {"cpu": False, "memory": False, "processes": False, "file_size": False,
-           "filesystem": False, "network": False, "signals": False, "cleanup": True}
+    enf = {
+        "cpu": False,
+        "memory": False,
+        "processes": False,
+        "file_size": False,
+        "filesystem": False,
+        "network": False,
+        "signals": False,
+        "cleanup": True,
+    }
     if level != "none":
         layers.append("rlimits")
         enf.update(cpu=True, memory=True, file_size=True)
@@ -49,11 +65,13 @@ def _static_details(level: str) -> dict[str, Any]:
         layers += ["userns", "pidns", "netns", "mountns", "ipcns", "utsns", "seccomp"]
         enf.update(filesystem=True, network=True, signals=True)
         d["seccomp"] = _sc.describe("bwrap") if _sc.supported() else None
-        if root:   # bubblewrap itself runs as that uid, see dropuid.py
+        if root:  # bubblewrap itself runs as that uid, see dropuid.py
             d["bot_uid"] = "its own unprivileged host uid per bot (1000 inside its user namespace), no capabilities"
     elif level == "landlock":
         mode = _launch.landlock_mode()
-        d["backend"] = f"landlock abi {_ll.abi_version()}" + (" + namespaces by the arena" if mode["namespaces"] else "")
+        d["backend"] = f"landlock abi {_ll.abi_version()}" + (
+            " + namespaces by the arena" if mode["namespaces"] else ""
+        )
         layers += ["landlock", "seccomp-strict"]
         enf.update(filesystem=True, network=True, signals=_ll.abi_version() >= 6 or mode["namespaces"])
         d["seccomp"] = _sc.describe("strict") if _sc.supported() else None
@@ -62,15 +80,21 @@ def _static_details(level: str) -> dict[str, Any]:
             layers += ["pidns", "netns", "mountns", "ipcns", "utsns", "own-root", "own-uid"]
             d["bot_uid"] = "its own unprivileged host uid per bot, no capabilities"
         else:
-            d["missing"] += ["pid/net/mount namespaces and a uid of its own (need root or bubblewrap)",
-                             "scratch size and inode limit (only RLIMIT_FSIZE per file; needs root)"]
+            d["missing"] += [
+                "pid/net/mount namespaces and a uid of its own (need root or bubblewrap)",
+                "scratch size and inode limit (only RLIMIT_FSIZE per file; needs root)",
+            ]
         if _ll.abi_version() < 6 and not mode["namespaces"]:
             d["missing"].append("landlock signal scope (ABI < 6): the bot can signal same-uid processes")
     else:
         d["backend"] = "subprocess"
         if level == "rlimits":
-            d["missing"] += ["filesystem isolation", "network isolation", "signal/ptrace isolation",
-                             "scratch size and inode limit"]
+            d["missing"] += [
+                "filesystem isolation",
+                "network isolation",
+                "signal/ptrace isolation",
+                "scratch size and inode limit",
+            ]
             d["warnings"].append("resource-limited only, NOT isolated")
         else:
             d["missing"] += ["all limits", "all isolation"]
@@ -84,12 +108,13 @@ def _static_details(level: str) -> dict[str, Any]:
     elif ll_mode.get("own_uid"):
         d["cgroup"] = "none"
         layers.append("rlimit-nproc")
-        enf["processes"] = True           # RLIMIT_NPROC counts the bot's own uid only
+        enf["processes"] = True  # RLIMIT_NPROC counts the bot's own uid only
     else:
         d["cgroup"] = "none"
         if level != "none":
-            d["missing"].append("process/thread limit (no pids cgroup"
-                                + ("; RLIMIT_NPROC is ignored for uid 0)" if root else ")"))
+            d["missing"].append(
+                "process/thread limit (no pids cgroup" + ("; RLIMIT_NPROC is ignored for uid 0)" if root else ")")
+            )
     if ll_mode.get("cgroup"):
         d["memory_limit"] = "cgroup (memory_mb + scratch_mb, whole bot, OOM kill)"
     elif level in ("namespaces", "landlock", "rlimits"):
@@ -97,8 +122,12 @@ def _static_details(level: str) -> dict[str, Any]:
     elif level == "full":
         d["memory_limit"] = "cgroup (memory_mb + scratch_mb, whole bot, OOM kill)"
     if level != "none":
-        d["rlimits"] = ["cpu: cpu_s+1 soft / cpu_s+2 hard per process (the tree budget cpu_s is the "
-                        "referee's)", "fsize: file_mb", "nofile: open_files", "core: 0"]
+        d["rlimits"] = [
+            "cpu: cpu_s+1 soft / cpu_s+2 hard per process (the tree budget cpu_s is the referee's)",
+            "fsize: file_mb",
+            "nofile: open_files",
+            "core: 0",
+        ]
         if level != "full" and not ll_mode.get("cgroup"):
             d["rlimits"].append("as: memory_mb")
         if ll_mode.get("own_uid") and not ll_mode.get("cgroup"):
@@ -165,15 +194,21 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
         t0 = time.monotonic()
         bot = None
         try:
-            bot = BotProcess.start([*bot_command(probe), marker], bot_file=probe, name="selftest",
-                                   sandbox=info, limits=limits)
+            bot = BotProcess.start(
+                [*bot_command(probe), marker], bot_file=probe, name="selftest", sandbox=info, limits=limits
+            )
             details["startup_ms"] = round((time.monotonic() - t0) * 1000, 1)
-            req = {"tcp": tcp.getsockname()[1], "udp": udp.getsockname()[1], "canary": str(canary),
-                   "referee": os.getpid(), "referee_start": _procs.start_ticks(os.getpid())}
+            req = {
+                "tcp": tcp.getsockname()[1],
+                "udp": udp.getsockname()[1],
+                "canary": str(canary),
+                "referee": os.getpid(),
+                "referee_start": _procs.start_ticks(os.getpid()),
+            }
             bot.send_line(json.dumps(req).encode(), time.monotonic() + 10)
             line, _ = bot.read_line(time.monotonic() + 10)
             res = json.loads(line)
-            res["host_uids"] = _bot_host_uids(marker)   # seen from here: a nested user namespace may hide it
+            res["host_uids"] = _bot_host_uids(marker)  # seen from here: a nested user namespace may hide it
             details["probe"] = res
             cg_tasks = bot._cgroup.pids_current() if bot._cgroup else None
         except (BotFault, ValueError) as exc:
@@ -196,7 +231,7 @@ def _self_test(level: str, details: dict[str, Any]) -> str | None:
         tcp.close()
         udp.close()
         survivors = _marker_pids(marker)
-        for pid in survivors:            # the self-test must not leave its own mess behind
+        for pid in survivors:  # the self-test must not leave its own mess behind
             try:
                 os.kill(pid, 9)
             except OSError:
@@ -299,7 +334,7 @@ def _marker_pids(marker: str) -> list[int]:
         try:
             with open(f"/proc/{name}/stat", "rb") as f:
                 st = f.read()
-            if st[st.rfind(b")") + 2:st.rfind(b")") + 3] in (b"Z", b"X"):
+            if st[st.rfind(b")") + 2 : st.rfind(b")") + 3] in (b"Z", b"X"):
                 continue
             blob = b""
             for part in ("cmdline", "environ"):
@@ -352,8 +387,9 @@ def detect_sandbox(requested: str = "auto") -> SandboxInfo:
         if info is None:
             if requested != "auto":
                 raise SandboxUnavailable(f"sandbox level {requested!r} unavailable: {rejected[requested]}")
-            raise SandboxUnavailable("no sandbox level passed its self-test: "
-                                     + "; ".join(f"{k}: {v}" for k, v in rejected.items()))
+            raise SandboxUnavailable(
+                "no sandbox level passed its self-test: " + "; ".join(f"{k}: {v}" for k, v in rejected.items())
+            )
         _cache[key] = info
         return info
 
@@ -371,12 +407,14 @@ def open_sandbox(level: str, err: TextIO | None = None) -> SandboxInfo:
 def level_lines(info: SandboxInfo) -> str:
     """What a run prints about its sandbox: the level, why ``auto`` fell back, and whether it is safe."""
     out = f"arena: sandbox level {info.level}"
-    out += " (safe for untrusted bots)\n" if info.safe else (
-        " (NOT safe for untrusted bots: " + "; ".join(info.details.get("unsafe", [])) + ")\n")
+    out += (
+        " (safe for untrusted bots)\n"
+        if info.safe
+        else (" (NOT safe for untrusted bots: " + "; ".join(info.details.get("unsafe", [])) + ")\n")
+    )
     rejected = info.details.get("rejected") or {}
     if rejected:
         first, why = next(iter(rejected.items()))
-        hint = ("install bubblewrap (apt-get install bubblewrap)" if "bwrap not found" in why
-                else "see docs/sandbox.md")
+        hint = "install bubblewrap (apt-get install bubblewrap)" if "bwrap not found" in why else "see docs/sandbox.md"
         out += f"arena: sandbox {first} unavailable ({why}), using {info.level}; to get {first}: {hint}\n"
     return out

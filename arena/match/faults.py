@@ -10,12 +10,12 @@ from typing import Any
 
 
 class FaultKind(str, enum.Enum):
-    TIMEOUT = "timeout"          # no answer before the referee's deadline
-    CRASH = "crash"              # the process exited (exit code, stderr tail)
-    PROTOCOL = "protocol"        # a line that is not a valid message (cut short)
-    ILLEGAL = "illegal"          # a well-formed answer naming an illegal action
-    RESOURCE = "resource"        # CPU, memory, output or process limit hit
-    SANDBOX = "sandbox"          # the harness failed to run the bot
+    TIMEOUT = "timeout"  # no answer before the referee's deadline
+    CRASH = "crash"  # the process exited (exit code, stderr tail)
+    PROTOCOL = "protocol"  # a line that is not a valid message (cut short)
+    ILLEGAL = "illegal"  # a well-formed answer naming an illegal action
+    RESOURCE = "resource"  # CPU, memory, output or process limit hit
+    SANDBOX = "sandbox"  # the harness failed to run the bot
 
 
 class BotFault(Exception):

@@ -21,7 +21,6 @@ from arena.match.human_view import TableView
 
 
 class HumanAgent(Agent):
-
     def __init__(self, seat: int, stdin: TextIO, stdout: TextIO, name: str = "human") -> None:
         self.name = name
         self.seat = seat
@@ -55,7 +54,9 @@ class HumanAgent(Agent):
         obs = act_msg["observation"]
         legal = obs["legal_actions"]
         if self.view is None:  # never begun (not through the referee): draw without card names
-            self.view = TableView(self.seat, obs.get("game", ""), [f"seat {s}" for s in range(obs.get("players", 0))], [])
+            self.view = TableView(
+                self.seat, obs.get("game", ""), [f"seat {s}" for s in range(obs.get("players", 0))], []
+            )
         n = act_msg["decision"]
         if len(legal) == 1:  # nothing to choose: one line, then what led to it
             note = Text(f"decision {n}: your only legal move, played for you: ", style="italic")

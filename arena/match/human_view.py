@@ -10,7 +10,8 @@ card table; the agent passes the previous observation in.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.columns import Columns
 from rich.console import Group, RenderableType
@@ -20,10 +21,22 @@ from rich.text import Text
 # The corner of a card: "A" for an Ace (high in Palace, 1 in the other games, never "1"),
 # 2-9, "C" Crown, "P" Pawn, "Ct" Court, a star for the Excuse (shared with the replay page).
 RANK_LABELS = {"Ace": "A", "Crown": "C", "Pawn": "P", "Court": "Ct", "Excuse": "\u2605"}
-SUIT_SYMBOLS = {"Moons": "\u263e", "Suns": "\u2600", "Waves": "\u2248", "Leaves": "\u2766",
-                "Wyrms": "\u2621", "Knots": "\u2318"}
-SUIT_STYLES = {"Moons": "bright_black", "Suns": "yellow", "Waves": "blue", "Leaves": "green",
-               "Wyrms": "red", "Knots": "dark_orange3"}
+SUIT_SYMBOLS = {
+    "Moons": "\u263e",
+    "Suns": "\u2600",
+    "Waves": "\u2248",
+    "Leaves": "\u2766",
+    "Wyrms": "\u2621",
+    "Knots": "\u2318",
+}
+SUIT_STYLES = {
+    "Moons": "bright_black",
+    "Suns": "yellow",
+    "Waves": "blue",
+    "Leaves": "green",
+    "Wyrms": "red",
+    "Knots": "dark_orange3",
+}
 
 
 def rank_label(rank: str) -> str:
@@ -63,8 +76,7 @@ class TableView:
         ids += [c for pair in a.get("swaps") or [] for c in pair]
         text = Text(f"[{a['id']}] ", style="bold cyan")
         rest = str(a["text"])
-        names = sorted(((self.cards[c]["name"], c) for c in set(ids) if c in self.cards),
-                       key=lambda nc: -len(nc[0]))
+        names = sorted(((self.cards[c]["name"], c) for c in set(ids) if c in self.cards), key=lambda nc: -len(nc[0]))
         while rest:
             hits = [(rest.find(n), n, c) for n, c in names if rest.find(n) >= 0]
             if not hits:
@@ -73,7 +85,7 @@ class TableView:
             at, name, cid = min(hits, key=lambda h: (h[0], -len(h[1])))
             text.append(rest[:at])
             text.append_text(self.card(cid))
-            rest = rest[at + len(name):]
+            rest = rest[at + len(name) :]
         return text
 
     def legal(self, legal: Sequence[dict[str, Any]]) -> RenderableType:
@@ -102,8 +114,11 @@ class TableView:
         if prev is None:
             return out
         end = obs.get("last_round_end")
-        ended = end if end and end.get("round") == prev["round"] and (
-            obs["round"] != prev["round"] or obs["over"]) else None
+        ended = (
+            end
+            if end and end.get("round") == prev["round"] and (obs["round"] != prev["round"] or obs["over"])
+            else None
+        )
         if prev["round"] == obs["round"]:
             first = len(prev["tricks"])
         else:
@@ -150,12 +165,17 @@ class TableView:
             first = len(prev["tricks"])
         else:
             ended = obs.get("previous_hand") or {}
-            for k, t in enumerate((ended.get("tricks") or [])[len(prev["tricks"]):], len(prev["tricks"]) + 1):
+            for k, t in enumerate((ended.get("tricks") or [])[len(prev["tricks"]) :], len(prev["tricks"]) + 1):
                 out.append(self._dw_trick_line(k, t))
             if obs.get("hand_scores"):
                 last = obs["hand_scores"][-1]
-                out.append(Text(f"hand {prev['hand_number']} over: points " + ", ".join(
-                    f"{self.who(s)} {p}" for s, p in enumerate(last)), style="bold"))
+                out.append(
+                    Text(
+                        f"hand {prev['hand_number']} over: points "
+                        + ", ".join(f"{self.who(s)} {p}" for s, p in enumerate(last)),
+                        style="bold",
+                    )
+                )
             first = 0
         for k, t in enumerate(obs["tricks"][first:], first + 1):
             out.append(self._dw_trick_line(k, t))
@@ -186,19 +206,22 @@ class TableView:
                 line.append("" if e.get("legal") else " (not legal: it goes back, face up to all)")
             elif t == "blow_up":
                 why = "Aces" if e.get("cause") == "ace" else "four of a kind"
-                line.append(f"the pile blows up ({why}, by {who}): {len(e['removed'])} cards out of the game",
-                            style="bold")
+                line.append(
+                    f"the pile blows up ({why}, by {who}): {len(e['removed'])} cards out of the game", style="bold"
+                )
                 if e.get("trump_ace") is not None:
                     line.append("; trump: ")
                     line.append_text(self.card(e["trump_ace"]))
             elif t == "eat":
                 line.append(f"{who} picked up the pile ({len(e['cards'])} cards)", style="bold")
             elif t == "out":
-                line.append(f"{who} {'are' if e['seat'] == self.seat else 'is'} out, place {e['place'] + 1}",
-                            style="bold")
+                line.append(
+                    f"{who} {'are' if e['seat'] == self.seat else 'is'} out, place {e['place'] + 1}", style="bold"
+                )
             elif t == "loser":
-                line.append(f"{who} {'are' if e['seat'] == self.seat else 'is'} the last with cards: the loser",
-                            style="bold")
+                line.append(
+                    f"{who} {'are' if e['seat'] == self.seat else 'is'} the last with cards: the loser", style="bold"
+                )
             elif t == "swaps":
                 if not e["swaps"]:
                     line.append("set-up: nobody swapped")
@@ -224,8 +247,10 @@ class TableView:
         return t
 
     def _table_tightwad(self, obs: dict[str, Any]) -> RenderableType:
-        head = Text(f"round {obs['round']} \u00b7 trick {obs['trick_number']} of {obs['tricks_in_round']} "
-                    f"\u00b7 dealer {self.who(obs['dealer'])} \u00b7 set aside this round: {obs['set_aside']}")
+        head = Text(
+            f"round {obs['round']} \u00b7 trick {obs['trick_number']} of {obs['tricks_in_round']} "
+            f"\u00b7 dealer {self.who(obs['dealer'])} \u00b7 set aside this round: {obs['set_aside']}"
+        )
         trick = obs["trick"]
         now = Text("trick: ")
         if not trick["plays"]:
@@ -239,20 +264,31 @@ class TableView:
                 now.append("* controls", style="bold")
         parts: list[RenderableType] = [head, now]
         if obs["trick_number"] == obs["tricks_in_round"] and not obs["over"]:
-            parts.append(Text("last trick of the round: its winner takes the controlling card as a penalty "
-                              "(worth its rank: Ace 1 ... Crown 10)", style="italic"))
+            parts.append(
+                Text(
+                    "last trick of the round: its winner takes the controlling card as a penalty "
+                    "(worth its rank: Ace 1 ... Crown 10)",
+                    style="italic",
+                )
+            )
         seats = self._seat_table("hand", "penalty points", "penalty cards")
         for s in range(len(self.bots)):
-            seats.add_row(self.who(s), str(obs["hand_sizes"][s]), str(obs["penalty_points"][s]),
-                          self.card_list(obs["penalty_cards"][s]))
+            seats.add_row(
+                self.who(s),
+                str(obs["hand_sizes"][s]),
+                str(obs["penalty_points"][s]),
+                self.card_list(obs["penalty_cards"][s]),
+            )
         parts.append(seats)
         return Group(*parts)
 
     def _table_divers_weights(self, obs: dict[str, Any]) -> RenderableType:
         trick = f"trick {obs['trick_number']} of 5" if obs["trick_number"] else "before the first trick"
-        head = Text(f"hand {obs['hand_number']} of {obs['hands']} \u00b7 {trick} "
-                    f"\u00b7 dealer {self.who(obs['dealer'])} \u00b7 deck {obs['deck_count']}"
-                    + (f" \u00b7 target {obs['target']}" if obs.get("target") else ""))
+        head = Text(
+            f"hand {obs['hand_number']} of {obs['hands']} \u00b7 {trick} "
+            f"\u00b7 dealer {self.who(obs['dealer'])} \u00b7 deck {obs['deck_count']}"
+            + (f" \u00b7 target {obs['target']}" if obs.get("target") else "")
+        )
         if obs["threshold"]:
             thr = Text("threshold: ")
             thr.append_text(self.card_list(obs["threshold"]))
@@ -287,8 +323,9 @@ class TableView:
 
     def _table_palace(self, obs: dict[str, Any]) -> RenderableType:
         pile = obs["pile"]
-        head = Text(f"phase {obs['phase']} \u00b7 draw pile {obs['draw_pile']} \u00b7 out of the game "
-                    f"{len(obs['removed'])}")
+        head = Text(
+            f"phase {obs['phase']} \u00b7 draw pile {obs['draw_pile']} \u00b7 out of the game {len(obs['removed'])}"
+        )
         if obs.get("trump_ace") is not None:
             head.append(" \u00b7 trump ")
             head.append_text(self.card(obs["trump_ace"]))

@@ -27,8 +27,8 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from arena.match.bot_log import BotLog
 from arena.match.faults import BotFault, FaultKind, shorten
@@ -40,18 +40,18 @@ from arena.match.sandbox.procs import become_subreaper
 
 __all__ = ["BotProcess", "Starting", "read_lines", "bot_command", "become_subreaper"]
 
-_RING = 64 * 1024                 # stderr tail kept in memory
+_RING = 64 * 1024  # stderr tail kept in memory
 _READ_CHUNK = 1 << 16
-_ERR_PER_EVENT = 1 << 20          # stderr bytes drained per wake-up (a flood must not starve stdout)
+_ERR_PER_EVENT = 1 << 20  # stderr bytes drained per wake-up (a flood must not starve stdout)
 _START_TIMEOUT = 30.0  # the sandbox's own start (not the bot's): generous for a busy machine
-_EXIT_WAIT = 1.0                  # after EOF/exit: how long to wait for the status
-_DRAIN_BYTES = 4 << 20            # at the end: read at most this much more of stdout + stderr,
-_DRAIN_S = 1.0                    # for at most this long (a grandchild may hold the pipe open)
+_EXIT_WAIT = 1.0  # after EOF/exit: how long to wait for the status
+_DRAIN_BYTES = 4 << 20  # at the end: read at most this much more of stdout + stderr,
+_DRAIN_S = 1.0  # for at most this long (a grandchild may hold the pipe open)
 _TRANSIENT = ("Resource temporarily unavailable", "Can't fork", "cannot fork", "EAGAIN")
 
-_spawn_lock = threading.RLock()    # Popen + registration vs. orphan sweeps
-_LIVE: dict[int, "BotProcess"] = {}
-_pending_cgroups: list[_cgroup_mod.BotCgroup] = []       # groups whose rmdir must be retried (lingering pid charges)
+_spawn_lock = threading.RLock()  # Popen + registration vs. orphan sweeps
+_LIVE: dict[int, BotProcess] = {}
+_pending_cgroups: list[_cgroup_mod.BotCgroup] = []  # groups whose rmdir must be retried (lingering pid charges)
 
 _IN, _OUT, _ERR, _EXIT = "in", "out", "err", "exit"
 
@@ -66,7 +66,7 @@ def bot_command(bot_file: Path | str) -> list[str]:
     executable (e.g. a ``#!/usr/bin/perl`` or ``#!/usr/bin/env node`` script).
     """
     p = os.path.realpath(bot_file)
-    if os.path.isdir(p):   # a bot folder (arena.match.botfolder)
+    if os.path.isdir(p):  # a bot folder (arena.match.botfolder)
         from arena.match.botfolder import runtime
 
         return runtime(Path(p))[0]
@@ -106,7 +106,7 @@ class BotProcess:
     def __init__(self) -> None:  # use start()
         self._faulted: BotFault | None = None
         self._killed = False
-        self._status: int | None = None          # waitstatus-derived exit code (Popen convention)
+        self._status: int | None = None  # waitstatus-derived exit code (Popen convention)
         self._final_cpu: float | None = None
         self._buf = bytearray()
         self._scan = 0
@@ -120,41 +120,76 @@ class BotProcess:
 
     # ------------------------------------------------------------------ start
     @classmethod
-    def start(cls, argv: list[str], *, bot_file: Path, name: str, sandbox: SandboxInfo,
-              limits: Limits, log_path: Path | None = None, extra_ro: Sequence[Path] = (),
-              env: dict[str, str] | None = None, log_ledger: Path | None = None) -> "BotProcess":
+    def start(
+        cls,
+        argv: list[str],
+        *,
+        bot_file: Path,
+        name: str,
+        sandbox: SandboxInfo,
+        limits: Limits,
+        log_path: Path | None = None,
+        extra_ro: Sequence[Path] = (),
+        env: dict[str, str] | None = None,
+        log_ledger: Path | None = None,
+    ) -> BotProcess:
         """Start ``argv`` (as seen inside the sandbox) and wait until the sandbox is up.
 
         Raises BotFault(SANDBOX) if the sandbox itself fails (transient EAGAIN-type
         failures are retried a few times first).
         """
-        return cls.launch(argv, bot_file=bot_file, name=name, sandbox=sandbox, limits=limits,
-                          log_path=log_path, extra_ro=extra_ro, env=env, log_ledger=log_ledger).wait()
+        return cls.launch(
+            argv,
+            bot_file=bot_file,
+            name=name,
+            sandbox=sandbox,
+            limits=limits,
+            log_path=log_path,
+            extra_ro=extra_ro,
+            env=env,
+            log_ledger=log_ledger,
+        ).wait()
 
     @classmethod
-    def launch(cls, argv: list[str], *, bot_file: Path, name: str, sandbox: SandboxInfo,
-               limits: Limits, log_path: Path | None = None, extra_ro: Sequence[Path] = (),
-               env: dict[str, str] | None = None, log_ledger: Path | None = None) -> "Starting":
+    def launch(
+        cls,
+        argv: list[str],
+        *,
+        bot_file: Path,
+        name: str,
+        sandbox: SandboxInfo,
+        limits: Limits,
+        log_path: Path | None = None,
+        extra_ro: Sequence[Path] = (),
+        env: dict[str, str] | None = None,
+        log_ledger: Path | None = None,
+    ) -> Starting:
         """Spawn ``argv`` without waiting for its sandbox: ``wait()`` on the result finishes
         the start as :meth:`start` does. Several bots launched before any is waited for
         start side by side. Raises BotFault(SANDBOX) at once if the sandbox cannot be built."""
-        return Starting(cls, (list(argv), Path(bot_file), name, sandbox, limits, log_path, extra_ro, env,
-                              log_ledger))
+        return Starting(cls, (list(argv), Path(bot_file), name, sandbox, limits, log_path, extra_ro, env, log_ledger))
 
     @classmethod
-    def _spawn(cls, argv: list[str], bot_file: Path, name: str, sandbox: SandboxInfo, limits: Limits,
-               log_path: Path | None, extra_ro: Sequence[Path], env: dict[str, str] | None,
-               log_ledger: Path | None) -> "BotProcess":
+    def _spawn(
+        cls,
+        argv: list[str],
+        bot_file: Path,
+        name: str,
+        sandbox: SandboxInfo,
+        limits: Limits,
+        log_path: Path | None,
+        extra_ro: Sequence[Path],
+        env: dict[str, str] | None,
+        log_ledger: Path | None,
+    ) -> BotProcess:
         self = cls()
         self.name, self.sandbox, self.limits, self.argv = name, sandbox, limits, argv
         try:
-            self._launch = _launch.build(sandbox, argv, bot_file=bot_file, limits=limits,
-                                         extra_ro=extra_ro, env=env)
+            self._launch = _launch.build(sandbox, argv, bot_file=bot_file, limits=limits, extra_ro=extra_ro, env=env)
         except OSError as exc:
             if exc.errno == errno.EAGAIN:
                 raise _Transient(str(exc)) from exc
-            raise BotFault(FaultKind.SANDBOX, f"sandbox setup failed: {exc}", name=name,
-                           level=sandbox.level) from exc
+            raise BotFault(FaultKind.SANDBOX, f"sandbox setup failed: {exc}", name=name, level=sandbox.level) from exc
         self._cgroup = self._launch.cgroup
         if log_path is not None:
             # Appended: one log per bot and worker keeps every process of the run, each
@@ -164,22 +199,32 @@ class BotProcess:
         with _spawn_lock:
             try:
                 self._popen = subprocess.Popen(
-                    self._launch.argv, executable=self._launch.executable, stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._launch.env, cwd=self._launch.cwd,
-                    pass_fds=self._launch.pass_fds, close_fds=True, start_new_session=True, bufsize=0)
+                    self._launch.argv,
+                    executable=self._launch.executable,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=self._launch.env,
+                    cwd=self._launch.cwd,
+                    pass_fds=self._launch.pass_fds,
+                    close_fds=True,
+                    start_new_session=True,
+                    bufsize=0,
+                )
             except OSError as exc:
                 self._launch.close_fds()
                 self._release()
                 if exc.errno == errno.EAGAIN:
                     raise _Transient(str(exc)) from exc
-                raise BotFault(FaultKind.SANDBOX, f"cannot start sandbox: {exc}", name=name,
-                               level=sandbox.level) from exc
+                raise BotFault(
+                    FaultKind.SANDBOX, f"cannot start sandbox: {exc}", name=name, level=sandbox.level
+                ) from exc
             self._launch.close_fds()
             self.pid = self._popen.pid
             _LIVE[self.pid] = self
         self._start_ticks = _procs.start_ticks(self.pid) or _procs.boot_ticks_now()
         stdin, stdout, stderr = self._popen.stdin, self._popen.stdout, self._popen.stderr
-        assert stdin is not None and stdout is not None and stderr is not None   # all three are PIPE
+        assert stdin is not None and stdout is not None and stderr is not None  # all three are PIPE
         self._in, self._out, self._err = stdin.fileno(), stdout.fileno(), stderr.fileno()
         for fd in (self._in, self._out, self._err):
             os.set_blocking(fd, False)
@@ -195,7 +240,7 @@ class BotProcess:
             self._poll.register(fd, select.POLLIN)
         return self
 
-    def _await_ready(self) -> "BotProcess":
+    def _await_ready(self) -> BotProcess:
         """Wait for the sandbox's ready line; raises _Transient or BotFault(SANDBOX), the
         process killed, if it does not come."""
         name, sandbox = self.name, self.sandbox
@@ -212,8 +257,13 @@ class BotProcess:
             text = f"{err or why}"
             if any(t in text for t in _TRANSIENT):
                 raise _Transient(text)
-            raise BotFault(FaultKind.SANDBOX, f"sandbox failed to start: {shorten(text.splitlines()[-1] if text else why)}",
-                           name=name, level=sandbox.level, stderr=shorten(err, 2000))
+            raise BotFault(
+                FaultKind.SANDBOX,
+                f"sandbox failed to start: {shorten(text.splitlines()[-1] if text else why)}",
+                name=name,
+                level=sandbox.level,
+                stderr=shorten(err, 2000),
+            )
         self.startup_s = time.monotonic() - self.t_start
         if self._launch.bwrap:
             # bwrap's monitor may exit before its pid-1 init is reaped, which then re-parents
@@ -238,11 +288,14 @@ class BotProcess:
             except BlockingIOError:
                 pass
             except (BrokenPipeError, ConnectionResetError):
-                raise self._exit_fault("stdin closed (bot exited or closed its input)")
+                raise self._exit_fault("stdin closed (bot exited or closed its input)") from None
             now = time.monotonic()
             if now >= deadline:
-                raise self._fault(FaultKind.TIMEOUT, "bot does not read its input (write blocked until deadline)",
-                                  unsent_bytes=len(data))
+                raise self._fault(
+                    FaultKind.TIMEOUT,
+                    "bot does not read its input (write blocked until deadline)",
+                    unsent_bytes=len(data),
+                )
             if wpoll is None:
                 wpoll = select.poll()
                 wpoll.register(self._in, select.POLLOUT)
@@ -272,12 +325,14 @@ class BotProcess:
         if self._main_exited:
             raise self._exit_fault("exited")
         poll, kinds = self._poll.poll, self._fdkind
-        while True:                     # lean single-bot loop: latency matters here
+        while True:  # lean single-bot loop: latency matters here
             now = time.monotonic()
             if now >= deadline:
                 partial = bytes(self._buf[:200])
-                raise self._fault(FaultKind.TIMEOUT, "no answer before the deadline"
-                                  + (f" (partial line {shorten(partial, 80)!r})" if partial else ""))
+                raise self._fault(
+                    FaultKind.TIMEOUT,
+                    "no answer before the deadline" + (f" (partial line {shorten(partial, 80)!r})" if partial else ""),
+                )
             if now >= self._next_cpu_check:
                 self._check_cpu(now)
             events = poll(_ms(deadline - now))
@@ -289,8 +344,9 @@ class BotProcess:
             line = self._take_line()
             if line is not None:
                 if t > deadline:
-                    raise self._fault(FaultKind.TIMEOUT, "answer arrived after the deadline",
-                                      late_ms=round((t - deadline) * 1000, 3))
+                    raise self._fault(
+                        FaultKind.TIMEOUT, "answer arrived after the deadline", late_ms=round((t - deadline) * 1000, 3)
+                    )
                 return line, t
 
     def alive(self) -> bool:
@@ -345,7 +401,7 @@ class BotProcess:
         try:
             # once reaped, the pid number may belong to a stranger: never use it as a root then
             roots = {pid} if pid is not None and self._status is None else set()
-            if pid is not None and roots:   # snapshot first: a cgroup kill re-parents the tree to us and hides it
+            if pid is not None and roots:  # snapshot first: a cgroup kill re-parents the tree to us and hides it
                 roots |= _procs.descendants(pid)
             roots |= {p for p, t in self._known.items() if t and _procs.start_ticks(p) == t}
             if self._cgroup is not None:
@@ -354,8 +410,13 @@ class BotProcess:
                 with _spawn_lock:
                     _LIVE.pop(pid, None)
                     protect = set(_LIVE)
-                    _procs.sweep(roots, protect=protect, since_ticks=self._start_ticks,
-                                 orphans=not self._launch.bwrap, keep={pid})
+                    _procs.sweep(
+                        roots,
+                        protect=protect,
+                        since_ticks=self._start_ticks,
+                        orphans=not self._launch.bwrap,
+                        keep={pid},
+                    )
                     if roots and self._pidfd is None:
                         try:
                             os.killpg(pid, signal.SIGKILL)
@@ -375,7 +436,7 @@ class BotProcess:
                 self._drain_err()
             except OSError:
                 pass
-        return bytes(self._tail[-4 * n:]).decode("utf-8", "replace")[-n:]
+        return bytes(self._tail[-4 * n :]).decode("utf-8", "replace")[-n:]
 
     def cpu_seconds(self) -> float:
         """CPU of the whole bot tree so far (cgroup accounting if any, else /proc + rusage)."""
@@ -511,7 +572,7 @@ class BotProcess:
             try:
                 self._log.write(data)
             except OSError:
-                pass                      # a full disk or a removed folder never faults the bot
+                pass  # a full disk or a removed folder never faults the bot
 
     def _discard(self, fd: int, budget: int) -> int | None:
         """Read and drop up to ``budget`` bytes of ``fd``; the count read, None at EOF."""
@@ -559,7 +620,7 @@ class BotProcess:
                     if data:
                         self._keep_err(data)
                     n = len(data) if data else None
-                else:          # stdout after the end is no answer: read only to reach EOF
+                else:  # stdout after the end is no answer: read only to reach EOF
                     n = self._discard(fd, min(_READ_CHUNK, budget))
                 if n is None:
                     poll.unregister(fd)
@@ -570,7 +631,7 @@ class BotProcess:
     def _read_out(self) -> bool:
         """Append available stdout to the buffer; True at EOF. Bounded by the line cap."""
         cap = self.limits.stdout_line_kb * 1024
-        while len(self._buf) <= cap:           # the buffer starts at the current line
+        while len(self._buf) <= cap:  # the buffer starts at the current line
             try:
                 data = os.read(self._out, _READ_CHUNK)
             except BlockingIOError:
@@ -591,19 +652,30 @@ class BotProcess:
         if i < 0:
             self._scan = len(self._buf)
             if len(self._buf) > cap:
-                raise self._fault(FaultKind.PROTOCOL, f"line over {self.limits.stdout_line_kb} KiB: "
-                                  f"{shorten(bytes(self._buf[:200]), 120)!r}", limit="line")
+                raise self._fault(
+                    FaultKind.PROTOCOL,
+                    f"line over {self.limits.stdout_line_kb} KiB: {shorten(bytes(self._buf[:200]), 120)!r}",
+                    limit="line",
+                )
             if self._since_send > 4 * cap:
-                raise self._fault(FaultKind.RESOURCE, "output flood: more than "
-                                  f"{4 * self.limits.stdout_line_kb} KiB since the last request",
-                                  limit="output")
+                raise self._fault(
+                    FaultKind.RESOURCE,
+                    f"output flood: more than {4 * self.limits.stdout_line_kb} KiB since the last request",
+                    limit="output",
+                )
             return None
         if i > cap:
-            raise self._fault(FaultKind.PROTOCOL, f"line over {self.limits.stdout_line_kb} KiB: "
-                              f"{shorten(bytes(self._buf[:200]), 120)!r}", limit="line")
+            raise self._fault(
+                FaultKind.PROTOCOL,
+                f"line over {self.limits.stdout_line_kb} KiB: {shorten(bytes(self._buf[:200]), 120)!r}",
+                limit="line",
+            )
         if self._since_send > 4 * cap:
-            raise self._fault(FaultKind.RESOURCE, "output flood: more than "
-                              f"{4 * self.limits.stdout_line_kb} KiB since the last request", limit="output")
+            raise self._fault(
+                FaultKind.RESOURCE,
+                f"output flood: more than {4 * self.limits.stdout_line_kb} KiB since the last request",
+                limit="output",
+            )
         line = bytes(self._buf[:i])
         del self._buf[: i + 1]
         self._scan = 0
@@ -614,8 +686,9 @@ class BotProcess:
             return
         self._next_cpu_check = now + (0.25 if self._cgroup is not None else 0.5)
         if self._status is None and self.cpu_seconds() >= self.limits.cpu_s:
-            raise self._fault(FaultKind.RESOURCE, f"CPU limit of {self.limits.cpu_s} s used up "
-                              "(whole process tree)", limit="cpu")
+            raise self._fault(
+                FaultKind.RESOURCE, f"CPU limit of {self.limits.cpu_s} s used up (whole process tree)", limit="cpu"
+            )
 
     def _exit_fault(self, why: str) -> BotFault:
         """Classify the end of the bot: resource limit, or crash with its status."""
@@ -633,7 +706,7 @@ class BotProcess:
         if rc is not None and rc < 0:
             sig = -rc
         elif rc is not None and rc > 128 and self._launch.bwrap:
-            sig = rc - 128                      # bwrap folds a signal death into 128+N
+            sig = rc - 128  # bwrap folds a signal death into 128+N
         extra = {"exit_code": rc, "signal": _signame(sig), "cpu_s": round(cpu, 3)}
         cg = self._cgroup
         if cg is not None and cg.oom_kills() > 0:
@@ -644,19 +717,22 @@ class BotProcess:
         if "MemoryError" in last or "Cannot allocate memory" in last or "out of memory" in last.lower():
             return self._fault(FaultKind.RESOURCE, "memory limit (allocation failed)", limit="memory", **extra)
         if cg is not None and cg.pids_max_hits() > 0:
-            return self._fault(FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}",
-                               limit="processes", **extra)
+            return self._fault(
+                FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}", limit="processes", **extra
+            )
         if "nproc" in self._launch.rlimits and (
-                "Resource temporarily unavailable" in last or "can't start new thread" in last):
+            "Resource temporarily unavailable" in last or "can't start new thread" in last
+        ):
             # the bot's own uid is capped by RLIMIT_NPROC (landlock as root without a cgroup)
-            return self._fault(FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}",
-                               limit="processes", **extra)
-        if "can't start new thread" in last:   # no pids cap here: stacks and arenas hit RLIMIT_AS
-            return self._fault(FaultKind.RESOURCE, "memory limit (thread creation failed)",
-                               limit="memory", **extra)
+            return self._fault(
+                FaultKind.RESOURCE, f"process/thread limit of {self.limits.processes}", limit="processes", **extra
+            )
+        if "can't start new thread" in last:  # no pids cap here: stacks and arenas hit RLIMIT_AS
+            return self._fault(FaultKind.RESOURCE, "memory limit (thread creation failed)", limit="memory", **extra)
         if sig == signal.SIGXFSZ or "File too large" in last:
-            return self._fault(FaultKind.RESOURCE, f"file size limit of {self.limits.file_mb} MiB",
-                               limit="file", **extra)
+            return self._fault(
+                FaultKind.RESOURCE, f"file size limit of {self.limits.file_mb} MiB", limit="file", **extra
+            )
         if rc is None:
             return self._fault(FaultKind.CRASH, f"{why}; process still running, killed", **extra)
         how = f"signal {extra['signal']}" if sig else f"exit code {rc}"
@@ -715,7 +791,7 @@ def _ms(seconds: float) -> int:
     return min(_MAX_POLL_MS, max(0, math.ceil(seconds * 1000)))
 
 
-Reply = tuple[bytes, float] | BotFault   # a line and its arrival time, or the bot's fault
+Reply = tuple[bytes, float] | BotFault  # a line and its arrival time, or the bot's fault
 
 
 def _wait(reqs: list[tuple[BotProcess, float]], poll: Any = None) -> list[Reply]:
@@ -728,7 +804,7 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll: Any = None) -> list[Reply]
             bot._usable()
             line = bot._take_line()
             if line is not None:
-                out[i] = (line, now)        # already buffered: the referee was late, not the bot
+                out[i] = (line, now)  # already buffered: the referee was late, not the bot
             elif bot._main_exited:
                 raise bot._exit_fault("exited")
             else:
@@ -746,7 +822,7 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll: Any = None) -> list[Reply]
                 poll.register(fd, select.POLLIN)
                 fdmap[fd] = (i, kind)
     else:
-        (i, (bot, _)), = pending.items()
+        ((i, (bot, _)),) = pending.items()
         fdmap = {fd: (i, kind) for fd, kind in bot._fdkind.items()}
 
     def drop(i: int) -> None:
@@ -754,7 +830,7 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll: Any = None) -> list[Reply]
         for fd, (j, _) in list(fdmap.items()):
             if j == i:
                 fdmap.pop(fd)
-                if temp:                    # the bot's own persistent poll keeps its fds
+                if temp:  # the bot's own persistent poll keeps its fds
                     try:
                         poll.unregister(fd)
                     except (KeyError, ValueError):
@@ -766,8 +842,11 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll: Any = None) -> list[Reply]
             try:
                 if now >= deadline:
                     partial = bytes(bot._buf[:200])
-                    raise bot._fault(FaultKind.TIMEOUT, "no answer before the deadline"
-                                     + (f" (partial line {shorten(partial, 80)!r})" if partial else ""))
+                    raise bot._fault(
+                        FaultKind.TIMEOUT,
+                        "no answer before the deadline"
+                        + (f" (partial line {shorten(partial, 80)!r})" if partial else ""),
+                    )
                 bot._check_cpu(now)
             except BotFault as f:
                 out[i] = f
@@ -785,7 +864,7 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll: Any = None) -> list[Reply]
                 continue
             bot, deadline = pending[i]
             try:
-                if bot._fdkind.get(fd) is None:      # unregistered meanwhile (EOF)
+                if bot._fdkind.get(fd) is None:  # unregistered meanwhile (EOF)
                     fdmap.pop(fd, None)
                     try:
                         poll.unregister(fd)
@@ -802,8 +881,11 @@ def _wait(reqs: list[tuple[BotProcess, float]], poll: Any = None) -> list[Reply]
                 line = bot._take_line()
                 if line is not None:
                     if t > deadline:
-                        raise bot._fault(FaultKind.TIMEOUT, "answer arrived after the deadline",
-                                         late_ms=round((t - deadline) * 1000, 3))
+                        raise bot._fault(
+                            FaultKind.TIMEOUT,
+                            "answer arrived after the deadline",
+                            late_ms=round((t - deadline) * 1000, 3),
+                        )
                     out[i] = (line, t)
                     drop(i)
             except BotFault as f:
@@ -876,8 +958,12 @@ class Starting:
             delay = next(delays, None)
             if delay is None:
                 name, sandbox = self._args[2], self._args[3]
-                raise BotFault(FaultKind.SANDBOX, f"sandbox start failed after retries: {shorten(last)}",
-                               name=name, level=sandbox.level)
+                raise BotFault(
+                    FaultKind.SANDBOX,
+                    f"sandbox start failed after retries: {shorten(last)}",
+                    name=name,
+                    level=sandbox.level,
+                )
             time.sleep(delay)
             try:
                 proc = self._cls._spawn(*self._args)

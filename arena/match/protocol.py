@@ -33,13 +33,31 @@ def hello(arena_version: str) -> dict[str, Any]:
     return {"type": "hello", "protocol": PROTOCOL_VERSION, "arena": arena_version}
 
 
-def start(*, match_id: str, game: str, rules_version: str, options: dict[str, Any],
-          players: int, seat: int, seed: int, time_control: dict[str, Any],
-          cards: list[dict[str, Any]], bots: list[str]) -> dict[str, Any]:
+def start(
+    *,
+    match_id: str,
+    game: str,
+    rules_version: str,
+    options: dict[str, Any],
+    players: int,
+    seat: int,
+    seed: int,
+    time_control: dict[str, Any],
+    cards: list[dict[str, Any]],
+    bots: list[str],
+) -> dict[str, Any]:
     return {
-        "type": "start", "match_id": match_id, "game": game, "rules_version": rules_version,
-        "options": options, "players": players, "seat": seat, "seed": seed,
-        "bots": bots, "time_control": time_control, "cards": cards,
+        "type": "start",
+        "match_id": match_id,
+        "game": game,
+        "rules_version": rules_version,
+        "options": options,
+        "players": players,
+        "seat": seat,
+        "seed": seed,
+        "bots": bots,
+        "time_control": time_control,
+        "cards": cards,
     }
 
 
@@ -47,11 +65,17 @@ def act(decision: int, observation: dict[str, Any], time_left_s: float | None) -
     return {"type": "act", "decision": decision, "time_left_s": time_left_s, "observation": observation}
 
 
-def result(match_id: str, seat: int, places: list[int], scores: list[float], capped: bool,
-           faults: list[dict[str, Any] | None]) -> dict[str, Any]:
+def result(
+    match_id: str, seat: int, places: list[int], scores: list[float], capped: bool, faults: list[dict[str, Any] | None]
+) -> dict[str, Any]:
     return {
-        "type": "result", "match_id": match_id, "seat": seat, "place": places[seat],
-        "places": places, "scores": scores, "capped": capped,
+        "type": "result",
+        "match_id": match_id,
+        "seat": seat,
+        "place": places[seat],
+        "places": places,
+        "scores": scores,
+        "capped": capped,
         "faults": [None if f is None else f["kind"] for f in faults],
     }
 
@@ -60,9 +84,9 @@ def bye() -> dict[str, Any]:
     return {"type": "bye"}
 
 
-MAX_DEPTH = 32          # nesting a bot's line may use; JSON's own parser recurses per level
-MAX_INT_DIGITS = 19     # |n| < 10**19 covers every 64-bit id; longer literals are not ids
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')   # a string (unrolled: linear) or a bracket
+MAX_DEPTH = 32  # nesting a bot's line may use; JSON's own parser recurses per level
+MAX_INT_DIGITS = 19  # |n| < 10**19 covers every 64-bit id; longer literals are not ids
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')  # a string (unrolled: linear) or a bracket
 
 
 def _fault(reason: str, line: bytes) -> BotFault:
@@ -73,15 +97,15 @@ def _too_deep(line: bytes) -> bool:
     """True if brackets outside strings nest deeper than MAX_DEPTH (checked before parsing,
     so no line can make the parser recurse far)."""
     if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
-        return False                          # the common case: a short answer
+        return False  # the common case: a short answer
     depth = 0
-    for token in _TOKEN.finditer(line):   # stops at the first level too deep
+    for token in _TOKEN.finditer(line):  # stops at the first level too deep
         ch = line[token.start()]
-        if ch == 91 or ch == 123:             # [ {
+        if ch == 91 or ch == 123:  # [ {
             depth += 1
             if depth > MAX_DEPTH:
                 return True
-        elif ch == 93 or ch == 125:           # ] }
+        elif ch == 93 or ch == 125:  # ] }
             depth -= 1
     return False
 
@@ -113,7 +137,7 @@ def _parse(line: bytes) -> Any:
     MAX_DEPTH, integers of at most MAX_INT_DIGITS digits (docs/protocol.md, Transport).
     """
     try:
-        text = bytes(line).decode("utf-8")    # strict: json.loads(bytes) would guess UTF-16
+        text = bytes(line).decode("utf-8")  # strict: json.loads(bytes) would guess UTF-16
     except UnicodeDecodeError as err:
         raise _fault(f"not UTF-8 (byte {err.start}): {shorten(line, 80)!a}", line) from None
     if text.startswith("\ufeff"):
@@ -133,15 +157,21 @@ def parse_hello(line: bytes) -> str:
     """The bot's name from its hello reply."""
     msg = _parse(line)
     if not isinstance(msg, dict) or msg.get("type") != "hello":
-        raise BotFault(FaultKind.PROTOCOL, f'expected {{"type": "hello", "name": ...}}, got {shorten(line, 120)!a}',
-                       line=shorten(line))
+        raise BotFault(
+            FaultKind.PROTOCOL,
+            f'expected {{"type": "hello", "name": ...}}, got {shorten(line, 120)!a}',
+            line=shorten(line),
+        )
     name = msg.get("name", "")
     if not isinstance(name, str):
         raise BotFault(FaultKind.PROTOCOL, "hello 'name' must be a string", line=shorten(line))
     proto = msg.get("protocol", PROTOCOL_VERSION)
     if type(proto) is not int or proto != PROTOCOL_VERSION:  # not true, not 1.0
-        raise BotFault(FaultKind.PROTOCOL, f"hello 'protocol' must be the integer {PROTOCOL_VERSION}, "
-                       f"got {shorten(ascii(proto), 60)}", line=shorten(line))
+        raise BotFault(
+            FaultKind.PROTOCOL,
+            f"hello 'protocol' must be the integer {PROTOCOL_VERSION}, got {shorten(ascii(proto), 60)}",
+            line=shorten(line),
+        )
     return "".join(c for c in name if c.isprintable())[:100]  # shown on terminals: no escapes
 
 
@@ -154,15 +184,20 @@ def parse_action(line: bytes, legal_count: int) -> int:
     msg = _parse(line)
     if isinstance(msg, dict):
         if msg.get("type", "action") != "action" or "action" not in msg:
-            raise BotFault(FaultKind.PROTOCOL, f'expected {{"type": "action", "action": <id>}}, got {shorten(line, 120)!a}',
-                           line=shorten(line))
+            raise BotFault(
+                FaultKind.PROTOCOL,
+                f'expected {{"type": "action", "action": <id>}}, got {shorten(line, 120)!a}',
+                line=shorten(line),
+            )
         action = msg["action"]
     else:
         action = msg
     if type(action) is not int:
-        raise BotFault(FaultKind.PROTOCOL, f"action must be an integer id, got {shorten(ascii(action), 60)}",
-                       line=shorten(line))
+        raise BotFault(
+            FaultKind.PROTOCOL, f"action must be an integer id, got {shorten(ascii(action), 60)}", line=shorten(line)
+        )
     if not 0 <= action < legal_count:
-        raise BotFault(FaultKind.ILLEGAL, f"action {action} is not legal (legal ids 0..{legal_count - 1})",
-                       action=action)
+        raise BotFault(
+            FaultKind.ILLEGAL, f"action {action} is not legal (legal ids 0..{legal_count - 1})", action=action
+        )
     return action

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from arena.match import protocol
-from arena.match.agents import ARENA_VERSION, Agent
+from arena.match.agents import ARENA_VERSION, Agent, ProcessAgent
 from arena.match.faults import BotFault, FaultKind, shorten
 from arena.match.sandbox import SandboxInfo
 from arena.match.timecontrol import Clock, TimeControl
-from arena.records.record import (RECORD_SCHEMA, Decision, DecisionStatus, FaultJson, Outcome, RecordJson,
-                                  new_record)
+from arena.records.record import RECORD_SCHEMA, Decision, DecisionStatus, FaultJson, Outcome, RecordJson, new_record
 from arena.records.spec import MatchSpec
 from games import get_game
 from games.core import places_from_keys
@@ -52,8 +52,16 @@ def final_places(game_places: Sequence[int], faults: Sequence[FaultJson | None])
 
 
 class _Match:
-    def __init__(self, match: MatchSpec, agents: Sequence[Agent], tc: TimeControl, sandbox: SandboxArg,
-                 observer: Observer | None, no_timeouts: bool, tournament: str | None) -> None:
+    def __init__(
+        self,
+        match: MatchSpec,
+        agents: Sequence[Agent],
+        tc: TimeControl,
+        sandbox: SandboxArg,
+        observer: Observer | None,
+        no_timeouts: bool,
+        tournament: str | None,
+    ) -> None:
         self.m = match
         self.agents = list(agents)
         self.tc = tc
@@ -102,12 +110,20 @@ class _Match:
         for seat, agent in enumerate(self.agents):
             try:
                 agent.prepare()
-                agent.begin(protocol.start(
-                    match_id=self.m.match_id, game=self.spec.id, rules_version=self.spec.rules_version,
-                    options=self.state.options, players=self.m.players, seat=seat,
-                    seed=bot_seed(self.m.match_seed, seat), time_control=self.tc.to_json(),
-                    cards=cards, bots=names,
-                ))
+                agent.begin(
+                    protocol.start(
+                        match_id=self.m.match_id,
+                        game=self.spec.id,
+                        rules_version=self.spec.rules_version,
+                        options=self.state.options,
+                        players=self.m.players,
+                        seat=seat,
+                        seed=bot_seed(self.m.match_seed, seat),
+                        time_control=self.tc.to_json(),
+                        cards=cards,
+                        bots=names,
+                    )
+                )
             except BotFault as fault:
                 self._fault(seat, fault)
 
@@ -116,8 +132,16 @@ class _Match:
         state = self.state
         for seat, action in prefix:
             text = state.action_text(seat, action)
-            self.emit("decision", state=state, seat=seat, bot=self.agents[seat].name, action=action,
-                      text=text, ms=None, status=DecisionStatus.REPLAYED.value)
+            self.emit(
+                "decision",
+                state=state,
+                seat=seat,
+                bot=self.agents[seat].name,
+                action=action,
+                text=text,
+                ms=None,
+                status=DecisionStatus.REPLAYED.value,
+            )
             self.decisions.append(Decision(state.decisions, seat, action, text, None, DecisionStatus.REPLAYED))
             state.apply(seat, action)
 
@@ -156,7 +180,7 @@ class _Match:
         if len(procs) > 1:
             from arena.match.process import read_lines
 
-            got = read_lines([(getattr(self.agents[s], "proc"), asked[s][1]) for s in procs])
+            got = read_lines([(cast(ProcessAgent, self.agents[s]).proc, asked[s][1]) for s in procs])
             answers.update(zip(procs, got))
         for seat, (_sent, deadline, _n) in asked.items():
             if seat in answers:
@@ -191,8 +215,16 @@ class _Match:
             status = DecisionStatus.FALLBACK
             action = self.fallback.randbelow(len(state.legal_actions(seat)))
         text = state.action_text(seat, action)
-        self.emit("decision", state=state, seat=seat, bot=self.agents[seat].name, action=action,
-                  text=text, ms=ms, status=status.value)
+        self.emit(
+            "decision",
+            state=state,
+            seat=seat,
+            bot=self.agents[seat].name,
+            action=action,
+            text=text,
+            ms=ms,
+            status=status.value,
+        )
         self.decisions.append(Decision(state.decisions, seat, action, text, ms, status))
         state.apply(seat, action)
 
@@ -204,21 +236,33 @@ class _Match:
             if self.faults[seat] is not None:
                 continue
             try:
-                agent.finish(protocol.result(self.m.match_id, seat, places, scores,
-                                             game_result.capped, self.faults))
+                agent.finish(protocol.result(self.m.match_id, seat, places, scores, game_result.capped, self.faults))
                 agent.after_match()
             except BotFault:
                 agent.discard()
         m = self.m
         record = new_record(
-            match_id=m.match_id, index=m.index, tournament=self.tournament, game=self.spec.id,
-            rules_version=self.spec.rules_version, players=m.players, options=self.state.options,
-            deal=m.deal, rotation=m.rotation, group=m.group, deal_seed=m.deal_seed, match_seed=m.match_seed,
+            match_id=m.match_id,
+            index=m.index,
+            tournament=self.tournament,
+            game=self.spec.id,
+            rules_version=self.spec.rules_version,
+            players=m.players,
+            options=self.state.options,
+            deal=m.deal,
+            rotation=m.rotation,
+            group=m.group,
+            deal_seed=m.deal_seed,
+            match_seed=m.match_seed,
             bots=[{"seat": s, **a.describe()} for s, a in enumerate(self.agents)],
-            sandbox=_sandbox_json(self.sandbox), time_control=self.tc.to_json(), decisions=self.decisions,
+            sandbox=_sandbox_json(self.sandbox),
+            time_control=self.tc.to_json(),
+            decisions=self.decisions,
             result=Outcome(tuple(places), tuple(scores), game_result.capped),
             game_result=Outcome(tuple(game_result.places), tuple(game_result.scores), game_result.capped),
-            faults=self.faults, started_at=started_at, duration_s=round(time.monotonic() - t0, 4),
+            faults=self.faults,
+            started_at=started_at,
+            duration_s=round(time.monotonic() - t0, 4),
             harness_version=ARENA_VERSION,
         ).to_json()
         self.emit("end", record=record, state=self.state)
@@ -233,10 +277,17 @@ def _sandbox_json(sandbox: SandboxArg) -> dict[str, Any]:
     return {"level": sandbox.level, "details": sandbox.details}
 
 
-def play_match(match: MatchSpec, agents: Sequence[Agent], *, time_control: TimeControl | None = None,
-               sandbox: SandboxArg = None, observer: Observer | None = None, no_timeouts: bool = False,
-               tournament: str | None = None,
-               prefix: Sequence[tuple[int, int]] = ()) -> RecordJson:
+def play_match(
+    match: MatchSpec,
+    agents: Sequence[Agent],
+    *,
+    time_control: TimeControl | None = None,
+    sandbox: SandboxArg = None,
+    observer: Observer | None = None,
+    no_timeouts: bool = False,
+    tournament: str | None = None,
+    prefix: Sequence[tuple[int, int]] = (),
+) -> RecordJson:
     """Play one match and return its record as stored (``MatchRecord.to_json()``, docs/records.md).
 
     ``agents`` are in seat order. No

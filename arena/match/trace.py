@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Collection, TextIO
+from collections.abc import Collection
+from typing import Any, TextIO
 
 from tabulate import tabulate
 
@@ -22,9 +23,16 @@ class Tracer:
     decisions of the ``skip`` seats are not printed (a person's seat draws its own).
     """
 
-    def __init__(self, out: TextIO, seat: int | None = None, quiet: bool = False,
-                 show_legal: bool = True, seats: Collection[int] | None = None,
-                 show_seed: bool = True, skip: Collection[int] = ()) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        seat: int | None = None,
+        quiet: bool = False,
+        show_legal: bool = True,
+        seats: Collection[int] | None = None,
+        show_seed: bool = True,
+        skip: Collection[int] = (),
+    ) -> None:
         self.out = out
         self.seats = {seat} if seat is not None else (set(seats) if seats is not None else None)
         self.quiet = quiet
@@ -50,8 +58,9 @@ class Tracer:
         self._p("seats: " + ", ".join(f"{i}={n}" for i, n in enumerate(names)))
         self._p(f"match id: {match.match_id}")
 
-    def on_decision(self, state: Any, seat: int, bot: str, action: int, text: str,
-                    ms: float | None, status: str) -> None:
+    def on_decision(
+        self, state: Any, seat: int, bot: str, action: int, text: str, ms: float | None, status: str
+    ) -> None:
         if self.quiet or self._hidden(seat) or seat in self.skip:
             return
         self._p(f"\n#{state.decisions} · seat {seat} ({bot}) to move")
@@ -80,10 +89,19 @@ def format_result(record: dict[str, Any]) -> str:
     rows = []
     for s in record["seats"]:
         fault = s["fault"]
-        rows.append([s["seat"], s["bot"], s["place"] + 1, s["score"],
-                     "" if fault is None else f"{fault['kind']}: {printable(str(fault['detail']))}"])
+        rows.append(
+            [
+                s["seat"],
+                s["bot"],
+                s["place"] + 1,
+                s["score"],
+                "" if fault is None else f"{fault['kind']}: {printable(str(fault['detail']))}",
+            ]
+        )
     capped = " (stopped by the decision cap)" if record["result"]["capped"] else ""
-    head = (f"{record['game']} · match {record['match_id']} · {len(record['decisions'])} decisions"
-            f" · {record['duration_s']:.2f} s · sandbox {record['sandbox']['level']}{capped}")
+    head = (
+        f"{record['game']} · match {record['match_id']} · {len(record['decisions'])} decisions"
+        f" · {record['duration_s']:.2f} s · sandbox {record['sandbox']['level']}{capped}"
+    )
     table = tabulate(rows, headers=["seat", "bot", "place", "score", "fault"], tablefmt="simple")
     return head + "\n" + str(table)

@@ -14,13 +14,21 @@ from pydantic import ConfigDict, Field
 
 # (low, high) of each time-control field, in seconds; also bounds the CLI's --move-s etc.
 TIME_BOUNDS: dict[str, tuple[float, float]] = {
-    "startup_s": (0.1, 600.0), "move_s": (0.001, 3600.0), "bank_s": (0.0, 86_400.0), "grace_s": (0.0, 60.0),
+    "startup_s": (0.1, 600.0),
+    "move_s": (0.001, 3600.0),
+    "bank_s": (0.0, 86_400.0),
+    "grace_s": (0.0, 60.0),
 }
 # (low, high) of each per-bot limit; the lows are what a Python bot needs to start at all.
 LIMIT_BOUNDS: dict[str, tuple[int, int]] = {
-    "memory_mb": (32, 1_048_576), "cpu_s": (1, 604_800), "file_mb": (1, 1_048_576),
-    "open_files": (16, 65_536), "processes": (1, 4096), "scratch_mb": (1, 1_048_576),
-    "stdout_line_kb": (1, 65_536), "stderr_log_kb": (1, 1_048_576),
+    "memory_mb": (32, 1_048_576),
+    "cpu_s": (1, 604_800),
+    "file_mb": (1, 1_048_576),
+    "open_files": (16, 65_536),
+    "processes": (1, 4096),
+    "scratch_mb": (1, 1_048_576),
+    "stdout_line_kb": (1, 65_536),
+    "stderr_log_kb": (1, 1_048_576),
 }
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)  # strict per field: a strict dataclass refuses a mapping
@@ -42,10 +50,10 @@ class TimeControl:
 
     __pydantic_config__: ClassVar[ConfigDict] = _STRICT
 
-    startup_s: Annotated[float, _seconds("startup_s")] = 10.0      # launch to hello (Python start-up is slow)
-    move_s: Annotated[float, _seconds("move_s")] = 1.0             # per decision
-    bank_s: Annotated[float | None, _seconds("bank_s")] = None     # optional per-match bank, spent over move_s
-    grace_s: Annotated[float, _seconds("grace_s")] = 0.05          # pipe and scheduling latency on every limit
+    startup_s: Annotated[float, _seconds("startup_s")] = 10.0  # launch to hello (Python start-up is slow)
+    move_s: Annotated[float, _seconds("move_s")] = 1.0  # per decision
+    bank_s: Annotated[float | None, _seconds("bank_s")] = None  # optional per-match bank, spent over move_s
+    grace_s: Annotated[float, _seconds("grace_s")] = 0.05  # pipe and scheduling latency on every limit
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -57,14 +65,14 @@ class Limits:
 
     __pydantic_config__: ClassVar[ConfigDict] = _STRICT
 
-    memory_mb: Annotated[int, _limit("memory_mb")] = 1024       # cgroup memory where available, else RLIMIT_AS
-    cpu_s: Annotated[int, _limit("cpu_s")] = 600                # CPU cap of the bot tree; RLIMIT_CPU = cpu_s+1 backstop
-    file_mb: Annotated[int, _limit("file_mb")] = 16             # RLIMIT_FSIZE
-    open_files: Annotated[int, _limit("open_files")] = 64       # RLIMIT_NOFILE
-    processes: Annotated[int, _limit("processes")] = 32         # tasks (processes + threads): pids cgroup
-    scratch_mb: Annotated[int, _limit("scratch_mb")] = 64       # the private tmpfs scratch (= cwd, HOME, TMPDIR)
-    stdout_line_kb: Annotated[int, _limit("stdout_line_kb")] = 1024   # longest accepted protocol line
-    stderr_log_kb: Annotated[int, _limit("stderr_log_kb")] = 256      # the bot's stderr logs, all its processes
+    memory_mb: Annotated[int, _limit("memory_mb")] = 1024  # cgroup memory where available, else RLIMIT_AS
+    cpu_s: Annotated[int, _limit("cpu_s")] = 600  # CPU cap of the bot tree; RLIMIT_CPU = cpu_s+1 backstop
+    file_mb: Annotated[int, _limit("file_mb")] = 16  # RLIMIT_FSIZE
+    open_files: Annotated[int, _limit("open_files")] = 64  # RLIMIT_NOFILE
+    processes: Annotated[int, _limit("processes")] = 32  # tasks (processes + threads): pids cgroup
+    scratch_mb: Annotated[int, _limit("scratch_mb")] = 64  # the private tmpfs scratch (= cwd, HOME, TMPDIR)
+    stdout_line_kb: Annotated[int, _limit("stdout_line_kb")] = 1024  # longest accepted protocol line
+    stderr_log_kb: Annotated[int, _limit("stderr_log_kb")] = 256  # the bot's stderr logs, all its processes
 
     @property
     def scratch_inodes(self) -> int:

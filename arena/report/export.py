@@ -12,8 +12,9 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 
 from arena.errors import ArenaError
 from arena.report.matches import find_matches
@@ -39,8 +40,10 @@ def iter_records(source: Path, *, game: str | None = None, bot: str | None = Non
             if bot not in names:
                 close = difflib.get_close_matches(bot, names, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                raise ArenaError(f"--bot {bot!r}: no stored match of that bot in {folder}; {hint}"
-                                 f"bots here: {', '.join(names[:20]) or 'none'}")
+                raise ArenaError(
+                    f"--bot {bot!r}: no stored match of that bot in {folder}; {hint}"
+                    f"bots here: {', '.join(names[:20]) or 'none'}"
+                )
         for row in find_matches(rows, bot=bot, game=game):
             yield store.get_record(row.match_id)
     except StoreError as err:

@@ -19,7 +19,7 @@ one out and multiplies the new one in, and the truncation step returns the packa
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from trueskill.backends import ppf
 
@@ -33,19 +33,38 @@ def cdf(x: float) -> float:
     """trueskill.backends.cdf(x) with mu=0, sigma=1, its erfc inlined (same operations)."""
     y = -x / _SQRT2
     z = abs(y)
-    t = 1. / (1. + z / 2.)
-    r = t * _exp(-z * z - 1.26551223 + t * (1.00002368 + t * (
-        0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
-            0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
-                -0.82215223 + t * 0.17087277)))))))))
-    return 0.5 * (2. - r if y < 0 else r)
+    t = 1.0 / (1.0 + z / 2.0)
+    r = t * _exp(
+        -z * z
+        - 1.26551223
+        + t
+        * (
+            1.00002368
+            + t
+            * (
+                0.37409196
+                + t
+                * (
+                    0.09678418
+                    + t
+                    * (
+                        -0.18628806
+                        + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))
+                    )
+                )
+            )
+        )
+    )
+    return 0.5 * (2.0 - r if y < 0 else r)
 
 
 def pdf(x: float) -> float:
     """trueskill.backends.pdf(x) with mu=0, sigma=1."""
-    return _INV_SQRT_2PI * 1 * _exp(-(x ** 2 / 2))
-MIN_DELTA = 0.0001   # trueskill.DELTA
-MAX_LOOPS = 10       # run_schedule's fixed bound
+    return _INV_SQRT_2PI * 1 * _exp(-(x**2 / 2))
+
+
+MIN_DELTA = 0.0001  # trueskill.DELTA
+MAX_LOOPS = 10  # run_schedule's fixed bound
 
 
 def _mu(pi: float, tau: float) -> float:
@@ -59,18 +78,16 @@ def _fp_error() -> FloatingPointError:
 class FastTrueSkill:
     """``rate(ratings, ranks)`` for one-player teams: [(mu, sigma)] -> [(mu, sigma)]."""
 
-    def __init__(self, mu: float, sigma: float, beta: float, tau: float,
-                 draw_probability: float) -> None:
+    def __init__(self, mu: float, sigma: float, beta: float, tau: float, draw_probability: float) -> None:
         self.mu, self.sigma, self.beta, self.tau = mu, sigma, beta, tau
-        self.beta2 = beta ** 2
-        self.tau2 = tau ** 2
+        self.beta2 = beta**2
+        self.tau2 = tau**2
         # calc_draw_margin(p, size=2): two one-player teams per difference.
-        self.draw_margin = ppf((draw_probability + 1) / 2.) * math.sqrt(2) * beta
+        self.draw_margin = ppf((draw_probability + 1) / 2.0) * math.sqrt(2) * beta
 
     # --- the schedule -----------------------------------------------------------------
 
-    def rate(self, ratings: Sequence[tuple[float, float]],
-             ranks: Sequence[int]) -> list[tuple[float, float]]:
+    def rate(self, ratings: Sequence[tuple[float, float]], ranks: Sequence[int]) -> list[tuple[float, float]]:
         """New (mu, sigma) per seat; ``ranks`` 0 = best, equal ranks tie.
 
         Raises ValueError for fewer than two seats and FloatingPointError where the
@@ -78,7 +95,7 @@ class FastTrueSkill:
         n = len(ratings)
         if n < 2 or len(ranks) != n:
             raise ValueError("need at least two ratings and one rank per rating")
-        order = sorted(range(n), key=lambda i: ranks[i])   # stable, as the package's sort
+        order = sorted(range(n), key=lambda i: ranks[i])  # stable, as the package's sort
         beta2 = self.beta2
         margin = self.draw_margin
 
@@ -88,31 +105,31 @@ class FastTrueSkill:
         for i in order:
             mu, sigma = ratings[i]
             # A trueskill.Rating keeps (pi, tau) and gives mu, sigma back from them.
-            pi = sigma ** -2
+            pi = sigma**-2
             tau = pi * mu
             mu, sigma = _mu(pi, tau), math.sqrt(1 / pi)
-            s = math.sqrt(sigma ** 2 + self.tau2)
-            pi = s ** -2
+            s = math.sqrt(sigma**2 + self.tau2)
+            pi = s**-2
             tau = pi * mu
-            rating.append([pi, tau])            # update_value on an empty variable
+            rating.append([pi, tau])  # update_value on an empty variable
             prior_msg.append((pi, tau))
         like_to_rating = [(0.0, 0.0)] * n
         perf = []
         like_to_perf = []
-        for k in range(n):                      # LikelihoodFactor.down
+        for k in range(n):  # LikelihoodFactor.down
             pi, tau = rating[k]
-            a = 1. / (1. + beta2 * pi)
+            a = 1.0 / (1.0 + beta2 * pi)
             m = (a * pi, a * tau)
             like_to_perf.append(m)
             perf.append([m[0], m[1]])
         sum_to_perf = [(0.0, 0.0)] * n
         team = []
         sum_to_team = []
-        for k in range(n):                      # SumFactor(team_k, [perf_k], [1]).down
+        for k in range(n):  # SumFactor(team_k, [perf_k], [1]).down
             pi, tau = perf[k]
             mu = 1 * _mu(pi, tau)
-            pi_inv = 1 ** 2 / float(pi) if pi else INF
-            tpi = 1. / pi_inv
+            pi_inv = 1**2 / float(pi) if pi else INF
+            tpi = 1.0 / pi_inv
             m = (tpi, tpi * mu)
             sum_to_team.append(m)
             team.append([m[0], m[1]])
@@ -144,18 +161,18 @@ class FastTrueSkill:
             pi_inv = (1 / apu) if apu else INF
             if pi_inv != INF:
                 pi_inv = pi_inv + 1 / bpu if bpu else INF
-            pi = 1. / pi_inv
+            pi = 1.0 / pi_inv
             tau = pi * mu
             dp[j] = dp[j] - sp[j] + pi
             dt[j] = dt[j] - st[j] + tau
             sp[j], st[j] = pi, tau
 
         def diff_up(j: int, index: int) -> None:
-            if index == 0:   # team j from (diff_j, team_j+1), coefficients (1, 1)
+            if index == 0:  # team j from (diff_j, team_j+1), coefficients (1, 1)
                 apu, atu = dp[j] - sp[j], dt[j] - st[j]
                 bpu, btu = tp[j + 1] - rp[j], tt[j + 1] - rt[j]
                 k = j
-            else:            # team j+1 from (team_j, diff_j), coefficients (1, -1)
+            else:  # team j+1 from (team_j, diff_j), coefficients (1, -1)
                 apu, atu = tp[j] - lp[j], tt[j] - lt[j]
                 bpu, btu = dp[j] - sp[j], dt[j] - st[j]
                 k = j + 1
@@ -165,7 +182,7 @@ class FastTrueSkill:
             pi_inv = (1.0 / float(apu)) if apu else INF
             if pi_inv != INF:
                 pi_inv = pi_inv + 1.0 / float(bpu) if bpu else INF
-            pi = 1. / pi_inv
+            pi = 1.0 / pi_inv
             tau = pi * mu
             if index == 0:
                 tp[k] = tp[k] - lp[j] + pi
@@ -189,18 +206,18 @@ class FastTrueSkill:
                 a, b = y - abs_diff, -y - abs_diff
                 denom = cdf(a) - cdf(b)
                 pdf_a, pdf_b = pdf(a), pdf(b)
-                v = (((pdf_b - pdf_a) / denom) if denom else a) * (-1 if x < 0 else +1)   # v_draw
+                v = (((pdf_b - pdf_a) / denom) if denom else a) * (-1 if x < 0 else +1)  # v_draw
                 if not denom:
                     raise _fp_error()
-                w = (abs(v) ** 2) + (a * pdf_a - b * pdf_b) / denom                        # w_draw
+                w = (abs(v) ** 2) + (a * pdf_a - b * pdf_b) / denom  # w_draw
             else:
                 x_m = x - y
                 denom = cdf(x_m)
-                v = (pdf(x_m) / denom) if denom else -x_m                                 # v_win
-                w = v * (v + x_m)                                                         # w_win
+                v = (pdf(x_m) / denom) if denom else -x_m  # v_win
+                w = v * (v + x_m)  # w_win
                 if not 0 < w < 1:
                     raise _fp_error()
-            denom = (1. - w)
+            denom = 1.0 - w
             pi, tau = dpi / denom, (dtau + sqrt_pi * v) / denom
             trp[j], trt[j] = pi + opi - vpi, tau + otau - vtau
             dp[j], dt[j] = pi, tau
@@ -247,12 +264,12 @@ class FastTrueSkill:
             mpi, mtau = sum_to_team[k]
             dpi, dtau = tpi - mpi, ttau - mtau
             mu = 1.0 * _mu(dpi, dtau)
-            pi_inv = 1.0 ** 2 / float(dpi) if dpi else INF
-            ppi = 1. / pi_inv
+            pi_inv = 1.0**2 / float(dpi) if dpi else INF
+            ppi = 1.0 / pi_inv
             send(perf[k], sum_to_perf[k], ppi, ppi * mu)
             lpi, ltau = like_to_perf[k]
             qpi, qtau = perf[k][0] - lpi, perf[k][1] - ltau
-            a = 1. / (1. + beta2 * qpi)
+            a = 1.0 / (1.0 + beta2 * qpi)
             send(rating[k], like_to_rating[k], a * qpi, a * qtau)
             pi, tau = rating[k]
             out[order[k]] = (float(_mu(pi, tau)), float(math.sqrt(1 / pi) if pi else INF))

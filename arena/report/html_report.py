@@ -17,20 +17,36 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from markupsafe import Markup
 
 from arena.inert import visible
+from arena.report.leaderboard import (
+    ADAPTIVE_HEADERS,
+    ADAPTIVE_NOTE,
+    FAULT_MARK,
+    IDS_SHOWN,
+    NOTABLE_GROUP_HEADERS,
+    STANDING_HEADERS,
+    adaptive_line,
+    adaptive_rows,
+    deals_line,
+    format_adjusted_place,
+    format_faults,
+    format_mean_place,
+    luck_line,
+    marked_name,
+    notable_groups,
+    params_line,
+    sandbox_line,
+    scope_summary,
+    scope_title,
+    shown_scopes,
+    status_line,
+)
 from arena.report.pages import render
-
-from arena.report.leaderboard import (ADAPTIVE_HEADERS, ADAPTIVE_NOTE, FAULT_MARK, IDS_SHOWN,
-                                      adaptive_line, adaptive_rows, NOTABLE_GROUP_HEADERS,
-                                      STANDING_HEADERS, deals_line, format_adjusted_place, format_faults, format_mean_place,
-                                      luck_line, marked_name,
-                                      notable_groups,
-                                      params_line, sandbox_line, scope_summary, scope_title, shown_scopes,
-                                      status_line)
 from arena.report.ratings import FAULT_KINDS, HistoryPoint, RatingReport, ScopeReport
 
 
@@ -41,10 +57,25 @@ def _inert(text: object) -> str:
 
 
 # Colour-blind-friendly palette (Okabe-Ito, then Tableau) for up to 16 distinct lines.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
-           "#000000", "#4E79A7", "#F28E2B", "#59A14F", "#E15759", "#B07AA1", "#9C755F",
-           "#76B7B2", "#BAB0AC")
-MAX_POINTS = 600        # per line; more are thinned (the last point is always kept)
+PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+    "#4E79A7",
+    "#F28E2B",
+    "#59A14F",
+    "#E15759",
+    "#B07AA1",
+    "#9C755F",
+    "#76B7B2",
+    "#BAB0AC",
+)
+MAX_POINTS = 600  # per line; more are thinned (the last point is always kept)
 NOTABLE_LIMIT = 200
 
 
@@ -86,8 +117,6 @@ def _thin(points: Sequence[HistoryPoint]) -> list[HistoryPoint]:
     return [points[i] for i in picked]
 
 
-
-
 def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:
     """A child element; ``attrs`` with ``_`` for ``-`` (``text_anchor``), values as given."""
     e = ET.SubElement(parent, tag, {k.replace("_", "-"): str(v) for k, v in attrs.items()})
@@ -101,9 +130,15 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
     left, right, top, bottom = 54, 190, 14, 40
     pw, ph = width - left - right, height - top - bottom
     lines = [(s, _thin(s.history)) for s in scope.standings if s.history]
-    svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "viewBox": f"0 0 {width} {height}",
-                             "role": "img",
-                             "aria-label": _inert(f"Conservative rating over the {scope_title(scope.scope)} matches")})
+    svg = ET.Element(
+        "svg",
+        {
+            "xmlns": "http://www.w3.org/2000/svg",
+            "viewBox": f"0 0 {width} {height}",
+            "role": "img",
+            "aria-label": _inert(f"Conservative rating over the {scope_title(scope.scope)} matches"),
+        },
+    )
     if not lines:
         _el(svg, "text", "no rated matches yet", x=width / 2, y=height / 2, text_anchor="middle")
         return Markup(ET.tostring(svg, encoding="unicode"))
@@ -134,8 +169,14 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
         x = px(t)
         _el(svg, "line", x1=x, x2=x, y1=top + ph, y2=top + ph + 4, stroke="#9aa3b5")
         _el(svg, "text", str(int(t)), x=x, y=top + ph + 16, text_anchor="middle")
-    _el(svg, "text", _inert(f"{scope_title(scope.scope)} rated match number"), x=left + pw / 2, y=height - 6,
-        text_anchor="middle")
+    _el(
+        svg,
+        "text",
+        _inert(f"{scope_title(scope.scope)} rated match number"),
+        x=left + pw / 2,
+        y=height - 6,
+        text_anchor="middle",
+    )
     _el(svg, "text", "μ − 3σ", transform=f"translate(13 {top + ph / 2}) rotate(-90)", text_anchor="middle")
     # Draw the lowest-ranked first so the leaders are on top.
     for i, (s, pts) in reversed(list(enumerate(lines))):
@@ -145,8 +186,9 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
             style["stroke_dasharray"] = "2 3"
         elif i >= len(PALETTE):
             style["stroke_dasharray"] = "6 3"
-        line = _el(svg, "polyline", **style,
-                   points=" ".join(f"{px(number[p.index])},{py(p.conservative)}" for p in pts))
+        line = _el(
+            svg, "polyline", **style, points=" ".join(f"{px(number[p.index])},{py(p.conservative)}" for p in pts)
+        )
         _el(line, "title", _inert(f"#{s.rank_label} {s.name}: {s.conservative:.2f}"))
         last = pts[-1]
         _el(svg, "circle", cx=px(number[last.index]), cy=py(last.conservative), r=3, fill=colour)
@@ -161,7 +203,9 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
             key["stroke_dasharray"] = "2 3"
         _el(svg, "line", x1=left + pw + 12, x2=left + pw + 32, y1=y - 4, y2=y - 4, **key)
         label = _el(svg, "text", x=left + pw + 38, y=y)
-        _el(label, "title", _inert(s.name)).tail = _inert(f"{s.rank_label}. {short}" + (f" {FAULT_MARK}" if s.faults_total else ""))
+        _el(label, "title", _inert(s.name)).tail = _inert(
+            f"{s.rank_label}. {short}" + (f" {FAULT_MARK}" if s.faults_total else "")
+        )
     return Markup(ET.tostring(svg, encoding="unicode"))
 
 
@@ -171,9 +215,18 @@ _STANDING_CLASSES = ["num", "name", "num", "num", "num cons", "num", "num", "num
 def _standings(scope: ScopeReport) -> list[dict[str, Any]]:
     rows = []
     for s in scope.standings:
-        cells = [s.rank_label, marked_name(s) if s.faults_total else s.name, f"{s.mu:.2f}", f"{s.sigma:.2f}",
-                 f"{s.conservative:.2f}", s.matches, format_mean_place(s, "–"), format_adjusted_place(s), s.firsts,
-                 format_faults(s)]
+        cells = [
+            s.rank_label,
+            marked_name(s) if s.faults_total else s.name,
+            f"{s.mu:.2f}",
+            f"{s.sigma:.2f}",
+            f"{s.conservative:.2f}",
+            s.matches,
+            format_mean_place(s, "–"),
+            format_adjusted_place(s),
+            s.firsts,
+            format_faults(s),
+        ]
         rows.append({"faulty": bool(s.faults_total), "cells": list(zip(cells, _STANDING_CLASSES))})
     return rows
 
@@ -194,21 +247,33 @@ def _h2h(scope: ScopeReport) -> dict[str, Any]:
                 continue
             tip = f"{a.name} vs {b.name}: above {h.above}, below {h.below}, tied {h.tied}"
             if h.share is None or h.ci95 is None:
-                cells.append({"self": False, "cls": None, "tip": tip, "main": "–",
-                              "small": f"{h.above}-{h.below}-{h.tied}"})
+                cells.append(
+                    {"self": False, "cls": None, "tip": tip, "main": "–", "small": f"{h.above}-{h.below}-{h.tied}"}
+                )
                 continue
             lo, hi = h.ci95
-            cells.append({"self": False, "cls": "win" if lo > 0.5 else "loss" if hi < 0.5 else "", "tip": tip,
-                          "main": f"{100 * h.share:.0f}%",
-                          "small": f"{h.above}-{h.below}-{h.tied} · [{100 * lo:.0f}–{100 * hi:.0f}]"})
+            cells.append(
+                {
+                    "self": False,
+                    "cls": "win" if lo > 0.5 else "loss" if hi < 0.5 else "",
+                    "tip": tip,
+                    "main": f"{100 * h.share:.0f}%",
+                    "small": f"{h.above}-{h.below}-{h.tied} · [{100 * lo:.0f}–{100 * hi:.0f}]",
+                }
+            )
         rows.append({"rank": a.rank_label, "name": a.name, "cells": cells})
     return {"columns": [{"name": b.name, "rank": b.rank_label} for b in bots], "rows": rows}
 
 
 def _scope(scope: ScopeReport) -> dict[str, Any]:
-    return {"slug": _slug(scope.scope), "title": scope_title(scope.scope), "summary": scope_summary(scope),
-            "standings": _standings(scope), "plot": rating_plot(scope),
-            "h2h": _h2h(scope) if len(scope.standings) > 1 else None}
+    return {
+        "slug": _slug(scope.scope),
+        "title": scope_title(scope.scope),
+        "summary": scope_summary(scope),
+        "standings": _standings(scope),
+        "plot": rating_plot(scope),
+        "h2h": _h2h(scope) if len(scope.standings) > 1 else None,
+    }
 
 
 def _notable(report: RatingReport, extras: dict[tuple[str, int | None], dict[str, str]]) -> dict[str, Any] | None:
@@ -218,31 +283,65 @@ def _notable(report: RatingReport, extras: dict[tuple[str, int | None], dict[str
     rows = []
     for g in groups[:NOTABLE_LIMIT]:
         extra = extras.get((g.first.match_id, g.first.seat), {})
-        rows.append({"faulty": g.reason in FAULT_KINDS, "bot": g.bot or "(whole match)", "reason": g.reason,
-                     "count": len(g.matches),
-                     "ids": [{"id": m.match_id, "link": extra.get("replay") if k == 0 else None}
-                             for k, m in enumerate(g.matches[:IDS_SHOWN])],
-                     "more": f" and {len(g.matches) - IDS_SHOWN} more" if len(g.matches) > IDS_SHOWN else "",
-                     "detail": g.first.detail or "", "tail": extra.get("tail")})
-    return {"count": len(report.notable), "groups": len(groups), "headers": NOTABLE_GROUP_HEADERS, "rows": rows,
-            "hidden": max(0, len(groups) - NOTABLE_LIMIT)}
+        rows.append(
+            {
+                "faulty": g.reason in FAULT_KINDS,
+                "bot": g.bot or "(whole match)",
+                "reason": g.reason,
+                "count": len(g.matches),
+                "ids": [
+                    {"id": m.match_id, "link": extra.get("replay") if k == 0 else None}
+                    for k, m in enumerate(g.matches[:IDS_SHOWN])
+                ],
+                "more": f" and {len(g.matches) - IDS_SHOWN} more" if len(g.matches) > IDS_SHOWN else "",
+                "detail": g.first.detail or "",
+                "tail": extra.get("tail"),
+            }
+        )
+    return {
+        "count": len(report.notable),
+        "groups": len(groups),
+        "headers": NOTABLE_GROUP_HEADERS,
+        "rows": rows,
+        "hidden": max(0, len(groups) - NOTABLE_LIMIT),
+    }
 
 
 def _adaptive(entry: dict[str, Any]) -> dict[str, Any]:
-    return {"slug": "adaptive-" + _slug(entry["key"]), "key": entry["key"], "line": adaptive_line(entry),
-            "headers": ADAPTIVE_HEADERS, "rows": adaptive_rows(entry), "note": ADAPTIVE_NOTE}
+    return {
+        "slug": "adaptive-" + _slug(entry["key"]),
+        "key": entry["key"],
+        "line": adaptive_line(entry),
+        "headers": ADAPTIVE_HEADERS,
+        "rows": adaptive_rows(entry),
+        "note": ADAPTIVE_NOTE,
+    }
 
 
-def render_html(report: RatingReport, *, title: str = "Leaderboard",
-                extras: dict[tuple[str, int | None], dict[str, str]] | None = None, written: str = "") -> str:
+def render_html(
+    report: RatingReport,
+    *,
+    title: str = "Leaderboard",
+    extras: dict[tuple[str, int | None], dict[str, str]] | None = None,
+    written: str = "",
+) -> str:
     """The whole leaderboard.html page. ``extras`` maps a notable group's first match, as
     (match id, seat), to that seat's stored stderr ``tail`` and the relative path of its
     ``replay`` page, where known."""
-    return render("leaderboard.html.j2", title=title, written=written,
-                  status_class="status" if report.complete else "status incomplete", status=status_line(report),
-                  params=params_line(report), luck=luck_line(report), deals=deals_line(report),
-                  sandbox=sandbox_line(report),
-                  standing_headers=[(h, "name" if c in ("name", "text") else "")
-                                    for h, c in zip(STANDING_HEADERS, _STANDING_CLASSES)],
-                  scopes=[_scope(s) for s in shown_scopes(report)],
-                  adaptive=[_adaptive(a) for a in report.adaptive], notable=_notable(report, extras or {}))
+    return render(
+        "leaderboard.html.j2",
+        title=title,
+        written=written,
+        status_class="status" if report.complete else "status incomplete",
+        status=status_line(report),
+        params=params_line(report),
+        luck=luck_line(report),
+        deals=deals_line(report),
+        sandbox=sandbox_line(report),
+        standing_headers=[
+            (h, "name" if c in ("name", "text") else "") for h, c in zip(STANDING_HEADERS, _STANDING_CLASSES)
+        ],
+        scopes=[_scope(s) for s in shown_scopes(report)],
+        adaptive=[_adaptive(a) for a in report.adaptive],
+        notable=_notable(report, extras or {}),
+    )

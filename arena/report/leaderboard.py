@@ -75,16 +75,51 @@ from typing import Any
 from tabulate import tabulate
 
 from arena.inert import visible
-from arena.report.ratings import (FAULT_KINDS, MIN_DEALS_FOR_INTERVAL, OVERALL, BotStanding, NotableMatch,
-                                  RatingReport, ScopeReport)
+from arena.report.ratings import (
+    FAULT_KINDS,
+    MIN_DEALS_FOR_INTERVAL,
+    OVERALL,
+    BotStanding,
+    NotableMatch,
+    RatingReport,
+    ScopeReport,
+)
 
-CSV_COLUMNS = ("scope", "rank", "bot", "mu", "sigma", "conservative", "matches",
-               "mean_place", "mean_place_ci95", "adjusted_place", "adjusted_place_ci95", "firsts", "unrated", "faults_total",
-               *(f"faults_{k}" for k in FAULT_KINDS), "status", "scheduled", "counted", "deals", "sandbox")
-STANDING_HEADERS = ("rank", "bot", "μ", "σ", "conservative", "matches", "mean place",
-                    "luck-adjusted", "firsts", "faults")
-FILES = {"md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json",
-         "html": "leaderboard.html"}
+CSV_COLUMNS = (
+    "scope",
+    "rank",
+    "bot",
+    "mu",
+    "sigma",
+    "conservative",
+    "matches",
+    "mean_place",
+    "mean_place_ci95",
+    "adjusted_place",
+    "adjusted_place_ci95",
+    "firsts",
+    "unrated",
+    "faults_total",
+    *(f"faults_{k}" for k in FAULT_KINDS),
+    "status",
+    "scheduled",
+    "counted",
+    "deals",
+    "sandbox",
+)
+STANDING_HEADERS = (
+    "rank",
+    "bot",
+    "μ",
+    "σ",
+    "conservative",
+    "matches",
+    "mean place",
+    "luck-adjusted",
+    "firsts",
+    "faults",
+)
+FILES = {"md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json", "html": "leaderboard.html"}
 
 
 def scope_title(scope: str) -> str:
@@ -111,8 +146,7 @@ def marked_name(standing: BotStanding) -> str:
 TOO_FEW_DEALS = "too few deals"
 
 
-def _place_text(value: float, half: float | None, interval: tuple[float, float] | None,
-                standing: BotStanding) -> str:
+def _place_text(value: float, half: float | None, interval: tuple[float, float] | None, standing: BotStanding) -> str:
     """'1.69 ± 0.12'; '1.69 [1.00, 1.81]' when the interval is clipped to the places
     1..worst; '2.00 (too few deals)' below MIN_DEALS_FOR_INTERVAL deals (a t interval from
     2 deals is ± 12.7 standard errors, or ± 0.00 when they agreed); '1.00 (same in all 6
@@ -139,8 +173,9 @@ def format_adjusted_place(standing: BotStanding, missing: str = "n/a") -> str:
     unavailable (no stored baselines for some of the bot's matches)."""
     if standing.adjusted_place is None:
         return missing
-    return _place_text(standing.adjusted_place, standing.adjusted_place_ci95,
-                       standing.adjusted_place_interval, standing)
+    return _place_text(
+        standing.adjusted_place, standing.adjusted_place_ci95, standing.adjusted_place_interval, standing
+    )
 
 
 def shown_scopes(report: RatingReport) -> tuple[ScopeReport, ...]:
@@ -152,8 +187,10 @@ def shown_scopes(report: RatingReport) -> tuple[ScopeReport, ...]:
 
 def luck_line(report: RatingReport) -> str:
     """What the luck-adjusted column is, and why it may be unavailable."""
-    text = ("luck-adjusted: the mean place minus beta times how a fixed reference policy fared from "
-            "the same seats of the same deals (unbiased; docs/luck.md)")
+    text = (
+        "luck-adjusted: the mean place minus beta times how a fixed reference policy fared from "
+        "the same seats of the same deals (unbiased; docs/luck.md)"
+    )
     luck = report.luck
     if luck is None:
         return text + "; n/a: no luck baselines are stored for these results (arena run computes them)."
@@ -163,11 +200,20 @@ def luck_line(report: RatingReport) -> str:
         note += "; beta " + ", ".join(f"{b['game']} {b['players']}p {b['beta']:g}" for b in betas)
     aivat = luck.get("aivat") or {}
     if betas and any(b["beta"] == 0 for b in betas):
-        note += (" (beta 0: no baseline correction)" if aivat.get("matches")
-                 else " (beta 0: no correction, the plain mean place)")
+        note += (
+            " (beta 0: no baseline correction)"
+            if aivat.get("matches")
+            else " (beta 0: no correction, the plain mean place)"
+        )
     if aivat.get("matches"):
-        what = [w for w, n in (("the builtin random players' draws", aivat.get("draws")),
-                               ("the face-down cards revealed", aivat.get("reveals"))) if n]
+        what = [
+            w
+            for w, n in (
+                ("the builtin random players' draws", aivat.get("draws")),
+                ("the face-down cards revealed", aivat.get("reveals")),
+            )
+            if n
+        ]
         lucky = " and of ".join(what or ["the builtin random players' draws"])
         note += f"; minus the luck of {lucky} in {aivat['matches']} matches (AIVAT)"
     if not luck.get("available"):
@@ -177,9 +223,21 @@ def luck_line(report: RatingReport) -> str:
 
 def standing_rows(scope: ScopeReport) -> list[list[Any]]:
     """The standings table of a scope, in STANDING_HEADERS order, formatted."""
-    return [[s.rank_label, marked_name(s), f"{s.mu:.2f}", f"{s.sigma:.2f}", f"{s.conservative:.2f}",
-             s.matches, format_mean_place(s), format_adjusted_place(s), s.firsts,
-             format_faults(s)] for s in scope.standings]
+    return [
+        [
+            s.rank_label,
+            marked_name(s),
+            f"{s.mu:.2f}",
+            f"{s.sigma:.2f}",
+            f"{s.conservative:.2f}",
+            s.matches,
+            format_mean_place(s),
+            format_adjusted_place(s),
+            s.firsts,
+            format_faults(s),
+        ]
+        for s in scope.standings
+    ]
 
 
 def h2h_cell(scope: ScopeReport, bot: str, opponent: str) -> str:
@@ -198,21 +256,26 @@ def h2h_table(scope: ScopeReport) -> tuple[list[str], list[list[str]]]:
     headers = ["bot \\ vs"] + [f"#{s.rank_label}" for s in scope.standings]
     rows = []
     for s in scope.standings:
-        rows.append([f"#{s.rank_label} {s.name}"] + [
-            "x" if other == s.name else h2h_cell(scope, s.name, other) for other in bots])
+        rows.append(
+            [f"#{s.rank_label} {s.name}"]
+            + ["x" if other == s.name else h2h_cell(scope, s.name, other) for other in bots]
+        )
     return headers, rows
 
 
-H2H_NOTE = ("Cell: share of decided meetings in which the row bot placed above the column "
-            "bot (95% Wilson interval in leaderboard.json/html), then above-below-tied.")
+H2H_NOTE = (
+    "Cell: share of decided meetings in which the row bot placed above the column "
+    "bot (95% Wilson interval in leaderboard.json/html), then above-below-tied."
+)
 
 
 def notable_rows(report: RatingReport, limit: int | None = None) -> list[list[Any]]:
     """Notable matches as table rows: index, match id, game, what, bot (seat), detail."""
     items = report.notable if limit is None else report.notable[:limit]
-    return [[n.index, n.match_id, n.game, n.reason,
-             "" if n.bot is None else f"{n.bot} (seat {n.seat})", n.detail or ""]
-            for n in items]
+    return [
+        [n.index, n.match_id, n.game, n.reason, "" if n.bot is None else f"{n.bot} (seat {n.seat})", n.detail or ""]
+        for n in items
+    ]
 
 
 NOTABLE_HEADERS = ("index", "match id", "game", "what", "bot", "detail")
@@ -224,6 +287,7 @@ IDS_SHOWN = 3
 @dataclass(frozen=True)
 class NotableGroup:
     """Notable matches of one bot (None: the match as a whole) for one reason."""
+
     bot: str | None
     reason: str
     matches: tuple[NotableMatch, ...]
@@ -238,8 +302,10 @@ def notable_groups(report: RatingReport) -> list[NotableGroup]:
     groups: dict[tuple[str | None, str], list[NotableMatch]] = {}
     for n in report.notable:
         groups.setdefault((n.bot, n.reason), []).append(n)
-    return sorted((NotableGroup(bot, reason, tuple(ms)) for (bot, reason), ms in groups.items()),
-                  key=lambda g: (-len(g.matches), g.bot or "", g.reason))
+    return sorted(
+        (NotableGroup(bot, reason, tuple(ms)) for (bot, reason), ms in groups.items()),
+        key=lambda g: (-len(g.matches), g.bot or "", g.reason),
+    )
 
 
 def notable_group_rows(groups: list[NotableGroup]) -> list[list[Any]]:
@@ -256,8 +322,10 @@ def status_line(report: RatingReport) -> str:
     """The first thing every leaderboard says: complete, or INCOMPLETE and how far."""
     if report.complete:
         return f"Complete: all {report.scheduled} scheduled matches counted."
-    return (f"INCOMPLETE: {report.counted} of {report.scheduled} scheduled matches counted; "
-            "run `arena run` again to finish.")
+    return (
+        f"INCOMPLETE: {report.counted} of {report.scheduled} scheduled matches counted; "
+        "run `arena run` again to finish."
+    )
 
 
 def scope_summary(scope: ScopeReport) -> str:
@@ -271,11 +339,13 @@ def scope_summary(scope: ScopeReport) -> str:
 
 def params_line(report: RatingReport) -> str:
     p = report.params
-    return (f"TrueSkill mu={p.mu:g} sigma={p.sigma:.4g} beta={p.beta:.4g} tau={p.tau:.4g} "
-            f"draw_probability={p.draw_probability:g}; sorted by conservative = mu - 3 sigma; "
-            "mean place is 1-based (1 = first), ± the half-width of its 95% interval (the seats of "
-            "one deal counted as one sample, since they share the cards; [low, high] where the interval "
-            f"reaches past the places; none from under {MIN_DEALS_FOR_INTERVAL} deals); =N: tied at rank N.")
+    return (
+        f"TrueSkill mu={p.mu:g} sigma={p.sigma:.4g} beta={p.beta:.4g} tau={p.tau:.4g} "
+        f"draw_probability={p.draw_probability:g}; sorted by conservative = mu - 3 sigma; "
+        "mean place is 1-based (1 = first), ± the half-width of its 95% interval (the seats of "
+        "one deal counted as one sample, since they share the cards; [low, high] where the interval "
+        f"reaches past the places; none from under {MIN_DEALS_FOR_INTERVAL} deals); =N: tied at rank N."
+    )
 
 
 def deals_line(report: RatingReport) -> str:
@@ -284,8 +354,10 @@ def deals_line(report: RatingReport) -> str:
     if deals is None:
         return "Deals: unknown (no tournament recorded)."
     if deals.get("mode") == "public":
-        return (f"Deals: PUBLIC (deals: public, seed {deals.get('seed')}): anyone, bots included, "
-                "could compute every hand; reproducible research results, not a fair competition.")
+        return (
+            f"Deals: PUBLIC (deals: public, seed {deals.get('seed')}): anyone, bots included, "
+            "could compute every hand; reproducible research results, not a fair competition."
+        )
     return "Deals: secret (drawn from the results folder's secret; no bot could predict them)."
 
 
@@ -293,15 +365,31 @@ def sandbox_line(report: RatingReport) -> str:
     """Which sandbox level(s) the matches ran at, and whether each is safe for untrusted bots."""
     if not report.sandbox:
         return "Sandbox: unknown (no stored match says)."
-    return "Sandbox: " + ", ".join(
-        f"{lvl} ({'safe for untrusted bots' if safe else 'NOT safe for untrusted bots: the bots were trusted'})"
-        for lvl, safe in report.sandbox) + "."
+    return (
+        "Sandbox: "
+        + ", ".join(
+            f"{lvl} ({'safe for untrusted bots' if safe else 'NOT safe for untrusted bots: the bots were trusted'})"
+            for lvl, safe in report.sandbox
+        )
+        + "."
+    )
 
 
-ADAPTIVE_STATUS = {"decided": "decided", "cap": "stopped at its cap, NOT decided",
-                   "playing": "still playing, not yet decided"}
-ADAPTIVE_HEADERS = ["rank", "bot", "rating", "share [95%]", "deal sets", "ranks possible", "decided",
-                    "decided ahead of"]
+ADAPTIVE_STATUS = {
+    "decided": "decided",
+    "cap": "stopped at its cap, NOT decided",
+    "playing": "still playing, not yet decided",
+}
+ADAPTIVE_HEADERS = [
+    "rank",
+    "bot",
+    "rating",
+    "share [95%]",
+    "deal sets",
+    "ranks possible",
+    "decided",
+    "decided ahead of",
+]
 ADAPTIVE_ALIGN = ("right", "left", "right", "left", "right", "left", "left", "left")
 
 
@@ -310,10 +398,12 @@ def adaptive_line(entry: dict[str, Any]) -> str:
     target = f"the top {entry['top']} in order" if entry.get("top") else "the whole ranking"
     pairs = len(entry["decided_pairs"])
     n = len(entry["standings"])
-    return (f"Adaptive schedule {entry['key']} ({entry['players']} players): {target} at "
-            f"confidence {entry['confidence']:g}: {ADAPTIVE_STATUS.get(entry['status'], entry['status'])} "
-            f"after {entry['matches']} matches in {entry['rounds']} rounds (cap {entry['cap']}); "
-            f"{pairs} of {n * (n - 1) // 2} pairs decided.")
+    return (
+        f"Adaptive schedule {entry['key']} ({entry['players']} players): {target} at "
+        f"confidence {entry['confidence']:g}: {ADAPTIVE_STATUS.get(entry['status'], entry['status'])} "
+        f"after {entry['matches']} matches in {entry['rounds']} rounds (cap {entry['cap']}); "
+        f"{pairs} of {n * (n - 1) // 2} pairs decided."
+    )
 
 
 def adaptive_rows(entry: dict[str, Any]) -> list[list[str]]:
@@ -326,37 +416,72 @@ def adaptive_rows(entry: dict[str, Any]) -> list[list[str]]:
     for i, s in enumerate(entry["standings"], 1):
         lo, hi = s["ranks"]
         rating = s.get("rating")
-        rows.append([str(i), s["bot"], f"{rating:+.3f}" if isinstance(rating, (int, float)) else "",
-                     f"{s['score']:.3f} [{s['low']:.3f}, {s['high']:.3f}]",
-                     str(s["samples"]), str(lo) if lo == hi else f"{lo}-{hi}", "yes" if s["decided"] else "no",
-                     ", ".join(ahead.get(s["bot"], [])) or "-"])
+        rows.append(
+            [
+                str(i),
+                s["bot"],
+                f"{rating:+.3f}" if isinstance(rating, (int, float)) else "",
+                f"{s['score']:.3f} [{s['low']:.3f}, {s['high']:.3f}]",
+                str(s["samples"]),
+                str(lo) if lo == hi else f"{lo}-{hi}",
+                "yes" if s["decided"] else "no",
+                ", ".join(ahead.get(s["bot"], [])) or "-",
+            ]
+        )
     return rows
 
 
-ADAPTIVE_NOTE = ("A pair is decided by its own sequential test on the deal sets both bots played together "
-                 "(same deal, same seats), at the entry's confidence; decided pairs join by transitivity into "
-                 "the ranks possible. Rating: fitted to the pairs' mean share differences (it orders the "
-                 "undecided); share: of opponents finished ahead of, in the groups the schedule drew for it "
-                 "(docs/tournament.md#adaptive).")
+ADAPTIVE_NOTE = (
+    "A pair is decided by its own sequential test on the deal sets both bots played together "
+    "(same deal, same seats), at the entry's confidence; decided pairs join by transitivity into "
+    "the ranks possible. Rating: fitted to the pairs' mean share differences (it orders the "
+    "undecided); share: of opponents finished ahead of, in the groups the schedule drew for it "
+    "(docs/tournament.md#adaptive)."
+)
 
 
-def render_terminal(report: RatingReport, *, results: str = "<results>",
-                    notable_limit: int = 15) -> str:
+def render_terminal(report: RatingReport, *, results: str = "<results>", notable_limit: int = 15) -> str:
     """The leaderboards as plain text for the terminal."""
     out: list[str] = [status_line(report), ""]
     for scope in shown_scopes(report):
         title = scope_title(scope.scope)
         out += [title, "=" * len(title), scope_summary(scope), ""]
-        out.append(tabulate(_cells(standing_rows(scope)), headers=STANDING_HEADERS, tablefmt="simple",
-                            disable_numparse=True, colalign=STANDING_ALIGN))
+        out.append(
+            tabulate(
+                _cells(standing_rows(scope)),
+                headers=STANDING_HEADERS,
+                tablefmt="simple",
+                disable_numparse=True,
+                colalign=STANDING_ALIGN,
+            )
+        )
         if len(scope.standings) > 1:
             headers, rows = h2h_table(scope)
-            out += ["", "Head-to-head:", tabulate(_cells(rows), headers=headers, tablefmt="simple",
-                                                  disable_numparse=True, colalign=_h2h_align(headers))]
+            out += [
+                "",
+                "Head-to-head:",
+                tabulate(
+                    _cells(rows),
+                    headers=headers,
+                    tablefmt="simple",
+                    disable_numparse=True,
+                    colalign=_h2h_align(headers),
+                ),
+            ]
         out.append("")
     for entry in report.adaptive:
-        out += [visible(adaptive_line(entry), keep=""), tabulate(_cells(adaptive_rows(entry)), headers=ADAPTIVE_HEADERS, tablefmt="simple",
-                                               disable_numparse=True, colalign=ADAPTIVE_ALIGN), ADAPTIVE_NOTE, ""]
+        out += [
+            visible(adaptive_line(entry), keep=""),
+            tabulate(
+                _cells(adaptive_rows(entry)),
+                headers=ADAPTIVE_HEADERS,
+                tablefmt="simple",
+                disable_numparse=True,
+                colalign=ADAPTIVE_ALIGN,
+            ),
+            ADAPTIVE_NOTE,
+            "",
+        ]
     out.append(deals_line(report))
     out.append(params_line(report))
     out.append(luck_line(report))
@@ -365,11 +490,19 @@ def render_terminal(report: RatingReport, *, results: str = "<results>",
     if report.notable:
         groups = notable_groups(report)
         shown = groups[:notable_limit]
-        out += ["", f"Notable matches: {len(report.notable)} in {len(groups)} groups by bot and kind "
-                    f"(list them with `arena matches {results} --bot B --fault KIND`; "
-                    f"see one with `arena replay {results} <match id> --html replay.html`):",
-                tabulate(_cells(notable_group_rows(shown)), headers=NOTABLE_GROUP_HEADERS, tablefmt="simple",
-                         disable_numparse=True, colalign=NOTABLE_GROUP_ALIGN)]
+        out += [
+            "",
+            f"Notable matches: {len(report.notable)} in {len(groups)} groups by bot and kind "
+            f"(list them with `arena matches {results} --bot B --fault KIND`; "
+            f"see one with `arena replay {results} <match id> --html replay.html`):",
+            tabulate(
+                _cells(notable_group_rows(shown)),
+                headers=NOTABLE_GROUP_HEADERS,
+                tablefmt="simple",
+                disable_numparse=True,
+                colalign=NOTABLE_GROUP_ALIGN,
+            ),
+        ]
         if len(groups) > notable_limit:
             out.append(f"... {len(groups) - notable_limit} more groups in leaderboard.md/html")
     return "\n".join(out) + "\n"
@@ -399,39 +532,85 @@ def _md_escape(text: str) -> str:
     return _MD_PUNCT.sub(lambda m: "\\" + m.group(0), text)
 
 
-def render_markdown(report: RatingReport, *, title: str = "Leaderboard",
-                    notable_limit: int = 50, written: str = "") -> str:
+def render_markdown(
+    report: RatingReport, *, title: str = "Leaderboard", notable_limit: int = 50, written: str = ""
+) -> str:
     """leaderboard.md: a standings table and a head-to-head table per scope (``written``:
     when and from how many matches, a line under the status)."""
     esc = _md_escape
     status = status_line(report)
-    out = [f"# {esc(title)}", "", f"**{esc(status)}**" if not report.complete else esc(status), "",
-           *([esc(written), ""] if written else []),
-           params_line(report), "", esc(luck_line(report)), "", esc(deals_line(report)), "", esc(sandbox_line(report)), ""]
+    out = [
+        f"# {esc(title)}",
+        "",
+        f"**{esc(status)}**" if not report.complete else esc(status),
+        "",
+        *([esc(written), ""] if written else []),
+        params_line(report),
+        "",
+        esc(luck_line(report)),
+        "",
+        esc(deals_line(report)),
+        "",
+        esc(sandbox_line(report)),
+        "",
+    ]
     for scope in shown_scopes(report):
         out += [f"## {esc(scope_title(scope.scope))}", "", esc(scope_summary(scope)), ""]
         # only the name is a bot's text: the figures are ours ("2.50 [1.93, 3.00]" stays readable)
         rows = [[esc(c) if i == 1 else c for i, c in enumerate(row)] for row in standing_rows(scope)]
-        out += [tabulate(rows, headers=STANDING_HEADERS, tablefmt="pipe",
-                         disable_numparse=True, colalign=STANDING_ALIGN), ""]
+        out += [
+            tabulate(rows, headers=STANDING_HEADERS, tablefmt="pipe", disable_numparse=True, colalign=STANDING_ALIGN),
+            "",
+        ]
         if len(scope.standings) > 1:
             headers, h_rows = h2h_table(scope)
-            out += [f"### Head-to-head ({esc(scope_title(scope.scope))})", "", H2H_NOTE, "",
-                    tabulate([[esc(c) for c in r] for r in h_rows], headers=headers,
-                             tablefmt="pipe", disable_numparse=True, colalign=_h2h_align(headers)), ""]
+            out += [
+                f"### Head-to-head ({esc(scope_title(scope.scope))})",
+                "",
+                H2H_NOTE,
+                "",
+                tabulate(
+                    [[esc(c) for c in r] for r in h_rows],
+                    headers=headers,
+                    tablefmt="pipe",
+                    disable_numparse=True,
+                    colalign=_h2h_align(headers),
+                ),
+                "",
+            ]
     for entry in report.adaptive:
-        out += [f"## Adaptive schedule: {esc(entry['key'])}", "", esc(adaptive_line(entry)), "",
-                tabulate([[esc(c) for c in r] for r in adaptive_rows(entry)], headers=ADAPTIVE_HEADERS,
-                         tablefmt="pipe", disable_numparse=True, colalign=ADAPTIVE_ALIGN), "", ADAPTIVE_NOTE, ""]
+        out += [
+            f"## Adaptive schedule: {esc(entry['key'])}",
+            "",
+            esc(adaptive_line(entry)),
+            "",
+            tabulate(
+                [[esc(c) for c in r] for r in adaptive_rows(entry)],
+                headers=ADAPTIVE_HEADERS,
+                tablefmt="pipe",
+                disable_numparse=True,
+                colalign=ADAPTIVE_ALIGN,
+            ),
+            "",
+            ADAPTIVE_NOTE,
+            "",
+        ]
     out += ["## Notable matches", ""]
     if report.notable:
         groups = notable_groups(report)
-        out += [f"{len(report.notable)} matches in {len(groups)} groups by bot and kind. List a group with "
-                "`arena matches <results> --bot B --fault KIND`; see one with "
-                "`arena replay <results> <match id> --html replay.html`.", "",
-                tabulate([[esc(c) for c in r] for r in notable_group_rows(groups[:notable_limit])],
-                         headers=NOTABLE_GROUP_HEADERS, tablefmt="pipe", disable_numparse=True,
-                         colalign=NOTABLE_GROUP_ALIGN)]
+        out += [
+            f"{len(report.notable)} matches in {len(groups)} groups by bot and kind. List a group with "
+            "`arena matches <results> --bot B --fault KIND`; see one with "
+            "`arena replay <results> <match id> --html replay.html`.",
+            "",
+            tabulate(
+                [[esc(c) for c in r] for r in notable_group_rows(groups[:notable_limit])],
+                headers=NOTABLE_GROUP_HEADERS,
+                tablefmt="pipe",
+                disable_numparse=True,
+                colalign=NOTABLE_GROUP_ALIGN,
+            ),
+        ]
         if len(groups) > notable_limit:
             out += ["", f"... {len(groups) - notable_limit} more groups in leaderboard.html"]
     else:
@@ -447,16 +626,30 @@ def render_csv(report: RatingReport) -> str:
     sandbox = " ".join(f"{lvl}:{'safe' if safe else 'unsafe'}" for lvl, safe in report.sandbox)
     for scope in report.scopes:
         for s in scope.standings:
-            writer.writerow([
-                scope.scope, s.rank, s.name, f"{s.mu:.6f}", f"{s.sigma:.6f}",
-                f"{s.conservative:.6f}", s.matches,
-                "" if s.mean_place is None else f"{s.mean_place:.6f}",
-                "" if s.mean_place_ci95 is None else f"{s.mean_place_ci95:.6f}",
-                "" if s.adjusted_place is None else f"{s.adjusted_place:.6f}",
-                "" if s.adjusted_place_ci95 is None else f"{s.adjusted_place_ci95:.6f}", s.firsts, s.unrated,
-                s.faults_total, *(s.faults.get(k, 0) for k in FAULT_KINDS),
-                "complete" if report.complete else "INCOMPLETE", report.scheduled, report.counted,
-                _deals_cell(report), sandbox])
+            writer.writerow(
+                [
+                    scope.scope,
+                    s.rank,
+                    s.name,
+                    f"{s.mu:.6f}",
+                    f"{s.sigma:.6f}",
+                    f"{s.conservative:.6f}",
+                    s.matches,
+                    "" if s.mean_place is None else f"{s.mean_place:.6f}",
+                    "" if s.mean_place_ci95 is None else f"{s.mean_place_ci95:.6f}",
+                    "" if s.adjusted_place is None else f"{s.adjusted_place:.6f}",
+                    "" if s.adjusted_place_ci95 is None else f"{s.adjusted_place_ci95:.6f}",
+                    s.firsts,
+                    s.unrated,
+                    s.faults_total,
+                    *(s.faults.get(k, 0) for k in FAULT_KINDS),
+                    "complete" if report.complete else "INCOMPLETE",
+                    report.scheduled,
+                    report.counted,
+                    _deals_cell(report),
+                    sandbox,
+                ]
+            )
     return buf.getvalue()
 
 
@@ -479,7 +672,7 @@ def render_json(report: RatingReport) -> str:
             standing_data["history"] = f"{mark}{len(histories) - 1}"
     text = json.dumps(data, indent=1, ensure_ascii=False)
     parts = text.split(f'"{mark}')
-    if len(parts) != len(histories) + 1:   # a result text held the mark: the plain way
+    if len(parts) != len(histories) + 1:  # a result text held the mark: the plain way
         return json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n"
     out = [parts[0]]
     for part in parts[1:]:

@@ -13,13 +13,19 @@ from typing import Any, TextIO
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, \
-    TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
 from arena.inert import visible
-
 
 STANDINGS_EVERY_S = 3.0
 
@@ -34,7 +40,7 @@ class RunConsole:
         self.live_standings = live_standings
         self.stream = _ConsoleStream(self.console)
 
-    def display(self, total: int, err: TextIO) -> "LiveDisplay":
+    def display(self, total: int, err: TextIO) -> LiveDisplay:
         return LiveDisplay(total, self.console, results=self.results, live_standings=self.live_standings)
 
 
@@ -72,15 +78,29 @@ class LiveDisplay:
         self.results = results
         self.live_standings = live_standings
         self.faults: dict[tuple[str, str], int] = {}
-        self.bar = Progress(TextColumn("matches"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-                            TextColumn("{task.fields[rate]}"), TextColumn("ETA"), TimeRemainingColumn(),
-                            TimeElapsedColumn(), console=console)
+        self.bar = Progress(
+            TextColumn("matches"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        )
         self.task = self.bar.add_task("run", total=total, rate="")
         self.t0 = time.monotonic()
         self._standings: Table | None = None
         self._standings_at = 0.0
-        self.live = Live(self._render(), console=console, refresh_per_second=4, transient=False,
-                         redirect_stdout=False, redirect_stderr=False)
+        self.live = Live(
+            self._render(),
+            console=console,
+            refresh_per_second=4,
+            transient=False,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
         self.live.start()
 
     def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
@@ -97,8 +117,11 @@ class LiveDisplay:
     def _render(self) -> Group:
         parts: list[Any] = []
         if self.faults:
-            parts.append(Text("faults by bot and kind (details in run.log; list them with "
-                              "arena matches <results> --fault KIND):"))
+            parts.append(
+                Text(
+                    "faults by bot and kind (details in run.log; list them with arena matches <results> --fault KIND):"
+                )
+            )
             t = Table(show_edge=False, box=None)
             t.add_column("bot")
             t.add_column("kind")
@@ -124,8 +147,8 @@ class LiveDisplay:
 
 def _standings_table(results: Path) -> Table | None:
     """The overall standings so far, from the store (None if nothing is rated yet)."""
-    from arena.report.standings import load_report
     from arena.errors import ArenaError
+    from arena.report.standings import load_report
 
     try:
         report, _ = load_report(results)
@@ -137,10 +160,16 @@ def _standings_table(results: Path) -> Table | None:
         return None
     scope = report.scopes[0]
     t = Table(title=f"standings after {scope.rated} rated matches", title_justify="left", box=None)
-    for name, justify in (("rank", "right"), ("bot", "left"), ("conservative", "right"),
-                          ("mean place", "right"), ("faults", "right")):
+    for name, justify in (
+        ("rank", "right"),
+        ("bot", "left"),
+        ("conservative", "right"),
+        ("mean place", "right"),
+        ("faults", "right"),
+    ):
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for s in scope.standings[:20]:   # the mean place as the leaderboard shows it: with its ±, ties marked
-        t.add_row(s.rank_label, visible(s.name, keep=""), f"{s.conservative:.2f}", format_mean_place(s),
-                  str(s.faults_total))
+    for s in scope.standings[:20]:  # the mean place as the leaderboard shows it: with its ±, ties marked
+        t.add_row(
+            s.rank_label, visible(s.name, keep=""), f"{s.conservative:.2f}", format_mean_place(s), str(s.faults_total)
+        )
     return t

@@ -34,7 +34,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from arena.luck.aivat import AIVAT_VERSION
 from arena.luck.baselines import Baselines, Eta
@@ -54,7 +55,7 @@ class _Acc:
         self.deal_sum: dict[str, float] = {}
         self.deal_seats: dict[str, int] = {}
         self.weights: dict[Key, list[float]] = {}  # config -> beta * seats sat per seat number
-        self.shift = 0.0                           # sum of beta * eta over its seats
+        self.shift = 0.0  # sum of beta * eta over its seats
 
     def value(self, etas: dict[Key, Eta]) -> tuple[float, float | None] | None:
         if self.missing or not self.seats:
@@ -63,7 +64,7 @@ class _Acc:
         n = self.seats
         sums = [(self.deal_sum[d], self.deal_seats[d]) for d in self.deal_sum]
         mean = sum(t for t, _ in sums) / n
-        if k < 2:   # one deal: a figure without an interval, as the plain mean place
+        if k < 2:  # one deal: a figure without an interval, as the plain mean place
             return mean + self.shift / n, None
         var = k / (k - 1) * sum((t - mean * m) ** 2 for t, m in sums) / (n * n)
         for key, counts in self.weights.items():
@@ -73,7 +74,7 @@ class _Acc:
         return mean + self.shift / n, t95(k - 1) * math.sqrt(max(var, 0.0))
 
 
-def _union(games: Iterable[dict[str, "_Acc"]]) -> dict[str, "_Acc"]:
+def _union(games: Iterable[dict[str, _Acc]]) -> dict[str, _Acc]:
     """The overall scope's accumulators from the games' (their deals and configurations are
     distinct: a deal cluster names its game entry, a configuration its game)."""
     out: dict[str, _Acc] = {}
@@ -93,8 +94,12 @@ def _union(games: Iterable[dict[str, "_Acc"]]) -> dict[str, "_Acc"]:
 
 def _rated(row: ResultRow, numeric: set[str]) -> bool:
     # as arena.report.ratings counts a match (faults of every seat, sandbox faults, maths)
-    return not (row.sandbox_fault or SANDBOX_FAULT in row.faults or all(k is not None for k in row.faults)
-                or row.match_id in numeric)
+    return not (
+        row.sandbox_fault
+        or SANDBOX_FAULT in row.faults
+        or all(k is not None for k in row.faults)
+        or row.match_id in numeric
+    )
 
 
 def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines | None) -> RatingReport:
@@ -104,7 +109,7 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         return report
     etas = baselines.eta
     numeric = {n.match_id for n in report.notable if n.reason == "numeric"}
-    accs: dict[str, dict[str, _Acc]] = {}   # per game; ``overall`` is their union below
+    accs: dict[str, dict[str, _Acc]] = {}  # per game; ``overall`` is their union below
     by_match = baselines.by_match
     betas: dict[tuple[str, int], float] = {}
     for row in rows:
@@ -117,14 +122,14 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         if beta is None:
             beta = betas[(row.game, row.players)] = luck_beta(row.game, row.players)
         deal = deal_cluster(row.match_id)
-        aivat = [0.0] * len(row.places)   # a match AIVAT does not correct: no term
+        aivat = [0.0] * len(row.places)  # a match AIVAT does not correct: no term
         if row.match_id in baselines.needs_aivat:
             got = baselines.aivat.get(row.match_id)
             if got is None or (got and len(got) != len(row.places)):
-                aivat = None    # not computed yet: the figure is n/a, never over other matches
+                aivat = None  # not computed yet: the figure is n/a, never over other matches
             elif got:
                 aivat = got
-        if beta == 0.0 and aivat is not None:     # no baseline needed
+        if beta == 0.0 and aivat is not None:  # no baseline needed
             for seat, bot in enumerate(row.bots):
                 acc = per_bot.get(bot)
                 if acc is None:
@@ -159,7 +164,7 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
             acc.shift += beta * mean[seat]
     accs[OVERALL] = _union(accs.values())
     scopes = []
-    available = True    # every standing of every scope has the figure
+    available = True  # every standing of every scope has the figure
     for scope in report.scopes:
         per_bot = accs.get(scope.scope, {})
         standings = []
@@ -172,19 +177,27 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
                 s = dataclasses.replace(s, adjusted_place=got[0], adjusted_place_ci95=got[1])
             standings.append(s)
         scopes.append(dataclasses.replace(scope, standings=tuple(standings)))
-    return dataclasses.replace(report, scopes=tuple(scopes),
-                               luck=describe(baselines, available, sorted(betas.items())))
+    return dataclasses.replace(report, scopes=tuple(scopes), luck=describe(baselines, available, sorted(betas.items())))
 
 
 def describe(baselines: Baselines, available: bool, betas: list[tuple[tuple[str, int], float]]) -> dict[str, Any]:
     """``report.luck``: the reference version, games per seat, each rated (game, players)'s
     beta (0: no correction there), the reference deals behind each eta, and whether every
     standing has the figure."""
-    return {"reference": REFERENCE_VERSION, "rollouts": baselines.rollouts,
-            "beta": [{"game": g, "players": p, "beta": b} for (g, p), b in betas],
-            "aivat": {"version": AIVAT_VERSION, "matches": len(baselines.needs_aivat),
-                      "corrected": sum(1 for m in baselines.needs_aivat if baselines.aivat.get(m)),
-                      "draws": baselines.aivat_draws, "reveals": baselines.aivat_reveals},
-            "reference_deals": [{"game": g, "players": p, "options": json.loads(o), "deals": e[2]}
-                                for (g, p, o, _), e in sorted(baselines.eta.items())],
-            "available": available}
+    return {
+        "reference": REFERENCE_VERSION,
+        "rollouts": baselines.rollouts,
+        "beta": [{"game": g, "players": p, "beta": b} for (g, p), b in betas],
+        "aivat": {
+            "version": AIVAT_VERSION,
+            "matches": len(baselines.needs_aivat),
+            "corrected": sum(1 for m in baselines.needs_aivat if baselines.aivat.get(m)),
+            "draws": baselines.aivat_draws,
+            "reveals": baselines.aivat_reveals,
+        },
+        "reference_deals": [
+            {"game": g, "players": p, "options": json.loads(o), "deals": e[2]}
+            for (g, p, o, _), e in sorted(baselines.eta.items())
+        ],
+        "available": available,
+    }

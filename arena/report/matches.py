@@ -6,8 +6,9 @@ bots by seat with their places (1-based) and any faults.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from tabulate import tabulate
 
@@ -19,8 +20,9 @@ from arena.tournament.store import ResultRow, ResultStore, StoreError
 HEADERS = ["match id", "game", "seats (place)", "faults"]
 
 
-def find_matches(rows: Iterable[ResultRow], *, bot: str | None = None, game: str | None = None,
-                 fault: str | None = None) -> list[ResultRow]:
+def find_matches(
+    rows: Iterable[ResultRow], *, bot: str | None = None, game: str | None = None, fault: str | None = None
+) -> list[ResultRow]:
     """The rows where ``bot`` sat, of ``game``, with a ``fault`` of that kind ("any": any fault)."""
     found = []
     for r in rows:
@@ -48,8 +50,9 @@ def match_table(rows: list[ResultRow]) -> list[list[Any]]:
     return table
 
 
-def list_matches(source: Path, *, bot: str | None = None, game: str | None = None,
-                 fault: str | None = None) -> tuple[str, int]:
+def list_matches(
+    source: Path, *, bot: str | None = None, game: str | None = None, fault: str | None = None
+) -> tuple[str, int]:
     """The table text and how many matches it lists."""
     folder = results_folder(source)
     if not (folder / "results.sqlite").exists():
@@ -77,5 +80,8 @@ def _known_bot(store: ResultStore, bot: str, folder: Path) -> None:
 
     close = difflib.get_close_matches(bot, known, n=1, cutoff=0.5)
     shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
-    raise ArenaError(f"--bot {bot}: no such bot in {folder}; " + (f"did you mean {close[0]!r}? " if close else "")
-                     + f"(bots: {shown or 'none yet'})")
+    raise ArenaError(
+        f"--bot {bot}: no such bot in {folder}; "
+        + (f"did you mean {close[0]!r}? " if close else "")
+        + f"(bots: {shown or 'none yet'})"
+    )

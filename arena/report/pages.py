@@ -10,7 +10,7 @@ inlined static file, an SVG built with an element tree) is printed as it is.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -26,7 +26,7 @@ def _inert(value: Any) -> Any:
     return visible(value if isinstance(value, str) else str(value), keep="\n")
 
 
-@lru_cache(maxsize=None)
+@cache
 def static_text(name: str) -> str:
     """A file of ``arena/report/static`` (package data), as text."""
     return resources.files("arena.report").joinpath("static").joinpath(name).read_text(encoding="utf-8")
@@ -43,8 +43,15 @@ def inline(name: str) -> Markup:
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    env = Environment(loader=PackageLoader("arena.report", "templates"), autoescape=True, finalize=_inert,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = Environment(
+        loader=PackageLoader("arena.report", "templates"),
+        autoescape=True,
+        finalize=_inert,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.globals["inline"] = inline
     return env
 

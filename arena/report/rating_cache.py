@@ -29,19 +29,20 @@ import logging
 import os
 import sys
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from arena.tournament.store import ResultRow
 
 FILE_NAME = "ratings-cache.json.z"
 FORMAT = "decktet-arena-rating-cache"
-VERSION = 5   # 2: per-deal place sums (the mean place's interval); 3: history rounded as published;
+VERSION = 5  # 2: per-deal place sums (the mean place's interval); 3: history rounded as published;
 # 4: each bot's largest table (the scale its place interval is clipped to); 5: the HMAC line before the JSON
 # (a history may carry a 4th item, its leaderboard.json text: older readers rebuild the cache)
-MAX_BYTES = 1 << 30   # compressed or not, a bigger cache is not ours
-_MAC_HEX = 64         # the HMAC-SHA-256 line, in hex
+MAX_BYTES = 1 << 30  # compressed or not, a bigger cache is not ours
+_MAC_HEX = 64  # the HMAC-SHA-256 line, in hex
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def _mac(key: bytes, body: bytes) -> bytes:
     return hmac.new(key, body, hashlib.sha256).hexdigest().encode()
 
 
-def complete_prefix(ordered: Sequence["ResultRow"]) -> int:
+def complete_prefix(ordered: Sequence[ResultRow]) -> int:
     """k such that ordered[i].index == i for every i < k."""
     k = 0
     for row in ordered:
@@ -65,7 +66,7 @@ def complete_prefix(ordered: Sequence["ResultRow"]) -> int:
     return k
 
 
-def digest(ordered: Sequence["ResultRow"], k: int) -> str:
+def digest(ordered: Sequence[ResultRow], k: int) -> str:
     """SHA-256 of everything the ratings read from the first k rows."""
     rows = ordered[:k]
     if all(row.digest for row in rows):
@@ -74,13 +75,27 @@ def digest(ordered: Sequence["ResultRow"], k: int) -> str:
         return "stored:" + hashlib.sha256(text.encode()).hexdigest()
     h = hashlib.sha256()
     for row in rows:
-        h.update(repr((row.match_id, row.index, row.game, row.bots, row.places, row.faults,
-                       row.fault_details, row.capped, row.sandbox_fault)).encode())
+        h.update(
+            repr(
+                (
+                    row.match_id,
+                    row.index,
+                    row.game,
+                    row.bots,
+                    row.places,
+                    row.faults,
+                    row.fault_details,
+                    row.capped,
+                    row.sandbox_fault,
+                )
+            ).encode()
+        )
     return h.hexdigest()
 
 
-def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"], key: bytes
-         ) -> tuple[int, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
+def load(
+    path: str | Path, params: Any, ordered: Sequence[ResultRow], key: bytes
+) -> tuple[int, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
     """(k, scope states, notable-match fields) from a valid cache file, else None.
     ``params``: a ratings.RatingParams; ``key``: ``key_from_secret`` of the folder's secret."""
     try:
@@ -89,19 +104,21 @@ def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"], key: byt
             return None
         inflate = zlib.decompressobj()
         text = inflate.decompress(path.read_bytes(), MAX_BYTES)
-        if inflate.unconsumed_tail or not inflate.eof:   # a zip bomb, or cut short
+        if inflate.unconsumed_tail or not inflate.eof:  # a zip bomb, or cut short
             return None
-        mac, newline, text = text[:_MAC_HEX], text[_MAC_HEX:_MAC_HEX + 1], text[_MAC_HEX + 1:]
+        mac, newline, text = text[:_MAC_HEX], text[_MAC_HEX : _MAC_HEX + 1], text[_MAC_HEX + 1 :]
         if newline != b"\n":
-            return None   # not this version's file (an older arena's): rebuilt
+            return None  # not this version's file (an older arena's): rebuilt
         if not hmac.compare_digest(mac, _mac(key, text)):
-            log.warning("%s: the rating cache does not verify against this results folder's secret "
-                        "(edited, or copied from another folder); ignored, the ratings are recomputed "
-                        "from the stored matches", path)
+            log.warning(
+                "%s: the rating cache does not verify against this results folder's secret "
+                "(edited, or copied from another folder); ignored, the ratings are recomputed "
+                "from the stored matches",
+                path,
+            )
             return None
         data = json.loads(text)
-        if (data.get("format") != FORMAT or data.get("version") != VERSION
-                or data.get("byteorder") != sys.byteorder):
+        if data.get("format") != FORMAT or data.get("version") != VERSION or data.get("byteorder") != sys.byteorder:
             return None
         k = data["count"]
         if type(k) is not int or not 0 < k <= complete_prefix(ordered):
@@ -109,26 +126,56 @@ def load(path: str | Path, params: Any, ordered: Sequence["ResultRow"], key: byt
         if data["params"] != params.to_json() or data["digest"] != digest(ordered, k):
             return None
         scopes = data["scopes"]
-        notable = [(str(n[0]), int(n[1]), str(n[2]), str(n[3]),
-                                None if n[4] is None else int(n[4]),
-                                None if n[5] is None else str(n[5]),
-                                None if n[6] is None else str(n[6])) for n in data["notable"]]
+        notable = [
+            (
+                str(n[0]),
+                int(n[1]),
+                str(n[2]),
+                str(n[3]),
+                None if n[4] is None else int(n[4]),
+                None if n[5] is None else str(n[5]),
+                None if n[6] is None else str(n[6]),
+            )
+            for n in data["notable"]
+        ]
         if not isinstance(scopes, list) or not scopes:
             return None
         return k, scopes, notable
-    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, zlib.error,
-            RecursionError, MemoryError):
+    except (
+        OSError,
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        zlib.error,
+        RecursionError,
+        MemoryError,
+    ):
         return None
 
 
-def save(path: str | Path, params: Any, ordered: Sequence["ResultRow"], k: int,
-         scopes: list[dict[str, Any]], notable: Sequence[Any], key: bytes) -> None:
+def save(
+    path: str | Path,
+    params: Any,
+    ordered: Sequence[ResultRow],
+    k: int,
+    scopes: list[dict[str, Any]],
+    notable: Sequence[Any],
+    key: bytes,
+) -> None:
     """Write the state after the first k rows, sealed with ``key``; a folder we cannot write
     is no error."""
-    data = {"format": FORMAT, "version": VERSION, "byteorder": sys.byteorder, "params": params.to_json(), "count": k,
-            "digest": digest(ordered, k), "scopes": scopes,
-            "notable": [[n.match_id, n.index, n.game, n.reason, n.seat, n.bot, n.detail]
-                        for n in notable]}
+    data = {
+        "format": FORMAT,
+        "version": VERSION,
+        "byteorder": sys.byteorder,
+        "params": params.to_json(),
+        "count": k,
+        "digest": digest(ordered, k),
+        "scopes": scopes,
+        "notable": [[n.match_id, n.index, n.game, n.reason, n.seat, n.bot, n.detail] for n in notable],
+    }
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:

@@ -59,10 +59,11 @@ import math
 import re
 from array import array
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence, overload
+from typing import Any, NamedTuple, overload
 
 import trueskill
 
@@ -87,7 +88,7 @@ class RatingParams:
     draw_probability: float = 0.10
 
     @classmethod
-    def from_dict(cls, overrides: Mapping[str, Any] | None) -> "RatingParams":
+    def from_dict(cls, overrides: Mapping[str, Any] | None) -> RatingParams:
         """Defaults with ``overrides`` applied; beta and tau follow an overridden sigma
         unless given too. Unknown keys or non-positive values raise ValueError."""
         overrides = dict(overrides or {})
@@ -111,15 +112,26 @@ class RatingParams:
         return params
 
     def env(self, backend: str | None = None) -> trueskill.TrueSkill:
-        return trueskill.TrueSkill(mu=self.mu, sigma=self.sigma, beta=self.beta, tau=self.tau,
-                                   draw_probability=self.draw_probability, backend=backend)
+        return trueskill.TrueSkill(
+            mu=self.mu,
+            sigma=self.sigma,
+            beta=self.beta,
+            tau=self.tau,
+            draw_probability=self.draw_probability,
+            backend=backend,
+        )
 
     def fast(self) -> FastTrueSkill:
         return FastTrueSkill(self.mu, self.sigma, self.beta, self.tau, self.draw_probability)
 
     def to_json(self) -> dict[str, float]:
-        return {"mu": self.mu, "sigma": self.sigma, "beta": self.beta, "tau": self.tau,
-                "draw_probability": self.draw_probability}
+        return {
+            "mu": self.mu,
+            "sigma": self.sigma,
+            "beta": self.beta,
+            "tau": self.tau,
+            "draw_probability": self.draw_probability,
+        }
 
 
 class HistoryPoint(NamedTuple):
@@ -145,8 +157,7 @@ class History(Sequence[HistoryPoint]):
     # cached league then formats only the points rated since.
     __slots__ = ("index", "mu", "sigma", "_text")
 
-    def __init__(self, index: Iterable[int] = (), mu: Iterable[float] = (),
-                 sigma: Iterable[float] = ()) -> None:
+    def __init__(self, index: Iterable[int] = (), mu: Iterable[float] = (), sigma: Iterable[float] = ()) -> None:
         self.index, self.mu, self.sigma = array("q", index), array("d", mu), array("d", sigma)
         if not len(self.index) == len(self.mu) == len(self.sigma):
             raise ValueError("history columns of different lengths")
@@ -157,7 +168,7 @@ class History(Sequence[HistoryPoint]):
         self.mu.append(mu)
         self.sigma.append(sigma)
 
-    def copy(self) -> "History":
+    def copy(self) -> History:
         new = History(self.index, self.mu, self.sigma)
         new._text = self._text
         return new
@@ -168,9 +179,9 @@ class History(Sequence[HistoryPoint]):
     @overload
     def __getitem__(self, i: int) -> HistoryPoint: ...
     @overload
-    def __getitem__(self, i: slice) -> "History": ...
+    def __getitem__(self, i: slice) -> History: ...
 
-    def __getitem__(self, i: int | slice) -> "HistoryPoint | History":
+    def __getitem__(self, i: int | slice) -> HistoryPoint | History:
         if isinstance(i, slice):
             return History(self.index[i], self.mu[i], self.sigma[i])
         return HistoryPoint(self.index[i], self.mu[i], self.sigma[i])
@@ -207,9 +218,15 @@ class History(Sequence[HistoryPoint]):
         history's text: only JSON number characters, one point per bracket pair, and this
         history's first and last points. Otherwise it is ignored (and rebuilt when asked)."""
         n = len(self)
-        if (n and isinstance(text, str) and text.count("[") == n + 1 and text.count("]") == n + 1
-                and _HISTORY_CHARS.fullmatch(text) is not None
-                and text.startswith("[" + _point_json(self[0])) and text.endswith(_point_json(self[n - 1]) + "]")):
+        if (
+            n
+            and isinstance(text, str)
+            and text.count("[") == n + 1
+            and text.count("]") == n + 1
+            and _HISTORY_CHARS.fullmatch(text) is not None
+            and text.startswith("[" + _point_json(self[0]))
+            and text.endswith(_point_json(self[n - 1]) + "]")
+        ):
             self._text = (n, text)
 
 
@@ -234,14 +251,14 @@ class BotStanding:
     unrated: int
     faults: dict[str, int]
     history: History
-    mean_place_ci95: float | None = None   # half-width of the 95% interval of mean_place
+    mean_place_ci95: float | None = None  # half-width of the 95% interval of mean_place
     # luck-adjusted mean place and its interval's half-width (arena.report.luck); None: unavailable
     adjusted_place: float | None = None
     adjusted_place_ci95: float | None = None
-    deals: int = 0              # deals (clusters) behind mean_place's interval
-    worst_place: int = 0        # the largest table it sat at: places run 1..worst_place
-    shared_rank: int = 0        # the rank of the first bot it is tied with (itself if untied)
-    tied: bool = False          # its conservative rating, as shown (2 decimals), equals another's
+    deals: int = 0  # deals (clusters) behind mean_place's interval
+    worst_place: int = 0  # the largest table it sat at: places run 1..worst_place
+    shared_rank: int = 0  # the rank of the first bot it is tied with (itself if untied)
+    tied: bool = False  # its conservative rating, as shown (2 decimals), equals another's
 
     @property
     def conservative(self) -> float:
@@ -312,11 +329,11 @@ class ScopeReport:
 
     scope: str
     games: tuple[str, ...]
-    matches: int        # stored matches of the scope
+    matches: int  # stored matches of the scope
     rated: int
     skipped: int
-    standings: tuple[BotStanding, ...]     # by rank
-    head_to_head: tuple[HeadToHead, ...]   # by (bot, opponent)
+    standings: tuple[BotStanding, ...]  # by rank
+    head_to_head: tuple[HeadToHead, ...]  # by (bot, opponent)
 
     def standing(self, name: str) -> BotStanding:
         for s in self.standings:
@@ -341,12 +358,12 @@ class RatingReport:
     notable: tuple[NotableMatch, ...] = field(default=())
     # how the deals were drawn: {"mode": "secret"} or {"mode": "public", "seed": N}; None: unknown
     deals: dict[str, Any] | None = None
-    sandbox: tuple[tuple[str, bool], ...] = field(default=())   # (level, safe for untrusted bots)
-    scheduled: int = 0    # matches of the tournament's schedule
-    counted: int = 0      # of them, stored as played and counted here
+    sandbox: tuple[tuple[str, bool], ...] = field(default=())  # (level, safe for untrusted bots)
+    scheduled: int = 0  # matches of the tournament's schedule
+    counted: int = 0  # of them, stored as played and counted here
     # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
     luck: dict[str, Any] | None = None
-    tournament: str | None = None   # its name, for the pages' titles (not in the JSON)
+    tournament: str | None = None  # its name, for the pages' titles (not in the JSON)
     # schedule: adaptive entries, as recorded by the run (arena/tournament/adaptive.py): the race
     adaptive: tuple[dict[str, Any], ...] = field(default=())
 
@@ -369,15 +386,23 @@ class RatingReport:
             "complete": self.complete,
             "scheduled": self.scheduled,
             "counted": self.counted,
-            "rating": {"system": "trueskill", "params": self.params.to_json(),
-                       "conservative": "mu - 3 * sigma"},
+            "rating": {"system": "trueskill", "params": self.params.to_json(), "conservative": "mu - 3 * sigma"},
             "deals": None if self.deals is None else dict(self.deals),
             "scopes": [_scope_json(s, histories) for s in self.scopes],
-            "notable": [{"match_id": n.match_id, "index": n.index, "game": n.game,
-                         "reason": n.reason, "seat": n.seat, "bot": n.bot,
-                         "detail": n.detail} for n in self.notable],
+            "notable": [
+                {
+                    "match_id": n.match_id,
+                    "index": n.index,
+                    "game": n.game,
+                    "reason": n.reason,
+                    "seat": n.seat,
+                    "bot": n.bot,
+                    "detail": n.detail,
+                }
+                for n in self.notable
+            ],
             "sandbox": [{"level": lvl, "safe": safe} for lvl, safe in self.sandbox],  # added in v1
-            "luck": None if self.luck is None else dict(self.luck),                   # added in v1
+            "luck": None if self.luck is None else dict(self.luck),  # added in v1
         } | ({"adaptive": [dict(a) for a in self.adaptive]} if self.adaptive else {})  # added in v1
 
 
@@ -392,36 +417,85 @@ def _pair(interval: tuple[float, float] | None) -> list[float] | None:
 
 def _scope_json(s: ScopeReport, histories: bool = True) -> dict[str, Any]:
     return {
-        "scope": s.scope, "games": list(s.games),
-        "matches": s.matches, "rated": s.rated, "skipped": s.skipped,
-        "standings": [{
-            "rank": b.rank, "bot": b.name, "mu": _r(b.mu), "sigma": _r(b.sigma),
-            "conservative": _r(b.conservative), "matches": b.matches,
-            "mean_place": None if b.mean_place is None else _r(b.mean_place),
-            "mean_place_ci95": None if b.mean_place_ci95 is None else _r(b.mean_place_ci95),
-            "adjusted_place": None if b.adjusted_place is None else _r(b.adjusted_place),
-            "adjusted_place_ci95": None if b.adjusted_place_ci95 is None else _r(b.adjusted_place_ci95),
-            "deals": b.deals, "worst_place": b.worst_place,
-            "mean_place_interval": _pair(b.mean_place_interval),
-            "adjusted_place_interval": _pair(b.adjusted_place_interval),
-            "shared_rank": b.shared_rank, "tied": b.tied,
-            "firsts": b.firsts, "unrated": b.unrated, "faults_total": b.faults_total,
-            "faults": dict(b.faults),
-            "history": [list(h) for h in b.history] if histories else None,  # rounded (``_Scope.rate``)
-        } for b in s.standings],
-        "head_to_head": [{
-            "bot": h.bot, "opponent": h.opponent, "above": h.above, "below": h.below,
-            "tied": h.tied,
-            "share": None if h.share is None else _r(h.share),
-            "ci95": None if h.ci95 is None else [_r(h.ci95[0]), _r(h.ci95[1])],
-        } for h in s.head_to_head],
+        "scope": s.scope,
+        "games": list(s.games),
+        "matches": s.matches,
+        "rated": s.rated,
+        "skipped": s.skipped,
+        "standings": [
+            {
+                "rank": b.rank,
+                "bot": b.name,
+                "mu": _r(b.mu),
+                "sigma": _r(b.sigma),
+                "conservative": _r(b.conservative),
+                "matches": b.matches,
+                "mean_place": None if b.mean_place is None else _r(b.mean_place),
+                "mean_place_ci95": None if b.mean_place_ci95 is None else _r(b.mean_place_ci95),
+                "adjusted_place": None if b.adjusted_place is None else _r(b.adjusted_place),
+                "adjusted_place_ci95": None if b.adjusted_place_ci95 is None else _r(b.adjusted_place_ci95),
+                "deals": b.deals,
+                "worst_place": b.worst_place,
+                "mean_place_interval": _pair(b.mean_place_interval),
+                "adjusted_place_interval": _pair(b.adjusted_place_interval),
+                "shared_rank": b.shared_rank,
+                "tied": b.tied,
+                "firsts": b.firsts,
+                "unrated": b.unrated,
+                "faults_total": b.faults_total,
+                "faults": dict(b.faults),
+                "history": [list(h) for h in b.history] if histories else None,  # rounded (``_Scope.rate``)
+            }
+            for b in s.standings
+        ],
+        "head_to_head": [
+            {
+                "bot": h.bot,
+                "opponent": h.opponent,
+                "above": h.above,
+                "below": h.below,
+                "tied": h.tied,
+                "share": None if h.share is None else _r(h.share),
+                "ci95": None if h.ci95 is None else [_r(h.ci95[0]), _r(h.ci95[1])],
+            }
+            for h in s.head_to_head
+        ],
     }
 
 
 # two-sided 95% Student t quantiles by degrees of freedom; beyond 30, the normal one
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042)
+_T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 _DEAL = re.compile(r"^(.+/p\d+/d\d+)/r\d+/[0-9a-f]+$")
 
 
@@ -444,8 +518,7 @@ def deal_cluster(match_id: str) -> str:
 MIN_DEALS_FOR_INTERVAL = 5
 
 
-def place_interval(mean: float | None, half: float | None, deals: int,
-                   worst: int) -> tuple[float, float] | None:
+def place_interval(mean: float | None, half: float | None, deals: int, worst: int) -> tuple[float, float] | None:
     """(low, high) of a place's 95% interval within the scale 1..worst; None with too few deals."""
     if mean is None or half is None or deals < MIN_DEALS_FOR_INTERVAL:
         return None
@@ -453,7 +526,7 @@ def place_interval(mean: float | None, half: float | None, deals: int,
     return max(1.0, low) if worst else low, min(float(worst), high) if worst else high
 
 
-def mark_ties(standings: list["BotStanding"]) -> list["BotStanding"]:
+def mark_ties(standings: list[BotStanding]) -> list[BotStanding]:
     """Ranked standings with ties marked: bots whose conservative ratings read the same
     (2 decimals, as every leaderboard shows them) share the first one's rank."""
     shown = [f"{s.conservative:.2f}" for s in standings]
@@ -501,7 +574,7 @@ class _Scope:
         self.params = params
         self.fast = params.fast()
         self.games: set[str] = set()
-        self.ratings: dict[str, tuple[float, float]] = {}   # bot -> (mu, sigma)
+        self.ratings: dict[str, tuple[float, float]] = {}  # bot -> (mu, sigma)
         self.matches = self.rated = self.skipped = 0
         self.played: Counter[str] = Counter()
         self.seats: Counter[str] = Counter()
@@ -511,9 +584,9 @@ class _Scope:
         self.faults: dict[str, Counter[str]] = {}
         self.history: dict[str, History] = {}
         self.h2h: dict[tuple[str, str], list[int]] = {}
-        self.deal_sum: dict[str, dict[str, int]] = {}     # bot -> deal -> sum of its places
-        self.deal_seats: dict[str, dict[str, int]] = {}   # bot -> deal -> its seats
-        self.table: Counter[str] = Counter()              # bot -> largest table it sat at
+        self.deal_sum: dict[str, dict[str, int]] = {}  # bot -> deal -> sum of its places
+        self.deal_seats: dict[str, dict[str, int]] = {}  # bot -> deal -> its seats
+        self.table: Counter[str] = Counter()  # bot -> largest table it sat at
 
     def see(self, row: ResultRow) -> None:
         """Count what every stored match contributes (rated or not)."""
@@ -576,32 +649,42 @@ class _Scope:
         seated = list(zip(row.bots, row.places))
         for a, pa in seated:
             for b, pb in seated:
-                if a == b:                   # the same seat, or one bot in two seats
+                if a == b:  # the same seat, or one bot in two seats
                     continue
                 cell = h2h.get((a, b))
-                if cell is None:             # (setdefault would build a list for every pair)
+                if cell is None:  # (setdefault would build a list for every pair)
                     cell = h2h[a, b] = [0, 0, 0]
                 cell[0 if pa < pb else 1 if pa > pb else 2] += 1
         return True
 
     def state(self) -> dict[str, Any]:
         """Everything accumulated so far, as plain JSON-able data (for the rating cache)."""
-        hist = {b: [_pack_array(h.index), _pack_array(h.mu), _pack_array(h.sigma), h.json_text()]
-                for b, h in self.history.items()}
-        return {"name": self.name, "games": sorted(self.games),
-                "ratings": {b: list(r) for b, r in self.ratings.items()},
-                "counts": [self.matches, self.rated, self.skipped],
-                "played": dict(self.played), "seats": dict(self.seats),
-                "place_sum": dict(self.place_sum), "firsts": dict(self.firsts),
-                "unrated": dict(self.unrated), "table": dict(self.table),
-                "faults": {b: dict(c) for b, c in self.faults.items()},
-                "history": hist, "h2h": [[a, b, *cell] for (a, b), cell in self.h2h.items()],
-                "deals": {b: [list(per), _pack("q", list(per.values())),
-                              _pack("q", list(self.deal_seats[b].values()))]
-                          for b, per in self.deal_sum.items()}}
+        hist = {
+            b: [_pack_array(h.index), _pack_array(h.mu), _pack_array(h.sigma), h.json_text()]
+            for b, h in self.history.items()
+        }
+        return {
+            "name": self.name,
+            "games": sorted(self.games),
+            "ratings": {b: list(r) for b, r in self.ratings.items()},
+            "counts": [self.matches, self.rated, self.skipped],
+            "played": dict(self.played),
+            "seats": dict(self.seats),
+            "place_sum": dict(self.place_sum),
+            "firsts": dict(self.firsts),
+            "unrated": dict(self.unrated),
+            "table": dict(self.table),
+            "faults": {b: dict(c) for b, c in self.faults.items()},
+            "history": hist,
+            "h2h": [[a, b, *cell] for (a, b), cell in self.h2h.items()],
+            "deals": {
+                b: [list(per), _pack("q", list(per.values())), _pack("q", list(self.deal_seats[b].values()))]
+                for b, per in self.deal_sum.items()
+            },
+        }
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any], params: RatingParams) -> "_Scope":
+    def from_state(cls, state: Mapping[str, Any], params: RatingParams) -> _Scope:
         scope = cls(str(state["name"]), params)
         scope.games = set(map(str, state["games"]))
         scope.ratings = {str(b): (float(r[0]), float(r[1])) for b, r in state["ratings"].items()}
@@ -609,16 +692,15 @@ class _Scope:
         for name in ("played", "seats", "firsts", "unrated", "table"):
             setattr(scope, name, Counter({str(b): int(n) for b, n in state[name].items()}))
         scope.place_sum = Counter({str(b): int(n) for b, n in state["place_sum"].items()})
-        scope.faults = {str(b): Counter({str(k): int(n) for k, n in c.items()})
-                        for b, c in state["faults"].items()}
+        scope.faults = {str(b): Counter({str(k): int(n) for k, n in c.items()}) for b, c in state["faults"].items()}
         scope.history = {}
         for b, (idx, mus, sigmas, *text) in state["history"].items():
-            history = scope.history[str(b)] = History(_unpack_array("q", idx), _unpack_array("d", mus),
-                                                      _unpack_array("d", sigmas))
+            history = scope.history[str(b)] = History(
+                _unpack_array("q", idx), _unpack_array("d", mus), _unpack_array("d", sigmas)
+            )
             if text:
                 history.adopt_text(text[0])
-        scope.h2h = {(str(a), str(b)): [int(x), int(y), int(z)]
-                     for a, b, x, y, z in state["h2h"]}
+        scope.h2h = {(str(a), str(b)): [int(x), int(y), int(z)] for a, b, x, y, z in state["h2h"]}
         scope.deal_sum, scope.deal_seats = {}, {}
         for b, (keys, sums, seats) in state["deals"].items():
             sums, seats = _unpack("q", sums), _unpack("q", seats)
@@ -632,21 +714,37 @@ class _Scope:
         standings = []
         for bot, (mu, sigma) in self.ratings.items():
             played = self.played[bot]
-            standings.append(BotStanding(
-                rank=0, name=bot, mu=mu, sigma=sigma, matches=played,
-                mean_place=self.place_sum[bot] / self.seats[bot] if played else None,
-                mean_place_ci95=mean_place_interval(zip(self.deal_sum.get(bot, {}).values(),
-                                                        self.deal_seats.get(bot, {}).values())),
-                deals=len(self.deal_sum.get(bot, {})), worst_place=self.table[bot],
-                firsts=self.firsts[bot], unrated=self.unrated[bot],
-                faults=_ordered_faults(self.faults.get(bot, Counter())),
-                history=self.history[bot].copy() if bot in self.history else History()))
+            standings.append(
+                BotStanding(
+                    rank=0,
+                    name=bot,
+                    mu=mu,
+                    sigma=sigma,
+                    matches=played,
+                    mean_place=self.place_sum[bot] / self.seats[bot] if played else None,
+                    mean_place_ci95=mean_place_interval(
+                        zip(self.deal_sum.get(bot, {}).values(), self.deal_seats.get(bot, {}).values())
+                    ),
+                    deals=len(self.deal_sum.get(bot, {})),
+                    worst_place=self.table[bot],
+                    firsts=self.firsts[bot],
+                    unrated=self.unrated[bot],
+                    faults=_ordered_faults(self.faults.get(bot, Counter())),
+                    history=self.history[bot].copy() if bot in self.history else History(),
+                )
+            )
         standings.sort(key=lambda s: (-s.conservative, s.name))
         standings = mark_ties([replace(s, rank=i + 1) for i, s in enumerate(standings)])
         h2h = tuple(HeadToHead(a, b, *cell) for (a, b), cell in sorted(self.h2h.items()))
-        return ScopeReport(scope=self.name, games=tuple(sorted(self.games)),
-                           matches=self.matches, rated=self.rated, skipped=self.skipped,
-                           standings=tuple(standings), head_to_head=h2h)
+        return ScopeReport(
+            scope=self.name,
+            games=tuple(sorted(self.games)),
+            matches=self.matches,
+            rated=self.rated,
+            skipped=self.skipped,
+            standings=tuple(standings),
+            head_to_head=h2h,
+        )
 
 
 def _pack(code: str, values: list[Any]) -> str:
@@ -676,8 +774,9 @@ def _ordered_faults(counts: Counter[str]) -> dict[str, int]:
 _MPMATH_ENVS: dict[RatingParams, trueskill.TrueSkill | None] = {}
 
 
-def _rate(fast: FastTrueSkill, params: RatingParams, ratings: list[tuple[float, float]],
-          ranks: list[int]) -> list[tuple[float, float]]:
+def _rate(
+    fast: FastTrueSkill, params: RatingParams, ratings: list[tuple[float, float]], ranks: list[int]
+) -> list[tuple[float, float]]:
     """New (mu, sigma) per seat: the package's update (run by FastTrueSkill, same maths)."""
     try:
         return fast.rate(ratings, ranks)
@@ -704,10 +803,14 @@ def _as_row(item: ResultRow | Mapping[str, Any]) -> ResultRow:
     raise TypeError(f"expected a ResultRow or a match record, got {type(item).__name__}")
 
 
-def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
-                    params: RatingParams | Mapping[str, Any] | None = None, *,
-                    cache: str | Path | None = None, cache_key: bytes | None = None,
-                    scheduled: int | None = None) -> RatingReport:
+def compute_ratings(
+    rows: Iterable[ResultRow | Mapping[str, Any]],
+    params: RatingParams | Mapping[str, Any] | None = None,
+    *,
+    cache: str | Path | None = None,
+    cache_key: bytes | None = None,
+    scheduled: int | None = None,
+) -> RatingReport:
     """Ratings, statistics, head-to-head and notable matches of a set of stored results.
 
     ``rows``: ``ResultRow``s or match records, in any order (they are sorted by index
@@ -746,10 +849,12 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
         saved = rating_cache.load(cache, params, ordered, cache_key)
         if saved is not None:
             try:
-                resumed = (_Scope.from_state(saved[1][0], params),
-                           {s["name"]: _Scope.from_state(s, params) for s in saved[1][1:]})
+                resumed = (
+                    _Scope.from_state(saved[1][0], params),
+                    {s["name"]: _Scope.from_state(s, params) for s in saved[1][1:]},
+                )
             except (ValueError, TypeError, KeyError, AttributeError, IndexError):
-                resumed = None   # a cache of another shape (damaged, or another version's): rebuilt
+                resumed = None  # a cache of another shape (damaged, or another version's): rebuilt
             if resumed is not None:
                 start = saved[0]
                 notable = [NotableMatch(*f) for f in saved[2]]
@@ -759,9 +864,15 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
 
     def snapshot(k: int) -> None:
         if cache is not None and k == prefix and (k > start or textless):
-            rating_cache.save(cache, params, ordered, k,
-                              [overall.state()] + [per_game[g].state() for g in sorted(per_game)],
-                              notable, cache_key)
+            rating_cache.save(
+                cache,
+                params,
+                ordered,
+                k,
+                [overall.state()] + [per_game[g].state() for g in sorted(per_game)],
+                notable,
+                cache_key,
+            )
 
     for i in range(start, len(ordered)):
         snapshot(i)
@@ -771,15 +882,15 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
             game = per_game[row.game] = _Scope(row.game, params)
         for seat, (bot, kind, detail) in enumerate(zip(row.bots, row.faults, row.fault_details)):
             if kind is not None:
-                notable.append(NotableMatch(row.match_id, row.index, row.game, kind, seat, bot,
-                                            detail))
+                notable.append(NotableMatch(row.match_id, row.index, row.game, kind, seat, bot, detail))
         if row.capped:
             notable.append(NotableMatch(row.match_id, row.index, row.game, "capped"))
         numeric = False
         all_faulted = all(kind is not None for kind in row.faults)
         if all_faulted:
-            notable.append(NotableMatch(row.match_id, row.index, row.game, "all_faulted",
-                                        detail="every seat faulted; not rated"))
+            notable.append(
+                NotableMatch(row.match_id, row.index, row.game, "all_faulted", detail="every seat faulted; not rated")
+            )
         deal = deal_cluster(row.match_id)
         for scope in (overall, game):
             scope.see(row)
@@ -788,10 +899,18 @@ def compute_ratings(rows: Iterable[ResultRow | Mapping[str, Any]],
                 scope.skip(row)
                 numeric = numeric or not unratable
         if numeric:
-            notable.append(NotableMatch(row.match_id, row.index, row.game, "numeric",
-                                        detail="TrueSkill could not rate this result"))
+            notable.append(
+                NotableMatch(
+                    row.match_id, row.index, row.game, "numeric", detail="TrueSkill could not rate this result"
+                )
+            )
     snapshot(len(ordered))
     scopes = [overall.report()] + [per_game[g].report() for g in sorted(per_game)]
     counted = sum(1 for row in ordered if not row.sandbox_fault)
-    return RatingReport(params=params, scopes=tuple(scopes), notable=tuple(notable),
-                        scheduled=counted if scheduled is None else scheduled, counted=counted)
+    return RatingReport(
+        params=params,
+        scopes=tuple(scopes),
+        notable=tuple(notable),
+        scheduled=counted if scheduled is None else scheduled,
+        counted=counted,
+    )

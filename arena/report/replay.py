@@ -10,8 +10,9 @@ import dataclasses
 import json
 import sqlite3
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from arena.errors import ArenaError
 from arena.match.agents import Agent
@@ -43,8 +44,10 @@ def mark_shown(source: Path, record: dict[str, Any]) -> None:
         with ResultStore(source) as store:
             store.reveal_deals([(record["game"], record["players"], record["deal_seed"])])
     except (StoreError, sqlite3.Error, KeyError, TypeError, ValueError) as exc:
-        raise ArenaError(f"{source}: cannot record that the page shows this deal ({exc}); "
-                         "no page written: check that the folder is writable") from None
+        raise ArenaError(
+            f"{source}: cannot record that the page shows this deal ({exc}); "
+            "no page written: check that the folder is writable"
+        ) from None
 
 
 def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
@@ -61,28 +64,41 @@ def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
         except KeyError:
             record = None
         except (zlib.error, UnicodeDecodeError, ValueError) as exc:
-            why = ("not compressed data" if isinstance(exc, zlib.error) else
-                   "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not JSON")
-            raise ArenaError(f"{source}: match {match_id!r}: the stored record is damaged or was altered "
-                             f"({why}); it cannot be replayed: rerun the tournament into a new "
-                             "results folder to play it again") from None
+            why = (
+                "not compressed data"
+                if isinstance(exc, zlib.error)
+                else "not UTF-8"
+                if isinstance(exc, UnicodeDecodeError)
+                else "not JSON"
+            )
+            raise ArenaError(
+                f"{source}: match {match_id!r}: the stored record is damaged or was altered "
+                f"({why}); it cannot be replayed: rerun the tournament into a new "
+                "results folder to play it again"
+            ) from None
         if record is None:
-            raise ArenaError(f"{source}: no match with id {match_id!r}; list the ids with "
-                             f"`arena matches {source}` (--bot, --game, --fault narrow it)")
-        _check_shape(record, f"{source}: match {match_id!r}: the stored record",
-                     "it cannot be replayed: rerun the tournament into a new results folder to play it again")
+            raise ArenaError(
+                f"{source}: no match with id {match_id!r}; list the ids with "
+                f"`arena matches {source}` (--bot, --game, --fault narrow it)"
+            )
+        _check_shape(
+            record,
+            f"{source}: match {match_id!r}: the stored record",
+            "it cannot be replayed: rerun the tournament into a new results folder to play it again",
+        )
         return record
     if source.suffix == ".jsonl":  # a bulk export (arena export): the line of that match
         from arena.report.export import find_in_jsonl
 
         record = find_in_jsonl(source, match_id)
-        _check_shape(record, f"{source}: match {record.get('match_id')!r}",
-                     "export it again with `arena export`")
+        _check_shape(record, f"{source}: match {record.get('match_id')!r}", "export it again with `arena export`")
         return record
     try:
         record = json.loads(source.read_text())
     except (OSError, ValueError) as exc:
-        raise ArenaError(f"{source}: not a match record ({exc}); write one with `arena play ... --json > file`")
+        raise ArenaError(
+            f"{source}: not a match record ({exc}); write one with `arena play ... --json > file`"
+        ) from None
     if not isinstance(record, dict) or "decisions" not in record:
         raise ArenaError(f"{source}: not a match record (no 'decisions'); write one with `arena play ... --json`")
     _check_shape(record, f"{source}: the record", "write a new one with `arena play ... --json > file`")
@@ -103,7 +119,8 @@ def _new_state(record: RecordJson) -> Any:
         if record.get("rules_version") != spec.rules_version:
             raise ArenaError(
                 f"match {record['match_id']}: recorded with {record['game']} rules version "
-                f"{record.get('rules_version')!r}, this engine is version {spec.rules_version!r}")
+                f"{record.get('rules_version')!r}, this engine is version {spec.rules_version!r}"
+            )
         return spec.new_game(record["players"], record["deal_seed"], record["options"])
     except GameError as err:
         raise ArenaError(f"match {record.get('match_id')}: {err}") from None
@@ -118,8 +135,9 @@ def verify_record(record: RecordJson, observer: Callable[..., None] | None = Non
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, GameError) as exc:
         # past the shape check, a value of the wrong kind deep inside: altered, not a bug
-        raise ReplayMismatch(None, f"the record is malformed or was altered ({type(exc).__name__}: "
-                                   f"{' '.join(str(exc).split())[:120]})") from None
+        raise ReplayMismatch(
+            None, f"the record is malformed or was altered ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+        ) from None
 
 
 def _verify(record: RecordJson, observer: Callable[..., None] | None = None) -> Any:
@@ -145,8 +163,16 @@ def _verify(record: RecordJson, observer: Callable[..., None] | None = None) -> 
         if i in faults_at:
             s, f = faults_at[i]
             emit("fault", seat=s, bot=names[s], fault=f)
-        emit("decision", state=state, seat=seat, bot=names[seat], action=action, text=text,
-             ms=d.ms, status=d.status.value)
+        emit(
+            "decision",
+            state=state,
+            seat=seat,
+            bot=names[seat],
+            action=action,
+            text=text,
+            ms=d.ms,
+            status=d.status.value,
+        )
         state.apply(seat, action)
     if not state.is_over():
         raise ReplayMismatch(None, f"the record ends after {len(rec.decisions)} decisions but the game is not over")
@@ -155,8 +181,9 @@ def _verify(record: RecordJson, observer: Callable[..., None] | None = None) -> 
         raise ReplayMismatch(None, f"the engine's result {got} differs from the recorded {record['game_result']}")
     places = final_places(got["places"], rec.faults)
     if places != list(rec.result.places):
-        raise ReplayMismatch(None, f"places after the fault policy {places} differ from the recorded "
-                                   f"{list(rec.result.places)}")
+        raise ReplayMismatch(
+            None, f"places after the fault policy {places} differ from the recorded {list(rec.result.places)}"
+        )
     emit("end", record=record, state=state)
     return state
 
@@ -197,9 +224,17 @@ class RecordedAgent(Agent):
         return line, time.monotonic()
 
 
-def takeover(record: RecordJson, start: int, seat: int, agent: Agent, *,
-             observer: Callable[..., None] | None = None, time_control: TimeControl | None = None,
-             sandbox: SandboxArg = None, no_timeouts: bool = False) -> RecordJson:
+def takeover(
+    record: RecordJson,
+    start: int,
+    seat: int,
+    agent: Agent,
+    *,
+    observer: Callable[..., None] | None = None,
+    time_control: TimeControl | None = None,
+    sandbox: SandboxArg = None,
+    no_timeouts: bool = False,
+) -> RecordJson:
     """Replay decisions 0..start-1 as recorded, then ``agent`` plays ``seat`` live and
     the other seats play their recorded actions while they apply."""
     from arena.match.referee import play_match
@@ -219,5 +254,6 @@ def takeover(record: RecordJson, start: int, seat: int, agent: Agent, *,
         else:
             agents.append(RecordedAgent(bot["name"], [d for d in later if d["seat"] == s]))
     m = dataclasses.replace(MatchSpec.of_record(record), match_id=f"{record['match_id']}/from{start}/seat{seat}")
-    return play_match(m, agents, time_control=time_control, sandbox=sandbox, observer=observer,
-                      no_timeouts=no_timeouts, prefix=prefix)
+    return play_match(
+        m, agents, time_control=time_control, sandbox=sandbox, observer=observer, no_timeouts=no_timeouts, prefix=prefix
+    )

@@ -43,31 +43,46 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
         raise ArenaError(f"match {record.get('match_id')}: cannot rebuild the deal ({err})") from None
     faults = {f["decision"]: (seat, f) for seat, f in enumerate(record.get("faults") or []) if f}
     frames = []
-    logged = "events" in state.observation(0)   # a game whose observations carry public events
+    logged = "events" in state.observation(0)  # a game whose observations carry public events
     for i, d in enumerate(record["decisions"]):
         seat, action = d["seat"], d["action"]
         if state.is_over() or seat not in state.to_move() or not 0 <= action < len(state.legal_actions(seat)):
-            raise ArenaError(f"match {record.get('match_id')}: decision {i} does not replay on this engine; "
-                             f"check it with arena replay")
+            raise ArenaError(
+                f"match {record.get('match_id')}: decision {i} does not replay on this engine; "
+                f"check it with arena replay"
+            )
         legal = [state.action_text(seat, a) for a in state.legal_actions(seat)]
         fault = faults.get(i)
-        frames.append({
-            "n": i, "seat": seat, "action": action, "text": d.get("text"), "ms": d.get("ms"),
-            "status": d.get("status", "ok"), "legal_count": len(legal),
-            "legal": _legal_window(legal, action),
-            "fault": None if fault is None else {"seat": fault[0], **fault[1]},
-            "obs": [state.observation(s) for s in range(record["players"])],
-        })
+        frames.append(
+            {
+                "n": i,
+                "seat": seat,
+                "action": action,
+                "text": d.get("text"),
+                "ms": d.get("ms"),
+                "status": d.get("status", "ok"),
+                "legal_count": len(legal),
+                "legal": _legal_window(legal, action),
+                "fault": None if fault is None else {"seat": fault[0], **fault[1]},
+                "obs": [state.observation(s) for s in range(record["players"])],
+            }
+        )
         state.apply(seat, action)
         if logged:  # right after its own decision, a seat's events are exactly what that decision did
             frames[-1]["events"] = state.observation(seat).get("events", [])
-    frames.append({"n": len(record["decisions"]), "end": True,
-                   "obs": [state.observation(s) for s in range(record["players"])]})
+    frames.append(
+        {"n": len(record["decisions"]), "end": True, "obs": [state.observation(s) for s in range(record["players"])]}
+    )
     return {
-        "match_id": record["match_id"], "game": record["game"], "players": record["players"],
-        "options": record.get("options"), "bots": [b["name"] for b in record["bots"]],
-        "seats": record.get("seats") or [], "cards": [{**c, "label": rank_label(c["rank"])} for c in state.card_table()],
-        "layout": layout(record["game"]), "frames": frames,
+        "match_id": record["match_id"],
+        "game": record["game"],
+        "players": record["players"],
+        "options": record.get("options"),
+        "bots": [b["name"] for b in record["bots"]],
+        "seats": record.get("seats") or [],
+        "cards": [{**c, "label": rank_label(c["rank"])} for c in state.card_table()],
+        "layout": layout(record["game"]),
+        "frames": frames,
     }
 
 

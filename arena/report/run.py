@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, TextIO
 
-import time
-
 from arena.report.standings import mark_reports_stale, publish
-from arena.tournament.runner import Plan, RunSummary, plan_run, run_tournament
+from arena.tournament.runner import Plan, RunSummary, run_tournament
 from arena.tournament.schedule import MatchSpec
 
 
@@ -22,9 +21,12 @@ def run_and_publish(tournament: Any, **kw: Any) -> RunSummary:
         # until the run publishes, pages from an earlier run say they are old (a run killed
         # with -9 never publishes)
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        mark_reports_stale(results, f"OUT OF DATE: a run started {when} to play {pending} more matches in this "
-                                    "folder; this page shows the results from before it. "
-                                    f"Refresh with: arena leaderboard {results}")
+        mark_reports_stale(
+            results,
+            f"OUT OF DATE: a run started {when} to play {pending} more matches in this "
+            "folder; this page shows the results from before it. "
+            f"Refresh with: arena leaderboard {results}",
+        )
 
     return run_tournament(tournament, publish=_publish, before_play=_mark_stale, **kw)
 
@@ -38,8 +40,10 @@ def incomplete_lines(summary: RunSummary) -> list[str]:
     if summary.harness_failures:
         first = summary.harness_failures[0]
         more = len(summary.harness_failures) - 1
-        lines.append(f"{len(summary.harness_failures)} matches the harness could not play (not stored), "
-                     f"e.g. {first}" + (f" (and {more} more, see run.log)" if more else ""))
+        lines.append(
+            f"{len(summary.harness_failures)} matches the harness could not play (not stored), "
+            f"e.g. {first}" + (f" (and {more} more, see run.log)" if more else "")
+        )
     lines.append(f"incomplete: {summary.counted} of {summary.scheduled} matches; rerun to finish")
     return lines
 
@@ -50,13 +54,18 @@ def _line(m: MatchSpec) -> str:
 
 def render_plan(plan: Plan, out: TextIO, *, limit: int = 20) -> None:
     """`arena run --dry-run`: what would be played, kept and dropped."""
-    out.write(f"{len(plan.schedule)} matches scheduled: {len(plan.play)} to play, "
-              f"{len(plan.keep)} already stored (kept), {len(plan.drop)} stored but no longer "
-              "in the tournament (dropped from the leaderboard, kept in the store)\n")
+    out.write(
+        f"{len(plan.schedule)} matches scheduled: {len(plan.play)} to play, "
+        f"{len(plan.keep)} already stored (kept), {len(plan.drop)} stored but no longer "
+        "in the tournament (dropped from the leaderboard, kept in the store)\n"
+    )
     if plan.roster_news:
         out.write(f"since the last run: {plan.roster_news}\n")
-    for title, items in (("play", [_line(m) for m in plan.play]), ("keep", [_line(m) for m in plan.keep]),
-                         ("drop", [f"  {mid}" for mid in plan.drop])):
+    for title, items in (
+        ("play", [_line(m) for m in plan.play]),
+        ("keep", [_line(m) for m in plan.keep]),
+        ("drop", [f"  {mid}" for mid in plan.drop]),
+    ):
         if not items:
             continue
         out.write(f"{title} ({len(items)}):\n")

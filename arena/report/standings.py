@@ -44,25 +44,28 @@ def load_report(source: Path) -> tuple[Any, Path]:
         store = ResultStore(folder, read_only=True)  # a view writes nothing to the store
         meta = store.tournament() or {}
         if not meta and not store.match_count():  # e.g. an empty file: nothing was ever stored
-            raise ArenaError(f"{folder}: no results yet (results.sqlite holds no tournament); "
-                             "run the tournament first with arena run")
+            raise ArenaError(
+                f"{folder}: no results yet (results.sqlite holds no tournament); "
+                "run the tournament first with arena run"
+            )
         stored = (meta.get("config") or {}).get("ratings") or {}
         # Unset keys are stored as null and mean "the default", as in `arena run`.
         params = {k: v for k, v in stored.items() if v is not None} or None
         from arena.report.rating_cache import FILE_NAME, key_from_secret
+
         scheduled, _ = store.progress()
         rows = list(store.iter_results())
         cache = _cache_file(folder, FILE_NAME)
-        try:   # the cache is sealed with the folder's secret; a folder without one rates from scratch
+        try:  # the cache is sealed with the folder's secret; a folder without one rates from scratch
             key: bytes | None = key_from_secret(store.deal_secret()) if cache is not None else None
         except StoreError:
             key = None
-        report = compute_ratings(rows, params, cache=None if key is None else cache,
-                                 cache_key=key, scheduled=scheduled)
+        report = compute_ratings(rows, params, cache=None if key is None else cache, cache_key=key, scheduled=scheduled)
         report = _luck_adjusted(report, rows, store, (meta.get("config") or {}).get("luck_rollouts"))
         report = dataclasses.replace(report, deals=deals_of(meta), tournament=meta.get("name"))
         report = dataclasses.replace(report, sandbox=tuple(store.sandbox_levels()))
         from arena.tournament.adaptive import read_state
+
         report = dataclasses.replace(report, adaptive=tuple(read_state(folder)))
         store.close()  # not left to the garbage collector: a long-lived caller runs many
     except StoreError as err:
@@ -94,10 +97,10 @@ def _luck_adjusted(report: Any, rows: list[Any], store: Any, rollouts: Any) -> A
     unavailable rather than failing the leaderboard."""
     import sqlite3
 
-    from arena.report.luck import adjust
     from arena.luck.baselines import DEFAULT_ROLLOUTS, load
+    from arena.report.luck import adjust
 
-    if rollouts is None:        # a tournament stored before the option: its default
+    if rollouts is None:  # a tournament stored before the option: its default
         rollouts = DEFAULT_ROLLOUTS
     if type(rollouts) is not int:
         return report
@@ -135,8 +138,8 @@ def render(report: Any, fmt: str, folder: Path, write: bool = False) -> str:
     return lb.render_terminal(report, results=str(folder))
 
 
-REPLAYS = "replays"        # sub-folder of the results with the notable matches' replay pages
-MAX_REPLAYS = 40           # one page per notable group (its first match), the largest groups first
+REPLAYS = "replays"  # sub-folder of the results with the notable matches' replay pages
+MAX_REPLAYS = 40  # one page per notable group (its first match), the largest groups first
 
 
 def notable_extras(report: Any, folder: Path) -> dict[tuple[str, int | None], dict[str, str]]:
@@ -197,9 +200,12 @@ def write_reports(report: Any, folder: str | Path, *, title: str | None = None) 
     if title is None:
         title = f"Leaderboard: {report.tournament}" if getattr(report, "tournament", None) else "Leaderboard"
     written = written_line(report)
-    texts = {"md": lb.render_markdown(report, title=title, written=written), "csv": lb.render_csv(report),
-             "json": lb.render_json(report),
-             "html": render_html(report, title=title, extras=notable_extras(report, folder), written=written)}
+    texts = {
+        "md": lb.render_markdown(report, title=title, written=written),
+        "csv": lb.render_csv(report),
+        "json": lb.render_json(report),
+        "html": render_html(report, title=title, extras=notable_extras(report, folder), written=written),
+    }
     paths = {}
     for kind, text in texts.items():
         path = folder / lb.FILES[kind]
@@ -209,10 +215,12 @@ def write_reports(report: Any, folder: str | Path, *, title: str | None = None) 
             tmp.replace(path)  # a reader never sees half a file
         except OSError as exc:
             if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
-                raise   # a full disk says so in the guard's words
-            raise ArenaError(f"{path}: cannot write the report ({exc.strerror}); the results folder is "
-                             f"read-only: print the leaderboard instead, e.g. arena leaderboard {folder} "
-                             "--format md") from None
+                raise  # a full disk says so in the guard's words
+            raise ArenaError(
+                f"{path}: cannot write the report ({exc.strerror}); the results folder is "
+                f"read-only: print the leaderboard instead, e.g. arena leaderboard {folder} "
+                "--format md"
+            ) from None
         paths[kind] = path
     return paths
 
@@ -243,11 +251,13 @@ def mark_reports_stale(folder: Path, note: str) -> list[Path]:
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8")
-        while STALE_START in text and STALE_END in text:   # an earlier note goes
+        while STALE_START in text and STALE_END in text:  # an earlier note goes
             start = text.index(STALE_START)
-            text = text[:start] + text[text.index(STALE_END) + len(STALE_END):].lstrip("\n")
+            text = text[:start] + text[text.index(STALE_END) + len(STALE_END) :].lstrip("\n")
         if kind == "html":
-            banner = render("stale_banner.html.j2", start=Markup(STALE_START), note=note, end=Markup(STALE_END)).rstrip("\n")
+            banner = render("stale_banner.html.j2", start=Markup(STALE_START), note=note, end=Markup(STALE_END)).rstrip(
+                "\n"
+            )
             text = text.replace("<body>", "<body>" + banner, 1) if "<body>" in text else banner + text
         else:
             text = f"{STALE_START}\n**{note}**\n{STALE_END}\n\n" + text

@@ -28,13 +28,14 @@ ENCODING_FILE = Path(encoding.__file__)
 
 def check_policy(data: Any, source: str = "policy") -> dict[str, Any]:
     """The policy dict if it is a well-formed linear policy; else ValueError naming the field."""
+
     def bad(field: str, message: str) -> ValueError:
         return ValueError(f"{source}: field '{field}': {message}")
 
     if not isinstance(data, dict):
         raise bad("format", "expected a JSON object written by LinearPolicy.to_json()")
     if data.get("format") != FORMAT:
-        raise bad("format", f"expected \"{FORMAT}\" (write it with LinearPolicy.to_json())")
+        raise bad("format", f'expected "{FORMAT}" (write it with LinearPolicy.to_json())')
     game = data.get("game")
     if game not in encoding.GAMES:
         raise bad("game", f"expected one of {', '.join(encoding.GAMES)}, got {game!r}")
@@ -45,8 +46,11 @@ def check_policy(data: Any, source: str = "policy") -> dict[str, Any]:
         raise bad("players", str(err)) from None
     rows, cols = encoding.ACTION_SIZE[game], encoding.obs_size(game, players)
     weights, bias = data.get("weights"), data.get("bias")
-    if (not isinstance(weights, list) or len(weights) != rows
-            or not all(isinstance(r, list) and len(r) == cols for r in weights)):
+    if (
+        not isinstance(weights, list)
+        or len(weights) != rows
+        or not all(isinstance(r, list) and len(r) == cols for r in weights)
+    ):
         raise bad("weights", f"expected {rows} rows of {cols} numbers for {game} with {players} players")
     if not isinstance(bias, list) or len(bias) != rows:
         raise bad("bias", f"expected {rows} numbers")
@@ -122,10 +126,12 @@ def bot_source(policy: dict[str, Any], name: str = "linear-policy") -> str:
     check_policy(policy)
     if not isinstance(name, str) or not name or len(name) > 64 or not name.isprintable():
         raise ValueError("bot name: expected 1-64 printable characters")
-    head = (f"# A {policy['game']} bot for {policy['players']} players, exported by "
-            "`arena export-bot` (arena/rl/bridge.py).\n"
-            "# Standard library + botkit only. What follows first is a verbatim copy of\n"
-            "# arena/rl/encoding.py, then the policy's weights and its choice.\n")
+    head = (
+        f"# A {policy['game']} bot for {policy['players']} players, exported by "
+        "`arena export-bot` (arena/rl/bridge.py).\n"
+        "# Standard library + botkit only. What follows first is a verbatim copy of\n"
+        "# arena/rl/encoding.py, then the policy's weights and its choice.\n"
+    )
     body = {k: policy[k] for k in ("format", "version", "game", "players", "weights", "bias") if k in policy}
     text = json.dumps(body, separators=(",", ":"))
     return head + ENCODING_FILE.read_text(encoding="utf-8") + _TAIL.format(policy=text, name=name)

@@ -34,11 +34,53 @@ BASIC = 36
 # (rank value, suit bits) per face, as games/decktet.py (a test checks they agree).
 # Suits: Moons 1, Suns 2, Waves 4, Leaves 8, Wyrms 16, Knots 32. Ace 1, Crown 10,
 # Pawn 11, Court 12, Excuse 0.
-FACES = ((1, 1), (1, 2), (1, 4), (1, 8), (1, 16), (1, 32), (2, 33), (2, 18), (2, 12), (3, 5),
-         (3, 34), (3, 24), (4, 3), (4, 12), (4, 48), (5, 9), (5, 6), (5, 48), (6, 5), (6, 18),
-         (6, 40), (7, 9), (7, 34), (7, 20), (8, 3), (8, 12), (8, 48), (9, 3), (9, 20), (9, 40),
-         (10, 1), (10, 2), (10, 4), (10, 8), (10, 16), (10, 32), (11, 49), (11, 38), (11, 11),
-         (11, 28), (12, 37), (12, 25), (12, 42), (12, 22), (0, 0))
+FACES = (
+    (1, 1),
+    (1, 2),
+    (1, 4),
+    (1, 8),
+    (1, 16),
+    (1, 32),
+    (2, 33),
+    (2, 18),
+    (2, 12),
+    (3, 5),
+    (3, 34),
+    (3, 24),
+    (4, 3),
+    (4, 12),
+    (4, 48),
+    (5, 9),
+    (5, 6),
+    (5, 48),
+    (6, 5),
+    (6, 18),
+    (6, 40),
+    (7, 9),
+    (7, 34),
+    (7, 20),
+    (8, 3),
+    (8, 12),
+    (8, 48),
+    (9, 3),
+    (9, 20),
+    (9, 40),
+    (10, 1),
+    (10, 2),
+    (10, 4),
+    (10, 8),
+    (10, 16),
+    (10, 32),
+    (11, 49),
+    (11, 38),
+    (11, 11),
+    (11, 28),
+    (12, 37),
+    (12, 25),
+    (12, 42),
+    (12, 22),
+    (0, 0),
+)
 SUIT_BITS = (1, 2, 4, 8, 16, 32)
 SUIT_NAMES = ("Moons", "Suns", "Waves", "Leaves", "Wyrms", "Knots")
 
@@ -108,8 +150,12 @@ def _tightwad(o: dict) -> list:
     v += _counts(earlier, BASIC, 2)
     v += _suits(FACES[ctl_card % DECK][1]) if ctl_card is not None else [0.0] * 6
     rank = FACES[ctl_card % DECK][0] if ctl_card is not None else 0
-    v += [_frac(rank, 10), _frac(len(plays), n - 1),
-          _frac(o["trick_number"], o["tricks_in_round"] or 1), _frac(o["set_aside"], 72)]
+    v += [
+        _frac(rank, 10),
+        _frac(len(plays), n - 1),
+        _frac(o["trick_number"], o["tricks_in_round"] or 1),
+        _frac(o["set_aside"], 72),
+    ]
     v += [_frac(x, 10) for x in _rel(o["penalty_points"], me)]
     v += [_frac(x, 7) for x in _rel(o["hand_sizes"], me)]
     played = [0.0] * n
@@ -128,7 +174,7 @@ _DW_RULES = ("highest", "lowest", "none")
 
 
 def _divers(o: dict) -> list:
-    n, me = o["players"], o["seat"]
+    me = o["seat"]
     v = _one_hot(_DW_PHASES.index(o["phase"]) if o["phase"] in _DW_PHASES else None, 4)
     v += _counts(o["hand"], BASIC, 1) + _counts(o["threshold"], BASIC, 1)
     v += _counts([p for p in o["played"] if p is not None], BASIC, 1)
@@ -144,8 +190,12 @@ def _divers(o: dict) -> list:
     v += _suits(mine)
     v += [_frac(o["threshold_total"], 30)]
     hands = o["hands"] or 0
-    v += [_frac(o["trick_number"], 5), _frac(o["hand_number"], hands) if hands else 0.0,
-          1.0 if o["bidding"] else 0.0, _frac(o["deck_count"], BASIC)]
+    v += [
+        _frac(o["trick_number"], 5),
+        _frac(o["hand_number"], hands) if hands else 0.0,
+        1.0 if o["bidding"] else 0.0,
+        _frac(o["deck_count"], BASIC),
+    ]
     v += [_frac(x, 100) for x in _rel(o["scores"], me)]
     v += [_frac(x, 40) for x in _rel(o["hand_points"], me)]
     v += [_frac(x, 5) for x in _rel(o["tricks_won"], me)]
@@ -161,7 +211,7 @@ _PALACE_MODES = ("empty", "any", "higher", "lower")
 
 
 def _palace(o: dict) -> list:
-    n, me = o["players"], o["seat"]
+    me = o["seat"]
     mine = o["tableaux"][me]
     v = _one_hot(_PALACE_PHASES.index(o["phase"]) if o["phase"] in _PALACE_PHASES else None, 3)
     v += _counts(o["hand"], DECK, 4) + _counts(mine["face_up"], DECK, 4)

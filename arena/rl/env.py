@@ -39,8 +39,13 @@ class DecktetEnv(AECEnv):
 
     metadata = {"render_modes": ["ansi", "human"], "name": "decktet_v0", "is_parallelizable": False}
 
-    def __init__(self, game: str = "tightwad", players: int | None = None,
-                 options: dict[str, Any] | None = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        game: str = "tightwad",
+        players: int | None = None,
+        options: dict[str, Any] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
         super().__init__()
         self.game_spec = get_game(game)
         self.game = game
@@ -56,10 +61,12 @@ class DecktetEnv(AECEnv):
         n_act = encoding.ACTION_SIZE[game]
         self.action_spaces = {a: spaces.Discrete(n_act) for a in self.possible_agents}
         self.observation_spaces = {
-            a: spaces.Dict({
-                "observation": spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float64),
-                "action_mask": spaces.Box(0, 1, (n_act,), dtype=np.int8),
-            })
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, 1.0, (n_obs,), dtype=np.float64),
+                    "action_mask": spaces.Box(0, 1, (n_act,), dtype=np.int8),
+                }
+            )
             for a in self.possible_agents
         }
         self._seeds = random.Random()
@@ -145,8 +152,7 @@ class DecktetEnv(AECEnv):
             self.rewards[a] = 1.0 - 2.0 * place / (n - 1)
             self.terminations[a] = not result.capped
             self.truncations[a] = result.capped
-        self.infos = {a: {"observation": self.json_observation(a), "result": result.to_json()}
-                      for a in self.agents}
+        self.infos = {a: {"observation": self.json_observation(a), "result": result.to_json()} for a in self.agents}
 
     def render(self) -> str | None:
         if self.render_mode is None or self.engine is None:
@@ -163,13 +169,21 @@ class DecktetEnv(AECEnv):
         self._json = {}
 
 
-def raw_env(game: str = "tightwad", players: int | None = None,
-            options: dict[str, Any] | None = None, render_mode: str | None = None) -> DecktetEnv:
+def raw_env(
+    game: str = "tightwad",
+    players: int | None = None,
+    options: dict[str, Any] | None = None,
+    render_mode: str | None = None,
+) -> DecktetEnv:
     return DecktetEnv(game, players, options, render_mode)
 
 
-def env(game: str = "tightwad", players: int | None = None,
-        options: dict[str, Any] | None = None, render_mode: str | None = None) -> AECEnv:
+def env(
+    game: str = "tightwad",
+    players: int | None = None,
+    options: dict[str, Any] | None = None,
+    render_mode: str | None = None,
+) -> AECEnv:
     """The environment with PettingZoo's usual checks (bounds, call order)."""
     e: AECEnv = raw_env(game, players, options, render_mode)
     e = wrappers.AssertOutOfBoundsWrapper(e)

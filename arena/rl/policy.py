@@ -33,8 +33,10 @@ class LinearPolicy:
         self.weights = np.zeros(shape) if weights is None else np.array(weights, dtype=np.float64)
         self.bias = np.zeros(self.action_size) if bias is None else np.array(bias, dtype=np.float64)
         if self.weights.shape != shape or self.bias.shape != (self.action_size,):
-            raise ValueError(f"{game} with {players} players needs weights {shape} and bias "
-                             f"({self.action_size},); got {self.weights.shape} and {self.bias.shape}")
+            raise ValueError(
+                f"{game} with {players} players needs weights {shape} and bias "
+                f"({self.action_size},); got {self.weights.shape} and {self.bias.shape}"
+            )
 
     # ---- acting -----------------------------------------------------------------------
 
@@ -63,15 +65,20 @@ class LinearPolicy:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "format": FORMAT, "version": 1, "game": self.game, "players": self.players,
-            "obs_size": self.obs_size, "action_size": self.action_size,
-            "weights": self.weights.tolist(), "bias": self.bias.tolist(),
+            "format": FORMAT,
+            "version": 1,
+            "game": self.game,
+            "players": self.players,
+            "obs_size": self.obs_size,
+            "action_size": self.action_size,
+            "weights": self.weights.tolist(),
+            "bias": self.bias.tolist(),
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "LinearPolicy":
+    def from_json(cls, data: dict[str, Any]) -> LinearPolicy:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"not a linear policy: expected \"format\": \"{FORMAT}\"")
+            raise ValueError(f'not a linear policy: expected "format": "{FORMAT}"')
         weights = np.array(data["weights"], dtype=np.float64)
         if not all(math.isfinite(v) for v in weights.ravel()):
             raise ValueError("weights must be finite numbers")

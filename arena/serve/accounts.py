@@ -41,8 +41,13 @@ def add_user(data: Path, name: str, password: str, *, organiser: bool = False) -
     db = LadderDB(data)
     if db.one("SELECT 1 FROM users WHERE name = ?", name):
         raise ArenaError(f"user {name!r} exists already in {data}; choose another name")
-    uid = db.run("INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
-                 name, _HASHER.hash(password), int(organiser), time.time())
+    uid = db.run(
+        "INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
+        name,
+        _HASHER.hash(password),
+        int(organiser),
+        time.time(),
+    )
     return new_token(db, uid)
 
 
@@ -53,14 +58,21 @@ def new_invite(data: Path, *, organiser: bool = False) -> str:
     """A one-time invite token (only its SHA-256 is stored): its link lets one person choose
     a name and password; valid for ``INVITE_DAYS`` days."""
     token = secrets.token_urlsafe(24)
-    LadderDB(data).run("INSERT INTO invites (hash, organiser, created) VALUES (?, ?, ?)",
-                       _sha(token), int(organiser), time.time())
+    LadderDB(data).run(
+        "INSERT INTO invites (hash, organiser, created) VALUES (?, ?, ?)", _sha(token), int(organiser), time.time()
+    )
     return token
 
 
 def invite_valid(db: LadderDB, token: str) -> bool:
-    return db.one("SELECT 1 FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
-                  _sha(token), time.time() - INVITE_DAYS * 86400) is not None
+    return (
+        db.one(
+            "SELECT 1 FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
+            _sha(token),
+            time.time() - INVITE_DAYS * 86400,
+        )
+        is not None
+    )
 
 
 def redeem_invite(db: LadderDB, token: str, name: str, password: str) -> User:
@@ -71,14 +83,22 @@ def redeem_invite(db: LadderDB, token: str, name: str, password: str) -> User:
         raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
     pw_hash = _HASHER.hash(password)
     with db.conn:
-        row = db.one("SELECT organiser FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
-                     _sha(token), time.time() - INVITE_DAYS * 86400)
+        row = db.one(
+            "SELECT organiser FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
+            _sha(token),
+            time.time() - INVITE_DAYS * 86400,
+        )
         if row is None:
             raise ArenaError("this invite link was used already or has expired; ask the organiser for another")
         if db.one("SELECT 1 FROM users WHERE name = ?", name):
             raise ArenaError(f"user {name!r} exists already; choose another name")
-        uid = db.run("INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
-                     name, pw_hash, row["organiser"], time.time())
+        uid = db.run(
+            "INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
+            name,
+            pw_hash,
+            row["organiser"],
+            time.time(),
+        )
         db.run("UPDATE invites SET used_by = ? WHERE hash = ?", uid, _sha(token))
     return User(uid, name, bool(row["organiser"]))
 
@@ -116,8 +136,13 @@ def new_session(db: LadderDB, user_id: int) -> str:
 
 
 def user_for_session(db: LadderDB, sid: str, max_age_s: float = 14 * 86400) -> User | None:
-    return _user(db.one("SELECT u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ?"
-                        " AND s.created > ?", _sha(sid), time.time() - max_age_s))
+    return _user(
+        db.one(
+            "SELECT u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ? AND s.created > ?",
+            _sha(sid),
+            time.time() - max_age_s,
+        )
+    )
 
 
 def end_session(db: LadderDB, sid: str) -> None:

@@ -25,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 
 from arena.serve import accounts
 from arena.serve.accounts import User
-from arena.serve.side import API_FORMAT, API_VERSION, Ladderside, _may_see_source
+from arena.serve.side import Ladderside, _may_see_source
 from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT
 
 __all__ = ["CSRF_COOKIE", "Ladderside", "SESSION_COOKIE", "create_app"]
@@ -96,7 +96,9 @@ async def _form(request: Request, limit: int) -> Any:
     except HTTPException:
         raise
     except Exception as exc:  # noqa: BLE001 - any parse failure of a hostile body is the client's
-        raise HTTPException(400, f"the form could not be read ({type(exc).__name__}); send multipart/form-data") from None
+        raise HTTPException(
+            400, f"the form could not be read ({type(exc).__name__}); send multipart/form-data"
+        ) from None
 
 
 # ---- pages ------------------------------------------------------------------------
@@ -115,9 +117,13 @@ def _page(request: Request, template: str, status: int = 200, cache_key: Any = N
         text = cached[1]
     else:
         user = None if anonymous else _user_or_none(request)
-        text = _ENV.get_template(template).render(user=user, csrf="" if anonymous and cache_key is not None else csrf,
-                                                  ladder=side.ladder, refresh_ms=int(side.ladder.settings.refresh_s * 1000),
-                                                  **context)
+        text = _ENV.get_template(template).render(
+            user=user,
+            csrf="" if anonymous and cache_key is not None else csrf,
+            ladder=side.ladder,
+            refresh_ms=int(side.ladder.settings.refresh_s * 1000),
+            **context,
+        )
         if cache_key is not None and anonymous:
             side.pages[template] = (cache_key, text)
     response = HTMLResponse(text, status_code=status)
@@ -137,6 +143,7 @@ def _user_or_none(request: Request) -> User | None:
 # bytes or one short read of a WAL database (never waiting for a writer), cheaper than the
 # hand-off to a thread. Uploads, checks and replays, which may take longer, go to threads.
 
+
 async def home(request: Request) -> Response:
     side = _side(request)
     board = side.leaderboard()
@@ -152,8 +159,13 @@ async def matches_page(request: Request) -> Response:
 async def bot_page(request: Request) -> Response:
     user = current_user(request)
     doc = await run_in_threadpool(_side(request).bot_doc, _int(request.path_params["bot_id"]), user)
-    return _page(request, "bot.html", bot=doc, mine="source" in (doc["versions"][0] if doc["versions"] else {}),
-                 plots=[(h["version"], rating_plot(h["points"])) for h in doc["history"] if h["points"]])
+    return _page(
+        request,
+        "bot.html",
+        bot=doc,
+        mine="source" in (doc["versions"][0] if doc["versions"] else {}),
+        plots=[(h["version"], rating_plot(h["points"])) for h in doc["history"] if h["points"]],
+    )
 
 
 def rating_plot(points: list[list[float]], width: int = 600, height: int = 160) -> dict[str, Any]:
@@ -169,9 +181,18 @@ def rating_plot(points: list[list[float]], width: int = 600, height: int = 160) 
         return f"{(x - x0) / xspan * (width - 10) + 5:.1f},{(hi - y) / yspan * (height - 10) + 5:.1f}"
 
     band = [at(p[0], p[1] + p[2]) for p in points] + [at(p[0], p[1] - p[2]) for p in reversed(points)]
-    return {"width": width, "height": height, "line": " ".join(at(p[0], p[1]) for p in points),
-            "band": " ".join(band), "hi": round(hi, 1), "lo": round(lo, 1), "first": int(xs[0]), "last": int(xs[-1]),
-            "mu": points[-1][1], "sigma": points[-1][2]}
+    return {
+        "width": width,
+        "height": height,
+        "line": " ".join(at(p[0], p[1]) for p in points),
+        "band": " ".join(band),
+        "hi": round(hi, 1),
+        "lo": round(lo, 1),
+        "first": int(xs[0]),
+        "last": int(xs[-1]),
+        "mu": points[-1][1],
+        "sigma": points[-1][2],
+    }
 
 
 async def replay_page(request: Request) -> Response:
@@ -183,8 +204,9 @@ async def replay_page(request: Request) -> Response:
     if allowed is None:
         raise HTTPException(404, f"no match {mid[:100]!r}")
     if not allowed:
-        raise HTTPException(403, "this deal is still being played; its replay is shown once every seat "
-                                 "rotation of the deal is stored")
+        raise HTTPException(
+            403, "this deal is still being played; its replay is shown once every seat rotation of the deal is stored"
+        )
     record = await run_in_threadpool(side.store.get_record, mid)
     return HTMLResponse(replay_html(record))
 
@@ -215,13 +237,15 @@ async def login_page(request: Request) -> Response:
     form = await _form(request, 16 * 1024)
     if not _csrf_ok(request, form.get("csrf_token")):
         raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
-    user = await run_in_threadpool(accounts.check_password, side.db, str(form.get("name", "")),
-                                   str(form.get("password", "")))
+    user = await run_in_threadpool(
+        accounts.check_password, side.db, str(form.get("name", "")), str(form.get("password", ""))
+    )
     if user is None:
         return _page(request, "login.html", status=401, error="wrong name or password")
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict",
-                        max_age=14 * 86400)
+    response.set_cookie(
+        SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
+    )
     return response
 
 
@@ -232,8 +256,9 @@ async def invite_page(request: Request) -> Response:
     side = _side(request)
     token = request.path_params["token"]
     if len(token) > 100 or not await run_in_threadpool(accounts.invite_valid, side.db, token):
-        raise HTTPException(404, "this invite link was used already, has expired or never existed; "
-                                 "ask the organiser for another")
+        raise HTTPException(
+            404, "this invite link was used already, has expired or never existed; ask the organiser for another"
+        )
     if request.method == "GET":
         return _page(request, "invite.html", token=token)
     if not side.login_limit.allow(_client(request)):
@@ -242,13 +267,15 @@ async def invite_page(request: Request) -> Response:
     if not _csrf_ok(request, form.get("csrf_token")):
         raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
     try:
-        user = await run_in_threadpool(accounts.redeem_invite, side.db, token, str(form.get("name", "")).strip(),
-                                       str(form.get("password", "")))
+        user = await run_in_threadpool(
+            accounts.redeem_invite, side.db, token, str(form.get("name", "")).strip(), str(form.get("password", ""))
+        )
     except ArenaError as exc:
         return _page(request, "invite.html", status=400, token=token, error=str(exc))
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict",
-                        max_age=14 * 86400)
+    response.set_cookie(
+        SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
+    )
     return response
 
 
@@ -342,8 +369,9 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
     if len(data) > side.ladder.settings.upload_max_bytes:
         raise HTTPException(413, f"the bot file is larger than {side.ladder.settings.upload_max_bytes} bytes")
     name = form.get("name")
-    return await run_in_threadpool(side.accept_upload, user, upload.filename or "", data,
-                                   name if isinstance(name, str) and name.strip() else None)
+    return await run_in_threadpool(
+        side.accept_upload, user, upload.filename or "", data, name if isinstance(name, str) and name.strip() else None
+    )
 
 
 def _int(text: str) -> int:
@@ -366,8 +394,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _server_error(request: Request, exc: Exception) -> Response:
     log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc, exc_info=exc)
-    return JSONResponse({"error": "internal error; the organiser finds it in the server log", "status": 500},
-                        status_code=500)
+    return JSONResponse(
+        {"error": "internal error; the organiser finds it in the server log", "status": 500}, status_code=500
+    )
 
 
 def create_app(side: Ladderside) -> Starlette:

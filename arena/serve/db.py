@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-INDEX_STRIDE = 16   # schedule index of a deal set's match: set id * stride + rotation (at most 10 seats)
+INDEX_STRIDE = 16  # schedule index of a deal set's match: set id * stride + rotation (at most 10 seats)
 
 DB_NAME = "ladder.sqlite"
 
@@ -89,24 +89,40 @@ class LadderDB:
             "SELECT b.id AS bot_id, b.name, b.owner_id, v.n, v.sha256, v.path, v.kind FROM bots b"
             " JOIN versions v ON v.bot_id = b.id AND v.status = 'ok'"
             " WHERE b.retired = 0 AND v.n = (SELECT MAX(n) FROM versions WHERE bot_id = b.id AND status = 'ok')"
-            " ORDER BY b.name")
+            " ORDER BY b.name"
+        )
 
     def all_versions(self) -> list[sqlite3.Row]:
-        return self.all("SELECT b.id AS bot_id, b.name, b.owner_id, b.retired, v.n, v.sha256, v.path, v.kind,"
-                        " v.status FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY b.name, v.n")
+        return self.all(
+            "SELECT b.id AS bot_id, b.name, b.owner_id, b.retired, v.n, v.sha256, v.path, v.kind,"
+            " v.status FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY b.name, v.n"
+        )
 
     def add_version(self, bot_id: int, sha256: str, path: Path, kind: str, status: str) -> int:
         with self.conn:
             n = (self.one("SELECT MAX(n) FROM versions WHERE bot_id = ?", bot_id)[0] or 0) + 1
-            self.run("INSERT INTO versions (bot_id, n, sha256, path, kind, status, created) VALUES (?,?,?,?,?,?,?)",
-                     bot_id, n, sha256, str(path), kind, status, time.time())
+            self.run(
+                "INSERT INTO versions (bot_id, n, sha256, path, kind, status, created) VALUES (?,?,?,?,?,?,?)",
+                bot_id,
+                n,
+                sha256,
+                str(path),
+                kind,
+                status,
+                time.time(),
+            )
         return n
 
     # ---- deal sets -------------------------------------------------------------
 
     def add_deal_set(self, entry: int, players: int, bots: list[str]) -> int:
-        return self.run("INSERT INTO deal_sets (entry, players, bots, created) VALUES (?, ?, ?, ?)",
-                        entry, players, json.dumps(bots), time.time())
+        return self.run(
+            "INSERT INTO deal_sets (entry, players, bots, created) VALUES (?, ?, ?, ?)",
+            entry,
+            players,
+            json.dumps(bots),
+            time.time(),
+        )
 
     def deal_sets_since(self, first: int) -> list[sqlite3.Row]:
         return self.all("SELECT * FROM deal_sets WHERE id >= ? ORDER BY id", first)

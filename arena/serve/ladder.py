@@ -59,11 +59,19 @@ def load_ladder(path: str | os.PathLike[str]) -> Ladder:
     if not isinstance(section, dict):
         raise ConfigError(label, "expected a mapping, e.g. ladder: {match_rate: 0}", "ladder")
     if data.get("trust_bots"):
-        raise ConfigError(label, "a ladder runs uploaded bots, so it never trusts bots; remove trust_bots "
-                          "(install bubblewrap for a sandbox level safe for untrusted bots)", "trust_bots")
+        raise ConfigError(
+            label,
+            "a ladder runs uploaded bots, so it never trusts bots; remove trust_bots "
+            "(install bubblewrap for a sandbox level safe for untrusted bots)",
+            "trust_bots",
+        )
     if data.get("allow_deal_memory"):
-        raise ConfigError(label, "a ladder runs uploaded bots, so no bot process may play a deal twice; remove "
-                          "allow_deal_memory (docs/tournament.md, fair play)", "allow_deal_memory")
+        raise ConfigError(
+            label,
+            "a ladder runs uploaded bots, so no bot process may play a deal twice; remove "
+            "allow_deal_memory (docs/tournament.md, fair play)",
+            "allow_deal_memory",
+        )
     tournament = parse_tournament(data, label, Path.cwd(), text, file.resolve().parent)
     try:
         settings = LadderSettings.model_validate(section)
@@ -77,7 +85,6 @@ def load_ladder(path: str | os.PathLike[str]) -> Ladder:
 
 def _message(err: dict[str, Any]) -> str:
     if err["type"] == "extra_forbidden":
-        return (f"unknown field; the ladder section has {', '.join(LadderSettings.model_fields)} "
-                "(see docs/ladder.md)")
+        return f"unknown field; the ladder section has {', '.join(LadderSettings.model_fields)} (see docs/ladder.md)"
     got = err.get("input")
     return f"{err['msg']}, got {got!r} (see docs/ladder.md)"

@@ -20,15 +20,16 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 log = logging.getLogger("arena.serve")
 
 LUCK_FILE = "luck.json"
-LUCK_EVERY_S = 2.0       # a pass at most this often (as the ratings)
-LUCK_RETRY_S = 30.0      # after a failed pass
-LUCK_CPU_SHARE = 0.25    # of one core, at most
+LUCK_EVERY_S = 2.0  # a pass at most this often (as the ratings)
+LUCK_RETRY_S = 30.0  # after a failed pass
+LUCK_CPU_SHARE = 0.25  # of one core, at most
 # niceness added to the matchmaker's (``workers_nice``): 0, the workers' own, as the cap bounds
 # what it takes (at nice 19 on a saturated machine it got 8% of a core and fell behind)
 LUCK_NICE = 0
@@ -36,6 +37,7 @@ LUCK_NICE = 0
 
 class LuckSpec(NamedTuple):
     """What ``arena.luck.baselines.fill`` reads of a scheduled match (a stored one here)."""
+
     match_id: str
     game: str
     players: int
@@ -54,8 +56,12 @@ def options_by_config(tournament: Any) -> dict[tuple[str, int], dict[str, Any] |
     return out
 
 
-def stored_schedule(conn: Any, through: int, options: dict[tuple[str, int], dict[str, Any] | None],
-                    by_set: dict[int, dict[str, Any]] | None = None) -> list[LuckSpec]:
+def stored_schedule(
+    conn: Any,
+    through: int,
+    options: dict[tuple[str, int], dict[str, Any] | None],
+    by_set: dict[int, dict[str, Any]] | None = None,
+) -> list[LuckSpec]:
     """The stored matches up to rowid ``through`` as ``LuckSpec``s. ``by_set``: deal set id ->
     options, for configurations ``options`` leaves ambiguous (a match of neither is left out:
     its bots' adjusted place shows as unavailable)."""
@@ -63,7 +69,8 @@ def stored_schedule(conn: Any, through: int, options: dict[tuple[str, int], dict
 
     out = []
     for mid, game, players, seed, idx in conn.execute(
-            "SELECT match_id, game, players, deal_seed, idx FROM matches WHERE rowid <= ? ORDER BY rowid", (through,)):
+        "SELECT match_id, game, players, deal_seed, idx FROM matches WHERE rowid <= ? ORDER BY rowid", (through,)
+    ):
         opts = options.get((game, players))
         if opts is None and by_set is not None:
             opts = by_set.get(idx // INDEX_STRIDE)
@@ -95,8 +102,13 @@ class Throttle:
     takes, not a fixed pause per job: on a busy machine a job's wall time stretches already).
     ``sleep``, ``cpu`` and ``clock`` are injectable for tests."""
 
-    def __init__(self, share: float = LUCK_CPU_SHARE, sleep: Callable[[float], None] = time.sleep,
-                 cpu: Callable[[], float] = time.process_time, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        share: float = LUCK_CPU_SHARE,
+        sleep: Callable[[float], None] = time.sleep,
+        cpu: Callable[[], float] = time.process_time,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.share, self.sleep, self.cpu, self.clock = share, sleep, cpu, clock
         self.cpu0, self.wall0 = cpu(), clock()
         self.slept = 0.0
@@ -109,9 +121,15 @@ class Throttle:
             self.sleep(pause)
 
 
-def fill_pass(store: Any, data: Path, through: int, options: dict[tuple[str, int], dict[str, Any] | None],
-              by_set: dict[int, dict[str, Any]] | None, rollouts: int,
-              progress: Callable[[int, int], None] | None = None) -> int:
+def fill_pass(
+    store: Any,
+    data: Path,
+    through: int,
+    options: dict[tuple[str, int], dict[str, Any] | None],
+    by_set: dict[int, dict[str, Any]] | None,
+    rollouts: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """One pass: the missing baselines of the stored matches up to rowid ``through``, then
     ``luck.json`` says they are there; returns how many jobs it computed."""
     from arena.luck.baselines import fill
@@ -123,8 +141,13 @@ def fill_pass(store: Any, data: Path, through: int, options: dict[tuple[str, int
     return n
 
 
-def luck_main(data: Path, options: dict[tuple[str, int], dict[str, Any] | None],
-              entries: dict[tuple[int, int], dict[str, Any]], rollouts: int, parent_pid: int) -> None:
+def luck_main(
+    data: Path,
+    options: dict[tuple[str, int], dict[str, Any] | None],
+    entries: dict[tuple[int, int], dict[str, Any]],
+    rollouts: int,
+    parent_pid: int,
+) -> None:
     """The luck process (spawned by the matchmaker): passes without end, ``LUCK_NICE`` below it.
     ``entries``: (game entry index, seats) -> options, for the deal sets ``options`` leaves ambiguous."""
     import signal
@@ -135,7 +158,7 @@ def luck_main(data: Path, options: dict[tuple[str, int], dict[str, Any] | None],
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent_pid)
-    handler = logging.FileHandler(Path(data) / "run.log")   # beside the matchmaker's lines (appends are atomic)
+    handler = logging.FileHandler(Path(data) / "run.log")  # beside the matchmaker's lines (appends are atomic)
     handler.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s %(message)s"))
     logging.getLogger().addHandler(handler)
     logging.getLogger().setLevel(logging.INFO)
@@ -153,18 +176,30 @@ def luck_main(data: Path, options: dict[tuple[str, int], dict[str, Any] | None],
             started = time.monotonic()
             throttle = Throttle()
             try:
-                by_set = {r["id"]: entries[(r["entry"], r["players"])] for r in db.deal_sets_since(0)
-                          if (r["entry"], r["players"]) in entries}
+                by_set = {
+                    r["id"]: entries[(r["entry"], r["players"])]
+                    for r in db.deal_sets_since(0)
+                    if (r["entry"], r["players"]) in entries
+                }
                 n = fill_pass(store, data, last, options, by_set, rollouts, throttle)
             except Exception as exc:  # noqa: BLE001 - the figure stays n/a; matches go on
-                log.warning("luck baselines of the ladder's matches not computed (%s: %s); retried in %.0f s",
-                            type(exc).__name__, exc, LUCK_RETRY_S)
+                log.warning(
+                    "luck baselines of the ladder's matches not computed (%s: %s); retried in %.0f s",
+                    type(exc).__name__,
+                    exc,
+                    LUCK_RETRY_S,
+                )
                 time.sleep(LUCK_RETRY_S)
                 continue
             done = last
             if n:
-                log.info("luck baselines: %d jobs for the matches up to %d in %.1f s (%.1f s of it paused)",
-                         n, last, time.monotonic() - started, throttle.slept)
+                log.info(
+                    "luck baselines: %d jobs for the matches up to %d in %.1f s (%.1f s of it paused)",
+                    n,
+                    last,
+                    time.monotonic() - started,
+                    throttle.slept,
+                )
         time.sleep(LUCK_EVERY_S)
 
 
@@ -177,9 +212,12 @@ def start_luck(tournament: Any, data: Path) -> Any:
     if rollouts < 1:
         return None
     entries = {(i, p): dict(g.options_for(p)) for i, g in enumerate(tournament.games) for p in g.players}
-    proc = mp.get_context("spawn").Process(target=luck_main, name="luck",
-                                           args=(Path(data), options_by_config(tournament), entries, rollouts,
-                                                 os.getpid()), daemon=True)
+    proc = mp.get_context("spawn").Process(
+        target=luck_main,
+        name="luck",
+        args=(Path(data), options_by_config(tournament), entries, rollouts, os.getpid()),
+        daemon=True,
+    )
     proc.start()
     return proc
 
@@ -204,7 +242,7 @@ def adjusted(report: Any, rows: list[Any], store: Any, rollouts: int, through: i
         return report, 0
     with store._lock:
         count = store.conn.execute("SELECT COUNT(*) FROM matches WHERE rowid <= ?", (through,)).fetchone()[0]
-    covered = [r for r in rows if r.index < count]   # play order is rowid order
+    covered = [r for r in rows if r.index < count]  # play order is rowid order
     try:
         baselines = load(store, covered, rollouts)
     except (sqlite3.Error, ValueError, TypeError) as exc:

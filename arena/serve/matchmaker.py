@@ -29,15 +29,16 @@ import random
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from arena.serve.db import INDEX_STRIDE, LadderDB  # noqa: F401 - INDEX_STRIDE: side.py reads it here
 
 log = logging.getLogger("arena.serve")
 
 ROSTER_POLL_S = 1.0
-RATINGS_EVERY_S = 2.0   # the leaderboard's freshness while matches arrive
+RATINGS_EVERY_S = 2.0  # the leaderboard's freshness while matches arrive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,10 +48,15 @@ class Standing:
     matches: int
 
 
-def choose_deal_set(candidates: Sequence[tuple[int, int, str]], playing: Sequence[str],
-                    ratings: dict[str, dict[str, Standing]], scheduled: Counter, rng: random.Random,
-                    new_bot_matches: int, default: Standing = Standing(25.0, 25.0 / 3, 0)
-                    ) -> tuple[int, int, list[str]] | None:
+def choose_deal_set(
+    candidates: Sequence[tuple[int, int, str]],
+    playing: Sequence[str],
+    ratings: dict[str, dict[str, Standing]],
+    scheduled: Counter,
+    rng: random.Random,
+    new_bot_matches: int,
+    default: Standing = Standing(25.0, 25.0 / 3, 0),
+) -> tuple[int, int, list[str]] | None:
     """(game entry index, seat count, bots in seat order) of the next deal set, or None.
 
     ``candidates``: (entry index, seat count, scope = game id); ``ratings[scope][bot]``;
@@ -66,21 +72,22 @@ def choose_deal_set(candidates: Sequence[tuple[int, int, str]], playing: Sequenc
 
     def seed_key(bot: str) -> tuple[Any, ...]:
         n = scheduled[bot]
-        return (n >= new_bot_matches, -rating(bot, "overall").sigma if n >= new_bot_matches else n,
-                n, rng.random())
+        return (n >= new_bot_matches, -rating(bot, "overall").sigma if n >= new_bot_matches else n, n, rng.random())
 
     seed = min(playing, key=seed_key)
     entry, players, scope = min(usable, key=lambda c: (scheduled[(seed, c[2])], rng.random()))
     mu = rating(seed, scope).mu
-    others = sorted((b for b in playing if b != seed),
-                    key=lambda b: abs(rating(b, scope).mu - mu) + rng.uniform(0, 3.0))
-    group = [seed, *others[:players - 1]]
+    others = sorted(
+        (b for b in playing if b != seed), key=lambda b: abs(rating(b, scope).mu - mu) + rng.uniform(0, 3.0)
+    )
+    group = [seed, *others[: players - 1]]
     rng.shuffle(group)
     return entry, players, group
 
 
-def deal_set_matches(tournament: Any, set_id: int, entry: int, players: int, bots: Sequence[str],
-                     sha: dict[str, str], secret: str) -> list[Any]:
+def deal_set_matches(
+    tournament: Any, set_id: int, entry: int, players: int, bots: Sequence[str], sha: dict[str, str], secret: str
+) -> list[Any]:
     """The matches of one deal set: deal ``set_id`` in every rotation of ``bots``' seats."""
     from arena.tournament.schedule import MatchSpec, deal_key, deal_seed, match_id, match_key
     from games.rng import derive_seed
@@ -94,9 +101,22 @@ def deal_set_matches(tournament: Any, set_id: int, entry: int, players: int, bot
         order = tuple(bots[(s + r) % players] for s in range(players))
         content = match_key(g.key, g.id, players, options, dseed, [(b, sha[b]) for b in order])
         mid = match_id(g.key, players, set_id, r, content)
-        out.append(MatchSpec(match_id=mid, index=set_id * INDEX_STRIDE + r, game=g.id, players=players,
-                             options=dict(options), group=0, deal=set_id, rotation=r, deal_seed=dseed,
-                             match_seed=derive_seed(key, mid), bots=order, key=content))
+        out.append(
+            MatchSpec(
+                match_id=mid,
+                index=set_id * INDEX_STRIDE + r,
+                game=g.id,
+                players=players,
+                options=dict(options),
+                group=0,
+                deal=set_id,
+                rotation=r,
+                deal_seed=dseed,
+                match_seed=derive_seed(key, mid),
+                bots=order,
+                key=content,
+            )
+        )
     return out
 
 
@@ -132,7 +152,7 @@ def rate_rows(store: Any, rows: list[Any], cache: Path | None = None) -> Any:
     return compute_ratings(rows, cache=cache, cache_key=key)
 
 
-STANDINGS_FILE = "standings.json"   # the matchmaker's ratings, read by the server (never computed per request)
+STANDINGS_FILE = "standings.json"  # the matchmaker's ratings, read by the server (never computed per request)
 
 
 def standings_of(report: Any) -> dict[str, dict[str, Standing]]:
@@ -150,15 +170,21 @@ def report_doc(report: Any, stored: int, luck_matches: int = 0) -> dict[str, Any
     mean place, faults, luck-adjusted mean place (None: unavailable); ``stored``: the highest
     rowid rated (the server's freshness mark); ``luck_matches``: how many of the stored
     matches the adjusted place covers (luck.py: its baselines follow a few seconds behind)."""
-    return {"stored": stored, "matches": next((s.matches for s in report.scopes if s.scope == "overall"), 0),
-            "luck_matches": luck_matches,
-            "scopes": {s.scope: {b.name: [b.mu, b.sigma, b.matches, b.mean_place, b.faults_total, b.adjusted_place]
-                                 for b in s.standings} for s in report.scopes},
-            "history": {b.name: _thinned(b.history) for s in report.scopes if s.scope == "overall"
-                        for b in s.standings}}
+    return {
+        "stored": stored,
+        "matches": next((s.matches for s in report.scopes if s.scope == "overall"), 0),
+        "luck_matches": luck_matches,
+        "scopes": {
+            s.scope: {
+                b.name: [b.mu, b.sigma, b.matches, b.mean_place, b.faults_total, b.adjusted_place] for b in s.standings
+            }
+            for s in report.scopes
+        },
+        "history": {b.name: _thinned(b.history) for s in report.scopes if s.scope == "overall" for b in s.standings},
+    }
 
 
-HISTORY_POINTS = 120   # a bot page's rating history plot: at most this many points
+HISTORY_POINTS = 120  # a bot page's rating history plot: at most this many points
 
 
 def _thinned(history: Any) -> list[list[float]]:
@@ -203,8 +229,15 @@ class _Quiet:
 class Matchmaker:
     """Plays deal sets without end on the local worker pool or Ray (call ``run`` in its own process)."""
 
-    def __init__(self, ladder: Any, data: Path, sandbox: Any, workers: int | None = None,
-                 executor: str = "local", ray_address: str | None = None) -> None:
+    def __init__(
+        self,
+        ladder: Any,
+        data: Path,
+        sandbox: Any,
+        workers: int | None = None,
+        executor: str = "local",
+        ray_address: str | None = None,
+    ) -> None:
         self.ladder = ladder
         self.t = ladder.tournament
         self.data = Path(data)
@@ -214,8 +247,8 @@ class Matchmaker:
         self.ray_address = ray_address
         self.rng = random.Random(os.getpid() ^ time.time_ns())
         self.last_set = 0.0
-        self.rated_at = -1   # the highest rowid in the standings file
-        self.luck_at = -1    # the highest rowid its luck-adjusted places cover (luck.py)
+        self.rated_at = -1  # the highest rowid in the standings file
+        self.luck_at = -1  # the highest rowid its luck-adjusted places cover (luck.py)
 
     # ---- the roster ------------------------------------------------------------
 
@@ -242,8 +275,11 @@ class Matchmaker:
             if not all(b in entries for b in bots):
                 continue  # a version whose file is gone: its set cannot be finished
             sha = {b: entries[b].sha256 for b in bots}
-            out += [m for m in deal_set_matches(self.t, row["id"], row["entry"], row["players"], bots, sha, secret)
-                    if m.match_id not in done]
+            out += [
+                m
+                for m in deal_set_matches(self.t, row["id"], row["entry"], row["players"], bots, sha, secret)
+                if m.match_id not in done
+            ]
         return out
 
     # ---- ratings for the server -------------------------------------------------
@@ -273,18 +309,25 @@ class Matchmaker:
         db = LadderDB(self.data)
         store = ResultStore(self.data)
         secret = store.deal_secret()
-        self.publish_standings(store)   # the server shows the stored matches' ratings from the start
-        ctx_base = {"results": self.data, "sandbox": self.sandbox, "limits": limits_from(self.t),
-                    "tc": time_control_from(self.t), "fresh": bool(self.t.fresh_processes),
-                    "name": self.t.name, "warm_bots": self.t.warm_bots, "parent_pid": os.getpid(),
-                    "deal_memory": False,   # fair play: no bot process plays a deal twice (load_ladder refuses the opt-out)
-                    "display": _Quiet}
+        self.publish_standings(store)  # the server shows the stored matches' ratings from the start
+        ctx_base = {
+            "results": self.data,
+            "sandbox": self.sandbox,
+            "limits": limits_from(self.t),
+            "tc": time_control_from(self.t),
+            "fresh": bool(self.t.fresh_processes),
+            "name": self.t.name,
+            "warm_bots": self.t.warm_bots,
+            "parent_pid": os.getpid(),
+            "deal_memory": False,  # fair play: no bot process plays a deal twice (load_ladder refuses the opt-out)
+            "display": _Quiet,
+        }
         (self.data / "logs").mkdir(exist_ok=True)
         if self.executor == "ray":
             self._start_ray()
         from arena.serve.luck import start_luck
 
-        luck = start_luck(self.t, self.data)   # the luck-adjusted place's baselines, off the workers' CPU
+        luck = start_luck(self.t, self.data)  # the luck-adjusted place's baselines, off the workers' CPU
         try:
             self._loop(db, store, secret, ctx_base, should_stop)
         finally:
@@ -292,8 +335,9 @@ class Matchmaker:
                 luck.kill()
                 luck.join()
 
-    def _loop(self, db: LadderDB, store: Any, secret: str, ctx_base: dict[str, Any],
-              should_stop: Callable[[], bool]) -> None:
+    def _loop(
+        self, db: LadderDB, store: Any, secret: str, ctx_base: dict[str, Any], should_stop: Callable[[], bool]
+    ) -> None:
         from arena.tournament.runner import RunSummary, _config_json, _Pool
 
         while not should_stop():
@@ -311,7 +355,7 @@ class Matchmaker:
             else:
                 summary = RunSummary(results=self.data, scheduled=0, already_done=0)
                 _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
-            self.publish_standings(store)   # the drained pool's last matches
+            self.publish_standings(store)  # the drained pool's last matches
 
     def _start_ray(self) -> None:
         """One Ray session for the matchmaker's life (each roster's actors start in it)."""
@@ -323,10 +367,15 @@ class Matchmaker:
         import ray
 
         if ray.is_initialized():
-            return   # a caller's (a test's) instance
+            return  # a caller's (a test's) instance
         _check_reachable(self.ray_address)
-        ray.init(address=self.ray_address, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging_.WARNING, configure_logging=False)
+        ray.init(
+            address=self.ray_address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging_.WARNING,
+            configure_logging=False,
+        )
 
     def _play_on_ray(self, pending: list[Any], ctx: dict[str, Any], store: Any, top_up: Callable[[Any], None]) -> None:
         from collections import deque
@@ -348,14 +397,29 @@ class Matchmaker:
                 return
             _log_match(record, store.record_match(record))
 
-        play_on_ray(list(queue), ctx, on_record, address=self.ray_address, workers=self.workers,
-                    sandbox_level=self.sandbox.level, retry=Retries([]).again, top_up=top_up)
+        play_on_ray(
+            list(queue),
+            ctx,
+            on_record,
+            address=self.ray_address,
+            workers=self.workers,
+            sandbox_level=self.sandbox.level,
+            retry=Retries([]).again,
+            top_up=top_up,
+        )
 
     def _can_deal(self, playing: list[str]) -> bool:
         return any(len(playing) >= p for _, p, _ in candidates_of(self.t))
 
-    def _top_up(self, db: LadderDB, store: Any, secret: str, playing: list[str], entries: dict[str, Any],
-                should_stop: Callable[[], bool]) -> Callable[[Any], None]:
+    def _top_up(
+        self,
+        db: LadderDB,
+        store: Any,
+        secret: str,
+        playing: list[str],
+        entries: dict[str, Any],
+        should_stop: Callable[[], bool],
+    ) -> Callable[[Any], None]:
         import json
 
         from arena.tournament.runner import _Pool
@@ -366,8 +430,7 @@ class Matchmaker:
             for b in json.loads(row["bots"]):
                 scheduled[b] += row["players"]
                 scheduled[(b, games.get(row["entry"], "?"))] += row["players"]
-        state: dict[str, Any] = {"polled": time.monotonic(), "rated": -RATINGS_EVERY_S, "ratings": {},
-                                 "closed": False}
+        state: dict[str, Any] = {"polled": time.monotonic(), "rated": -RATINGS_EVERY_S, "ratings": {}, "closed": False}
         candidates = candidates_of(self.t)
         if self.rated_at >= 0 and (self.data / STANDINGS_FILE).is_file():
             state["ratings"] = standings_of_file(self.data)
@@ -385,7 +448,7 @@ class Matchmaker:
             if now - state["polled"] >= ROSTER_POLL_S:
                 state["polled"] = now
                 if should_stop() or self.roster(db)[0] != playing:
-                    state["closed"] = True   # the pool drains; run() starts again with the new roster
+                    state["closed"] = True  # the pool drains; run() starts again with the new roster
                     return
             rate = self.ladder.settings.match_rate
             # enough queued that every worker also holds its next match (the pool's prefetch):
@@ -393,8 +456,9 @@ class Matchmaker:
             while len(queue) <= self.workers * _Pool.PREFETCH:
                 if rate and now - self.last_set < 60.0 / rate:
                     return
-                choice = choose_deal_set(candidates, playing, state["ratings"], scheduled, self.rng,
-                                         self.ladder.settings.new_bot_matches)
+                choice = choose_deal_set(
+                    candidates, playing, state["ratings"], scheduled, self.rng, self.ladder.settings.new_bot_matches
+                )
                 if choice is None:
                     return
                 entry, players, bots = choice
@@ -402,8 +466,9 @@ class Matchmaker:
                 for b in bots:
                     scheduled[b] += players
                     scheduled[(b, games[entry])] += players
-                queue.extend(deal_set_matches(self.t, set_id, entry, players, bots,
-                                              {b: entries[b].sha256 for b in bots}, secret))
+                queue.extend(
+                    deal_set_matches(self.t, set_id, entry, players, bots, {b: entries[b].sha256 for b in bots}, secret)
+                )
                 self.last_set = now
 
         return top_up
@@ -415,13 +480,14 @@ def standings_of_file(data: Path) -> dict[str, dict[str, Standing]]:
 
     try:
         doc = json.loads((Path(data) / STANDINGS_FILE).read_text())
-        return {scope: {b: Standing(v[0], v[1], v[2]) for b, v in bots.items()}
-                for scope, bots in doc["scopes"].items()}
+        return {
+            scope: {b: Standing(v[0], v[1], v[2]) for b, v in bots.items()} for scope, bots in doc["scopes"].items()
+        }
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return {}
 
 
-BUILTIN_PREFIX = "builtin:"   # a version's path for a player of arena/match/builtin.py
+BUILTIN_PREFIX = "builtin:"  # a version's path for a player of arena/match/builtin.py
 
 
 def version_entry(name: str, row: Any) -> Any:
@@ -430,15 +496,22 @@ def version_entry(name: str, row: Any) -> Any:
 
     path = str(row["path"])
     if row["kind"] == "builtin" and path.startswith(BUILTIN_PREFIX):
-        return builtin_entry(path[len(BUILTIN_PREFIX):], name)
+        return builtin_entry(path[len(BUILTIN_PREFIX) :], name)
     p = Path(path)
     if not (p.is_dir() if row["kind"] == "folder" else p.is_file()):
         return None
     return BotEntry(name=name, path=p, sha256=row["sha256"], kind=row["kind"])
 
 
-def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, workers: int | None = None,
-                    executor: str = "local", ray_address: str | None = None) -> None:
+def matchmaker_main(
+    ladder: Any,
+    data: Path,
+    sandbox: Any,
+    parent_pid: int,
+    workers: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+) -> None:
     """The matchmaker process: dies with the server (a kill -9 of it too), logs to run.log."""
     import signal
 
@@ -447,7 +520,7 @@ def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, work
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent_pid)
     if ladder.settings.workers_nice:
-        os.nice(ladder.settings.workers_nice)   # inherited by the workers and their bots
+        os.nice(ladder.settings.workers_nice)  # inherited by the workers and their bots
     stop = {"now": False}
 
     def on_term(*_: Any) -> None:
@@ -464,13 +537,22 @@ def matchmaker_main(ladder: Any, data: Path, sandbox: Any, parent_pid: int, work
         os._exit(3)
 
 
-def start_matchmaker(ladder: Any, data: Path, sandbox: Any, workers: int | None = None,
-                     executor: str = "local", ray_address: str | None = None) -> Any:
+def start_matchmaker(
+    ladder: Any,
+    data: Path,
+    sandbox: Any,
+    workers: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+) -> Any:
     """Fork the matchmaker process (before the server starts any thread) and return it."""
     import multiprocessing as mp
 
-    proc = mp.get_context("fork").Process(target=matchmaker_main, name="matchmaker",
-                                          args=(ladder, Path(data), sandbox, os.getpid(), workers, executor, ray_address),
-                                          daemon=False)
+    proc = mp.get_context("fork").Process(
+        target=matchmaker_main,
+        name="matchmaker",
+        args=(ladder, Path(data), sandbox, os.getpid(), workers, executor, ray_address),
+        daemon=False,
+    )
     proc.start()
     return proc

@@ -35,8 +35,10 @@ def import_bundled(ladder: Ladder, data: Path) -> list[str]:
         if bot is None:
             bot_id = db.run("INSERT INTO bots (name, owner_id, created) VALUES (?, NULL, ?)", e.name, time.time())
         elif bot["owner_id"] is not None:
-            raise ArenaError(f"{ladder.source}: bots: {e.name!r} is the name of an uploaded bot in {data}; "
-                             "rename the bundled bot's file or give it a name: in the ladder file")
+            raise ArenaError(
+                f"{ladder.source}: bots: {e.name!r} is the name of an uploaded bot in {data}; "
+                "rename the bundled bot's file or give it a name: in the ladder file"
+            )
         else:
             bot_id = bot["id"]
         last = db.one("SELECT sha256 FROM versions WHERE bot_id = ? ORDER BY n DESC LIMIT 1", bot_id)
@@ -70,7 +72,9 @@ def lock_data(data: Path) -> Any:
     try:
         data.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ArenaError(f"--data {data}: cannot create the folder ({exc.strerror or exc}); give a writable folder") from None
+        raise ArenaError(
+            f"--data {data}: cannot create the folder ({exc.strerror or exc}); give a writable folder"
+        ) from None
     lock = FolderLock(data)
     try:
         lock.acquire()
@@ -86,15 +90,19 @@ def check_address(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise ArenaError(f"--host {host}: not an address of this machine ({exc.strerror}); e.g. --host 127.0.0.1") from None
+        raise ArenaError(
+            f"--host {host}: not an address of this machine ({exc.strerror}); e.g. --host 127.0.0.1"
+        ) from None
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(address)
         except OSError as exc:
-            raise ArenaError(f"--host {host} --port {port}: cannot listen there ({exc.strerror}); "
-                             "choose another --port, or stop what uses it") from None
+            raise ArenaError(
+                f"--host {host} --port {port}: cannot listen there ({exc.strerror}); "
+                "choose another --port, or stop what uses it"
+            ) from None
 
 
 def _watch(matchmaker: Any, server: Any) -> list[bool]:
@@ -117,8 +125,17 @@ def _watch(matchmaker: Any, server: Any) -> list[bool]:
     return stopped
 
 
-def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str], workers: int | None = None,
-          executor: str = "local", ray_address: str | None = None, err: TextIO = sys.stderr) -> None:
+def serve(
+    ladder_file: str,
+    *,
+    host: str,
+    port: int,
+    data: str | os.PathLike[str],
+    workers: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+    err: TextIO = sys.stderr,
+) -> None:
     """Run the ladder until Ctrl-C or SIGTERM."""
     import uvicorn
 
@@ -140,7 +157,9 @@ def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str
     matchmaker = None
     try:
         sandbox = open_ladder(ladder, folder, err)
-        matchmaker = start_matchmaker(ladder, folder, sandbox, workers, executor, ray_address)  # forked before any thread starts
+        matchmaker = start_matchmaker(
+            ladder, folder, sandbox, workers, executor, ray_address
+        )  # forked before any thread starts
         handler = logging.FileHandler(folder / "server.log")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logging.getLogger("arena.serve").addHandler(handler)
@@ -148,18 +167,21 @@ def serve(ladder_file: str, *, host: str, port: int, data: str | os.PathLike[str
         side = Ladderside(ladder, folder, sandbox, inline=False, executor=executor)
         err.write(f"arena: ladder {ladder.name} on http://{host}:{port}/ (data in {folder}); Ctrl-C stops\n")
         err.flush()
-        server = uvicorn.Server(uvicorn.Config(create_app(side), host=host, port=port, log_level="warning",
-                                               access_log=False))
+        server = uvicorn.Server(
+            uvicorn.Config(create_app(side), host=host, port=port, log_level="warning", access_log=False)
+        )
         stopped = _watch(matchmaker, server)
         import gc
 
         gc.collect()
-        gc.freeze()   # what start-up made lives on: the collector's full passes skip it (shorter pauses)
+        gc.freeze()  # what start-up made lives on: the collector's full passes skip it (shorter pauses)
         server.run()
         side.close()
         if stopped:
-            raise ArenaError(f"the matchmaker stopped (exit code {matchmaker.exitcode}; see {folder / 'run.log'}), "
-                             "so the server stopped too; start it again (finished matches are kept)")
+            raise ArenaError(
+                f"the matchmaker stopped (exit code {matchmaker.exitcode}; see {folder / 'run.log'}), "
+                "so the server stopped too; start it again (finished matches are kept)"
+            )
     finally:
         if matchmaker is not None and matchmaker.is_alive():
             matchmaker.terminate()

@@ -33,8 +33,8 @@ log = logging.getLogger("arena.serve")
 
 API_FORMAT = "decktet-arena-ladder"
 API_VERSION = 1
-RECENT_MIN_S = 0.5   # recent matches are read again at most this often (pages poll every refresh_s)
-UNPACKED_MAX_BYTES = 64 * 1024 * 1024   # an uploaded bot folder's files, unpacked
+RECENT_MIN_S = 0.5  # recent matches are read again at most this often (pages poll every refresh_s)
+UNPACKED_MAX_BYTES = 64 * 1024 * 1024  # an uploaded bot folder's files, unpacked
 
 
 class Ladderside:
@@ -59,7 +59,7 @@ class Ladderside:
         self.board_key: tuple[Any, ...] = ()
         self.board_lock = threading.Lock()
         self.recent: dict[tuple[int, str | None], tuple[float, int, list[Any], bytes | None]] = {}
-        self.pages: dict[str, tuple[Any, str]] = {}   # app.py: pages rendered for visitors not logged in
+        self.pages: dict[str, tuple[Any, str]] = {}  # app.py: pages rendered for visitors not logged in
         self.checks: queue.Queue = queue.Queue()
         self.checker = threading.Thread(target=self._check_loop, name="checker", daemon=True)
         self.checker.start()
@@ -81,13 +81,20 @@ class Ladderside:
             if row is None:
                 continue
             try:
-                entry = self._unpacked(row) if row["kind"] == "folder" else \
-                    BotEntry(name=row["name"], path=Path(row["path"]), sha256=row["sha256"], kind=row["kind"])
-                report = run_check(entry, sandbox=self.sandbox, limits=limits_from(self.ladder.tournament),
-                                   time_control=time_control_from(self.ladder.tournament),
-                                   matches=self.check_matches())
+                entry = (
+                    self._unpacked(row)
+                    if row["kind"] == "folder"
+                    else BotEntry(name=row["name"], path=Path(row["path"]), sha256=row["sha256"], kind=row["kind"])
+                )
+                report = run_check(
+                    entry,
+                    sandbox=self.sandbox,
+                    limits=limits_from(self.ladder.tournament),
+                    time_control=time_control_from(self.ladder.tournament),
+                    matches=self.check_matches(),
+                )
                 status, text = ("ok" if report.ok else "failed"), report.render()
-            except ArenaError as exc:   # a bot folder that cannot be used: its one line says why
+            except ArenaError as exc:  # a bot folder that cannot be used: its one line says why
                 status, text = "failed", str(exc)
             except Exception as exc:  # noqa: BLE001 - a check that cannot run fails the upload, not the server
                 log.exception("check of %s v%d failed", row["name"], row["n"])
@@ -109,13 +116,15 @@ class Ladderside:
         from arena.tournament.roster import BotEntry, _entry, snapshot_bots
 
         path = Path(row["path"])
-        if path.is_dir():   # unpacked already (a restart after its check began)
+        if path.is_dir():  # unpacked already (a restart after its check began)
             return BotEntry(name=f"{row['name']}.v{row['n']}", path=path, sha256=row["sha256"], kind="folder")
         members = botfolder._members(path)
         unpacked = sum(size for _, size, _ in members)
         if unpacked > UNPACKED_MAX_BYTES:
-            raise ArenaError(f"the archive unpacks to {unpacked} bytes, over the ladder's {UNPACKED_MAX_BYTES}; "
-                             "leave large files out")
+            raise ArenaError(
+                f"the archive unpacks to {unpacked} bytes, over the ladder's {UNPACKED_MAX_BYTES}; "
+                "leave large files out"
+            )
         entry = _entry(path, row["name"])
         entry = snapshot_bots([entry], self.data)[0]
         self.db.run("UPDATE versions SET path = ?, sha256 = ? WHERE id = ?", str(entry.path), entry.sha256, row["id"])
@@ -154,19 +163,20 @@ class Ladderside:
                 try:
                     self.ratings_doc, self.ratings_mark = json.loads(path.read_bytes()), mtime
                 except (OSError, ValueError):
-                    pass   # replaced while read: the next request reads it again
+                    pass  # replaced while read: the next request reads it again
             return self.ratings_doc
         from arena.serve.luck import adjusted, ladder_rollouts, read_through
         from arena.serve.matchmaker import rate_rows, report_doc, rows_in_play_order
 
-        last = self.reader.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0   # O(1), unlike COUNT
+        last = self.reader.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0  # O(1), unlike COUNT
         mark = (last, min(read_through(self.data), last))
         if mark != self.ratings_mark:
             with self.store._lock:
                 rows = rows_in_play_order(self.store)
                 report = rate_rows(self.store, rows, self.data / "ratings-cache-server.json.z")
-                report, luck_matches = adjusted(report, rows, self.store, ladder_rollouts(self.ladder.tournament),
-                                                mark[1])
+                report, luck_matches = adjusted(
+                    report, rows, self.store, ladder_rollouts(self.ladder.tournament), mark[1]
+                )
             self.ratings_doc, self.ratings_mark = report_doc(report, last, luck_matches), mark
         return self.ratings_doc
 
@@ -179,11 +189,13 @@ class Ladderside:
         return self._board()[1]
 
     def _board(self) -> tuple[dict[str, Any], bytes]:
-        roster = self.db.one("SELECT (SELECT COUNT(*) FROM versions) AS v,"
-                             " (SELECT COALESCE(SUM(status = 'ok'), 0) FROM versions) AS ok,"
-                             " (SELECT COALESCE(SUM(retired), 0) FROM bots) AS r,"
-                             " (SELECT COUNT(*) FROM users) AS u")
-        with self.board_lock:   # one thread builds; the others wait for it (a build is cheap: no rating)
+        roster = self.db.one(
+            "SELECT (SELECT COUNT(*) FROM versions) AS v,"
+            " (SELECT COALESCE(SUM(status = 'ok'), 0) FROM versions) AS ok,"
+            " (SELECT COALESCE(SUM(retired), 0) FROM bots) AS r,"
+            " (SELECT COUNT(*) FROM users) AS u"
+        )
+        with self.board_lock:  # one thread builds; the others wait for it (a build is cheap: no rating)
             ratings = self._ratings()
             key = (id(ratings), ratings.get("stored"), tuple(roster))
             if self.board is None or key != self.board_key:
@@ -206,20 +218,34 @@ class Ladderside:
             for vname, r in current.items():
                 b = rated.get(vname)
                 mu, sigma = (b[0], b[1]) if b else (25.0, 25.0 / 3)
-                rows.append({"bot_id": r["bot_id"], "bot": r["name"], "version": r["n"],
-                             "owner": owners.get(r["owner_id"], "organiser"),
-                             "mu": round(mu, 3), "sigma": round(sigma, 3),
-                             "conservative": round(mu - 3 * sigma, 3), "matches": b[2] if b else 0,
-                             "mean_place": None if not b or b[3] is None else round(b[3], 3),
-                             "adjusted_place": _place(b, 5),
-                             "faults": b[4] if b else 0})
+                rows.append(
+                    {
+                        "bot_id": r["bot_id"],
+                        "bot": r["name"],
+                        "version": r["n"],
+                        "owner": owners.get(r["owner_id"], "organiser"),
+                        "mu": round(mu, 3),
+                        "sigma": round(sigma, 3),
+                        "conservative": round(mu - 3 * sigma, 3),
+                        "matches": b[2] if b else 0,
+                        "mean_place": None if not b or b[3] is None else round(b[3], 3),
+                        "adjusted_place": _place(b, 5),
+                        "faults": b[4] if b else 0,
+                    }
+                )
             rows.sort(key=lambda x: (-x["conservative"], x["bot"]))
             for i, row in enumerate(rows, 1):
                 row["rank"] = i
             scopes.append({"scope": scope, "standings": rows})
-        return {"format": API_FORMAT, "version": API_VERSION, "ladder": self.ladder.name,
-                "matches": ratings.get("matches", 0), "luck_matches": ratings.get("luck_matches", 0),
-                "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma"}, "scopes": scopes}
+        return {
+            "format": API_FORMAT,
+            "version": API_VERSION,
+            "ladder": self.ladder.name,
+            "matches": ratings.get("matches", 0),
+            "luck_matches": ratings.get("luck_matches", 0),
+            "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma"},
+            "scopes": scopes,
+        }
 
     def recent_matches(self, limit: int, bot: str | None = None) -> list[dict[str, Any]]:
         """The last ``limit`` stored matches (of ``bot``'s versions), newest first; read again when
@@ -234,7 +260,7 @@ class Ladderside:
             self.recent[key] = (now, last, hit[2], hit[3])
             return hit[2]
         rows = self._recent_matches(limit, bot)
-        if len(self.recent) > 64:   # bounded: ?limit= and ?bot= are the client's to choose
+        if len(self.recent) > 64:  # bounded: ?limit= and ?bot= are the client's to choose
             self.recent.clear()
         self.recent[key] = (now, last, rows, None)
         return rows
@@ -247,34 +273,49 @@ class Ladderside:
         hit = self.recent.get((limit, bot))
         if hit is not None and hit[2] is rows and hit[3] is not None:
             return hit[3]
-        body = json.dumps({"format": API_FORMAT, "version": API_VERSION, "matches": rows},
-                          separators=(",", ":")).encode()
+        body = json.dumps(
+            {"format": API_FORMAT, "version": API_VERSION, "matches": rows}, separators=(",", ":")
+        ).encode()
         if hit is not None and hit[2] is rows:
             self.recent[(limit, bot)] = (hit[0], hit[1], rows, body)
         return body
 
     def _recent_matches(self, limit: int, bot: str | None = None) -> list[dict[str, Any]]:
         conn = self.reader
-        sql = ("SELECT m.match_id, m.game, m.players, m.started_at, m.duration_s, m.idx FROM matches m"
-               + (" WHERE m.match_id IN (SELECT match_id FROM seats WHERE bot >= ? AND bot < ?)" if bot else "")
-               + " ORDER BY m.rowid DESC LIMIT ?")
-        args: tuple[Any, ...] = ((*_versions_of(bot), limit) if bot else (limit,))
+        sql = (
+            "SELECT m.match_id, m.game, m.players, m.started_at, m.duration_s, m.idx FROM matches m"
+            + (" WHERE m.match_id IN (SELECT match_id FROM seats WHERE bot >= ? AND bot < ?)" if bot else "")
+            + " ORDER BY m.rowid DESC LIMIT ?"
+        )
+        args: tuple[Any, ...] = (*_versions_of(bot), limit) if bot else (limit,)
         with _snapshot(conn):
             rows = conn.execute(sql, args).fetchall()
             seats: dict[str, list[Any]] = {}
             if rows:
                 marks = ",".join("?" * len(rows))
                 for mid, bot_, place, score, fault in conn.execute(
-                        f"SELECT match_id, bot, place, score, fault_kind FROM seats WHERE match_id IN ({marks})"
-                        " ORDER BY match_id, seat", [r[0] for r in rows]):
+                    f"SELECT match_id, bot, place, score, fault_kind FROM seats WHERE match_id IN ({marks})"
+                    " ORDER BY match_id, seat",
+                    [r[0] for r in rows],
+                ):
                     seats.setdefault(mid, []).append((bot_, place, score, fault))
             out = []
             for mid, game, players, started, duration, idx in rows:
                 mine = seats.get(mid, [])
-                out.append({"match_id": mid, "game": game, "players": players, "started_at": started,
-                            "duration_s": duration, "bots": [s[0] for s in mine], "places": [s[1] for s in mine],
-                            "scores": [s[2] for s in mine], "faults": [s[3] for s in mine],
-                            "replay": f"/matches/{mid}/replay" if self._deal_done(conn, game, players, idx) else None})
+                out.append(
+                    {
+                        "match_id": mid,
+                        "game": game,
+                        "players": players,
+                        "started_at": started,
+                        "duration_s": duration,
+                        "bots": [s[0] for s in mine],
+                        "places": [s[1] for s in mine],
+                        "scores": [s[2] for s in mine],
+                        "faults": [s[3] for s in mine],
+                        "replay": f"/matches/{mid}/replay" if self._deal_done(conn, game, players, idx) else None,
+                    }
+                )
         return out
 
     @staticmethod
@@ -285,8 +326,10 @@ class Ladderside:
         from arena.serve.matchmaker import INDEX_STRIDE
 
         first = idx - idx % INDEX_STRIDE
-        n = conn.execute("SELECT COUNT(*) FROM matches WHERE game = ? AND idx BETWEEN ? AND ?",
-                         (game, first, first + INDEX_STRIDE - 1)).fetchone()[0]
+        n = conn.execute(
+            "SELECT COUNT(*) FROM matches WHERE game = ? AND idx BETWEEN ? AND ?",
+            (game, first, first + INDEX_STRIDE - 1),
+        ).fetchone()[0]
         return n >= players
 
     def replay_allowed(self, match_id: str) -> bool | None:
@@ -296,28 +339,43 @@ class Ladderside:
         return None if row is None else self._deal_done(conn, *row)
 
     def bot_doc(self, bot_id: int, user: User | None) -> dict[str, Any]:
-        bot = self.db.one("SELECT b.*, u.name AS owner FROM bots b LEFT JOIN users u ON u.id = b.owner_id"
-                          " WHERE b.id = ?", bot_id)
+        bot = self.db.one(
+            "SELECT b.*, u.name AS owner FROM bots b LEFT JOIN users u ON u.id = b.owner_id WHERE b.id = ?", bot_id
+        )
         if bot is None:
             raise HTTPException(404, f"no bot {bot_id}")
         mine = _may_see_source(user, bot)
         versions = []
         for v in self.db.all("SELECT * FROM versions WHERE bot_id = ? ORDER BY n", bot_id):
-            item = {"version": v["n"], "sha256": v["sha256"], "status": v["status"],
-                    "created": round(v["created"], 3), "name": f"{bot['name']}.v{v['n']}"}
+            item = {
+                "version": v["n"],
+                "sha256": v["sha256"],
+                "status": v["status"],
+                "created": round(v["created"], 3),
+                "name": f"{bot['name']}.v{v['n']}",
+            }
             if mine:
                 item["check"] = v["report"]
                 item["source"] = f"/bots/{bot_id}/source?version={v['n']}"
             versions.append(item)
         board = self.leaderboard()
-        ratings = {s["scope"]: next(({k: r[k] for k in ("rank", "mu", "sigma", "conservative", "adjusted_place",
-                                                        "matches")}
-                                     for r in s["standings"] if r["bot_id"] == bot_id), None)
-                   for s in board["scopes"]}
+        ratings = {
+            s["scope"]: next(
+                (
+                    {k: r[k] for k in ("rank", "mu", "sigma", "conservative", "adjusted_place", "matches")}
+                    for r in s["standings"]
+                    if r["bot_id"] == bot_id
+                ),
+                None,
+            )
+            for s in board["scopes"]
+        }
         faults = []
         rows = self.reader.execute(
             "SELECT match_id, bot, fault_kind, fault_detail FROM seats WHERE bot >= ? AND bot < ? AND fault_kind"
-            " IS NOT NULL ORDER BY rowid DESC LIMIT 20", _versions_of(bot["name"])).fetchall()
+            " IS NOT NULL ORDER BY rowid DESC LIMIT 20",
+            _versions_of(bot["name"]),
+        ).fetchall()
         for mid, name, kind, detail in rows:
             item = {"match_id": mid, "version": name, "kind": kind, "detail": detail}
             if mine:
@@ -326,9 +384,18 @@ class Ladderside:
         with self.board_lock:
             history = self._ratings().get("history", {})
         plots = [{"version": v["version"], "points": history[v["name"]]} for v in versions if v["name"] in history]
-        return {"format": API_FORMAT, "version": API_VERSION, "id": bot["id"], "name": bot["name"],
-                "owner": bot["owner"] or "organiser", "retired": bool(bot["retired"]), "versions": versions,
-                "ratings": ratings, "history": plots, "faults": faults}
+        return {
+            "format": API_FORMAT,
+            "version": API_VERSION,
+            "id": bot["id"],
+            "name": bot["name"],
+            "owner": bot["owner"] or "organiser",
+            "retired": bool(bot["retired"]),
+            "versions": versions,
+            "ratings": ratings,
+            "history": plots,
+            "faults": faults,
+        }
 
     def _stderr_tail(self, match_id: str, bot: str) -> str:
         try:
@@ -345,9 +412,8 @@ class Ladderside:
 
     def accept_upload(self, user: User, filename: str, data: bytes, name: str | None) -> dict[str, Any]:
         """Store an uploaded bot as a new version, queued for the conformance check."""
-        from arena.tournament.roster import SNAPSHOTS
-
         from arena.match.botfolder import ARCHIVES
+        from arena.tournament.roster import SNAPSHOTS
 
         base = Path(filename or "").name
         suffix = Path(base).suffix
@@ -359,11 +425,14 @@ class Ladderside:
         elif data.startswith(b"#!"):
             kind = "executable"
         else:
-            raise HTTPException(400, "the file is neither a .py file, a script starting with #!, nor a bot folder "
-                                     "as .zip or .tar.gz; upload one bot (e.g. mybot.py)")
+            raise HTTPException(
+                400,
+                "the file is neither a .py file, a script starting with #!, nor a bot folder "
+                "as .zip or .tar.gz; upload one bot (e.g. mybot.py)",
+            )
         if not data.strip():
             raise HTTPException(400, "the file is empty; upload your bot's source")
-        name = (name or (base[:-len(archive)] if archive else Path(base).stem)).strip()
+        name = (name or (base[: -len(archive)] if archive else Path(base).stem)).strip()
         if not SAFE_NAME.match(name):
             raise HTTPException(400, f"bot name {name[:70]!r} is not allowed; use {SAFE_NAME_TEXT}")
         sha = hashlib.sha256(data).hexdigest()
@@ -379,8 +448,9 @@ class Ladderside:
         with self.db.conn:
             bot = self.db.one("SELECT * FROM bots WHERE name = ?", name)
             if bot is None:
-                bot_id = self.db.run("INSERT INTO bots (name, owner_id, created) VALUES (?, ?, ?)",
-                                     name, user.id, time.time())
+                bot_id = self.db.run(
+                    "INSERT INTO bots (name, owner_id, created) VALUES (?, ?, ?)", name, user.id, time.time()
+                )
             elif bot["owner_id"] != user.id and not user.organiser:
                 raise HTTPException(403, f"the bot name {name!r} belongs to another entrant; choose another name")
             else:

@@ -33,8 +33,8 @@ groups of useful pairs.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 
 def pair_share(places: Sequence[int], seat: int, others: Iterable[int]) -> float:
@@ -55,7 +55,7 @@ def deal_set_sample(bot: str, matches: Sequence[tuple[Sequence[str], Sequence[in
     return total / len(matches)
 
 
-MIN_SAMPLES = 4     # fewer paired samples than this decide nothing (the variance is not yet known)
+MIN_SAMPLES = 4  # fewer paired samples than this decide nothing (the variance is not yet known)
 PRIOR_WEIGHT = 1.0  # pseudo-samples of the largest variance a sample in [-1, 1] can have (1)
 
 
@@ -116,7 +116,7 @@ class PairRace:
     names: tuple[str, ...]
     confidence: float = 0.95
     top: int | None = None
-    horizon: int = 10_000   # the most paired samples a pair can get (the schedule's cap)
+    horizon: int = 10_000  # the most paired samples a pair can get (the schedule's cap)
     shares: dict[str, _Tally] = field(default_factory=dict)
     pairs: dict[tuple[int, int], _Tally] = field(default_factory=dict)
 
@@ -135,7 +135,7 @@ class PairRace:
         for name in self.names:
             self.shares.setdefault(name, _Tally())
         self._cache: tuple | None = None
-        self._fitted = [0.0] * len(self.names)   # ratings as last refreshed
+        self._fitted = [0.0] * len(self.names)  # ratings as last refreshed
 
     # ---- data -----------------------------------------------------------------------------
 
@@ -146,7 +146,7 @@ class PairRace:
         for b in members:
             self.shares[b].add(share[b])
         for x, a in enumerate(members):
-            for b in members[x + 1:]:
+            for b in members[x + 1 :]:
                 self.add_pair(a, b, share[a] - share[b])
 
     def add_pair(self, a: str, b: str, diff: float) -> None:
@@ -190,7 +190,7 @@ class PairRace:
             elif s < 0:
                 behind[j] |= 1 << i
                 direct.append((j, i))
-        for k in range(n):               # transitive closure (Warshall on bit sets)
+        for k in range(n):  # transitive closure (Warshall on bit sets)
             bit = 1 << k
             for i in range(n):
                 if behind[i] & bit:
@@ -201,7 +201,7 @@ class PairRace:
                 ahead[j] |= 1 << i
         ranks = []
         for i in range(n):
-            both = behind[i] & ahead[i]   # a cycle (some decision is wrong): neither side counts
+            both = behind[i] & ahead[i]  # a cycle (some decision is wrong): neither side counts
             ranks.append((1 + bin(ahead[i] & ~both).count("1"), n - bin(behind[i] & ~both).count("1")))
         self._cache = (behind, ahead, ranks, direct)
         return self._cache
@@ -243,12 +243,12 @@ class PairRace:
         est = [1 + sum(r > self._fitted[i] for r in self._fitted) for i in range(n)]
         out: dict[str, list[str]] = {}
 
-        def wants(i: int, j: int) -> bool:   # does deciding (i, j) help undecided bot i?
+        def wants(i: int, j: int) -> bool:  # does deciding (i, j) help undecided bot i?
             return open_[i] and (est[i] <= k or est[j] <= k)
 
         for i in range(n):
             for j in range(i + 1, n):
-                if ((behind[i] >> j) ^ (ahead[i] >> j)) & 1:   # ordered (a cycle counts as open)
+                if ((behind[i] >> j) ^ (ahead[i] >> j)) & 1:  # ordered (a cycle counts as open)
                     continue
                 if not (wants(i, j) or wants(j, i)) or min(ranks[i][0], ranks[j][0]) > k:
                     continue
@@ -300,7 +300,7 @@ class PairRace:
         out = []
         while left:
             placed = sum(1 << i for i in out)
-            free = [i for i in left if not (ahead[i] & ~placed & ~behind[i])] or left   # a cycle: take any
+            free = [i for i in left if not (ahead[i] & ~placed & ~behind[i])] or left  # a cycle: take any
             best = min(free, key=lambda i: (-rating[self.names[i]], self.names[i]))
             out.append(best)
             left.remove(best)
@@ -313,12 +313,20 @@ class PairRace:
         out = []
         for name in self.ranking():
             t = self.shares[name]
-            w = 1.96 * math.sqrt(max(0.0, t.squares / t.n - t.mean ** 2) / t.n) if t.n > 1 else 0.5
+            w = 1.96 * math.sqrt(max(0.0, t.squares / t.n - t.mean**2) / t.n) if t.n > 1 else 0.5
             best, worst = self.rank_range(name)
-            out.append({"bot": name, "rating": round(rating[name], 6), "score": round(t.mean if t.n else 0.5, 6),
-                        "low": round(max(0.0, t.mean - w) if t.n else 0.0, 6),
-                        "high": round(min(1.0, t.mean + w) if t.n else 1.0, 6),
-                        "samples": t.n, "ranks": [best, worst], "decided": self._set_of(best) == self._set_of(worst)})
+            out.append(
+                {
+                    "bot": name,
+                    "rating": round(rating[name], 6),
+                    "score": round(t.mean if t.n else 0.5, 6),
+                    "low": round(max(0.0, t.mean - w) if t.n else 0.0, 6),
+                    "high": round(min(1.0, t.mean + w) if t.n else 1.0, 6),
+                    "samples": t.n,
+                    "ranks": [best, worst],
+                    "decided": self._set_of(best) == self._set_of(worst),
+                }
+            )
         return out
 
 

@@ -35,10 +35,10 @@ assumes and benchmarks/duel_errors.py measures the error rates.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
-PRIOR = 1e-3          # count given to an end of the range that was not observed
+PRIOR = 1e-3  # count given to an end of the range that was not observed
 Z95 = 1.959963984540054
 
 
@@ -64,7 +64,7 @@ def _root(values: list[float], counts: list[float], mu: float) -> float:
     every 1 + lam d_i > 0; mu strictly inside (min a, max a) puts its root there."""
     d = [a - mu for a in values]
     dmax, dmin = max(d), min(d)
-    lo, hi = -1.0 / dmax, -1.0 / dmin   # the open interval of admissible lam
+    lo, hi = -1.0 / dmax, -1.0 / dmin  # the open interval of admissible lam
     width = hi - lo
     lo, hi = lo + 1e-12 * width, hi - 1e-12 * width
     lam = 0.0
@@ -150,7 +150,7 @@ def logistic_elo(score: float) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
-BET_CAP = 0.8   # a bet risks at most this fraction of the wealth on one sample
+BET_CAP = 0.8  # a bet risks at most this fraction of the wealth on one sample
 
 
 @dataclass
@@ -163,13 +163,13 @@ class Status:
 
     n: int
     mean: float
-    var: float                        # sample variance (n - 1 in the denominator); 0 below 2 samples
+    var: float  # sample variance (n - 1 in the denominator); 0 below 2 samples
     llr: float
     lower: float
     upper: float
-    decision: str | None              # "H0", "H1" or None (go on)
-    log_h1: float = 0.0               # log K1
-    log_h0: float = 0.0               # log K0
+    decision: str | None  # "H0", "H1" or None (go on)
+    log_h1: float = 0.0  # log K1
+    log_h0: float = 0.0  # log K0
 
     @property
     def interval(self) -> tuple[float, float]:

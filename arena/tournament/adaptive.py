@@ -26,9 +26,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from arena.stats.ranking import PairRace
 from games.rng import DealRng, derive_seed
@@ -45,7 +46,7 @@ Outcome = Callable[[int, tuple[str, ...]], "DealSet | None"]
 class AdaptivePlan:
     """Where one adaptive entry stands: the rounds to schedule and what they decided."""
 
-    key: str                   # the entry's key (label or game id)
+    key: str  # the entry's key (label or game id)
     game: str
     players: int
     confidence: float
@@ -54,16 +55,23 @@ class AdaptivePlan:
     race: PairRace
     # per round: (members in name order, the undecided bots among them), in draw order
     rounds: list[list[tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=list)
-    status: str = "playing"    # decided | cap | playing (a round is not yet completely stored)
-    matches: int = 0           # scheduled so far
+    status: str = "playing"  # decided | cap | playing (a round is not yet completely stored)
+    matches: int = 0  # scheduled so far
 
     def to_json(self) -> dict[str, Any]:
-        complete = sum(len(r) for r in self.rounds[:self.complete_rounds]) * self.players
+        complete = sum(len(r) for r in self.rounds[: self.complete_rounds]) * self.players
         return {
-            "key": self.key, "game": self.game, "players": self.players,
-            "confidence": self.confidence, "top": self.top, "status": self.status,
-            "rounds": len(self.rounds), "matches": self.matches, "matches_rated": complete,
-            "cap": self.cap, "standings": self.race.summary(),
+            "key": self.key,
+            "game": self.game,
+            "players": self.players,
+            "confidence": self.confidence,
+            "top": self.top,
+            "status": self.status,
+            "rounds": len(self.rounds),
+            "matches": self.matches,
+            "matches_rated": complete,
+            "cap": self.cap,
+            "standings": self.race.summary(),
             "decided_pairs": [list(p) for p in self.race.decided_pairs()],
         }
 
@@ -72,8 +80,9 @@ class AdaptivePlan:
         return len(self.rounds) - (1 if self.status == "playing" else 0)
 
 
-def draw_round(seed: int, key: str, players: int, number: int, race: PairRace
-               ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+def draw_round(
+    seed: int, key: str, players: int, number: int, race: PairRace
+) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """The groups of round ``number``, each with the undecided bots among its members.
 
     From a generator seeded by the tournament seed, the entry, the player count and the
@@ -101,11 +110,9 @@ def draw_round(seed: int, key: str, players: int, number: int, race: PairRace
         while len(group) < players:
             cands = [b for b in useful[first] if b in free and all(b in links[g] for g in group)]
             if not cands:
-                cands = sorted({b for g in group for b in useful.get(g, ()) if b in free},
-                               key=race.names.index)
-            if not cands:   # its useful partners play elsewhere this round: they play it too
-                cands = sorted({b for g in group for b in useful.get(g, ()) if b not in group},
-                               key=race.names.index)
+                cands = sorted({b for g in group for b in useful.get(g, ()) if b in free}, key=race.names.index)
+            if not cands:  # its useful partners play elsewhere this round: they play it too
+                cands = sorted({b for g in group for b in useful.get(g, ()) if b not in group}, key=race.names.index)
             if not cands:
                 break
             pick = cands[rng.randbelow(len(cands))]
@@ -113,16 +120,26 @@ def draw_round(seed: int, key: str, players: int, number: int, race: PairRace
             free.discard(pick)
         if len(group) < players:
             rest = [b for b in race.names if b not in group]
-            spare = [b for b in rest if b not in links] or rest   # bots with nothing open first
+            spare = [b for b in rest if b not in links] or rest  # bots with nothing open first
             rng.shuffle(spare)
-            group += spare[:players - len(group)]
+            group += spare[: players - len(group)]
         members = tuple(sorted(group))
         out.append((members, tuple(b for b in members if b in open_)))
     return out
 
 
-def plan(names: Sequence[str], players: int, *, confidence: float, top: int | None, seed: int,
-         key: str, game: str, cap: int, outcome: Outcome) -> AdaptivePlan:
+def plan(
+    names: Sequence[str],
+    players: int,
+    *,
+    confidence: float,
+    top: int | None,
+    seed: int,
+    key: str,
+    game: str,
+    cap: int,
+    outcome: Outcome,
+) -> AdaptivePlan:
     """Replay the rounds from the start: ``outcome(round, members)`` gives a group's stored
     deal set (None if any of its matches is missing). Stops at the first round not yet
     completely stored, when every bot is decided, or at ``cap`` matches."""
@@ -183,20 +200,37 @@ def read_state(folder: Path) -> list[dict[str, Any]]:
 def _valid_entry(e: Any) -> bool:
     if not isinstance(e, dict):
         return False
-    types = {"key": str, "game": str, "players": int, "confidence": float, "status": str, "rounds": int,
-             "matches": int, "cap": int, "standings": list, "decided_pairs": list}
+    types = {
+        "key": str,
+        "game": str,
+        "players": int,
+        "confidence": float,
+        "status": str,
+        "rounds": int,
+        "matches": int,
+        "cap": int,
+        "standings": list,
+        "decided_pairs": list,
+    }
     if any(not isinstance(e.get(k), t) or isinstance(e.get(k), bool) for k, t in types.items()):
         return False
     if e.get("top") is not None and not isinstance(e.get("top"), int):
         return False
     for s in e["standings"]:
-        if "rating" in s and (not isinstance(s["rating"], (int, float)) or isinstance(s["rating"], bool)
-                              or not math.isfinite(s["rating"])):
+        if "rating" in s and (
+            not isinstance(s["rating"], (int, float)) or isinstance(s["rating"], bool) or not math.isfinite(s["rating"])
+        ):
             return False
-        if not (isinstance(s, dict) and isinstance(s.get("bot"), str) and isinstance(s.get("ranks"), list)
-                and len(s["ranks"]) == 2 and all(isinstance(x, int) for x in s["ranks"])
-                and all(isinstance(s.get(k), (int, float)) and math.isfinite(s[k]) for k in ("score", "low", "high"))
-                and isinstance(s.get("decided"), bool) and isinstance(s.get("samples"), int)):
+        if not (
+            isinstance(s, dict)
+            and isinstance(s.get("bot"), str)
+            and isinstance(s.get("ranks"), list)
+            and len(s["ranks"]) == 2
+            and all(isinstance(x, int) for x in s["ranks"])
+            and all(isinstance(s.get(k), (int, float)) and math.isfinite(s[k]) for k in ("score", "low", "high"))
+            and isinstance(s.get("decided"), bool)
+            and isinstance(s.get("samples"), int)
+        ):
             return False
     return all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in e["decided_pairs"])
 

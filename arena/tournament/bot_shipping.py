@@ -16,13 +16,14 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any
 
 from arena.errors import ArenaError
 from arena.match import botfolder
 
-SHIPPED = "shipped"   # under botfolder.cache_root(): the node-local copies, by content hash
+SHIPPED = "shipped"  # under botfolder.cache_root(): the node-local copies, by content hash
 
 
 class BotShippingError(ArenaError):
@@ -42,24 +43,30 @@ def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """
     packed: dict[str, dict[str, Any]] = {}
     for name, entry in entries.items():
-        if entry.kind == "builtin":   # nothing to ship: every node's arena has it
+        if entry.kind == "builtin":  # nothing to ship: every node's arena has it
             packed[name] = {"builtin": entry.builtin, "sha256": entry.sha256, "kind": "builtin"}
             continue
-        changed = BotShippingError(f"{entry.path}: bot {name!r} changed while the tournament started "
-                                   "(SHA-256 differs); run the command again")
+        changed = BotShippingError(
+            f"{entry.path}: bot {name!r} changed while the tournament started (SHA-256 differs); run the command again"
+        )
         if entry.kind == "folder":
             folder = Path(entry.path)
             try:
                 env = botfolder.installed_env(folder)
                 files = botfolder.pack_files(folder)
             except (OSError, botfolder.BotFolderError) as exc:
-                raise BotShippingError(f"{folder}: cannot pack bot folder {name!r} ({exc}); run the command "
-                                       "again") from None
+                raise BotShippingError(
+                    f"{folder}: cannot pack bot folder {name!r} ({exc}); run the command again"
+                ) from None
             resolved = env.resolved if env is not None else None
             if botfolder.packed_sha256(files, resolved) != entry.sha256:
                 raise changed
-            packed[name] = {"kind": "folder", "sha256": entry.sha256, "files": files,
-                            "packages": list(resolved) if resolved is not None else None}
+            packed[name] = {
+                "kind": "folder",
+                "sha256": entry.sha256,
+                "files": files,
+                "packages": list(resolved) if resolved is not None else None,
+            }
             continue
         data = Path(entry.path).read_bytes()
         if hashlib.sha256(data).hexdigest() != entry.sha256:
@@ -91,8 +98,10 @@ def unpack_bots(packed: Mapping[str, Mapping[str, Any]], cache: Path | None = No
             except ValueError as exc:
                 raise BotShippingError(f"bot {name!r}: {exc}; this node runs another arena version") from None
             if entry.sha256 != bot["sha256"]:
-                raise BotShippingError(f"builtin bot {name!r} differs on this node (another arena version); "
-                                       "install the same arena on every node")
+                raise BotShippingError(
+                    f"builtin bot {name!r} differs on this node (another arena version); "
+                    "install the same arena on every node"
+                )
             entries[name] = entry
         elif bot.get("kind") == "folder":
             entries[name] = _unpack_folder(name, bot, cache)
@@ -119,15 +128,16 @@ def _unpack_file(name: str, bot: Mapping[str, Any], cache: Path) -> Any:
         raise BotShippingError(f"refusing shipped bot {name!r} with file name {file!r}")
     data = bytes(bot["data"])
     if hashlib.sha256(data).hexdigest() != sha:
-        raise BotShippingError(f"bot {name!r} ({file}) arrived with bytes that do not match its "
-                               f"SHA-256 {sha[:12]}...; refusing to play it")
+        raise BotShippingError(
+            f"bot {name!r} ({file}) arrived with bytes that do not match its SHA-256 {sha[:12]}...; refusing to play it"
+        )
     path = _home(cache, sha) / file
     mode = 0o755 if bot["kind"] == "executable" else 0o644
     if not (path.is_file() and file_sha256(path) == sha and (path.stat().st_mode & 0o777) == mode):
         tmp = path.with_name(f".{file}.{os.getpid()}.tmp")
         tmp.write_bytes(data)
         tmp.chmod(mode)
-        os.replace(tmp, path)   # atomic: another worker of this node reads the old copy or this one
+        os.replace(tmp, path)  # atomic: another worker of this node reads the old copy or this one
     entry = BotEntry(name=name, path=path, sha256=file_sha256(path), kind=bot_kind(path) or "python")
     if entry.sha256 != sha or entry.kind != bot["kind"]:
         raise BotShippingError(f"bot {name!r} ({file}) changed while written to {path}; refusing to play it")
@@ -139,13 +149,21 @@ def _check_files(name: str, files: Any) -> None:
     total = 0
     for rel, _xbit, data in files:
         parts = PurePosixPath(rel).parts
-        if (not rel or "\0" in rel or "\\" in rel or rel.startswith("/") or ".." in parts
-                or any(p in ("", ".") for p in parts)):
+        if (
+            not rel
+            or "\0" in rel
+            or "\\" in rel
+            or rel.startswith("/")
+            or ".." in parts
+            or any(p in ("", ".") for p in parts)
+        ):
             raise BotShippingError(f"refusing shipped bot folder {name!r} with file {rel[:80]!r}")
         total += len(data)
     if len(files) > botfolder.MAX_FILES or total > botfolder.MAX_BYTES:
-        raise BotShippingError(f"refusing shipped bot folder {name!r}: more than {botfolder.MAX_FILES} files "
-                               f"or {botfolder.MAX_BYTES >> 20} MiB")
+        raise BotShippingError(
+            f"refusing shipped bot folder {name!r}: more than {botfolder.MAX_FILES} files "
+            f"or {botfolder.MAX_BYTES >> 20} MiB"
+        )
 
 
 def _unpack_folder(name: str, bot: Mapping[str, Any], cache: Path) -> Any:
@@ -156,8 +174,9 @@ def _unpack_folder(name: str, bot: Mapping[str, Any], cache: Path) -> Any:
     packages = tuple(bot["packages"]) if bot.get("packages") is not None else None
     _check_files(name, files)
     if botfolder.packed_sha256(files, packages) != sha:
-        raise BotShippingError(f"bot folder {name!r} arrived with bytes that do not match its SHA-256 "
-                               f"{sha[:12]}...; refusing to play it")
+        raise BotShippingError(
+            f"bot folder {name!r} arrived with bytes that do not match its SHA-256 {sha[:12]}...; refusing to play it"
+        )
     home = _home(cache, sha)
     dest = home / name
     for attempt in range(2):
@@ -173,10 +192,10 @@ def _unpack_folder(name: str, bot: Mapping[str, Any], cache: Path) -> Any:
                 os.chmod(dirpath, 0o755)
             try:
                 os.rename(tmp, dest)
-            except OSError:   # another worker of this node wrote it first: checked below
+            except OSError:  # another worker of this node wrote it first: checked below
                 shutil.rmtree(tmp, ignore_errors=True)
         try:
-            env = botfolder.ensure_env(dest)   # this node's pip, this node's cache; never during a match
+            env = botfolder.ensure_env(dest)  # this node's pip, this node's cache; never during a match
         except botfolder.BotFolderError as exc:
             raise botfolder.BotFolderError(f"bot folder {name!r} on this node: {exc}") from None
         got = botfolder.folder_sha256(dest, env)
@@ -184,9 +203,11 @@ def _unpack_folder(name: str, bot: Mapping[str, Any], cache: Path) -> Any:
             return BotEntry(name=name, path=dest, sha256=got, kind="folder")
         here = env.resolved if env is not None else ()
         if packages is not None and tuple(here) != packages:
-            raise BotShippingError(f"bot folder {name!r}: its requirements resolve on this node to "
-                                   f"{', '.join(here)}, on the driver to {', '.join(packages)}; pin every "
-                                   "package (dependencies too) in its requirements.txt")
-        if attempt == 0:   # a copy changed since it was written: write it again, once
+            raise BotShippingError(
+                f"bot folder {name!r}: its requirements resolve on this node to "
+                f"{', '.join(here)}, on the driver to {', '.join(packages)}; pin every "
+                "package (dependencies too) in its requirements.txt"
+            )
+        if attempt == 0:  # a copy changed since it was written: write it again, once
             shutil.rmtree(dest, ignore_errors=True)
     raise BotShippingError(f"bot folder {name!r} changed while written to {dest}; refusing to play it")

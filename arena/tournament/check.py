@@ -10,9 +10,10 @@ clean exit. Each check says what to fix when it fails.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from arena.match.agents import ProcessAgent, RandomAgent
 from arena.match.faults import BotFault, printable
@@ -26,9 +27,16 @@ from games.rng import derive_seed
 
 # (game, players, options): every game, its smallest and largest tables, every option family.
 CHECK_MATCHES: list[tuple[str, int, dict[str, Any]]] = [
-    ("tightwad", 3, {}), ("tightwad", 4, {}), ("tightwad", 6, {}), ("tightwad", 10, {}),
-    ("divers-weights", 2, {}), ("divers-weights", 3, {}), ("divers-weights", 4, {"bidding": True}),
-    ("palace", 2, {}), ("palace", 4, {}), ("palace", 5, {"extended": True, "wyrm_variant": True}),
+    ("tightwad", 3, {}),
+    ("tightwad", 4, {}),
+    ("tightwad", 6, {}),
+    ("tightwad", 10, {}),
+    ("divers-weights", 2, {}),
+    ("divers-weights", 3, {}),
+    ("divers-weights", 4, {"bidding": True}),
+    ("palace", 2, {}),
+    ("palace", 4, {}),
+    ("palace", 5, {"extended": True, "wyrm_variant": True}),
 ]
 
 HINTS = GENERIC  # the fault kinds' generic hints (arena/tournament/check_hints.py has the specific ones)
@@ -47,9 +55,9 @@ class CheckReport:
     bot: str
     checks: list[CheckResult] = field(default_factory=list)
     decisions: int = 0
-    slowest_ms: float | None = None    # None: no decision answered
+    slowest_ms: float | None = None  # None: no decision answered
     stderr_tail: str = ""
-    move_s: float | None = None        # the move limit the timings are judged against
+    move_s: float | None = None  # the move limit the timings are judged against
     # each check's lines as it ends (a slow bot's check takes minutes: never silent till the end)
     echo: Callable[[str], None] | None = None
 
@@ -86,14 +94,29 @@ def _lines(c: CheckResult) -> list[str]:
 
 def _check_match(i: int, game: str, players: int, options: dict[str, Any]) -> MatchSpec:
     """The i-th check match: seeds of its own, no schedule position (deal, rotation, group: none)."""
-    return MatchSpec(match_id=f"check/{game}/p{players}/{i}", index=i, game=game, players=players,
-                     options=REGISTRY[game].resolve_options(players, options), group=None, deal=None,
-                     rotation=None, deal_seed=derive_seed("check", i), match_seed=derive_seed("check-referee", i))
+    return MatchSpec(
+        match_id=f"check/{game}/p{players}/{i}",
+        index=i,
+        game=game,
+        players=players,
+        options=REGISTRY[game].resolve_options(players, options),
+        group=None,
+        deal=None,
+        rotation=None,
+        deal_seed=derive_seed("check", i),
+        match_seed=derive_seed("check-referee", i),
+    )
 
 
-def run_check(entry: Any, *, sandbox: SandboxInfo, limits: Limits, time_control: TimeControl | None = None,
-              matches: list[tuple[str, int, dict[str, Any]]] | None = None,
-              echo: Callable[[str], None] | None = None) -> CheckReport:
+def run_check(
+    entry: Any,
+    *,
+    sandbox: SandboxInfo,
+    limits: Limits,
+    time_control: TimeControl | None = None,
+    matches: list[tuple[str, int, dict[str, Any]]] | None = None,
+    echo: Callable[[str], None] | None = None,
+) -> CheckReport:
     """Run the checks; with ``echo``, print the title and each check as it ends (then
     ``report.render(streamed=True)`` gives the rest)."""
     tc = time_control or TimeControl()
@@ -107,8 +130,9 @@ def run_check(entry: Any, *, sandbox: SandboxInfo, limits: Limits, time_control:
         agent.prepare()
     except BotFault as fault:
         report.stderr_tail = agent.stderr_tail() or str(fault.extra.get("stderr_tail", ""))
-        report.add("handshake", False, fault.detail,
-                   fault_hint(fault.kind.value, fault.detail, report.stderr_tail, path))
+        report.add(
+            "handshake", False, fault.detail, fault_hint(fault.kind.value, fault.detail, report.stderr_tail, path)
+        )
         return report
     report.add("handshake", True, f"said hello as {agent.bot_name!r} in {(time.monotonic() - t0) * 1000:.0f} ms")
     pid = agent.proc.pid
@@ -127,21 +151,33 @@ def run_check(entry: Any, *, sandbox: SandboxInfo, limits: Limits, time_control:
         label = f"{game} {players} players (seat {seat})"
         if fault is not None:
             report.stderr_tail = str(fault.get("stderr_tail") or "")
-            hint = fault_hint(fault["kind"], str(fault["detail"]), report.stderr_tail, path,
-                              first_match=i == 0, exit_code=fault.get("exit_code"))
-            report.add(label, False, f"{fault['kind']} at decision {fault.get('decision')}: {fault['detail']}",
-                       hint)
+            hint = fault_hint(
+                fault["kind"],
+                str(fault["detail"]),
+                report.stderr_tail,
+                path,
+                first_match=i == 0,
+                exit_code=fault.get("exit_code"),
+            )
+            report.add(label, False, f"{fault['kind']} at decision {fault.get('decision')}: {fault['detail']}", hint)
             failed = True
             break
         report.add(label, True, f"{len(mine)} decisions, all legal and in time")
     if not failed:
         same = agent.proc is not None and agent.proc.pid == pid
-        report.add("several matches in one process", same,
-                   "one process played every match" if same else "the process was restarted",
-                   "keep reading stdin after a result message; exit only on bye")
+        report.add(
+            "several matches in one process",
+            same,
+            "one process played every match" if same else "the process was restarted",
+            "keep reading stdin after a result message; exit only on bye",
+        )
         clean = _exits_on_bye(agent)
-        report.add("clean exit on bye", clean, "exited after bye" if clean else "still running after bye",
-                   'exit when you read {"type": "bye"}')
+        report.add(
+            "clean exit on bye",
+            clean,
+            "exited after bye" if clean else "still running after bye",
+            'exit when you read {"type": "bye"}',
+        )
     else:
         agent.discard()
     return report

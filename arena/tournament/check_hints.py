@@ -15,7 +15,7 @@ from typing import Any
 
 GENERIC = {
     "timeout": "answer every act message within the move limit (--move-s); if it answered in time, "
-               "flush stdout after each line (print(..., flush=True))",
+    "flush stdout after each line (print(..., flush=True))",
     "crash": "the bot exited; run it with `arena play ... --sandbox none --no-timeouts` and read its stderr",
     "protocol": 'reply to act with one line: {"type": "action", "action": <id>} (or just the id)',
     "illegal": "answer with an `id` taken from observation['legal_actions']",
@@ -23,7 +23,7 @@ GENERIC = {
     "sandbox": "the harness could not start the bot: is the file executable, with a valid shebang?",
 }
 
-WARN_SHARE = 0.5      # of the move limit: half on a quiet machine is a timeout on a busy one
+WARN_SHARE = 0.5  # of the move limit: half on a quiet machine is a timeout on a busy one
 DANGER_SHARE = 0.8
 
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
@@ -41,35 +41,48 @@ def file_hint(path: Path) -> str:
     """A fix the bot file itself shows, whatever the fault ('' if none)."""
     head = _head(path)
     if b"\r\n" in head:
-        return (f"{path.name} has Windows line endings (CRLF): a '#!' line then names e.g. 'perl\\r', "
-                f"which does not exist; convert the file with `dos2unix {path.name}` "
-                f"(or `sed -i 's/\\r$//' {path.name}`)")
+        return (
+            f"{path.name} has Windows line endings (CRLF): a '#!' line then names e.g. 'perl\\r', "
+            f"which does not exist; convert the file with `dos2unix {path.name}` "
+            f"(or `sed -i 's/\\r$//' {path.name}`)"
+        )
     if path.suffix != ".py" and head and not head.startswith((b"#!", b"\x7fELF")):
-        return (f"{path.name} has no '#!' line, so the system does not know what runs it: start it with "
-                "one such as `#!/usr/bin/env perl` (or name a Python bot *.py)")
+        return (
+            f"{path.name} has no '#!' line, so the system does not know what runs it: start it with "
+            "one such as `#!/usr/bin/env perl` (or name a Python bot *.py)"
+        )
     return ""
 
 
-def fault_hint(kind: str, detail: str, stderr_tail: str, path: Path, *, first_match: bool = True,
-               exit_code: Any = None) -> str:
+def fault_hint(
+    kind: str, detail: str, stderr_tail: str, path: Path, *, first_match: bool = True, exit_code: Any = None
+) -> str:
     """The most specific fix for a fault of ``kind``."""
     missing = _MISSING.search(stderr_tail or "")
     if missing:
         module = missing.group(1)
-        return (f"the bot imports {module!r}, which is not there in the sandbox: a Python bot runs with the "
-                "standard library, botkit and games only (python -s -S, no site-packages, not even your "
-                f"virtual environment's); copy what it needs from {module} into the bot's file, or write "
-                "the bot as an executable in another language")
+        return (
+            f"the bot imports {module!r}, which is not there in the sandbox: a Python bot runs with the "
+            "standard library, botkit and games only (python -s -S, no site-packages, not even your "
+            f"virtual environment's); copy what it needs from {module} into the bot's file, or write "
+            "the bot as an executable in another language"
+        )
     if "not 'dict'" in (stderr_tail or "") and "botkit" in (stderr_tail or ""):
-        return ("choose() returned a whole action; return its id instead: "
-                "action['id'] (an element of observation['legal_actions'])")
+        return (
+            "choose() returned a whole action; return its id instead: "
+            "action['id'] (an element of observation['legal_actions'])"
+        )
     if kind == "protocol" and "action must be an integer id, got {" in detail:
-        return ('reply with the action\'s id, not the action object: {"type": "action", "action": '
-                "action['id']} (or just the id)")
+        return (
+            'reply with the action\'s id, not the action object: {"type": "action", "action": '
+            "action['id']} (or just the id)"
+        )
     if kind == "protocol" and detail.startswith("not JSON"):
         line = detail.split(": ", 1)[-1]
-        return (f"a stray print: the bot wrote {line} on stdout, which carries protocol lines only; "
-                "write debugging text to stderr (botkit's log(...), or print(..., file=sys.stderr))")
+        return (
+            f"a stray print: the bot wrote {line} on stdout, which carries protocol lines only; "
+            "write debugging text to stderr (botkit's log(...), or print(..., file=sys.stderr))"
+        )
     from_file = file_hint(path)
     if from_file and kind in ("crash", "sandbox", "timeout", "protocol"):
         return from_file
@@ -88,9 +101,12 @@ def timing_verdict(slowest_ms: float | None, move_s: float | None) -> tuple[str,
     share = slowest_ms / (move_s * 1000)
     line = f"slowest answer {slowest_ms:.1f} ms, {share:.0%} of the {move_s:g} s move limit"
     if share > DANGER_SHARE:
-        return "WARN", (line + f": over {DANGER_SHARE:.0%}, a busy machine will make it time out; "
-                        "think for a fixed CPU budget well under the limit (time.process_time())")
+        return "WARN", (
+            line + f": over {DANGER_SHARE:.0%}, a busy machine will make it time out; "
+            "think for a fixed CPU budget well under the limit (time.process_time())"
+        )
     if share > WARN_SHARE:
-        return "WARN", (line + f": over {WARN_SHARE:.0%}, little margin on a busy machine; "
-                        "keep each decision well under the limit")
+        return "WARN", (
+            line + f": over {WARN_SHARE:.0%}, little margin on a busy machine; keep each decision well under the limit"
+        )
     return "", line

@@ -15,7 +15,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -51,16 +51,16 @@ SCHEDULES = ("round-robin", "sampled", "gauntlet", "adaptive")
 ROUND_ROBIN_LIMIT = 2000
 MAX_SEED = 2**63 - 1
 # Hard ceilings: beyond these a value is a mistake (or an attack), not a plan.
-MAX_MATCHES_CAP = 1_000_000     # highest max_matches: weeks of play on a big machine
+MAX_MATCHES_CAP = 1_000_000  # highest max_matches: weeks of play on a big machine
 MAX_MATCHES_PER_BOT = 100_000
 MAX_DEALS = 100_000
-MAX_WORKERS = 256               # each worker is a process plus one process per warm bot
+MAX_WORKERS = 256  # each worker is a process plus one process per warm bot
 MAX_WARM_BOTS = 1024
-WARM_BOTS = 64                  # default: a small field's processes for fair play (one per deal seen), far below the fd limit
+WARM_BOTS = 64  # default: a small field's processes for fair play (one per deal seen), far below the fd limit
 # The tournament file itself (checked while reading, before anything is built from it).
 MAX_FILE_BYTES = 1_048_576
-MAX_DEPTH = 32                  # nesting of mappings and lists, aliases expanded
-MAX_NODES = 100_000             # values in the file, aliases expanded (stops "billion laughs")
+MAX_DEPTH = 32  # nesting of mappings and lists, aliases expanded
+MAX_NODES = 100_000  # values in the file, aliases expanded (stops "billion laughs")
 
 
 class ConfigError(ArenaError):
@@ -149,8 +149,7 @@ def _bot_kind(v: Any) -> str:
 
 
 BotItem = Annotated[
-    Union[Annotated[str, Tag("~glob")], Annotated[BotSpec, Tag("~entry")],
-          Annotated[BuiltinSpec, Tag("~builtin")]],
+    Annotated[str, Tag("~glob")] | Annotated[BotSpec, Tag("~entry")] | Annotated[BuiltinSpec, Tag("~builtin")],
     Discriminator(_bot_kind),
 ]
 
@@ -239,8 +238,7 @@ class GameEntry(_Model):
         for name in v:
             if name not in known:
                 raise _fail(
-                    f"{spec.id} has no option {name!r}; {_suggest(name, known)}known options: {', '.join(known)}",
-                    name,
+                    f"{spec.id} has no option {name!r}; {_suggest(name, known)}known options: {', '.join(known)}", name
                 )
         for n in counts:
             try:
@@ -256,7 +254,9 @@ class GameEntry(_Model):
     @classmethod
     def _schedule(cls, v: str) -> str:
         if v not in SCHEDULES:
-            raise _fail(f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin', 'sampled', 'gauntlet' or 'adaptive'")
+            raise _fail(
+                f"unknown schedule {v!r}; {_suggest(v, SCHEDULES)}use 'round-robin', 'sampled', 'gauntlet' or 'adaptive'"
+            )
         return v
 
     @field_validator("bots", mode="before")
@@ -266,13 +266,17 @@ class GameEntry(_Model):
             return v
         example = "e.g. bots: [random_bot, greedy_bot, cautious_bot]"
         if not isinstance(v, list):
-            raise _fail(f"expected a list of bot names from the roster, got {_got(v)}; {example}, "
-                        "or remove bots to play the whole roster")
+            raise _fail(
+                f"expected a list of bot names from the roster, got {_got(v)}; {example}, "
+                "or remove bots to play the whole roster"
+            )
         counts = info.data.get("players") or []
         need = max(counts, default=1)
         if not v:
-            raise _fail(f"the list is empty; list at least {need} bot names from the roster, "
-                        "or remove bots to play the whole roster")
+            raise _fail(
+                f"the list is empty; list at least {need} bot names from the roster, "
+                "or remove bots to play the whole roster"
+            )
         first: dict[str, int] = {}
         for i, name in enumerate(v):
             if not isinstance(name, str):
@@ -282,8 +286,10 @@ class GameEntry(_Model):
             first[name] = i
         if len(v) < need:
             game = info.data.get("id", "the game")
-            raise _fail(f"{game} with {need} players needs at least {need} bots, the list has {len(v)}; "
-                        f"list at least {need} bots or remove {need} from players")
+            raise _fail(
+                f"{game} with {need} players needs at least {need} bots, the list has {len(v)}; "
+                f"list at least {need} bots or remove {need} from players"
+            )
         return tuple(v)
 
     @field_validator("gauntlet", mode="before")
@@ -317,29 +323,32 @@ class GameEntry(_Model):
         return data
 
     @model_validator(mode="after")
-    def _sampled(self) -> "GameEntry":
+    def _sampled(self) -> GameEntry:
         if self.schedule == "sampled" and self.matches_per_bot is None:
-            raise _fail(
-                "schedule 'sampled' needs matches_per_bot; add e.g. matches_per_bot: 100",
-                "matches_per_bot",
-            )
+            raise _fail("schedule 'sampled' needs matches_per_bot; add e.g. matches_per_bot: 100", "matches_per_bot")
         if self.schedule != "sampled" and self.matches_per_bot is not None:
             raise _fail(
                 "matches_per_bot only applies to a sampled schedule; add schedule: sampled or remove it",
                 "matches_per_bot",
             )
         if self.schedule == "gauntlet" and self.gauntlet is None:
-            raise _fail("schedule 'gauntlet' needs gauntlet, the bots that play the field; "
-                        "add e.g. gauntlet: [mybot]", "gauntlet")
+            raise _fail(
+                "schedule 'gauntlet' needs gauntlet, the bots that play the field; add e.g. gauntlet: [mybot]",
+                "gauntlet",
+            )
         if self.schedule != "gauntlet" and self.gauntlet is not None:
-            raise _fail("gauntlet only applies to a gauntlet schedule; add schedule: gauntlet or remove it",
-                        "gauntlet")
+            raise _fail("gauntlet only applies to a gauntlet schedule; add schedule: gauntlet or remove it", "gauntlet")
         if self.schedule != "adaptive" and self.adaptive is not None:
-            raise _fail("adaptive settings only apply to an adaptive schedule; add schedule: adaptive "
-                        "or remove adaptive", "adaptive")
+            raise _fail(
+                "adaptive settings only apply to an adaptive schedule; add schedule: adaptive or remove adaptive",
+                "adaptive",
+            )
         if self.schedule == "adaptive" and len(self.players) > 1:
-            raise _fail(f"an adaptive schedule ranks one player count, got {self.players}; give one count, "
-                        "e.g. players: 3 (a second entry with a label can rank another)", "players")
+            raise _fail(
+                f"an adaptive schedule ranks one player count, got {self.players}; give one count, "
+                "e.g. players: 3 (a second entry with a label can rank another)",
+                "players",
+            )
         return self
 
     @property
@@ -372,7 +381,6 @@ def _fails_only_some(spec: games.GameSpec, counts: list[int], options: dict[str,
     return ok > 0
 
 
-
 class Tournament(_Model):
     """A validated tournament file. Paths resolve against ``base_dir``."""
 
@@ -384,7 +392,7 @@ class Tournament(_Model):
     bots: list[BotItem] = Field(min_length=1)
     games: list[GameEntry] = Field(min_length=1)
     time_control: TimeControl = Field(default_factory=TimeControl)
-    workers: Union[Literal["auto"], int] = "auto"
+    workers: Literal["auto"] | int = "auto"
     warm_bots: int = Field(WARM_BOTS, ge=1, le=MAX_WARM_BOTS)
     results: str = ""  # filled in: results/<name> when not given
     root: str | None = None
@@ -434,8 +442,10 @@ class Tournament(_Model):
         if v == "auto" and isinstance(v, str):
             return v
         if not _strict_int(v) or not 1 <= v <= MAX_WORKERS:
-            raise _fail(f"expected 'auto' or an integer from 1 to {MAX_WORKERS}, got {_got(v)}; "
-                        "e.g. workers: auto or workers: 2")
+            raise _fail(
+                f"expected 'auto' or an integer from 1 to {MAX_WORKERS}, got {_got(v)}; "
+                "e.g. workers: auto or workers: 2"
+            )
         return v
 
     @field_validator("results", "root")
@@ -455,7 +465,7 @@ class Tournament(_Model):
         return v
 
     @model_validator(mode="after")
-    def _unique_keys(self) -> "Tournament":
+    def _unique_keys(self) -> Tournament:
         seen: dict[tuple[str, int], int] = {}
         for i, g in enumerate(self.games):
             for n in g.players:
@@ -464,7 +474,9 @@ class Tournament(_Model):
                     raise _fail(
                         f"{g.key} with {n} players is already in games[{first}]; merge the entries "
                         f"or give this one a distinct label (e.g. label: {g.id}-2)",
-                        "games", i, "players",
+                        "games",
+                        i,
+                        "players",
                     )
         return self
 
@@ -507,8 +519,13 @@ class Tournament(_Model):
 
 
 _MODELS: dict[tuple[str, ...], type] = {
-    (): Tournament, ("games",): GameEntry, ("bots",): BotSpec, ("time_control",): TimeControl,
-    ("limits",): Limits, ("ratings",): Ratings, ("games", "adaptive"): Adaptive,
+    (): Tournament,
+    ("games",): GameEntry,
+    ("bots",): BotSpec,
+    ("time_control",): TimeControl,
+    ("limits",): Limits,
+    ("ratings",): Ratings,
+    ("games", "adaptive"): Adaptive,
 }
 
 # field path (indexes dropped) -> (what is expected, an example)
@@ -557,16 +574,24 @@ for _f, (_lo, _hi) in TIME_BOUNDS.items():
     _what, _example = _HELP[f"time_control.{_f}"]
     _HELP[f"time_control.{_f}"] = (_what.format(f"{_lo:g}", f"{_hi:g}"), _example)
 for _f in dataclasses.fields(Limits):
-    _HELP[f"limits.{_f.name}"] = (f"an integer from {LIMIT_BOUNDS[_f.name][0]} to {LIMIT_BOUNDS[_f.name][1]}",
-                                  f"{_f.name}: {_f.default}")
+    _HELP[f"limits.{_f.name}"] = (
+        f"an integer from {LIMIT_BOUNDS[_f.name][0]} to {LIMIT_BOUNDS[_f.name][1]}",
+        f"{_f.name}: {_f.default}",
+    )
 
 _PROBLEMS = {
-    "int_type": "expected an integer", "int_from_float": "expected an integer",
-    "float_type": "expected a number", "string_type": "expected a string",
-    "bool_type": "expected true or false", "list_type": "expected a list",
-    "dict_type": "expected a mapping", "model_type": "expected a mapping", "dataclass_type": "expected a mapping",
+    "int_type": "expected an integer",
+    "int_from_float": "expected an integer",
+    "float_type": "expected a number",
+    "string_type": "expected a string",
+    "bool_type": "expected true or false",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "dataclass_type": "expected a mapping",
     "finite_number": "expected a finite number",
-    "model_attributes_type": "expected a mapping", "literal_error": "not an accepted value",
+    "model_attributes_type": "expected a mapping",
+    "literal_error": "not an accepted value",
 }
 
 
@@ -584,8 +609,9 @@ def _prioritise(errors: list[Any]) -> list[Any]:
     for e in errors:
         if e["type"] == "missing":
             missing.setdefault(tuple(e["loc"][:-1]), []).append(str(e["loc"][-1]))
-    typos = [e for e in errors if e["type"] in _UNKNOWN_KEY
-             and _suggest(e["loc"][-1], missing.get(tuple(e["loc"][:-1]), []))]
+    typos = [
+        e for e in errors if e["type"] in _UNKNOWN_KEY and _suggest(e["loc"][-1], missing.get(tuple(e["loc"][:-1]), []))
+    ]
     return typos + [e for e in errors if e not in typos]
 
 
@@ -618,8 +644,12 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
     if kind == "missing":
         return loc, f"required field is missing; add it ({expected})" + (f", e.g. {example}" if example else "")
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        sign = {"greater_than": "greater than", "greater_than_equal": "at least",
-                "less_than": "less than", "less_than_equal": "at most"}[kind]
+        sign = {
+            "greater_than": "greater than",
+            "greater_than_equal": "at least",
+            "less_than": "less than",
+            "less_than_equal": "at most",
+        }[kind]
         bound = next(iter(ctx.values()))
         return loc, f"must be {sign} {bound}, got {_got(err['input'])}; {fix}"
     if kind == "too_short":
@@ -661,8 +691,9 @@ class _Loader(yaml.SafeLoader):
             event = self.peek_event()
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            raise self._too_big(f"is nested more than {MAX_DEPTH} levels deep; a tournament file needs only a few",
-                                self.peek_event())
+            raise self._too_big(
+                f"is nested more than {MAX_DEPTH} levels deep; a tournament file needs only a few", self.peek_event()
+            )
         try:
             node = super().compose_node(parent, index)
         finally:
@@ -670,8 +701,9 @@ class _Loader(yaml.SafeLoader):
         if alias:
             cost = self._cost.get(id(node))
             if cost is None:
-                raise self._too_big(f"alias *{event.anchor} refers to a value that contains it; "
-                                    "remove the recursive alias", event)
+                raise self._too_big(
+                    f"alias *{event.anchor} refers to a value that contains it; remove the recursive alias", event
+                )
             size, height = cost[1], cost[2]
         else:
             children: list[yaml.Node] = []
@@ -685,11 +717,17 @@ class _Loader(yaml.SafeLoader):
             self._cost[id(node)] = (node, size, height)
         self._nodes += size if alias else 1
         if self._nodes > MAX_NODES or size > MAX_NODES:
-            raise self._too_big(f"expands to more than {MAX_NODES} values (aliases count what they repeat); "
-                                "write the file without mass-repeated aliases", node)
+            raise self._too_big(
+                f"expands to more than {MAX_NODES} values (aliases count what they repeat); "
+                "write the file without mass-repeated aliases",
+                node,
+            )
         if self._depth + height > MAX_DEPTH:
-            raise self._too_big(f"is nested more than {MAX_DEPTH} levels deep once aliases are expanded; "
-                                "a tournament file needs only a few", node)
+            raise self._too_big(
+                f"is nested more than {MAX_DEPTH} levels deep once aliases are expanded; "
+                "a tournament file needs only a few",
+                node,
+            )
         return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -700,9 +738,7 @@ class _Loader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (str, int, float, bool)) and key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None,
-                    f"duplicate key {key!r} (first at line {seen[key]}); keep only one",
-                    key_node.start_mark,
+                    None, None, f"duplicate key {key!r} (first at line {seen[key]}); keep only one", key_node.start_mark
                 )
             if isinstance(key, (str, int, float, bool)):
                 seen[key] = key_node.start_mark.line + 1
@@ -737,8 +773,11 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
         with path.open("rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
         if len(raw) > MAX_FILE_BYTES:
-            raise ConfigError(label, f"is larger than {MAX_FILE_BYTES // 1024} KiB; a tournament file is a "
-                              "few lines of YAML: check that this is the right file")
+            raise ConfigError(
+                label,
+                f"is larger than {MAX_FILE_BYTES // 1024} KiB; a tournament file is a "
+                "few lines of YAML: check that this is the right file",
+            )
         text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(label, "no such file; check the path of the tournament file") from None
@@ -759,22 +798,24 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
         if isinstance(e, yaml.constructor.ConstructorError):
             raise ConfigError(label, f"{what}", where, mark.line + 1 if mark else None) from None
         raise ConfigError(
-            label, f"YAML syntax error: {what}; fix the YAML there (indentation, ':' after keys, quotes)",
-            where, mark.line + 1 if mark else None,
+            label,
+            f"YAML syntax error: {what}; fix the YAML there (indentation, ':' after keys, quotes)",
+            where,
+            mark.line + 1 if mark else None,
         ) from None
     except yaml.YAMLError as e:
         raise ConfigError(label, f"YAML error: {e}; fix the YAML") from None
     except (RecursionError, MemoryError):  # the bounds above should make this unreachable
-        raise ConfigError(label, "the YAML is too large or too deeply nested; a tournament file is a few lines") from None
+        raise ConfigError(
+            label, "the YAML is too large or too deeply nested; a tournament file is a few lines"
+        ) from None
     if data is None:
         raise ConfigError(
-            label, "the file is empty; a tournament needs at least name, seed, bots and games "
-            "(see docs/tournament.md)",
+            label, "the file is empty; a tournament needs at least name, seed, bots and games (see docs/tournament.md)"
         )
     if not isinstance(data, dict):
         raise ConfigError(
-            label, f"expected a mapping of fields (name: ..., seed: ...) at the top, got {_got(data)}",
-            None, 1,
+            label, f"expected a mapping of fields (name: ..., seed: ...) at the top, got {_got(data)}", None, 1
         )
     return text, data
 
@@ -783,8 +824,13 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
 # the entry points
 
 
-def parse_tournament(data: dict[str, Any], source: str | None = None, base_dir: Path | None = None,
-                     text: str | None = None, file_dir: Path | None = None) -> Tournament:
+def parse_tournament(
+    data: dict[str, Any],
+    source: str | None = None,
+    base_dir: Path | None = None,
+    text: str | None = None,
+    file_dir: Path | None = None,
+) -> Tournament:
     """Validate a mapping as a tournament; raises ConfigError.
 
     ``base_dir`` (default: the working directory) is where relative paths start,
@@ -800,8 +846,11 @@ def parse_tournament(data: dict[str, Any], source: str | None = None, base_dir: 
         if errors[0]["type"] in _UNKNOWN_KEY:  # the typo also explains a 'missing' error
             parent = tuple(errors[0]["loc"][:-1])
             typo = str(errors[0]["loc"][-1])
-            more -= sum(1 for x in errors if x["type"] == "missing" and tuple(x["loc"][:-1]) == parent
-                        and _suggest(typo, [str(x["loc"][-1])]))
+            more -= sum(
+                1
+                for x in errors
+                if x["type"] == "missing" and tuple(x["loc"][:-1]) == parent and _suggest(typo, [str(x["loc"][-1])])
+            )
         if more > 0:
             message += f" (and {more} more problem{'s' if more > 1 else ''})"
         raise ConfigError(source or "<tournament>", message, format_loc(loc) or None, _line_of(text, loc)) from None
@@ -812,7 +861,9 @@ def parse_tournament(data: dict[str, Any], source: str | None = None, base_dir: 
         root = Path(t.root).expanduser()
         root = (root if root.is_absolute() else (file_dir or t._base) / root).resolve()
         if not root.is_dir():
-            raise t.config_error(("root",), f"{t.root!r} is not a folder (resolved to {root}); "
-                                 "give a folder relative to the tournament file")
+            raise t.config_error(
+                ("root",),
+                f"{t.root!r} is not a folder (resolved to {root}); give a folder relative to the tournament file",
+            )
         t._base = root
     return t

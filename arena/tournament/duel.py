@@ -41,15 +41,15 @@ from arena.tournament.runner import Progress
 from arena.tournament.schedule import MatchSpec, deal_seed, match_id, match_key
 from games.rng import derive_seed
 
-DEFAULT_MARGIN = 0.2          # mean places per match: H1 says NEW is this much better
+DEFAULT_MARGIN = 0.2  # mean places per match: H1 says NEW is this much better
 DEFAULT_MAX_MATCHES = 10_000
-MAX_MATCHES = 1_000_000       # arena.tournament.config.MAX_MATCHES_CAP
+MAX_MATCHES = 1_000_000  # arena.tournament.config.MAX_MATCHES_CAP
 MAX_ELO = 2000.0
-NEW, OLD = "new", "old"       # the two roles; the field's are "field-1", "field-2", ...
+NEW, OLD = "new", "old"  # the two roles; the field's are "field-1", "field-2", ...
 
 # exit codes of `arena duel` besides 0 (a hypothesis accepted), 2 (bad input), 130 (interrupted)
-EXIT_INCOMPLETE = 1           # matches the harness could not play: rerun to go on
-EXIT_CAPPED = 3               # --max-matches reached with neither hypothesis accepted
+EXIT_INCOMPLETE = 1  # matches the harness could not play: rerun to go on
+EXIT_CAPPED = 3  # --max-matches reached with neither hypothesis accepted
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,9 @@ def difference_to_elo(difference: float, players: int) -> float:
     return logistic_elo(0.5 + difference / (2 * (players - 1)))
 
 
-def hypotheses(players: int, margin: float | None = None, elo0: float | None = None,
-               elo1: float | None = None) -> Hypotheses:
+def hypotheses(
+    players: int, margin: float | None = None, elo0: float | None = None, elo1: float | None = None
+) -> Hypotheses:
     """The duel's hypotheses from --margin or --elo0/--elo1; one-line ArenaError if they are bad."""
     span = players - 1
     if margin is not None and (elo0 is not None or elo1 is not None):
@@ -86,13 +87,17 @@ def hypotheses(players: int, margin: float | None = None, elo0: float | None = N
             if not math.isfinite(value) or abs(value) > MAX_ELO:
                 raise ArenaError(f"{name} {value:g}: give a finite Elo difference from {-MAX_ELO:g} to {MAX_ELO:g}")
         if elo0 >= elo1:
-            raise ArenaError(f"--elo0 {elo0:g} is not below --elo1 {elo1:g}; H0 (elo0) must be below H1 (elo1), "
-                             "e.g. --elo0 0 --elo1 40")
+            raise ArenaError(
+                f"--elo0 {elo0:g} is not below --elo1 {elo1:g}; H0 (elo0) must be below H1 (elo1), "
+                "e.g. --elo0 0 --elo1 40"
+            )
         return Hypotheses(elo_to_difference(elo0, players), elo_to_difference(elo1, players), (elo0, elo1))
     m = DEFAULT_MARGIN if margin is None else margin
     if not math.isfinite(m) or not 0 < m < span:
-        raise ArenaError(f"--margin {m:g}: give a mean place difference above 0 and below {span:g} "
-                         f"(players minus 1), e.g. --margin {min(DEFAULT_MARGIN, span / 2):g}")
+        raise ArenaError(
+            f"--margin {m:g}: give a mean place difference above 0 and below {span:g} "
+            f"(players minus 1), e.g. --margin {min(DEFAULT_MARGIN, span / 2):g}"
+        )
     return Hypotheses(0.0, m)
 
 
@@ -142,7 +147,7 @@ class Duel:
     options: dict[str, Any]
     new: BotEntry
     old: BotEntry
-    field: tuple[BotEntry, ...]     # players - 1 bots, or none: head to head (two players)
+    field: tuple[BotEntry, ...]  # players - 1 bots, or none: head to head (two players)
     hyp: Hypotheses
     alpha: float = 0.05
     beta: float = 0.05
@@ -183,10 +188,22 @@ class Duel:
             order = tuple(names[role] for role in roles)
             content = match_key("duel", self.game, self.players, self.options, dseed, [(b, sha[b]) for b in order])
             mid = match_id(self.game, self.players, deal, r, content)
-            out.append(MatchSpec(match_id=mid, index=deal * self.matches_per_deal + i, game=self.game,
-                                 players=self.players, options=dict(self.options), group=group, deal=deal,
-                                 rotation=r, deal_seed=dseed, match_seed=derive_seed(key, mid), bots=order,
-                                 key=content))
+            out.append(
+                MatchSpec(
+                    match_id=mid,
+                    index=deal * self.matches_per_deal + i,
+                    game=self.game,
+                    players=self.players,
+                    options=dict(self.options),
+                    group=group,
+                    deal=deal,
+                    rotation=r,
+                    deal_seed=dseed,
+                    match_seed=derive_seed(key, mid),
+                    bots=order,
+                    key=content,
+                )
+            )
         return out
 
     def sample(self, matches: list[MatchSpec], places: dict[str, tuple[int, ...]]) -> float | None:
@@ -198,15 +215,35 @@ class Duel:
 
     def describe(self) -> dict[str, Any]:
         """The duel's settings, stored with the folder's tournament config."""
-        return {"game": self.game, "players": self.players, "new": self.new.name, "old": self.old.name,
-                "field": [e.name for e in self.field], "mu0": self.hyp.mu0, "mu1": self.hyp.mu1,
-                "elo": list(self.hyp.elo) if self.hyp.elo else None, "alpha": self.alpha, "beta": self.beta,
-                "max_matches": self.max_matches}
+        return {
+            "game": self.game,
+            "players": self.players,
+            "new": self.new.name,
+            "old": self.old.name,
+            "field": [e.name for e in self.field],
+            "mu0": self.hyp.mu0,
+            "mu1": self.hyp.mu1,
+            "elo": list(self.hyp.elo) if self.hyp.elo else None,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "max_matches": self.max_matches,
+        }
 
 
-def make_duel(game: str, new: str, old: str, *, players: int | None = None, field: tuple[str, ...] = (),
-              margin: float | None = None, elo0: float | None = None, elo1: float | None = None,
-              alpha: float = 0.05, beta: float = 0.05, max_matches: int = DEFAULT_MAX_MATCHES) -> Duel:
+def make_duel(
+    game: str,
+    new: str,
+    old: str,
+    *,
+    players: int | None = None,
+    field: tuple[str, ...] = (),
+    margin: float | None = None,
+    elo0: float | None = None,
+    elo1: float | None = None,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    max_matches: int = DEFAULT_MAX_MATCHES,
+) -> Duel:
     """Check the command line's values and resolve the bots; one-line ArenaError on bad input."""
     from arena.tournament.roster import bot_entry
 
@@ -228,8 +265,9 @@ def make_duel(game: str, new: str, old: str, *, players: int | None = None, fiel
         raise ArenaError(f"--max-matches {max_matches}: give a number of matches from 1 to {MAX_MATCHES}")
     hyp = hypotheses(p, margin, elo0, elo1)
     if len(field) > p - 1:
-        raise ArenaError(f"--field: {len(field)} bots given, a {p}-player duel seats {p - 1} around NEW or OLD; "
-                         f"give at most {p - 1}")
+        raise ArenaError(
+            f"--field: {len(field)} bots given, a {p}-player duel seats {p - 1} around NEW or OLD; give at most {p - 1}"
+        )
     e_new, e_old = bot_entry(new, allow_builtin=True), bot_entry(old, allow_builtin=True)
     if e_new.name == e_old.name:
         e_new, e_old = _renamed(e_new, "new"), _renamed(e_old, "old")
@@ -237,7 +275,7 @@ def make_duel(game: str, new: str, old: str, *, players: int | None = None, fiel
     field_entries: list[BotEntry] = []
     if field or p > 2:
         given = [bot_entry(f, allow_builtin=True) for f in (field or ("builtin:random",))]
-        for i in range(p - 1):   # the given bots in turn, each seat its own player
+        for i in range(p - 1):  # the given bots in turn, each seat its own player
             entry = given[i % len(given)]
             name = f"{entry.name}-{i + 1}" if entry.kind == "builtin" or len(given) < p - 1 else entry.name
             while name in taken:
@@ -256,8 +294,15 @@ def default_results(duel: Duel) -> str:
     return f"results/duel-{duel.game}-p{duel.players}-{duel.new.name}-vs-{duel.old.name}"
 
 
-def duel_tournament(duel: Duel, results: str, *, sandbox: str = "auto", trust_bots: bool = False,
-                    move_s: float = 1.0, workers: int | None = None) -> Any:
+def duel_tournament(
+    duel: Duel,
+    results: str,
+    *,
+    sandbox: str = "auto",
+    trust_bots: bool = False,
+    move_s: float = 1.0,
+    workers: int | None = None,
+) -> Any:
     """The tournament model a duel's folder is recorded with (sandbox, limits, time control)."""
     from arena.tournament.config import SAFE_NAME, parse_tournament
 
@@ -266,12 +311,27 @@ def duel_tournament(duel: Duel, results: str, *, sandbox: str = "auto", trust_bo
         name = "duel"
     bots: list[dict[str, Any]] = []
     for e in duel.entries:
-        bots.append({"builtin": e.builtin, "name": e.name} if e.kind == "builtin" else {"path": str(e.path), "name": e.name})
+        bots.append(
+            {"builtin": e.builtin, "name": e.name} if e.kind == "builtin" else {"path": str(e.path), "name": e.name}
+        )
     data = {
-        "name": name, "seed": 0, "bots": bots, "results": results, "sandbox": sandbox, "trust_bots": trust_bots,
-        "luck_rollouts": 0, "workers": workers or "auto", "time_control": {"move_s": move_s},
-        "games": [{"id": duel.game, "players": [duel.players], "deals": min(duel.max_deals, 100_000),
-                   "bots": [e.name for e in duel.entries]}],
+        "name": name,
+        "seed": 0,
+        "bots": bots,
+        "results": results,
+        "sandbox": sandbox,
+        "trust_bots": trust_bots,
+        "luck_rollouts": 0,
+        "workers": workers or "auto",
+        "time_control": {"move_s": move_s},
+        "games": [
+            {
+                "id": duel.game,
+                "players": [duel.players],
+                "deals": min(duel.max_deals, 100_000),
+                "bots": [e.name for e in duel.entries],
+            }
+        ],
     }
     return parse_tournament(data, "arena duel")
 
@@ -281,13 +341,13 @@ def duel_tournament(duel: Duel, results: str, *, sandbox: str = "auto", trust_bo
 
 @dataclass
 class DuelOutcome:
-    status: Status               # the test after the deals it used
-    matches: int                 # matches of those deals
-    played: int = 0              # matches played by this run
-    already: int = 0             # matches of this duel stored before it
+    status: Status  # the test after the deals it used
+    matches: int  # matches of those deals
+    played: int = 0  # matches played by this run
+    already: int = 0  # matches of this duel stored before it
     capped: bool = False
     interrupted: bool = False
-    incomplete: list[str] = field(default_factory=list)   # why the duel cannot go on now
+    incomplete: list[str] = field(default_factory=list)  # why the duel cannot go on now
     sandbox_level: str = ""
     results: Path = Path(".")
 
@@ -299,8 +359,9 @@ class DuelOutcome:
 class _Feeder:
     """The parent's side of a duel: feeds deals to the pool and tests them in deal order."""
 
-    def __init__(self, duel: Duel, key: int | str, store: Any, summary: Any, workers: int,
-                 places: dict[str, tuple[int, ...]]) -> None:
+    def __init__(
+        self, duel: Duel, key: int | str, store: Any, summary: Any, workers: int, places: dict[str, tuple[int, ...]]
+    ) -> None:
         self.duel = duel
         self.key = key
         self.store = store
@@ -310,8 +371,8 @@ class _Feeder:
         self.test = duel.test()
         self.status = self.test.status()
         self.deals: dict[int, list[MatchSpec]] = {}
-        self.tested = 0          # deals fed to the test, in order
-        self.enqueued = 0        # deals whose matches went to the pool
+        self.tested = 0  # deals fed to the test, in order
+        self.enqueued = 0  # deals whose matches went to the pool
         self.advance()
         self.enqueued = self.tested
 
@@ -330,7 +391,7 @@ class _Feeder:
             if x is None:
                 return
             self.status = self.test.add(x)
-            self.deals.pop(self.tested, None)   # tested: its matches are not needed again
+            self.deals.pop(self.tested, None)  # tested: its matches are not needed again
             self.tested += 1
 
     def on_stored(self, mid: str) -> None:
@@ -340,7 +401,7 @@ class _Feeder:
 
     def top_up(self, queue: deque) -> None:
         if self.done or self.summary.given_up or self.summary.harness_failures:
-            queue.clear()    # decided, or a deal that cannot be completed now: no more matches
+            queue.clear()  # decided, or a deal that cannot be completed now: no more matches
             return
         while len(queue) < 2 * self.workers and self.enqueued < self.duel.max_deals:
             queue.extend(m for m in self.matches(self.enqueued) if m.match_id not in self.places)
@@ -350,9 +411,11 @@ class _Feeder:
 def status_line(duel: Duel, status: Status, matches: int) -> str:
     """The live line: matches, LLR with its bounds, the difference with its 95% interval."""
     lo, hi = status.interval
-    text = (f"duel: {matches} matches ({status.n} deals) · LLR {status.llr:+.2f} in "
-            f"({status.lower:.2f}, {status.upper:.2f}) · {duel.new.name} - {duel.old.name}: "
-            f"{status.mean:+.3f} places {_interval(lo, hi, '.3f')}")
+    text = (
+        f"duel: {matches} matches ({status.n} deals) · LLR {status.llr:+.2f} in "
+        f"({status.lower:.2f}, {status.upper:.2f}) · {duel.new.name} - {duel.old.name}: "
+        f"{status.mean:+.3f} places {_interval(lo, hi, '.3f')}"
+    )
     if duel.hyp.elo is not None:
         elo = [difference_to_elo(v, duel.players) for v in (status.mean, lo, hi)]
         text += f" · {elo[0]:+.0f} Elo {_interval(elo[1], elo[2], '.0f')}"
@@ -369,19 +432,25 @@ def hypotheses_text(duel: Duel) -> tuple[str, str]:
     """What H0 and H1 say, in the duel's units."""
     h = duel.hyp
     if h.elo is not None:
-        return (f"{duel.new.name} is at most {h.elo[0]:g} Elo better than {duel.old.name} "
-                f"(mean place difference {h.mu0:+.3f})",
-                f"{duel.new.name} is at least {h.elo[1]:g} Elo better (difference {h.mu1:+.3f})")
-    return (f"{duel.new.name} is not better than {duel.old.name}",
-            f"{duel.new.name} is better by at least {h.mu1:g} places per match")
+        return (
+            f"{duel.new.name} is at most {h.elo[0]:g} Elo better than {duel.old.name} "
+            f"(mean place difference {h.mu0:+.3f})",
+            f"{duel.new.name} is at least {h.elo[1]:g} Elo better (difference {h.mu1:+.3f})",
+        )
+    return (
+        f"{duel.new.name} is not better than {duel.old.name}",
+        f"{duel.new.name} is better by at least {h.mu1:g} places per match",
+    )
 
 
 def verdict_line(duel: Duel, outcome: DuelOutcome) -> str:
     """The last line: the accepted hypothesis, or why there is none."""
     s = outcome.status
     lo, hi = s.interval
-    where = (f"LLR {s.llr:+.2f} after {outcome.matches} matches; {duel.new.name} - {duel.old.name} "
-             f"{s.mean:+.3f} places {_interval(lo, hi, '.3f')}")
+    where = (
+        f"LLR {s.llr:+.2f} after {outcome.matches} matches; {duel.new.name} - {duel.old.name} "
+        f"{s.mean:+.3f} places {_interval(lo, hi, '.3f')}"
+    )
     h0, h1 = hypotheses_text(duel)
     if s.decision == "H1":
         return f"H1: {duel.new.name} is better than {duel.old.name} ({h1.split(' is ', 1)[1]}; {where})"
@@ -392,8 +461,16 @@ def verdict_line(duel: Duel, outcome: DuelOutcome) -> str:
     return f"no decision yet ({where})"
 
 
-def run_duel(duel: Duel, tournament: Any, *, fresh: bool = False, workers: int | None = None,
-             sandbox_level: str | None = None, err: TextIO, resume_hint: str = "") -> DuelOutcome:
+def run_duel(
+    duel: Duel,
+    tournament: Any,
+    *,
+    fresh: bool = False,
+    workers: int | None = None,
+    sandbox_level: str | None = None,
+    err: TextIO,
+    resume_hint: str = "",
+) -> DuelOutcome:
     """Play the duel's missing deals until the test decides or the cap; see the module."""
     from arena.tournament import runner
     from arena.tournament.folder_lock import FolderLock
@@ -404,15 +481,32 @@ def run_duel(duel: Duel, tournament: Any, *, fresh: bool = False, workers: int |
     old_term = signal.signal(signal.SIGTERM, runner._on_sigterm) if in_main else None
     try:
         with FolderLock(results):
-            return _run_locked(duel, tournament, results, fresh=fresh, workers=workers,
-                               sandbox_level=sandbox_level, err=err, resume_hint=resume_hint)
+            return _run_locked(
+                duel,
+                tournament,
+                results,
+                fresh=fresh,
+                workers=workers,
+                sandbox_level=sandbox_level,
+                err=err,
+                resume_hint=resume_hint,
+            )
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, old_term)
 
 
-def _run_locked(duel: Duel, tournament: Any, results: Path, *, fresh: bool, workers: int | None,
-                sandbox_level: str | None, err: TextIO, resume_hint: str) -> DuelOutcome:
+def _run_locked(
+    duel: Duel,
+    tournament: Any,
+    results: Path,
+    *,
+    fresh: bool,
+    workers: int | None,
+    sandbox_level: str | None,
+    err: TextIO,
+    resume_hint: str,
+) -> DuelOutcome:
     from arena.match.detect import open_sandbox
     from arena.tournament import runner
     from arena.tournament.roster import snapshot_bots
@@ -421,7 +515,7 @@ def _run_locked(duel: Duel, tournament: Any, results: Path, *, fresh: bool, work
 
     level_lines = io.StringIO()
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
-    if any(e.kind != "builtin" for e in duel.entries):   # builtin players run in process
+    if any(e.kind != "builtin" for e in duel.entries):  # builtin players run in process
         runner.require_safe_sandbox(sandbox, tournament)
     store = ResultStore(results)
     try:
@@ -433,32 +527,43 @@ def _run_locked(duel: Duel, tournament: Any, results: Path, *, fresh: bool, work
             raise ArenaError(str(exc)) from None
         entries = snapshot_bots(duel.entries, results)
         snap = {e.name: e for e in entries}
-        duel = dataclasses.replace(duel, new=snap[duel.new.name], old=snap[duel.old.name],
-                                   field=tuple(snap[e.name] for e in duel.field))
+        duel = dataclasses.replace(
+            duel, new=snap[duel.new.name], old=snap[duel.old.name], field=tuple(snap[e.name] for e in duel.field)
+        )
         config = {**tournament.model_dump(mode="json"), "duel": duel.describe()}
         store.init_tournament(tournament.name, config, [e.to_json() for e in entries])
         altered = store.forget_altered()
         store.forget_harness_failures()
         err.write(level_lines.getvalue())
         if altered:
-            err.write(f"arena: {len(altered)} stored matches were altered after they were stored "
-                      f"(e.g. {altered[0]}); dropped, they are played again\n")
+            err.write(
+                f"arena: {len(altered)} stored matches were altered after they were stored "
+                f"(e.g. {altered[0]}); dropped, they are played again\n"
+            )
         places = {r.match_id: r.places for r in store.iter_results(scheduled=False)}
         summary = runner.RunSummary(results=results, scheduled=0, already_done=0)
         n_workers = max(1, runner.worker_count(tournament, workers))
         feeder = _Feeder(duel, key, store, summary, n_workers, places)
         mine = {m.match_id for d in range(feeder.tested) for m in duel.deal_matches(key, d)}
-        outcome = DuelOutcome(status=feeder.status, matches=0, sandbox_level=sandbox.level, results=results,
-                              already=len(mine))
+        outcome = DuelOutcome(
+            status=feeder.status, matches=0, sandbox_level=sandbox.level, results=results, already=len(mine)
+        )
         if outcome.already:
             err.write(f"arena: resuming: {feeder.tested} deals ({outcome.already} matches) already played\n")
         runner.setup_logging(results, err, fresh=fresh)
         (results / "logs").mkdir(exist_ok=True)
         if not feeder.done:
-            ctx = {"results": results, "entries": snap, "sandbox": sandbox,
-                   "limits": runner.limits_from(tournament), "tc": runner.time_control_from(tournament),
-                   "fresh": False, "name": tournament.name, "warm_bots": tournament.warm_bots,
-                   "parent_pid": os.getpid()}
+            ctx = {
+                "results": results,
+                "entries": snap,
+                "sandbox": sandbox,
+                "limits": runner.limits_from(tournament),
+                "tc": runner.time_control_from(tournament),
+                "fresh": False,
+                "name": tournament.name,
+                "warm_bots": tournament.warm_bots,
+                "parent_pid": os.getpid(),
+            }
             progress = _DuelProgress(duel, feeder, err)
             try:
                 runner._Pool(ctx, summary, progress).run([], n_workers, top_up=feeder.top_up)

@@ -18,7 +18,8 @@ one match are the hidden cards of another. Two rules keep them hidden:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from arena.tournament.schedule import canonical_json, deal_key, deal_seed
 
@@ -28,11 +29,15 @@ def process_line(tournament: Any) -> str:
     if getattr(tournament, "fresh_processes", False):
         return "arena: bot processes: a new one for every match (fresh_processes: true); none sees a deal twice\n"
     if getattr(tournament, "allow_deal_memory", False):
-        return ("arena: warning: NOT fair for untrusted bots: allow_deal_memory: true lets one bot process play "
-                "a deal again (another rotation or group) and remember the hidden cards it saw; remove it "
-                "for competitions\n")
-    return ("arena: bot processes: kept warm, but none plays a deal twice (no rotation or group of a deal "
-            "meets a process that saw it)\n")
+        return (
+            "arena: warning: NOT fair for untrusted bots: allow_deal_memory: true lets one bot process play "
+            "a deal again (another rotation or group) and remember the hidden cards it saw; remove it "
+            "for competitions\n"
+        )
+    return (
+        "arena: bot processes: kept warm, but none plays a deal twice (no rotation or group of a deal "
+        "meets a process that saw it)\n"
+    )
 
 
 def redealt(tournament: Any, schedule: Sequence[Any], deal_secret: str | None) -> int:
@@ -53,8 +58,10 @@ def redealt(tournament: Any, schedule: Sequence[Any], deal_secret: str | None) -
 def replay_line(tournament: Any, revealed: int, replaced: int) -> str:
     """The one line every run prints about replay pages and the deals they show."""
     if tournament.deals == "public":
-        return ("arena: replay pages: deals are public (deals: public), so a page shows nothing a bot cannot "
-                "compute; deals shown are dealt again\n")
+        return (
+            "arena: replay pages: deals are public (deals: public), so a page shows nothing a bot cannot "
+            "compute; deals shown are dealt again\n"
+        )
     shown = f"{revealed} deal{'s' if revealed != 1 else ''} shown on replay pages so far"
     if replaced:
         shown += f"; {replaced} matches play replacement deals"

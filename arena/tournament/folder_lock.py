@@ -36,8 +36,10 @@ class FolderLock:
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
-            raise FolderBusy(f"{self.path.parent} is in use by another arena run (pid {holder}); "
-                             "wait for it to finish or stop it, or use another results folder") from None
+            raise FolderBusy(
+                f"{self.path.parent} is in use by another arena run (pid {holder}); "
+                "wait for it to finish or stop it, or use another results folder"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd = fd
@@ -47,7 +49,7 @@ class FolderLock:
             os.close(self.fd)  # the pid stays in the file: harmless, the flock is what counts
             self.fd = None
 
-    def __enter__(self) -> "FolderLock":
+    def __enter__(self) -> FolderLock:
         self.acquire()
         return self
 

@@ -40,8 +40,9 @@ def _check_results(t: Tournament) -> None:
         if probe.exists():
             if not probe.is_dir():
                 what = "is an existing file" if probe == target else f"is inside {probe}, which is a file"
-                raise t.config_error(("results",), f"{shown!r} {what}; results must be a folder, e.g. "
-                                     f"results: results/{t.name}")
+                raise t.config_error(
+                    ("results",), f"{shown!r} {what}; results must be a folder, e.g. results: results/{t.name}"
+                )
             if not os.access(probe, os.W_OK | os.X_OK):
                 raise t.config_error(("results",), f"{shown!r}: cannot write in {probe}; choose a writable folder")
             return

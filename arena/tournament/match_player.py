@@ -17,20 +17,21 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 WARM_BOTS = 64  # arena.tournament.config.WARM_BOTS, the tournament file's default
-SPARES = 2      # processes a bot that needed a new one keeps starting ahead (fair play only)
+SPARES = 2  # processes a bot that needed a new one keeps starting ahead (fair play only)
 
 
 @dataclass
 class _Kept:
     """A bot's process off its seat, kept for a match of a deal it has not played."""
 
-    held: Any            # ProcessAgent.detach()
-    used: int            # MatchPlayer.clock when it last played
+    held: Any  # ProcessAgent.detach()
+    used: int  # MatchPlayer.clock when it last played
     deals: set[tuple[str, int, int]] = field(default_factory=set)
 
 
@@ -48,9 +49,19 @@ class MatchPlayer:
     otherwise hold a process, pipes and memory for every bot it ever met.
     """
 
-    def __init__(self, entries: Mapping[str, Any], *, sandbox: Any, limits: Any, time_control: Any,
-                 log_dir: Path | None, fresh: bool, tournament: str, warm_bots: int = WARM_BOTS,
-                 deal_memory: bool = False) -> None:
+    def __init__(
+        self,
+        entries: Mapping[str, Any],
+        *,
+        sandbox: Any,
+        limits: Any,
+        time_control: Any,
+        log_dir: Path | None,
+        fresh: bool,
+        tournament: str,
+        warm_bots: int = WARM_BOTS,
+        deal_memory: bool = False,
+    ) -> None:
         self.entries = entries
         self.sandbox = sandbox
         self.limits = limits
@@ -63,12 +74,12 @@ class MatchPlayer:
         # every agent met, least recently seated first; an agent outlives its process, so a
         # bot that keeps failing to start is still known as such after being stopped
         self.agents: OrderedDict[str, Any] = OrderedDict()
-        self.kept: dict[str, list[_Kept]] = {}         # bot -> its processes off their seat
+        self.kept: dict[str, list[_Kept]] = {}  # bot -> its processes off their seat
         self.dealt: dict[str, set[tuple[str, int, int]]] = {}  # bot -> deals its seated process played
-        self.seated_proc: dict[str, Any] = {}          # bot -> the process those deals belong to
+        self.seated_proc: dict[str, Any] = {}  # bot -> the process those deals belong to
         self.last_used: dict[str, int] = {}
         self.clock = 0
-        self.spares: dict[str, list[Any]] = {}         # bot -> agents starting processes for later matches
+        self.spares: dict[str, list[Any]] = {}  # bot -> agents starting processes for later matches
 
     def play(self, match: Any, upcoming: Any = None) -> dict[str, Any]:
         """Play one scheduled match (a ``MatchSpec``) and return its record. ``upcoming``, the
@@ -83,8 +94,14 @@ class MatchPlayer:
         for name in match.bots:
             agent = self.agents.get(name)
             if agent is None:
-                agent = agent_for(self.entries[name], sandbox=self.sandbox, limits=self.limits,
-                                  time_control=self.tc, log_dir=self.log_dir, fresh=self.fresh)
+                agent = agent_for(
+                    self.entries[name],
+                    sandbox=self.sandbox,
+                    limits=self.limits,
+                    time_control=self.tc,
+                    log_dir=self.log_dir,
+                    fresh=self.fresh,
+                )
                 self.agents[name] = agent
             self.agents.move_to_end(name)
             if not self.deal_memory and getattr(agent, "is_process", False):
@@ -95,8 +112,7 @@ class MatchPlayer:
         if upcoming is not None and not self.deal_memory and not self.fresh:
             self._start_spares(match, upcoming)
         try:
-            return play_match(match, seats, time_control=self.tc, sandbox=self.sandbox,
-                              tournament=self.tournament)
+            return play_match(match, seats, time_control=self.tc, sandbox=self.sandbox, tournament=self.tournament)
         finally:
             if not self.deal_memory:
                 for name in match.bots:
@@ -186,8 +202,14 @@ class MatchPlayer:
     def _launch_spare(self, name: str) -> None:
         from arena.match.builtin import agent_for
 
-        spare = agent_for(self.entries[name], sandbox=self.sandbox, limits=self.limits,
-                          time_control=self.tc, log_dir=self.log_dir, fresh=self.fresh)
+        spare = agent_for(
+            self.entries[name],
+            sandbox=self.sandbox,
+            limits=self.limits,
+            time_control=self.tc,
+            log_dir=self.log_dir,
+            fresh=self.fresh,
+        )
         spare.launch()
         self.spares.setdefault(name, []).append(spare)
 

@@ -31,10 +31,11 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from arena.errors import ArenaError, WorkersLost
 from arena.match.bot_log import append_within, ledger_path
@@ -44,14 +45,14 @@ from arena.tournament.retries import MAX_TRIES, Retries, seats_text
 log = logging.getLogger("arena.ray")
 
 RAY_MISSING = "--executor ray needs Ray: pip install 'decktet-arena[ray]'"
-IN_FLIGHT_PER_WORKER = 2   # one playing, one queued: the actor never waits for the driver
-CLOSE_GRACE_S = 5.0        # after Ctrl-C: time for running matches to end before actors are killed
-SLOW_START_WARN_S = 60.0   # no worker ready by then: say so (a busy or scaling cluster)
-REPLACE_WAIT_S = 120.0     # every worker lost and none back by then: the run stops, in one line
+IN_FLIGHT_PER_WORKER = 2  # one playing, one queued: the actor never waits for the driver
+CLOSE_GRACE_S = 5.0  # after Ctrl-C: time for running matches to end before actors are killed
+SLOW_START_WARN_S = 60.0  # no worker ready by then: say so (a busy or scaling cluster)
+REPLACE_WAIT_S = 120.0  # every worker lost and none back by then: the run stops, in one line
 REPLACE_WAIT_ENV = "ARENA_RAY_REPLACE_WAIT_S"  # overrides REPLACE_WAIT_S (docs/cluster.md)
 
 
-COPIES_PREFIX = "arena-ray-"      # + <actor pid>-: a worker's folder for its bots' stderr logs
+COPIES_PREFIX = "arena-ray-"  # + <actor pid>-: a worker's folder for its bots' stderr logs
 
 
 def require_ray() -> None:
@@ -109,35 +110,46 @@ class BotWorker:
         self.tmp = Path(tempfile.mkdtemp(prefix=f"{COPIES_PREFIX}{os.getpid()}-"))
         try:
             if settings["version"] != __version__:
-                raise ArenaError(f"this node has decktet-arena {__version__}, the driver "
-                                 f"{settings['version']}; install the same version everywhere")
-            entries = unpack_bots(packed)   # into this node's cache, by content hash
+                raise ArenaError(
+                    f"this node has decktet-arena {__version__}, the driver "
+                    f"{settings['version']}; install the same version everywhere"
+                )
+            entries = unpack_bots(packed)  # into this node's cache, by content hash
             self._setup(entries, settings, detecting)
         except Exception as exc:  # noqa: BLE001 - reported by ready()
             self.error = _one_line(exc)
         self.setup_s = time.monotonic() - t0
 
     def _setup(self, entries: dict[str, Any], settings: Mapping[str, Any], detecting: Future) -> None:
-        from arena.tournament.match_player import MatchPlayer
         from arena.match.sandbox import become_subreaper
+        from arena.tournament.match_player import MatchPlayer
 
         sandbox = detecting.result()  # SandboxUnavailable names the reason
         if not sandbox.safe and not settings.get("trust_bots", False):
             # each node detects its own level: the driver's bubblewrap says nothing of this node's
             why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
-            raise ArenaError(f"no sandbox level safe for untrusted bots on this node (best: {sandbox.level}: {why}); "
-                             "install bubblewrap on every node (docs/cluster.md), or set trust_bots: true "
-                             "if you trust every bot")
+            raise ArenaError(
+                f"no sandbox level safe for untrusted bots on this node (best: {sandbox.level}: {why}); "
+                "install bubblewrap on every node (docs/cluster.md), or set trust_bots: true "
+                "if you trust every bot"
+            )
         become_subreaper()
         self.sandbox_level = sandbox.level
         log_dir = self.tmp / "logs"
         log_dir.mkdir()
 
         def new_player() -> MatchPlayer:
-            return MatchPlayer(entries, sandbox=sandbox, limits=settings["limits"],
-                               time_control=settings["tc"], log_dir=log_dir, fresh=settings["fresh"],
-                               tournament=settings["name"], warm_bots=settings.get("warm_bots", 64),
-                               deal_memory=settings.get("deal_memory", False))
+            return MatchPlayer(
+                entries,
+                sandbox=sandbox,
+                limits=settings["limits"],
+                time_control=settings["tc"],
+                log_dir=log_dir,
+                fresh=settings["fresh"],
+                tournament=settings["name"],
+                warm_bots=settings.get("warm_bots", 64),
+                deal_memory=settings.get("deal_memory", False),
+            )
 
         self._new_player = new_player
         self.player = new_player()
@@ -160,8 +172,13 @@ class BotWorker:
         """Where this worker runs, its sandbox level, and its set-up error if any."""
         node = self._where()
         where = node["host"] + (f" ({node['ip']}, node {node['id'][:8]})" if "id" in node else "")
-        return {"host": where, "pid": os.getpid(), "sandbox": self.sandbox_level, "error": self.error,
-                "setup_s": round(self.setup_s, 2)}
+        return {
+            "host": where,
+            "pid": os.getpid(),
+            "sandbox": self.sandbox_level,
+            "error": self.error,
+            "setup_s": round(self.setup_s, 2),
+        }
 
     def play(self, match: Any, upcoming: Any = None) -> dict[str, Any]:
         """Play one match and return its record, or ``{"harness_error": one line,
@@ -208,10 +225,18 @@ class BotWorker:
 # ---- the driver -------------------------------------------------------------------
 
 
-def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[dict], None],
-                *, address: str | None, workers: int, sandbox_level: str,
-                retry: Callable[[Any, str], bool] | None = None,
-                replace_wait_s: float | None = None, top_up: Callable[[deque], None] | None = None) -> None:
+def play_on_ray(
+    pending: list[Any],
+    ctx: dict[str, Any],
+    on_record: Callable[[dict], None],
+    *,
+    address: str | None,
+    workers: int,
+    sandbox_level: str,
+    retry: Callable[[Any, str], bool] | None = None,
+    replace_wait_s: float | None = None,
+    top_up: Callable[[deque], None] | None = None,
+) -> None:
     """Play ``pending`` matches on Ray actors, calling ``on_record(record)`` here for each one.
 
     ``ctx`` is the runner's (entries, limits, tc, fresh, name, results, sandbox).
@@ -242,10 +267,17 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
     if retry is None:
         retry = Retries([]).again
     packed = pack_bots(ctx["entries"])
-    settings = {"version": __version__, "sandbox_level": sandbox_level, "limits": ctx["limits"],
-                "tc": ctx["tc"], "fresh": ctx["fresh"], "name": ctx["name"],
-                "warm_bots": ctx.get("warm_bots", 64), "deal_memory": ctx.get("deal_memory", False),
-                "trust_bots": bool(ctx.get("trust_bots", False))}
+    settings = {
+        "version": __version__,
+        "sandbox_level": sandbox_level,
+        "limits": ctx["limits"],
+        "tc": ctx["tc"],
+        "fresh": ctx["fresh"],
+        "name": ctx["name"],
+        "warm_bots": ctx.get("warm_bots", 64),
+        "deal_memory": ctx.get("deal_memory", False),
+        "trust_bots": bool(ctx.get("trust_bots", False)),
+    }
     if replace_wait_s is None:
         replace_wait_s = _replace_wait_s()
     owns = not ray.is_initialized()
@@ -253,11 +285,17 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         _check_reachable(address)
         t0 = time.monotonic()
         try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.WARNING, configure_logging=False)
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+                configure_logging=False,
+            )
         except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; the user needs one line
-            raise ArenaError(f"cannot start or reach Ray at {address or 'a new local instance'}: "
-                             f"{_brief(exc)}; check --ray-address") from None
+            raise ArenaError(
+                f"cannot start or reach Ray at {address or 'a new local instance'}: {_brief(exc)}; check --ray-address"
+            ) from None
         log.info("ray: connected in %.1f s", time.monotonic() - t0)
     driver_sandbox = ctx.get("sandbox")
     pool = _Pool(ray, on_record, retry, ctx["entries"], getattr(driver_sandbox, "level", None), replace_wait_s)
@@ -266,8 +304,9 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         cpus = int(ray.cluster_resources().get("CPU", 0))
         n = min(len(pending), workers if workers > 0 else max(cpus, 1))
         if n > cpus:
-            log.warning("ray: %d workers asked for, the cluster has %d CPUs now: the others start "
-                        "when CPUs free up", n, cpus)
+            log.warning(
+                "ray: %d workers asked for, the cluster has %d CPUs now: the others start when CPUs free up", n, cpus
+            )
         # its own thread for watch(), so a call to it is pending while the actor lives, busy or idle
         worker_cls = ray.remote(num_cpus=1, max_restarts=0, concurrency_groups={"watch": 1})(BotWorker)
         packed_ref = ray.put(packed)
@@ -280,8 +319,9 @@ def play_on_ray(pending: list[Any], ctx: dict[str, Any], on_record: Callable[[di
         raise
     finally:
         # after a normal end the bots close at leisure; after Ctrl-C or an error, promptly
-        pool.shutdown(ctx["results"], grace_s=60.0 if finished else CLOSE_GRACE_S,
-                      stderr_cap=ctx["limits"].stderr_log_kb * 1024)
+        pool.shutdown(
+            ctx["results"], grace_s=60.0 if finished else CLOSE_GRACE_S, stderr_cap=ctx["limits"].stderr_log_kb * 1024
+        )
         if owns:
             ray.shutdown()
 
@@ -310,8 +350,10 @@ def _check_reachable(address: str | None, timeout_s: float = 5.0) -> None:
     try:
         socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s).close()
     except OSError as exc:
-        raise ArenaError(f"cannot reach Ray at {address}: {exc.strerror or exc}; is `ray start --head` "
-                         "running there? check --ray-address") from None
+        raise ArenaError(
+            f"cannot reach Ray at {address}: {exc.strerror or exc}; is `ray start --head` "
+            "running there? check --ray-address"
+        ) from None
 
 
 @dataclass
@@ -320,13 +362,13 @@ class _Actor:
 
     index: int
     handle: Any
-    ready_ref: Any = None          # pending until it has started
-    watch_ref: Any = None          # pending while it lives
+    ready_ref: Any = None  # pending until it has started
+    watch_ref: Any = None  # pending while it lives
     where: str = "?"
-    live: bool = False             # started and set up: gets matches
-    up: bool = False               # said ready, set up or not: it has a folder to remove at close
+    live: bool = False  # started and set up: gets matches
+    up: bool = False  # said ready, set up or not: it has a folder to remove at close
     in_flight: list[tuple[Any, Any]] = field(default_factory=list)  # (play ref, match), oldest (playing) first
-    reserved: Any = None           # the match it gets next, announced with its last play call
+    reserved: Any = None  # the match it gets next, announced with its last play call
 
 
 class _Pool:
@@ -336,8 +378,15 @@ class _Pool:
     dies; the driver then puts its matches back in the queue and starts another.
     """
 
-    def __init__(self, ray: Any, on_record: Callable[[dict], None], retry: Callable[[Any, str], bool],
-                 entries: Mapping[str, Any], driver_level: str | None, replace_wait_s: float) -> None:
+    def __init__(
+        self,
+        ray: Any,
+        on_record: Callable[[dict], None],
+        retry: Callable[[Any, str], bool],
+        entries: Mapping[str, Any],
+        driver_level: str | None,
+        replace_wait_s: float,
+    ) -> None:
         self.ray = ray
         self.driver_level = driver_level
         self.on_record = on_record
@@ -346,11 +395,11 @@ class _Pool:
         self.paths = {name: str(e.path) for name, e in entries.items()}
         self.new_actor: Callable[[], Any] = lambda: None
         self.n = 0
-        self.actors: dict[int, _Actor] = {}       # not known dead
-        self.all_handles: list[Any] = []          # every actor started, for the final kill
+        self.actors: dict[int, _Actor] = {}  # not known dead
+        self.all_handles: list[Any] = []  # every actor started, for the final kill
         self.refs: dict[Any, tuple[str, _Actor, Any]] = {}  # pending ref -> (ready|watch|play, actor, match)
         self.lost = 0
-        self.idle_deaths = 0       # died with no match in flight, or while starting
+        self.idle_deaths = 0  # died with no match in flight, or while starting
         self.none_live_since: float | None = None  # since when no worker is live, after a loss
 
     def start(self, new_actor: Callable[[], Any], n: int) -> None:
@@ -406,8 +455,9 @@ class _Pool:
                 raise self._all_lost(queue, f"none could start again in {self.replace_wait_s:.0f} s")
             if not warned_slow and self.lost == 0 and not self._live() and time.monotonic() - t0 > SLOW_START_WARN_S:
                 warned_slow = True
-                log.warning("ray: no worker ready after %.0f s: is the cluster busy or still scaling up?",
-                            SLOW_START_WARN_S)
+                log.warning(
+                    "ray: no worker ready after %.0f s: is the cluster busy or still scaling up?", SLOW_START_WARN_S
+                )
 
     def _all_lost(self, queue: deque, why: str) -> WorkersLost:
         try:
@@ -416,8 +466,10 @@ class _Pool:
         except Exception:  # noqa: BLE001 - the cluster itself may be gone
             cpus = "cluster unreachable"
         left = len(queue) + sum(len(a.in_flight) + (a.reserved is not None) for a in self.actors.values())
-        return WorkersLost(f"every Ray worker was lost ({self.lost} in all) and {why} ({cpus}); {left} matches "
-                          "not played; the finished ones are stored: run the same command again to resume")
+        return WorkersLost(
+            f"every Ray worker was lost ({self.lost} in all) and {why} ({cpus}); {left} matches "
+            "not played; the finished ones are stored: run the same command again to resume"
+        )
 
     def _fill(self, queue: deque) -> None:
         """Keep ``IN_FLIGHT_PER_WORKER`` matches with each live actor. Each call names the
@@ -448,12 +500,22 @@ class _Pool:
         a.up = True
         if info["error"]:
             raise ArenaError(f"Ray worker on {info['host']}: {info['error']}")
-        log.info("ray: worker %d ready on %s, sandbox %s (its set-up: %.1f s)", a.index, a.where, info["sandbox"],
-                 info.get("setup_s", 0.0))
+        log.info(
+            "ray: worker %d ready on %s, sandbox %s (its set-up: %.1f s)",
+            a.index,
+            a.where,
+            info["sandbox"],
+            info.get("setup_s", 0.0),
+        )
         if self.driver_level and info["sandbox"] != self.driver_level:
-            log.warning("ray: worker %d on %s runs bots at sandbox level %s (this machine: %s); "
-                        "pass --sandbox LEVEL to require one level everywhere",
-                        a.index, info["host"], info["sandbox"], self.driver_level)
+            log.warning(
+                "ray: worker %d on %s runs bots at sandbox level %s (this machine: %s); "
+                "pass --sandbox LEVEL to require one level everywhere",
+                a.index,
+                info["host"],
+                info["sandbox"],
+                self.driver_level,
+            )
         a.live = True
 
     def _on_watch(self, a: _Actor, ref: Any, queue: deque) -> None:
@@ -492,8 +554,15 @@ class _Pool:
         self.on_record(record)
 
     def _harness_raised(self, a: _Actor, match: Any, brief: str, trace: str, queue: deque) -> None:
-        log.error("match %s (%s): the harness raised %s on Ray worker %d (%s) (traceback in run.log)\n%s",
-                  match.match_id, seats_text(match.bots), brief, a.index, a.where, trace.rstrip())
+        log.error(
+            "match %s (%s): the harness raised %s on Ray worker %d (%s) (traceback in run.log)\n%s",
+            match.match_id,
+            seats_text(match.bots),
+            brief,
+            a.index,
+            a.where,
+            trace.rstrip(),
+        )
         if self.retry(match, f"the harness raised {brief}"):
             queue.appendleft(match)
 
@@ -538,9 +607,11 @@ class _Pool:
         elif count_try:  # not a worker removed on purpose
             self.idle_deaths += 1
             if self.idle_deaths > MAX_TRIES * max(1, self.n):
-                raise WorkersLost(f"Ray workers keep dying between matches or while starting ({self.idle_deaths} "
-                                 "so far); see run.log in the results folder; the finished matches are stored: "
-                                 "run the same command again to resume")
+                raise WorkersLost(
+                    f"Ray workers keep dying between matches or while starting ({self.idle_deaths} "
+                    "so far); see run.log in the results folder; the finished matches are stored: "
+                    "run the same command again to resume"
+                )
         if not self._live() and self.none_live_since is None:
             self.none_live_since = time.monotonic()
         if queue or self._busy():
@@ -577,8 +648,9 @@ class _Pool:
                 folder.mkdir(parents=True, exist_ok=True)
                 for name, data in logs.items():  # each node capped its own; the cap is per bot over all
                     bot = Path(name).name.removesuffix(".stderr.log")
-                    append_within(folder / Path(name).name, data, ledger=ledger_path(folder, bot),
-                                  cap_bytes=stderr_cap, name=bot)
+                    append_within(
+                        folder / Path(name).name, data, ledger=ledger_path(folder, bot), cap_bytes=stderr_cap, name=bot
+                    )
         for a in closing.values():
             log.warning("ray: worker %d (%s) did not close in %.0f s; killed", a.index, a.where, grace_s)
         log.info("ray: workers closed in %.1f s", time.monotonic() - end + grace_s)

@@ -15,7 +15,7 @@ from arena.records.spec import MatchSpec
 
 log = logging.getLogger("arena.run")
 
-MAX_TRIES = 3   # a match whose worker dies (or whose harness raises) this often is given up
+MAX_TRIES = 3  # a match whose worker dies (or whose harness raises) this often is given up
 
 
 class Retries:
@@ -35,8 +35,14 @@ class Retries:
             log.error("match %s (%s): %s; given up after %d tries", match.match_id, seats_text(match.bots), why, n)
             self.given_up.append(f"{match.match_id} ({seats_text(match.bots)}): {why}, {n} tries")
             return False
-        log.error("match %s (%s): %s; playing it again (try %d of %d)", match.match_id,
-                  seats_text(match.bots), why, n + 1, MAX_TRIES)
+        log.error(
+            "match %s (%s): %s; playing it again (try %d of %d)",
+            match.match_id,
+            seats_text(match.bots),
+            why,
+            n + 1,
+            MAX_TRIES,
+        )
         return True
 
 

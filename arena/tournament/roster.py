@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from arena.errors import ArenaError
 from arena.match import botfolder
 from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, BuiltinSpec, Tournament
-from arena.errors import ArenaError
 
 BotKind = Literal["python", "executable", "builtin", "folder"]
 
@@ -38,8 +38,8 @@ class BotEntry:
     path: Path
     sha256: str
     kind: BotKind
-    source: Path | None = None   # for a snapshot: the file it was copied from
-    builtin: str | None = None   # kind "builtin": which player of arena/match/builtin.py
+    source: Path | None = None  # for a snapshot: the file it was copied from
+    builtin: str | None = None  # kind "builtin": which player of arena/match/builtin.py
 
     def to_json(self) -> dict[str, str]:
         out = {"name": self.name, "path": str(self.path), "sha256": self.sha256, "kind": self.kind}
@@ -54,8 +54,9 @@ def builtin_entry(policy: str, name: str | None = None) -> BotEntry:
     """The roster entry of a player built into the arena (``{builtin: random}``)."""
     from arena.match.builtin import builtin_path, builtin_sha256
 
-    return BotEntry(name=name or policy, path=builtin_path(), sha256=builtin_sha256(policy), kind="builtin",
-                    builtin=policy)
+    return BotEntry(
+        name=name or policy, path=builtin_path(), sha256=builtin_sha256(policy), kind="builtin", builtin=policy
+    )
 
 
 def file_sha256(path: Path) -> str:
@@ -82,8 +83,22 @@ def bot_kind(path: Path) -> BotKind | None:
 
 
 # Where the system keeps its own programs and files: no bot lives there.
-SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc", "/boot", "/dev",
-               "/proc", "/sys", "/run", "/snap")
+SYSTEM_DIRS = (
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/usr",
+    "/etc",
+    "/boot",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/run",
+    "/snap",
+)
 
 
 def system_program(path: Path) -> str | None:
@@ -102,8 +117,10 @@ def _not_a_system_program(path: Path, shown: str) -> str | None:
         return None
     real = os.path.realpath(path)
     where = f"{real}, under {top}" if real != str(path) else f"under {top}"
-    return (f"{shown} is a program of the system ({where}), not a bot; a bot is your own .py or "
-            "executable file that speaks the protocol (docs/protocol.md): give its path, or leave this out")
+    return (
+        f"{shown} is a program of the system ({where}), not a bot; a bot is your own .py or "
+        "executable file that speaks the protocol (docs/protocol.md): give its path, or leave this out"
+    )
 
 
 def _entry(path: Path, name: str) -> BotEntry:
@@ -114,10 +131,15 @@ def _entry(path: Path, name: str) -> BotEntry:
         # during a match, and the identity covers the files and the resolved packages
         folder = botfolder.unpack(path) if path.is_file() else path
         botfolder.entry_file(folder)
-        botfolder.folder_files(folder)   # links out, special files, size: refused before any install
+        botfolder.folder_files(folder)  # links out, special files, size: refused before any install
         env = botfolder.ensure_env(folder)
-        return BotEntry(name=name, path=folder, sha256=botfolder.folder_sha256(folder, env), kind=kind,
-                        source=path if folder != path else None)
+        return BotEntry(
+            name=name,
+            path=folder,
+            sha256=botfolder.folder_sha256(folder, env),
+            kind=kind,
+            source=path if folder != path else None,
+        )
     return BotEntry(name=name, path=path, sha256=file_sha256(path), kind=kind)
 
 
@@ -144,9 +166,11 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
             if entry.name in found and found[entry.name][0] != entry:
                 other, j = found[entry.name]
                 raise tournament.config_error(
-                    ("bots", i), f"two bots are named {entry.name!r}: {_shown(other.path, base) if other.builtin is None else 'builtin ' + str(other.builtin)} "
+                    ("bots", i),
+                    f"two bots are named {entry.name!r}: {_shown(other.path, base) if other.builtin is None else 'builtin ' + str(other.builtin)} "
                     f"(bots[{j}]) and builtin {item.builtin}; give one an explicit name: - {{builtin: {item.builtin}, "
-                    f"name: {entry.name}_2}}")
+                    f"name: {entry.name}_2}}",
+                )
             found[entry.name] = (entry, i)
             continue
         if isinstance(item, BotSpec):
@@ -154,7 +178,8 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
             candidates = [(tournament.resolve_path(item.path), item.name)]
             if not candidates[0][0].exists():
                 raise tournament.config_error(
-                    loc, f"no such file {item.path!r} (looked in {base}); fix the path "
+                    loc,
+                    f"no such file {item.path!r} (looked in {base}); fix the path "
                     "(relative paths start at the working directory, or at root:)",
                 )
         else:
@@ -162,7 +187,8 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
             candidates = [(p, None) for p in _expand(tournament, item)]
             if not candidates:
                 raise tournament.config_error(
-                    loc, f"{item!r} matches no bot file (looked in {base}); fix the pattern or run from "
+                    loc,
+                    f"{item!r} matches no bot file (looked in {base}); fix the pattern or run from "
                     "the folder it is relative to (or set root:)",
                 )
         for path, name in candidates:
@@ -171,18 +197,22 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                 raise tournament.config_error(loc, why)
             if bot_kind(path) is None:
                 raise tournament.config_error(
-                    loc, f"{_shown(path, base)!r} is neither a .py file nor executable; "
+                    loc,
+                    f"{_shown(path, base)!r} is neither a .py file nor executable; "
                     f"make it executable (chmod +x {_shown(path, base)}) or leave it out",
                 )
             name = name or _stem(path)
             if name in found and found[name][0].builtin is not None:
                 raise tournament.config_error(
-                    loc, f"two bots are named {name!r}: builtin {found[name][0].builtin} (bots[{found[name][1]}]) "
+                    loc,
+                    f"two bots are named {name!r}: builtin {found[name][0].builtin} (bots[{found[name][1]}]) "
                     f"and {_shown(path, base)}; give one an explicit name: - {{path: {_shown(path, base)}, "
-                    f"name: {name}_2}}")
+                    f"name: {name}_2}}",
+                )
             if not SAFE_NAME.match(name):
                 raise tournament.config_error(
-                    loc, f"bot name {name!r} (from {_shown(path, base)}) is not allowed; rename the file or "
+                    loc,
+                    f"bot name {name!r} (from {_shown(path, base)}) is not allowed; rename the file or "
                     f"give a name: - {{path: {_shown(path, base)}, name: my_bot}} ({SAFE_NAME_TEXT})",
                 )
             if name in found:
@@ -190,7 +220,8 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                 if other.path == _absolute(path):
                     continue  # the same file listed twice under the same name
                 raise tournament.config_error(
-                    loc, f"two bots are named {name!r}: {_shown(other.path, base)} (bots[{j}]) and "
+                    loc,
+                    f"two bots are named {name!r}: {_shown(other.path, base)} (bots[{j}]) and "
                     f"{_shown(path, base)}; give one an explicit name: - {{path: {_shown(path, base)}, "
                     f"name: {name}_2}}",
                 )
@@ -227,11 +258,12 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None, *, allow_builtin:
     with that stem; with ``allow_builtin``, ``builtin:random`` is the arena's builtin random
     player. Raises ``RosterError``.
     """
-    if path_or_name.startswith("builtin:"):   # a player the arena plays itself
+    if path_or_name.startswith("builtin:"):  # a player the arena plays itself
         if not allow_builtin:
-            raise RosterError(f"{path_or_name}: a builtin player is part of the arena, not a bot program; "
-                              "give a bot file here")
-        policy = path_or_name[len("builtin:"):]
+            raise RosterError(
+                f"{path_or_name}: a builtin player is part of the arena, not a bot program; give a bot file here"
+            )
+        policy = path_or_name[len("builtin:") :]
         try:
             return builtin_entry(policy)
         except ValueError as exc:
@@ -240,18 +272,22 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None, *, allow_builtin:
     path = Path(path_or_name).expanduser()
     if not path.exists() and os.sep not in path_or_name and "/" not in path_or_name:
         exact = bots_dir / f"{path_or_name}.py"
-        same_stem = sorted(p for p in bots_dir.glob("*") if p.stem == path_or_name and p.is_file()) \
-            if bots_dir.is_dir() else []
+        same_stem = (
+            sorted(p for p in bots_dir.glob("*") if p.stem == path_or_name and p.is_file()) if bots_dir.is_dir() else []
+        )
         if exact.is_file():
             path = exact
         elif len(same_stem) == 1:
             path = same_stem[0]
         elif len(same_stem) > 1:
             names = ", ".join(p.name for p in same_stem)
-            raise RosterError(f"{path_or_name}: several bots in {bots_dir} have that name ({names}); give the file path")
+            raise RosterError(
+                f"{path_or_name}: several bots in {bots_dir} have that name ({names}); give the file path"
+            )
         else:
-            raise RosterError(f"{path_or_name}: no such bot file, and no bot of that name in {bots_dir}; "
-                              "give the bot's file path")
+            raise RosterError(
+                f"{path_or_name}: no such bot file, and no bot of that name in {bots_dir}; give the bot's file path"
+            )
     if not path.exists():
         raise RosterError(f"{path_or_name}: no such bot file; check the path")
     why = _not_a_system_program(path, path_or_name)
@@ -276,7 +312,7 @@ def _stem(path: Path) -> str:
     return path.name if path.is_dir() else path.stem
 
 
-SNAPSHOTS = "bots"   # <results>/bots/<sha256>/<file name>: the code that really plays
+SNAPSHOTS = "bots"  # <results>/bots/<sha256>/<file name>: the code that really plays
 
 
 def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
@@ -288,7 +324,7 @@ def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
     """
     out = []
     for e in entries:
-        if e.kind == "builtin":   # played in process by the arena itself: no file runs
+        if e.kind == "builtin":  # played in process by the arena itself: no file runs
             out.append(e)
             continue
         if e.kind == "folder":
@@ -297,8 +333,10 @@ def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
         try:
             data = Path(e.path).read_bytes()
         except OSError as exc:
-            raise ArenaError(f"{e.path}: cannot read bot {e.name!r} ({exc.strerror or exc}); "
-                             "check the file is still there and readable") from None
+            raise ArenaError(
+                f"{e.path}: cannot read bot {e.name!r} ({exc.strerror or exc}); "
+                "check the file is still there and readable"
+            ) from None
         sha = hashlib.sha256(data).hexdigest()
         home = Path(folder) / SNAPSHOTS / sha
         dest = home / Path(e.path).name
@@ -329,8 +367,9 @@ def _snapshot_folder(e: BotEntry, folder: Path) -> BotEntry:
                 target.chmod(0o755 if os.access(src, os.X_OK) else 0o644)
         except (OSError, botfolder.BotFolderError) as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise ArenaError(f"{e.path}: cannot copy bot folder {e.name!r} ({exc}); check it is still there "
-                             "and readable") from None
+            raise ArenaError(
+                f"{e.path}: cannot copy bot folder {e.name!r} ({exc}); check it is still there and readable"
+            ) from None
         for dirpath, _, _ in os.walk(tmp):
             os.chmod(dirpath, 0o755)  # the sandbox may run the bot under another uid
         (tmp / ".complete").write_text("")

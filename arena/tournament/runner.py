@@ -30,17 +30,18 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from arena.errors import ArenaError, WorkersLost
 from arena.records.controls import Limits, TimeControl
 from arena.records.record import RecordJson
 from arena.records.replies import HarnessFailed, NoSpace, Played, Raised, Reply
 from arena.records.spec import MatchSpec
-from arena.tournament.supervisor import Backend, Event, Lost, Replied, Supervisor
 from arena.tournament.retries import Retries, seats_text
+from arena.tournament.supervisor import Backend, Event, Lost, Replied, Supervisor
 
 log = logging.getLogger("arena.run")
 
@@ -52,11 +53,11 @@ class RunSummary:
     already_done: int
     played: int = 0
     faults: int = 0
-    counted: int = 0       # scheduled matches stored as played, after the run
-    given_up: list[str] = field(default_factory=list)          # matches that kept killing workers
+    counted: int = 0  # scheduled matches stored as played, after the run
+    given_up: list[str] = field(default_factory=list)  # matches that kept killing workers
     harness_failures: list[str] = field(default_factory=list)  # matches the harness could not play
     interrupted: bool = False
-    stopped: str = ""      # why the run stopped before every match was tried (WorkersLost)
+    stopped: str = ""  # why the run stopped before every match was tried (WorkersLost)
     sandbox_level: str = ""
     reports: dict[str, Path] = field(default_factory=dict)
     leaderboard: str = ""
@@ -183,9 +184,17 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     playing = ctx.get("playing")  # shared with the parent: the number of the match being played, 0 between
 
     def new_player() -> MatchPlayer:
-        return MatchPlayer(ctx["entries"], sandbox=ctx["sandbox"], limits=ctx["limits"], time_control=ctx["tc"],
-                           log_dir=log_dir, fresh=ctx["fresh"], tournament=ctx["name"],
-                           warm_bots=ctx.get("warm_bots", 64), deal_memory=ctx.get("deal_memory", False))
+        return MatchPlayer(
+            ctx["entries"],
+            sandbox=ctx["sandbox"],
+            limits=ctx["limits"],
+            time_control=ctx["tc"],
+            log_dir=log_dir,
+            fresh=ctx["fresh"],
+            tournament=ctx["name"],
+            warm_bots=ctx.get("warm_bots", 64),
+            deal_memory=ctx.get("deal_memory", False),
+        )
 
     reply = _Replies(conn)
     committer = _Committer(store, reply, ctx["results"])
@@ -223,15 +232,23 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                         playing.value = 0
                 failure = is_harness_failure(record)
                 if failure is not None:
-                    log.warning("match %s (%s): the harness could not play it: %s; not stored, "
-                                "the next run plays it", match.match_id, seats_text(match.bots), failure)
+                    log.warning(
+                        "match %s (%s): the harness could not play it: %s; not stored, the next run plays it",
+                        match.match_id,
+                        seats_text(match.bots),
+                        failure,
+                    )
                     reply(HarnessFailed(match.match_id, failure))
                     continue
                 committer.submit(match, record)  # stored, then reported, while the next match plays
             except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
                 brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
-                log.exception("match %s (%s): the harness raised %s (traceback in run.log)", match.match_id,
-                              seats_text(match.bots), brief)
+                log.exception(
+                    "match %s (%s): the harness raised %s (traceback in run.log)",
+                    match.match_id,
+                    seats_text(match.bots),
+                    brief,
+                )
                 player.close()
                 player = new_player()
                 reply(Raised(match.match_id, brief))
@@ -252,7 +269,7 @@ class _Replies:
             self.conn.send(message)
 
 
-REPLY_BROKEN_EXIT = 70   # a worker whose channel to the parent broke: EX_SOFTWARE
+REPLY_BROKEN_EXIT = 70  # a worker whose channel to the parent broke: EX_SOFTWARE
 
 
 def _stop_worker(exc: BaseException) -> None:
@@ -270,8 +287,9 @@ class _Committer:
     reported done before it is durable; one finished but not yet committed when the
     worker dies is still in flight for the parent, which plays it again."""
 
-    def __init__(self, store: Any, reply: _Replies, results: Path,
-                 on_broken_reply: Callable[[BaseException], None] | None = None) -> None:
+    def __init__(
+        self, store: Any, reply: _Replies, results: Path, on_broken_reply: Callable[[BaseException], None] | None = None
+    ) -> None:
         import queue
 
         self.store = store
@@ -279,7 +297,7 @@ class _Committer:
         self.on_broken_reply = on_broken_reply or _stop_worker
         self.results = results
         self.todo: Any = queue.Queue(maxsize=1)  # the parent lets a worker hold two matches at most
-        self.unsettled = 0   # submitted, neither stored nor failed yet
+        self.unsettled = 0  # submitted, neither stored nor failed yet
         self.settled = threading.Condition()
         self.thread = threading.Thread(target=self._loop, name="committer", daemon=True)
         self.thread.start()
@@ -315,9 +333,13 @@ class _Committer:
             except OSError:
                 pass  # the parent is gone: nothing left to tell
             except Exception as exc:  # noqa: BLE001 - a reply that cannot be sent must not vanish
-                log.exception("match %s: this worker cannot report to the parent (%s: %s); it stops, and the "
-                              "parent plays its unreported matches again (those already stored are kept)",
-                              match.match_id, type(exc).__name__, exc)
+                log.exception(
+                    "match %s: this worker cannot report to the parent (%s: %s); it stops, and the "
+                    "parent plays its unreported matches again (those already stored are kept)",
+                    match.match_id,
+                    type(exc).__name__,
+                    exc,
+                )
                 self.on_broken_reply(exc)
                 return
 
@@ -329,8 +351,12 @@ class _Committer:
             brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
             if disk_full(exc, self.results):  # no retry can help: the parent stops the run
                 return NoSpace(match.match_id, brief)
-            log.exception("match %s (%s): the harness raised %s (traceback in run.log)", match.match_id,
-                          seats_text(match.bots), brief)
+            log.exception(
+                "match %s (%s): the harness raised %s (traceback in run.log)",
+                match.match_id,
+                seats_text(match.bots),
+                brief,
+            )
             return Raised(match.match_id, brief)
 
 
@@ -366,11 +392,22 @@ def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
     the console's display summarises them per bot and kind); returns its faults as (bot, kind)."""
     faults = [(s, f["kind"]) for s, f in enumerate(record["faults"]) if f is not None]
     for seat, kind in faults:
-        log.warning("match %s: seat %d (%s) faulted: %s", record["match_id"], seat,
-                    record["seats"][seat]["bot"], kind, extra={MATCH_FAULT: True})
+        log.warning(
+            "match %s: seat %d (%s) faulted: %s",
+            record["match_id"],
+            seat,
+            record["seats"][seat]["bot"],
+            kind,
+            extra={MATCH_FAULT: True},
+        )
     bots = [s["bot"] for s in record["seats"]]
-    log.info("match %s done (%s): places %s%s", record["match_id"], seats_text(bots),
-             [p + 1 for p in record["result"]["places"]], "" if stored else " (already stored)")  # 1 = first
+    log.info(
+        "match %s done (%s): places %s%s",
+        record["match_id"],
+        seats_text(bots),
+        [p + 1 for p in record["result"]["places"]],
+        "" if stored else " (already stored)",
+    )  # 1 = first
     return [(record["seats"][seat]["bot"], kind) for seat, kind in faults]
 
 
@@ -400,8 +437,10 @@ class Progress:
         self.done += 1
         for key in faults:
             if key not in self.faults:
-                self.out.write(f"arena: {key[0]} faulted ({key[1]}) in match {match_id}; "
-                               "repeats are counted below, details in run.log\n")
+                self.out.write(
+                    f"arena: {key[0]} faulted ({key[1]}) in match {match_id}; "
+                    "repeats are counted below, details in run.log\n"
+                )
             self.faults[key] = self.faults.get(key, 0) + 1
         now = time.monotonic()
         if now - self._last_print > self.every_s or self.done == self.total:
@@ -413,8 +452,10 @@ class Progress:
         elapsed = time.monotonic() - self.t0
         rate = self.done / elapsed if elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate > 0 else 0.0
-        return (f"{self.done}/{self.total} matches · {rate:.1f}/s · "
-                f"ETA {int(left // 60)}:{int(left % 60):02d} · faults {sum(self.faults.values())}")
+        return (
+            f"{self.done}/{self.total} matches · {rate:.1f}/s · "
+            f"ETA {int(left // 60)}:{int(left % 60):02d} · faults {sum(self.faults.values())}"
+        )
 
     def fault_summary(self) -> list[str]:
         return [f"{bot}: {kind} x{n}" for (bot, kind), n in sorted(self.faults.items(), key=lambda kv: -kv[1])]
@@ -492,7 +533,7 @@ class Plan:
     play: list[Any]
     keep: list[Any]
     drop: list[str]
-    roster_news: str = ""   # the roster against the folder's previous run, with its match count
+    roster_news: str = ""  # the roster against the folder's previous run, with its match count
 
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
@@ -528,12 +569,22 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
             raise ArenaError(str(exc)) from None
         finally:
             store.close()
-    schedule = build_schedule(tournament, entries, None if tournament.deals == "public" else secret,
-                              revealed=revealed, stored=stored, results=outcomes)
+    schedule = build_schedule(
+        tournament,
+        entries,
+        None if tournament.deals == "public" else secret,
+        revealed=revealed,
+        stored=stored,
+        results=outcomes,
+    )
     wanted = {m.match_id for m in schedule}
-    return Plan(schedule=schedule, play=[m for m in schedule if m.match_id not in stored],
-                keep=[m for m in schedule if m.match_id in stored], drop=sorted(stored - wanted),
-                roster_news=with_match_count(roster_changes(before, entries), previous, len(schedule)))
+    return Plan(
+        schedule=schedule,
+        play=[m for m in schedule if m.match_id not in stored],
+        keep=[m for m in schedule if m.match_id in stored],
+        drop=sorted(stored - wanted),
+        roster_news=with_match_count(roster_changes(before, entries), previous, len(schedule)),
+    )
 
 
 def _previous_scheduled(store: Any) -> int:
@@ -566,10 +617,11 @@ def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int 
         return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
     parts = []
-    for what, items in (("left (no longer counted)", sorted(old.keys() - new.keys())),
-                        ("joined", sorted(new.keys() - old.keys())),
-                        ("changed (its matches are played again)",
-                         sorted(n for n in old.keys() & new.keys() if old[n] != new[n]))):
+    for what, items in (
+        ("left (no longer counted)", sorted(old.keys() - new.keys())),
+        ("joined", sorted(new.keys() - old.keys())),
+        ("changed (its matches are played again)", sorted(n for n in old.keys() & new.keys() if old[n] != new[n])),
+    ):
         if items:
             parts.append(f"{'bot' if len(items) == 1 else 'bots'} {names(items)} {what}")
     return "; ".join(parts)
@@ -585,9 +637,10 @@ def make_results_folder(results: Path, tournament: Any) -> None:
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise
-        raise ArenaError(f"{tournament.source or 'tournament'}: results: cannot create the folder {results} "
-                         f"({exc.strerror or exc}); give a folder you can write, e.g. results: results/{tournament.name}"
-                         ) from None
+        raise ArenaError(
+            f"{tournament.source or 'tournament'}: results: cannot create the folder {results} "
+            f"({exc.strerror or exc}); give a folder you can write, e.g. results: results/{tournament.name}"
+        ) from None
 
 
 def require_safe_sandbox(sandbox: Any, tournament: Any) -> None:
@@ -598,15 +651,25 @@ def require_safe_sandbox(sandbox: Any, tournament: Any) -> None:
     raise ArenaError(
         f"{tournament.source or 'tournament'}: sandbox level {sandbox.level} is not safe for untrusted bots "
         f"({why}); install bubblewrap (apt-get install bubblewrap) or run as root for a safe level, "
-        "or add 'trust_bots: true' to the tournament file if you trust every bot in it")
+        "or add 'trust_bots: true' to the tournament file if you trust every bot in it"
+    )
 
 
-def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None = None,
-                   sandbox_level: str | None = None, out: TextIO = sys.stdout,
-                   err: TextIO = sys.stderr, resume_hint: str = "", executor: str = "local",
-                   ray_address: str | None = None, display: Any = None,
-                   publish: Callable[[RunSummary], None] | None = None,
-                   before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
+def run_tournament(
+    tournament: Any,
+    *,
+    fresh: bool = False,
+    workers: int | None = None,
+    sandbox_level: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    resume_hint: str = "",
+    executor: str = "local",
+    ray_address: str | None = None,
+    display: Any = None,
+    publish: Callable[[RunSummary], None] | None = None,
+    before_play: Callable[[Path, int], None] | None = None,
+) -> RunSummary:
     """Play every match of the schedule not yet in the store, then rate and report.
 
     ``executor`` ``local`` plays on a pool of forked processes; ``ray`` on a Ray
@@ -641,20 +704,32 @@ def run_tournament(tournament: Any, *, fresh: bool = False, workers: int | None 
     try:
         with FolderLock(results):
             try:
-                summary = _run_locked(tournament, entries, results, fresh=fresh, workers=workers,
-                                      sandbox_level=sandbox_level, err=err, resume_hint=resume_hint,
-                                      executor=executor, ray_address=ray_address, display=display,
-                                      before_play=before_play)
+                summary = _run_locked(
+                    tournament,
+                    entries,
+                    results,
+                    fresh=fresh,
+                    workers=workers,
+                    sandbox_level=sandbox_level,
+                    err=err,
+                    resume_hint=resume_hint,
+                    executor=executor,
+                    ray_address=ray_address,
+                    display=display,
+                    before_play=before_play,
+                )
             except KeyboardInterrupt:
                 if new_folder and _nothing_stored(results):  # stopped while starting: leave no trace
                     shutil.rmtree(results, ignore_errors=True)
                 raise
             if publish is not None and not summary.interrupted:
                 publish(summary)
-            elif publish is not None:   # the pages show what was kept, marked incomplete
+            elif publish is not None:  # the pages show what was kept, marked incomplete
                 try:
-                    err.write(f"arena: writing the leaderboard files of the {summary.counted} of "
-                              f"{summary.scheduled} matches kept (Ctrl-C again skips)\n")
+                    err.write(
+                        f"arena: writing the leaderboard files of the {summary.counted} of "
+                        f"{summary.scheduled} matches kept (Ctrl-C again skips)\n"
+                    )
                     publish(summary)
                 except KeyboardInterrupt:
                     pass
@@ -683,10 +758,21 @@ def _nothing_stored(results: Path) -> bool:
         return "no such table" in str(exc)
 
 
-def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bool, workers: int | None,
-                sandbox_level: str | None, err: TextIO, resume_hint: str, executor: str,
-                ray_address: str | None, display: Any = None,
-                before_play: Callable[[Path, int], None] | None = None) -> RunSummary:
+def _run_locked(
+    tournament: Any,
+    entries: list[Any],
+    results: Path,
+    *,
+    fresh: bool,
+    workers: int | None,
+    sandbox_level: str | None,
+    err: TextIO,
+    resume_hint: str,
+    executor: str,
+    ray_address: str | None,
+    display: Any = None,
+    before_play: Callable[[Path, int], None] | None = None,
+) -> RunSummary:
     from arena.match.detect import open_sandbox
     from arena.tournament import fair_play
     from arena.tournament.adaptive import has_adaptive, stored_outcomes
@@ -694,12 +780,12 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     from arena.tournament.schedule import build_schedule
     from arena.tournament.store import ResultStore, StoreError, lost_store
 
-    level_lines = io.StringIO()                     # printed once the run is under way
+    level_lines = io.StringIO()  # printed once the run is under way
     lost = None if fresh else lost_store(results)
-    if lost:                                         # a deleted or truncated store: never replayed unasked
+    if lost:  # a deleted or truncated store: never replayed unasked
         raise ArenaError(lost)
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
-    require_safe_sandbox(sandbox, tournament)        # before anything of this run is stored or reset
+    require_safe_sandbox(sandbox, tournament)  # before anything of this run is stored or reset
     store = ResultStore(results)
     if fresh:
         store.reset()
@@ -713,11 +799,18 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     # Deals public or secret give other deal seeds, hence other matches: switching is a
     # change of the tournament like any other, no mixing possible. Deals shown on replay
     # pages are replaced for groups that have not finished them (fair_play).
-    schedule = build_schedule(tournament, entries, secret, revealed=revealed,
-                              stored=store.completed_ids() - set(store.altered()) if revealed else ())
+    schedule = build_schedule(
+        tournament,
+        entries,
+        secret,
+        revealed=revealed,
+        stored=store.completed_ids() - set(store.altered()) if revealed else (),
+    )
     if tournament.deals == "public":
-        err.write(f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
-                  "compute every hand; for research, not for competition\n")
+        err.write(
+            f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
+            "compute every hand; for research, not for competition\n"
+        )
     roster_news = with_match_count(roster_changes(store.bots(), entries), _previous_scheduled(store), len(schedule))
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
@@ -725,15 +818,24 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     adaptive = has_adaptive(tournament)
     plans: list[Any] = []
     if adaptive:  # its next round depends on the results stored (and kept) so far
-        schedule = build_schedule(tournament, entries, secret, revealed=revealed, stored=_kept(store, revealed),
-                                  results=stored_outcomes(store), plans=plans)
+        schedule = build_schedule(
+            tournament,
+            entries,
+            secret,
+            revealed=revealed,
+            stored=_kept(store, revealed),
+            results=stored_outcomes(store),
+            plans=plans,
+        )
     store.set_schedule([(m.match_id, m.index) for m in schedule])
     err.write(level_lines.getvalue())
     err.write(fair_play.process_line(tournament))
     err.write(fair_play.replay_line(tournament, len(revealed), fair_play.redealt(tournament, schedule, secret)))
     if altered:  # hand-edited rows: not results; the schedule decides which to play again
-        err.write(f"arena: {len(altered)} stored matches were altered after they were stored (e.g. {altered[0]}); "
-                  "dropped, they are played again\n")
+        err.write(
+            f"arena: {len(altered)} stored matches were altered after they were stored (e.g. {altered[0]}); "
+            "dropped, they are played again\n"
+        )
     done_ids = store.completed_ids()
     pending = [m for m in schedule if m.match_id not in done_ids]
     summary = RunSummary(results=results, scheduled=len(schedule), already_done=len(schedule) - len(pending))
@@ -755,35 +857,63 @@ def _run_locked(tournament: Any, entries: list[Any], results: Path, *, fresh: bo
     if idle:  # every game lists its bots and none names these: a forgotten entry, most likely
         shown = ", ".join(idle[:5]) + (f" and {len(idle) - 5} more" if len(idle) > 5 else "")
         where = tournament.source or "the tournament file"
-        err.write(f"arena: warning: {where}: {len(idle)} roster bot(s) play in no game ({shown}): "
-                  "add them to a game's bots list, or remove them from bots\n")
+        err.write(
+            f"arena: warning: {where}: {len(idle)} roster bot(s) play in no game ({shown}): "
+            "add them to a game's bots list, or remove them from bots\n"
+        )
         log.info("roster bots that play in no game: %s", ", ".join(idle))
     if summary.already_done:
         err.write(f"arena: resuming: {summary.already_done} of {len(schedule)} matches already played\n")
-    log.info("tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",
-             tournament.name, len(schedule), len(pending), n_workers, sandbox.level,
-             ", ".join(f"{e.name} {e.sha256[:12]}" for e in entries))
+    log.info(
+        "tournament %s: %d matches scheduled, %d to play, %d workers, sandbox %s; bots: %s",
+        tournament.name,
+        len(schedule),
+        len(pending),
+        n_workers,
+        sandbox.level,
+        ", ".join(f"{e.name} {e.sha256[:12]}" for e in entries),
+    )
     if pending and before_play is not None:
         before_play(results, len(pending))
     if pending or adaptive:
         ctx = {
-            "results": results, "entries": {e.name: e for e in entries}, "sandbox": sandbox,
-            "limits": limits_from(tournament), "tc": time_control_from(tournament),
-            "fresh": bool(getattr(tournament, "fresh_processes", False)), "name": tournament.name,
+            "results": results,
+            "entries": {e.name: e for e in entries},
+            "sandbox": sandbox,
+            "limits": limits_from(tournament),
+            "tc": time_control_from(tournament),
+            "fresh": bool(getattr(tournament, "fresh_processes", False)),
+            "name": tournament.name,
             "deal_memory": bool(getattr(tournament, "allow_deal_memory", False)),
             "warm_bots": getattr(tournament, "warm_bots", 64),
             "trust_bots": bool(getattr(tournament, "trust_bots", False)),  # each Ray node checks its own level
             "parent_pid": os.getpid(),
         }
         ctx["display"] = display or Progress
-        _play_pending(pending, n_workers, ctx, summary, err, resume_hint, executor=executor,
-                      ray_address=ray_address, sandbox_level=sandbox_level or tournament.sandbox,
-                      next_round=next_round)
+        _play_pending(
+            pending,
+            n_workers,
+            ctx,
+            summary,
+            err,
+            resume_hint,
+            executor=executor,
+            ray_address=ray_address,
+            sandbox_level=sandbox_level or tournament.sandbox,
+            next_round=next_round,
+        )
     if next_round is not None:
         next_round.finish(results)
     if not summary.interrupted:
-        _luck_baselines(store, schedule, getattr(tournament, "luck_rollouts", 0), summary, err, resume_hint,
-                        max(1, min(worker_count(tournament, workers), os.cpu_count() or 1)))
+        _luck_baselines(
+            store,
+            schedule,
+            getattr(tournament, "luck_rollouts", 0),
+            summary,
+            err,
+            resume_hint,
+            max(1, min(worker_count(tournament, workers), os.cpu_count() or 1)),
+        )
     summary.scheduled, summary.counted = store.progress()
     store.close()
     if summary.counted < summary.scheduled and not summary.interrupted:
@@ -802,10 +932,18 @@ class _NextRound:
     play, decided or capped, or when a round makes no progress: matches the harness could not
     play are tried again by the next run). The pool keeps its workers and warm bots across rounds."""
 
-    def __init__(self, tournament: Any, entries: list[Any], secret: str | None, store: Any,
-                 plans: list[Any], pending: list[Any], revealed: Any = ()) -> None:
+    def __init__(
+        self,
+        tournament: Any,
+        entries: list[Any],
+        secret: str | None,
+        store: Any,
+        plans: list[Any],
+        pending: list[Any],
+        revealed: Any = (),
+    ) -> None:
         self.tournament, self.entries, self.secret, self.store, self.plans = tournament, entries, secret, store, plans
-        self.revealed = revealed   # deals shown on replay pages: replaced as in a round robin (fair_play)
+        self.revealed = revealed  # deals shown on replay pages: replaced as in a round robin (fair_play)
         self.tried = {m.match_id for m in pending}
         self.scheduled = 0
 
@@ -814,9 +952,15 @@ class _NextRound:
         from arena.tournament.schedule import build_schedule
 
         self.plans.clear()
-        schedule = build_schedule(self.tournament, self.entries, self.secret, revealed=self.revealed,
-                                  stored=_kept(self.store, self.revealed), results=stored_outcomes(self.store),
-                                  plans=self.plans)
+        schedule = build_schedule(
+            self.tournament,
+            self.entries,
+            self.secret,
+            revealed=self.revealed,
+            stored=_kept(self.store, self.revealed),
+            results=stored_outcomes(self.store),
+            plans=self.plans,
+        )
         self.store.set_schedule([(m.match_id, m.index) for m in schedule])
         done = self.store.completed_ids()
         more = [m for m in schedule if m.match_id not in done]
@@ -830,12 +974,14 @@ class _NextRound:
 
         write_state(results, self.plans)
         for p in self.plans:
-            log.info("adaptive %s (%d players): %s after %d matches (cap %d)", p.key, p.players, p.status,
-                     p.matches, p.cap)
+            log.info(
+                "adaptive %s (%d players): %s after %d matches (cap %d)", p.key, p.players, p.status, p.matches, p.cap
+            )
 
 
-def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO,
-                    resume_hint: str, workers: int = 1) -> None:
+def _luck_baselines(
+    store: Any, schedule: list[Any], rollouts: int, summary: RunSummary, err: TextIO, resume_hint: str, workers: int = 1
+) -> None:
     """Compute the deals' missing luck baselines (arena.luck.baselines) after the matches, on
     as many processes as the run's workers: never while bots are timed. The results are stored already; a failure here
     only leaves the luck-adjusted figure unavailable, and Ctrl-C stops the run as usual."""
@@ -847,29 +993,50 @@ def _luck_baselines(store: Any, schedule: list[Any], rollouts: int, summary: Run
     try:
         from arena.tournament.step_progress import StepProgress
 
-        added = luck.fill(store, schedule, rollouts, progress=StepProgress(
-            err, "luck baselines", "jobs", intro=" (deals, reference deals, matches with builtin players; "
-            "Ctrl-C stops, what is done is kept)"), workers=workers)
+        added = luck.fill(
+            store,
+            schedule,
+            rollouts,
+            progress=StepProgress(
+                err,
+                "luck baselines",
+                "jobs",
+                intro=" (deals, reference deals, matches with builtin players; Ctrl-C stops, what is done is kept)",
+            ),
+            workers=workers,
+        )
     except KeyboardInterrupt:
         summary.interrupted = True
-        err.write("\narena: interrupted while computing the luck baselines; every match is kept, "
-                  "finished baselines too\n")
+        err.write(
+            "\narena: interrupted while computing the luck baselines; every match is kept, finished baselines too\n"
+        )
         if resume_hint:
             err.write(f"arena: resume with: {resume_hint}\n")
         return
     except Exception as exc:  # noqa: BLE001 - an optional figure must not cost the run its report
-        log.warning("luck baselines not computed (%s: %s); luck-adjusted places unavailable",
-                    type(exc).__name__, exc)
-        err.write(f"arena: warning: luck baselines not computed ({type(exc).__name__}: {exc}); "
-                  "the leaderboards show luck-adjusted places as n/a\n")
+        log.warning("luck baselines not computed (%s: %s); luck-adjusted places unavailable", type(exc).__name__, exc)
+        err.write(
+            f"arena: warning: luck baselines not computed ({type(exc).__name__}: {exc}); "
+            "the leaderboards show luck-adjusted places as n/a\n"
+        )
         return
     if added:
         log.info("luck baselines: %d jobs computed in %.1f s", added, time.monotonic() - started)
 
 
-def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
-                  err: TextIO, resume_hint: str, *, executor: str = "local", ray_address: str | None = None,
-                  sandbox_level: str = "auto", next_round: Callable[[], list[Any]] | None = None) -> None:
+def _play_pending(
+    pending: list[Any],
+    n_workers: int,
+    ctx: dict[str, Any],
+    summary: RunSummary,
+    err: TextIO,
+    resume_hint: str,
+    *,
+    executor: str = "local",
+    ray_address: str | None = None,
+    sandbox_level: str = "auto",
+    next_round: Callable[[], list[Any]] | None = None,
+) -> None:
     progress = ctx["display"](len(pending), err)
     grow = _grower(progress, next_round)
     try:
@@ -886,8 +1053,10 @@ def _play_pending(pending: list[Any], n_workers: int, ctx: dict[str, Any], summa
         summary.stopped = str(exc)
     except KeyboardInterrupt:
         summary.interrupted = True
-        log.info("interrupted; matches in flight are dropped, finished ones are kept%s",
-                 f"; resume with: {resume_hint}" if resume_hint else "")
+        log.info(
+            "interrupted; matches in flight are dropped, finished ones are kept%s",
+            f"; resume with: {resume_hint}" if resume_hint else "",
+        )
         try:  # after SIGHUP the terminal may be gone: the lines above are in run.log
             progress.close()
             err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
@@ -912,10 +1081,11 @@ def _grower(progress: Any, next_round: Callable[[], list[Any]] | None) -> Callab
             else:
                 progress.total += len(batch)
         return batch
+
     return grow
 
 
-def _between_rounds(pool: "_Pool", grow: Callable[[], list[Any]] | None) -> Callable[[deque], None] | None:
+def _between_rounds(pool: _Pool, grow: Callable[[], list[Any]] | None) -> Callable[[deque], None] | None:
     """The pool's ``top_up`` for an adaptive schedule: once every match handed out is played
     (the queue empty, no worker busy), the next round's matches, planned from the stored results."""
     if grow is None:
@@ -924,14 +1094,15 @@ def _between_rounds(pool: "_Pool", grow: Callable[[], list[Any]] | None) -> Call
     def top_up(queue: deque) -> None:
         if not queue and not pool._busy():
             queue.extend(grow())
+
     return top_up
 
 
 @dataclass
 class _Process:
-    proc: Any              # multiprocessing.Process
-    conn: Any              # the parent's end of its pipe
-    playing: Any           # shared memory: the number of the match the worker is playing, 0 between
+    proc: Any  # multiprocessing.Process
+    conn: Any  # the parent's end of its pipe
+    playing: Any  # shared memory: the number of the match the worker is playing, 0 between
 
 
 class LocalBackend:
@@ -950,8 +1121,9 @@ class LocalBackend:
         wid = self.next_wid
         self.next_wid += 1
         playing = self.mp.RawValue("q", 0)
-        proc = self.mp.Process(target=_worker_main, args=(wid, child, dict(self.ctx, playing=playing)),
-                               name=f"worker-{wid}", daemon=False)
+        proc = self.mp.Process(
+            target=_worker_main, args=(wid, child, dict(self.ctx, playing=playing)), name=f"worker-{wid}", daemon=False
+        )
         proc.start()
         child.close()
         self.procs[wid] = _Process(proc, parent, playing)
@@ -963,8 +1135,9 @@ class LocalBackend:
     def wait(self, timeout_s: float) -> list[Event]:
         from multiprocessing.connection import wait
 
-        ready = wait([p.conn for p in self.procs.values()] + [p.proc.sentinel for p in self.procs.values()],
-                     timeout=timeout_s)
+        ready = wait(
+            [p.conn for p in self.procs.values()] + [p.proc.sentinel for p in self.procs.values()], timeout=timeout_s
+        )
         events: list[Event] = []
         for wid, p in list(self.procs.items()):
             if p.conn in ready:
@@ -997,7 +1170,7 @@ class LocalBackend:
 
     def stop(self, *, kill: bool) -> None:
         procs = list(self.procs.values())
-        if kill:   # after Ctrl-C/SIGTERM or an error: each worker closes its bots and exits (SIGTERM)
+        if kill:  # after Ctrl-C/SIGTERM or an error: each worker closes its bots and exits (SIGTERM)
             for p in procs:
                 if p.proc.is_alive():
                     p.proc.terminate()
@@ -1026,10 +1199,11 @@ class _Pool:
     top_up)``: ``top_up(queue)``, if given, is called before each dispatch and may add matches to the
     queue or clear it (arena duel feeds its deals so, an adaptive schedule its rounds)."""
 
-    PREFETCH = 2   # matches a worker holds at most: the one it plays and the next
+    PREFETCH = 2  # matches a worker holds at most: the one it plays and the next
 
-    def __init__(self, ctx: dict[str, Any], summary: RunSummary, progress: Progress,
-                 backend: Backend | None = None) -> None:
+    def __init__(
+        self, ctx: dict[str, Any], summary: RunSummary, progress: Progress, backend: Backend | None = None
+    ) -> None:
         self.ctx = ctx
         self.summary = summary
         self.progress = progress
@@ -1046,8 +1220,13 @@ class _Pool:
             with ResultStore(self.ctx["results"]) as store:
                 return match.match_id in store.completed_ids()
 
-        self.supervisor = Supervisor(self.backend or LocalBackend(self.ctx), workers=n_workers,
-                                     retries=Retries(self.summary.given_up), stored=stored, prefetch=self.PREFETCH)
+        self.supervisor = Supervisor(
+            self.backend or LocalBackend(self.ctx),
+            workers=n_workers,
+            retries=Retries(self.summary.given_up),
+            stored=stored,
+            prefetch=self.PREFETCH,
+        )
         self.supervisor.submit(*pending)
         # closed on the way out: Ctrl-C or DiskFull here stops the workers at once, not when collected
         with contextlib.closing(self.supervisor.stream(top_up)) as replies:
@@ -1066,8 +1245,15 @@ class _Pool:
         # Raised: given up after its tries (summary.given_up says so)
 
 
-def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], summary: RunSummary,
-                      progress: Progress, ray_address: str | None, sandbox_level: str) -> None:
+def _play_pending_ray(
+    pending: list[Any],
+    n_workers: int,
+    ctx: dict[str, Any],
+    summary: RunSummary,
+    progress: Progress,
+    ray_address: str | None,
+    sandbox_level: str,
+) -> None:
     """The same as the local pool, with Ray actors playing and this process storing each record."""
     from arena.tournament.ray_executor import play_on_ray
     from arena.tournament.store import ResultStore
@@ -1080,8 +1266,11 @@ def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], s
         summary.sandbox_level = ", ".join(sorted(levels))
         failure = is_harness_failure(record)
         if failure is not None:
-            log.warning("match %s: the harness could not play it: %s; not stored, the next run plays it",
-                        record["match_id"], failure)
+            log.warning(
+                "match %s: the harness could not play it: %s; not stored, the next run plays it",
+                record["match_id"],
+                failure,
+            )
             summary.harness_failures.append(f"{record['match_id']}: {failure}")
             return
         faults = _log_match(record, store.record_match(record))
@@ -1089,8 +1278,15 @@ def _play_pending_ray(pending: list[Any], n_workers: int, ctx: dict[str, Any], s
         summary.faults += len(faults)
         progress.update(record["match_id"], faults)
 
-    play_on_ray(pending, ctx, on_record, address=ray_address, workers=n_workers, sandbox_level=sandbox_level,
-                retry=Retries(summary.given_up).again)
+    play_on_ray(
+        pending,
+        ctx,
+        on_record,
+        address=ray_address,
+        workers=n_workers,
+        sandbox_level=sandbox_level,
+        retry=Retries(summary.given_up).again,
+    )
 
 
 def _config_json(tournament: Any) -> dict[str, Any]:

@@ -38,10 +38,12 @@ import itertools
 import json
 import math
 from collections import Counter
-from typing import Any, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from arena.records.spec import MatchSpec  # noqa: F401 (re-exported: the schedule makes them)
-from arena.tournament.adaptive import AdaptivePlan, plan as adaptive_plan
+from arena.tournament.adaptive import AdaptivePlan
+from arena.tournament.adaptive import plan as adaptive_plan
 from arena.tournament.config import GameEntry, Tournament
 from arena.tournament.roster import BotEntry
 from games.rng import DealRng, derive_seed
@@ -52,8 +54,7 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def deal_seed(key: int | str, game: str, players: int, options: dict[str, Any], deal: int,
-              redeal: int = 0) -> int:
+def deal_seed(key: int | str, game: str, players: int, options: dict[str, Any], deal: int, redeal: int = 0) -> int:
     """The seed of one deal (``key`` from ``deal_key``); shared by every group and rotation.
     ``redeal`` n > 0: the n-th replacement of that deal, for a group that must not play it
     because a replay page showed it (arena/tournament/fair_play.py)."""
@@ -71,18 +72,28 @@ def deal_key(tournament: Tournament, deal_secret: str | None) -> int | str:
     if tournament.deals == "public":
         return tournament.seed
     if not deal_secret:
-        raise ValueError("secret deals need the results folder's deal secret "
-                         "(ResultStore.deal_secret()), or deals: public")
+        raise ValueError(
+            "secret deals need the results folder's deal secret (ResultStore.deal_secret()), or deals: public"
+        )
     return f"secret:{deal_secret}"
 
 
-def match_key(entry_key: str, game: str, players: int, options: dict[str, Any], dseed: int,
-              seats: Sequence[tuple[str, str]]) -> str:
+def match_key(
+    entry_key: str, game: str, players: int, options: dict[str, Any], dseed: int, seats: Sequence[tuple[str, str]]
+) -> str:
     """Hex SHA-256 naming one match by what it is: game entry, players, options, deal
     seed and (bot name, bot SHA-256) per seat in seat order. Nothing positional (group
     or schedule index) goes in, so adding a bot leaves the other matches' keys alone."""
-    text = canonical_json({"entry": entry_key, "game": game, "players": players, "options": options,
-                           "deal_seed": str(dseed), "seats": [list(s) for s in seats]})
+    text = canonical_json(
+        {
+            "entry": entry_key,
+            "game": game,
+            "players": players,
+            "options": options,
+            "deal_seed": str(dseed),
+            "seats": [list(s) for s in seats],
+        }
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -112,7 +123,7 @@ def sampled_groups(bots: int, players: int, deals: int, matches_per_bot: int, co
     return max(need, math.ceil(bots / players), 1)
 
 
-SHOWN_NAMES = 20   # roster names listed in an error message, at most
+SHOWN_NAMES = 20  # roster names listed in an error message, at most
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -200,21 +211,25 @@ def _check_gauntlet(tournament: Tournament, index: int, names: list[str]) -> Non
             hint = f"did you mean '{close[0]}'? " if close else ""
             shown = name if len(name) <= 60 else name[:57] + "..."
             whose = "the roster" if g.bots is None else "the entry's bots"
-            raise tournament.config_error(("games", index, "gauntlet", j),
-                                          f"no bot named {shown!r} in {whose}; {hint}use one of: {_listed(names)}")
+            raise tournament.config_error(
+                ("games", index, "gauntlet", j),
+                f"no bot named {shown!r} in {whose}; {hint}use one of: {_listed(names)}",
+            )
     field = [n for n in names if n not in set(g.gauntlet)]
     for p in g.players:
         if len(field) < p - 1:
             raise tournament.config_error(
                 ("games", index, "gauntlet"),
                 f"{g.id} with {p} players needs a field of at least {p - 1} bots besides the gauntlet, "
-                f"it has {len(field)} ({_listed(field) or 'none'}); add bots or take some out of gauntlet")
+                f"it has {len(field)} ({_listed(field) or 'none'}); add bots or take some out of gauntlet",
+            )
     total = sum(gauntlet_size(len(g.gauntlet), len(field), p, g.deals) for p in g.players)
     if total > g.max_matches:
         raise tournament.config_error(
             ("games", index, "schedule"),
             f"a gauntlet of {len(g.gauntlet)} bot(s) against a field of {len(field)} is {total} matches, "
-            f"more than max_matches {g.max_matches}; lower deals (or raise max_matches)")
+            f"more than max_matches {g.max_matches}; lower deals (or raise max_matches)",
+        )
 
 
 def gauntlet_groups(names: Sequence[str], gauntlet: Sequence[str], players: int) -> list[tuple[str, ...]]:
@@ -231,7 +246,7 @@ def _seating(seed: int, key: str, players: int, members: Sequence[str]) -> list[
     return order
 
 
-SWAP_BUDGET = 20_000     # swap proposals at most (about a third of a second)
+SWAP_BUDGET = 20_000  # swap proposals at most (about a third of a second)
 SWAPS_PER_SEAT = 50
 
 
@@ -338,11 +353,16 @@ def _groups(tournament: Tournament, g: GameEntry, names: list[str], p: int) -> l
     return out
 
 
-def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
-                   deal_secret: str | None = None, *, revealed: Collection[tuple[str, int, int]] = (),
-                   stored: Collection[str] = (),
-                   results: Mapping[str, tuple[Sequence[str], Sequence[int]]] | None = None,
-                   plans: list[AdaptivePlan] | None = None) -> list[MatchSpec]:
+def build_schedule(
+    tournament: Tournament,
+    bots: Sequence[BotEntry],
+    deal_secret: str | None = None,
+    *,
+    revealed: Collection[tuple[str, int, int]] = (),
+    stored: Collection[str] = (),
+    results: Mapping[str, tuple[Sequence[str], Sequence[int]]] | None = None,
+    plans: list[AdaptivePlan] | None = None,
+) -> list[MatchSpec]:
     """Every match of the tournament, in schedule order; raises ``ConfigError``.
 
     ``deal_secret`` (``ResultStore.deal_secret()``) is required unless ``deals: public``.
@@ -365,8 +385,7 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
     for entry_index, g in enumerate(tournament.games):
         names = entry_bots(tournament, entry_index, roster)
         if g.schedule == "adaptive":
-            rows += _adaptive_rows(tournament, g, entry_index, names, key, sha, results or {}, plans,
-                                   revealed, stored)
+            rows += _adaptive_rows(tournament, g, entry_index, names, key, sha, results or {}, plans, revealed, stored)
             continue
         for p in g.players:
             options = g.options_for(p)
@@ -382,24 +401,45 @@ def build_schedule(tournament: Tournament, bots: Sequence[BotEntry],
                             order = tuple(seats[(s + r) % p] for s in range(p))
                             content = match_key(g.key, g.id, p, options, dseed, [(b, sha[b]) for b in order])
                             block.append((r, order, content, match_id(g.key, p, deal, r, content)))
-                        if (not revealed or (g.id, p, dseed) not in revealed
-                                or all(b[3] in stored for b in block)):
+                        if not revealed or (g.id, p, dseed) not in revealed or all(b[3] in stored for b in block):
                             break
                         redeal += 1
                     for r, order, content, mid in block:
-                        rows.append(((d, entry_index, p, group, deal, r), MatchSpec(
-                            match_id=mid, index=0, game=g.id, players=p, options=dict(options),
-                            group=group, deal=deal, rotation=r, deal_seed=dseed,
-                            match_seed=derive_seed(key, mid), bots=order, key=content,
-                        )))
+                        rows.append(
+                            (
+                                (d, entry_index, p, group, deal, r),
+                                MatchSpec(
+                                    match_id=mid,
+                                    index=0,
+                                    game=g.id,
+                                    players=p,
+                                    options=dict(options),
+                                    group=group,
+                                    deal=deal,
+                                    rotation=r,
+                                    deal_seed=dseed,
+                                    match_seed=derive_seed(key, mid),
+                                    bots=order,
+                                    key=content,
+                                ),
+                            )
+                        )
     rows.sort(key=lambda row: row[0])
     return [dataclasses.replace(m, index=i) for i, (_, m) in enumerate(rows)]
 
 
-def _adaptive_rows(tournament: Tournament, g: GameEntry, entry_index: int, names: list[str], key: int | str,
-                   sha: dict[str, str], results: Mapping[str, tuple[Sequence[str], Sequence[int]]],
-                   plans: list[AdaptivePlan] | None, revealed: Collection[tuple[str, int, int]] = (),
-                   stored: Collection[str] = ()) -> list[tuple[tuple[int, ...], MatchSpec]]:
+def _adaptive_rows(
+    tournament: Tournament,
+    g: GameEntry,
+    entry_index: int,
+    names: list[str],
+    key: int | str,
+    sha: dict[str, str],
+    results: Mapping[str, tuple[Sequence[str], Sequence[int]]],
+    plans: list[AdaptivePlan] | None,
+    revealed: Collection[tuple[str, int, int]] = (),
+    stored: Collection[str] = (),
+) -> list[tuple[tuple[int, ...], MatchSpec]]:
     """The (sort key, match) rows of an adaptive entry: one deal set per group of each round,
     round ``r`` playing deal ``r``, seated and named exactly as a round robin's group. As in a
     round robin, a group that has not stored all its rotations of a revealed deal plays a
@@ -414,15 +454,38 @@ def _adaptive_rows(tournament: Tournament, g: GameEntry, entry_index: int, names
     def deal_set(number: int, members: tuple[str, ...], group: int = 0) -> list[MatchSpec]:
         redeal = 0
         while True:
-            named = _named_deal_set(tournament.seed, g.key, g.id, p, options_text, key, number, members,
-                                    tuple(sha[b] for b in members), redeal)
-            if (not revealed or (g.id, p, named[0][1]) not in revealed
-                    or all(n[0] in stored for n in named)):
+            named = _named_deal_set(
+                tournament.seed,
+                g.key,
+                g.id,
+                p,
+                options_text,
+                key,
+                number,
+                members,
+                tuple(sha[b] for b in members),
+                redeal,
+            )
+            if not revealed or (g.id, p, named[0][1]) not in revealed or all(n[0] in stored for n in named):
                 break
             redeal += 1
-        return [MatchSpec(match_id=mid, index=0, game=g.id, players=p, options=dict(options), group=group,
-                          deal=number, rotation=r, deal_seed=dseed, match_seed=mseed, bots=order, key=content)
-                for r, (mid, dseed, mseed, order, content) in enumerate(named)]
+        return [
+            MatchSpec(
+                match_id=mid,
+                index=0,
+                game=g.id,
+                players=p,
+                options=dict(options),
+                group=group,
+                deal=number,
+                rotation=r,
+                deal_seed=dseed,
+                match_seed=mseed,
+                bots=order,
+                key=content,
+            )
+            for r, (mid, dseed, mseed, order, content) in enumerate(named)
+        ]
 
     def outcome(number: int, members: tuple[str, ...]) -> list[tuple[Sequence[str], Sequence[int]]] | None:
         got = []
@@ -433,8 +496,17 @@ def _adaptive_rows(tournament: Tournament, g: GameEntry, entry_index: int, names
             got.append(stored)
         return got
 
-    found = adaptive_plan(names, p, confidence=settings.confidence, top=settings.top, seed=tournament.seed,
-                          key=g.key, game=g.id, cap=cap, outcome=outcome)
+    found = adaptive_plan(
+        names,
+        p,
+        confidence=settings.confidence,
+        top=settings.top,
+        seed=tournament.seed,
+        key=g.key,
+        game=g.id,
+        cap=cap,
+        outcome=outcome,
+    )
     if plans is not None:
         plans.append(found)
     rows = []
@@ -446,9 +518,18 @@ def _adaptive_rows(tournament: Tournament, g: GameEntry, entry_index: int, names
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _named_deal_set(seed: int, entry_key: str, game: str, p: int, options_text: str, key: int | str, number: int,
-                    members: tuple[str, ...], shas: tuple[str, ...],
-                    redeal: int = 0) -> tuple[tuple[str, int, int, tuple[str, ...], str], ...]:
+def _named_deal_set(
+    seed: int,
+    entry_key: str,
+    game: str,
+    p: int,
+    options_text: str,
+    key: int | str,
+    number: int,
+    members: tuple[str, ...],
+    shas: tuple[str, ...],
+    redeal: int = 0,
+) -> tuple[tuple[str, int, int, tuple[str, ...], str], ...]:
     """(match id, deal seed, match seed, seat order, content hash) of each rotation of a group's
     deal set. Cached: an adaptive run plans its rounds again from the start each time."""
     options = json.loads(options_text)

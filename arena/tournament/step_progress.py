@@ -6,15 +6,24 @@ other message."""
 from __future__ import annotations
 
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 
 class StepProgress:
     """``progress(done, total)`` callback: the ``intro`` line at 0, then a count line at most
     every ``every_s`` seconds (and always the last one, with the time it took)."""
 
-    def __init__(self, err: TextIO, what: str, unit: str, *, intro: str = "", every_s: float = 3.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        err: TextIO,
+        what: str,
+        unit: str,
+        *,
+        intro: str = "",
+        every_s: float = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.err, self.what, self.unit, self.intro = err, what, unit, intro
         self.every_s, self.clock = every_s, clock
         self.started = self.last = clock()

@@ -47,16 +47,17 @@ import sqlite3
 import threading
 import time
 import zlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
+from arena.luck import tables as luck_tables
 from arena.records.record import RECORD_SCHEMAS, MatchRecord  # noqa: F401 (RECORD_SCHEMAS re-exported)
 from arena.records.record import RecordError as _RecordShapeError
-from arena.luck import tables as luck_tables
 
 DB_NAME = "results.sqlite"
 SECRET_NAME = "deal-secret"
@@ -64,7 +65,8 @@ SECRET_BYTES = 32
 SCHEMA_VERSION = 4
 SANDBOX_FAULT = "sandbox"  # arena.match.faults.FaultKind.SANDBOX.value
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -121,15 +123,33 @@ CREATE TABLE schedule (
     match_id TEXT PRIMARY KEY,
     idx      INTEGER NOT NULL
 );
-""" + luck_tables.SCHEMA   # luck_baselines, luck_aivat: defined beside the code that fills them
+"""
+    + luck_tables.SCHEMA
+)  # luck_baselines, luck_aivat: defined beside the code that fills them
 
 # The columns a match's digest covers, in order (the seats rows follow, by seat).
-_MATCH_COLUMNS = ("match_id", "idx", "tournament", "game", "rules_version", "players", "grp", "deal",
-                  "rotation", "deal_seed", "match_seed", "sandbox_level", "started_at", "duration_s",
-                  "capped", "has_sandbox_fault", "record_sha256")
+_MATCH_COLUMNS = (
+    "match_id",
+    "idx",
+    "tournament",
+    "game",
+    "rules_version",
+    "players",
+    "grp",
+    "deal",
+    "rotation",
+    "deal_seed",
+    "match_seed",
+    "sandbox_level",
+    "started_at",
+    "duration_s",
+    "capped",
+    "has_sandbox_fault",
+    "record_sha256",
+)
 _SEAT_COLUMNS = ("seat", "bot", "sha256", "place", "score", "fault_kind", "fault_detail")
 SCHEDULE_DIGEST = "schedule_sha256"  # meta key
-REVEALED_DEALS = "revealed_deals"    # meta key: JSON [[game, players, "deal seed"], ...]
+REVEALED_DEALS = "revealed_deals"  # meta key: JSON [[game, players, "deal seed"], ...]
 
 
 # One encoder for every digest: json.dumps with options builds a new one per call, and a
@@ -154,8 +174,7 @@ def _seal_all(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE matches ADD COLUMN digest TEXT")
     for (mid,) in conn.execute("SELECT match_id FROM matches").fetchall():
         (blob,) = conn.execute("SELECT record FROM matches WHERE match_id = ?", (mid,)).fetchone()
-        conn.execute("UPDATE matches SET record_sha256 = ? WHERE match_id = ?",
-                     (hashlib.sha256(blob).hexdigest(), mid))
+        conn.execute("UPDATE matches SET record_sha256 = ? WHERE match_id = ?", (hashlib.sha256(blob).hexdigest(), mid))
         _seal(conn, mid)
     _seal_schedule(conn)
 
@@ -165,22 +184,27 @@ def _seal(conn: sqlite3.Connection, match_id: str) -> None:
 
 
 def _read_digest(conn: sqlite3.Connection, match_id: str) -> str:
-    match = conn.execute(f"SELECT {', '.join(_MATCH_COLUMNS)} FROM matches WHERE match_id = ?",
-                         (match_id,)).fetchone()
-    seats = conn.execute(f"SELECT {', '.join(_SEAT_COLUMNS)} FROM seats WHERE match_id = ? ORDER BY seat",
-                         (match_id,)).fetchall()
+    match = conn.execute(f"SELECT {', '.join(_MATCH_COLUMNS)} FROM matches WHERE match_id = ?", (match_id,)).fetchone()
+    seats = conn.execute(
+        f"SELECT {', '.join(_SEAT_COLUMNS)} FROM seats WHERE match_id = ? ORDER BY seat", (match_id,)
+    ).fetchall()
     return _digest(match, seats)
 
 
 def _seal_schedule(conn: sqlite3.Connection) -> None:
-    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                 (SCHEDULE_DIGEST, _schedule_digest(conn)))
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (SCHEDULE_DIGEST, _schedule_digest(conn)),
+    )
 
 
 # Version 1 had no schedule table: every stored match counted. Version 2 had no checksums.
 # Version 3 had no luck tables in its schema (the arena added them when it computed baselines).
-_MIGRATIONS: dict[int, Any] = {1: "CREATE TABLE schedule (match_id TEXT PRIMARY KEY, idx INTEGER NOT NULL)",
-                               2: _seal_all, 3: luck_tables.migrate}
+_MIGRATIONS: dict[int, Any] = {
+    1: "CREATE TABLE schedule (match_id TEXT PRIMARY KEY, idx INTEGER NOT NULL)",
+    2: _seal_all,
+    3: luck_tables.migrate,
+}
 
 
 class StoreError(Exception):
@@ -224,18 +248,23 @@ class ResultRow:
     digest: str | None = field(default=None, compare=False)
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> "ResultRow":
+    def from_record(cls, record: Mapping[str, Any]) -> ResultRow:
         """The row a match record gives (what ``iter_results`` yields once it is stored)."""
         fields = _record_fields(record)
         seats = fields["seats"]
         return cls(
-            match_id=fields["match_id"], index=fields["idx"], game=fields["game"],
+            match_id=fields["match_id"],
+            index=fields["idx"],
+            game=fields["game"],
             players=fields["players"],
-            bots=tuple(s["bot"] for s in seats), places=tuple(s["place"] for s in seats),
+            bots=tuple(s["bot"] for s in seats),
+            places=tuple(s["place"] for s in seats),
             scores=tuple(s["score"] for s in seats),
             faults=tuple(s["fault_kind"] for s in seats),
             fault_details=tuple(s["fault_detail"] for s in seats),
-            capped=bool(fields["capped"]), sandbox_fault=bool(fields["has_sandbox_fault"]))
+            capped=bool(fields["capped"]),
+            sandbox_fault=bool(fields["has_sandbox_fault"]),
+        )
 
 
 def _now() -> str:
@@ -256,19 +285,38 @@ def _record_fields(record: Mapping[str, Any]) -> dict[str, Any]:
         rec = MatchRecord.from_json(record)
     except _RecordShapeError as exc:
         mid = record.get("match_id") if isinstance(record, Mapping) else None
-        raise RecordError(f"{mid}: {exc}" if isinstance(mid, str) and mid else f"malformed match record ({exc})") \
-            from None
-    except (TypeError, ValueError) as exc:   # a value the reader converts (duration_s) is of the wrong kind
+        raise RecordError(
+            f"{mid}: {exc}" if isinstance(mid, str) and mid else f"malformed match record ({exc})"
+        ) from None
+    except (TypeError, ValueError) as exc:  # a value the reader converts (duration_s) is of the wrong kind
         raise RecordError(f"malformed match record ({type(exc).__name__}: {exc})") from None
-    seats = [{"seat": seat, "bot": bot.name, "sha256": bot.sha256, "place": rec.result.places[seat],
-              "score": rec.result.scores[seat], "fault_kind": rec.fault_kind(seat),
-              "fault_detail": rec.fault_detail(seat)} for seat, bot in enumerate(rec.bots)]
+    seats = [
+        {
+            "seat": seat,
+            "bot": bot.name,
+            "sha256": bot.sha256,
+            "place": rec.result.places[seat],
+            "score": rec.result.scores[seat],
+            "fault_kind": rec.fault_kind(seat),
+            "fault_detail": rec.fault_detail(seat),
+        }
+        for seat, bot in enumerate(rec.bots)
+    ]
     return {
-        "match_id": rec.match_id, "idx": rec.index, "tournament": rec.tournament,
-        "game": rec.game, "rules_version": rec.rules_version,
-        "players": rec.players, "grp": rec.group, "deal": rec.deal, "rotation": rec.rotation,
-        "deal_seed": str(rec.deal_seed), "match_seed": str(rec.match_seed),
-        "sandbox_level": rec.sandbox_level, "started_at": rec.started_at, "duration_s": rec.duration_s,
+        "match_id": rec.match_id,
+        "idx": rec.index,
+        "tournament": rec.tournament,
+        "game": rec.game,
+        "rules_version": rec.rules_version,
+        "players": rec.players,
+        "grp": rec.group,
+        "deal": rec.deal,
+        "rotation": rec.rotation,
+        "deal_seed": str(rec.deal_seed),
+        "match_seed": str(rec.match_seed),
+        "sandbox_level": rec.sandbox_level,
+        "started_at": rec.started_at,
+        "duration_s": rec.duration_s,
         "capped": int(rec.result.capped),
         "has_sandbox_fault": int(any(s["fault_kind"] == SANDBOX_FAULT for s in seats)),
         "seats": seats,
@@ -299,16 +347,19 @@ def lost_store(folder: Path) -> str | None:
     if not (Path(folder) / "run.log").exists():
         return None
     left = [name for name in (SECRET_NAME, "run.log") if (Path(folder) / name).exists()]
-    return (f"{db} {what}, yet the folder holds the {' and '.join(left)} of an earlier run: its stored "
-            f"matches are lost; restore {DB_NAME} from a copy, or rerun with --fresh to play the whole "
-            "tournament again")
+    return (
+        f"{db} {what}, yet the folder holds the {' and '.join(left)} of an earlier run: its stored "
+        f"matches are lost; restore {DB_NAME} from a copy, or rerun with --fresh to play the whole "
+        "tournament again"
+    )
 
 
 class ResultStore:
     """The SQLite results store of one results folder (created if missing)."""
 
-    def __init__(self, folder: str | os.PathLike[str], *, busy_timeout_s: float = 60.0,
-                 read_only: bool = False) -> None:
+    def __init__(
+        self, folder: str | os.PathLike[str], *, busy_timeout_s: float = 60.0, read_only: bool = False
+    ) -> None:
         self.folder = Path(folder)
         self.path = self.folder / DB_NAME
         self.busy_timeout_s = busy_timeout_s
@@ -336,44 +387,58 @@ class ResultStore:
         immutable = not os.access(self.folder, os.W_OK) and not pending
         uri = self.path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
         try:
-            conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout_s,
-                                   isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
+            )
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
             conn.execute("PRAGMA query_only = ON")
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
-                if "meta" in tables else None
+            row = (
+                conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                if "meta" in tables
+                else None
+            )
         except sqlite3.DatabaseError as exc:
             if "conn" in locals():
                 conn.close()
             if isinstance(exc, sqlite3.OperationalError) and not os.access(self.folder, os.W_OK):
-                raise StoreError(f"{self.path} cannot be read here ({exc}): its folder {self.folder} is not "
-                                 "writable and holds commits still in the -wal file; copy the results folder "
-                                 "somewhere writable and view the copy") from exc
-            raise StoreError(f"{self.path} is not a usable results database ({exc}); restore it from a copy, "
-                             "or use another results folder") from exc
+                raise StoreError(
+                    f"{self.path} cannot be read here ({exc}): its folder {self.folder} is not "
+                    "writable and holds commits still in the -wal file; copy the results folder "
+                    "somewhere writable and view the copy"
+                ) from exc
+            raise StoreError(
+                f"{self.path} is not a usable results database ({exc}); restore it from a copy, "
+                "or use another results folder"
+            ) from exc
         version = row[0] if row else None
         if not tables:
             conn.close()
-            raise StoreError(f"{self.folder}: no results yet ({DB_NAME} is empty); "
-                             "run the tournament first with arena run")
+            raise StoreError(
+                f"{self.folder}: no results yet ({DB_NAME} is empty); run the tournament first with arena run"
+            )
         if "meta" not in tables:
             conn.close()
-            raise StoreSchemaError(f"{self.path} is an SQLite file but not an arena "
-                                   "results store; use another results folder")
+            raise StoreSchemaError(
+                f"{self.path} is an SQLite file but not an arena results store; use another results folder"
+            )
         if version is None or not str(version).isdigit() or int(version) != SCHEMA_VERSION:
             conn.close()
             if version is not None and str(version).isdigit() and int(version) < SCHEMA_VERSION:
-                if os.access(self.folder, os.W_OK):   # an older arena's store, where it can be upgraded
+                if os.access(self.folder, os.W_OK):  # an older arena's store, where it can be upgraded
                     self.read_only = False
                     conn = self._connect()
                     self._ensure_secret()
                     return conn
-                raise StoreError(f"{self.path} was written by an older arena (schema {version}); "
-                                 "run `arena run` on its tournament once to upgrade it, where it can be written")
+                raise StoreError(
+                    f"{self.path} was written by an older arena (schema {version}); "
+                    "run `arena run` on its tournament once to upgrade it, where it can be written"
+                )
             if version is not None and str(version).isdigit():
-                raise StoreSchemaError(f"{self.path} has schema version {version}, newer than this arena "
-                                       f"understands ({SCHEMA_VERSION}); upgrade arena")
+                raise StoreSchemaError(
+                    f"{self.path} has schema version {version}, newer than this arena "
+                    f"understands ({SCHEMA_VERSION}); upgrade arena"
+                )
             raise StoreSchemaError(f"{self.path}: unknown schema version {version!r}; use another results folder")
         self._conn = conn
         return conn
@@ -382,8 +447,9 @@ class ResultStore:
         if self.read_only:
             return self._connect_read_only()
         try:
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s,
-                                   isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
+            )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         try:
@@ -395,15 +461,20 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             conn.close()
             if not os.access(self.folder, os.W_OK):  # WAL needs its -shm file even to read
-                raise StoreError(f"{self.path} cannot be opened: its folder {self.folder} is not writable "
-                                 "(read-only medium or permissions); copy the results folder somewhere "
-                                 "writable, or fix its permissions") from exc
+                raise StoreError(
+                    f"{self.path} cannot be opened: its folder {self.folder} is not writable "
+                    "(read-only medium or permissions); copy the results folder somewhere "
+                    "writable, or fix its permissions"
+                ) from exc
             if no_space_left(self.folder):  # SQLite reports a full disk as an I/O error here
-                raise StoreError(f"{self.path}: no space left on the device; free space and rerun; "
-                                 "stored matches are kept") from exc
-            raise StoreError(f"{self.path} is not a usable results database ({exc}); "
-                             "restore it from a copy, or move it aside and rerun with --fresh to play its matches again, "
-                             "or use another results folder") from exc
+                raise StoreError(
+                    f"{self.path}: no space left on the device; free space and rerun; stored matches are kept"
+                ) from exc
+            raise StoreError(
+                f"{self.path} is not a usable results database ({exc}); "
+                "restore it from a copy, or move it aside and rerun with --fresh to play its matches again, "
+                "or use another results folder"
+            ) from exc
         except StoreError:
             conn.close()
             raise
@@ -425,41 +496,42 @@ class ResultStore:
                     raise StoreError(f"{self.path} stays locked: {exc}") from exc
                 time.sleep(0.05)
         if str(mode).lower() != "wal":
-            raise StoreError(f"{self.path}: cannot switch to WAL mode (got {mode!r}); "
-                             "the results folder must be on a local file system")
+            raise StoreError(
+                f"{self.path}: cannot switch to WAL mode (got {mode!r}); "
+                "the results folder must be on a local file system"
+            )
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            tables = {r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not tables:
                 for statement in _split_sql(_SCHEMA):
                     conn.execute(statement)
-                conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
-                             (str(SCHEMA_VERSION),))
+                conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 conn.execute("INSERT INTO meta (key, value) VALUES ('created_at', ?)", (_now(),))
             elif "meta" not in tables:
-                raise StoreSchemaError(f"{self.path} is an SQLite file but not an arena "
-                                       "results store; use another results folder")
+                raise StoreSchemaError(
+                    f"{self.path} is an SQLite file but not an arena results store; use another results folder"
+                )
             else:
-                row = conn.execute(
-                    "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 version = row[0] if row else None
                 if version is None or not str(version).isdigit():
-                    raise StoreSchemaError(f"{self.path}: unknown schema version {version!r}; "
-                                           "use another results folder")
+                    raise StoreSchemaError(
+                        f"{self.path}: unknown schema version {version!r}; use another results folder"
+                    )
                 if int(version) > SCHEMA_VERSION:
                     raise StoreSchemaError(
                         f"{self.path} has schema version {version}, newer than this arena "
                         f"understands ({SCHEMA_VERSION}); upgrade arena or use another "
-                        "results folder")
+                        "results folder"
+                    )
                 for old in range(int(version), SCHEMA_VERSION):
                     step = _MIGRATIONS[old]
                     step(conn) if callable(step) else conn.execute(step)
                 if int(version) < SCHEMA_VERSION:
-                    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                                 (str(SCHEMA_VERSION),))
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -485,7 +557,7 @@ class ResultStore:
                 self._conn.close()
             self._conn = None
 
-    def __enter__(self) -> "ResultStore":
+    def __enter__(self) -> ResultStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -495,10 +567,13 @@ class ResultStore:
         return {"folder": str(self.folder), "busy_timeout_s": self.busy_timeout_s, "read_only": self.read_only}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["folder"], busy_timeout_s=state["busy_timeout_s"],  # type: ignore[misc]
-                      read_only=state.get("read_only", False))
+        self.__init__(
+            state["folder"],
+            busy_timeout_s=state["busy_timeout_s"],  # type: ignore[misc]
+            read_only=state.get("read_only", False),
+        )
 
-    def _write(self) -> "_WriteTx":
+    def _write(self) -> _WriteTx:
         return _WriteTx(self)
 
     # -- the deal secret ---------------------------------------------------------------
@@ -537,13 +612,17 @@ class ResultStore:
         try:
             text = self.secret_path.read_text().strip()
         except FileNotFoundError:
-            raise StoreError(f"{self.folder} has stored matches but no {SECRET_NAME} file (it was deleted, "
-                             "or the matches predate deal secrets), so its deals cannot be dealt again; "
-                             f"restore {self.secret_path} from a copy, or rerun with --fresh or use another "
-                             "results folder") from None
+            raise StoreError(
+                f"{self.folder} has stored matches but no {SECRET_NAME} file (it was deleted, "
+                "or the matches predate deal secrets), so its deals cannot be dealt again; "
+                f"restore {self.secret_path} from a copy, or rerun with --fresh or use another "
+                "results folder"
+            ) from None
         if not re.fullmatch(r"[0-9a-f]{64,}", text):
-            raise StoreError(f"{self.secret_path} is damaged (expected 64 hex digits); "
-                             "restore it, or rerun with --fresh after deleting it")
+            raise StoreError(
+                f"{self.secret_path} is damaged (expected 64 hex digits); "
+                "restore it, or rerun with --fresh after deleting it"
+            )
         return text
 
     def revealed_deals(self) -> set[tuple[str, int, int]]:
@@ -562,13 +641,15 @@ class ResultStore:
             new = known | {(str(g), int(p), int(s)) for g, p, s in deals}
             if new != known:
                 text = json.dumps(sorted([g, p, str(s)] for g, p, s in new), separators=(",", ":"))
-                conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
-                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (REVEALED_DEALS, text))
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (REVEALED_DEALS, text),
+                )
 
     # -- tournament and bots ----------------------------------------------------------
 
-    def init_tournament(self, name: str, config: Mapping[str, Any],
-                        bots: Sequence[Mapping[str, Any]]) -> None:
+    def init_tournament(self, name: str, config: Mapping[str, Any], bots: Sequence[Mapping[str, Any]]) -> None:
         """Record the tournament (name, resolved config) and its bots (name, path, sha256).
 
         Calling it again (a resumed run, maybe of a changed file) replaces the config
@@ -580,16 +661,20 @@ class ResultStore:
         with self._write() as conn:
             row = conn.execute("SELECT name FROM tournament WHERE id = 1").fetchone()
             if row is None:
-                conn.execute("INSERT INTO tournament (id, name, config, created_at, updated_at)"
-                             " VALUES (1, ?, ?, ?, ?)", (name, config_json, now, now))
+                conn.execute(
+                    "INSERT INTO tournament (id, name, config, created_at, updated_at) VALUES (1, ?, ?, ?, ?)",
+                    (name, config_json, now, now),
+                )
             else:
-                conn.execute("UPDATE tournament SET name = ?, config = ?, updated_at = ? WHERE id = 1",
-                             (name, config_json, now))
+                conn.execute(
+                    "UPDATE tournament SET name = ?, config = ?, updated_at = ? WHERE id = 1", (name, config_json, now)
+                )
             conn.execute("DELETE FROM bots")
             for bot in bots:
                 conn.execute(
                     "INSERT INTO bots (name, path, sha256, added_at) VALUES (?, ?, ?, ?)",
-                    (str(bot["name"]), _opt_text(bot.get("path")), str(bot["sha256"]), now))
+                    (str(bot["name"]), _opt_text(bot.get("path")), str(bot["sha256"]), now),
+                )
 
     def set_schedule(self, matches: Sequence[tuple[str, int]]) -> None:
         """Make ``matches`` ((match id, schedule index) pairs) the tournament's schedule:
@@ -598,8 +683,9 @@ class ResultStore:
         want them back) but not counted."""
         with self._write() as conn:
             conn.execute("DELETE FROM schedule")
-            conn.executemany("INSERT INTO schedule (match_id, idx) VALUES (?, ?)",
-                             [(str(m), int(i)) for m, i in matches])
+            conn.executemany(
+                "INSERT INTO schedule (match_id, idx) VALUES (?, ?)", [(str(m), int(i)) for m, i in matches]
+            )
             _seal_schedule(conn)
 
     def has_schedule(self) -> bool:
@@ -612,13 +698,14 @@ class ResultStore:
         with self._lock:
             self._check_schedule()
             if not self.has_schedule():
-                n = int(self.conn.execute(
-                    "SELECT COUNT(*) FROM matches WHERE has_sandbox_fault = 0").fetchone()[0])
+                n = int(self.conn.execute("SELECT COUNT(*) FROM matches WHERE has_sandbox_fault = 0").fetchone()[0])
                 return n, n
             scheduled = int(self.conn.execute("SELECT COUNT(*) FROM schedule").fetchone()[0])
-            counted = int(self.conn.execute(
-                "SELECT COUNT(*) FROM schedule JOIN matches USING (match_id) "
-                "WHERE has_sandbox_fault = 0").fetchone()[0])
+            counted = int(
+                self.conn.execute(
+                    "SELECT COUNT(*) FROM schedule JOIN matches USING (match_id) WHERE has_sandbox_fault = 0"
+                ).fetchone()[0]
+            )
         return scheduled, counted
 
     def forget_harness_failures(self) -> int:
@@ -651,25 +738,26 @@ class ResultStore:
             if row is None and not self.has_schedule():
                 return
             if row is None or row[0] != _schedule_digest(self.conn):
-                raise AlteredError(f"{self.path}: the stored schedule was altered after arena wrote it; "
-                                   "run `arena run` on the tournament file again to rewrite it, "
-                                   "or restore the file from a copy")
+                raise AlteredError(
+                    f"{self.path}: the stored schedule was altered after arena wrote it; "
+                    "run `arena run` on the tournament file again to rewrite it, "
+                    "or restore the file from a copy"
+                )
 
     def tournament(self) -> dict[str, Any] | None:
         """The recorded tournament: name, config, created_at, updated_at (None if none)."""
         with self._lock:
-            row = self.conn.execute("SELECT name, config, created_at, updated_at "
-                                    "FROM tournament WHERE id = 1").fetchone()
+            row = self.conn.execute(
+                "SELECT name, config, created_at, updated_at FROM tournament WHERE id = 1"
+            ).fetchone()
         if row is None:
             return None
-        return {"name": row[0], "config": json.loads(row[1]), "created_at": row[2],
-                "updated_at": row[3]}
+        return {"name": row[0], "config": json.loads(row[1]), "created_at": row[2], "updated_at": row[3]}
 
     def bots(self) -> list[dict[str, Any]]:
         """The registered bots (name, path, sha256), by name."""
         with self._lock:
-            rows = self.conn.execute(
-                "SELECT name, path, sha256 FROM bots ORDER BY name").fetchall()
+            rows = self.conn.execute("SELECT name, path, sha256 FROM bots ORDER BY name").fetchall()
         return [{"name": n, "path": p, "sha256": h} for n, p, h in rows]
 
     def bot_hashes(self) -> dict[str, str]:
@@ -680,7 +768,8 @@ class ResultStore:
             registered = self.conn.execute("SELECT name, sha256 FROM bots").fetchall()
             played = self.conn.execute(
                 "SELECT s.bot, s.sha256 FROM seats s JOIN matches m USING (match_id) "
-                "WHERE s.sha256 IS NOT NULL ORDER BY m.idx, m.match_id, s.seat").fetchall()
+                "WHERE s.sha256 IS NOT NULL ORDER BY m.idx, m.match_id, s.seat"
+            ).fetchall()
         out = dict(registered)
         out.update(played)  # later rows win
         return dict(sorted(out.items()))
@@ -691,8 +780,7 @@ class ResultStore:
         """Store one finished match in one transaction. Returns False, changing nothing,
         if its match id is already stored. Raises ``RecordError`` on a malformed record."""
         fields = _record_fields(record)
-        blob = zlib.compress(json.dumps(record, separators=(",", ":"), default=str)
-                             .encode("utf-8"), 6)
+        blob = zlib.compress(json.dumps(record, separators=(",", ":"), default=str).encode("utf-8"), 6)
         with self._write() as conn:
             cur = conn.execute(
                 "INSERT INTO matches (match_id, idx, tournament, game, rules_version, players,"
@@ -700,11 +788,27 @@ class ResultStore:
                 " duration_s, capped, has_sandbox_fault, record, record_sha256)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (match_id) DO NOTHING",
-                (fields["match_id"], fields["idx"], fields["tournament"], fields["game"],
-                 fields["rules_version"], fields["players"], fields["grp"], fields["deal"],
-                 fields["rotation"], fields["deal_seed"], fields["match_seed"],
-                 fields["sandbox_level"], fields["started_at"], fields["duration_s"],
-                 fields["capped"], fields["has_sandbox_fault"], blob, hashlib.sha256(blob).hexdigest()))
+                (
+                    fields["match_id"],
+                    fields["idx"],
+                    fields["tournament"],
+                    fields["game"],
+                    fields["rules_version"],
+                    fields["players"],
+                    fields["grp"],
+                    fields["deal"],
+                    fields["rotation"],
+                    fields["deal_seed"],
+                    fields["match_seed"],
+                    fields["sandbox_level"],
+                    fields["started_at"],
+                    fields["duration_s"],
+                    fields["capped"],
+                    fields["has_sandbox_fault"],
+                    blob,
+                    hashlib.sha256(blob).hexdigest(),
+                ),
+            )
             if cur.rowcount == 0:
                 return False
             # seats left behind by a hand-deleted match row (foreign keys off in the sqlite3 shell)
@@ -712,23 +816,35 @@ class ResultStore:
             conn.executemany(
                 "INSERT INTO seats (match_id, seat, bot, sha256, place, score, fault_kind,"
                 " fault_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(fields["match_id"], s["seat"], s["bot"], s["sha256"], s["place"],
-                  s["score"], s["fault_kind"], s["fault_detail"]) for s in fields["seats"]])
+                [
+                    (
+                        fields["match_id"],
+                        s["seat"],
+                        s["bot"],
+                        s["sha256"],
+                        s["place"],
+                        s["score"],
+                        s["fault_kind"],
+                        s["fault_detail"],
+                    )
+                    for s in fields["seats"]
+                ],
+            )
             _seal(conn, fields["match_id"])  # from the rows as stored, types as SQLite keeps them
         return True
 
     def completed_ids(self) -> set[str]:
         """The ids of every stored match the harness did play (no ``sandbox`` fault)."""
         with self._lock:
-            return {r[0] for r in self.conn.execute(
-                "SELECT match_id FROM matches WHERE has_sandbox_fault = 0")}
+            return {r[0] for r in self.conn.execute("SELECT match_id FROM matches WHERE has_sandbox_fault = 0")}
 
     def sandbox_levels(self) -> list[tuple[str, bool]]:
         """Each sandbox level matches ran at, and whether it was safe for untrusted bots."""
         with self._lock:
             rows = self.conn.execute(
                 "SELECT sandbox_level, record, record_sha256, match_id FROM matches WHERE rowid IN"
-                " (SELECT MIN(rowid) FROM matches GROUP BY sandbox_level) ORDER BY sandbox_level").fetchall()
+                " (SELECT MIN(rowid) FROM matches GROUP BY sandbox_level) ORDER BY sandbox_level"
+            ).fetchall()
         out = []
         for level, blob, sha, mid in rows:
             if sha != hashlib.sha256(blob).hexdigest():  # the leaderboard states whether it was safe
@@ -763,8 +879,9 @@ class ResultStore:
                 raise AlteredError(_altered_message(self.path, match[0]))
             yield _result_row(match, seats)
 
-    def _checked_matches(self, scheduled: bool, game: str | None = None
-                         ) -> Iterator[tuple[tuple[Any, ...], list[tuple[Any, ...]], bool]]:
+    def _checked_matches(
+        self, scheduled: bool, game: str | None = None
+    ) -> Iterator[tuple[tuple[Any, ...], list[tuple[Any, ...]], bool]]:
         """(a match's columns, then its index and stored digest; its seats rows; whether they
         still match that digest), by index then match id."""
         index = "sc.idx" if scheduled else "m.idx"
@@ -775,11 +892,15 @@ class ResultStore:
         with self._lock, _read_snapshot(self.conn):
             matches = self.conn.execute(
                 f"SELECT {', '.join('m.' + c for c in _MATCH_COLUMNS)}, {index}, m.digest"
-                f" FROM matches m{join}{where} ORDER BY {index}, m.match_id", args).fetchall()
+                f" FROM matches m{join}{where} ORDER BY {index}, m.match_id",
+                args,
+            ).fetchall()
             seats = self.conn.execute(
                 f"SELECT s.match_id, {', '.join('s.' + c for c in _SEAT_COLUMNS)} FROM seats s"
                 + (f" JOIN matches m USING (match_id){where}" if where else "")
-                + " ORDER BY s.match_id, s.seat", args).fetchall()
+                + " ORDER BY s.match_id, s.seat",
+                args,
+            ).fetchall()
         by_match = {mid: list(rows) for mid, rows in groupby(seats, itemgetter(0))}
         del seats
         for match in matches:
@@ -789,8 +910,9 @@ class ResultStore:
     def get_record(self, match_id: str) -> dict[str, Any]:
         """The full stored record of one match; KeyError if it is not stored."""
         with self._lock:
-            row = self.conn.execute("SELECT record, record_sha256, digest FROM matches WHERE match_id = ?",
-                                    (match_id,)).fetchone()
+            row = self.conn.execute(
+                "SELECT record, record_sha256, digest FROM matches WHERE match_id = ?", (match_id,)
+            ).fetchone()
             if row is None:
                 raise KeyError(f"no match {match_id!r} in {self.path}")
             if row[1] != hashlib.sha256(row[0]).hexdigest() or row[2] != _read_digest(self.conn, match_id):
@@ -821,9 +943,11 @@ def _revealed(text: str | None) -> set[tuple[str, int, int]]:
 
 
 def _altered_message(path: Path, match_id: str) -> str:
-    return (f"{path}: match {match_id!r} was altered after it was stored (it no longer matches "
-            "its checksums); run `arena run` on the tournament "
-            "file to play altered matches again, or restore the file from a copy")
+    return (
+        f"{path}: match {match_id!r} was altered after it was stored (it no longer matches "
+        "its checksums); run `arena run` on the tournament "
+        "file to play altered matches again, or restore the file from a copy"
+    )
 
 
 def _result_row(match: tuple[Any, ...], seats: list[tuple[Any, ...]]) -> ResultRow:
@@ -833,10 +957,19 @@ def _result_row(match: tuple[Any, ...], seats: list[tuple[Any, ...]]) -> ResultR
     else:
         bots = places = scores = faults = details = ()
     return ResultRow(
-        match_id=match[_M["match_id"]], index=match[-2], game=match[_M["game"]], players=match[_M["players"]],
-        bots=bots, places=places, scores=scores, faults=faults, fault_details=details,
-        capped=bool(match[_M["capped"]]), sandbox_fault=bool(match[_M["has_sandbox_fault"]]),
-        digest=match[-1])
+        match_id=match[_M["match_id"]],
+        index=match[-2],
+        game=match[_M["game"]],
+        players=match[_M["players"]],
+        bots=bots,
+        places=places,
+        scores=scores,
+        faults=faults,
+        fault_details=details,
+        capped=bool(match[_M["capped"]]),
+        sandbox_fault=bool(match[_M["has_sandbox_fault"]]),
+        digest=match[-1],
+    )
 
 
 class _read_snapshot:

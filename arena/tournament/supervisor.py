@@ -24,8 +24,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 from arena.errors import WorkersLost
 from arena.records.replies import Played, Raised, Reply
@@ -73,26 +74,33 @@ class Backend(Protocol):
 @dataclass
 class _Worker:
     wid: int
-    sent: int = 0                                                  # matches sent, numbered as the worker counts
-    inflight: deque[tuple[int, MatchSpec]] = field(default_factory=deque)   # sent, not answered; oldest first
+    sent: int = 0  # matches sent, numbered as the worker counts
+    inflight: deque[tuple[int, MatchSpec]] = field(default_factory=deque)  # sent, not answered; oldest first
 
 
 class Supervisor:
     POLL_S = 0.25
 
-    def __init__(self, backend: Backend, *, workers: int, retries: Retries,
-                 stored: Callable[[MatchSpec], bool], prefetch: int = 2) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        workers: int,
+        retries: Retries,
+        stored: Callable[[MatchSpec], bool],
+        prefetch: int = 2,
+    ) -> None:
         self.backend = backend
         self.n_workers = max(1, workers)
         self.retries = retries
-        self.stored = stored          # whether a match is in the store already (it finished as its worker died)
+        self.stored = stored  # whether a match is in the store already (it finished as its worker died)
         self.prefetch = prefetch
         self.queue: deque[MatchSpec] = deque()
         self.workers: dict[int, _Worker] = {}
         self.idle_deaths = 0
-        self._lock = threading.Lock()      # guards the queue against submit() from other threads
+        self._lock = threading.Lock()  # guards the queue against submit() from other threads
         self._closed = threading.Event()
-        self._out: list[tuple[MatchSpec, Reply]] = []   # replies to yield, including ones made here
+        self._out: list[tuple[MatchSpec, Reply]] = []  # replies to yield, including ones made here
 
     # ---- feeding ---------------------------------------------------------------------------
 
@@ -109,8 +117,9 @@ class Supervisor:
 
     # ---- the loop ------------------------------------------------------------------------
 
-    def stream(self, top_up: Callable[[deque[MatchSpec]], None] | None = None, *,
-               forever: bool = False) -> Iterator[tuple[MatchSpec, Reply]]:
+    def stream(
+        self, top_up: Callable[[deque[MatchSpec]], None] | None = None, *, forever: bool = False
+    ) -> Iterator[tuple[MatchSpec, Reply]]:
         """Play every match submitted (and topped up), yielding (match, reply) as replies come; a
         match retried yields once, when it is finally played or given up (given-up matches are in
         ``retries``). Ends when nothing is queued or in flight (``forever``: and ``close`` was called).
@@ -125,7 +134,7 @@ class Supervisor:
                     idle = not (self.queue or self.busy())
                 if idle and (not forever or self._closed.is_set()):
                     break
-                if not self.workers and not idle:   # all died idle before more work came: start one again
+                if not self.workers and not idle:  # all died idle before more work came: start one again
                     self._start()
                 self._dispatch()
                 for event in self.backend.wait(self.POLL_S):
@@ -148,8 +157,7 @@ class Supervisor:
         with self._lock:
             for depth in range(1, self.prefetch + 1):
                 for w in list(self.workers.values()):
-                    if (len(w.inflight) < depth and self.queue
-                            and (depth == 1 or len(self.queue) > len(self.workers))):
+                    if len(w.inflight) < depth and self.queue and (depth == 1 or len(self.queue) > len(self.workers)):
                         match = self.queue.popleft()
                         w.sent += 1
                         w.inflight.append((w.sent, match))
@@ -189,10 +197,10 @@ class Supervisor:
 
     def _retry(self, match: MatchSpec, why: str, reply: Reply | None, *, count: bool = True) -> None:
         if self.stored(match):
-            self._out.append((match, Played(match.match_id)))   # stored just before its worker died
+            self._out.append((match, Played(match.match_id)))  # stored just before its worker died
             return
         with self._lock:
             if not count or self.retries.again(match, why):
                 self.queue.appendleft(match)
             elif reply is not None:
-                self._out.append((match, reply))   # given up: the caller hears the last reply
+                self._out.append((match, reply))  # given up: the caller hears the last reply

@@ -9,7 +9,6 @@ play high cards early and avoid taking control late in a round.
 from pathlib import Path
 
 import numpy as np
-
 from botkit import run, simple_choice
 
 WEIGHTS = np.load(Path(__file__).with_name("weights.npy"))

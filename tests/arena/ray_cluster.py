@@ -27,11 +27,18 @@ def main() -> None:
     caches = [os.path.join(os.environ["RAY_TMPDIR"], f"node-{i}") for i in range(n)]
     nodes = [cluster.add_node(num_cpus=1, env_vars={"ARENA_BOT_ENVS": cache}, **common) for cache in caches]
     cluster.wait_for_nodes()
-    print(json.dumps({
-        "address": cluster.address,
-        "nodes": [{"id": node.node_id, "raylet": node.all_processes["raylet"][0].process.pid, "cache": cache}
-                  for node, cache in zip(nodes, caches)],
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "address": cluster.address,
+                "nodes": [
+                    {"id": node.node_id, "raylet": node.all_processes["raylet"][0].process.pid, "cache": cache}
+                    for node, cache in zip(nodes, caches)
+                ],
+            }
+        ),
+        flush=True,
+    )
     try:
         sys.stdin.read()  # the test closes it when done (or dies)
     finally:

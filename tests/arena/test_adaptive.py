@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.stats.ranking import PairRace, boundary, deal_set_sample, pair_share
-from arena.tournament.adaptive import draw_round, plan
+from arena.tournament.adaptive import draw_round
 from arena.tournament.config import ConfigError, parse_tournament
 from arena.tournament.load import load_tournament
 from arena.tournament.roster import BotEntry
@@ -40,7 +40,7 @@ def _feed(race: PairRace, diffs: dict[tuple[str, str], tuple[float, float]], rou
 
 def test_a_race_decides_clear_pairs_and_not_equal_bots() -> None:
     race = PairRace(("a", "b", "c"), confidence=0.95)
-    assert race.active() == ["a", "b", "c"]          # no samples: nothing decided
+    assert race.active() == ["a", "b", "c"]  # no samples: nothing decided
     _feed(race, {("a", "b"): (0.5, 0.3), ("b", "c"): (0.5, 0.3), ("a", "c"): (0.9, 0.7)}, 30)
     assert race.done() and race.ranking() == ["a", "b", "c"]
     assert race.decided_pairs() == [("a", "b"), ("a", "c"), ("b", "c")]
@@ -81,7 +81,7 @@ def test_a_deal_set_gives_every_pair_of_its_group_a_paired_sample() -> None:
     assert [race.pair_samples(x, y) for x, y in (("a", "b"), ("a", "c"), ("b", "c"))] == [1, 1, 1]
     shares = {s["bot"]: s["score"] for s in race.summary()}
     assert shares == pytest.approx({"a": 2 / 3, "b": 0.5, "c": 1 / 3})
-    assert race.pairs[(0, 1)].mean == pytest.approx(1 / 6)   # a's share minus b's
+    assert race.pairs[(0, 1)].mean == pytest.approx(1 / 6)  # a's share minus b's
     with pytest.raises(ValueError):
         race.add_pair("a", "b", 1.5)
 
@@ -97,7 +97,7 @@ def test_the_boundary_covers_every_look_up_to_the_horizon() -> None:
         race = PairRace(("a", "b"), confidence=0.8, horizon=looks)
         for _ in range(looks):
             race.add_pair("a", "b", rng.choice((-0.5, -0.25, 0.0, 0.25, 0.5)))
-            if not race.active():        # two bots: both decided once the pair is
+            if not race.active():  # two bots: both decided once the pair is
                 decided += 1
                 break
     assert decided / races < 0.2
@@ -115,7 +115,7 @@ def test_rounds_group_only_useful_pairs_each_bot_once() -> None:
     one = draw_round(7, "tightwad", 3, 4, race)
     assert one == draw_round(7, "tightwad", 3, 4, race)
     assert one != draw_round(7, "tightwad", 3, 5, race)
-    assert len(one) == 3                                 # 8 bots: two groups and one filled up
+    assert len(one) == 3  # 8 bots: two groups and one filled up
     seen = [b for members, _ in one for b in members]
     assert set(seen) == set(names) and len(seen) == 9
     for members, _ in one:
@@ -125,9 +125,10 @@ def test_rounds_group_only_useful_pairs_each_bot_once() -> None:
     race.refresh()
     for number in range(20):
         for members, _ in draw_round(7, "tightwad", 3, number, race):
-            assert sum(m in ("b0", "b1") for m in members) <= 1   # at most a filler
-            open_pairs = [(x, y) for x in members for y in members if x < y and "b0" not in (x, y)
-                          and "b1" not in (x, y)]
+            assert sum(m in ("b0", "b1") for m in members) <= 1  # at most a filler
+            open_pairs = [
+                (x, y) for x in members for y in members if x < y and "b0" not in (x, y) and "b1" not in (x, y)
+            ]
             assert open_pairs
 
 
@@ -165,8 +166,7 @@ def _tournament(adaptive: dict[str, Any] | None = None, deals: int = 40) -> Any:
     entry: dict[str, Any] = {"id": "tightwad", "players": 3, "deals": deals, "schedule": "adaptive"}
     if adaptive is not None:
         entry["adaptive"] = adaptive
-    return parse_tournament({"name": "t", "seed": 11, "bots": ["bots/*.py"], "games": [entry],
-                             "deals": "public"})
+    return parse_tournament({"name": "t", "seed": 11, "bots": ["bots/*.py"], "games": [entry], "deals": "public"})
 
 
 ROSTER = [BotEntry(n, Path(f"/x/{n}.py"), hashlib.sha256(n.encode()).hexdigest(), "python") for n in STRENGTH]
@@ -211,7 +211,8 @@ def test_any_interruptions_resume_to_the_same_matches_and_results(cuts: list[int
 
     def some(pending: list[Any]) -> list[Any]:
         k = next(it, len(pending))
-        return pending[::-1][:k]          # the last ones first: order must not matter
+        return pending[::-1][:k]  # the last ones first: order must not matter
+
     cut = _run(t, some)
     assert [m.to_json() for m in cut[0]] == [m.to_json() for m in whole[0]]
     assert cut[1] == whole[1]
@@ -219,8 +220,15 @@ def test_any_interruptions_resume_to_the_same_matches_and_results(cuts: list[int
 
 
 def test_round_robin_entries_ignore_results() -> None:
-    t = parse_tournament({"name": "t", "seed": 11, "bots": ["bots/*.py"], "deals": "public",
-                          "games": [{"id": "tightwad", "players": 3, "deals": 2}]})
+    t = parse_tournament(
+        {
+            "name": "t",
+            "seed": 11,
+            "bots": ["bots/*.py"],
+            "deals": "public",
+            "games": [{"id": "tightwad", "players": 3, "deals": 2}],
+        }
+    )
     plain = build_schedule(t, ROSTER)
     assert build_schedule(t, ROSTER, results={m.match_id: (m.bots, (0, 1, 2)) for m in plain}) == plain
 
@@ -236,21 +244,36 @@ games:
 """
 
 BAD = [
-    ("confidence-one", "adaptive: {confidence: 1}", "games[0].adaptive.confidence", ["less than 1", "confidence: 0.95"]),
+    (
+        "confidence-one",
+        "adaptive: {confidence: 1}",
+        "games[0].adaptive.confidence",
+        ["less than 1", "confidence: 0.95"],
+    ),
     ("confidence-half", "adaptive: {confidence: 0.5}", "games[0].adaptive.confidence", ["greater than 0.5"]),
     ("confidence-word", "adaptive: {confidence: high}", "games[0].adaptive.confidence", ["expected a number"]),
     ("top-zero", "adaptive: {top: 0}", "games[0].adaptive.top", ["at least 1", "top: 3"]),
     ("top-all", "adaptive: {top: 5}", "games[0].adaptive.top", ["needs more than 5 bots", "top: 3 or less"]),
-    ("typo", "adaptive: {confidense: 0.9}", "games[0].adaptive.confidense",
-     ["unknown key", "did you mean 'confidence'?"]),
+    (
+        "typo",
+        "adaptive: {confidense: 0.9}",
+        "games[0].adaptive.confidense",
+        ["unknown key", "did you mean 'confidence'?"],
+    ),
     ("not-adaptive", "adaptive: {top: 1}, schedule: round-robin", None, []),
     ("two-counts", "adaptive: {top: 1}", "games[0].players", ["one player count", "players: 3"]),
 ]
 
 
 @pytest.mark.parametrize("name,settings_text,field,expected", BAD, ids=[b[0] for b in BAD])
-def test_bad_adaptive_settings_give_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
-                                             settings_text: str, field: str | None, expected: list[str]) -> None:
+def test_bad_adaptive_settings_give_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    settings_text: str,
+    field: str | None,
+    expected: list[str],
+) -> None:
     make_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     text = BASE.replace("SETTINGS", settings_text)
@@ -274,28 +297,35 @@ def test_a_revealed_deal_is_replaced_for_adaptive_groups_that_have_not_finished_
     """Fair play holds in adaptive rounds as in a round robin: with secret deals, a group that
     has not stored every rotation of a deal shown on a replay page plays a replacement deal;
     finished groups keep theirs, and the run still plans and decides from the replacements."""
-    t = parse_tournament({"name": "t", "seed": 11, "bots": ["bots/*.py"], "games": [
-        {"id": "tightwad", "players": 3, "deals": 40, "schedule": "adaptive", "adaptive": {"confidence": 0.9}}]})
+    t = parse_tournament(
+        {
+            "name": "t",
+            "seed": 11,
+            "bots": ["bots/*.py"],
+            "games": [
+                {"id": "tightwad", "players": 3, "deals": 40, "schedule": "adaptive", "adaptive": {"confidence": 0.9}}
+            ],
+        }
+    )
     secret = "ab" * 32
     stored: dict[str, tuple] = {}
     first = build_schedule(t, ROSTER, secret, results=stored)
     assert {m.deal for m in first} == {0}
-    finished, unfinished = first[:3], first[3:]          # one group of round 0 stored, the others not
+    finished, unfinished = first[:3], first[3:]  # one group of round 0 stored, the others not
     assert {m.group for m in finished} == {0} and unfinished
     for m in finished:
         stored[m.match_id] = (m.bots, _fake_places(m))
-    revealed = {("tightwad", 3, first[0].deal_seed)}     # deal 0 shown on a replay page
+    revealed = {("tightwad", 3, first[0].deal_seed)}  # deal 0 shown on a replay page
     again = build_schedule(t, ROSTER, secret, revealed=revealed, stored=set(stored), results=stored)
     kept = {m.match_id for m in again if m.deal_seed == first[0].deal_seed}
-    assert kept == {m.match_id for m in finished}        # the finished group keeps its deal
+    assert kept == {m.match_id for m in finished}  # the finished group keeps its deal
     replaced = [m for m in again if m.deal == 0 and m.match_id not in kept]
     assert len(replaced) == len(unfinished) and all(m.deal_seed != first[0].deal_seed for m in replaced)
-    assert len({m.deal_seed for m in replaced}) == 1     # one replacement deal, all rotations of it
+    assert len({m.deal_seed for m in replaced}) == 1  # one replacement deal, all rotations of it
     # played to the end with the replacements, every match is planned again identically
     while True:
         plans: list[Any] = []
-        schedule = build_schedule(t, ROSTER, secret, revealed=revealed, stored=set(stored), results=stored,
-                                  plans=plans)
+        schedule = build_schedule(t, ROSTER, secret, revealed=revealed, stored=set(stored), results=stored, plans=plans)
         pending = [m for m in schedule if m.match_id not in stored]
         if not pending:
             break

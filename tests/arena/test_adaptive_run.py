@@ -45,8 +45,12 @@ results: {tmp / ("results-" + name)}
 def field(tmp: Path, gate: Path) -> list[str]:
     """One strong bot and three random ones (one of them slowed while ``gate`` exists)."""
     slow = write_gated_bot(tmp / "bots" / "gated_random.py", gate)
-    return [str(BOTS / "tightwad_high.py"), str(BOTS / "plain_random.py"),
-            f"{{path: {BOTS / 'plain_random.py'}, name: random_b}}", str(slow)]
+    return [
+        str(BOTS / "tightwad_high.py"),
+        str(BOTS / "plain_random.py"),
+        f"{{path: {BOTS / 'plain_random.py'}, name: random_b}}",
+        str(slow),
+    ]
 
 
 @pytest.mark.slow
@@ -59,24 +63,35 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     (entry,) = state["entries"]
     assert entry["status"] == "decided"
     cap = 4 * 3 * 30
-    assert ref.scheduled == entry["matches"] < cap / 2      # stopped early, far below the round robin
+    assert ref.scheduled == entry["matches"] < cap / 2  # stopped early, far below the round robin
     assert entry["standings"][0]["bot"] == "tightwad_high" and entry["standings"][0]["ranks"] == [1, 1]
-    assert all(["tightwad_high", other] in entry["decided_pairs"]
-               for other in ("plain_random", "random_b", "gated_random"))
+    assert all(
+        ["tightwad_high", other] in entry["decided_pairs"] for other in ("plain_random", "random_b", "gated_random")
+    )
     board = json.loads((ref.results / "leaderboard.json").read_text())
     assert board["complete"] and board["adaptive"][0]["decided_pairs"] == entry["decided_pairs"]
-    assert "Adaptive schedule tightwad (3 players): the top 1 in order at confidence 0.8: decided" in \
-        (ref.results / "leaderboard.md").read_text()
+    assert (
+        "Adaptive schedule tightwad (3 players): the top 1 in order at confidence 0.8: decided"
+        in (ref.results / "leaderboard.md").read_text()
+    )
     assert "Adaptive schedule" in (ref.results / "leaderboard.html").read_text()
     # every format names the pairs decided: the leader's row lists the bots it is decided ahead of
     ahead = ", ".join(b for a, b in entry["decided_pairs"] if a == "tightwad_high")
     assert ahead and all(b in ahead for b in ("plain_random", "random_b", "gated_random"))
-    md_row = next(line for line in (ref.results / "leaderboard.md").read_text().splitlines()
-                  if line.startswith("|") and "| tightwad_high " in line and "yes" in line)
+    md_row = next(
+        line
+        for line in (ref.results / "leaderboard.md").read_text().splitlines()
+        if line.startswith("|") and "| tightwad_high " in line and "yes" in line
+    )
     assert ahead in md_row
-    assert f"<td class=\"num\">{ahead}</td>" in (ref.results / "leaderboard.html").read_text()
-    shown = subprocess.run([sys.executable, "-m", "arena", "leaderboard", str(ref.results)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=120)
+    assert f'<td class="num">{ahead}</td>' in (ref.results / "leaderboard.html").read_text()
+    shown = subprocess.run(
+        [sys.executable, "-m", "arena", "leaderboard", str(ref.results)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shown.returncode == 0 and "decided ahead of" in shown.stdout
     assert any("tightwad_high" in line and line.rstrip().endswith(ahead) for line in shown.stdout.splitlines())
 
@@ -85,12 +100,18 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     path = write_file(tmp_path, "cut", bots)
     results = tmp_path / "results-cut"
     share_secret(ref.results, results)
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=own.as_from_a_terminal)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=own.as_from_a_terminal,
+    )
     first_round = 4 * 3
     end = time.monotonic() + 240
-    while _count(results) < 1:   # then slow the run down, so that it is surely interrupted midway
+    while _count(results) < 1:  # then slow the run down, so that it is surely interrupted midway
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < end, "the run made no progress"
         time.sleep(0.02)
@@ -105,8 +126,9 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     partial = _count(results)
     assert proc.returncode != 0 and "resume with" in err
     assert first_round < partial < ref.scheduled
-    again = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT, capture_output=True,
-                           text=True, timeout=600)
+    again = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert again.returncode == 0, again.stderr
     assert "resuming" in again.stderr
     assert stored(results) == stored(ref.results)

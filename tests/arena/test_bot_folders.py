@@ -30,7 +30,7 @@ from games import REGISTRY
 from tests.hostile.test_match_hostile import ROOT, TC
 from tests.hostile.test_safe_levels import safe_level
 
-TINY_BOT = '''
+TINY_BOT = """
 import os, random, sys
 from pathlib import Path
 import tinypkg
@@ -55,7 +55,7 @@ def choose(observation, match):
 
 
 run(choose, name="tiny-folder-bot")
-'''
+"""
 
 
 def _wheel(folder: Path, name: str, version: str, files: dict[str, bytes], tag: str = "py3-none-any") -> Path:
@@ -117,9 +117,16 @@ def play(entry, sandbox, game: str = "tightwad", players: int = 3):
     agents = [ProcessAgent(entry, sandbox=sandbox, limits=Limits(), time_control=TC)]
     agents += [RandomAgent(name=f"r{i}", seed=i) for i in range(1, players)]
     spec = REGISTRY[game]
-    m = MatchSpec(match_id="folder/1", index=0, game=game, players=players,
-                  options=spec.resolve_options(players, {}), deal_seed=3, match_seed=4,
-                  bots=("tinybot", "r1", "r2")[:players])
+    m = MatchSpec(
+        match_id="folder/1",
+        index=0,
+        game=game,
+        players=players,
+        options=spec.resolve_options(players, {}),
+        deal_seed=3,
+        match_seed=4,
+        bots=("tinybot", "r1", "r2")[:players],
+    )
     try:
         return play_match(m, agents, time_control=TC, sandbox=sandbox)
     finally:
@@ -133,8 +140,7 @@ def _faults(record) -> list:
 
 @pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
 @pytest.mark.parametrize("level", ["full", "landlock"])
-def test_a_bot_folder_plays_with_its_packages_and_data_read_only_at_each_safe_level(offline: Path,
-                                                                                     level: str) -> None:
+def test_a_bot_folder_plays_with_its_packages_and_data_read_only_at_each_safe_level(offline: Path, level: str) -> None:
     sandbox = safe_level(level)
     folder = tiny_folder(offline)
     entry = bot_entry(str(folder))
@@ -185,7 +191,7 @@ def test_nothing_installs_during_a_match(offline: Path, monkeypatch: pytest.Monk
     """A folder whose environment is missing fails to start (sandbox fault); pip never runs."""
     folder = tiny_folder(offline)
     entry = bot_entry(str(folder))
-    monkeypatch.setenv("ARENA_BOT_ENVS", str(offline / "envs"))   # an empty cache
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(offline / "envs"))  # an empty cache
     agent = ProcessAgent(entry, sandbox=safe_or_none(), limits=Limits(), time_control=TC)
     try:
         with pytest.raises(BotFault) as fault:
@@ -233,8 +239,9 @@ def test_an_archive_of_a_folder_is_that_bot(offline: Path, kind: str) -> None:
     assert _faults(record) == [None, None, None]
 
 
-def test_an_archive_may_not_leave_its_folder_nor_hold_links_nor_be_huge(offline: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_archive_may_not_leave_its_folder_nor_hold_links_nor_be_huge(
+    offline: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bad = offline / "escape.zip"
     with zipfile.ZipFile(bad, "w") as z:
         z.writestr("bot/main.py", "print()")
@@ -287,7 +294,7 @@ def test_a_run_plays_a_snapshot_of_the_folder(offline: Path) -> None:
     entry = bot_entry(str(tiny_folder(offline)))
     [snap] = snapshot_bots([entry], offline / "results")
     assert snap.sha256 == entry.sha256 and Path(snap.path).parent.name == entry.sha256
-    (Path(entry.path) / "data.txt").write_text("9")   # editing the original changes nothing
+    (Path(entry.path) / "data.txt").write_text("9")  # editing the original changes nothing
     assert botfolder.folder_sha256(Path(snap.path), botfolder.installed_env(Path(snap.path))) == entry.sha256
 
 
@@ -296,7 +303,7 @@ def test_arena_check_installs_the_requirements_of_a_folder(offline: Path) -> Non
     from arena.cli import cli
 
     folder = tiny_folder(offline)
-    main = folder / "main.py"   # at level none a folder is writable: this check drops its write test
+    main = folder / "main.py"  # at level none a folder is writable: this check drops its write test
     main.write_text(main.read_text().replace("for target in (", "for target in () and ("))
     result = CliRunner().invoke(cli, ["check", str(folder), "--sandbox", "none"])
     assert result.exit_code == 0, result.output
@@ -332,10 +339,11 @@ def numpy_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("level", ["full", "landlock"])
-def test_the_numpy_example_folder_plays_at_each_safe_level(numpy_wheels: Path, tmp_path: Path, level: str,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_numpy_example_folder_plays_at_each_safe_level(
+    numpy_wheels: Path, tmp_path: Path, level: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sandbox = safe_level(level)
-    monkeypatch.setenv("ARENA_BOT_ENVS", str(numpy_wheels.parent / "envs"))   # installed once for both
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(numpy_wheels.parent / "envs"))  # installed once for both
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(numpy_wheels))

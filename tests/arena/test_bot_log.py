@@ -6,7 +6,8 @@ import multiprocessing as mp
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.match.bot_log import BotLog, append_within, ledger_path
 
@@ -21,7 +22,7 @@ def _kept(paths: list[Path]) -> tuple[int, int, int]:
             for line in p.read_bytes().splitlines(keepends=True):
                 if line.startswith(NOTE.encode()):
                     notes += 1
-                    total -= 1              # the note's leading newline
+                    total -= 1  # the note's leading newline
                     own -= 1
                 else:
                     total += len(line)
@@ -30,8 +31,10 @@ def _kept(paths: list[Path]) -> tuple[int, int, int]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(cap=st.integers(1, 3000),
-       writes=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 700)), min_size=1, max_size=30))
+@given(
+    cap=st.integers(1, 3000),
+    writes=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 700)), min_size=1, max_size=30),
+)
 def test_interleaved_processes_never_keep_more_than_the_cap(cap, writes):
     with tempfile.TemporaryDirectory() as tmp:
         logs = [Path(tmp) / f"worker-{w % 2}" / "b.stderr.log" for w in range(4)]
@@ -43,7 +46,7 @@ def test_interleaved_processes_never_keep_more_than_the_cap(cap, writes):
             p.close()
         kept, own, notes = _kept(logs)
         assert kept <= cap
-        if any(p.dropped for p in procs):   # cut at the cap (or short of a header's room), and said once
+        if any(p.dropped for p in procs):  # cut at the cap (or short of a header's room), and said once
             assert kept >= cap - 60 and notes == 1
         else:
             assert own == sum(n for _, n in writes) and notes == 0
@@ -62,7 +65,7 @@ def test_concurrent_workers_share_one_budget(tmp_path):
     logs = [tmp_path / "logs" / f"worker-{w}" / "b.stderr.log" for w in range(4)]
     ledger = ledger_path(logs[0].parent, "b")
     ctx = mp.get_context("fork")
-    ps = [ctx.Process(target=_writer, args=(str(p), str(ledger), cap, 400)) for p in logs]   # 160 kB offered
+    ps = [ctx.Process(target=_writer, args=(str(p), str(ledger), cap, 400)) for p in logs]  # 160 kB offered
     for p in ps:
         p.start()
     for p in ps:
@@ -75,7 +78,15 @@ def test_concurrent_workers_share_one_budget(tmp_path):
 def test_logs_brought_back_from_other_nodes_share_the_budget(tmp_path):
     """Ray: each node capped its own log; the driver keeps the cap over all of them."""
     folder = tmp_path / "logs"
-    kept = [append_within(folder / f"ray-{i}" / "b.stderr.log", b"z" * 700, cap_bytes=1000, name="b",
-                          ledger=ledger_path(folder / f"ray-{i}", "b")) for i in range(3)]
+    kept = [
+        append_within(
+            folder / f"ray-{i}" / "b.stderr.log",
+            b"z" * 700,
+            cap_bytes=1000,
+            name="b",
+            ledger=ledger_path(folder / f"ray-{i}", "b"),
+        )
+        for i in range(3)
+    ]
     assert kept == [700, 300, 0]
     assert _kept([folder / f"ray-{i}" / "b.stderr.log" for i in range(3)]) == (1000, 1000, 1)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.match.detect import detect_sandbox
 from arena.match.process import BotProcess, bot_command
 from arena.match.sandbox import Limits, SandboxUnavailable
-from arena.match.detect import detect_sandbox
 
 BOT = Path(__file__).parent / "bots" / "last_words.py"
 LEVELS = ["auto", "rlimits"]
@@ -40,8 +40,9 @@ def start(level: str, log: Path) -> BotProcess:
         info = detect_sandbox(level)
     except SandboxUnavailable as exc:
         pytest.skip(f"sandbox level {level} unavailable here: {exc}")
-    return BotProcess.start(bot_command(BOT), bot_file=BOT, name="last_words", sandbox=info,
-                            limits=Limits(), log_path=log)
+    return BotProcess.start(
+        bot_command(BOT), bot_file=BOT, name="last_words", sandbox=info, limits=Limits(), log_path=log
+    )
 
 
 def ask(bot: BotProcess, line: bytes) -> None:
@@ -67,7 +68,7 @@ def test_the_last_line_of_a_bot_that_exited_before_the_close_is_logged(tmp_path,
     bot = start(level, log)
     ask(bot, b"log 5")
     bot.send_line(b"bye", time.monotonic() + 30)
-    wait_exit(bot)        # gone before the referee looks: its last line waits in the pipe
+    wait_exit(bot)  # gone before the referee looks: its last line waits in the pipe
     bot.close()
     assert lines(log) == [f"line {i}" for i in range(1, 6)] + ["last words"]
 
@@ -89,7 +90,7 @@ def test_output_after_the_goodbye_does_not_block_the_last_line(tmp_path, level, 
     """Nobody waits for stdout after bye, but it is read, so a bot writing there still ends."""
     log = tmp_path / "bot.stderr.log"
     bot = start(level, log)
-    ask(bot, b"flood 1048576")        # 1 MiB: far more than a pipe holds
+    ask(bot, b"flood 1048576")  # 1 MiB: far more than a pipe holds
     bot.send_line(b"bye", time.monotonic() + 30)
-    bot.close(grace_s=10)             # a generous grace on a busy machine: it ends as soon as the bot does
+    bot.close(grace_s=10)  # a generous grace on a busy machine: it ends as soon as the bot does
     assert lines(log) == ["last words"]

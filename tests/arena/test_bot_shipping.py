@@ -36,16 +36,17 @@ def _node(monkeypatch: pytest.MonkeyPatch, cache: Path, wheels: Path | None) -> 
 
 @pytest.mark.slow  # one pip install on the node (a few seconds on a busy machine)
 def test_a_bot_folder_reaches_a_node_by_content_and_installs_there_before_play(
-        offline: Path, shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    offline: Path, shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tiny_folder(offline / "driver")
-    tiny = bot_entry(str(folder))          # installs into the driver's cache
+    tiny = bot_entry(str(folder))  # installs into the driver's cache
     rnd = bot_entry(str(ROOT / "bots/random_bot.py"))
     heur = bot_entry(str(ROOT / "bots/tightwad_heuristic.py"))
     entries = {tiny.name: tiny, rnd.name: rnd, heur.name: heur}
     tournament = load_tournament(write_tournament(offline, "ship", deals=1, bots=[folder, rnd.path, heur.path]))
     match = next(m for m in build_schedule(tournament, list(entries.values()), TEST_SECRET) if m.game == "tightwad")
     packed = pack_bots(entries)
-    shutil.rmtree(folder)                  # the driver's copy is gone once packed
+    shutil.rmtree(folder)  # the driver's copy is gone once packed
 
     node = offline / "node" / "cache"
     _node(monkeypatch, node, shared / "wheels")
@@ -61,7 +62,7 @@ def test_a_bot_folder_reaches_a_node_by_content_and_installs_there_before_play(
     assert by_name["tinybot"]["path"].startswith(str(node / "shipped" / tiny.sha256 / "tinybot"))
     assert by_name["random_bot"]["path"] == str(node / "shipped" / rnd.sha256 / "random_bot.py")
     key = botfolder.env_key(["tinypkg==1.0"])
-    assert (node / "envs" / key / "resolved.txt").is_file()   # installed on the node, in its own cache
+    assert (node / "envs" / key / "resolved.txt").is_file()  # installed on the node, in its own cache
 
     # a second worker on that node finds both in its cache: no pip (it could find nothing now)
     _node(monkeypatch, node, None)
@@ -82,7 +83,7 @@ def test_a_tampered_or_escaping_folder_pack_is_refused(offline: Path, tmp_path: 
     folder = tmp_path / "plain"
     folder.mkdir()
     (folder / "main.py").write_text("print('hi')\n")
-    entry = bot_entry(str(folder))   # no requirements: no install
+    entry = bot_entry(str(folder))  # no requirements: no install
     packed = pack_bots({entry.name: entry})
     assert [f[0] for f in packed["plain"]["files"]] == ["main.py"] and packed["plain"]["packages"] is None
     got = unpack_bots(packed, tmp_path / "node")["plain"]

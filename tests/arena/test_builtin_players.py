@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_VERSION, aivat_corrections
 from arena.match.builtin import builtin_sha256
 from arena.match.referee import bot_seed
 from arena.tournament.config import ConfigError
@@ -17,7 +18,6 @@ from arena.tournament.load import load_tournament
 from arena.tournament.ray_executor import pack_bots, unpack_bots
 from arena.tournament.roster import builtin_entry, resolve_bots
 from games import REGISTRY
-from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_VERSION, aivat_corrections
 from games.rng import DealRng
 from tests.arena.test_runner import run_file
 
@@ -80,7 +80,7 @@ def test_a_builtin_player_is_played_in_process_with_the_draws_its_seed_fixes(run
                 assert "builtin" not in bot
         assert len(rngs) == 2
         for d in rec["decisions"]:
-            if d["seat"] in rngs:   # exactly the uniform draw of the seat's own generator
+            if d["seat"] in rngs:  # exactly the uniform draw of the seat's own generator
                 assert d["status"] == "ok"
                 assert d["action"] == rngs[d["seat"]].randbelow(len(state.legal_actions(d["seat"])))
             state.apply(d["seat"], d["action"])
@@ -91,13 +91,20 @@ def test_every_match_with_a_builtin_player_gets_its_aivat_correction(run):
     records = _records(run.results)
     got = _corrections(run.results)
     assert set(got) == {r["match_id"] for r in records}
-    for rec in records[:3]:   # the stored figure is the function of the record, recomputed
+    for rec in records[:3]:  # the stored figure is the function of the record, recomputed
         known = frozenset(b["seat"] for b in rec["bots"] if b.get("builtin"))
-        want = aivat_corrections(rec["game"], rec["players"], rec["options"], int(rec["deal_seed"]),
-                                 [(d["seat"], d["action"]) for d in rec["decisions"]], known,
-                                 AIVAT_ROLLOUTS["tightwad"], int(rec["match_seed"]))
+        want = aivat_corrections(
+            rec["game"],
+            rec["players"],
+            rec["options"],
+            int(rec["deal_seed"]),
+            [(d["seat"], d["action"]) for d in rec["decisions"]],
+            known,
+            AIVAT_ROLLOUTS["tightwad"],
+            int(rec["match_seed"]),
+        )
         assert got[rec["match_id"]] == [round(c, 9) for c in want]
-        assert any(abs(c) > 1e-9 for c in want)   # the draws' luck is there to remove
+        assert any(abs(c) > 1e-9 for c in want)  # the draws' luck is there to remove
 
 
 def test_the_luck_adjusted_place_removes_the_correction_of_each_seat(run):
@@ -121,13 +128,14 @@ def test_the_luck_adjusted_place_removes_the_correction_of_each_seat(run):
 def test_a_bot_file_that_plays_randomly_gets_no_aivat(tmp_path):
     """The arena knows only its own players' policies: a program calling itself random may be
     anything, so its seats are never corrected."""
-    summary = run_file(_write(tmp_path, "f", f"[{HEURISTIC}, {RANDOM_FILE}, {{path: {RANDOM_FILE}, name: twin}}]",
-                              deals=2))
+    summary = run_file(
+        _write(tmp_path, "f", f"[{HEURISTIC}, {RANDOM_FILE}, {{path: {RANDOM_FILE}, name: twin}}]", deals=2)
+    )
     assert summary.complete
     assert _corrections(summary.results) == {}
     data = json.loads((summary.results / "leaderboard.json").read_text())
     assert data["luck"]["aivat"]["matches"] == 0
-    for row in data["scopes"][0]["standings"]:   # beta 0 and no AIVAT: the plain figure
+    for row in data["scopes"][0]["standings"]:  # beta 0 and no AIVAT: the plain figure
         assert row["adjusted_place"] == row["mean_place"]
 
 
@@ -148,7 +156,7 @@ def test_a_damaged_correction_is_left_out_and_the_next_run_recomputes_it(run, tm
     out = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["luck"]["available"] is False   # never a figure over a hand-edited row
+    assert data["luck"]["available"] is False  # never a figure over a hand-edited row
     tournament = _write(tmp_path, "b", f"[{HEURISTIC}, {{builtin: random}}, {{builtin: random, name: other_random}}]")
     text = tournament.read_text().replace(str(tmp_path / "results-b"), str(copy))
     tournament.write_text(text)
@@ -198,10 +206,23 @@ def test_arena_play_seats_builtin_players_by_name():
 
     from arena.cli import cli
 
-    out = CliRunner().invoke(cli, ["play", "tightwad", str(HEURISTIC), "builtin:random", "builtin:random",
-                                   "--seed", "7", "--json", "--sandbox", "rlimits"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "play",
+            "tightwad",
+            str(HEURISTIC),
+            "builtin:random",
+            "builtin:random",
+            "--seed",
+            "7",
+            "--json",
+            "--sandbox",
+            "rlimits",
+        ],
+    )
     assert out.exit_code == 0, out.output
-    rec, _ = json.JSONDecoder().raw_decode(out.output[out.output.index("{"):])   # stderr lines follow
+    rec, _ = json.JSONDecoder().raw_decode(out.output[out.output.index("{") :])  # stderr lines follow
     assert [b.get("builtin") for b in rec["bots"]] == [None, "random", "random"]
     state = REGISTRY["tightwad"].new_game(3, 7, rec["options"])
     rngs = {s: DealRng(bot_seed(int(rec["match_seed"]), s)) for s in (1, 2)}
@@ -220,9 +241,10 @@ def test_arena_play_seats_builtin_players_by_name():
 def test_aivat_corrections_are_computed_a_batch_of_records_at_a_time_and_on_helpers(tmp_path, monkeypatch):
     """Two workers share the corrections among helper processes (fresh interpreters), and the
     records are read a few at a time: the same rows as one process computing them all."""
-    from arena.luck import baselines as luck, pool
+    from arena.luck import baselines as luck
+    from arena.luck import pool
 
-    monkeypatch.setattr(luck, "AIVAT_BATCH", 8)   # 9 matches: 8 on two helpers, then 1 in process
+    monkeypatch.setattr(luck, "AIVAT_BATCH", 8)  # 9 matches: 8 on two helpers, then 1 in process
     calls = []
     real = pool._Helper.compute
     monkeypatch.setattr(pool._Helper, "compute", lambda self, jobs: calls.append(len(jobs)) or real(self, jobs))
@@ -239,7 +261,7 @@ def test_aivat_corrections_are_computed_a_batch_of_records_at_a_time_and_on_help
 def test_a_record_that_does_not_replay_gets_no_correction_rather_than_stopping_the_run():
     from arena.luck.helper import luck_job
 
-    job = ["aivat", "tightwad", 3, {}, 5, [[2, 0], [0, 0]], [1, 2], 4, 9]   # seat 2 is not to move first
+    job = ["aivat", "tightwad", 3, {}, 5, [[2, 0], [0, 0]], [1, 2], 4, 9]  # seat 2 is not to move first
     assert luck_job(job) is None
 
 
@@ -272,16 +294,24 @@ results: {tmp_path / "results"}
         if rec["players"] != 4:
             continue
         known = frozenset(b["seat"] for b in rec["bots"] if b.get("builtin"))
-        want = aivat_corrections(rec["game"], rec["players"], rec["options"], int(rec["deal_seed"]),
-                                 [(d["seat"], d["action"]) for d in rec["decisions"]], known,
-                                 AIVAT_ROLLOUTS["palace"], int(rec["match_seed"]))
+        want = aivat_corrections(
+            rec["game"],
+            rec["players"],
+            rec["options"],
+            int(rec["deal_seed"]),
+            [(d["seat"], d["action"]) for d in rec["decisions"]],
+            known,
+            AIVAT_ROLLOUTS["palace"],
+            int(rec["match_seed"]),
+        )
         assert got[rec["match_id"]] == [round(c, 9) for c in want]
         assert any(abs(c) > 1e-9 for c in want)
     data = json.loads((summary.results / "leaderboard.json").read_text())
-    assert data["luck"]["aivat"] == {"version": AIVAT_VERSION, "matches": 4, "corrected": 4,
-                                     "draws": 4, "reveals": 4}
-    assert "builtin random players' draws and of the face-down cards revealed in 4 matches (AIVAT)" \
+    assert data["luck"]["aivat"] == {"version": AIVAT_VERSION, "matches": 4, "corrected": 4, "draws": 4, "reveals": 4}
+    assert (
+        "builtin random players' draws and of the face-down cards revealed in 4 matches (AIVAT)"
         in (summary.results / "leaderboard.md").read_text()
+    )
 
 
 def test_palace_corrects_the_reveals_of_matches_between_bot_programs(tmp_path):
@@ -310,12 +340,18 @@ results: {tmp_path / "results"}
     assert len(records) == 4 and set(got) == {r["match_id"] for r in records}
     for rec in records:
         assert not any(b.get("builtin") for b in rec["bots"])
-        want = aivat_corrections(rec["game"], rec["players"], rec["options"], int(rec["deal_seed"]),
-                                 [(d["seat"], d["action"]) for d in rec["decisions"]], frozenset(),
-                                 AIVAT_ROLLOUTS["palace"], int(rec["match_seed"]))
+        want = aivat_corrections(
+            rec["game"],
+            rec["players"],
+            rec["options"],
+            int(rec["deal_seed"]),
+            [(d["seat"], d["action"]) for d in rec["decisions"]],
+            frozenset(),
+            AIVAT_ROLLOUTS["palace"],
+            int(rec["match_seed"]),
+        )
         assert got[rec["match_id"]] == [round(c, 9) for c in want]
     assert any(abs(x) > 1e-9 for cs in got.values() for x in cs)
     data = json.loads((summary.results / "leaderboard.json").read_text())
-    assert data["luck"]["aivat"] == {"version": AIVAT_VERSION, "matches": 4, "corrected": 4,
-                                     "draws": 0, "reveals": 4}
+    assert data["luck"]["aivat"] == {"version": AIVAT_VERSION, "matches": 4, "corrected": 4, "draws": 0, "reveals": 4}
     assert "minus the luck of the face-down cards revealed in 4 matches (AIVAT)" in summary.leaderboard

@@ -14,8 +14,9 @@ BOTS = Path(__file__).parent / "bots"
 
 
 def arena(*args: str, input: str | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True,
-                          text=True, input=input, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True, input=input, timeout=timeout
+    )
 
 
 def test_help_lists_every_command():
@@ -24,11 +25,14 @@ def test_help_lists_every_command():
         assert cmd in out
 
 
-@pytest.mark.parametrize("game,bots", [
-    ("tightwad", ["bots/tightwad_heuristic.py", "random_bot", "bots/perl_random.pl"]),
-    ("divers-weights", ["divers_heuristic", "bots/perl_random.pl"]),
-    ("palace", ["palace_heuristic", "random_bot", "random_bot", "perl_random"]),
-])
+@pytest.mark.parametrize(
+    "game,bots",
+    [
+        ("tightwad", ["bots/tightwad_heuristic.py", "random_bot", "bots/perl_random.pl"]),
+        ("divers-weights", ["divers_heuristic", "bots/perl_random.pl"]),
+        ("palace", ["palace_heuristic", "random_bot", "random_bot", "perl_random"]),
+    ],
+)
 def test_play_json_has_bot_place_score_fault_per_seat(game, bots):
     res = arena("play", game, *bots, "--seed", "3", "--json")
     assert res.returncode == 0, res.stderr
@@ -75,8 +79,7 @@ def test_play_bad_input_is_one_clear_line():
 def test_human_seat_fed_from_a_pipe_reasks_on_bad_input():
     # a person at seat 0: garbage and out-of-range input are asked again, then "0" forever
     answers = "\n".join(["what", "-1", "99", ""] + ["0"] * 400) + "\n"
-    res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4",
-                "--quiet", input=answers)
+    res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4", "--quiet", input=answers)
     assert res.returncode == 0, res.stderr
     assert "'what' is not a choice" in res.stdout
     assert "'99' is not a choice" in res.stdout
@@ -87,10 +90,9 @@ def test_human_seat_fed_from_a_pipe_reasks_on_bad_input():
 
 
 def test_human_seat_end_of_input_is_a_fault_not_a_crash():
-    res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "1", "--seed", "4",
-                "--json", input="")
+    res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "1", "--seed", "4", "--json", input="")
     assert res.returncode == 0, res.stderr
-    doc = json.loads(res.stdout[res.stdout.index("{"):])  # after the human's prompts
+    doc = json.loads(res.stdout[res.stdout.index("{") :])  # after the human's prompts
     assert doc["seats"][1]["fault"]["kind"] == "crash"
 
 
@@ -157,8 +159,7 @@ def test_replay_detects_a_tampered_record(results, tmp_path):
 def test_replay_from_k_with_a_live_bot(results):
     _, folder = results
     mid = _a_match_id(folder)
-    res = arena("replay", str(folder), mid, "--from", "10", "--bot", f"1={ROOT}/bots/palace_heuristic.py",
-                "--quiet")
+    res = arena("replay", str(folder), mid, "--from", "10", "--bot", f"1={ROOT}/bots/palace_heuristic.py", "--quiet")
     assert res.returncode == 0, res.stderr
     assert "seat 1: placed" in res.stdout and "from decision 10" in res.stdout
 
@@ -176,14 +177,17 @@ def test_check_passes_a_good_bot_in_python_and_in_perl():
         assert "RESULT: PASS" in res.stdout and "FAIL" not in res.stdout
 
 
-@pytest.mark.parametrize("bot,expect", [
-    ("illegal_answer.py", "answer with an `id` taken from observation['legal_actions']"),
-    ("silent.py", "no hello within the start-up limit"),
-    ("syntax_error.py", "SyntaxError"),
-    ("one_match_only.py", "keep reading stdin after a result message"),
-    ("ignores_bye.py", "exit when you read"),
-    ("print_debug.py", "not JSON"),
-])
+@pytest.mark.parametrize(
+    "bot,expect",
+    [
+        ("illegal_answer.py", "answer with an `id` taken from observation['legal_actions']"),
+        ("silent.py", "no hello within the start-up limit"),
+        ("syntax_error.py", "SyntaxError"),
+        ("one_match_only.py", "keep reading stdin after a result message"),
+        ("ignores_bye.py", "exit when you read"),
+        ("print_debug.py", "not JSON"),
+    ],
+)
 def test_check_fails_broken_bots_with_the_right_message(bot, expect):
     res = arena("check", str(BOTS / bot), "--startup-s", "3")
     assert res.returncode == 1, res.stdout + res.stderr
@@ -195,24 +199,36 @@ def _fix(stdout: str) -> str:
     return next(ln.strip() for ln in stdout.splitlines() if ln.strip().startswith("fix: "))
 
 
-@pytest.mark.parametrize("bot,hint", [
-    ("print_debug.py", "fix: a stray print: the bot wrote 'thinking about 7 moves' on stdout, which carries "
-                       "protocol lines only; write debugging text to stderr (botkit's log(...)"),
-    ("imports_numpy.py", "fix: the bot imports 'numpy', which is not there in the sandbox: a Python bot runs "
-                         "with the standard library, botkit and games only"),
-    ("returns_action_dict.py", "fix: choose() returned a whole action; return its id instead: action['id']"),
-    ("sends_action_dict.py", "fix: reply with the action's id, not the action object"),
-    ("no_shebang_bot", "fix: no_shebang_bot has no '#!' line, so the system does not know what runs it"),
-    ("crlf_endings.pl", "fix: crlf_endings.pl has Windows line endings (CRLF): a '#!' line then names e.g. "
-                        "'perl\\r', which does not exist; convert the file with `dos2unix crlf_endings.pl`"),
-    ("never_answers.py", "fix: answer every act message within the move limit (--move-s)"),
-])
+@pytest.mark.parametrize(
+    "bot,hint",
+    [
+        (
+            "print_debug.py",
+            "fix: a stray print: the bot wrote 'thinking about 7 moves' on stdout, which carries "
+            "protocol lines only; write debugging text to stderr (botkit's log(...)",
+        ),
+        (
+            "imports_numpy.py",
+            "fix: the bot imports 'numpy', which is not there in the sandbox: a Python bot runs "
+            "with the standard library, botkit and games only",
+        ),
+        ("returns_action_dict.py", "fix: choose() returned a whole action; return its id instead: action['id']"),
+        ("sends_action_dict.py", "fix: reply with the action's id, not the action object"),
+        ("no_shebang_bot", "fix: no_shebang_bot has no '#!' line, so the system does not know what runs it"),
+        (
+            "crlf_endings.pl",
+            "fix: crlf_endings.pl has Windows line endings (CRLF): a '#!' line then names e.g. "
+            "'perl\\r', which does not exist; convert the file with `dos2unix crlf_endings.pl`",
+        ),
+        ("never_answers.py", "fix: answer every act message within the move limit (--move-s)"),
+    ],
+)
 def test_check_gives_the_specific_hint_for_a_known_mistake(bot, hint):
     assert (BOTS / bot).is_file()
     res = arena("check", str(BOTS / bot), "--startup-s", "10")
     assert res.returncode == 1 and "RESULT: FAIL" in res.stdout, res.stdout + res.stderr
     assert _fix(res.stdout).startswith(hint), res.stdout
-    assert "slowest 0.0 ms" not in res.stdout                    # a timing it did not measure
+    assert "slowest 0.0 ms" not in res.stdout  # a timing it did not measure
 
 
 def test_check_of_a_bot_that_never_answers_reports_real_timings():
@@ -239,7 +255,7 @@ def test_replies_with_windows_line_endings_are_accepted():
 def test_check_warns_when_the_slowest_answer_nears_the_move_limit():
     # 3.5 s of a 6 s limit: 58% (a margin of 2.5 s for a busy machine before it would time out)
     res = arena("check", str(BOTS / "slow_first_answer.py"), "--move-s", "6")
-    assert res.returncode == 0 and "RESULT: PASS" in res.stdout, res.stdout   # a warning, not a failure
+    assert res.returncode == 0 and "RESULT: PASS" in res.stdout, res.stdout  # a warning, not a failure
     warn = next(ln for ln in res.stdout.splitlines() if ln.strip().startswith("WARN"))
     assert "of the 6 s move limit: over" in warn and "decisions answered; slowest answer 3" in warn, warn
 
@@ -256,22 +272,23 @@ def test_timing_verdict_bands():
 
 
 def test_play_exits_1_when_a_bot_faulted_after_showing_the_match():
-    res = arena("play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3",
-                "--quiet")
+    res = arena(
+        "play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3", "--quiet"
+    )
     assert res.returncode == 1, res.stderr
-    assert "crash" in res.stdout and "random_bot" in res.stdout            # the table still came
+    assert "crash" in res.stdout and "random_bot" in res.stdout  # the table still came
     assert res.stderr.strip().splitlines()[-1] == "arena: a bot faulted, seat 0 (crash_at_start): crash; exit code 1"
-    as_json = arena("play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3",
-                    "--json")
+    as_json = arena(
+        "play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3", "--json"
+    )
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["faults"][0]["kind"] == "crash"
     clean = arena("play", "tightwad", "random_bot", "random_bot", "random_bot", "--seed", "3", "--quiet")
     assert clean.returncode == 0, clean.stderr
 
 
 def test_play_without_a_seed_deals_unpredictably_and_says_seeds_are_predictable() -> None:
-    runs = [json.loads(arena("play", "palace", "random_bot", "random_bot", "--json").stdout)
-            for _ in range(2)]
-    assert [r["match_id"] for r in runs] == ["play/palace", "play/palace"]   # no seed in the id
+    runs = [json.loads(arena("play", "palace", "random_bot", "random_bot", "--json").stdout) for _ in range(2)]
+    assert [r["match_id"] for r in runs] == ["play/palace", "play/palace"]  # no seed in the id
     assert runs[0]["deal_seed"] != runs[1]["deal_seed"]
     seeded = json.loads(arena("play", "palace", "random_bot", "random_bot", "--seed", "5", "--json").stdout)
     assert seeded["match_id"] == "play/palace/5" and seeded["deal_seed"] == 5
@@ -289,30 +306,30 @@ def _initial_hand_line(seat: int) -> str:
 
 def test_a_human_sees_only_their_own_seat_unless_reveal():
     answers = "\n".join(["0"] * 400) + "\n"
-    hidden = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4",
-                   input=answers)
+    hidden = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4", input=answers)
     assert hidden.returncode == 0, hidden.stderr
     own = _initial_hand_line(0).removeprefix("hand: ").split(", ")
-    assert all(name in hidden.stdout for name in own)            # its own hand (drawn with ranks)
+    assert all(name in hidden.stdout for name in own)  # its own hand (drawn with ranks)
     for other in (1, 2):
-        assert _initial_hand_line(other) not in hidden.stdout    # never an opponent's
+        assert _initial_hand_line(other) not in hidden.stdout  # never an opponent's
         assert f"seat {other} (random_bot) to move" not in hidden.stdout
-    shown = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4",
-                  "--reveal", input=answers)
+    shown = arena(
+        "play", "tightwad", "random_bot", "random_bot", "--human", "0", "--seed", "4", "--reveal", input=answers
+    )
     assert shown.returncode == 0, shown.stderr
     for other in (1, 2):
         assert _initial_hand_line(other) in shown.stdout
     unseeded = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", input=answers)
-    assert "seed hidden" in unseeded.stdout                      # a drawn seed would give the deal away
+    assert "seed hidden" in unseeded.stdout  # a drawn seed would give the deal away
 
 
 def test_export_writes_every_stored_record_as_one_json_line_that_replays(results, tmp_path):
     import io
 
-    from arena.report.replay import load_record, verify_record
     from arena.errors import ArenaError
     from arena.match.referee import RECORD_SCHEMA
     from arena.report.export import iter_records, write_records
+    from arena.report.replay import load_record, verify_record
     from arena.tournament.store import ResultStore
 
     t, folder = results
@@ -324,11 +341,11 @@ def test_export_writes_every_stored_record_as_one_json_line_that_replays(results
     ids = [r.match_id for r in store.iter_results()]
     assert len(lines) == len(ids) == store.match_count() and f"wrote {len(ids)} match records" in res.stderr
     records = [json.loads(line) for line in lines]
-    assert [r["match_id"] for r in records] == ids                       # schedule order, none twice
+    assert [r["match_id"] for r in records] == ids  # schedule order, none twice
     for r in records:
         assert r["schema"] == RECORD_SCHEMA and r == store.get_record(r["match_id"])
-        verify_record(r)                                                   # what arena replay runs
-        assert load_record(out, r["match_id"]) == r                        # arena replay FILE.jsonl ID
+        verify_record(r)  # what arena replay runs
+        assert load_record(out, r["match_id"]) == r  # arena replay FILE.jsonl ID
     replayed = arena("replay", str(out), records[-1]["match_id"], "--quiet")
     assert replayed.returncode == 0 and "replay ok" in replayed.stdout, replayed.stderr
 

@@ -47,11 +47,14 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("played")
     for name in ("a", "b", "c"):
         shutil.copy(RANDOM, home / f"{name}.py")
-    (home / "t.yaml").write_text(f"name: small\nseed: 1\nbots: [{home}/a.py, {home}/b.py, {home}/c.py]\n"
-                                 "games: [{id: divers-weights, players: 2, deals: 1}]\n"
-                                 f"workers: 1\nresults: {home}/results\n")
-    res = subprocess.run([sys.executable, "-m", "arena", "run", str(home / "t.yaml")], capture_output=True,
-                         text=True, timeout=300)
+    (home / "t.yaml").write_text(
+        f"name: small\nseed: 1\nbots: [{home}/a.py, {home}/b.py, {home}/c.py]\n"
+        "games: [{id: divers-weights, players: 2, deals: 1}]\n"
+        f"workers: 1\nresults: {home}/results\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(home / "t.yaml")], capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     return home
 
@@ -103,15 +106,23 @@ def _foreign(db: Path) -> None:
     con.close()
 
 
-@pytest.mark.parametrize("damage,expect", [(_corrupt, "not a usable results database"),
-                                           (_truncate, "not a usable results database"),
-                                           (_foreign, "not an arena results store")])
+@pytest.mark.parametrize(
+    "damage,expect",
+    [
+        (_corrupt, "not a usable results database"),
+        (_truncate, "not a usable results database"),
+        (_foreign, "not an arena results store"),
+    ],
+)
 def test_a_damaged_results_database_is_one_line(results: Path, played: Path, damage, expect: str) -> None:
     for extra in results.glob("results.sqlite-*"):
         extra.unlink()
     damage(results / "results.sqlite")
-    for args in (["leaderboard", results], ["replay", results, "x/p2/g0000/d00/r0"],
-                 ["run", tournament_for(results, played)]):
+    for args in (
+        ["leaderboard", results],
+        ["replay", results, "x/p2/g0000/d00/r0"],
+        ["run", tournament_for(results, played)],
+    ):
         line = one_line_error(invoke(*args), expect, str(results / "results.sqlite"))
         assert "use another results folder" in line
 
@@ -135,10 +146,16 @@ def test_a_lost_results_database_is_refused_not_replayed(results: Path, played: 
     db.write_bytes(b"") if loss == "emptied" else db.unlink()
     path = tournament_for(results, played)
     for args in (["run", path], ["run", path, "--dry-run"]):
-        line = one_line_error(invoke(*args), str(db), "is empty" if loss == "emptied" else "is missing",
-                              "deal-secret and run.log", "restore results.sqlite", "--fresh")
+        line = one_line_error(
+            invoke(*args),
+            str(db),
+            "is empty" if loss == "emptied" else "is missing",
+            "deal-secret and run.log",
+            "restore results.sqlite",
+            "--fresh",
+        )
         assert invoke(*args).exit_code == 2, line
-    assert (db.stat().st_size == 0) if loss == "emptied" else not db.exists()   # nothing replayed
+    assert (db.stat().st_size == 0) if loss == "emptied" else not db.exists()  # nothing replayed
 
 
 @pytest.mark.slow
@@ -205,19 +222,23 @@ def _edit(folder: Path, sql: str) -> None:
     con.close()
 
 
-@pytest.mark.parametrize("sql", [
-    "UPDATE seats SET place = 1 - place WHERE match_id = (SELECT MIN(match_id) FROM matches)",
-    "UPDATE seats SET bot = 'someone' WHERE seat = 0 AND match_id = (SELECT MIN(match_id) FROM matches)",
-    "UPDATE seats SET fault_kind = 'crash' WHERE seat = 0 AND match_id = (SELECT MIN(match_id) FROM matches)",
-    "DELETE FROM seats WHERE seat = 1 AND match_id = (SELECT MIN(match_id) FROM matches)",
-    "DELETE FROM seats WHERE match_id = (SELECT MIN(match_id) FROM matches)",
-    "INSERT INTO seats SELECT match_id, 2, 'ghost', sha256, 2, 0, NULL, NULL FROM seats WHERE seat = 0",
-    "UPDATE matches SET game = 'palace' WHERE match_id = (SELECT MIN(match_id) FROM matches)",
-    "UPDATE matches SET has_sandbox_fault = 1 WHERE match_id = (SELECT MIN(match_id) FROM matches)",
-    "UPDATE matches SET digest = NULL WHERE match_id = (SELECT MIN(match_id) FROM matches)",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE seats SET place = 1 - place WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+        "UPDATE seats SET bot = 'someone' WHERE seat = 0 AND match_id = (SELECT MIN(match_id) FROM matches)",
+        "UPDATE seats SET fault_kind = 'crash' WHERE seat = 0 AND match_id = (SELECT MIN(match_id) FROM matches)",
+        "DELETE FROM seats WHERE seat = 1 AND match_id = (SELECT MIN(match_id) FROM matches)",
+        "DELETE FROM seats WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+        "INSERT INTO seats SELECT match_id, 2, 'ghost', sha256, 2, 0, NULL, NULL FROM seats WHERE seat = 0",
+        "UPDATE matches SET game = 'palace' WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+        "UPDATE matches SET has_sandbox_fault = 1 WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+        "UPDATE matches SET digest = NULL WHERE match_id = (SELECT MIN(match_id) FROM matches)",
+    ],
+)
 def test_a_hand_edited_seat_or_match_row_is_one_line_and_the_next_run_plays_it_again(
-        results: Path, played: Path, sql: str) -> None:
+    results: Path, played: Path, sql: str
+) -> None:
     """Hand-edited rows of a stored match gave a silently wrong leaderboard with exit 0."""
     mid = a_match_id(results)
     _edit(results, sql)
@@ -238,13 +259,17 @@ def test_a_hand_edited_seat_or_match_row_is_one_line_and_the_next_run_plays_it_a
     assert {s["bot"] for s in data["scopes"][0]["standings"]} == {"a", "b", "c"}
 
 
-@pytest.mark.parametrize("sql", ["UPDATE schedule SET idx = idx + 1",
-                                 "DELETE FROM schedule WHERE idx = 0",
-                                 "DELETE FROM schedule"])
+@pytest.mark.parametrize(
+    "sql", ["UPDATE schedule SET idx = idx + 1", "DELETE FROM schedule WHERE idx = 0", "DELETE FROM schedule"]
+)
 def test_a_hand_edited_schedule_is_one_line_until_the_next_run(results: Path, played: Path, sql: str) -> None:
     _edit(results, sql)
-    one_line_error(invoke("leaderboard", results), str(results / "results.sqlite"), "schedule was altered",
-                   "run `arena run` on the tournament file again")
+    one_line_error(
+        invoke("leaderboard", results),
+        str(results / "results.sqlite"),
+        "schedule was altered",
+        "run `arena run` on the tournament file again",
+    )
     assert invoke("run", tournament_for(results, played)).exit_code == 0
     assert invoke("leaderboard", results).exit_code == 0
 
@@ -292,8 +317,9 @@ def test_full_disk_while_storing(results: Path, played: Path, monkeypatch: pytes
     one_line_error(invoke("run", tournament_for(results, played)), FULL, str(results))
 
 
-def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(results: Path, played: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(
+    results: Path, played: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """It used to play every remaining match three times, printing two lines each, and
     store none of them."""
     from arena.tournament.store import ResultStore
@@ -314,9 +340,13 @@ def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(results: Path, play
     path = tournament_for(results, played)
     res = invoke("run", path)
     assert res.exit_code == 1 and "Traceback" not in res.output + res.stderr
-    lines = [ln for ln in res.stderr.strip().splitlines()   # progress, why auto fell back, fair-play policy
-             if " matches · " not in ln and "unavailable" not in ln
-             and not ln.startswith(("arena: bot processes:", "arena: replay pages:"))]
+    lines = [
+        ln
+        for ln in res.stderr.strip().splitlines()  # progress, why auto fell back, fair-play policy
+        if " matches · " not in ln
+        and "unavailable" not in ln
+        and not ln.startswith(("arena: bot processes:", "arena: replay pages:"))
+    ]
     assert lines[-1] == f"arena: error: no space left on the device writing {results}; {FULL}", lines
     assert len(lines) == 2 and "sandbox level" in lines[0]  # nothing retried, nothing given up
     assert a_match_count(results) == 2
@@ -358,8 +388,12 @@ def test_a_really_full_disk(results: Path, tiny_disk: Path) -> None:
                 assert exc.errno == errno.ENOSPC
     finally:
         os.close(fd)
-    res = subprocess.run([sys.executable, "-m", "arena", "leaderboard", str(folder), "--write"],
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "leaderboard", str(folder), "--write"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode != 0 and "Traceback" not in res.stderr + res.stdout
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and FULL in lines[0] and str(folder) in lines[0], res.stderr
@@ -370,10 +404,13 @@ def test_a_results_folder_that_cannot_be_created_is_one_line(tmp_path: Path) -> 
     path = tmp_path / "t.yaml"
     for name in ("a", "b"):
         shutil.copy(RANDOM, tmp_path / f"{name}.py")
-    path.write_text(f"name: t\nseed: 1\nbots: [{tmp_path}/a.py, {tmp_path}/b.py]\n"
-                    "games: [{id: divers-weights, players: 2, deals: 1}]\nresults: /proc/no-such/res\n")
-    one_line_error(invoke("run", path), str(path), "cannot create the folder /proc/no-such/res",
-                   "give a folder you can write")
+    path.write_text(
+        f"name: t\nseed: 1\nbots: [{tmp_path}/a.py, {tmp_path}/b.py]\n"
+        "games: [{id: divers-weights, players: 2, deals: 1}]\nresults: /proc/no-such/res\n"
+    )
+    one_line_error(
+        invoke("run", path), str(path), "cannot create the folder /proc/no-such/res", "give a folder you can write"
+    )
 
 
 @contextlib.contextmanager
@@ -394,8 +431,12 @@ def read_only_copy(results: Path, tmp_path: Path, keep_wal: bool):
         return
     mount = tmp_path / "ro"
     mount.mkdir()
-    if shutil.which("mount") is None or subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True).returncode:
+    if (
+        shutil.which("mount") is None
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+    ):
         pytest.skip("cannot mount a tmpfs here")
     try:
         shutil.copytree(results, mount / "results", ignore=skip)
@@ -410,8 +451,7 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 
 
 @pytest.mark.parametrize("keep_wal", [False, True], ids=["checkpointed", "with-wal"])
-def test_a_finished_folder_on_a_read_only_medium_can_be_viewed(results: Path, tmp_path: Path,
-                                                               keep_wal: bool) -> None:
+def test_a_finished_folder_on_a_read_only_medium_can_be_viewed(results: Path, tmp_path: Path, keep_wal: bool) -> None:
     """leaderboard, matches and replay refused it ("its folder is not writable"): they read it
     and write nothing; the rating cache goes to the user's cache folder."""
     mid = a_match_id(results)
@@ -420,7 +460,7 @@ def test_a_finished_folder_on_a_read_only_medium_can_be_viewed(results: Path, tm
     with read_only_copy(results, tmp_path, keep_wal) as folder:
         assert (folder / "results.sqlite-wal").exists() == keep_wal
         before = _listing(folder)
-        for _ in range(2):   # the second from the cache kept elsewhere
+        for _ in range(2):  # the second from the cache kept elsewhere
             view = CliRunner().invoke(cli, ["leaderboard", str(folder)], env=env)
             assert view.exit_code == 0, view.stderr
             assert view.output == expected.replace(str(results), str(folder))
@@ -431,16 +471,26 @@ def test_a_finished_folder_on_a_read_only_medium_can_be_viewed(results: Path, tm
         assert again.exit_code == 0 and "replay ok" in again.output, again.stderr
         exported = CliRunner().invoke(cli, ["export", str(folder)], env=env)
         assert exported.exit_code == 0 and mid in exported.output, exported.stderr
-        one_line_error(CliRunner().invoke(cli, ["leaderboard", str(folder), "--format", "html"], env=env),
-                       "cannot write the report", "--format md")
+        one_line_error(
+            CliRunner().invoke(cli, ["leaderboard", str(folder), "--format", "html"], env=env),
+            "cannot write the report",
+            "--format md",
+        )
         assert _listing(folder) == before
 
 
-@pytest.mark.parametrize("obstacle,kind,command", [("leaderboard.html", "dir", "leaderboard"),
-                                                    ("run.lock", "dir", "run"), ("run.log", "dir", "run"),
-                                                    ("logs", "file", "run")])
-def test_something_in_the_way_in_the_results_folder_is_one_line(results: Path, played: Path, obstacle: str,
-                                                               kind: str, command: str) -> None:
+@pytest.mark.parametrize(
+    "obstacle,kind,command",
+    [
+        ("leaderboard.html", "dir", "leaderboard"),
+        ("run.lock", "dir", "run"),
+        ("run.log", "dir", "run"),
+        ("logs", "file", "run"),
+    ],
+)
+def test_something_in_the_way_in_the_results_folder_is_one_line(
+    results: Path, played: Path, obstacle: str, kind: str, command: str
+) -> None:
     """A folder where arena writes a file (or the reverse) ended as an 'unexpected' bug."""
     path = results / obstacle
     shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
@@ -456,67 +506,92 @@ def test_something_in_the_way_in_the_results_folder_is_one_line(results: Path, p
 # ---- bad values on the command line -----------------------------------------------------
 
 
-@pytest.mark.parametrize("args,pieces", [
-    (["play", "divers-weights", RANDOM, RANDOM, "--move-s", "nan"], ["--move-s", "'nan'", "0.001 to 3600"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--move-s", "inf"], ["--move-s", "'inf'"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--startup-s", "1e-9"], ["--startup-s", "0.1 to 600"]),
-    (["check", RANDOM, "--move-s", "nan"], ["--move-s", "'nan'"]),
-    (["replay", RANDOM, "--move-s", "-1"], ["--move-s", "'-1'"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding=[1"], ["--option 'bidding=[1'", "plain value"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding={a: 1}"], ["plain value"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding"], ["expected key=value"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--option", "=3"], ["expected key=value"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding=maybe"], ["'bidding'", "fix the --option value"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--option", "decision_cap=" + "9" * 23],
-     ["'decision_cap'", "at most 10000000", "fix the --option value"]),
-    (["play", "tightwod", RANDOM, RANDOM, RANDOM], ["unknown game 'tightwod'", "did you mean 'tightwad'?",
-                                                   "games: tightwad, divers-weights, palace"]),
-    (["play", "palace", RANDOM], ["palace takes 2 to 10 players, got 1", "give 2 to 10 seats"]),
-    (["play", "tightwad", RANDOM, RANDOM], ["tightwad takes 3 to 10 players, got 2 (bots + --human seats)"]),
-    (["play", "divers-weights", RANDOM, RANDOM, RANDOM, RANDOM, RANDOM], ["takes 2 to 4 players, got 5",
-                                                                       "give 2 to 4 seats"]),
-    (["play", "palace", RANDOM, RANDOM, "--option", "extendd=true"],
-     ["--option extendd", "did you mean 'extended'?", "options: decision_cap, decks, extended, wyrm_variant"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--seed", "-1"], ["--seed", "0<=x<=9223372036854775807"]),
-    (["play", "divers-weights", RANDOM, RANDOM, "--seed", str(2**63)], ["--seed"]),
-    (["bench", "protocol", "--rounds", "0"], ["--rounds", "1<=x"]),
-    (["bench", "games", "--seconds", "0"], ["--seconds"]),
-    (["bench", "games", "--seconds", "nan"], ["--seconds"]),
-    (["run", "nowhere.yaml", "--workers", "100000"], ["--workers", "1<=x<=256"]),
-    (["nosuchcommand"], ["No such command"]),
-])
+@pytest.mark.parametrize(
+    "args,pieces",
+    [
+        (["play", "divers-weights", RANDOM, RANDOM, "--move-s", "nan"], ["--move-s", "'nan'", "0.001 to 3600"]),
+        (["play", "divers-weights", RANDOM, RANDOM, "--move-s", "inf"], ["--move-s", "'inf'"]),
+        (["play", "divers-weights", RANDOM, RANDOM, "--startup-s", "1e-9"], ["--startup-s", "0.1 to 600"]),
+        (["check", RANDOM, "--move-s", "nan"], ["--move-s", "'nan'"]),
+        (["replay", RANDOM, "--move-s", "-1"], ["--move-s", "'-1'"]),
+        (
+            ["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding=[1"],
+            ["--option 'bidding=[1'", "plain value"],
+        ),
+        (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding={a: 1}"], ["plain value"]),
+        (["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding"], ["expected key=value"]),
+        (["play", "divers-weights", RANDOM, RANDOM, "--option", "=3"], ["expected key=value"]),
+        (
+            ["play", "divers-weights", RANDOM, RANDOM, "--option", "bidding=maybe"],
+            ["'bidding'", "fix the --option value"],
+        ),
+        (
+            ["play", "divers-weights", RANDOM, RANDOM, "--option", "decision_cap=" + "9" * 23],
+            ["'decision_cap'", "at most 10000000", "fix the --option value"],
+        ),
+        (
+            ["play", "tightwod", RANDOM, RANDOM, RANDOM],
+            ["unknown game 'tightwod'", "did you mean 'tightwad'?", "games: tightwad, divers-weights, palace"],
+        ),
+        (["play", "palace", RANDOM], ["palace takes 2 to 10 players, got 1", "give 2 to 10 seats"]),
+        (["play", "tightwad", RANDOM, RANDOM], ["tightwad takes 3 to 10 players, got 2 (bots + --human seats)"]),
+        (
+            ["play", "divers-weights", RANDOM, RANDOM, RANDOM, RANDOM, RANDOM],
+            ["takes 2 to 4 players, got 5", "give 2 to 4 seats"],
+        ),
+        (
+            ["play", "palace", RANDOM, RANDOM, "--option", "extendd=true"],
+            ["--option extendd", "did you mean 'extended'?", "options: decision_cap, decks, extended, wyrm_variant"],
+        ),
+        (["play", "divers-weights", RANDOM, RANDOM, "--seed", "-1"], ["--seed", "0<=x<=9223372036854775807"]),
+        (["play", "divers-weights", RANDOM, RANDOM, "--seed", str(2**63)], ["--seed"]),
+        (["bench", "protocol", "--rounds", "0"], ["--rounds", "1<=x"]),
+        (["bench", "games", "--seconds", "0"], ["--seconds"]),
+        (["bench", "games", "--seconds", "nan"], ["--seconds"]),
+        (["run", "nowhere.yaml", "--workers", "100000"], ["--workers", "1<=x<=256"]),
+        (["nosuchcommand"], ["No such command"]),
+    ],
+)
 def test_bad_values_are_one_line(args: list, pieces: list[str]) -> None:
     one_line_error(invoke(*args), *pieces)
 
 
 def test_a_bad_tournament_file_value_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "t.yaml"
-    path.write_text(f"name: t\nseed: 1\nbots: [{RANDOM}, {RANDOM}]\ngames: [{{id: tightwad, players: 3, deals: 1}}]\n"
-                    "time_control: {move_s: .inf}\n")
+    path.write_text(
+        f"name: t\nseed: 1\nbots: [{RANDOM}, {RANDOM}]\ngames: [{{id: tightwad, players: 3, deals: 1}}]\n"
+        "time_control: {move_s: .inf}\n"
+    )
     one_line_error(invoke("run", path), str(path), "time_control.move_s", "finite")
 
 
 # ---- anything unexpected: one line and a crash log --------------------------------------
 
 
-def test_an_unexpected_error_leaves_a_crash_log_in_the_results_folder(results: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_error_leaves_a_crash_log_in_the_results_folder(
+    results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import arena.report.ratings as ratings
 
     def broken(*args, **kw):
         raise RuntimeError("a bug\nwith two lines")
 
     monkeypatch.setattr(ratings, "compute_ratings", broken)
-    line = one_line_error(invoke("leaderboard", results), "unexpected RuntimeError: a bug with two lines",
-                          "this is a bug in arena", str(results))
+    line = one_line_error(
+        invoke("leaderboard", results),
+        "unexpected RuntimeError: a bug with two lines",
+        "this is a bug in arena",
+        str(results),
+    )
     logs = list(results.glob("crash-*.log"))
     assert len(logs) == 1 and str(logs[0]) in line
     text = logs[0].read_text()
     assert "Traceback" in text and "RuntimeError: a bug" in text and "compute_ratings" not in line
 
 
-def test_an_unexpected_error_without_a_results_folder_names_its_log(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_error_without_a_results_folder_names_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import arena.bench.measures as bench
 
     def broken(*args, **kw):
@@ -532,7 +607,8 @@ def test_an_unexpected_error_without_a_results_folder_names_its_log(tmp_path: Pa
 def test_the_installed_command_never_prints_a_traceback(tmp_path: Path) -> None:
     """The real entry point (python -m arena), with a damaged database."""
     (tmp_path / "results.sqlite").write_bytes(b"\x00" * 100)
-    res = subprocess.run([sys.executable, "-m", "arena", "leaderboard", str(tmp_path)], capture_output=True,
-                         text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "leaderboard", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and str(tmp_path / "results.sqlite") in res.stderr

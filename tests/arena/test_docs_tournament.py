@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
-
 import re
 from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import ConfigError, Tournament
-from arena.tournament.load import load_tournament
-from arena.tournament.config import Limits, Ratings, TimeControl, GameEntry, BotSpec, BuiltinSpec
 import games
+from arena.tournament.config import (
+    BotSpec,
+    BuiltinSpec,
+    ConfigError,
+    GameEntry,
+    Limits,
+    Ratings,
+    TimeControl,
+    Tournament,
+)
+from arena.tournament.load import load_tournament
 from tests.arena.tournament_fixtures import make_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,8 +70,9 @@ def test_spring_yaml_is_the_doc_example(tmp_path: Path, monkeypatch: pytest.Monk
 def test_doc_mentions_every_field_and_option() -> None:
     doc = DOC.read_text()
     for model in (Tournament, GameEntry, BotSpec, BuiltinSpec, TimeControl, Limits, Ratings):
-        names = ([f.name for f in dataclasses.fields(model)] if dataclasses.is_dataclass(model)
-                 else list(model.model_fields))
+        names = (
+            [f.name for f in dataclasses.fields(model)] if dataclasses.is_dataclass(model) else list(model.model_fields)
+        )
         for name in names:
             assert f"`{name}`" in doc, f"docs/tournament.md does not document {model.__name__}.{name}"
     for spec in games.REGISTRY.values():

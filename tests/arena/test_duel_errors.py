@@ -16,11 +16,11 @@ _spec.loader.exec_module(duel_errors)
 
 
 def test_identical_players_average_zero_and_a_stronger_one_more():
-    s = duel_errors.SETTINGS[1]   # divers-weights, two players head to head
+    s = duel_errors.SETTINGS[1]  # divers-weights, two players head to head
     same = [duel_errors.play_deal(s, 0.0, 0.0, seed) for seed in range(60)]
     assert all(x in (-1.0, -0.5, 0.0, 0.5, 1.0) for x in same)
     mean, se = duel_errors.calibrate(s, 150)
-    assert mean > 4 * se > 0    # the reference policy beats random head to head
+    assert mean > 4 * se > 0  # the reference policy beats random head to head
 
 
 def test_a_small_simulation_keeps_the_error_rates():

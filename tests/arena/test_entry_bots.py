@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from arena.tournament.config import ConfigError, parse_tournament
+from arena.tournament.config import ConfigError
 from arena.tournament.load import load_tournament
 from arena.tournament.schedule import build_schedule, check_schedule
 from tests.arena.test_cli_errors import invoke, one_line_error
@@ -43,8 +43,16 @@ def digest(schedule: list[Any]) -> str:
 
 # Computed on main before `bots` existed (commit 3d9e7d6): the whole schedule, every
 # field of every match, of SPRING_GAMES plus a sampled entry on 7 bots.
-UNCHANGED_GAMES = SPRING_GAMES + [{"id": "tightwad", "label": "tw-sampled", "players": [3, 5], "deals": 2,
-                                   "schedule": "sampled", "matches_per_bot": 30}]
+UNCHANGED_GAMES = SPRING_GAMES + [
+    {
+        "id": "tightwad",
+        "label": "tw-sampled",
+        "players": [3, 5],
+        "deals": 2,
+        "schedule": "sampled",
+        "matches_per_bot": 30,
+    }
+]
 MAIN_DIGESTS = {
     "public": (2054, "463e25768e3b0a05adb9095d5c0f3498230950f5f4555e7fc009f6212d244455"),
     "secret": (2054, "9ce517ec6c2231604f84c7a17f5c35bd79eb2b352744e26b4b9e0185b7efcb58"),
@@ -76,8 +84,9 @@ def test_a_file_without_bots_records_the_same_config() -> None:
 def test_an_entry_with_bots_is_the_schedule_of_a_roster_of_only_those_bots(deals: str) -> None:
     pick = ["bot01", "bot03", "bot04", "bot06"]
     named = build_schedule(tournament([entry(players=[3, 4], bots=pick)], deals=deals), bots(8), SECRET)
-    alone = build_schedule(tournament([entry(players=[3, 4])], deals=deals),
-                           [b for b in bots(8) if b.name in pick], SECRET)
+    alone = build_schedule(
+        tournament([entry(players=[3, 4])], deals=deals), [b for b in bots(8) if b.name in pick], SECRET
+    )
     assert [m.to_json() for m in named] == [m.to_json() for m in alone]
     assert len(named) == 4 * 2 * 3 + 1 * 2 * 4  # C(4,3)·2·3 + C(4,4)·2·4
     assert {b for m in named for b in m.bots} == set(pick)
@@ -99,8 +108,11 @@ def test_two_entries_each_play_their_own_bots_and_a_third_the_whole_roster() -> 
     by_game: dict[str, set[str]] = {}
     for m in s:
         by_game.setdefault(m.game, set()).update(m.bots)
-    assert by_game == {"divers-weights": {"bot00", "bot05"}, "tightwad": {"bot01", "bot02", "bot03", "bot04"},
-                       "palace": set(names_of(6))}
+    assert by_game == {
+        "divers-weights": {"bot00", "bot05"},
+        "tightwad": {"bot01", "bot02", "bot03", "bot04"},
+        "palace": set(names_of(6)),
+    }
     assert Counter(m.game for m in s) == {"divers-weights": 1 * 2 * 2, "tightwad": 4 * 1 * 3, "palace": 15 * 1 * 2}
     assert [m.index for m in s] == list(range(len(s)))
     assert len({m.match_id for m in s}) == len(s)
@@ -110,8 +122,9 @@ def test_a_sampled_entry_draws_its_groups_from_its_bots_only() -> None:
     pick = ["bot01", "bot03", "bot04", "bot06", "bot08", "bot09"]
     g = entry(players=[3], deals=1, schedule="sampled", matches_per_bot=12, bots=pick)
     named = build_schedule(tournament([g]), bots(12))
-    alone = build_schedule(tournament([{k: v for k, v in g.items() if k != "bots"}]),
-                           [b for b in bots(12) if b.name in pick])
+    alone = build_schedule(
+        tournament([{k: v for k, v in g.items() if k != "bots"}]), [b for b in bots(12) if b.name in pick]
+    )
     assert [m.to_json() for m in named] == [m.to_json() for m in alone]
     plays = Counter(b for m in named for b in m.bots)
     assert set(plays) == set(pick) and max(plays.values()) - min(plays.values()) <= 3
@@ -138,39 +151,60 @@ def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, games: str, extra_bots
     make_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "tournaments" / "mine.yaml"
-    path.write_text(f"name: mine\nseed: 1\nbots: [bots/*.py{extra_bots}]\ngames:\n"
-                    f"  - {{id: palace, players: 2, deals: 1}}\n{games}")
+    path.write_text(
+        f"name: mine\nseed: 1\nbots: [bots/*.py{extra_bots}]\ngames:\n  - {{id: palace, players: 2, deals: 1}}\n{games}"
+    )
     return load_tournament("tournaments/mine.yaml")
 
 
 ROSTER = "cautious_bot, greedy_bot, lucky_bot, random_bot"
 
 
-@pytest.mark.parametrize("bots_text, message", [
-    ("[random_bot, gredy_bot, lucky_bot]",
-     "games[1].bots[1]: no bot named 'gredy_bot' in the roster; did you mean 'greedy_bot'? "
-     f"use one of the roster's names: {ROSTER}"),
-    ("[random_bot, lucky_bot, rusty]",
-     f"games[1].bots[2]: no bot named 'rusty' in the roster; use one of the roster's names: {ROSTER}"),
-    ("[random_bot, lucky_bot, random_bot]",
-     "games[1].bots[2]: bot 'random_bot' is listed twice (also bots[0]); list each bot once"),
-    ("[]",
-     "games[1].bots: the list is empty; list at least 3 bot names from the roster, "
-     "or remove bots to play the whole roster"),
-    ("[random_bot, lucky_bot]",
-     "games[1].bots: tightwad with 3 players needs at least 3 bots, the list has 2; "
-     "list at least 3 bots or remove 3 from players"),
-    ("random_bot",
-     "games[1].bots: expected a list of bot names from the roster, got 'random_bot'; "
-     "e.g. bots: [random_bot, greedy_bot, cautious_bot], or remove bots to play the whole roster"),
-    ("[random_bot, 7, lucky_bot]",
-     "games[1].bots[1]: expected a bot name (a string), got 7; e.g. bots: [random_bot, greedy_bot, cautious_bot]"),
-    ("[bots/random_bot.py, lucky_bot, greedy_bot]",
-     "games[1].bots[0]: no bot named 'bots/random_bot.py' in the roster; did you mean 'random_bot'? "
-     f"use one of the roster's names: {ROSTER}"),
-])
-def test_bad_bots_is_one_line_with_the_file_field_and_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          bots_text: str, message: str) -> None:
+@pytest.mark.parametrize(
+    "bots_text, message",
+    [
+        (
+            "[random_bot, gredy_bot, lucky_bot]",
+            "games[1].bots[1]: no bot named 'gredy_bot' in the roster; did you mean 'greedy_bot'? "
+            f"use one of the roster's names: {ROSTER}",
+        ),
+        (
+            "[random_bot, lucky_bot, rusty]",
+            f"games[1].bots[2]: no bot named 'rusty' in the roster; use one of the roster's names: {ROSTER}",
+        ),
+        (
+            "[random_bot, lucky_bot, random_bot]",
+            "games[1].bots[2]: bot 'random_bot' is listed twice (also bots[0]); list each bot once",
+        ),
+        (
+            "[]",
+            "games[1].bots: the list is empty; list at least 3 bot names from the roster, "
+            "or remove bots to play the whole roster",
+        ),
+        (
+            "[random_bot, lucky_bot]",
+            "games[1].bots: tightwad with 3 players needs at least 3 bots, the list has 2; "
+            "list at least 3 bots or remove 3 from players",
+        ),
+        (
+            "random_bot",
+            "games[1].bots: expected a list of bot names from the roster, got 'random_bot'; "
+            "e.g. bots: [random_bot, greedy_bot, cautious_bot], or remove bots to play the whole roster",
+        ),
+        (
+            "[random_bot, 7, lucky_bot]",
+            "games[1].bots[1]: expected a bot name (a string), got 7; e.g. bots: [random_bot, greedy_bot, cautious_bot]",
+        ),
+        (
+            "[bots/random_bot.py, lucky_bot, greedy_bot]",
+            "games[1].bots[0]: no bot named 'bots/random_bot.py' in the roster; did you mean 'random_bot'? "
+            f"use one of the roster's names: {ROSTER}",
+        ),
+    ],
+)
+def test_bad_bots_is_one_line_with_the_file_field_and_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bots_text: str, message: str
+) -> None:
     with pytest.raises(ConfigError) as err:
         load(tmp_path, monkeypatch, f"  - {{id: tightwad, players: [3], deals: 1, bots: {bots_text}}}\n")
     assert str(err.value) == f"tournaments/mine.yaml: {message}"
@@ -178,8 +212,11 @@ def test_bad_bots_is_one_line_with_the_file_field_and_fix(tmp_path: Path, monkey
 
 
 def test_the_largest_player_count_decides_how_many_bots_are_needed() -> None:
-    with pytest.raises(ConfigError, match=r"games\[0\]\.bots: tightwad with 5 players needs at least 5 bots, "
-                                          r"the list has 4; list at least 5 bots or remove 5 from players"):
+    with pytest.raises(
+        ConfigError,
+        match=r"games\[0\]\.bots: tightwad with 5 players needs at least 5 bots, "
+        r"the list has 4; list at least 5 bots or remove 5 from players",
+    ):
         tournament([entry(players=[3, 5], bots=names_of(4))])
 
 
@@ -198,13 +235,16 @@ def test_a_huge_unknown_name_is_shortened_in_the_message() -> None:
     assert len(str(err.value)) < 400 and "\n" not in str(err.value)
 
 
-def test_arena_run_reports_an_unknown_bot_in_one_line_and_writes_nothing(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_arena_run_reports_an_unknown_bot_in_one_line_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_project(tmp_path)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "t.yaml").write_text("name: mine\nseed: 1\nbots: [bots/*.py]\ngames:\n"
-                                     "  - {id: tightwad, players: 3, deals: 1, bots: [lucky_bot, greedy, random_bot]}\n"
-                                     "results: out\n")
+    (tmp_path / "t.yaml").write_text(
+        "name: mine\nseed: 1\nbots: [bots/*.py]\ngames:\n"
+        "  - {id: tightwad, players: 3, deals: 1, bots: [lucky_bot, greedy, random_bot]}\n"
+        "results: out\n"
+    )
     for args in (["run", "t.yaml"], ["run", "t.yaml", "--dry-run"]):
         result = invoke(*args)
         one_line_error(result, "t.yaml: games[0].bots[1]: no bot named 'greedy'", "did you mean 'greedy_bot'?")
@@ -232,13 +272,19 @@ def two_fields(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     home = tmp_path_factory.mktemp("entrybots")
     for name in ROSTER_BOTS:
         shutil.copy(SLOW, home / f"{name}.py")
-    games = "".join(f"  - {{id: {g}, players: {len(b) if g == 'divers-weights' else 3}, deals: 2, "
-                    f"bots: [{', '.join(reversed(b))}]}}\n" for g, b in FIELD.items())
-    (home / "t.yaml").write_text(f"name: fields\nseed: 5\nbots: [{', '.join(n + '.py' for n in ROSTER_BOTS)}]\n"
-                                 f"games:\n{games}time_control: {{startup_s: 20, move_s: 5.0}}\n"
-                                 "workers: 2\nresults: results\n")
-    res = subprocess.run([sys.executable, "-m", "arena", "run", "t.yaml"], cwd=home, capture_output=True,
-                         text=True, timeout=600)
+    games = "".join(
+        f"  - {{id: {g}, players: {len(b) if g == 'divers-weights' else 3}, deals: 2, "
+        f"bots: [{', '.join(reversed(b))}]}}\n"
+        for g, b in FIELD.items()
+    )
+    (home / "t.yaml").write_text(
+        f"name: fields\nseed: 5\nbots: [{', '.join(n + '.py' for n in ROSTER_BOTS)}]\n"
+        f"games:\n{games}time_control: {{startup_s: 20, move_s: 5.0}}\n"
+        "workers: 2\nresults: results\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "run", "t.yaml"], cwd=home, capture_output=True, text=True, timeout=600
+    )
     assert res.returncode == 0, res.stderr
     (home / "stderr.txt").write_text(res.stderr)
     return home, res.stdout
@@ -247,8 +293,10 @@ def two_fields(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_a_roster_bot_in_no_game_is_named_in_a_warning(two_fields: tuple[Path, str]) -> None:
     home, _ = two_fields
     warnings = [ln for ln in (home / "stderr.txt").read_text().splitlines() if "play in no game" in ln]
-    assert warnings == ["arena: warning: t.yaml: 1 roster bot(s) play in no game (echo): "
-                        "add them to a game's bots list, or remove them from bots"]
+    assert warnings == [
+        "arena: warning: t.yaml: 1 roster bot(s) play in no game (echo): "
+        "add them to a game's bots list, or remove them from bots"
+    ]
     assert "roster bots that play in no game: echo" in (home / "results" / "run.log").read_text()
 
 
@@ -278,8 +326,13 @@ def test_every_report_format_lists_per_game_only_the_bots_that_played(two_fields
         assert _named(term[game]) == set(field), term[game]
         assert _named(html[game], r'<td class="name">{}</td>') == set(field)
     for fmt in ("table", "md", "csv", "json", "html"):
-        res = subprocess.run([sys.executable, "-m", "arena", "leaderboard", "results", "--format", fmt],
-                             cwd=home, capture_output=True, text=True, timeout=300)
+        res = subprocess.run(
+            [sys.executable, "-m", "arena", "leaderboard", "results", "--format", fmt],
+            cwd=home,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
         assert res.stdout.strip()
 
@@ -296,5 +349,4 @@ def test_the_docs_example_has_the_documented_counts(tmp_path: Path, monkeypatch:
     t = load_tournament("tournaments/mine.yaml")
     s = build_schedule(t, resolve_bots(t), SECRET)
     assert Counter(m.game for m in s) == {"palace": 180, "tightwad": 16}
-    assert {b for m in s if m.game == "tightwad" for b in m.bots} == {"lucky_bot", "greedy_bot", "greedy_2",
-                                                                       "greedy_3"}
+    assert {b for m in s if m.game == "tightwad" for b in m.bots} == {"lucky_bot", "greedy_bot", "greedy_2", "greedy_3"}

@@ -75,16 +75,15 @@ def test_no_bot_process_sees_a_deal_twice_by_default_in_any_game(tmp_path: Path)
     summary, err = _run(_write(tmp_path, "fair", _rememberers(tmp_path, 4), THREE_GAMES, "workers: 2"))
     assert summary.complete and summary.played == 36 and summary.faults == 0
     reports = _reports(summary.results)
-    assert len(reports) == 36 * 3   # every seat of every match reported
+    assert len(reports) == 36 * 3  # every seat of every match reported
     assert {deal.split("/")[0] for deal, _, _ in reports} == {"tightwad", "divers-weights", "palace"}
-    assert [r for r in reports if r[1]] == []   # no process met a deal it had played
+    assert [r for r in reports if r[1]] == []  # no process met a deal it had played
     assert "none plays a deal twice" in err and "NOT fair" not in err
 
 
 @pytest.mark.slow
 def test_allow_deal_memory_lets_a_process_remember_and_every_run_says_so(tmp_path: Path) -> None:
-    path = _write(tmp_path, "memory", _rememberers(tmp_path, 3), THREE_GAMES,
-                  "workers: 1\nallow_deal_memory: true")
+    path = _write(tmp_path, "memory", _rememberers(tmp_path, 3), THREE_GAMES, "workers: 1\nallow_deal_memory: true")
     summary, err = _run(path)
     assert summary.complete and summary.played == 9
     hits: dict[str, int] = {}
@@ -94,7 +93,7 @@ def test_allow_deal_memory_lets_a_process_remember_and_every_run_says_so(tmp_pat
     # the detector works: in every game an opponent played cards this process had held
     assert set(hits) == {"tightwad", "divers-weights", "palace"} and min(hits.values()) > 0, hits
     assert "NOT fair for untrusted bots: allow_deal_memory: true" in err
-    _, again = _run(path)   # a resumed run (nothing to play) says it again
+    _, again = _run(path)  # a resumed run (nothing to play) says it again
     assert "NOT fair for untrusted bots" in again
 
 
@@ -127,14 +126,14 @@ def test_a_deal_shown_on_a_replay_page_is_never_dealt_again_in_its_folder(tmp_pa
     first, first_err = _run(_write(tmp_path, "pages", bots[:3], games))
     assert first.complete and first.played == 3
     shown = _shown_deals(first.results)
-    assert shown   # the illegal bot's first match has a page: its deal is public now
+    assert shown  # the illegal bot's first match has a page: its deal is public now
     before = _matches(first.results)
 
     # a bot joins: the new groups play deal 0 again, but not the cards a page showed
     second, err = _run(_write(tmp_path, "pages", bots, games))
     assert second.complete and second.played == 12 - 3
     after = _matches(second.results)
-    assert {mid: after[mid] for mid in before} == before       # finished matches kept as they were
+    assert {mid: after[mid] for mid in before} == before  # finished matches kept as they were
     new = {mid: v for mid, v in after.items() if mid not in before}
     assert len(new) == 9 and not {(g, p, s) for g, p, s, _ in new.values()} & shown
     counted = json.loads((second.results / "leaderboard.json").read_text())
@@ -155,20 +154,27 @@ def _entries(n: int) -> list[BotEntry]:
 
 
 def test_the_schedule_replaces_a_revealed_deal_only_for_groups_that_have_not_finished_it() -> None:
-    t = parse_tournament({"name": "t", "seed": 3, "bots": ["bots/*.py"], "deals": "secret",
-                          "games": [{"id": "tightwad", "players": [3], "deals": 2}]})
+    t = parse_tournament(
+        {
+            "name": "t",
+            "seed": 3,
+            "bots": ["bots/*.py"],
+            "deals": "secret",
+            "games": [{"id": "tightwad", "players": [3], "deals": 2}],
+        }
+    )
     secret = "ab" * 32
     base = build_schedule(t, _entries(4), secret)
     assert build_schedule(t, _entries(4), secret, revealed=(), stored=()) == base
     d0 = [m for m in base if m.deal == 0]
     seed = d0[0].deal_seed
     revealed = {("tightwad", 3, seed)}
-    stored = {m.match_id for m in d0 if m.group == 0} | {d0[3].match_id}   # group 1: one rotation of 3
+    stored = {m.match_id for m in d0 if m.group == 0} | {d0[3].match_id}  # group 1: one rotation of 3
     new = build_schedule(t, _entries(4), secret, revealed=revealed, stored=stored)
     assert [m.index for m in new] == [m.index for m in base]
     for old, now in zip(base, new):
         if old.deal != 0 or old.group == 0:
-            assert now == old                     # finished or never shown: as before
+            assert now == old  # finished or never shown: as before
         else:
             assert now.deal_seed != seed and now.match_id != old.match_id and now.bots == old.bots
     replaced = {m.group: m.deal_seed for m in new if m.deal == 0 and m.group}
@@ -176,7 +182,8 @@ def test_the_schedule_replaces_a_revealed_deal_only_for_groups_that_have_not_fin
     # public deals: anyone computes every deal, nothing is replaced
     public = t.model_copy(update={"deals": "public"})
     assert build_schedule(public, _entries(4), None, revealed=revealed, stored=()) == build_schedule(
-        public, _entries(4), None)
+        public, _entries(4), None
+    )
 
 
 def test_a_page_made_with_arena_replay_from_a_results_folder_records_its_deal(tmp_path: Path) -> None:
@@ -186,10 +193,23 @@ def test_a_page_made_with_arena_replay_from_a_results_folder_records_its_deal(tm
     from arena.tournament.store import ResultStore
 
     runner = CliRunner()
-    played = runner.invoke(cli, ["play", "tightwad", "builtin:random", "builtin:random", "builtin:random",
-                                 "--seed", "7", "--json", "--sandbox", "none"])
+    played = runner.invoke(
+        cli,
+        [
+            "play",
+            "tightwad",
+            "builtin:random",
+            "builtin:random",
+            "builtin:random",
+            "--seed",
+            "7",
+            "--json",
+            "--sandbox",
+            "none",
+        ],
+    )
     assert played.exit_code == 0, played.output
-    record, _ = json.JSONDecoder().raw_decode(played.output)   # then stderr's lines
+    record, _ = json.JSONDecoder().raw_decode(played.output)  # then stderr's lines
     with ResultStore(tmp_path / "results") as store:
         store.record_match(record)
         assert store.revealed_deals() == set()
@@ -205,20 +225,21 @@ def test_a_page_made_with_arena_replay_from_a_results_folder_records_its_deal(tm
 def test_the_process_policy_changes_no_stored_result(tmp_path: Path) -> None:
     (tmp_path / "bots").mkdir()
     bots = []
-    for name in ("s0", "s1", "s2", "s3"):   # deterministic: random seeded by each match's seed
+    for name in ("s0", "s1", "s2", "s3"):  # deterministic: random seeded by each match's seed
         shutil.copy(SLOW, tmp_path / "bots" / f"{name}.py")
         bots.append(tmp_path / "bots" / f"{name}.py")
     games = "  - {id: tightwad, players: [3], deals: 1}"
     results = {}
     for name, extra in (("fair", ""), ("memory", "allow_deal_memory: true")):
         folder = tmp_path / f"results-{name}"
-        if results:   # the same folder secret, so the same deals
+        if results:  # the same folder secret, so the same deals
             folder.mkdir()
             shutil.copy(tmp_path / "results-fair" / "deal-secret", folder / "deal-secret")
         summary, _ = _run(_write(tmp_path, name, bots, games, "workers: 1\n" + extra))
         assert summary.complete and summary.played == 12
         con = sqlite3.connect(folder / "results.sqlite")
-        results[name] = con.execute("SELECT match_id, seat, bot, place, score FROM seats ORDER BY match_id, seat"
-                                    ).fetchall()
+        results[name] = con.execute(
+            "SELECT match_id, seat, bot, place, score FROM seats ORDER BY match_id, seat"
+        ).fetchall()
         con.close()
     assert results["fair"] == results["memory"]

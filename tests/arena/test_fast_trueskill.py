@@ -7,7 +7,6 @@ import random
 import pytest
 import trueskill
 
-from arena.report.fast_trueskill import FastTrueSkill
 from arena.report.ratings import RatingParams
 
 
@@ -16,8 +15,9 @@ def _package(env: trueskill.TrueSkill, ratings, ranks):  # type: ignore[no-untyp
     return [(r.mu, r.sigma) for (r,) in env.rate(groups, ranks=ranks)]
 
 
-@pytest.mark.parametrize("overrides", [{}, {"sigma": 4.0, "draw_probability": 0.0},
-                                       {"beta": 9.0, "tau": 0.5, "draw_probability": 0.4}])
+@pytest.mark.parametrize(
+    "overrides", [{}, {"sigma": 4.0, "draw_probability": 0.0}, {"beta": 9.0, "tau": 0.5, "draw_probability": 0.4}]
+)
 def test_random_results_rate_as_the_package_does(overrides: dict) -> None:
     params = RatingParams.from_dict(overrides)
     env, fast = params.env(), params.fast()

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from arena.cli.play import play_one
-from arena.match.human_view import rank_label, SUIT_SYMBOLS
+from arena.match.human_view import SUIT_SYMBOLS, rank_label
 from games import get_game
 
 GAMES = [("tightwad", 3, 4), ("divers-weights", 3, 2), ("palace", 3, 3)]
@@ -35,8 +35,22 @@ def visible_cards(obs: dict[str, Any]) -> set[int]:
     def walk(x: Any) -> None:
         if isinstance(x, dict):
             for k, v in x.items():
-                if k in ("hand", "card", "cards", "threshold", "played", "prizes", "pile", "removed", "face_up",
-                         "penalty_cards", "discarded", "trump_ace", "reference", "from_face_up"):
+                if k in (
+                    "hand",
+                    "card",
+                    "cards",
+                    "threshold",
+                    "played",
+                    "prizes",
+                    "pile",
+                    "removed",
+                    "face_up",
+                    "penalty_cards",
+                    "discarded",
+                    "trump_ace",
+                    "reference",
+                    "from_face_up",
+                ):
                     seen.update(_ints(v))
                     if isinstance(v, (dict, list)):
                         walk(v)
@@ -61,8 +75,16 @@ def drawn(card: dict[str, Any]) -> str:
 def play_as_human(game: str, players: int, seed: int, **kw: Any) -> tuple[str, dict[str, Any]]:
     out = io.StringIO()
     answers = io.StringIO("".join(f"{i % 2}\n" for i in range(5000)))  # 0 or 1: legal wherever it is asked
-    record = play_one(game, ["builtin:random"] * (players - 1), seed=seed, humans=[0], sandbox_level="none",
-                      out=out, stdin=answers, **kw)
+    record = play_one(
+        game,
+        ["builtin:random"] * (players - 1),
+        seed=seed,
+        humans=[0],
+        sandbox_level="none",
+        out=out,
+        stdin=answers,
+        **kw,
+    )
     return out.getvalue(), record
 
 
@@ -73,7 +95,7 @@ def test_the_seat_draws_each_decision_once_with_ranks_and_never_a_hidden_card(ga
     state = get_game(game).new_game(players, record["deal_seed"], record["options"])
     cards = {c["id"]: c for c in state.card_table()}
     names = {cid: re.compile(re.escape(c["name"]) + r"(?![#\w])") for cid, c in cards.items()}
-    mine: dict[int, dict[str, Any]] = {}   # the seat's observation at each of its decisions
+    mine: dict[int, dict[str, Any]] = {}  # the seat's observation at each of its decisions
     for d in record["decisions"]:
         if d["seat"] == 0:
             mine[d["n"]] = state.observation(0)
@@ -88,12 +110,12 @@ def test_the_seat_draws_each_decision_once_with_ranks_and_never_a_hidden_card(ga
     assert [int(m.group(1)) for m in marks if m.group(1)] == asked
     assert [int(m.group(2)) for m in marks if m.group(2)] == forced
     assert text.count("choose 0-") == len(asked)
-    assert f"#{asked[0]} · seat 0" not in text                     # the trace does not repeat it
+    assert f"#{asked[0]} · seat 0" not in text  # the trace does not repeat it
     assert marks[-1].group(0).strip("─ ") == "match over" and "match over: you placed" in text
 
     # no card outside the seat's own observation, section by section; the start shows none
     bounds = [m.start() for m in marks] + [len(text)]
-    assert not [cid for cid, rx in names.items() if rx.search(text[:bounds[0]])]
+    assert not [cid for cid, rx in names.items() if rx.search(text[: bounds[0]])]
     for m, start, end in zip(marks, bounds, bounds[1:]):
         n = int(m.group(1) or m.group(2)) if (m.group(1) or m.group(2)) else None
         obs = final if n is None else mine[n]
@@ -101,7 +123,7 @@ def test_the_seat_draws_each_decision_once_with_ranks_and_never_a_hidden_card(ga
         shown = {cid for cid, rx in names.items() if rx.search(section)}
         assert shown <= visible_cards(obs), (n, [cards[c]["name"] for c in shown - visible_cards(obs)])
         if n in asked:  # the hand, each card with its rank and suits
-            hand_line = section[section.index("your hand:"):section.index("[0]")]
+            hand_line = section[section.index("your hand:") : section.index("[0]")]
             for cid in obs["hand"]:
                 assert drawn(cards[cid]) in " ".join(hand_line.split()), cards[cid]["name"]
     assert "A" in {rank_label(cards[c]["rank"]) for c in cards} and " 1" + SUIT_SYMBOLS["Moons"] not in text

@@ -19,7 +19,7 @@ from tests.arena.test_trust import make_bot, tour
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TRIPWIRE = '''
+TRIPWIRE = """
 import os, signal, sys
 
 class _Tripwire:
@@ -30,21 +30,26 @@ class _Tripwire:
         return None
 
 sys.meta_path.insert(0, _Tripwire())
-'''
+"""
 
 
 def run_tripped(tmp_path: Path, module: str, sig: str, *args: str) -> subprocess.CompletedProcess:
     site = tmp_path / "site"
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(TRIPWIRE)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]),
-               ARENA_TEST_TRIP_ON=module, ARENA_TEST_TRIP_SIGNAL=sig)
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]),
+        ARENA_TEST_TRIP_ON=module,
+        ARENA_TEST_TRIP_SIGNAL=sig,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP"])
-@pytest.mark.parametrize("module", ["click", "arena.tournament.config"])   # while arena.cli loads
+@pytest.mark.parametrize("module", ["click", "arena.tournament.config"])  # while arena.cli loads
 def test_an_interrupt_while_loading_is_one_line_and_exit_130(tmp_path, sig, module):
     path = tour(tmp_path, [make_bot(tmp_path / "b", "a"), make_bot(tmp_path / "b", "c", tag="c")])
     res = run_tripped(tmp_path, module, sig, "run", str(path))
@@ -80,9 +85,19 @@ def test_nohup_keeps_sighup_ignored(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(TRIPWIRE)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]),
-               ARENA_TEST_TRIP_ON="arena.match.detect", ARENA_TEST_TRIP_SIGNAL="SIGHUP")
-    res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300,
-                         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]),
+        ARENA_TEST_TRIP_ON="arena.match.detect",
+        ARENA_TEST_TRIP_SIGNAL="SIGHUP",
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
     assert res.returncode == 0, res.stderr

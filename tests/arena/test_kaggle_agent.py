@@ -16,7 +16,7 @@ from tests.arena.test_bot_folders import play
 sys.path.insert(0, str(BOT_HELPER_DIR))
 import kaggle_agent  # noqa: E402
 
-ONE_FILE = '''
+ONE_FILE = """
 from kaggle_agent import run_agent
 
 seen = {"step": 0, "seed": None}
@@ -35,9 +35,9 @@ def agent(observation, configuration):
 
 
 run_agent(agent)
-'''
+"""
 
-SUBMISSION = '''
+SUBMISSION = """
 import random
 
 
@@ -47,7 +47,7 @@ def helper(legal):
 
 def agent(obs, config):
     return helper(obs.legal_actions)   # the legal action itself: Kaggle agents return what they pick
-'''
+"""
 
 
 def none_level():

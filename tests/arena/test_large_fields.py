@@ -3,7 +3,6 @@ descriptors are numbered above 1023 (select() cannot watch those; poll() can).""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import resource
@@ -15,8 +14,8 @@ from click.testing import CliRunner
 
 import games
 from arena.cli import cli
-from arena.match.sandbox import Limits
 from arena.match.detect import open_sandbox
+from arena.match.sandbox import Limits
 from arena.match.timecontrol import TimeControl
 from arena.tournament.match_player import MatchPlayer
 from arena.tournament.roster import bot_entry
@@ -38,16 +37,31 @@ def copies(folder: Path, n: int) -> list[Path]:
 
 def match(n: int, *bots: str) -> MatchSpec:
     options = games.get_game("divers-weights").resolve_options(len(bots), {})
-    return MatchSpec(match_id=f"dw/{n}", index=n, game="divers-weights", players=len(bots), options=options,
-                     deal_seed=1000 + n, match_seed=2000 + n, bots=bots)
+    return MatchSpec(
+        match_id=f"dw/{n}",
+        index=n,
+        game="divers-weights",
+        players=len(bots),
+        options=options,
+        deal_seed=1000 + n,
+        match_seed=2000 + n,
+        bots=bots,
+    )
 
 
 @pytest.fixture
 def player(tmp_path: Path):
     entries = {p.stem: bot_entry(str(p)) for p in copies(tmp_path / "bots", 6)}
-    mp = MatchPlayer(entries, sandbox=open_sandbox("rlimits"), limits=Limits(),
-                     time_control=TimeControl(startup_s=20, move_s=5), log_dir=None, fresh=False,
-                     tournament="lru", warm_bots=3)
+    mp = MatchPlayer(
+        entries,
+        sandbox=open_sandbox("rlimits"),
+        limits=Limits(),
+        time_control=TimeControl(startup_s=20, move_s=5),
+        log_dir=None,
+        fresh=False,
+        tournament="lru",
+        warm_bots=3,
+    )
     yield mp
     mp.close()
 
@@ -59,8 +73,7 @@ def test_a_worker_keeps_at_most_warm_bots_least_recently_used_out(player: MatchP
         assert not any(record["faults"]), record["faults"]
         assert len(player.running()) <= 3
         seen.append(player.running())
-    assert seen == [["b000", "b001"], ["b001", "b002", "b003"], ["b003", "b004", "b005"],
-                    ["b005", "b003", "b000"]]
+    assert seen == [["b000", "b001"], ["b001", "b002", "b003"], ["b003", "b004", "b005"], ["b005", "b003", "b000"]]
     stopped = [name for name, agent in player.agents.items() if agent.proc is None]
     assert sorted(stopped) == ["b001", "b002", "b004"]
 
@@ -140,7 +153,8 @@ def test_a_sampled_field_runs_with_descriptors_above_1023(tmp_path: Path, monkey
     (tmp_path / "big.yaml").write_text(
         "name: big\nseed: 3\nbots: [bots/*.py]\n"
         "games: [{id: divers-weights, players: 2, deals: 1, schedule: sampled, matches_per_bot: 2}]\n"
-        "time_control: {startup_s: 30, move_s: 10}\nworkers: 2\nwarm_bots: 8\nsandbox: rlimits\ntrust_bots: true\n")
+        "time_control: {startup_s: 30, move_s: 10}\nworkers: 2\nwarm_bots: 8\nsandbox: rlimits\ntrust_bots: true\n"
+    )
     monkeypatch.chdir(tmp_path)
     held = _fill_descriptors(1100)
     try:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from arena.report.leaderboard import CSV_COLUMNS, render_markdown, render_terminal
-from arena.report.standings import write_reports
 from arena.report.ratings import OVERALL, RatingReport, compute_ratings
+from arena.report.standings import write_reports
 from tests.arena.record_factory import make_record
 
 EVIL = '<script>alert("x")</script>&amp'
@@ -35,8 +35,9 @@ def _report(n: int = 60, seed: int = 11) -> RatingReport:
         if i == 7:
             faults[0] = {"kind": "timeout", "detail": "no answer within 1.0 s"}
             places = [2, 0, 1]  # the faulted seat is last (fault policy)
-        recs.append(make_record(i, seats, places, game=game, faults=faults, capped=(i == 12),
-                                match_id=f"{game}/m{i:03d}"))
+        recs.append(
+            make_record(i, seats, places, game=game, faults=faults, capped=(i == 12), match_id=f"{game}/m{i:03d}")
+        )
     return compute_ratings(recs)
 
 
@@ -67,8 +68,11 @@ def written(report: RatingReport, tmp_path_factory: pytest.TempPathFactory) -> d
 
 def test_all_files_exist(written: dict[str, Path]) -> None:
     assert {k: p.name for k, p in written.items()} == {
-        "md": "leaderboard.md", "csv": "leaderboard.csv", "json": "leaderboard.json",
-        "html": "leaderboard.html"}
+        "md": "leaderboard.md",
+        "csv": "leaderboard.csv",
+        "json": "leaderboard.json",
+        "html": "leaderboard.html",
+    }
     assert all(p.stat().st_size > 0 for p in written.values())
     assert not list(written["md"].parent.glob("*.tmp"))
 
@@ -85,8 +89,7 @@ def test_csv_one_row_per_scope_and_bot(report: RatingReport, written: dict[str, 
         assert cons == sorted(cons, reverse=True)
         assert [int(r["rank"]) for r in mine] == list(range(1, len(mine) + 1))
         for r in mine:
-            assert float(r["conservative"]) == pytest.approx(
-                float(r["mu"]) - 3 * float(r["sigma"]), abs=1e-5)
+            assert float(r["conservative"]) == pytest.approx(float(r["mu"]) - 3 * float(r["sigma"]), abs=1e-5)
     timeouts = sum(int(r["faults_timeout"]) for r in rows if r["scope"] == OVERALL)
     assert timeouts == 1
 
@@ -98,15 +101,13 @@ def test_json_is_the_report(report: RatingReport, written: dict[str, Path]) -> N
     assert [s["scope"] for s in data["scopes"]] == [OVERALL, "palace", "tightwad"]
 
 
-def test_html_has_tables_and_one_svg_per_scope(report: RatingReport,
-                                               written: dict[str, Path]) -> None:
+def test_html_has_tables_and_one_svg_per_scope(report: RatingReport, written: dict[str, Path]) -> None:
     page = written["html"].read_text(encoding="utf-8")
     parser = _Collector()
     parser.feed(page)
     n = len(report.scopes)
     assert parser.tags.count("svg") == n
-    assert parser.tags.count("polyline") == sum(
-        1 for s in report.scopes for b in s.standings if b.history)
+    assert parser.tags.count("polyline") == sum(1 for s in report.scopes for b in s.standings if b.history)
     classes = [a.get("class") for t, a in parser.attrs if t == "table"]
     assert classes.count("standings") == n and classes.count("h2h") == n
     assert classes.count("notable") == 1
@@ -125,8 +126,7 @@ def test_html_is_self_contained(written: dict[str, Path]) -> None:
         for key in ("src", "href"):
             value = attrs.get(key)
             assert value is None or value.startswith("#"), (tag, key, value)
-    assert "@import" not in written["html"].read_text() and "url(" not in \
-        written["html"].read_text()
+    assert "@import" not in written["html"].read_text() and "url(" not in written["html"].read_text()
 
 
 def test_html_escapes_bot_names(written: dict[str, Path]) -> None:
@@ -151,7 +151,8 @@ def test_markdown_has_a_table_per_scope(report: RatingReport, written: dict[str,
     for chunk, scope in zip(chunks, report.scopes):
         ranked = re.findall(r"^\|\s*(\d+)\s*\|\s*(.+?)\s*\|", chunk, re.M)
         assert [(int(r), html.unescape(n)) for r, n in ranked] == [
-            (s.rank, s.name + (" ⚠" if s.faults_total else "")) for s in scope.standings]
+            (s.rank, s.name + (" ⚠" if s.faults_total else "")) for s in scope.standings
+        ]
 
 
 def test_terminal_text_lists_scopes_and_notable_matches(report: RatingReport) -> None:
@@ -196,7 +197,7 @@ def _column_of(table_text: str, header: str) -> list[str]:
     spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[rule])]
     col = next(k for k, (a, b) in enumerate(spans) if header in lines[rule - 1][a:b])
     a, b = spans[col]
-    return [ln[a:b] for ln in lines[rule + 1:] if ln.strip()]
+    return [ln[a:b] for ln in lines[rule + 1 :] if ln.strip()]
 
 
 def test_numbers_are_right_aligned_in_the_terminal_and_markdown(report: RatingReport) -> None:

@@ -14,10 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import cli
-from arena.luck import baselines as luck, helper as luck_helper, pool as luck_pool
+from arena.luck import baselines as luck
+from arena.luck import helper as luck_helper
+from arena.luck import pool as luck_pool
 from arena.luck.reference import luck_beta
 from tests.arena.test_runner import run_file, share_secret, stored, write_tournament
-
 
 # write_tournament's configurations: (game, players, deals)
 SETUP = (("tightwad", 3, 2), ("divers-weights", 2, 2), ("palace", 3, 1))
@@ -25,7 +26,7 @@ SETUP = (("tightwad", 3, 2), ("divers-weights", 2, 2), ("palace", 3, 1))
 REFERENCE_SETUP = tuple(c for c in SETUP if luck_beta(c[0], c[1]) > 0)
 REFERENCE_ROWS = sum(luck.reference_target(g, n) for g, _, n in REFERENCE_SETUP)
 DEAL_ROWS = sum(n for _, _, n in REFERENCE_SETUP)
-CORRECTED = {g for g, _, _ in REFERENCE_SETUP} | {"overall"}   # scopes with a correction
+CORRECTED = {g for g, _, _ in REFERENCE_SETUP} | {"overall"}  # scopes with a correction
 
 
 def test_the_setup_has_scopes_with_and_without_a_correction():
@@ -43,8 +44,11 @@ def _json(results: Path) -> dict:
 
 
 def _adjusted(data: dict) -> dict[tuple[str, str], tuple]:
-    return {(s["scope"], b["bot"]): (b["adjusted_place"], b["adjusted_place_ci95"])
-            for s in data["scopes"] for b in s["standings"]}
+    return {
+        (s["scope"], b["bot"]): (b["adjusted_place"], b["adjusted_place_ci95"])
+        for s in data["scopes"]
+        for b in s["standings"]
+    }
 
 
 def _rows(results: Path, kind: str | None = None) -> int:
@@ -82,7 +86,7 @@ def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
             # an interval wherever the plain mean place has one (not from Palace's single deal)
             assert (b["adjusted_place_ci95"] is None) == (b["mean_place_ci95"] is None)
             assert abs(b["adjusted_place"] - b["mean_place"]) < 1.0
-            if scope["scope"] not in CORRECTED:     # beta 0: the plain figure, to the bit
+            if scope["scope"] not in CORRECTED:  # beta 0: the plain figure, to the bit
                 assert (b["adjusted_place"], b["adjusted_place_ci95"]) == (b["mean_place"], b["mean_place_ci95"])
     rows = list(csv.DictReader(io.StringIO((results / "leaderboard.csv").read_text())))
     for row in rows:
@@ -90,15 +94,14 @@ def test_every_format_shows_the_adjusted_place_beside_the_plain_one(run):
         assert float(row["adjusted_place"]) == pytest.approx(want[0], abs=1e-6)
         assert row["adjusted_place_ci95"] == ("" if want[1] is None else f"{want[1]:.6f}")
     first = data["scopes"][0]["standings"][0]
-    if first["adjusted_place_interval"] is None:   # under 5 deals: no interval is claimed
+    if first["adjusted_place_interval"] is None:  # under 5 deals: no interval is claimed
         assert first["deals"] < 5 and first["adjusted_place_ci95"] is not None
         cell = f"{first['adjusted_place']:.2f} (too few deals)"
     else:
         adj, half, (low, high) = first["adjusted_place"], first["adjusted_place_ci95"], first["adjusted_place_interval"]
-        clipped = low > adj - half + 1e-6 or high < adj + half - 1e-6   # past place 1 or the last place
+        clipped = low > adj - half + 1e-6 or high < adj + half - 1e-6  # past place 1 or the last place
         cell = f"{adj:.2f} [{low:.2f}, {high:.2f}]" if clipped else f"{adj:.2f} ± {half:.2f}"
-    for text in (run.leaderboard, (results / "leaderboard.md").read_text(),
-                 (results / "leaderboard.html").read_text()):
+    for text in (run.leaderboard, (results / "leaderboard.md").read_text(), (results / "leaderboard.html").read_text()):
         assert "luck-adjusted" in text and cell in text and "n/a" not in text
         assert "beta 0: no correction, the plain mean place" in text
 
@@ -127,8 +130,11 @@ def test_a_store_without_baselines_shows_the_figure_as_unavailable(tmp_path):
     assert all(v == (None, None) for v in _adjusted(data).values())
     rows = list(csv.DictReader(io.StringIO((summary.results / "leaderboard.csv").read_text())))
     assert rows and all(r["adjusted_place"] == "" and r["adjusted_place_ci95"] == "" for r in rows)
-    for text in (summary.leaderboard, (summary.results / "leaderboard.md").read_text(),
-                 (summary.results / "leaderboard.html").read_text()):
+    for text in (
+        summary.leaderboard,
+        (summary.results / "leaderboard.md").read_text(),
+        (summary.results / "leaderboard.html").read_text(),
+    ):
         assert "n/a: no luck baselines are stored" in text
     # no table at all (a store from before this feature): the same
     con = sqlite3.connect(summary.results / "results.sqlite")
@@ -136,7 +142,9 @@ def test_a_store_without_baselines_shows_the_figure_as_unavailable(tmp_path):
     con.commit()
     con.close()
     for fmt in ("terminal", "md", "csv", "json"):
-        result = CliRunner().invoke(cli, ["leaderboard", str(summary.results), "--format", fmt if fmt != "terminal" else "table"])
+        result = CliRunner().invoke(
+            cli, ["leaderboard", str(summary.results), "--format", fmt if fmt != "terminal" else "table"]
+        )
         assert result.exit_code == 0 and "Traceback" not in result.output, result.output
 
 
@@ -153,15 +161,15 @@ def test_an_interrupted_computation_keeps_every_result_and_the_next_run_finishes
 
     monkeypatch.setattr(luck_helper, "seat_baselines", cut_after_four)
     first = run_file(path)
-    assert first.interrupted and first.counted == first.scheduled   # every match is kept
-    assert _rows(first.results) == 4                                 # and the finished baselines
+    assert first.interrupted and first.counted == first.scheduled  # every match is kept
+    assert _rows(first.results) == 4  # and the finished baselines
     matches = stored(first.results)
 
     counted = []
     monkeypatch.setattr(luck_helper, "seat_baselines", lambda *a, **k: counted.append(a) or real(*a, **k))
     second = run_file(path)
     assert second.complete and stored(second.results) == matches
-    assert len(counted) == DEAL_ROWS + REFERENCE_ROWS - 4            # only what was missing
+    assert len(counted) == DEAL_ROWS + REFERENCE_ROWS - 4  # only what was missing
     assert _json(second.results)["luck"]["available"] is True
 
     counted.clear()
@@ -226,8 +234,10 @@ def test_an_altered_baseline_row_is_left_out_not_trusted(run, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(run.results, copy)
     con = sqlite3.connect(copy / "results.sqlite")
-    con.execute("UPDATE luck_baselines SET places = '[0, 0]' WHERE kind = 'deal' AND game = 'divers-weights'"
-                " AND rowid = (SELECT MIN(rowid) FROM luck_baselines WHERE kind = 'deal' AND game = 'divers-weights')")
+    con.execute(
+        "UPDATE luck_baselines SET places = '[0, 0]' WHERE kind = 'deal' AND game = 'divers-weights'"
+        " AND rowid = (SELECT MIN(rowid) FROM luck_baselines WHERE kind = 'deal' AND game = 'divers-weights')"
+    )
     con.commit()
     con.close()
     result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
@@ -258,10 +268,13 @@ def test_a_damaged_or_missing_summary_is_recomputed_from_the_reference_deals(run
     before = _adjusted(_json(run.results))
     con = sqlite3.connect(copy / "results.sqlite")
     assert con.execute("SELECT COUNT(*) FROM luck_baselines WHERE kind = 'summary'").fetchone()[0] == len(
-        REFERENCE_SETUP)
+        REFERENCE_SETUP
+    )
     # a hand-edited summary (its checksum fails): recomputed, same figures
-    con.execute("UPDATE luck_baselines SET places = '{\"mean\": [9, 9], \"cov\": [[0,0],[0,0]]}'"
-                " WHERE kind = 'summary' AND game = 'divers-weights'")
+    con.execute(
+        'UPDATE luck_baselines SET places = \'{"mean": [9, 9], "cov": [[0,0],[0,0]]}\''
+        " WHERE kind = 'summary' AND game = 'divers-weights'"
+    )
     con.commit()
     result = CliRunner().invoke(cli, ["leaderboard", str(copy), "--format", "json"])
     assert result.exit_code == 0, result.output

@@ -36,10 +36,12 @@ def _store_of_schema_3(folder: Path, *, luck_tables: str | None) -> None:
 
 
 def _read(folder: Path) -> tuple[str, bool, list[str], list[tuple]]:
-    store = ResultStore(folder, read_only=True)   # as `arena leaderboard` opens it
+    store = ResultStore(folder, read_only=True)  # as `arena leaderboard` opens it
     conn = store.conn
     version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-    names = sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'luck_%' AND type = 'table'"))
+    names = sorted(
+        r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'luck_%' AND type = 'table'")
+    )
     rows = conn.execute("SELECT * FROM luck_baselines").fetchall()
     computed = tables.computed(conn)
     store.close()
@@ -50,9 +52,9 @@ def test_a_new_store_has_the_tables_in_its_schema_and_no_baselines_yet(tmp_path)
     store = ResultStore(tmp_path)
     assert SCHEMA_VERSION == 4
     assert _read(tmp_path) == ("4", False, ["luck_aivat", "luck_baselines"], [])
-    assert baselines.load(store, []) is None      # nothing computed: the figure is unavailable
-    baselines.fill(store, [])                      # a run computes (here: nothing to compute) ...
-    assert baselines.load(store, []) is not None   # ... and from then on the figure is read
+    assert baselines.load(store, []) is None  # nothing computed: the figure is unavailable
+    baselines.fill(store, [])  # a run computes (here: nothing to compute) ...
+    assert baselines.load(store, []) is not None  # ... and from then on the figure is read
 
 
 def test_a_schema_3_store_with_baselines_is_migrated_keeping_its_rows(tmp_path):

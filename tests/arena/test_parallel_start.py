@@ -14,9 +14,9 @@ import uuid
 from pathlib import Path
 
 from arena.match.agents import ProcessAgent
+from arena.match.detect import _marker_pids, detect_sandbox
 from arena.match.referee import play_match
 from arena.match.sandbox import Limits
-from arena.match.detect import _marker_pids, detect_sandbox
 from arena.match.timecontrol import TimeControl
 from arena.tournament.roster import bot_entry
 from arena.tournament.schedule import MatchSpec
@@ -24,13 +24,13 @@ from games import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 TC = TimeControl(startup_s=20, move_s=3.0)  # generous: three interpreters start on a busy machine
-WAITER = '''
+WAITER = """
 import os, sys, time
 open(MINE, "w").close()
 end = time.monotonic() + 120
 while not all(os.path.exists(p) for p in OTHERS) and time.monotonic() < end:
     time.sleep(0.01)
-'''
+"""
 
 
 def waiting_bots(tmp: Path, n: int, tag: str) -> list[Path]:
@@ -46,13 +46,20 @@ def waiting_bots(tmp: Path, n: int, tag: str) -> list[Path]:
 
 def match_of(bots: list[Path], game: str = "tightwad") -> MatchSpec:
     players = len(bots)
-    return MatchSpec(match_id="parallel-start", index=0, game=game, players=players,
-                     options=REGISTRY[game].resolve_options(players, {}), deal_seed=3, match_seed=4,
-                     bots=tuple(p.stem for p in bots))
+    return MatchSpec(
+        match_id="parallel-start",
+        index=0,
+        game=game,
+        players=players,
+        options=REGISTRY[game].resolve_options(players, {}),
+        deal_seed=3,
+        match_seed=4,
+        bots=tuple(p.stem for p in bots),
+    )
 
 
 def test_a_match_launches_every_bot_before_waiting_for_any(tmp_path):
-    sandbox = detect_sandbox("none")   # the markers live in the test's folder; the launch is the same at every level
+    sandbox = detect_sandbox("none")  # the markers live in the test's folder; the launch is the same at every level
     bots = waiting_bots(tmp_path, 3, uuid.uuid4().hex[:8])
     agents = [ProcessAgent(bot_entry(str(p)), sandbox=sandbox, limits=Limits(), time_control=TC) for p in bots]
     try:

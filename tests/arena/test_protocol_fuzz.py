@@ -34,20 +34,34 @@ def objects(depth: int) -> bytes:
 def _bytes_lines() -> st.SearchStrategy[bytes]:
     valid = st.sampled_from([b"0", b"4", b'{"type":"action","action":2}', b'{"action":1}', b"3\r"])
     deep = st.builds(nested, st.integers(0, 5000)) | st.builds(objects, st.integers(0, 3000))
-    deep_in_answer = st.builds(lambda d: b'{"type":"action","action":1,"x":' + nested(d) + b"}",
-                               st.integers(0, 2000))
+    deep_in_answer = st.builds(lambda d: b'{"type":"action","action":1,"x":' + nested(d) + b"}", st.integers(0, 2000))
     numbers = st.one_of(
-        st.integers(-(10 ** 60), 10 ** 60).map(lambda n: str(n).encode()),
+        st.integers(-(10**60), 10**60).map(lambda n: str(n).encode()),
         st.integers(1, 6000).map(lambda n: b"9" * n),
-        st.sampled_from([b"NaN", b"Infinity", b"-Infinity", b"1e999", b"-1e400", b"1.0", b"true",
-                         b'{"action":NaN}', b'{"action":1e999}', b'{"action":' + b"7" * 5000 + b"}"]),
+        st.sampled_from(
+            [
+                b"NaN",
+                b"Infinity",
+                b"-Infinity",
+                b"1e999",
+                b"-1e400",
+                b"1.0",
+                b"true",
+                b'{"action":NaN}',
+                b'{"action":1e999}',
+                b'{"action":' + b"7" * 5000 + b"}",
+            ]
+        ),
     )
     encodings = st.sampled_from(["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-8-sig"]).flatmap(
-        lambda enc: valid.map(lambda v: v.decode().encode(enc)))
+        lambda enc: valid.map(lambda v: v.decode().encode(enc))
+    )
     nul = st.builds(lambda a, b: a + b"\x00" + b, valid, st.binary(max_size=4))
-    invalid_utf8 = st.builds(lambda v, bad: v + bad, valid,
-                             st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80",
-                                              b"\x80", b'"\xfe"']))
+    invalid_utf8 = st.builds(
+        lambda v, bad: v + bad,
+        valid,
+        st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80", b'"\xfe"']),
+    )
     junk = st.binary(max_size=300).map(lambda b: b.replace(b"\n", b" "))
     return st.one_of(valid, deep, deep_in_answer, numbers, encodings, nul, invalid_utf8, junk)
 
@@ -70,7 +84,7 @@ def test_parse_action_answers_or_faults(line):
         _one_line_protocol_or_illegal(fault)
         return
     assert type(action) is int and 0 <= action < LEGAL
-    text = line.decode("utf-8")             # accepted lines are strict UTF-8 JSON
+    text = line.decode("utf-8")  # accepted lines are strict UTF-8 JSON
     assert "\x00" not in text and not text.startswith("\ufeff")
 
 
@@ -89,8 +103,18 @@ def test_parse_hello_answers_or_faults(line):
 
 
 def test_known_attacks_are_protocol_faults():
-    for line in (nested(1000), objects(1000), b"0\x00", "0".encode("utf-16"), "1".encode("utf-16-le"),
-                 b"\xef\xbb\xbf1", b"NaN", b"1e999", b"9" * 5000, b"\xff"):
+    for line in (
+        nested(1000),
+        objects(1000),
+        b"0\x00",
+        "0".encode("utf-16"),
+        "1".encode("utf-16-le"),
+        b"\xef\xbb\xbf1",
+        b"NaN",
+        b"1e999",
+        b"9" * 5000,
+        b"\xff",
+    ):
         try:
             protocol.parse_action(line, LEGAL)
         except BotFault as fault:
@@ -126,9 +150,16 @@ class LineAgent(RandomAgent):
 @given(LINES)
 def test_referee_turns_any_line_into_an_answer_or_a_fault(line):
     players = 3
-    m = MatchSpec(match_id="fuzz", index=0, game="tightwad", players=players,
-                  options=REGISTRY["tightwad"].resolve_options(players, {}), deal_seed=3, match_seed=4,
-                  bots=("fuzzed", "r1", "r2"))
+    m = MatchSpec(
+        match_id="fuzz",
+        index=0,
+        game="tightwad",
+        players=players,
+        options=REGISTRY["tightwad"].resolve_options(players, {}),
+        deal_seed=3,
+        match_seed=4,
+        bots=("fuzzed", "r1", "r2"),
+    )
     record = play_match(m, [LineAgent(line), RandomAgent(seed=1), RandomAgent(seed=2)])
     fault = record["faults"][0]
     first = next(d for d in record["decisions"] if d["seat"] == 0)

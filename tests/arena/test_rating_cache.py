@@ -34,15 +34,16 @@ def _records(n: int, seed: int = 1) -> list[dict]:
     for i in range(n):
         seats = rng.sample(BOTS, rng.randint(2, 4))
         perf = [rng.randint(0, 3) + BOTS.index(b) for b in seats]
-        faults = [{"kind": "timeout", "detail": "slow"} if rng.random() < 0.05 else None
-                  for _ in seats]
-        recs.append(make_record(i, seats, [sum(q > p for q in perf) for p in perf],
-                                game=("tightwad", "palace")[i % 2], faults=faults))
+        faults = [{"kind": "timeout", "detail": "slow"} if rng.random() < 0.05 else None for _ in seats]
+        recs.append(
+            make_record(
+                i, seats, [sum(q > p for q in perf) for p in perf], game=("tightwad", "palace")[i % 2], faults=faults
+            )
+        )
     return recs
 
 
-def test_resumed_report_is_identical_and_rates_only_new_matches(tmp_path: Path,
-                                                                monkeypatch) -> None:
+def test_resumed_report_is_identical_and_rates_only_new_matches(tmp_path: Path, monkeypatch) -> None:
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(120)
     first = compute_ratings(recs[:80], cache=cache, cache_key=KEY)
@@ -50,11 +51,12 @@ def test_resumed_report_is_identical_and_rates_only_new_matches(tmp_path: Path,
     assert render_json(first) == render_json(compute_ratings(recs[:80]))
 
     import arena.report.ratings as ratings
+
     calls = []
     real = ratings._rate
     monkeypatch.setattr(ratings, "_rate", lambda *a: calls.append(1) or real(*a))
     resumed = compute_ratings(recs, cache=cache, cache_key=KEY)
-    assert len(calls) == 2 * 40                       # overall + game, new matches only
+    assert len(calls) == 2 * 40  # overall + game, new matches only
     assert render_json(resumed) == render_json(compute_ratings(recs))
     assert _read(cache)["count"] == 120
 
@@ -62,7 +64,7 @@ def test_resumed_report_is_identical_and_rates_only_new_matches(tmp_path: Path,
 def test_only_the_complete_prefix_is_cached(tmp_path: Path) -> None:
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(60)
-    gap = recs[:30] + recs[31:]                       # match 30 not played yet
+    gap = recs[:30] + recs[31:]  # match 30 not played yet
     report = compute_ratings(gap, cache=cache, cache_key=KEY)
     assert _read(cache)["count"] == 30
     assert render_json(report) == render_json(compute_ratings(gap))
@@ -74,15 +76,31 @@ def test_stale_foreign_or_broken_cache_is_ignored(tmp_path: Path) -> None:
     cache = tmp_path / rating_cache.FILE_NAME
     recs = _records(50)
     compute_ratings(recs, cache=cache, cache_key=KEY)
-    changed = _records(50, seed=2)                    # other results, same match ids
+    changed = _records(50, seed=2)  # other results, same match ids
     assert render_json(compute_ratings(changed, cache=cache, cache_key=KEY)) == render_json(compute_ratings(changed))
     other_params = {"sigma": 5.0}
-    assert (render_json(compute_ratings(changed, other_params, cache=cache, cache_key=KEY))
-            == render_json(compute_ratings(changed, other_params)))
-    for junk in (b"", b"not zlib", zlib.compress(b"[1, 2]"), zlib.compress(b'{"format": 3}'),
-                 zlib.compress(json.dumps({"format": rating_cache.FORMAT, "version": 1,
-                                           "count": 10, "params": {}, "digest": "x",
-                                           "scopes": [], "notable": []}).encode())):
+    assert render_json(compute_ratings(changed, other_params, cache=cache, cache_key=KEY)) == render_json(
+        compute_ratings(changed, other_params)
+    )
+    for junk in (
+        b"",
+        b"not zlib",
+        zlib.compress(b"[1, 2]"),
+        zlib.compress(b'{"format": 3}'),
+        zlib.compress(
+            json.dumps(
+                {
+                    "format": rating_cache.FORMAT,
+                    "version": 1,
+                    "count": 10,
+                    "params": {},
+                    "digest": "x",
+                    "scopes": [],
+                    "notable": [],
+                }
+            ).encode()
+        ),
+    ):
         cache.write_bytes(junk)
         assert render_json(compute_ratings(recs, cache=cache, cache_key=KEY)) == render_json(compute_ratings(recs))
 
@@ -120,7 +138,7 @@ def test_a_cache_that_inflates_beyond_the_limit_is_ignored(tmp_path: Path, monke
     compute_ratings(recs, cache=cache, cache_key=KEY)
     rows = [ResultRow.from_record(r) for r in recs]
     assert rating_cache.load(cache, RatingParams.from_dict(None), rows, KEY) is not None
-    monkeypatch.setattr(rating_cache, "MAX_BYTES", 100)   # stands in for a zip bomb
+    monkeypatch.setattr(rating_cache, "MAX_BYTES", 100)  # stands in for a zip bomb
     assert rating_cache.load(cache, RatingParams.from_dict(None), rows, KEY) is None
 
 
@@ -137,11 +155,11 @@ def test_a_history_text_that_does_not_fit_its_history_is_rebuilt(tmp_path: Path)
     a, b = sorted(history)[:2]
     damage = [
         lambda h: h[a].__setitem__(3, '"]}{"'),
-        lambda h: h[a].__setitem__(3, h[b][3]),                            # another bot's points
-        lambda h: h[a].__setitem__(3, h[a][3].rsplit(",[", 1)[0] + "]"),   # one point short
-        lambda h: h[a].__setitem__(3, h[a][3][:-2] + "1]]"),               # last point changed
+        lambda h: h[a].__setitem__(3, h[b][3]),  # another bot's points
+        lambda h: h[a].__setitem__(3, h[a][3].rsplit(",[", 1)[0] + "]"),  # one point short
+        lambda h: h[a].__setitem__(3, h[a][3][:-2] + "1]]"),  # last point changed
         lambda h: h[a].__setitem__(3, 12),
-        lambda h: [v.pop() for v in h.values()],                           # an older arena's cache
+        lambda h: [v.pop() for v in h.values()],  # an older arena's cache
     ]
     expected = render_json(compute_ratings(recs))
     for hurt in damage:
@@ -212,8 +230,9 @@ def test_an_edited_cache_does_not_verify_and_the_ratings_are_recomputed(tmp_path
     assert "does not verify" in caplog.text
     # nor does a cache sealed for another folder's secret
     other = rating_cache.key_from_secret("cd" * 32)
-    assert rating_cache.load(cache, RatingParams.from_dict(None), [ResultRow.from_record(r) for r in recs],
-                             other) is None
+    assert (
+        rating_cache.load(cache, RatingParams.from_dict(None), [ResultRow.from_record(r) for r in recs], other) is None
+    )
 
 
 def test_a_forged_cache_in_a_results_folder_cannot_reorder_the_leaderboard(tmp_path: Path) -> None:

@@ -9,8 +9,15 @@ from pathlib import Path
 import pytest
 import trueskill
 
-from arena.report.ratings import (OVERALL, RatingParams, RatingReport, compute_ratings, deal_cluster,
-                                  mean_place_interval, wilson_interval)
+from arena.report.ratings import (
+    OVERALL,
+    RatingParams,
+    RatingReport,
+    compute_ratings,
+    deal_cluster,
+    mean_place_interval,
+    wilson_interval,
+)
 from arena.tournament.store import ResultRow, ResultStore
 from tests.arena.record_factory import make_record
 
@@ -22,8 +29,12 @@ def _places(perf: list[float]) -> list[int]:
     return [sum(1 for q in perf if q > p) for p in perf]
 
 
-def _tournament(n: int = 90, seed: int = 3, strength: dict[str, float] | None = None,
-                games: tuple[str, ...] = ("tightwad", "palace")) -> list[dict]:
+def _tournament(
+    n: int = 90,
+    seed: int = 3,
+    strength: dict[str, float] | None = None,
+    games: tuple[str, ...] = ("tightwad", "palace"),
+) -> list[dict]:
     rng = random.Random(seed)
     strength = strength or {"alpha": 3.0, "bravo": 1.0, "charlie": 0.5, "delta": 0.0}
     recs = []
@@ -57,8 +68,7 @@ def test_one_match_matches_trueskill_directly_and_ties_share_ranks() -> None:
     """C3: equal places are a tie; the rating call gets the places as ranks."""
     rec = make_record(0, ["a", "b", "c"], [0, 0, 2])
     report = compute_ratings([rec])
-    env = trueskill.TrueSkill(mu=25, sigma=25 / 3, beta=25 / 6, tau=25 / 300,
-                              draw_probability=0.10)
+    env = trueskill.TrueSkill(mu=25, sigma=25 / 3, beta=25 / 6, tau=25 / 300, draw_probability=0.10)
     (ra,), (rb,), (rc,) = env.rate([(env.create_rating(),)] * 3, ranks=[0, 0, 2])
     scope = report.scope(OVERALL)
     for name, expected in (("a", ra), ("b", rb), ("c", rc)):
@@ -73,9 +83,11 @@ def test_one_match_matches_trueskill_directly_and_ties_share_ranks() -> None:
 
 
 def test_overall_rates_all_games_in_index_order_on_shared_ratings() -> None:
-    recs = [make_record(2, ["a", "b"], [1, 0], game="palace"),
-            make_record(0, ["a", "b"], [0, 1], game="tightwad"),
-            make_record(1, ["b", "c"], [0, 1], game="palace")]
+    recs = [
+        make_record(2, ["a", "b"], [1, 0], game="palace"),
+        make_record(0, ["a", "b"], [0, 1], game="tightwad"),
+        make_record(1, ["b", "c"], [0, 1], game="palace"),
+    ]
     env = trueskill.TrueSkill()
     r = {n: env.create_rating() for n in "abc"}
     for seats, places in ((("a", "b"), [0, 1]), (("b", "c"), [0, 1]), (("a", "b"), [1, 0])):
@@ -125,12 +137,12 @@ def test_wilson_interval_hand_computed() -> None:
 
 def test_head_to_head_small_hand_made_case() -> None:
     rows = [
-        make_record(0, ["a", "b", "c"], [0, 1, 2]),   # a>b a>c b>c
-        make_record(1, ["b", "a", "c"], [0, 1, 1]),   # b>a a=c b>c
-        make_record(2, ["a", "b"], [0, 1]),           # a>b
-        make_record(3, ["c", "a", "b"], [0, 2, 1]),   # c>a c>b b>a
-        make_record(4, ["a", "b", "c"], [0, 0, 1]),   # a=b a>c b>c
-        make_record(5, ["a", "b"], [0, 1]),           # a>b
+        make_record(0, ["a", "b", "c"], [0, 1, 2]),  # a>b a>c b>c
+        make_record(1, ["b", "a", "c"], [0, 1, 1]),  # b>a a=c b>c
+        make_record(2, ["a", "b"], [0, 1]),  # a>b
+        make_record(3, ["c", "a", "b"], [0, 2, 1]),  # c>a c>b b>a
+        make_record(4, ["a", "b", "c"], [0, 0, 1]),  # a=b a>c b>c
+        make_record(5, ["a", "b"], [0, 1]),  # a>b
     ]
     scope = compute_ratings(rows).scope(OVERALL)
     ab = scope.pair("a", "b")
@@ -145,14 +157,24 @@ def test_head_to_head_small_hand_made_case() -> None:
     assert (bc.above, bc.below, bc.tied) == (3, 1, 0)
     assert bc.ci95 == pytest.approx((0.300635, 0.954414), abs=2e-5)
     assert [(h.bot, h.opponent) for h in scope.head_to_head] == [
-        ("a", "b"), ("a", "c"), ("b", "a"), ("b", "c"), ("c", "a"), ("c", "b")]
+        ("a", "b"),
+        ("a", "c"),
+        ("b", "a"),
+        ("b", "c"),
+        ("c", "a"),
+        ("c", "b"),
+    ]
 
 
 def test_sandbox_fault_matches_are_skipped_but_counted() -> None:
     recs = _tournament(30)
-    sandboxed = make_record(15, ["delta", "alpha", "bravo"], [0, 1, 2],
-                            faults=[None, {"kind": "sandbox", "detail": "bwrap failed"}, None],
-                            match_id="tightwad/sandboxed")
+    sandboxed = make_record(
+        15,
+        ["delta", "alpha", "bravo"],
+        [0, 1, 2],
+        faults=[None, {"kind": "sandbox", "detail": "bwrap failed"}, None],
+        match_id="tightwad/sandboxed",
+    )
     clean = compute_ratings(recs)
     mixed = compute_ratings(recs + [sandboxed])
     overall = mixed.scope(OVERALL)
@@ -163,17 +185,20 @@ def test_sandbox_fault_matches_are_skipped_but_counted() -> None:
     assert overall.standing("alpha").faults == {"sandbox": 1}
     assert overall.standing("delta").unrated == 1
     assert clean.scope(OVERALL).head_to_head == overall.head_to_head
-    assert any(n.match_id == "tightwad/sandboxed" and n.reason == "sandbox"
-               and n.bot == "alpha" for n in mixed.notable)
+    assert any(n.match_id == "tightwad/sandboxed" and n.reason == "sandbox" and n.bot == "alpha" for n in mixed.notable)
 
 
 def test_bot_faults_count_and_rate_as_placed() -> None:
-    recs = [make_record(0, ["a", "b", "c"], [0, 2, 1],
-                        faults=[None, {"kind": "timeout", "detail": "slow"}, None]),
-            make_record(1, ["a", "b", "c"], [2, 0, 1], capped=True),
-            make_record(2, ["a", "b", "c"], [0, 2, 2],
-                        faults=[None, {"kind": "crash", "detail": "exit 1"},
-                                {"kind": "timeout", "detail": "slow"}])]
+    recs = [
+        make_record(0, ["a", "b", "c"], [0, 2, 1], faults=[None, {"kind": "timeout", "detail": "slow"}, None]),
+        make_record(1, ["a", "b", "c"], [2, 0, 1], capped=True),
+        make_record(
+            2,
+            ["a", "b", "c"],
+            [0, 2, 2],
+            faults=[None, {"kind": "crash", "detail": "exit 1"}, {"kind": "timeout", "detail": "slow"}],
+        ),
+    ]
     report = compute_ratings(recs)
     scope = report.scope(OVERALL)
     assert scope.rated == 3 and scope.skipped == 0
@@ -181,7 +206,11 @@ def test_bot_faults_count_and_rate_as_placed() -> None:
     assert scope.standing("b").faults_total == 2
     assert scope.standing("a").mean_place == pytest.approx((1 + 3 + 1) / 3)  # 1-based
     assert [(n.index, n.reason, n.bot) for n in report.notable] == [
-        (0, "timeout", "b"), (1, "capped", None), (2, "crash", "b"), (2, "timeout", "c")]
+        (0, "timeout", "b"),
+        (1, "capped", None),
+        (2, "crash", "b"),
+        (2, "timeout", "c"),
+    ]
 
 
 def test_history_follows_each_rated_match() -> None:
@@ -197,8 +226,7 @@ def test_history_follows_each_rated_match() -> None:
 
 def test_params_defaults_overrides_and_json() -> None:
     p = RatingParams.from_dict(None)
-    assert (p.mu, p.sigma, p.beta, p.tau, p.draw_probability) == pytest.approx(
-        (25, 25 / 3, 25 / 6, 25 / 300, 0.10))
+    assert (p.mu, p.sigma, p.beta, p.tau, p.draw_probability) == pytest.approx((25, 25 / 3, 25 / 6, 25 / 300, 0.10))
     q = RatingParams.from_dict({"sigma": 6, "draw_probability": 0.2})
     assert (q.beta, q.tau) == pytest.approx((3, 0.06))
     with pytest.raises(ValueError, match="unknown"):
@@ -208,39 +236,67 @@ def test_params_defaults_overrides_and_json() -> None:
     recs = _tournament(20)
     report = compute_ratings(recs, {"mu": 30, "sigma": 10})
     data = report.to_json()
-    assert data["rating"]["params"] == {"mu": 30.0, "sigma": 10.0, "beta": 5.0, "tau": 0.1,
-                                        "draw_probability": 0.1}
-    assert report.scope(OVERALL).standings[0].mu != compute_ratings(recs).scope(
-        OVERALL).standings[0].mu
+    assert data["rating"]["params"] == {"mu": 30.0, "sigma": 10.0, "beta": 5.0, "tau": 0.1, "draw_probability": 0.1}
+    assert report.scope(OVERALL).standings[0].mu != compute_ratings(recs).scope(OVERALL).standings[0].mu
 
 
 def test_to_json_shape_is_stable() -> None:
-    report = compute_ratings(_tournament(20) + [
-        make_record(20, ["alpha", "bravo"], [0, 1],
-                    faults=[None, {"kind": "illegal", "detail": "action 99"}])])
+    report = compute_ratings(
+        _tournament(20)
+        + [make_record(20, ["alpha", "bravo"], [0, 1], faults=[None, {"kind": "illegal", "detail": "action 99"}])]
+    )
     data = report.to_json()
-    assert list(data) == ["format", "version", "complete", "scheduled", "counted", "rating", "deals", "scopes",
-                          "notable", "sandbox", "luck"]
+    assert list(data) == [
+        "format",
+        "version",
+        "complete",
+        "scheduled",
+        "counted",
+        "rating",
+        "deals",
+        "scopes",
+        "notable",
+        "sandbox",
+        "luck",
+    ]
     assert (data["format"], data["version"]) == ("decktet-arena-leaderboard", 1)
     scope = data["scopes"][0]
-    assert list(scope) == ["scope", "games", "matches", "rated", "skipped", "standings",
-                           "head_to_head"]
+    assert list(scope) == ["scope", "games", "matches", "rated", "skipped", "standings", "head_to_head"]
     assert list(scope["standings"][0]) == [
-        "rank", "bot", "mu", "sigma", "conservative", "matches", "mean_place", "mean_place_ci95",
-        "adjusted_place", "adjusted_place_ci95", "deals", "worst_place", "mean_place_interval",
-        "adjusted_place_interval", "shared_rank", "tied", "firsts", "unrated", "faults_total", "faults", "history"]
-    assert list(scope["head_to_head"][0]) == ["bot", "opponent", "above", "below", "tied",
-                                              "share", "ci95"]
-    assert list(data["notable"][0]) == ["match_id", "index", "game", "reason", "seat", "bot",
-                                        "detail"]
+        "rank",
+        "bot",
+        "mu",
+        "sigma",
+        "conservative",
+        "matches",
+        "mean_place",
+        "mean_place_ci95",
+        "adjusted_place",
+        "adjusted_place_ci95",
+        "deals",
+        "worst_place",
+        "mean_place_interval",
+        "adjusted_place_interval",
+        "shared_rank",
+        "tied",
+        "firsts",
+        "unrated",
+        "faults_total",
+        "faults",
+        "history",
+    ]
+    assert list(scope["head_to_head"][0]) == ["bot", "opponent", "above", "below", "tied", "share", "ci95"]
+    assert list(data["notable"][0]) == ["match_id", "index", "game", "reason", "seat", "bot", "detail"]
     assert json.loads(json.dumps(data)) == data
 
 
 def _dealt(deals: int, places: dict[str, list[int]], players: int = 4) -> list:
     """``deals`` deals of one rotation each; ``places[bot][d]``: its 0-based place in deal d."""
     bots = sorted(places)
-    return [make_record(d, bots, [places[b][d] for b in bots],
-                        match_id=f"tightwad/p{players}/d{d:02d}/r0/{d:016x}") for d in range(deals)]
+    return [
+        make_record(d, bots, [places[b][d] for b in bots], match_id=f"tightwad/p{players}/d{d:02d}/r0/{d:016x}")
+        for d in range(deals)
+    ]
 
 
 def test_an_interval_from_too_few_deals_is_not_claimed() -> None:
@@ -263,33 +319,43 @@ def test_an_interval_is_clipped_to_the_places_1_to_the_table_size() -> None:
     from arena.report.leaderboard import format_mean_place
 
     # a is first in 5 of 6 deals and last once: mean 1.5, half-width ~1.3 -> from 0.2 unclipped
-    report = compute_ratings(_dealt(6, {"a": [0, 0, 0, 0, 0, 3], "b": [1, 1, 1, 1, 1, 0],
-                                        "c": [2, 2, 2, 2, 2, 1], "d": [3, 3, 3, 3, 3, 2]}))
+    report = compute_ratings(
+        _dealt(6, {"a": [0, 0, 0, 0, 0, 3], "b": [1, 1, 1, 1, 1, 0], "c": [2, 2, 2, 2, 2, 1], "d": [3, 3, 3, 3, 3, 2]})
+    )
     a = next(s for s in report.scope("tightwad").standings if s.name == "a")
     low, high = a.mean_place_interval
     assert a.mean_place - a.mean_place_ci95 < 1 and low == 1.0 and high == pytest.approx(1.5 + a.mean_place_ci95)
     assert format_mean_place(a) == f"1.50 [1.00, {high:.2f}]"
-    assert all(1 <= s.mean_place_interval[0] <= s.mean_place_interval[1] <= 4
-               for s in report.scope("tightwad").standings)
+    assert all(
+        1 <= s.mean_place_interval[0] <= s.mean_place_interval[1] <= 4 for s in report.scope("tightwad").standings
+    )
 
 
 def test_tied_bots_share_a_marked_rank() -> None:
     from arena.report.leaderboard import render_markdown, render_terminal
 
     # b, c and d each beat a fresh opponent once (x, y, z): identical ratings, pair by pair
-    recs = [make_record(i, [w, l], [0, 1], game="divers-weights",
-                        match_id=f"divers-weights/p2/d{i:02d}/r0/{i:016x}") for i, (w, l) in enumerate(
-                            [("b", "x"), ("c", "y"), ("d", "z")])]
+    recs = [
+        make_record(i, [w, l], [0, 1], game="divers-weights", match_id=f"divers-weights/p2/d{i:02d}/r0/{i:016x}")
+        for i, (w, l) in enumerate([("b", "x"), ("c", "y"), ("d", "z")])
+    ]
     report = compute_ratings(recs)
     scope = report.scope("divers-weights")
     assert [(s.name, s.rank, s.rank_label) for s in scope.standings] == [
-        ("b", 1, "=1"), ("c", 2, "=1"), ("d", 3, "=1"), ("x", 4, "=4"), ("y", 5, "=4"), ("z", 6, "=4")]
+        ("b", 1, "=1"),
+        ("c", 2, "=1"),
+        ("d", 3, "=1"),
+        ("x", 4, "=4"),
+        ("y", 5, "=4"),
+        ("z", 6, "=4"),
+    ]
     for text in (render_terminal(report), render_markdown(report)):
         assert "=1" in text and "=4" in text and "tied at rank" in text
     row = report.to_json()["scopes"][1]["standings"][2]
-    assert (row["rank"], row["shared_rank"], row["tied"]) == (3, 1, True)   # rank keeps its meaning
-    untied = compute_ratings(recs[:1] + [make_record(5, ["c", "b"], [0, 1], game="divers-weights",
-                                                     match_id="divers-weights/p2/d05/r0/5")])
+    assert (row["rank"], row["shared_rank"], row["tied"]) == (3, 1, True)  # rank keeps its meaning
+    untied = compute_ratings(
+        recs[:1] + [make_record(5, ["c", "b"], [0, 1], game="divers-weights", match_id="divers-weights/p2/d05/r0/5")]
+    )
     assert not any(s.tied for s in untied.scope("divers-weights").standings)
 
 
@@ -298,12 +364,14 @@ def test_a_single_game_is_not_repeated_as_overall() -> None:
     from arena.report.leaderboard import render_markdown, render_terminal
 
     one = compute_ratings(_dealt(2, {"a": [0, 1], "b": [1, 0], "c": [2, 2], "d": [3, 3]}))
-    assert [s.scope for s in one.scopes] == [OVERALL, "tightwad"]   # the JSON keeps both
+    assert [s.scope for s in one.scopes] == [OVERALL, "tightwad"]  # the JSON keeps both
     assert "Overall" not in render_terminal(one) and "Tightwad\n" in render_terminal(one)
     assert "## Overall" not in render_markdown(one) and "## Tightwad" in render_markdown(one)
     assert "Overall" not in render_html(one)
-    two = compute_ratings(_dealt(2, {"a": [0, 1], "b": [1, 0], "c": [2, 2], "d": [3, 3]}) + [
-        make_record(9, ["a", "b"], [0, 1], game="divers-weights", match_id="divers-weights/p2/d00/r0/9")])
+    two = compute_ratings(
+        _dealt(2, {"a": [0, 1], "b": [1, 0], "c": [2, 2], "d": [3, 3]})
+        + [make_record(9, ["a", "b"], [0, 1], game="divers-weights", match_id="divers-weights/p2/d00/r0/9")]
+    )
     assert "Overall" in render_terminal(two) and "## Overall" in render_markdown(two)
 
 
@@ -356,8 +424,7 @@ def test_unratable_match_is_skipped_and_listed(monkeypatch: pytest.MonkeyPatch) 
         return real(env, params, groups, ranks)
 
     monkeypatch.setattr(ratings, "_rate", flaky)
-    recs = [make_record(0, ["a", "b"], [0, 1]), make_record(1, ["a", "b"], [1, 0]),
-            make_record(2, ["a", "b"], [0, 1])]
+    recs = [make_record(0, ["a", "b"], [0, 1]), make_record(1, ["a", "b"], [1, 0]), make_record(2, ["a", "b"], [0, 1])]
     report = compute_ratings(recs)
     overall = report.scope(OVERALL)
     assert (overall.rated, overall.skipped) == (2, 1)
@@ -367,11 +434,12 @@ def test_unratable_match_is_skipped_and_listed(monkeypatch: pytest.MonkeyPatch) 
 
 # ---- the mean place's 95% interval --------------------------------------------------------
 
+
 def test_a_deal_is_every_rotation_and_group_of_a_scheduled_id() -> None:
     assert deal_cluster("tightwad/p3/d07/r2/d57c3db0a37c6c77") == "tightwad/p3/d07"
     assert deal_cluster("dw4/p4/d11/r0/0123456789abcdef") == "dw4/p4/d11"
     for other in ("play/tightwad/3", "tightwad/p4/i0000001", "x/p3/d01/r0/NOTHEX"):
-        assert deal_cluster(other) == other       # an id of no schedule is a deal of its own
+        assert deal_cluster(other) == other  # an id of no schedule is a deal of its own
 
 
 def test_mean_place_interval_is_the_t_interval_over_deals_when_deals_are_alike() -> None:
@@ -380,10 +448,10 @@ def test_mean_place_interval_is_the_t_interval_over_deals_when_deals_are_alike()
     half = mean_place_interval([(m * 4, 4) for m in means])
     m = sum(means) / 5
     sd = (sum((x - m) ** 2 for x in means) / 4) ** 0.5
-    assert half == pytest.approx(2.776 * sd / 5 ** 0.5)
-    assert mean_place_interval([(6, 4)]) is None                  # one deal: no interval
+    assert half == pytest.approx(2.776 * sd / 5**0.5)
+    assert mean_place_interval([(6, 4)]) is None  # one deal: no interval
     assert mean_place_interval([]) is None
-    assert mean_place_interval([(4, 4), (4, 4), (4, 4)]) == 0.0   # always first
+    assert mean_place_interval([(4, 4), (4, 4), (4, 4)]) == 0.0  # always first
 
 
 def test_mean_place_interval_covers_the_true_mean_about_95_percent_of_the_time() -> None:
@@ -406,24 +474,22 @@ def test_leaderboards_show_the_mean_place_with_its_interval() -> None:
     from arena.report.leaderboard import render_csv, render_json, render_markdown
 
     recs = []
-    for i in range(18):                      # 6 deals x 3 rotations, ids as the schedule gives them
+    for i in range(18):  # 6 deals x 3 rotations, ids as the schedule gives them
         deal, rot = divmod(i, 3)
-        order = {"alpha": 0, "bravo": 1 + deal % 2, "charlie": 2 - deal % 2}   # 0-based places
+        order = {"alpha": 0, "bravo": 1 + deal % 2, "charlie": 2 - deal % 2}  # 0-based places
         bots = ["alpha", "bravo", "charlie"][rot:] + ["alpha", "bravo", "charlie"][:rot]
-        recs.append(make_record(i, bots, [order[b] for b in bots],
-                                match_id=f"tightwad/p3/d{deal:02d}/r{rot}/{i:016x}"))
+        recs.append(make_record(i, bots, [order[b] for b in bots], match_id=f"tightwad/p3/d{deal:02d}/r{rot}/{i:016x}"))
     report = compute_ratings(recs)
     by = {s.name: s for s in report.scope(OVERALL).standings}
     assert by["alpha"].mean_place == 1.0 and by["alpha"].mean_place_ci95 == 0.0
     # charlie is 3rd (1-based) on even deals, 2nd on odd ones: three seats per deal
     assert by["charlie"].mean_place == 2.5
-    assert by["charlie"].mean_place_ci95 == pytest.approx(
-        mean_place_interval([(9, 3), (6, 3)] * 3))
+    assert by["charlie"].mean_place_ci95 == pytest.approx(mean_place_interval([(9, 3), (6, 3)] * 3))
     assert by["charlie"].mean_place_ci95 == pytest.approx(2.571 * (0.3 / 6) ** 0.5)  # sd of 3,2,3,2,3,2
     md = render_markdown(report)
-    half = by["charlie"].mean_place_ci95        # 2.50 ± 0.57 would reach 3.07 at a table of 3
+    half = by["charlie"].mean_place_ci95  # 2.50 ± 0.57 would reach 3.07 at a table of 3
     assert f"2.50 [{2.5 - half:.2f}, 3.00]" in md and "95% interval" in md
-    assert "1.00 (same in all 6 deals)" in md and "± 0.00" not in md   # never a certain-looking ± 0
+    assert "1.00 (same in all 6 deals)" in md and "± 0.00" not in md  # never a certain-looking ± 0
     data = json.loads(render_json(report))
     assert {s["bot"]: s["mean_place_ci95"] for s in data["scopes"][0]["standings"]}["alpha"] == 0.0
     header, *rows = render_csv(report).splitlines()

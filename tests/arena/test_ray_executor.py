@@ -24,14 +24,13 @@ from pathlib import Path
 
 import pytest
 
+from arena.errors import ArenaError
 from arena.report.run import run_and_publish
 from arena.tournament.load import load_tournament
-from arena.errors import ArenaError
 from arena.tournament.ray_executor import RAY_MISSING, BotShippingError, BotWorker, pack_bots, play_on_ray, unpack_bots
 from arena.tournament.roster import BotEntry, bot_entry, resolve_bots
 from arena.tournament.runner import limits_from, time_control_from
 from arena.tournament.schedule import build_schedule
-
 from tests import own_processes as own
 
 from .test_runner import ROOT, SLOW, leaderboard_json, run_file, share_secret, stored, write_tournament
@@ -57,8 +56,7 @@ def node_cache(tmp_path_factory):
 def ray(node_cache):
     """A local Ray instance on 2 CPUs for this module; play_on_ray uses it and leaves it running."""
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
-    ray.init(address=None, num_cpus=2, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.WARNING)
+    ray.init(address=None, num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     yield ray
     ray.shutdown()
 
@@ -114,8 +112,14 @@ def test_a_shipped_file_name_cannot_escape_the_workers_folder(tmp_path):
 def _settings(tournament, level: str = "auto") -> dict:
     from arena import __version__
 
-    return {"version": __version__, "sandbox_level": level, "limits": limits_from(tournament),
-            "tc": time_control_from(tournament), "fresh": False, "name": tournament.name}
+    return {
+        "version": __version__,
+        "sandbox_level": level,
+        "limits": limits_from(tournament),
+        "tc": time_control_from(tournament),
+        "fresh": False,
+        "name": tournament.name,
+    }
 
 
 def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_line(tmp_path, node_cache):
@@ -132,7 +136,7 @@ def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_li
     assert worker.tmp.name.startswith(f"arena-ray-{os.getpid()}-")
     info = worker.ready()
     assert info["error"] is None and info["sandbox"]
-    copies = node_cache / "shipped"   # the node's cache, by content hash
+    copies = node_cache / "shipped"  # the node's cache, by content hash
     record = worker.play(match)
     assert [b["path"] for b in record["bots"]] == [str(copies / entries[n].sha256 / f"{n}.py") for n in match.bots]
     assert [b["sha256"] for b in record["bots"]] == [entries[n].sha256 for n in match.bots]
@@ -179,8 +183,10 @@ def test_executor_ray_without_ray_installed_is_one_line_and_writes_nothing(tmp_p
         run_file(path, executor="ray")
     assert str(info.value) == RAY_MISSING == "--executor ray needs Ray: pip install 'decktet-arena[ray]'"
     assert not (tmp_path / "results-noray").exists()
-    code = ("import sys; sys.modules['ray'] = None; from arena.cli import main; "
-            f"sys.argv = ['arena', 'run', {str(path)!r}, '--executor', 'ray']; main()")
+    code = (
+        "import sys; sys.modules['ray'] = None; from arena.cli import main; "
+        f"sys.argv = ['arena', 'run', {str(path)!r}, '--executor', 'ray']; main()"
+    )
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [f"arena: error: {RAY_MISSING}"]
@@ -209,14 +215,16 @@ def test_an_unreachable_ray_address_fails_fast_in_one_line():
             _check_reachable(f"127.0.0.1:{port}")
     finally:
         socket.create_connection = real
-    assert len(tries) == 1 and tries[0] is not None and tries[0] <= 5   # one bounded try, no retries
+    assert len(tries) == 1 and tries[0] is not None and tries[0] <= 5  # one bounded try, no retries
     _check_reachable("auto")  # left to Ray
     _check_reachable(None)
 
 
 def test_no_arena_module_imports_ray_when_imported():
-    code = ("import sys, arena.cli, arena.tournament.runner, arena.tournament.ray_executor, arena.tournament.match_player; "
-            "assert 'ray' not in sys.modules, 'ray imported'")
+    code = (
+        "import sys, arena.cli, arena.tournament.runner, arena.tournament.ray_executor, arena.tournament.match_player; "
+        "assert 'ray' not in sys.modules, 'ray imported'"
+    )
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
 
@@ -242,10 +250,13 @@ def test_the_local_pool_and_ray_store_identical_results_and_leaderboards(tmp_pat
     records = [json.loads(zlib.decompress(blob)) for (blob,) in con.execute("SELECT record FROM matches")]
     shas = [hashlib.sha256(p.read_bytes()).hexdigest() for p in files]
     assert {(b["path"], b["sha256"]) for r in records for b in r["bots"]} == {
-        (str(on_ray.results / "bots" / sha / p.name), sha) for p, sha in zip(files, shas)}
+        (str(on_ray.results / "bots" / sha / p.name), sha) for p, sha in zip(files, shas)
+    }
     assert {r["sandbox"]["level"] for r in records} == {on_ray.sandbox_level}
-    assert sorted(p.parent.name for p in (on_ray.results / "logs").glob("ray-*/random_bot.stderr.log")) \
-        == ["ray-0", "ray-1"]
+    assert sorted(p.parent.name for p in (on_ray.results / "logs").glob("ray-*/random_bot.stderr.log")) == [
+        "ray-0",
+        "ray-1",
+    ]
     _wait_until(lambda: _worker_pids(os.getpid()) == {}, "Ray workers outlived the run")  # this test's Ray only
     assert set(Path(tempfile.gettempdir()).glob("arena-ray-*")) <= copies_before  # workers removed their copies
 
@@ -285,8 +296,14 @@ def test_a_sandbox_level_that_fails_on_a_node_is_reported_with_the_node(tmp_path
     tournament = load_tournament(write_tournament(tmp_path, "sbx", deals=1))
     entries = _entries("random_bot.py", "tightwad_heuristic.py", "divers_heuristic.py")
     pending = build_schedule(tournament, list(entries.values()), TEST_SECRET)
-    ctx = {"entries": entries, "limits": limits_from(tournament), "tc": time_control_from(tournament),
-           "fresh": False, "name": tournament.name, "results": tmp_path / "r"}
+    ctx = {
+        "entries": entries,
+        "limits": limits_from(tournament),
+        "tc": time_control_from(tournament),
+        "fresh": False,
+        "name": tournament.name,
+        "results": tmp_path / "r",
+    }
     got: list[dict] = []
     copies_before = set(Path(tempfile.gettempdir()).glob("arena-ray-*"))
     with pytest.raises(ArenaError) as info:
@@ -313,7 +330,7 @@ def _done_before(log: str, line: str) -> int:
     """How many matches run.log shows done before ``line``: a death noticed at once comes
     before the matches still being played (counts, not clock times, on a busy machine)."""
     lines = log.splitlines()
-    return sum(" done (" in ln for ln in lines[:lines.index(line)])
+    return sum(" done (" in ln for ln in lines[: lines.index(line)])
 
 
 @pytest.mark.slow
@@ -329,9 +346,9 @@ def test_a_worker_killed_mid_match_is_replaced_and_the_run_equals_a_local_run(tm
         end = time.monotonic() + 120
         while time.monotonic() < end:
             if results.joinpath("results.sqlite").exists() and _count(results) >= 3:
-                for pid in _worker_pids(os.getpid()):   # the ray fixture's instance is ours
-                    if own.descendants(pid):            # its bots are running: it is in a match
-                        os.kill(pid, signal.SIGKILL)    # as the OOM killer would
+                for pid in _worker_pids(os.getpid()):  # the ray fixture's instance is ours
+                    if own.descendants(pid):  # its bots are running: it is in a match
+                        os.kill(pid, signal.SIGKILL)  # as the OOM killer would
                         killed.append((pid, _count(results)))
                         return
             time.sleep(0.02)
@@ -344,13 +361,13 @@ def test_a_worker_killed_mid_match_is_replaced_and_the_run_equals_a_local_run(tm
     # the same run replaced the worker and played its matches again: complete, as a local run
     assert summary.complete and not summary.given_up and not summary.harness_failures
     assert summary.played == summary.scheduled == summary.counted == ref.scheduled
-    assert _count(results) == ref.scheduled       # every match stored exactly once
+    assert _count(results) == ref.scheduled  # every match stored exactly once
     assert stored(results) == stored(ref.results)
     assert (results / "leaderboard.json").read_bytes() == (ref.results / "leaderboard.json").read_bytes()
     log = (results / "run.log").read_text()
     died = [ln for ln in log.splitlines() if " died: " in ln and "matches in flight go back" in ln]
     assert len(died) == 1, died
-    assert _done_before(log, died[0]) <= killed[0][1] + 1   # noticed at once, not at the end
+    assert _done_before(log, died[0]) <= killed[0][1] + 1  # noticed at once, not at the end
     assert "playing it again (try 2 of 3)" in log
     assert log.count("ray: worker 2 starts in place of worker") == 1
     assert log.count("ray: worker 2 ready") == 1
@@ -381,7 +398,7 @@ def test_a_worker_that_dies_between_matches_is_noticed_and_replaced(tmp_path, ra
     """Two matches, two workers: the first worker ready takes both (one playing, one
     queued), the other idles. Killing the idle one loses no match; it is replaced
     while work is left, and the run completes."""
-    sleepy = tmp_path / "sleepy.py"   # a match lasts seconds: the kill lands while the other plays
+    sleepy = tmp_path / "sleepy.py"  # a match lasts seconds: the kill lands while the other plays
     sleepy.write_text(SLOW.read_text().replace("time.sleep(0.004)", "time.sleep(0.05)"))
     results = tmp_path / "results-idle"
     killed: list[tuple[int, float]] = []
@@ -400,15 +417,14 @@ def test_a_worker_that_dies_between_matches_is_noticed_and_replaced(tmp_path, ra
 
     killer = threading.Thread(target=kill_the_idle_worker)
     killer.start()
-    summary = run_file(_two_player_tournament(tmp_path, [ROOT / "bots/random_bot.py", sleepy], "idle"),
-                       executor="ray")
+    summary = run_file(_two_player_tournament(tmp_path, [ROOT / "bots/random_bot.py", sleepy], "idle"), executor="ray")
     killer.join()
     assert killed, "no idle worker was killed"
     assert summary.complete and summary.played == summary.scheduled == 2 and not summary.given_up
     log = (results / "run.log").read_text()
     died = [ln for ln in log.splitlines() if f"pid {killed[0][0]}) died: " in ln]
     assert len(died) == 1 and died[0].endswith("it had no match in flight"), died
-    assert _done_before(log, died[0]) <= min(killed[0][1] + 1, 1)   # noticed while the other match played
+    assert _done_before(log, died[0]) <= min(killed[0][1] + 1, 1)  # noticed while the other match played
     assert f"ray: worker 2 starts in place of worker {died[0].split('ray: worker ')[1].split()[0]}" in log
     assert "playing it again" not in log
 
@@ -479,10 +495,12 @@ def test_a_run_whose_cluster_loses_every_worker_stops_in_one_line(tmp_path, ray,
     killer = threading.Thread(target=lose_the_worker)
     killer.start()
     try:
-        summary = run_file(path, executor="ray")   # returns (the message below says why), not waits for ever
+        summary = run_file(path, executor="ray")  # returns (the message below says why), not waits for ever
         killer.join()
         assert killed, "the worker was not killed"
-        assert ray.get(hogs[1].ready.remote(), timeout=60) == "ready"  # it took the freed CPU (an actor can take 10 s to start on a busy machine)
+        assert (
+            ray.get(hogs[1].ready.remote(), timeout=60) == "ready"
+        )  # it took the freed CPU (an actor can take 10 s to start on a busy machine)
     finally:
         for h in hogs:
             ray.kill(h)
@@ -511,11 +529,17 @@ def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path)
     bots = [ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"]
     path = write_tournament(tmp_path, "intr", bots=bots, deals=3, workers=2)
     results = tmp_path / "results-intr"
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=own.as_from_a_terminal)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--executor", "ray"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=own.as_from_a_terminal,
+    )
     end = time.monotonic() + 120
-    workers: dict[int, int] = {}     # this run's Ray workers and their bots, recorded while it runs
+    workers: dict[int, int] = {}  # this run's Ray workers and their bots, recorded while it runs
     bots_seen: dict[int, int] = {}
 
     def record() -> None:
@@ -542,12 +566,11 @@ def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path)
 
 def _count(results: Path) -> int:
     try:
-        return sqlite3.connect(results / "results.sqlite", timeout=5).execute(
-            "SELECT count(*) FROM matches").fetchone()[0]
+        return (
+            sqlite3.connect(results / "results.sqlite", timeout=5).execute("SELECT count(*) FROM matches").fetchone()[0]
+        )
     except sqlite3.Error:
         return 0
-
-
 
 
 class _FakeHandle:
@@ -591,8 +614,14 @@ def test_each_play_call_names_the_match_that_worker_plays_next_and_a_lost_worker
 
     matches = [SimpleNamespace(match_id=f"m{i}", bots=("a", "b")) for i in range(9)]
     queue = deque(matches)
-    pool = _Pool(_FakeRay(), on_record=lambda r: None, retry=lambda m, why: True, entries={},
-                 driver_level=None, replace_wait_s=10)
+    pool = _Pool(
+        _FakeRay(),
+        on_record=lambda r: None,
+        retry=lambda m, why: True,
+        entries={},
+        driver_level=None,
+        replace_wait_s=10,
+    )
     pool.new_actor = _FakeHandle
     for i in range(2):
         h = _FakeHandle()
@@ -600,7 +629,7 @@ def test_each_play_call_names_the_match_that_worker_plays_next_and_a_lost_worker
         pool.actors[i] = _Actor(i, h, live=True)
     a, b = pool.actors[0], pool.actors[1]
     pool._fill(queue)
-    for _ in range(2):   # a finishes two matches, b none
+    for _ in range(2):  # a finishes two matches, b none
         a.in_flight.pop(0)
         pool._fill(queue)
     for actor in (a, b):

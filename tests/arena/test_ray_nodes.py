@@ -27,9 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import own_processes as own
-
 from arena.match import botfolder
+from tests import own_processes as own
 
 from .test_bot_folders import _tiny, tiny_folder
 from .test_runner import ROOT, SLOW, _count, _wait_for_matches, run_file, share_secret, write_tournament
@@ -47,13 +46,24 @@ def cluster():
     wheels.mkdir()
     _tiny(wheels, "1.0")
     pip = {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}  # offline
-    env = {**os.environ, **pip, "RAY_TMPDIR": str(folder),
-           "ARENA_BOT_ENVS": str(folder / "driver"),   # each node has its own (tests/arena/ray_cluster.py)
-           # keep every address on 127.0.0.1 (Ray otherwise swaps loopback for the host's address)
-           "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.arena.ray_cluster", "2"], cwd=ROOT, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, start_new_session=True)
+    env = {
+        **os.environ,
+        **pip,
+        "RAY_TMPDIR": str(folder),
+        "ARENA_BOT_ENVS": str(folder / "driver"),  # each node has its own (tests/arena/ray_cluster.py)
+        # keep every address on 127.0.0.1 (Ray otherwise swaps loopback for the host's address)
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.arena.ray_cluster", "2"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     try:
         ready, _, _ = select.select([proc.stdout], [], [], START_LIMIT_S)
         line = proc.stdout.readline() if ready else ""
@@ -85,9 +95,15 @@ def _lose_node(node: dict) -> None:
 
 
 def _run_on(cluster: dict, path: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray",
-                             "--ray-address", cluster["address"]], cwd=ROOT, env=cluster["env"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--executor", "ray", "--ray-address", cluster["address"]],
+        cwd=ROOT,
+        env=cluster["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _wait_for_nodes(results: Path, k: int, proc: subprocess.Popen, limit_s: float) -> set[str]:
@@ -109,12 +125,11 @@ def _records(results: Path) -> list[dict]:
     return [json.loads(zlib.decompress(blob)) for (blob,) in con.execute("SELECT record FROM matches")]
 
 
-
 def test_a_tournament_across_nodes_survives_the_loss_of_a_node(tmp_path, cluster, monkeypatch):
-    for var, value in cluster["pip"].items():   # the local-pool run installs the folder's requirement too
+    for var, value in cluster["pip"].items():  # the local-pool run installs the folder's requirement too
         monkeypatch.setenv(var, value)
     monkeypatch.setenv("ARENA_BOT_ENVS", cluster["env"]["ARENA_BOT_ENVS"])
-    folder = tiny_folder(tmp_path / "mine")   # a bot folder with a pinned requirement
+    folder = tiny_folder(tmp_path / "mine")  # a bot folder with a pinned requirement
     bots = [ROOT / "bots/random_bot.py", folder, SLOW]
     ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2))  # the local pool
     path = write_tournament(tmp_path, "nodes", bots=bots, workers=3)
@@ -122,7 +137,7 @@ def test_a_tournament_across_nodes_survives_the_loss_of_a_node(tmp_path, cluster
     share_secret(ref.results, results)
     proc = _run_on(cluster, path)
     _wait_for_matches(results, 4, proc, limit_s=600)
-    played_on = _wait_for_nodes(results, 2, proc, limit_s=600)   # both nodes have played
+    played_on = _wait_for_nodes(results, 2, proc, limit_s=600)  # both nodes have played
     # shipped: from now on no copy of the folder exists on the driver's side
     shutil.rmtree(folder)
     shutil.rmtree(results / "bots")
@@ -155,9 +170,15 @@ def test_a_run_that_loses_every_node_stops_in_one_line_and_exits_non_zero(tmp_pa
     path = write_tournament(tmp_path, "gone", bots=bots, workers=2)
     results = tmp_path / "results-gone"
     env = {**cluster["env"], "ARENA_RAY_REPLACE_WAIT_S": "5"}  # no node can come back
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray",
-                             "--ray-address", cluster["address"]], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--executor", "ray", "--ray-address", cluster["address"]],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     _wait_for_matches(results, 2, proc, limit_s=600)
     for node in cluster["nodes"]:
         _lose_node(node)

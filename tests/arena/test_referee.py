@@ -17,9 +17,16 @@ from games import REGISTRY
 
 
 def match(game="tightwad", players=3, seed=5, options=None):
-    return MatchSpec(match_id=f"t/{game}/{seed}", index=0, game=game, players=players,
-                     options=REGISTRY[game].resolve_options(players, options or {}),
-                     deal_seed=seed, match_seed=seed + 1000, bots=tuple(f"b{i}" for i in range(players)))
+    return MatchSpec(
+        match_id=f"t/{game}/{seed}",
+        index=0,
+        game=game,
+        players=players,
+        options=REGISTRY[game].resolve_options(players, options or {}),
+        deal_seed=seed,
+        match_seed=seed + 1000,
+        bots=tuple(f"b{i}" for i in range(players)),
+    )
 
 
 class FaultyAgent(RandomAgent):
@@ -51,16 +58,22 @@ def test_random_agents_play_a_full_match_and_the_record_replays(game, players):
     rec = play_match(match(game, players), [RandomAgent(seed=i) for i in range(players)])
     assert rec["faults"] == [None] * players
     assert rec["result"]["places"] == rec["game_result"]["places"]
-    assert [s["bot"] for s in rec["seats"]] == [f"random(in-process)"] * players
+    assert [s["bot"] for s in rec["seats"]] == ["random(in-process)"] * players
     assert all(d["status"] == "ok" for d in rec["decisions"])
     json.dumps(rec)  # JSON-ready
     verify_record(rec)
 
 
-@pytest.mark.parametrize("kind,reply", [
-    (FaultKind.TIMEOUT, None), (FaultKind.CRASH, None), (FaultKind.PROTOCOL, b"{not json"),
-    (FaultKind.ILLEGAL, b'{"type": "action", "action": 999}'), (FaultKind.PROTOCOL, b'"three"'),
-])
+@pytest.mark.parametrize(
+    "kind,reply",
+    [
+        (FaultKind.TIMEOUT, None),
+        (FaultKind.CRASH, None),
+        (FaultKind.PROTOCOL, b"{not json"),
+        (FaultKind.ILLEGAL, b'{"type": "action", "action": 999}'),
+        (FaultKind.PROTOCOL, b'"three"'),
+    ],
+)
 def test_a_faulted_seat_is_out_goes_on_with_fallback_and_takes_last_place(kind, reply):
     agents = [RandomAgent(seed=1), FaultyAgent(kind, at=2, reply=reply), RandomAgent(seed=3)]
     rec = play_match(match("tightwad", 3, seed=9), agents)
@@ -81,6 +94,7 @@ def test_fallback_actions_come_from_the_match_seed():
     def run():
         agents = [RandomAgent(seed=1), FaultyAgent(FaultKind.CRASH, at=1), RandomAgent(seed=3)]
         return play_match(match("tightwad", 3, seed=4), agents)
+
     a, b = run(), run()
     assert a["decisions"] == [dict(d, ms=x["ms"]) for d, x in zip(b["decisions"], a["decisions"])]
 
@@ -121,8 +135,9 @@ def test_takeover_replays_the_prefix_exactly_then_goes_live():
     rec = play_match(match("palace", 3, seed=3), [RandomAgent(seed=i) for i in range(3)])
     k = 20
     new = takeover(rec, k, 1, RandomAgent(name="fixed", seed=99))
-    assert [(d["seat"], d["action"]) for d in new["decisions"][:k]] == \
-           [(d["seat"], d["action"]) for d in rec["decisions"][:k]]
+    assert [(d["seat"], d["action"]) for d in new["decisions"][:k]] == [
+        (d["seat"], d["action"]) for d in rec["decisions"][:k]
+    ]
     assert all(d["status"] == "replayed" for d in new["decisions"][:k])
     assert new["bots"][1]["name"] == "fixed"
     assert new["decisions"][k]["status"] == "ok"
@@ -148,6 +163,5 @@ def test_takeover_with_the_same_policy_reproduces_the_original_match():
     k = 4
     seat0 = [d["action"] for d in rec["decisions"][k:] if d["seat"] == 0]
     new = takeover(rec, k, 0, Copycat(seat0))
-    assert [(d["seat"], d["action"]) for d in new["decisions"]] == \
-           [(d["seat"], d["action"]) for d in rec["decisions"]]
+    assert [(d["seat"], d["action"]) for d in new["decisions"]] == [(d["seat"], d["action"]) for d in rec["decisions"]]
     assert new["game_result"] == rec["game_result"]

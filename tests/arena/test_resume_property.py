@@ -26,7 +26,7 @@ RANDOM = (ROOT / "bots" / "random_bot.py").read_text()
 NAMES = ("ann", "bob", "cid", "dee")
 
 change = st.one_of(
-    st.tuples(st.just("toggle"), st.sampled_from(NAMES)),   # add or remove a bot
+    st.tuples(st.just("toggle"), st.sampled_from(NAMES)),  # add or remove a bot
     st.tuples(st.just("edit"), st.sampled_from(NAMES)),
     st.tuples(st.just("seed"), st.integers(1, 3)),
     st.tuples(st.just("deals"), st.integers(1, 2)),
@@ -60,11 +60,13 @@ class Folder:
             path = self.root / "bots" / f"{name}.py"
             path.write_text(RANDOM + f"\n# {name} version {self.versions[name]}\n")
             paths.append(str(path))
-        text = (f"name: prop\nseed: {self.seed}\nbots: [{', '.join(paths)}]\n"
-                f"games:\n  - id: divers-weights\n    players: [2]\n    deals: {self.deals}\n"
-                f"    options: {{bidding: {str(self.bidding).lower()}}}\n"
-                "time_control: {startup_s: 60, move_s: 30}\nworkers: 1\nsandbox: none\ntrust_bots: true\n"
-                f"results: {self.root / 'res'}\n")
+        text = (
+            f"name: prop\nseed: {self.seed}\nbots: [{', '.join(paths)}]\n"
+            f"games:\n  - id: divers-weights\n    players: [2]\n    deals: {self.deals}\n"
+            f"    options: {{bidding: {str(self.bidding).lower()}}}\n"
+            "time_control: {startup_s: 60, move_s: 30}\nworkers: 1\nsandbox: none\ntrust_bots: true\n"
+            f"results: {self.root / 'res'}\n"
+        )
         path = self.root / "t.yaml"
         path.write_text(text)
         return path

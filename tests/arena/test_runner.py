@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from arena.report.run import run_and_publish
+from arena.tournament.load import load_tournament
 from tests import own_processes as own
 from tests.arena.tournament_fixtures import write_gated_bot
-from arena.tournament.load import load_tournament
-from arena.report.run import run_and_publish
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = Path(__file__).parent / "bots" / "slow_random.py"
@@ -29,8 +29,7 @@ HANG_GUARD_S = 1800
 
 
 def write_tournament(tmp: Path, name: str, *, deals: int = 2, bots=None, workers=1, extra="") -> Path:
-    bots = bots or [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py",
-                    ROOT / "bots/divers_heuristic.py"]
+    bots = bots or [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", ROOT / "bots/divers_heuristic.py"]
     text = f"""
 name: {name}
 seed: 7
@@ -93,9 +92,15 @@ def test_one_worker_and_two_workers_give_the_identical_leaderboard(tmp_path):
 
 
 def _arena_run(path: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), *extra], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=own.as_from_a_terminal)
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), *extra],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=own.as_from_a_terminal,
+    )
 
 
 def _count(results: Path) -> int:
@@ -143,7 +148,7 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
     results = tmp_path / "results-killed"
     share_secret(ref.results, results)
     proc = _arena_run(path)
-    with own.TreeRecorder(proc.pid) as tree:   # workers and bots, even those in their own sessions
+    with own.TreeRecorder(proc.pid) as tree:  # workers and bots, even those in their own sessions
         _wait_for_matches(results, 8, proc)
         tree.record()
         # the checks below can see what they look for: the workers and the running bots
@@ -157,8 +162,13 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
     _wait_gone(lambda: own.in_session(proc.pid), "workers outlived the arena")
     _wait_gone(lambda: own.still_running(tree.seen), "processes of the arena outlived it")
     _wait_gone(lambda: own.with_marker(snapshots), "bots outlived the arena")
-    again = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=HANG_GUARD_S)
+    again = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
     assert again.returncode == 0, again.stderr
     assert "resuming" in again.stderr
     assert stored(results) == stored(ref.results)  # every match exactly once, same outcomes
@@ -174,8 +184,9 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
     gate = tmp_path / "gate"
     gated = write_gated_bot(tmp_path / "bots" / "gated_random.py", gate)
     bots = [ROOT / "bots/random_bot.py", gated, ROOT / "bots/divers_heuristic.py"]
-    path = write_tournament(tmp_path, "intr", bots=bots, deals=2,
-                            extra="sandbox: none  # the bot must see the gate\ntrust_bots: true")
+    path = write_tournament(
+        tmp_path, "intr", bots=bots, deals=2, extra="sandbox: none  # the bot must see the gate\ntrust_bots: true"
+    )
     results = tmp_path / "results-intr"
     proc = _arena_run(path)
     _wait_for_matches(results, 3, proc)
@@ -189,8 +200,13 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
     kept = _count(results)
     assert kept >= 3
     gate.unlink()
-    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=HANG_GUARD_S)
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
     assert done.returncode == 0, done.stderr
     assert f"resuming: {kept} of" in done.stderr
     assert "Overall" in done.stdout
@@ -208,25 +224,30 @@ def test_a_changed_bot_file_replays_only_its_matches_without_fresh(tmp_path):
     mine = con.execute("SELECT COUNT(DISTINCT match_id) FROM seats WHERE bot = 'mybot'").fetchone()[0]
     assert 0 < mine < first.scheduled and with_mybot == 0
     bot.write_text(bot.read_text() + "\n# changed\n")
-    res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     assert f"resuming: {first.scheduled - mine} of {first.scheduled}" in res.stderr
     assert f"{mine} matches played now" in res.stdout
     data = leaderboard_json(first.results)
     assert (data["complete"], data["scheduled"], data["counted"]) == (True, first.scheduled, first.scheduled)
     new_sha = __import__("hashlib").sha256(bot.read_bytes()).hexdigest()
-    shas = {r[0] for r in con.execute(
-        "SELECT s.sha256 FROM seats s JOIN schedule USING (match_id) WHERE s.bot = 'mybot'")}
+    shas = {
+        r[0] for r in con.execute("SELECT s.sha256 FROM seats s JOIN schedule USING (match_id) WHERE s.bot = 'mybot'")
+    }
     assert shas == {new_sha}
 
 
 def test_a_bad_tournament_file_is_one_line_exit_2_and_writes_nothing(tmp_path):
     path = tmp_path / "bad.yaml"
-    path.write_text("name: x\nseed: 1\nbots: [bots/*.py]\ngames:\n  - id: tightwad\n    players: [2]\n"
-                    "    deals: 1\nresults: " + str(tmp_path / "out") + "\n")
-    res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    path.write_text(
+        "name: x\nseed: 1\nbots: [bots/*.py]\ngames:\n  - id: tightwad\n    players: [2]\n"
+        "    deals: 1\nresults: " + str(tmp_path / "out") + "\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "bad.yaml" in lines[0] and "players" in lines[0]
@@ -250,8 +271,10 @@ def test_a_bot_that_never_starts_faults_every_match_and_stops_costing_start_up_t
     assert con.execute("SELECT count(*) FROM seats WHERE bot != 'silent' AND fault_kind IS NOT NULL").fetchone()[0] == 0
     assert all(len(places) in (2, 3) for places in rows.values())
     # three start-up waits, not one per match: each launch writes a header to the bot's log
-    launches = sum(log.read_text().count("[arena: silent: new process at ")
-                   for log in (summary.results / "logs").rglob("silent.stderr.log"))
+    launches = sum(
+        log.read_text().count("[arena: silent: new process at ")
+        for log in (summary.results / "logs").rglob("silent.stderr.log")
+    )
     # (plus at most SPARES started ahead of a match before the first failure was known: they are
     # discarded unused, never waited for; one launch per match would be 14 here)
     from arena.tournament.match_player import SPARES
@@ -262,8 +285,10 @@ def test_a_bot_that_never_starts_faults_every_match_and_stops_costing_start_up_t
 def _deal_seeds(results: Path) -> dict[tuple, str]:
     """Deal seed per schedule position (ids name content, seeds included, so they differ too)."""
     con = sqlite3.connect(results / "results.sqlite")
-    return {tuple(row[:-1]): row[-1] for row in con.execute(
-        "SELECT game, players, grp, deal, rotation, deal_seed FROM matches").fetchall()}
+    return {
+        tuple(row[:-1]): row[-1]
+        for row in con.execute("SELECT game, players, grp, deal, rotation, deal_seed FROM matches").fetchall()
+    }
 
 
 def test_fresh_replays_the_same_secret_deals_and_a_new_folder_gets_new_ones(tmp_path):
@@ -271,15 +296,15 @@ def test_fresh_replays_the_same_secret_deals_and_a_new_folder_gets_new_ones(tmp_
     first = run_file(path)
     seeds = _deal_seeds(first.results)
     secret = (first.results / "deal-secret").read_text()
-    stale = first.results / "logs" / "worker-9" / "gone.stderr.log"   # a bot of an earlier run
+    stale = first.results / "logs" / "worker-9" / "gone.stderr.log"  # a bot of an earlier run
     stale.parent.mkdir(parents=True)
     stale.write_text("old\n")
     again = run_file(path, fresh=True)
     assert again.played == first.scheduled
-    assert not stale.exists() and not stale.parent.exists()      # --fresh forgets the old logs too
-    assert list((again.results / "logs").rglob("*.stderr.log"))   # only this run's are there
+    assert not stale.exists() and not stale.parent.exists()  # --fresh forgets the old logs too
+    assert list((again.results / "logs").rglob("*.stderr.log"))  # only this run's are there
     assert (again.results / "deal-secret").read_text() == secret
-    assert _deal_seeds(again.results) == seeds                 # --fresh: same deals
+    assert _deal_seeds(again.results) == seeds  # --fresh: same deals
     other = run_file(write_tournament(tmp_path, "sec2", deals=1))
     new = _deal_seeds(other.results)
     assert set(new) == set(seeds) and all(new[m] != seeds[m] for m in seeds)
@@ -289,11 +314,11 @@ def test_run_log_places_count_from_1_as_the_leaderboard_does(tmp_path):
     summary = run_file(write_tournament(tmp_path, "places", deals=1))
     done = [ln for ln in (summary.results / "run.log").read_text().splitlines() if " done (" in ln]
     assert len(done) == summary.scheduled
-    every = stored(summary.results)   # 0-based in the store, as in the match record
+    every = stored(summary.results)  # 0-based in the store, as in the match record
     for ln in done:
         mid = ln.split("match ", 1)[1].split(" ", 1)[0]
         shown = json.loads(ln.split(": places ", 1)[1])
-        assert shown == [p + 1 for p in every[mid]] and min(shown) == 1, ln   # 1 = first, as the leaderboard
+        assert shown == [p + 1 for p in every[mid]] and min(shown) == 1, ln  # 1 = first, as the leaderboard
 
 
 def test_switching_between_secret_and_public_deals_replays_every_match(tmp_path):
@@ -304,15 +329,13 @@ def test_switching_between_secret_and_public_deals_replays_every_match(tmp_path)
     assert (back.already_done, back.played) == (first.scheduled, 0)
 
 
-
-
 def test_runs_in_one_process_do_not_pile_up_logging_threads(tmp_path):
     # Each run wraps its log handlers for the workers; the wrappers of earlier runs (and any
     # handler that is not the arena's) must not be wrapped again and left running.
     import logging
     import threading
 
-    foreign = logging.StreamHandler(open(os.devnull, "w"))   # e.g. pytest's own capture handlers
+    foreign = logging.StreamHandler(open(os.devnull, "w"))  # e.g. pytest's own capture handlers
     logging.getLogger().addHandler(foreign)
     try:
         path = write_tournament(tmp_path, "threads", deals=1, extra="sandbox: none\ntrust_bots: true")
@@ -346,19 +369,22 @@ trust_bots: true
 luck_rollouts: 0
 results: {results}
 """)
-    res = subprocess.run([sys.executable, "-m", "arena", "run", str(path)], capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr
     con = sqlite3.connect(results / "results.sqlite")
     seats = con.execute("SELECT match_id, bot FROM seats").fetchall()
     by_match: dict[str, set[str]] = {}
     for mid, bot in seats:
         by_match.setdefault(mid, set()).add(bot)
-    assert len(by_match) == 1 * 3 * 1 * 3          # C(field 3, 2) groups, 1 deal, 3 rotations
+    assert len(by_match) == 1 * 3 * 1 * 3  # C(field 3, 2) groups, 1 deal, 3 rotations
     assert all("challenger" in bots for bots in by_match.values())
     assert {frozenset(b) for b in by_match.values()} == {
-        frozenset({"challenger", "field_a", "field_b"}), frozenset({"challenger", "field_a", "field_c"}),
-        frozenset({"challenger", "field_b", "field_c"})}
+        frozenset({"challenger", "field_a", "field_b"}),
+        frozenset({"challenger", "field_a", "field_c"}),
+        frozenset({"challenger", "field_b", "field_c"}),
+    }
     board = leaderboard_json(results)
     text = json.dumps(board)
     for name in ("challenger", "field_a", "field_b", "field_c"):

@@ -31,8 +31,7 @@ def bots(n: int) -> list[BotEntry]:
 
 def tournament(games: list[dict[str, Any]], seed: int = 2026, deals: str = "public") -> Tournament:
     """Public deals by default: these tests pin the documented derivation from the seed."""
-    return parse_tournament({"name": "t", "seed": seed, "bots": ["bots/*.py"], "games": games,
-                             "deals": deals})
+    return parse_tournament({"name": "t", "seed": seed, "bots": ["bots/*.py"], "games": games, "deals": deals})
 
 
 def groups_of(schedule: list[MatchSpec]) -> dict[tuple[str, int, int], list[MatchSpec]]:
@@ -123,8 +122,12 @@ def test_golden_ids_and_seeds() -> None:
 def test_pinned_seating_of_a_group() -> None:
     s = build_schedule(tournament(SPRING_GAMES), bots(5))
     assert [m.bots for m in s[:6]] == [
-        ("bot02", "bot00", "bot01"), ("bot00", "bot01", "bot02"), ("bot01", "bot02", "bot00"),
-        ("bot03", "bot01", "bot00"), ("bot01", "bot00", "bot03"), ("bot00", "bot03", "bot01"),
+        ("bot02", "bot00", "bot01"),
+        ("bot00", "bot01", "bot02"),
+        ("bot01", "bot02", "bot00"),
+        ("bot03", "bot01", "bot00"),
+        ("bot01", "bot00", "bot03"),
+        ("bot00", "bot03", "bot01"),
     ]
 
 
@@ -194,10 +197,12 @@ def test_order_is_deal_then_game_then_group() -> None:
 
 
 def test_label_names_the_entry_in_ids() -> None:
-    t = tournament([
-        {"id": "divers-weights", "players": 2, "deals": 1},
-        {"id": "divers-weights", "label": "dw-bid", "players": 2, "deals": 1, "options": {"bidding": True}},
-    ])
+    t = tournament(
+        [
+            {"id": "divers-weights", "players": 2, "deals": 1},
+            {"id": "divers-weights", "label": "dw-bid", "players": 2, "deals": 1, "options": {"bidding": True}},
+        ]
+    )
     s = build_schedule(t, bots(3))
     assert {m.match_id.split("/")[0] for m in s} == {"divers-weights", "dw-bid"}
     assert {m.game for m in s} == {"divers-weights"}
@@ -237,14 +242,20 @@ def test_too_big_round_robin_suggests_sampled() -> None:
 
 
 def sampled(n: int, p: int, deals: int, mpb: int, seed: int = 7) -> list[MatchSpec]:
-    t = tournament([{"id": "palace", "players": [p], "deals": deals, "schedule": "sampled",
-                     "matches_per_bot": mpb}], seed=seed)
+    t = tournament(
+        [{"id": "palace", "players": [p], "deals": deals, "schedule": "sampled", "matches_per_bot": mpb}], seed=seed
+    )
     return build_schedule(t, bots(n))
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(3, 14), p=st.integers(2, 5), deals=st.integers(1, 3), mpb=st.integers(1, 80),
-       seed=st.integers(0, 2**32))
+@given(
+    n=st.integers(3, 14),
+    p=st.integers(2, 5),
+    deals=st.integers(1, 3),
+    mpb=st.integers(1, 80),
+    seed=st.integers(0, 2**32),
+)
 def test_sampled_balance(n: int, p: int, deals: int, mpb: int, seed: int) -> None:
     p = min(p, n)
     s = sampled(n, p, deals, mpb, seed)
@@ -316,7 +327,7 @@ def test_secret_deals_need_the_secret_and_come_only_from_it() -> None:
     one, again = build_schedule(t, bots(4), "ab" * 32), build_schedule(t, bots(4), "ab" * 32)
     other = build_schedule(t, bots(4), "cd" * 32)
     public = build_schedule(tournament(SPRING_GAMES), bots(4))
-    assert one == again                                   # resume and replay: same secret, same deals
+    assert one == again  # resume and replay: same secret, same deals
     # the same seats and groups: only the seeds differ, and with them the content-named ids
     shape = [(m.game, m.players, m.group, m.deal, m.rotation, m.bots) for m in one]
     assert shape == [(m.game, m.players, m.group, m.deal, m.rotation, m.bots) for m in other]
@@ -336,8 +347,18 @@ def test_secret_deals_need_the_secret_and_come_only_from_it() -> None:
 
 
 def gauntlet(players: list[int], gauntlet_bots: list[str], deals: int = 2, **extra: Any) -> Tournament:
-    return tournament([{"id": "palace", "players": players, "deals": deals, "schedule": "gauntlet",
-                        "gauntlet": gauntlet_bots, **extra}])
+    return tournament(
+        [
+            {
+                "id": "palace",
+                "players": players,
+                "deals": deals,
+                "schedule": "gauntlet",
+                "gauntlet": gauntlet_bots,
+                **extra,
+            }
+        ]
+    )
 
 
 def test_a_gauntlet_is_the_round_robins_matches_with_exactly_one_gauntlet_bot() -> None:
@@ -349,15 +370,19 @@ def test_a_gauntlet_is_the_round_robins_matches_with_exactly_one_gauntlet_bot() 
     assert {m.match_id for m in g} == {m.match_id for m in rr if len(chosen & set(m.bots)) == 1}
     by_id = {m.match_id: m for m in rr}
     for m in g:
-        assert (m.bots, m.deal_seed, m.match_seed) == (by_id[m.match_id].bots, by_id[m.match_id].deal_seed,
-                                                       by_id[m.match_id].match_seed)
+        assert (m.bots, m.deal_seed, m.match_seed) == (
+            by_id[m.match_id].bots,
+            by_id[m.match_id].deal_seed,
+            by_id[m.match_id].match_seed,
+        )
     assert len(g) == sum(2 * math.comb(4, p - 1) * 2 * p for p in (2, 3)) == 2 * 4 * 2 * 2 + 2 * 6 * 2 * 3
     assert [m.index for m in g] == list(range(len(g)))
     # each gauntlet bot meets every group of the field once, holding every hand of each deal once
     for p in (2, 3):
         for bot in chosen:
-            groups = Counter(frozenset(ms[0].bots) - {bot} for (_, q, _), ms in groups_of(g).items()
-                             if q == p and bot in ms[0].bots)
+            groups = Counter(
+                frozenset(ms[0].bots) - {bot} for (_, q, _), ms in groups_of(g).items() if q == p and bot in ms[0].bots
+            )
             others = [b.name for b in field if b.name not in chosen]
             assert set(groups) == {frozenset(c) for c in itertools.combinations(others, p - 1)}
             assert set(groups.values()) == {1}
@@ -371,27 +396,48 @@ def test_a_gauntlet_is_the_round_robins_matches_with_exactly_one_gauntlet_bot() 
 
 def test_a_gauntlet_entry_leaves_the_other_entries_and_the_stored_config_alone() -> None:
     plain = tournament(SPRING_GAMES)
-    mixed = tournament(SPRING_GAMES + [{"id": "tightwad", "label": "tw-gauntlet", "players": 3, "deals": 1,
-                                        "schedule": "gauntlet", "gauntlet": ["bot00"]}])
+    mixed = tournament(
+        SPRING_GAMES
+        + [
+            {
+                "id": "tightwad",
+                "label": "tw-gauntlet",
+                "players": 3,
+                "deals": 1,
+                "schedule": "gauntlet",
+                "gauntlet": ["bot00"],
+            }
+        ]
+    )
     a = build_schedule(plain, bots(5))
     b = [m for m in build_schedule(mixed, bots(5)) if not m.match_id.startswith("tw-gauntlet/")]
-    assert [(m.match_id, m.bots, m.deal_seed, m.match_seed) for m in a] == \
-        [(m.match_id, m.bots, m.deal_seed, m.match_seed) for m in b]
+    assert [(m.match_id, m.bots, m.deal_seed, m.match_seed) for m in a] == [
+        (m.match_id, m.bots, m.deal_seed, m.match_seed) for m in b
+    ]
     assert "gauntlet" not in json.dumps(plain.model_dump())
 
 
-@pytest.mark.parametrize("entry,where,says", [
-    ({"gauntlet": ["bot00"]}, "games[0].gauntlet", "only applies to a gauntlet schedule"),
-    ({"schedule": "gauntlet"}, "games[0].gauntlet", "add e.g. gauntlet: [mybot]"),
-    ({"schedule": "gauntlet", "gauntlet": []}, "games[0].gauntlet", "one or more bot names"),
-    ({"schedule": "gauntlet", "gauntlet": ["bot00", "bot00"]}, "games[0].gauntlet[1]", "listed twice"),
-    ({"schedule": "gauntlet", "gauntlet": ["botO1"]}, "games[0].gauntlet[0]", "did you mean 'bot01'?"),
-    ({"schedule": "gauntlet", "gauntlet": ["bot00", "bot01", "bot02"]}, "games[0].gauntlet",
-     "needs a field of at least 2 bots"),
-    ({"schedule": "gauntlet", "gauntlet": ["bot00"], "deals": 100}, "games[0].schedule",
-     "more than max_matches 2000"),
-    ({"schedule": "gantlet"}, "games[0].schedule", "did you mean 'gauntlet'?"),
-])
+@pytest.mark.parametrize(
+    "entry,where,says",
+    [
+        ({"gauntlet": ["bot00"]}, "games[0].gauntlet", "only applies to a gauntlet schedule"),
+        ({"schedule": "gauntlet"}, "games[0].gauntlet", "add e.g. gauntlet: [mybot]"),
+        ({"schedule": "gauntlet", "gauntlet": []}, "games[0].gauntlet", "one or more bot names"),
+        ({"schedule": "gauntlet", "gauntlet": ["bot00", "bot00"]}, "games[0].gauntlet[1]", "listed twice"),
+        ({"schedule": "gauntlet", "gauntlet": ["botO1"]}, "games[0].gauntlet[0]", "did you mean 'bot01'?"),
+        (
+            {"schedule": "gauntlet", "gauntlet": ["bot00", "bot01", "bot02"]},
+            "games[0].gauntlet",
+            "needs a field of at least 2 bots",
+        ),
+        (
+            {"schedule": "gauntlet", "gauntlet": ["bot00"], "deals": 100},
+            "games[0].schedule",
+            "more than max_matches 2000",
+        ),
+        ({"schedule": "gantlet"}, "games[0].schedule", "did you mean 'gauntlet'?"),
+    ],
+)
 def test_gauntlet_mistakes_are_one_line_naming_the_field(entry: dict, where: str, says: str) -> None:
     with pytest.raises(ConfigError) as err:
         t = tournament([{"id": "tightwad", "players": 3, "deals": 2, **entry}])

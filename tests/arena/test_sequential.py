@@ -7,15 +7,26 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from arena.stats.sequential import (SequentialTest, check_error_rates, constrained_mle, gsprt_llr,
-                                    logistic_elo, logistic_score, mean_interval, normal_llr, regularised,
-                                    sprt_bounds)
+from arena.stats.sequential import (
+    SequentialTest,
+    check_error_rates,
+    constrained_mle,
+    gsprt_llr,
+    logistic_elo,
+    logistic_score,
+    mean_interval,
+    normal_llr,
+    regularised,
+    sprt_bounds,
+)
 
 
-def run_tests(values: list[float], mu0: float, mu1: float, lo: float, hi: float, runs: int,
-              seed: int) -> dict[str | None, int]:
+def run_tests(
+    values: list[float], mu0: float, mu1: float, lo: float, hi: float, runs: int, seed: int
+) -> dict[str | None, int]:
     """How often each decision comes when the samples are drawn uniformly from ``values``."""
     rng = random.Random(seed)
     out: dict[str | None, int] = {"H0": 0, "H1": 0, None: 0}
@@ -81,8 +92,10 @@ def test_gsprt_llr_matches_its_normal_approximation_for_many_samples():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.integers(-6, 6).map(lambda k: k / 2), st.integers(1, 30), min_size=1, max_size=8),
-       st.floats(-2.9, 2.9))
+@given(
+    st.dictionaries(st.integers(-6, 6).map(lambda k: k / 2), st.integers(1, 30), min_size=1, max_size=8),
+    st.floats(-2.9, 2.9),
+)
 def test_the_constrained_mle_is_a_distribution_with_the_asked_mean(counts, mu):
     values, n = regularised(counts, -3.0, 3.0)
     p = constrained_mle(values, n, mu)

@@ -10,17 +10,16 @@ from arena.tournament.step_progress import StepProgress
 def test_counts_with_totals_at_most_every_few_seconds_and_always_the_last():
     now = [100.0]
     out = io.StringIO()
-    progress = StepProgress(out, "luck baselines", "jobs", intro=" (Ctrl-C stops)", every_s=3.0,
-                            clock=lambda: now[0])
+    progress = StepProgress(out, "luck baselines", "jobs", intro=" (Ctrl-C stops)", every_s=3.0, clock=lambda: now[0])
     progress(0, 130)
     for done in range(1, 131):
-        now[0] += 0.1                       # 13 s in all: a line after each 3 s, not one per job
+        now[0] += 0.1  # 13 s in all: a line after each 3 s, not one per job
         progress(done, 130)
     lines = out.getvalue().splitlines()
     assert lines[0] == "arena: luck baselines: 0 of 130 jobs (Ctrl-C stops)"
     assert lines[-1] == "arena: luck baselines: 130 of 130 jobs done in 13.0 s"
     counts = [int(ln.split(": ")[2].split(" of ")[0]) for ln in lines[1:-1]]
-    assert counts == sorted(counts) and len(counts) == 4              # at 3, 6, 9, 12 s
+    assert counts == sorted(counts) and len(counts) == 4  # at 3, 6, 9, 12 s
     assert all(ln.endswith("%)") and " of 130 jobs (" in ln for ln in lines[1:-1])
 
 
@@ -33,20 +32,30 @@ def test_a_quick_step_prints_only_its_start_and_end():
 
 
 def test_arena_check_prints_each_check_as_it_ends():
-    from arena.tournament.check import run_check
-    from arena.match.sandbox import Limits
-    from arena.match.detect import open_sandbox
-    from arena.tournament.roster import bot_entry
     from pathlib import Path
+
+    from arena.match.detect import open_sandbox
+    from arena.match.sandbox import Limits
+    from arena.tournament.check import run_check
+    from arena.tournament.roster import bot_entry
 
     printed: list[str] = []
     entry = bot_entry(str(Path(__file__).resolve().parents[2] / "bots" / "random_bot.py"))
-    report = run_check(entry, sandbox=open_sandbox("none"), limits=Limits(), echo=printed.append,
-                       matches=[("tightwad", 3, {}), ("palace", 2, {})])
+    report = run_check(
+        entry,
+        sandbox=open_sandbox("none"),
+        limits=Limits(),
+        echo=printed.append,
+        matches=[("tightwad", 3, {}), ("palace", 2, {})],
+    )
     assert printed[0] == "arena check random_bot"
     assert [p.split(":")[0].strip() for p in printed[1:]] == [
-        "PASS  handshake", "PASS  tightwad 3 players (seat 0)", "PASS  palace 2 players (seat 1)",
-        "PASS  several matches in one process", "PASS  clean exit on bye"]
+        "PASS  handshake",
+        "PASS  tightwad 3 players (seat 0)",
+        "PASS  palace 2 players (seat 1)",
+        "PASS  several matches in one process",
+        "PASS  clean exit on bye",
+    ]
     tail = report.render(streamed=True).splitlines()
     assert tail[-1] == "RESULT: PASS" and not any("PASS  " in ln for ln in tail)
-    assert report.render().splitlines() == "\n".join(printed).splitlines() + tail   # same text, streamed
+    assert report.render().splitlines() == "\n".join(printed).splitlines() + tail  # same text, streamed

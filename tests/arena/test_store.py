@@ -15,8 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.store import (DB_NAME, SCHEMA_VERSION, RecordError, ResultRow, ResultStore,
-                         StoreError, StoreSchemaError)
+from arena.tournament.store import (
+    DB_NAME,
+    SCHEMA_VERSION,
+    RecordError,
+    ResultRow,
+    ResultStore,
+    StoreError,
+    StoreSchemaError,
+)
 from tests.arena.record_factory import make_record, sha
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,8 +42,7 @@ def _db(store: ResultStore) -> sqlite3.Connection:
 def test_creates_versioned_wal_database(store: ResultStore) -> None:
     assert store.path.name == DB_NAME and store.path.exists()
     con = _db(store)
-    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
-        str(SCHEMA_VERSION),)
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
@@ -44,8 +50,7 @@ def test_creates_versioned_wal_database(store: ResultStore) -> None:
 def test_newer_schema_is_refused_with_a_clear_error(tmp_path: Path) -> None:
     ResultStore(tmp_path).close()
     con = sqlite3.connect(tmp_path / DB_NAME)
-    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                (str(SCHEMA_VERSION + 1),))
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
     con.commit()
     con.close()
     with pytest.raises(StoreSchemaError, match="newer than this arena"):
@@ -80,20 +85,27 @@ def test_record_match_is_idempotent(store: ResultStore) -> None:
 
 
 def test_record_round_trips_and_columns(store: ResultStore) -> None:
-    rec = make_record(5, ["a", "b", "c"], [2, 0, 1], scores=[-12, -3, -5.5],
-                      faults=[{"kind": "timeout", "detail": "no answer within 1.0 s",
-                               "decision": 12}, None, None])
+    rec = make_record(
+        5,
+        ["a", "b", "c"],
+        [2, 0, 1],
+        scores=[-12, -3, -5.5],
+        faults=[{"kind": "timeout", "detail": "no answer within 1.0 s", "decision": 12}, None, None],
+    )
     store.record_match(rec)
     assert store.get_record(rec["match_id"]) == rec  # decisions and unsigned 64-bit seeds too
     con = _db(store)
-    row = con.execute("SELECT idx, game, rules_version, players, grp, deal, rotation, deal_seed,"
-                      " match_seed, sandbox_level, capped, has_sandbox_fault FROM matches"
-                      ).fetchone()
+    row = con.execute(
+        "SELECT idx, game, rules_version, players, grp, deal, rotation, deal_seed,"
+        " match_seed, sandbox_level, capped, has_sandbox_fault FROM matches"
+    ).fetchone()
     assert row == (5, "tightwad", "1", 3, 1, 1, 2, str(2**64 - 2), "1005", "none", 0, 0)
-    seats = con.execute("SELECT seat, bot, place, score, fault_kind, fault_detail FROM seats "
-                        "ORDER BY seat").fetchall()
-    assert seats == [(0, "a", 2, -12, "timeout", "no answer within 1.0 s"),
-                     (1, "b", 0, -3, None, None), (2, "c", 1, -5.5, None, None)]
+    seats = con.execute("SELECT seat, bot, place, score, fault_kind, fault_detail FROM seats ORDER BY seat").fetchall()
+    assert seats == [
+        (0, "a", 2, -12, "timeout", "no answer within 1.0 s"),
+        (1, "b", 0, -3, None, None),
+        (2, "c", 1, -5.5, None, None),
+    ]
     with pytest.raises(KeyError):
         store.get_record("no/such/match")
 
@@ -111,8 +123,10 @@ def test_malformed_record_is_refused_and_stores_nothing(store: ResultStore) -> N
 
 
 def test_iter_results_in_index_order_whatever_the_insert_order(store: ResultStore) -> None:
-    recs = [make_record(i, ["a", "b", "c"], [i % 3, (i + 1) % 3, (i + 2) % 3],
-                        game="palace" if i % 2 else "tightwad") for i in range(12)]
+    recs = [
+        make_record(i, ["a", "b", "c"], [i % 3, (i + 1) % 3, (i + 2) % 3], game="palace" if i % 2 else "tightwad")
+        for i in range(12)
+    ]
     for i in (7, 0, 11, 3, 5, 1, 10, 2, 9, 4, 8, 6):
         assert store.record_match(recs[i])
     rows = list(store.iter_results())
@@ -125,8 +139,7 @@ def test_iter_results_in_index_order_whatever_the_insert_order(store: ResultStor
 
 
 def test_result_row_flags_sandbox_faults_and_capped(store: ResultStore) -> None:
-    store.record_match(make_record(0, ["a", "b"], [1, 0],
-                                   faults=[{"kind": "sandbox", "detail": "bwrap failed"}, None]))
+    store.record_match(make_record(0, ["a", "b"], [1, 0], faults=[{"kind": "sandbox", "detail": "bwrap failed"}, None]))
     store.record_match(make_record(1, ["a", "b"], [0, 1], capped=True))
     first, second = store.iter_results()
     assert first.sandbox_fault and first.faults == ("sandbox", None)
@@ -135,9 +148,11 @@ def test_result_row_flags_sandbox_faults_and_capped(store: ResultStore) -> None:
 
 
 def test_bot_hashes_and_a_renamed_or_changed_tournament(store: ResultStore) -> None:
-    store.init_tournament("spring", {"seed": 1, "games": ["tightwad"]},
-                          [{"name": n, "path": f"bots/{n}.py", "sha256": sha(n)}
-                           for n in ("a", "b", "c", "idle")])
+    store.init_tournament(
+        "spring",
+        {"seed": 1, "games": ["tightwad"]},
+        [{"name": n, "path": f"bots/{n}.py", "sha256": sha(n)} for n in ("a", "b", "c", "idle")],
+    )
     store.record_match(make_record(0, ["a", "b", "c"], [0, 1, 2]))
     assert store.bot_hashes() == {n: sha(n) for n in ("a", "b", "c", "idle")}
     assert store.tournament()["config"] == {"seed": 1, "games": ["tightwad"]}
@@ -224,8 +239,7 @@ def test_concurrent_processes_never_duplicate(tmp_path: Path) -> None:
     recs = [make_record(i, ["a", "b", "c"], [0, 1, 2]) for i in range(60)]
     ctx = multiprocessing.get_context("fork")
     barrier, out = ctx.Barrier(2), ctx.Queue()
-    procs = [ctx.Process(target=_insert_all, args=(folder, order, barrier, out))
-             for order in (recs, recs[::-1])]
+    procs = [ctx.Process(target=_insert_all, args=(folder, order, barrier, out)) for order in (recs, recs[::-1])]
     for p in procs:
         p.start()
     inserted = [out.get(timeout=120) for _ in procs]
@@ -256,8 +270,14 @@ def test_match_survives_sigkill_right_after_record_match(tmp_path: Path) -> None
     folder = tmp_path / "results"
     recs = [make_record(i, ["a", "b", "c"], [2, 1, 0]) for i in range(8)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(folder)], cwd=ROOT, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(folder)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write("".join(json.dumps(r) + "\n" for r in recs))
@@ -287,18 +307,17 @@ def test_a_new_folder_draws_a_private_256_bit_deal_secret(tmp_path: Path) -> Non
     secret = a.deal_secret()
     assert len(secret) == 64 and int(secret, 16) >= 0
     assert (a.folder / "deal-secret").stat().st_mode & 0o777 == 0o600
-    assert b.deal_secret() != secret                       # a new folder, a new secret
-    assert ResultStore(tmp_path / "a").deal_secret() == secret   # reopening keeps it
+    assert b.deal_secret() != secret  # a new folder, a new secret
+    assert ResultStore(tmp_path / "a").deal_secret() == secret  # reopening keeps it
     a.record_match(make_record(0, ["x", "y"], [0, 1]))
-    a.reset()                                               # --fresh
+    a.reset()  # --fresh
     assert a.deal_secret() == secret
 
 
 def test_concurrent_openers_agree_on_one_secret(tmp_path: Path) -> None:
     folder = tmp_path / "race"
     got: list[str] = []
-    threads = [threading.Thread(target=lambda: got.append(ResultStore(folder).deal_secret()))
-               for _ in range(8)]
+    threads = [threading.Thread(target=lambda: got.append(ResultStore(folder).deal_secret())) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
@@ -310,9 +329,9 @@ def test_concurrent_openers_agree_on_one_secret(tmp_path: Path) -> None:
 def test_a_folder_with_matches_but_no_secret_is_refused_until_fresh(tmp_path: Path) -> None:
     s = ResultStore(tmp_path / "old")
     s.record_match(make_record(0, ["x", "y"], [0, 1]))
-    (s.folder / "deal-secret").unlink()                     # as written before deal secrets
+    (s.folder / "deal-secret").unlink()  # as written before deal secrets
     again = ResultStore(tmp_path / "old")
-    assert not (again.folder / "deal-secret").exists()      # never invented for old matches
+    assert not (again.folder / "deal-secret").exists()  # never invented for old matches
     with pytest.raises(StoreError, match="--fresh") as refused:
         again.deal_secret()
     assert "no deal-secret file (it was deleted" in str(refused.value) and "restore" in str(refused.value)
@@ -359,7 +378,8 @@ def test_a_version_2_store_is_sealed_as_it_is(tmp_path: Path) -> None:
     with ResultStore(folder) as s:
         assert len(list(s.iter_results())) == 2 and s.altered() == [] and s.progress() == (2, 2)
     assert sqlite3.connect(folder / DB_NAME).execute(
-        "SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+        "SELECT value FROM meta WHERE key = 'schema_version'"
+    ).fetchone() == (str(SCHEMA_VERSION),)
 
 
 def test_an_altered_record_cannot_claim_a_safe_sandbox(store: ResultStore) -> None:

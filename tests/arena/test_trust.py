@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from arena.report.run import run_and_publish
-from arena.tournament.load import load_tournament
 from arena.tournament.folder_lock import FolderLock
+from arena.tournament.load import load_tournament
 from tests.arena.tournament_fixtures import write_gated_bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,9 +43,20 @@ def gated_bot(folder: Path, name: str, gate: Path) -> Path:
     return write_gated_bot(folder / f"{name}.py", gate, tag=name)
 
 
-def tour(tmp: Path, bots: list[Path], *, name: str = "t", deals: int = 1, workers: int = 1, seed: int = 7,
-         game: str = "divers-weights", players: int = 2, options: str = "", extra: str = "",
-         sandbox: str = "none") -> Path:
+def tour(
+    tmp: Path,
+    bots: list[Path],
+    *,
+    name: str = "t",
+    deals: int = 1,
+    workers: int = 1,
+    seed: int = 7,
+    game: str = "divers-weights",
+    players: int = 2,
+    options: str = "",
+    extra: str = "",
+    sandbox: str = "none",
+) -> Path:
     text = f"""name: {name}
 seed: {seed}
 bots: [{", ".join(str(b) for b in bots)}]
@@ -73,13 +84,20 @@ def run_in_process(path: Path | object, **kw):
 
 
 def arena(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def start_arena(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "arena", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def board(results: Path) -> dict:
@@ -118,8 +136,9 @@ def children(pid: int) -> list[int]:
 
 def seat_rows(results: Path, bot: str) -> list[tuple]:
     con = sqlite3.connect(results / "results.sqlite")
-    return con.execute("SELECT s.match_id, s.sha256, s.fault_kind FROM seats s JOIN schedule USING (match_id) "
-                       "WHERE s.bot = ?", (bot,)).fetchall()
+    return con.execute(
+        "SELECT s.match_id, s.sha256, s.fault_kind FROM seats s JOIN schedule USING (match_id) WHERE s.bot = ?", (bot,)
+    ).fetchall()
 
 
 # ---- complete, or it says so; supervised workers --------------------------------------
@@ -153,8 +172,11 @@ def test_a_killed_worker_is_replaced_and_its_match_played_again(tmp_path):
 
 
 def test_a_match_that_kills_its_worker_every_time_is_given_up_and_the_run_fails(tmp_path):
-    bots = [make_bot(tmp_path / "b", "r1"), make_bot(tmp_path / "b", "r2", tag="2"),
-            make_bot(tmp_path / "b", "killer", FIX / "kills_worker.py")]
+    bots = [
+        make_bot(tmp_path / "b", "r1"),
+        make_bot(tmp_path / "b", "r2", tag="2"),
+        make_bot(tmp_path / "b", "killer", FIX / "kills_worker.py"),
+    ]
     path = tour(tmp_path, bots)
     res = arena("run", str(path))
     assert res.returncode == 1, res.stderr
@@ -169,7 +191,9 @@ def test_a_match_that_kills_its_worker_every_time_is_given_up_and_the_run_fails(
     assert "INCOMPLETE: 2 of 6" in (tmp_path / "res" / "leaderboard.html").read_text()
     assert res.stdout.startswith("INCOMPLETE: 2 of 6")
     rows = (tmp_path / "res" / "leaderboard.csv").read_text().splitlines()
-    assert rows[0].endswith(",status,scheduled,counted,deals,sandbox") and rows[1].endswith(",INCOMPLETE,6,2,secret,none:unsafe")
+    assert rows[0].endswith(",status,scheduled,counted,deals,sandbox") and rows[1].endswith(
+        ",INCOMPLETE,6,2,secret,none:unsafe"
+    )
 
 
 def test_an_exception_in_a_worker_reaches_run_log_and_the_run_is_incomplete(tmp_path):
@@ -221,6 +245,7 @@ def test_a_worker_killed_while_it_held_the_log_queue_does_not_silence_the_others
     def logs_a_line():
         logging.getLogger("arena.run").warning("a line from a live worker")
         from arena.tournament.runner import flush_log_queues
+
         flush_log_queues()
 
     dead = ctx.Process(target=dies_holding_the_lock)
@@ -283,8 +308,10 @@ def test_a_bot_whose_file_left_a_glob_roster_is_named_not_quietly_dropped(tmp_pa
     make_bot(b, "e", tag="e")
     res = arena("run", str(path))
     assert res.returncode == 0, res.stderr
-    assert ("arena: since the last run: bot d left (no longer counted); bot e joined; "
-            "bot c changed (its matches are played again)") in res.stderr.splitlines()
+    assert (
+        "arena: since the last run: bot d left (no longer counted); bot e joined; "
+        "bot c changed (its matches are played again)"
+    ) in res.stderr.splitlines()
     assert {s["bot"] for s in board(tmp_path / "res")["scopes"][0]["standings"]} == {"a", "c", "e"}
     again = arena("run", str(path))
     assert again.returncode == 0 and "since the last run" not in again.stderr
@@ -294,10 +321,10 @@ def test_bot_files_dropped_into_a_globbed_folder_are_announced_with_the_new_matc
     b = tmp_path / "b"
     make_bot(b, "a"), make_bot(b, "c", tag="c")
     path = tour(tmp_path, [b / "*.py"])
-    assert arena("run", str(path)).returncode == 0          # 1 pair, 2 seatings: 2 matches
-    make_bot(b, "d", tag="d"), make_bot(b, "e", tag="e")     # experiments dropped into the folder
+    assert arena("run", str(path)).returncode == 0  # 1 pair, 2 seatings: 2 matches
+    make_bot(b, "d", tag="d"), make_bot(b, "e", tag="e")  # experiments dropped into the folder
     news = "since the last run: bots d, e joined; 12 matches scheduled, was 2 (6.0x)"
-    plan = arena("run", str(path), "--dry-run")              # said before anything is played
+    plan = arena("run", str(path), "--dry-run")  # said before anything is played
     assert plan.returncode == 0 and news in plan.stdout.splitlines(), plan.stdout
     res = arena("run", str(path))
     assert res.returncode == 0, res.stderr
@@ -434,8 +461,11 @@ def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path, sig):
     assert f"resume with: arena run {path}" in err
     assert "resume with" in (results / "run.log").read_text()  # also there when the terminal is gone
     time.sleep(0.5)
-    assert not [w for w in workers if Path(f"/proc/{w}").exists()
-                and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1][:3]]
+    assert not [
+        w
+        for w in workers
+        if Path(f"/proc/{w}").exists() and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1][:3]
+    ]
     gate.unlink()
     again = arena("run", str(path))
     assert again.returncode == 0 and board(results)["complete"]
@@ -446,8 +476,11 @@ def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path, sig):
 
 def test_a_match_where_every_seat_faulted_is_not_rated_and_is_notable(tmp_path):
     b = tmp_path / "b"
-    bots = [make_bot(b, "dead1", FIX / "crash_at_start.py"), make_bot(b, "dead2", FIX / "crash_at_start.py", "2"),
-            make_bot(b, "alive")]
+    bots = [
+        make_bot(b, "dead1", FIX / "crash_at_start.py"),
+        make_bot(b, "dead2", FIX / "crash_at_start.py", "2"),
+        make_bot(b, "alive"),
+    ]
     summary = run_in_process(tour(tmp_path, bots, deals=2))
     assert summary.complete
     data = board(tmp_path / "res")

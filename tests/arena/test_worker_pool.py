@@ -3,12 +3,11 @@ worker's matches count against their tries. Fake workers (no processes), a real 
 
 from __future__ import annotations
 
-
 from arena.records.replies import NoSpace, Played, Raised
 from arena.tournament.retries import Retries
-from arena.tournament.supervisor import Lost, Replied, Supervisor
 from arena.tournament.schedule import MatchSpec
 from arena.tournament.store import ResultStore
+from arena.tournament.supervisor import Lost, Replied, Supervisor
 from tests.arena.record_factory import make_record
 
 
@@ -20,8 +19,9 @@ def record(i: int, places: list[int]) -> dict:
 
 
 def spec(i: int) -> MatchSpec:
-    return MatchSpec(match_id=f"tightwad/p2/d{i:02d}/r0/i{i}", index=i, game="tightwad", players=2,
-                     options={}, bots=("a", "b"))
+    return MatchSpec(
+        match_id=f"tightwad/p2/d{i:02d}/r0/i{i}", index=i, game="tightwad", players=2, options={}, bots=("a", "b")
+    )
 
 
 class FakeBackend:
@@ -83,7 +83,7 @@ def test_a_dead_worker_charges_a_try_only_to_the_match_it_was_playing(tmp_path):
     sup._on_lost(Lost(0, "killed by signal 9", playing=2))
     assert [m.index for m in sup.queue] == [1, 0, 2, 3]  # the culprit first, the others in their order
     assert dict(sup.retries.tries) == {spec(1).match_id: 1}
-    assert sup.idle_deaths == 0 and given_up == [] and list(sup.workers) == [1]   # a new worker took its place
+    assert sup.idle_deaths == 0 and given_up == [] and list(sup.workers) == [1]  # a new worker took its place
 
 
 def test_a_worker_dead_between_matches_charges_nothing_and_a_stored_match_counts_as_played(tmp_path):
@@ -99,11 +99,11 @@ def test_a_worker_dead_between_matches_charges_nothing_and_a_stored_match_counts
 
 def test_the_stream_retries_a_raised_match_and_yields_each_match_once(tmp_path):
     sup, backend, given_up = supervisor(tmp_path, workers=1)
-    sup.workers.clear()   # stream() starts its own worker
+    sup.workers.clear()  # stream() starts its own worker
     sup.submit(spec(0), spec(1))
     raised = set()
 
-    def wait(timeout_s: float) -> list:   # the oldest match in flight is answered; match 0 raises once
+    def wait(timeout_s: float) -> list:  # the oldest match in flight is answered; match 0 raises once
         wid = next(iter(sup.workers))
         match = sup.workers[wid].inflight[0][1]
         if match.index == 0 and not raised:
@@ -114,7 +114,7 @@ def test_the_stream_retries_a_raised_match_and_yields_each_match_once(tmp_path):
     backend.wait = wait
     got = [(m.index, type(r).__name__) for m, r in sup.stream()]
     assert got == [(0, "Played"), (1, "Played")] and given_up == []
-    assert [m.index for m in backend.sent[1]] == [0, 0, 1]   # played again first, counting a try
+    assert [m.index for m in backend.sent[1]] == [0, 0, 1]  # played again first, counting a try
     assert dict(sup.retries.tries) == {spec(0).match_id: 1}
 
 
@@ -129,7 +129,7 @@ def test_a_long_running_feed_waits_for_submitted_matches_until_closed(tmp_path):
         if more is None:
             sup.close()
         else:
-            sup.submit(*more)   # as another thread of a service would
+            sup.submit(*more)  # as another thread of a service would
         return events
 
     backend.wait = wait
@@ -180,8 +180,10 @@ def test_a_failed_commit_is_reported_as_an_error_or_a_full_disk(tmp_path):
 
     from arena.tournament.runner import _Committer
 
-    for error, kind in ((sqlite3.OperationalError("database is locked"), Raised),
-                        (OSError(errno.ENOSPC, "No space left on device"), NoSpace)):
+    for error, kind in (
+        (sqlite3.OperationalError("database is locked"), Raised),
+        (OSError(errno.ENOSPC, "No space left on device"), NoSpace),
+    ):
         store = GatedStore(tmp_path, error)
         store.go.set()
         replies: list = []
@@ -210,7 +212,7 @@ def test_a_reply_that_cannot_be_sent_stops_the_worker_instead_of_vanishing(tmp_p
     committer.thread.join(30)
     assert not committer.thread.is_alive()
     assert [type(e) for e in broken] == [ValueError]
-    assert spec(2).match_id in ResultStore(tmp_path).completed_ids()   # stored before the report failed
+    assert spec(2).match_id in ResultStore(tmp_path).completed_ids()  # stored before the report failed
 
     gone: list = []
 
@@ -232,8 +234,8 @@ def test_a_worker_tells_every_bot_goodbye_before_waiting_for_any(tmp_path):
     from pathlib import Path
 
     import games
-    from arena.match.sandbox import Limits
     from arena.match.detect import open_sandbox
+    from arena.match.sandbox import Limits
     from arena.match.timecontrol import TimeControl
     from arena.tournament.match_player import MatchPlayer
     from arena.tournament.roster import bot_entry
@@ -248,12 +250,28 @@ def test_a_worker_tells_every_bot_goodbye_before_waiting_for_any(tmp_path):
     for name in names:
         shutil.copy(src, bots / f"{name}.py")
         entries[name] = bot_entry(str(bots / f"{name}.py"))
-    player = MatchPlayer(entries, sandbox=open_sandbox("rlimits"), limits=Limits(),
-                         time_control=TimeControl(startup_s=20, move_s=5), log_dir=None, fresh=False,
-                         tournament="bye")
+    player = MatchPlayer(
+        entries,
+        sandbox=open_sandbox("rlimits"),
+        limits=Limits(),
+        time_control=TimeControl(startup_s=20, move_s=5),
+        log_dir=None,
+        fresh=False,
+        tournament="bye",
+    )
     options = games.get_game("divers-weights").resolve_options(4, {})
-    record = player.play(MatchSpec(match_id="dw/0", index=0, game="divers-weights", players=4, options=options,
-                                   deal_seed=1, match_seed=2, bots=tuple(names)))
+    record = player.play(
+        MatchSpec(
+            match_id="dw/0",
+            index=0,
+            game="divers-weights",
+            players=4,
+            options=options,
+            deal_seed=1,
+            match_seed=2,
+            bots=tuple(names),
+        )
+    )
     assert not any(record["faults"]), record["faults"]
     player.close()
     assert sorted(f.name for f in marks.glob("*.clean")) == [f"{n}.py.clean" for n in names]
@@ -268,12 +286,13 @@ def test_a_consumer_that_stops_early_kills_the_workers_at_once(tmp_path):
     sup.workers.clear()
     stops: list[bool] = []
     backend.stop = lambda *, kill: stops.append(kill)
-    backend.wait = lambda timeout_s: [Replied(w, Played(m.match_id)) for w, x in sup.workers.items()
-                                      for _, m in list(x.inflight)[:1]]
+    backend.wait = lambda timeout_s: [
+        Replied(w, Played(m.match_id)) for w, x in sup.workers.items() for _, m in list(x.inflight)[:1]
+    ]
     sup.submit(spec(0), spec(1))
     with pytest.raises(KeyboardInterrupt):
         with contextlib.closing(sup.stream()) as replies:
             for _ in replies:
                 assert stops == []
-                raise KeyboardInterrupt   # Ctrl-C while the first reply is counted
+                raise KeyboardInterrupt  # Ctrl-C while the first reply is counted
     assert stops == [True]

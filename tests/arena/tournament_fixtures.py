@@ -29,8 +29,11 @@ def write_gated_bot(path: Path, gate: Path, tag: str = "") -> Path:
     test opens the gate, the run is surely still playing when the test acts on it, however busy
     the machine (the bot needs sandbox none to see the gate). ``tag`` makes its bytes its own."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(SLOW.read_text().replace(
-        "time.sleep(0.004)", f"time.sleep(0.3 if os.path.exists({str(gate)!r}) else 0.004)")
-        .replace("import time", "import os\nimport time") + (f"\n# {tag}\n" if tag else ""))
+    path.write_text(
+        SLOW.read_text()
+        .replace("time.sleep(0.004)", f"time.sleep(0.3 if os.path.exists({str(gate)!r}) else 0.004)")
+        .replace("import time", "import os\nimport time")
+        + (f"\n# {tag}\n" if tag else "")
+    )
     assert str(gate) in path.read_text()
     return path

@@ -25,13 +25,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "first-bot.md"
-BLOCK = re.compile(r"^<!-- (?P<mark>file: (?P<path>\S+)|run|output) -->\n```(?P<lang>\w+)\n(?P<body>.*?)^```$",
-                   re.S | re.M)
+BLOCK = re.compile(
+    r"^<!-- (?P<mark>file: (?P<path>\S+)|run|output) -->\n```(?P<lang>\w+)\n(?P<body>.*?)^```$", re.S | re.M
+)
 
 
 def _steps() -> list[tuple[str, str | None, str, str]]:
-    return [(m.group("mark").split(":")[0], m.group("path"), m.group("lang"), m.group("body"))
-            for m in BLOCK.finditer(DOC.read_text(encoding="utf-8"))]
+    return [
+        (m.group("mark").split(":")[0], m.group("path"), m.group("lang"), m.group("body"))
+        for m in BLOCK.finditer(DOC.read_text(encoding="utf-8"))
+    ]
 
 
 def _expect(expected: str, stdout: str, command: str) -> None:
@@ -57,13 +60,18 @@ def test_tutorial_has_every_step() -> None:
     assert kinds.count("run") >= 5 and kinds.count("output") >= 4
     assert kinds[0] == "file", "the tutorial starts from writing the bot"
     runs = " ".join(body for k, _, _, body in steps if k == "run")
-    for command in ("arena play tightwad bots/my_bot.py random_bot random_bot --seed", "--seat 0", "--quiet",
-                    "arena check bots/my_bot.py", "arena run tournaments/first-bot.yaml",
-                    "--no-timeouts --sandbox none"):
+    for command in (
+        "arena play tightwad bots/my_bot.py random_bot random_bot --seed",
+        "--seat 0",
+        "--quiet",
+        "arena check bots/my_bot.py",
+        "arena run tournaments/first-bot.yaml",
+        "--no-timeouts --sandbox none",
+    ):
         assert command in runs
     first_bot = next(body for k, p, _, body in steps if p == "bots/my_bot.py")
     assert "from botkit import run" in first_bot
-    for game in ("tightwad", "divers-weights", "palace"):   # the search bot keeps its budget in each
+    for game in ("tightwad", "divers-weights", "palace"):  # the search bot keeps its budget in each
         assert f"arena play {game} bots/search_bot.py" in runs, game
 
 
@@ -87,10 +95,17 @@ def test_tutorial_as_written(tmp_path: Path) -> None:
                     continue
                 argv = shlex.split(line)
                 assert argv[0] == "arena", f"a run block holds arena commands only: {line!r}"
-                out = subprocess.run([sys.executable, "-m", "arena", *argv[1:]], cwd=tmp_path, env=env,
-                                     capture_output=True, text=True, encoding="utf-8", timeout=300)
+                out = subprocess.run(
+                    [sys.executable, "-m", "arena", *argv[1:]],
+                    cwd=tmp_path,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    encoding="utf-8",
+                    timeout=300,
+                )
                 assert out.returncode == 0, f"`{line}` exited {out.returncode}\n{out.stdout}\n{out.stderr}"
-                if argv[1] == "play":   # no seat faulted (a timeout is a fault): the fault column is empty
+                if argv[1] == "play":  # no seat faulted (a timeout is a fault): the fault column is empty
                     rows = [r for r in out.stdout.splitlines() if re.match(r"\s+\d+\s+\S+\s+\d+\s+-?\d+", r)]
                     assert rows and all(len(r.split()) == 4 for r in rows), f"`{line}`: a fault\n{out.stdout}"
                 last = (line, out.stdout)
@@ -116,9 +131,9 @@ def test_tutorial_as_written(tmp_path: Path) -> None:
     assert len(logged) == scope["matches"] == 30
     assert all(re.fullmatch(r"tightwad/p3/d\d\d/r[012]/[0-9a-f]{16} seat [012] place [123]", ln) for ln in logged)
     text = DOC.read_text(encoding="utf-8")
-    shown = text[text.index("cat results/first-bot/logs/"):]
-    shown = shown[shown.index("```text\n") + 8:]
-    shown = shown[:shown.index("```")]
+    shown = text[text.index("cat results/first-bot/logs/") :]
+    shown = shown[shown.index("```text\n") + 8 :]
+    shown = shown[: shown.index("```")]
     for line in shown.splitlines():
         if line != "...":
             assert line in logged, f"the tutorial shows a log line the bot did not write: {line!r}"

@@ -17,8 +17,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -44,14 +45,13 @@ COMMON = {"game", "seat", "players", "decision", "to_move", "over", "legal_actio
 
 
 def _run_arena(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def _section(heading: str) -> str:
     start = TEXT.index(heading + "\n")
     end = TEXT.find("\n## ", start + len(heading))
-    return TEXT[start:end if end >= 0 else len(TEXT)]
+    return TEXT[start : end if end >= 0 else len(TEXT)]
 
 
 def _documented_words(text: str) -> set[str]:
@@ -81,7 +81,8 @@ def test_one_session_per_game() -> None:
 def test_session_block_is_a_fresh_recording(game: str) -> None:
     m = SESSIONS[game]
     assert m.group("body") == render_block(*marker_args(m)), (
-        f"the {game} session in docs/protocol.md is stale: run python -m tests.docs.transcript docs/protocol.md")
+        f"the {game} session in docs/protocol.md is stale: run python -m tests.docs.transcript docs/protocol.md"
+    )
 
 
 @pytest.mark.parametrize("game", sorted(REGISTRY))
@@ -111,8 +112,14 @@ def test_bot_side_is_what_random_bot_writes(game: str) -> None:
     feed = "".join(line[2:] + "\n" for line in body if line.startswith("> "))
     expected = [line[2:] for line in body if line.startswith("< ")]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT / "arena" / "bot_helper")}
-    out = subprocess.run([sys.executable, "-s", "-S", str(ROOT / "bots" / "random_bot.py")], input=feed,
-                         capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-s", "-S", str(ROOT / "bots" / "random_bot.py")],
+        input=feed,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == expected
 
@@ -131,9 +138,13 @@ def test_arena_side_is_what_arena_play_plays(game: str) -> None:
 
     def essence(record: dict[str, Any]) -> dict[str, Any]:
         return {
-            "match_id": record["match_id"], "options": record["options"], "deal_seed": record["deal_seed"],
-            "match_seed": record["match_seed"], "time_control": record["time_control"],
-            "bots": [b["name"] for b in record["bots"]], "result": record["result"],
+            "match_id": record["match_id"],
+            "options": record["options"],
+            "deal_seed": record["deal_seed"],
+            "match_seed": record["match_seed"],
+            "time_control": record["time_control"],
+            "bots": [b["name"] for b in record["bots"]],
+            "result": record["result"],
             "faults": record["faults"],
             "decisions": [(d["n"], d["seat"], d["action"], d["text"], d["status"]) for d in record["decisions"]],
         }
@@ -151,7 +162,9 @@ def test_every_code_block_of_a_program_is_a_tested_bot() -> None:
 
 
 def test_plain_python_bot_uses_only_json_random_sys() -> None:
-    code = next(m.group("code") for m in BOTS.values() if m.group("lang") == "python" and "botkit" not in m.group("code"))
+    code = next(
+        m.group("code") for m in BOTS.values() if m.group("lang") == "python" and "botkit" not in m.group("code")
+    )
     assert set(re.findall(r"^import (\w+)", code, re.M)) == {"json", "random", "sys"}
     assert "from " not in code
     assert len(code.strip().splitlines()) <= 25
@@ -227,6 +240,9 @@ def test_every_message_field_is_documented() -> None:
                 if msg["type"] == "start":
                     fields.update(msg["time_control"])
                     fields.update(msg["cards"][0])
-    documented = _documented_words(_section("## Messages")) | _documented_words(_section("## Cards")) \
+    documented = (
+        _documented_words(_section("## Messages"))
+        | _documented_words(_section("## Cards"))
         | _documented_words(_section("## Time control"))
+    )
     assert sorted(fields - documented) == []

@@ -28,8 +28,9 @@ def test_the_training_command_trains_measures_and_exports(tmp_path):
     args = [a.replace("results/rl/", f"{tmp_path}/") for a in args]
     games = args.index("--games")
     args[games + 1] = "40"  # the documented run trains on 5000; the pipeline is what is tested here
-    res = subprocess.run([sys.executable, *args, "--eval-games", "20"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, *args, "--eval-games", "20"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     assert "linear policy vs random, 20 games: win rate" in res.stdout
     assert "random vs random, 20 games" in res.stdout
@@ -38,9 +39,24 @@ def test_the_training_command_trains_measures_and_exports(tmp_path):
     for what, total in (("train", 40), ("evaluate linear policy", 20), ("evaluate random", 20)):
         assert f"{what}: 0 of {total} games" in lines, res.stderr
         assert any(ln.startswith(f"{what}: {total} of {total} games (100%), ") for ln in lines), res.stderr
-    assert "games" not in res.stdout.split("trained on")[0]      # stdout: the results only
+    assert "games" not in res.stdout.split("trained on")[0]  # stdout: the results only
     policy, bot = tmp_path / "tightwad3-policy.json", tmp_path / "tightwad3-bot.py"
-    again = subprocess.run([sys.executable, "-m", "arena", "export-bot", str(policy), "-o", str(tmp_path / "b.py"),
-                            "--name", "linear-tightwad"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "export-bot",
+            str(policy),
+            "-o",
+            str(tmp_path / "b.py"),
+            "--name",
+            "linear-tightwad",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "b.py").read_text() == bot.read_text()

@@ -23,17 +23,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.cli.play import play_match_id
 from arena.match import protocol
 from arena.match.agents import ARENA_VERSION, Agent
-from arena.cli.play import play_match_id
 from arena.match.referee import play_match
-from arena.tournament.schedule import MatchSpec
 from arena.match.timecontrol import TimeControl
+from arena.tournament.schedule import MatchSpec
 from games import get_game
 from games.rng import derive_seed
 
-BOT_NAME = "random_bot"   # the file stem `arena play` names a seat by
-HELLO_NAME = "random"     # what bots/random_bot.py calls itself
+BOT_NAME = "random_bot"  # the file stem `arena play` names a seat by
+HELLO_NAME = "random"  # what bots/random_bot.py calls itself
 
 # <!-- transcript: tightwad players=3 seed=5 options={} seat=0 -->
 MARKER = re.compile(
@@ -95,14 +95,23 @@ def match_spec(game: str, players: int, seed: int, options: dict[str, Any]) -> M
     """The match `arena play GAME <players bots> --seed SEED --option ...` plays."""
     resolved = get_game(game).resolve_options(players, options)
     return MatchSpec(
-        match_id=play_match_id(game, seed), index=0, game=game, players=players, options=resolved,
-        group=0, deal=0, rotation=0, deal_seed=seed, match_seed=derive_seed(seed, "play"),
+        match_id=play_match_id(game, seed),
+        index=0,
+        game=game,
+        players=players,
+        options=resolved,
+        group=0,
+        deal=0,
+        rotation=0,
+        deal_seed=seed,
+        match_seed=derive_seed(seed, "play"),
         bots=(BOT_NAME,) * players,
     )
 
 
-def record_session(game: str, players: int, seed: int, options: dict[str, Any] | None = None,
-                   seat: int = 0) -> tuple[list[str], dict[str, Any]]:
+def record_session(
+    game: str, players: int, seed: int, options: dict[str, Any] | None = None, seat: int = 0
+) -> tuple[list[str], dict[str, Any]]:
     """Every line exchanged with ``seat`` in one whole session, and the match record.
 
     The session is hello, start, act/action pairs, result and bye: one match in
@@ -111,7 +120,7 @@ def record_session(game: str, players: int, seed: int, options: dict[str, Any] |
     lines: list[str] = []
     agents = [BotkitRandomAgent(lines if s == seat else None) for s in range(players)]
     spec = match_spec(game, players, seed, options or {})
-    tc = TimeControl(startup_s=10.0, move_s=1.0)   # `arena play`'s defaults
+    tc = TimeControl(startup_s=10.0, move_s=1.0)  # `arena play`'s defaults
     record = play_match(spec, agents, time_control=tc, sandbox=None)
     for agent in agents:
         agent.close()
@@ -125,12 +134,18 @@ def render_block(game: str, players: int, seed: int, options: dict[str, Any], se
 
 
 def marker_args(m: re.Match[str]) -> tuple[str, int, int, dict[str, Any], int]:
-    return (m.group("game"), int(m.group("players")), int(m.group("seed")),
-            json.loads(m.group("options")), int(m.group("seat")))
+    return (
+        m.group("game"),
+        int(m.group("players")),
+        int(m.group("seed")),
+        json.loads(m.group("options")),
+        int(m.group("seat")),
+    )
 
 
 def regenerate(text: str) -> str:
     """``text`` with every marked transcript block replaced by a fresh recording."""
+
     def fill(m: re.Match[str]) -> str:
         head = m.group(0)[: m.start("body") - m.start(0)]
         return head + render_block(*marker_args(m)) + "```"

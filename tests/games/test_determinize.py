@@ -17,9 +17,15 @@ from games.rng import DealRng
 from games.simulate import play_randomly
 
 CASES = [
-    ("tightwad", 3, {}), ("tightwad", 4, {}), ("tightwad", 7, {}),
-    ("divers-weights", 2, {}), ("divers-weights", 3, {}), ("divers-weights", 4, {"bidding": True}),
-    ("palace", 2, {}), ("palace", 4, {}), ("palace", 5, {"extended": True, "wyrm_variant": True}),
+    ("tightwad", 3, {}),
+    ("tightwad", 4, {}),
+    ("tightwad", 7, {}),
+    ("divers-weights", 2, {}),
+    ("divers-weights", 3, {}),
+    ("divers-weights", 4, {"bidding": True}),
+    ("palace", 2, {}),
+    ("palace", 4, {}),
+    ("palace", 5, {"extended": True, "wyrm_variant": True}),
 ]
 
 
@@ -100,7 +106,7 @@ def test_C5_sampled_hidden_cards_are_independent_of_the_real_ones(game: str, pla
         expected = samples * p
         chi2 = sum((hits[c] - expected) ** 2 / expected for c in pool)
         dof = len(pool) - 1
-        assert chi2 < dof + 5 * math.sqrt(2 * dof), (chi2, dof)   # about 5 sigma: no card favoured
+        assert chi2 < dof + 5 * math.sqrt(2 * dof), (chi2, dof)  # about 5 sigma: no card favoured
         mean = sum(overlap) / samples
         # overlap with the truth is hypergeometric: mean k*k/N; 5 standard errors of slack
         var = k * p * (1 - p) * (len(pool) - k) / (len(pool) - 1)
@@ -111,8 +117,7 @@ def test_the_sampler_sees_the_json_observation_only() -> None:
     """The Determinizer is built from a JSON text: no engine object, no seed reaches it."""
     real = REGISTRY["divers-weights"].new_game(3, 8)
     text = json.dumps(real.observation(2))
-    d = Determinizer(json.loads(text), {"hands": None, "target": None, "bidding": False,
-                                        "decision_cap": 100_000})
+    d = Determinizer(json.loads(text), {"hands": None, "target": None, "bidding": False, "decision_cap": 100_000})
     a, b = d.sample(7), d.sample(7)
     assert a._hands == b._hands and a._deck == b._deck
     assert a._rng.getstate() != real._rng.getstate()
@@ -152,7 +157,8 @@ def test_bad_observation_is_refused() -> None:
 
 # ---- Palace: the public history (issue 30 item 4) --------------------------------------
 
-from hypothesis import HealthCheck, given, settings, strategies as hst  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as hst
 
 from games.palace import PalaceState  # noqa: E402
 from games.palace_history import PalaceHistory, illegal  # noqa: E402
@@ -184,10 +190,16 @@ class _Table:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=hst.sampled_from(CASES), seed=hst.integers(0, 10**6), steps=hst.integers(0, 150),
-       sample_seed=hst.integers(0, 2**32), with_history=hst.booleans())
+@given(
+    case=hst.sampled_from(CASES),
+    seed=hst.integers(0, 10**6),
+    steps=hst.integers(0, 150),
+    sample_seed=hst.integers(0, 2**32),
+    with_history=hst.booleans(),
+)
 def test_every_sample_reproduces_the_observation_exactly_and_plays_to_the_end(
-        case: tuple[str, int, dict], seed: int, steps: int, sample_seed: int, with_history: bool) -> None:
+    case: tuple[str, int, dict], seed: int, steps: int, sample_seed: int, with_history: bool
+) -> None:
     game, players, options = case
     table = _Table(game, players, options, seed)
     for _ in range(steps):
@@ -263,8 +275,12 @@ def test_R_P8_a_seat_that_was_forced_to_eat_held_no_playable_card() -> None:
             if before and obs["events"]:
                 last = obs["events"][-1]
                 s, cons, eaten = eats[-1]
-                if (last["type"] == "eat" and last["seat"] == s != seat and tuple(last["cards"]) == eaten
-                        and len(st._hands[s]) > len(eaten)):
+                if (
+                    last["type"] == "eat"
+                    and last["seat"] == s != seat
+                    and tuple(last["cards"]) == eaten
+                    and len(st._hands[s]) > len(eaten)
+                ):
                     det = Determinizer(obs, st.options, history=table.hist[seat])
                     rng = random.Random(seed)
                     for _ in range(300):

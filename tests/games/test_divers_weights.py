@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,9 +12,7 @@ from hypothesis import strategies as st
 
 from games import decktet
 from games.core import IllegalActionError, OptionError
-from games.divers_weights import (
-    BID, OVER, PLAY, PRIZE, SPEC, DiversWeightsState, bid_points, prize_points,
-)
+from games.divers_weights import BID, OVER, PLAY, PRIZE, SPEC, DiversWeightsState, bid_points, prize_points
 from games.rng import DealRng
 
 c = decktet.pid_of
@@ -122,8 +121,11 @@ def test_R_D1_players_two_to_four_basic_deck() -> None:
 
 
 def test_R_D1_ace_counts_one_crown_ten() -> None:
-    s = rig(fresh(3), [["Ace of Suns", "The Author"], ["The Bard", "The Desert"], ["The Origin", "The Painter"]],
-            ["Ace of Moons", "The Huntress"])
+    s = rig(
+        fresh(3),
+        [["Ace of Suns", "The Author"], ["The Bard", "The Desert"], ["The Origin", "The Painter"]],
+        ["Ace of Moons", "The Huntress"],
+    )
     obs = s.observation(0)
     assert obs["threshold_total"] == 11
     # 1 + 10 + 2 = 13 > 11: the lowest (the Ace, counted 1) wins.
@@ -153,8 +155,11 @@ def test_R_D2_deal_five_and_turn_n_minus_1(n: int) -> None:
 
 
 def test_R_D3_simultaneous_decision_any_order() -> None:
-    s = rig(fresh(3), [["The Author", "The Lunatic"], ["The Desert", "The Penitent"], ["The Origin", "The Market"]],
-            ["The Journey", "The Diplomat"])
+    s = rig(
+        fresh(3),
+        [["The Author", "The Lunatic"], ["The Desert", "The Penitent"], ["The Origin", "The Market"]],
+        ["The Journey", "The Diplomat"],
+    )
     assert s.to_move() == (0, 1, 2)
     # Each seat's moves are its own hand cards in canonical order.
     assert s.moves(1) == sorted([c("The Desert"), c("The Penitent")])
@@ -176,8 +181,11 @@ def test_R_D3_simultaneous_decision_any_order() -> None:
 
 def test_R_D4_R_D5_sample_trick_of_the_text() -> None:
     """Threshold 3 + 8 = 11; played 6, 5, 4 total 15 > 11: the 4 wins (Bob, seat 2)."""
-    s = rig(fresh(3), [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"], ["The Mountain", "Ace of Waves"]],
-            ["The Journey", "The Diplomat"])
+    s = rig(
+        fresh(3),
+        [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"], ["The Mountain", "Ace of Waves"]],
+        ["The Journey", "The Diplomat"],
+    )
     assert s.observation(0)["threshold_total"] == 11
     play_trick(s, ["The Lunatic", "The Forest", "The Mountain"])
     assert s._phase == PRIZE and s.to_move() == (2,)
@@ -185,8 +193,12 @@ def test_R_D4_R_D5_sample_trick_of_the_text() -> None:
     assert rev == {"total": 15, "rule": "lowest", "winners": [2]}
     # R-D5: the winner picks among threshold and played cards.
     assert names(s.moves(2)) == ["The Journey", "The Diplomat", "The Lunatic", "The Forest", "The Mountain"]
-    assert s.action_info(2, 1) == {"id": 1, "text": "take The Diplomat as prize",
-                                   "card": c("The Diplomat"), "from": "threshold"}
+    assert s.action_info(2, 1) == {
+        "id": 1,
+        "text": "take The Diplomat as prize",
+        "card": c("The Diplomat"),
+        "from": "threshold",
+    }
     assert s.action_info(2, 3)["seat"] == 1 and s.action_info(2, 3)["from"] == "played"
     play(s, 2, "The Diplomat")
     assert s._prizes == [[], [], [c("The Diplomat")]]
@@ -196,35 +208,50 @@ def test_R_D4_R_D5_sample_trick_of_the_text() -> None:
 
 
 def test_R_D4_total_below_threshold_highest_wins() -> None:
-    s = rig(fresh(3), [["The Author", "The Sea"], ["The Journey", "The End"], ["The Mountain", "The Bard"]],
-            ["The Huntress", "The Castle"])  # 10 + 7 = 17
+    s = rig(
+        fresh(3),
+        [["The Author", "The Sea"], ["The Journey", "The End"], ["The Mountain", "The Bard"]],
+        ["The Huntress", "The Castle"],
+    )  # 10 + 7 = 17
     play_trick(s, ["The Author", "The Journey", "The Mountain"])  # 2 + 3 + 4 = 9 < 17
     assert s.to_move() == (2,) and s.observation(1)["reveal"]["rule"] == "highest"
 
 
 def test_R_D4_exact_equality_no_winner_all_discarded() -> None:
-    s = rig(fresh(3), [["The Author", "The Sea"], ["The Journey", "The End"], ["The Mountain", "The Bard"]],
-            ["Ace of Moons", "The Diplomat"])  # 1 + 8 = 9
+    s = rig(
+        fresh(3),
+        [["The Author", "The Sea"], ["The Journey", "The End"], ["The Mountain", "The Bard"]],
+        ["Ace of Moons", "The Diplomat"],
+    )  # 1 + 8 = 9
     play_trick(s, ["The Author", "The Journey", "The Mountain"])  # 2 + 3 + 4 = 9
     assert s._phase == PLAY and s.trick_no == 2 and s.to_move() == (0, 1, 2)  # no prize decision
     assert s._prizes == [[], [], []] and s._tricks_won == [0, 0, 0]
-    assert sorted(s._discard) == sorted(c(x) for x in ["Ace of Moons", "The Diplomat", "The Author",
-                                                      "The Journey", "The Mountain"])
+    assert sorted(s._discard) == sorted(
+        c(x) for x in ["Ace of Moons", "The Diplomat", "The Author", "The Journey", "The Mountain"]
+    )
     rec = s.observation(0)["tricks"][0]
     assert rec["winners"] == [] and rec["prizes"] == [] and rec["rule"] == "none"
     assert sorted(s.all_cards()) == list(range(36))
 
 
 def test_R_D5_tied_winners_each_take_own_card_no_choice() -> None:
-    s = rig(fresh(4), [["The Author", "The Sea"], ["The Desert", "The End"], ["The Mountain", "The Bard"],
-                       ["The Diplomat", "The Huntress"]],
-            ["Ace of Moons", "The Journey", "The Painter"])  # 1 + 3 + 3 = 7
+    s = rig(
+        fresh(4),
+        [
+            ["The Author", "The Sea"],
+            ["The Desert", "The End"],
+            ["The Mountain", "The Bard"],
+            ["The Diplomat", "The Huntress"],
+        ],
+        ["Ace of Moons", "The Journey", "The Painter"],
+    )  # 1 + 3 + 3 = 7
     play_trick(s, ["The Author", "The Desert", "The Mountain", "The Diplomat"])  # 16 > 7: lowest (2) wins
     assert s._phase == PLAY and s.trick_no == 2  # no decision asked
     assert s._prizes == [[c("The Author")], [c("The Desert")], [], []]
     assert s._tricks_won == [1, 1, 0, 0]
-    assert sorted(s._discard) == sorted(c(x) for x in ["Ace of Moons", "The Journey", "The Painter",
-                                                      "The Mountain", "The Diplomat"])
+    assert sorted(s._discard) == sorted(
+        c(x) for x in ["Ace of Moons", "The Journey", "The Painter", "The Mountain", "The Diplomat"]
+    )
     rec = s.observation(3)["tricks"][0]
     assert rec["winners"] == [0, 1]
     assert rec["prizes"] == [{"seat": 0, "card": c("The Author")}, {"seat": 1, "card": c("The Desert")}]
@@ -249,7 +276,11 @@ def test_R_D6_symbols_and_six_suit_bonus() -> None:
     assert prize_points([c("Ace of Moons"), c("The Sea"), c("The Pact")]) == 4  # Moons, Waves, Suns
     # Mountain (Moons Suns) + Sailor (Waves Leaves) + Battle (Wyrms Knots): 6 symbols + 5 bonus.
     assert prize_points([c("The Mountain"), c("The Sailor"), c("The Battle")]) == 11
-    six_singles = [c(f"Ace of {x}") for x in decktet.SUIT_NAMES[:3]] + [c("The End"), c("The Calamity"), c("The Windfall")]
+    six_singles = [c(f"Ace of {x}") for x in decktet.SUIT_NAMES[:3]] + [
+        c("The End"),
+        c("The Calamity"),
+        c("The Windfall"),
+    ]
     assert prize_points(six_singles) == 6 + 5
     five_numbers = [c(x) for x in ["The Mountain", "The Sailor", "The Battle", "The Pact", "The Darkness"]]
     assert prize_points(five_numbers) == 15  # the stated maximum
@@ -257,13 +288,23 @@ def test_R_D6_symbols_and_six_suit_bonus() -> None:
 
 
 def test_R_D6_hand_scored_at_end_of_hand() -> None:
-    s = rig(fresh(2, hands=2), [["The Mountain"], ["The Savage"]], ["The Huntress"], trick_no=5,
-            prizes=[["The Sailor", "The Battle"], ["Ace of Knots"]])
+    s = rig(
+        fresh(2, hands=2),
+        [["The Mountain"], ["The Savage"]],
+        ["The Huntress"],
+        trick_no=5,
+        prizes=[["The Sailor", "The Battle"], ["Ace of Knots"]],
+    )
     play_trick(s, ["The Mountain", "The Savage"])  # 4 + 3 = 7 < 10: highest (seat 0) wins
     play(s, 0, "The Huntress")  # Moons again: Sailor + Battle + Huntress = 5, no Suns -> no bonus
     assert s._hand_scores == [(5, 1)] and s._totals == [5, 1]
-    s = rig(fresh(2, hands=2), [["The Mountain"], ["The Savage"]], ["The Huntress"], trick_no=5,
-            prizes=[["The Sailor", "The Battle"], ["Ace of Knots"]])
+    s = rig(
+        fresh(2, hands=2),
+        [["The Mountain"], ["The Savage"]],
+        ["The Huntress"],
+        trick_no=5,
+        prizes=[["The Sailor", "The Battle"], ["Ace of Knots"]],
+    )
     play_trick(s, ["The Mountain", "The Savage"])
     play(s, 0, "The Mountain")  # Moons Suns: all six suits -> 6 + 5
     assert s._hand_scores == [(11, 1)]
@@ -306,8 +347,13 @@ def test_R_D7_target_ends_after_first_hand_reaching_it(seed: int) -> None:
 
 
 def test_R_D7_target_stops_even_mid_schedule_and_ties_share_places() -> None:
-    s = rig(fresh(3, target=30), [["The Author"], ["The Journey"], ["The Mountain"]],
-            ["Ace of Moons", "The Diplomat"], trick_no=5, totals=[30, 30, 12])
+    s = rig(
+        fresh(3, target=30),
+        [["The Author"], ["The Journey"], ["The Mountain"]],
+        ["Ace of Moons", "The Diplomat"],
+        trick_no=5,
+        totals=[30, 30, 12],
+    )
     play_trick(s, ["The Author", "The Journey", "The Mountain"])  # 9 = 9: no winner
     assert s.is_over() and s._phase == OVER and s.to_move() == ()
     r = s.result()
@@ -315,8 +361,14 @@ def test_R_D7_target_stops_even_mid_schedule_and_ties_share_places() -> None:
 
 
 def test_R_D7_target_not_reached_deals_again() -> None:
-    s = rig(fresh(3, target=31), [["The Author"], ["The Journey"], ["The Mountain"]],
-            ["Ace of Moons", "The Diplomat"], trick_no=5, totals=[30, 30, 12], dealer=2)
+    s = rig(
+        fresh(3, target=31),
+        [["The Author"], ["The Journey"], ["The Mountain"]],
+        ["Ace of Moons", "The Diplomat"],
+        trick_no=5,
+        totals=[30, 30, 12],
+        dealer=2,
+    )
     play_trick(s, ["The Author", "The Journey", "The Mountain"])
     assert not s.is_over() and s.hand_no == 2 and s.dealer == 0  # left of seat 2 is seat 0
 
@@ -349,8 +401,12 @@ def test_R_D8_bids_sequential_from_dealers_left_before_threshold() -> None:
 
 
 def test_R_D8_no_prize_decision_winner_takes_own_card() -> None:
-    s = rig(fresh(3, bidding=True), [["The Lunatic"], ["The Forest"], ["The Mountain"]],
-            ["The Journey", "The Diplomat"], bids=[1, 1, 1])
+    s = rig(
+        fresh(3, bidding=True),
+        [["The Lunatic"], ["The Forest"], ["The Mountain"]],
+        ["The Journey", "The Diplomat"],
+        bids=[1, 1, 1],
+    )
     play_trick(s, ["The Lunatic", "The Forest", "The Mountain"])
     assert s._phase == PLAY and s.trick_no == 2
     assert s._prizes == [[], [], [c("The Mountain")]] and s._tricks_won == [0, 0, 1]
@@ -358,15 +414,26 @@ def test_R_D8_no_prize_decision_winner_takes_own_card() -> None:
 
 def test_R_D8_scoring_made_overtricks_nil_failed() -> None:
     # Last trick of a 4-player hand; tied winners each count the trick (R-D5/R-D8).
-    s = rig(fresh(4, bidding=True), [["The Author"], ["The Desert"], ["The Mountain"], ["The Diplomat"]],
-            ["Ace of Moons", "The Journey", "The Painter"], trick_no=5,
-            bids=[2, 1, 0, 0], tricks_won=[2, 0, 0, 1])
+    s = rig(
+        fresh(4, bidding=True),
+        [["The Author"], ["The Desert"], ["The Mountain"], ["The Diplomat"]],
+        ["Ace of Moons", "The Journey", "The Painter"],
+        trick_no=5,
+        bids=[2, 1, 0, 0],
+        tricks_won=[2, 0, 0, 1],
+    )
     play_trick(s, ["The Author", "The Desert", "The Mountain", "The Diplomat"])  # 16 > 7: the 2s win
     # seat 0: bid 2, 3 tricks -> 8 + 1; seat 1: bid 1, 1 trick -> 4; seat 2: nil made -> 20;
     # seat 3: nil with a trick -> 0.
     assert s._hand_scores == [(9, 4, 20, 0)]
-    s2 = rig(fresh(2, bidding=True), [["The Author"], ["The Desert"]], ["The Huntress"], trick_no=5,
-             bids=[3, 0], tricks_won=[1, 0])
+    s2 = rig(
+        fresh(2, bidding=True),
+        [["The Author"], ["The Desert"]],
+        ["The Huntress"],
+        trick_no=5,
+        bids=[3, 0],
+        tricks_won=[1, 0],
+    )
     play_trick(s2, ["The Author", "The Desert"])  # 4 < 10: both 2s win
     assert s2._hand_scores == [(0, 0)]  # failed bid, failed nil
 
@@ -375,19 +442,29 @@ def test_R_D8_scoring_made_overtricks_nil_failed() -> None:
 
 
 def test_R_D9_observation_contents() -> None:
-    s = rig(fresh(3, seed=2), [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"],
-                               ["The Mountain", "Ace of Waves"]], ["The Journey", "The Diplomat"],
-            deck_top=["The Sea", "The End"], totals=[3, 4, 5])
+    s = rig(
+        fresh(3, seed=2),
+        [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"], ["The Mountain", "Ace of Waves"]],
+        ["The Journey", "The Diplomat"],
+        deck_top=["The Sea", "The End"],
+        totals=[3, 4, 5],
+    )
     play_trick(s, ["The Lunatic", "The Forest", "The Mountain"])
     play(s, 2, "The Forest")
     obs = s.observation(1)
     assert obs["phase"] == "play" and obs["hand"] == [c("Ace of Suns")]
     assert obs["threshold"] == [c("The Sea"), c("The End")] and obs["threshold_total"] == 20
-    assert obs["tricks"] == [{
-        "threshold": [c("The Journey"), c("The Diplomat")], "threshold_total": 11,
-        "played": [c("The Lunatic"), c("The Forest"), c("The Mountain")], "total": 15,
-        "rule": "lowest", "winners": [2], "prizes": [{"seat": 2, "card": c("The Forest")}],
-    }]
+    assert obs["tricks"] == [
+        {
+            "threshold": [c("The Journey"), c("The Diplomat")],
+            "threshold_total": 11,
+            "played": [c("The Lunatic"), c("The Forest"), c("The Mountain")],
+            "total": 15,
+            "rule": "lowest",
+            "winners": [2],
+            "prizes": [{"seat": 2, "card": c("The Forest")}],
+        }
+    ]
     assert obs["prizes"] == [[], [], [c("The Forest")]]
     assert obs["hand_points"] == [0, 0, 2] and obs["scores"] == [3, 4, 5]
     assert obs["bids"] == [None, None, None] and obs["dealer"] == s.dealer
@@ -400,8 +477,11 @@ def test_R_D9_observation_contents() -> None:
 
 
 def test_R_D9_simultaneous_choice_hidden_from_others() -> None:
-    s = rig(fresh(3), [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"],
-                       ["The Mountain", "Ace of Waves"]], ["The Journey", "The Diplomat"])
+    s = rig(
+        fresh(3),
+        [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"], ["The Mountain", "Ace of Waves"]],
+        ["The Journey", "The Diplomat"],
+    )
     a, b = s.clone(), s.clone()
     play(a, 0, "The Lunatic")
     play(b, 0, "Ace of Moons")
@@ -444,9 +524,12 @@ def test_C3_result_places_and_scores() -> None:
 
 
 def test_C4_cap_standing_counts_current_hand_so_far() -> None:
-    s = rig(fresh(3, decision_cap=1000), [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"],
-                                          ["The Mountain", "Ace of Waves"]], ["The Journey", "The Diplomat"],
-            totals=[5, 6, 4])
+    s = rig(
+        fresh(3, decision_cap=1000),
+        [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"], ["The Mountain", "Ace of Waves"]],
+        ["The Journey", "The Diplomat"],
+        totals=[5, 6, 4],
+    )
     play_trick(s, ["The Lunatic", "The Forest", "The Mountain"])
     s.cap = s.decisions + 1
     play(s, 2, "The Diplomat")  # 2 prize points, then the cap stops the game
@@ -455,9 +538,13 @@ def test_C4_cap_standing_counts_current_hand_so_far() -> None:
 
 
 def test_C4_cap_standing_bidding_counts_made_bids_not_nil() -> None:
-    s = rig(fresh(3, bidding=True), [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"],
-                                     ["The Mountain", "Ace of Waves"]], ["The Journey", "The Diplomat"],
-            bids=[0, 2, 1], totals=[0, 0, 0])
+    s = rig(
+        fresh(3, bidding=True),
+        [["The Lunatic", "Ace of Moons"], ["The Forest", "Ace of Suns"], ["The Mountain", "Ace of Waves"]],
+        ["The Journey", "The Diplomat"],
+        bids=[0, 2, 1],
+        totals=[0, 0, 0],
+    )
     s.cap = s.decisions + 3
     play_trick(s, ["The Lunatic", "The Forest", "The Mountain"])  # seat 2 wins: bid 1 made
     r = s.result()
@@ -487,11 +574,21 @@ def test_C5_hidden_shuffle_keeps_observation_and_moves_hidden_cards() -> None:
 # ---- options, errors, JSON --------------------------------------------------------
 
 
-@pytest.mark.parametrize("opts", [
-    {"hands": 0}, {"hands": "2"}, {"hands": 2.0}, {"target": 0}, {"target": True},
-    {"bidding": 1}, {"bidding": "yes"}, {"decision_cap": 0}, {"colour": 1},
-    {"hands": 2, "target": 30},
-])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"hands": 0},
+        {"hands": "2"},
+        {"hands": 2.0},
+        {"target": 0},
+        {"target": True},
+        {"bidding": 1},
+        {"bidding": "yes"},
+        {"decision_cap": 0},
+        {"colour": 1},
+        {"hands": 2, "target": 30},
+    ],
+)
 def test_options_validation(opts: dict[str, Any]) -> None:
     with pytest.raises(OptionError):
         SPEC.new_game(3, 0, opts)
@@ -603,16 +700,25 @@ def test_property_random_games(n: int, seed: int, policy: int, bidding: bool, mo
 
 def test_C6_fifth_trick_of_a_hand_shown_to_every_seat_in_the_next_hand() -> None:
     """C6: the next hand resets the trick list; ``previous_hand`` still shows trick 5."""
-    s = rig(fresh(3, seed=4), [["The Lunatic"], ["The Forest"], ["The Mountain"]],
-            ["The Journey", "The Diplomat"], trick_no=5, totals=[0, 0, 0])
+    s = rig(
+        fresh(3, seed=4),
+        [["The Lunatic"], ["The Forest"], ["The Mountain"]],
+        ["The Journey", "The Diplomat"],
+        trick_no=5,
+        totals=[0, 0, 0],
+    )
     assert s.observation(0)["previous_hand"] is None
     play_trick(s, ["The Lunatic", "The Forest", "The Mountain"])  # 15 > 11: lowest (seat 2) wins
     play(s, 2, "The Diplomat")
     assert s.hand_no == 2 and s.trick_no == 1 and not s.is_over()
     fifth = {
-        "threshold": [c("The Journey"), c("The Diplomat")], "threshold_total": 11,
-        "played": [c("The Lunatic"), c("The Forest"), c("The Mountain")], "total": 15,
-        "rule": "lowest", "winners": [2], "prizes": [{"seat": 2, "card": c("The Diplomat")}],
+        "threshold": [c("The Journey"), c("The Diplomat")],
+        "threshold_total": 11,
+        "played": [c("The Lunatic"), c("The Forest"), c("The Mountain")],
+        "total": 15,
+        "rule": "lowest",
+        "winners": [2],
+        "prizes": [{"seat": 2, "card": c("The Diplomat")}],
     }
     for seat in range(3):
         obs = s.observation(seat)
@@ -656,14 +762,16 @@ def test_R_D10_capped_standing_secured_points_only() -> None:
     s = fresh(3, seed=9)
     s._totals = [10, 10, 10]
     # Prizes: points per suit symbol; the 5-point bonus only with all six suits in.
-    s._prizes = [[c("The Lunatic"), c("The Forest")],                         # 4 symbols, 3 suits
-                 [c("The Mountain"), c("The Sailor"), c("The Battle")],       # all six suits: 6 + 5
-                 []]
+    s._prizes = [
+        [c("The Lunatic"), c("The Forest")],  # 4 symbols, 3 suits
+        [c("The Mountain"), c("The Sailor"), c("The Battle")],  # all six suits: 6 + 5
+        [],
+    ]
     assert s.standing() == [14, 21, 10]
     b = fresh(4, seed=9, bidding=True)
     b._totals = [1, 1, 1, 1]
     b._bids = [0, 2, 2, 1]
-    b._tricks_won = [0, 1, 3, 1]   # nil: nothing yet; 2 not made yet; 2 made +1 over; 1 made
+    b._tricks_won = [0, 1, 3, 1]  # nil: nothing yet; 2 not made yet; 2 made +1 over; 1 made
     assert b.standing() == [1, 1, 1 + 4 * 2 + 1, 1 + 4]
     b.cap = b.decisions + 1
     b.apply(b.to_move()[0], 0)

@@ -135,14 +135,27 @@ def test_R_P1_player_range_and_option_validation():
     for bad_players in (1, 11):
         with pytest.raises(OptionError):
             SPEC.new_game(bad_players, 1)
-    for bad in ({"decks": 1}, {"decks": 17}, {"decks": "many"}, {"decks": True}, {"decks": 2.0},
-                {"extended": "yes"}, {"extended": 1}, {"wyrm_variant": None},
-                {"decision_cap": 0}, {"colour": "red"}):
+    for bad in (
+        {"decks": 1},
+        {"decks": 17},
+        {"decks": "many"},
+        {"decks": True},
+        {"decks": 2.0},
+        {"extended": "yes"},
+        {"extended": 1},
+        {"wyrm_variant": None},
+        {"decision_cap": 0},
+        {"colour": "red"},
+    ):
         with pytest.raises(OptionError):
             SPEC.new_game(4, 1, bad)
     opts = SPEC.resolve_options(4)
-    assert opts == {"extended": False, "decks": "auto", "wyrm_variant": False,
-                    "decision_cap": SPEC.option("decision_cap").default}
+    assert opts == {
+        "extended": False,
+        "decks": "auto",
+        "wyrm_variant": False,
+        "decision_cap": SPEC.option("decision_cap").default,
+    }
 
 
 def test_R_P1_decks_auto_seats_six_basic_or_seven_extended_on_two_decks():
@@ -177,8 +190,20 @@ def test_R_P1_extended_cards_only_with_option():
 
 
 def test_R_P2_rank_order_aces_high_then_crown_court_pawn():
-    order = ["The Author", "The Journey", "The Mountain", "The Forest", "The Lunatic", "The Chance Meeting",
-             "The Diplomat", "The Pact", "The Watchman", "The Consul", "The Huntress", "Ace of Moons"]
+    order = [
+        "The Author",
+        "The Journey",
+        "The Mountain",
+        "The Forest",
+        "The Lunatic",
+        "The Chance Meeting",
+        "The Diplomat",
+        "The Pact",
+        "The Watchman",
+        "The Consul",
+        "The Huntress",
+        "Ace of Moons",
+    ]
     for lo, hi in zip(order, order[1:]):
         s = build([[P(hi)], FILLER], plays=[(1, [P(lo)])], options={"extended": True})
         if lo != "The Chance Meeting":  # a Seven asks for lower (R-P7)
@@ -190,17 +215,24 @@ def test_R_P2_rank_order_aces_high_then_crown_court_pawn():
 
 def test_R_P2_each_court_card_rank_is_one_rank_for_meeting_and_four_of_a_kind():
     # Different Pawns meet each other; four different Pawns in a row blow up.
-    s = build([[P("The Harvest"), P("The Borderland")], [P("The Light Keeper")], [P("The Watchman"), *FILLER]],
-              plays=[(2, [P("The Watchman", 1)])], options={"extended": True})
-    assert sorted(play_sets(s, 0)) == sorted([faces([P("The Harvest")]), faces([P("The Borderland")]),
-                                             faces([P("The Harvest"), P("The Borderland")])])
+    s = build(
+        [[P("The Harvest"), P("The Borderland")], [P("The Light Keeper")], [P("The Watchman"), *FILLER]],
+        plays=[(2, [P("The Watchman", 1)])],
+        options={"extended": True},
+    )
+    assert sorted(play_sets(s, 0)) == sorted(
+        [faces([P("The Harvest")]), faces([P("The Borderland")]), faces([P("The Harvest"), P("The Borderland")])]
+    )
     do(s, 0, [P("The Harvest"), P("The Borderland")])
     assert len(s._pile) == 3
     do(s, 1, [P("The Light Keeper")])
     assert s._pile == [] and P("The Light Keeper") in s._removed
     # A Court on top of three Pawns is not a fourth of a kind.
-    s = build([[P("The Consul"), *FILLER], FILLER],
-              plays=[(1, [P("The Watchman"), P("The Harvest"), P("The Borderland")])], options={"extended": True})
+    s = build(
+        [[P("The Consul"), *FILLER], FILLER],
+        plays=[(1, [P("The Watchman"), P("The Harvest"), P("The Borderland")])],
+        options={"extended": True},
+    )
     do(s, 0, [P("The Consul")])
     assert len(s._pile) == 4
 
@@ -267,7 +299,8 @@ def test_R_P3_R_P17_swaps_are_simultaneous_and_hidden_until_all_have_chosen():
     assert obs["swaps"] == [[0, h, u] for h, u in swaps]
     assert {"type": "swaps", "swaps": obs["swaps"]} in obs["events"]
     assert sorted(obs["tableaux"][0]["face_up"]) == sorted(
-        [p for p in up0 if p not in [u for _, u in swaps]] + [h for h, _ in swaps])
+        [p for p in up0 if p not in [u for _, u in swaps]] + [h for h, _ in swaps]
+    )
     for _, u in swaps:  # own hand now holds the old face-up cards
         assert u in s._hands[0]
 
@@ -316,21 +349,25 @@ def test_R_P5_active_zone_hand_then_face_up_then_face_down():
 def test_R_P6_reference_is_highest_key_card_of_last_play():
     ak = P("Ace of Knots")
     # Last play: a non-trump Five and a trump Five (Knots): the trump one is the reference.
-    s = build([[P("The Lunatic"), P("The Market"), P("The Soldier", 1)], FILLER],
-              plays=[(1, [P("The Journey")]), (1, [P("The Forest"), P("The Soldier")])], trump=ak)
+    s = build(
+        [[P("The Lunatic"), P("The Market"), P("The Soldier", 1)], FILLER],
+        plays=[(1, [P("The Journey")]), (1, [P("The Forest"), P("The Soldier")])],
+        trump=ak,
+    )
     obs = s.observation(0)
     assert obs["reference"] == P("The Soldier") and obs["pile_mode"] == "higher"
     assert obs["pile"] == [P("The Journey"), P("The Forest"), P("The Soldier")]
-    assert obs["pile_plays"] == [{"seat": 1, "cards": [P("The Journey")]},
-                                 {"seat": 1, "cards": [P("The Forest"), P("The Soldier")]}]
-    assert not legal(s, 0, P("The Lunatic"))   # non-trump 6 < trump 5
-    assert legal(s, 0, P("The Market"))        # trump 6 beats trump 5
-    assert legal(s, 0, P("The Soldier", 1))    # trump 5 meets trump 5
+    assert obs["pile_plays"] == [
+        {"seat": 1, "cards": [P("The Journey")]},
+        {"seat": 1, "cards": [P("The Forest"), P("The Soldier")]},
+    ]
+    assert not legal(s, 0, P("The Lunatic"))  # non-trump 6 < trump 5
+    assert legal(s, 0, P("The Market"))  # trump 6 beats trump 5
+    assert legal(s, 0, P("The Soldier", 1))  # trump 5 meets trump 5
 
 
 def test_R_P6_only_the_last_play_counts_not_older_plays():
-    s = build([[P("The Journey"), P("The Pact")], FILLER],
-              plays=[(1, [P("The Huntress")]), (1, [P("The Author")])])
+    s = build([[P("The Journey"), P("The Pact")], FILLER], plays=[(1, [P("The Huntress")]), (1, [P("The Author")])])
     assert play_sets(s, 0) == [faces([P("The Journey")]), faces([P("The Pact")])]
 
 
@@ -343,50 +380,65 @@ def test_R_P7_twos_legal_on_anything_and_anything_legal_on_twos():
     assert legal(s, 0, P("The Origin")) and not legal(s, 0, P("The Journey"))
     s = build([[P("The Origin"), P("The Pact")], FILLER], plays=[(1, [P("The Cave")])])  # on a Seven
     assert legal(s, 0, P("The Origin")) and not legal(s, 0, P("The Pact"))
-    s = build([[P("The Journey"), P("The Pact")], FILLER], plays=[(1, [P("The Windfall")]), (1, [P("The Author")])],
-              trump=ak)
+    s = build(
+        [[P("The Journey"), P("The Pact")], FILLER], plays=[(1, [P("The Windfall")]), (1, [P("The Author")])], trump=ak
+    )
     assert s.observation(0)["pile_mode"] == "any"
     assert legal(s, 0, P("The Journey")) and legal(s, 0, P("The Pact"))
 
 
 def test_R_P7_after_a_trump_play_your_trump_cards_must_meet_or_beat_it():
     ak = P("Ace of Knots")  # trump suit Knots
-    hand = [P("The Soldier"), P("The Market", 1), P("The Betrayal"), P("The Windfall"), P("The Pact"),
-            P("Ace of Suns"), P("The Author")]
+    hand = [
+        P("The Soldier"),
+        P("The Market", 1),
+        P("The Betrayal"),
+        P("The Windfall"),
+        P("The Pact"),
+        P("Ace of Suns"),
+        P("The Author"),
+    ]
     s = build([hand, FILLER], plays=[(1, [P("The Market")])], trump=ak)  # trump Six
-    assert not legal(s, 0, P("The Soldier"))      # trump 5 does not meet or beat trump 6
-    assert legal(s, 0, P("The Market", 1))        # trump 6 meets
-    assert legal(s, 0, P("The Betrayal"))         # trump 8 beats
-    assert legal(s, 0, P("The Windfall"))         # trump Crown beats
-    assert not legal(s, 0, P("The Pact"))         # non-trump 9 never meets a trump card
-    assert not legal(s, 0, P("Ace of Suns"))      # nor does a non-trump Ace
-    assert legal(s, 0, P("The Author"))           # a Two always
+    assert not legal(s, 0, P("The Soldier"))  # trump 5 does not meet or beat trump 6
+    assert legal(s, 0, P("The Market", 1))  # trump 6 meets
+    assert legal(s, 0, P("The Betrayal"))  # trump 8 beats
+    assert legal(s, 0, P("The Windfall"))  # trump Crown beats
+    assert not legal(s, 0, P("The Pact"))  # non-trump 9 never meets a trump card
+    assert not legal(s, 0, P("Ace of Suns"))  # nor does a non-trump Ace
+    assert legal(s, 0, P("The Author"))  # a Two always
     assert s.order_key(P("The Market")) > s.order_key(P("Ace of Suns"))
 
 
 def test_R_P7_trump_card_not_playable_on_non_trump_seven_unless_a_two():
     ak = P("Ace of Knots")
-    hand = [P("The Soldier"), P("The Forest"), P("The Castle"), P("The Chance Meeting", 1), P("The Lunatic"),
-            P("The Pact"), P("The Author")]
+    hand = [
+        P("The Soldier"),
+        P("The Forest"),
+        P("The Castle"),
+        P("The Chance Meeting", 1),
+        P("The Lunatic"),
+        P("The Pact"),
+        P("The Author"),
+    ]
     s = build([hand, FILLER], plays=[(1, [P("The Chance Meeting")])], trump=ak)  # non-trump Seven
     assert s.observation(0)["pile_mode"] == "lower"
-    assert not legal(s, 0, P("The Soldier"))           # trump 5: "higher", Seven demands lower
-    assert not legal(s, 0, P("The Castle"))            # trump 7 does not meet a non-trump 7
-    assert legal(s, 0, P("The Forest"))                # non-trump 5 is lower
+    assert not legal(s, 0, P("The Soldier"))  # trump 5: "higher", Seven demands lower
+    assert not legal(s, 0, P("The Castle"))  # trump 7 does not meet a non-trump 7
+    assert legal(s, 0, P("The Forest"))  # non-trump 5 is lower
     assert legal(s, 0, P("The Lunatic"))
-    assert legal(s, 0, P("The Chance Meeting", 1))     # meets
-    assert not legal(s, 0, P("The Pact"))              # higher
-    assert legal(s, 0, P("The Author"))                # trump Two: a Two is legal on anything
+    assert legal(s, 0, P("The Chance Meeting", 1))  # meets
+    assert not legal(s, 0, P("The Pact"))  # higher
+    assert legal(s, 0, P("The Author"))  # trump Two: a Two is legal on anything
 
 
 def test_R_P7_on_a_trump_seven_lower_keys_include_every_non_trump_card():
     ak = P("Ace of Knots")
     hand = [P("The Pact"), P("The Betrayal"), P("The Market"), P("Ace of Suns"), P("The Castle", 1)]
     s = build([hand, FILLER], plays=[(1, [P("The Castle")])], trump=ak)  # trump Seven (Suns, Knots)
-    assert legal(s, 0, P("The Pact"))          # (0,9) <= (1,7)
-    assert legal(s, 0, P("Ace of Suns"))       # even a non-trump Ace is lower than a trump Seven
-    assert legal(s, 0, P("The Market"))        # trump 6 < trump 7
-    assert legal(s, 0, P("The Castle", 1))     # meets
+    assert legal(s, 0, P("The Pact"))  # (0,9) <= (1,7)
+    assert legal(s, 0, P("Ace of Suns"))  # even a non-trump Ace is lower than a trump Seven
+    assert legal(s, 0, P("The Market"))  # trump 6 < trump 7
+    assert legal(s, 0, P("The Castle", 1))  # meets
     assert not legal(s, 0, P("The Betrayal"))  # trump 8 > trump 7
     # Normal upward comparison resumes as soon as a non-Seven is played.
     do(s, 0, [P("The Market")])
@@ -395,8 +447,9 @@ def test_R_P7_on_a_trump_seven_lower_keys_include_every_non_trump_card():
 
 def test_R_P7_multi_card_play_must_be_all_legal_trump_five_on_non_trump_six():
     ak = P("Ace of Knots")
-    s = build([[P("The Soldier"), P("The Forest"), P("The Discovery")], FILLER],
-              plays=[(1, [P("The Lunatic")])], trump=ak)
+    s = build(
+        [[P("The Soldier"), P("The Forest"), P("The Discovery")], FILLER], plays=[(1, [P("The Lunatic")])], trump=ak
+    )
     assert play_sets(s, 0) == [faces([P("The Soldier")])]
     # Without a trump suit the Fives are simply too low: no legal play at all.
     s = build([[P("The Soldier"), P("The Forest")], FILLER], plays=[(1, [P("The Lunatic")])])
@@ -419,12 +472,17 @@ def test_R_P7_multi_card_plays_are_deduplicated_by_faces():
 
 def test_R_P8_forced_eat_is_automatic_and_the_turn_passes():
     pile = [(2, [P("The Journey")]), (0, [P("The Huntress")])]
-    s = build([[P("The Bard"), *FILLER], [P("The Forest"), P("The Pact")], [P("Ace of Suns"), P("The Mill")]],
-              plays=pile, draw=[P("The Sailor"), P("The Market"), P("The Mountain")], turn=0)
+    s = build(
+        [[P("The Bard"), *FILLER], [P("The Forest"), P("The Pact")], [P("Ace of Suns"), P("The Mill")]],
+        plays=pile,
+        draw=[P("The Sailor"), P("The Market"), P("The Mountain")],
+        turn=0,
+    )
     do(s, 0, [P("The Bard")])  # Crown on Crown; seat 1 has nothing >= Crown
     assert s.to_move() == (2,)  # seat 1 was not asked
-    assert sorted(s._hands[1]) == sorted([P("The Forest"), P("The Pact"), P("The Journey"), P("The Huntress"),
-                                          P("The Bard")])
+    assert sorted(s._hands[1]) == sorted(
+        [P("The Forest"), P("The Pact"), P("The Journey"), P("The Huntress"), P("The Bard")]
+    )
     assert s._pile == [] and s._draw == [P("The Sailor")]  # seat 0 drew one; eating draws nothing
     obs = s.observation(2)
     assert obs["pile_mode"] == "empty"
@@ -436,8 +494,13 @@ def test_R_P8_no_eat_while_a_legal_play_exists_and_face_up_zone_eats_too():
     s = build([[P("The Pact"), P("The Journey")], FILLER], plays=[(1, [P("The Mill")])])
     assert play_sets(s, 0) == [faces([P("The Pact")])]  # no "eat" action offered
     # Face-up zone with nothing legal: eat into hand, the face-up cards stay.
-    s = build([[P("The Castle")], [], FILLER], up=[[], [P("The Pact"), P("The Sea")], []],
-              down=[[], [P("The Mill")], []], turn=0, plays=[(2, [P("The Lunatic")])])
+    s = build(
+        [[P("The Castle")], [], FILLER],
+        up=[[], [P("The Pact"), P("The Sea")], []],
+        down=[[], [P("The Mill")], []],
+        turn=0,
+        plays=[(2, [P("The Lunatic")])],
+    )
     do(s, 0, [P("The Castle")])
     assert s.to_move() == (2,)
     assert sorted(s._hands[1]) == sorted([P("The Lunatic"), P("The Castle")])
@@ -466,8 +529,12 @@ def test_R_P8_a_game_where_the_active_seat_can_only_eat_still_ends():
 def test_R_P9_aces_blow_up_set_trump_and_remove_previous_trump_ace():
     am = P("Ace of Moons")
     hand = [P("Ace of Suns"), P("Ace of Waves"), P("Ace of Waves", 1), P("The Pact")]
-    s = build([hand, FILLER], plays=[(1, [P("The Painter")]), (1, [P("The Market")])], trump=am,
-              draw=[P("The Mill"), P("The Sailor"), P("The Forest")])
+    s = build(
+        [hand, FILLER],
+        plays=[(1, [P("The Painter")]), (1, [P("The Market")])],
+        trump=am,
+        draw=[P("The Mill"), P("The Sailor"), P("The Forest")],
+    )
     sets = [x for x in play_sets(s, 0)]
     # Aces: {S}, {W}, {W,W}, {S,W} x2 last, {S,W,W} x2 last; plus the Pact.
     assert len(sets) == 8
@@ -486,8 +553,11 @@ def test_R_P9_aces_blow_up_set_trump_and_remove_previous_trump_ace():
 def test_R_P9_multi_ace_play_chooses_which_ace_goes_last():
     hand = [P("Ace of Suns"), P("Ace of Wyrms"), *FILLER]
     s = build([hand, FILLER])
-    trumps = sorted(s.action_info(0, a)["trump"] for a in s.legal_actions(0)
-                    if s.action_info(0, a).get("trump") is not None and len(s.action_info(0, a)["cards"]) == 2)
+    trumps = sorted(
+        s.action_info(0, a)["trump"]
+        for a in s.legal_actions(0)
+        if s.action_info(0, a).get("trump") is not None and len(s.action_info(0, a)["cards"]) == 2
+    )
     assert trumps == sorted([P("Ace of Suns"), P("Ace of Wyrms")])
     do(s, 0, [P("Ace of Suns"), P("Ace of Wyrms")], trump=P("Ace of Suns"))
     assert s._trump_ace == P("Ace of Suns") and s._removed == [P("Ace of Wyrms")]
@@ -510,18 +580,32 @@ def test_R_P9_aces_must_be_legal_by_key():
 
 
 def test_R_P10_four_of_a_kind_across_plays_and_players():
-    s = build([[P("The Pact"), P("The Pact", 1), P("The Journey")], [P("The Darkness"), *FILLER],
-               [P("The Merchant"), P("The Sea")]],
-              plays=[(2, [P("The Forest")])],
-              draw=[P("The Mill"), P("The Lunatic"), P("The Sailor"), P("The Cave"), P("The Bard"), P("The End"),
-                    P("The Castle"), P("The Diplomat")])
+    s = build(
+        [
+            [P("The Pact"), P("The Pact", 1), P("The Journey")],
+            [P("The Darkness"), *FILLER],
+            [P("The Merchant"), P("The Sea")],
+        ],
+        plays=[(2, [P("The Forest")])],
+        draw=[
+            P("The Mill"),
+            P("The Lunatic"),
+            P("The Sailor"),
+            P("The Cave"),
+            P("The Bard"),
+            P("The End"),
+            P("The Castle"),
+            P("The Diplomat"),
+        ],
+    )
     do(s, 0, [P("The Pact"), P("The Pact", 1)])  # two at once count one by one
     do(s, 1, [P("The Darkness")])
     assert len(s._pile) == 4
     do(s, 2, [P("The Merchant")])
     assert s._pile == []
-    assert sorted(s._removed) == sorted([P("The Forest"), P("The Pact"), P("The Pact", 1), P("The Darkness"),
-                                         P("The Merchant")])
+    assert sorted(s._removed) == sorted(
+        [P("The Forest"), P("The Pact"), P("The Pact", 1), P("The Darkness"), P("The Merchant")]
+    )
     assert s.to_move() == (2,)  # R-P11: the blower plays again, after drawing up to four
     assert len(s._hands[2]) == 4
     ev = s.observation(2)["events"]
@@ -532,8 +616,11 @@ def test_R_P10_four_at_once_and_excuse_does_not_break_the_run():
     s = build([[P("The Pact"), P("The Pact", 1), P("The Darkness"), P("The Merchant"), P("The Journey")], FILLER])
     do(s, 0, [P("The Pact"), P("The Pact", 1), P("The Darkness"), P("The Merchant")])
     assert s._pile == [] and s.to_move() == (0,)
-    s = build([[EXCUSE, P("The Journey")], [P("The Merchant"), *FILLER]],
-              plays=[(1, [P("The Pact"), P("The Pact", 1), P("The Darkness")])], options={"extended": True})
+    s = build(
+        [[EXCUSE, P("The Journey")], [P("The Merchant"), *FILLER]],
+        plays=[(1, [P("The Pact"), P("The Pact", 1), P("The Darkness")])],
+        options={"extended": True},
+    )
     do(s, 0, [EXCUSE])
     do(s, 1, [P("The Merchant")])
     assert s._pile == [] and s.to_move() == (1,)
@@ -543,15 +630,19 @@ def test_R_P10_four_at_once_and_excuse_does_not_break_the_run():
 
 
 def test_R_P11_draw_up_to_four_after_a_play_only_while_draw_pile_lasts():
-    s = build([[P("The Journey"), P("The Pact"), P("The Mill")], FILLER],
-              draw=[P("The Sailor"), P("The Market"), P("The Forest")])
+    s = build(
+        [[P("The Journey"), P("The Pact"), P("The Mill")], FILLER],
+        draw=[P("The Sailor"), P("The Market"), P("The Forest")],
+    )
     do(s, 0, [P("The Journey")])
     assert sorted(s._hands[0]) == sorted([P("The Pact"), P("The Mill"), P("The Forest"), P("The Market")])
     assert s._draw == [P("The Sailor")]
     assert s.observation(1)["draw_pile"] == 1
     # Holding more than four after eating: no draw.
-    s = build([[P("The Journey"), P("The Pact"), P("The Mill"), P("The Cave"), P("The Sea"), P("The End")], FILLER],
-              draw=[P("The Sailor")])
+    s = build(
+        [[P("The Journey"), P("The Pact"), P("The Mill"), P("The Cave"), P("The Sea"), P("The End")], FILLER],
+        draw=[P("The Sailor")],
+    )
     do(s, 0, [P("The Journey")])
     assert len(s._hands[0]) == 5 and s._draw == [P("The Sailor")]
     # Draw pile runs out: draw what is left.
@@ -591,8 +682,7 @@ def test_R_P12_face_up_additions_must_each_be_legal():
 
 
 def test_R_P13_illegal_reveal_eats_and_card_returns_face_down_known_to_all():
-    s = build([[], FILLER, FILLER], down=[[P("The Pact"), P("The Journey")], [], []],
-              plays=[(2, [P("The Lunatic")])])
+    s = build([[], FILLER, FILLER], down=[[P("The Pact"), P("The Journey")], [], []], plays=[(2, [P("The Lunatic")])])
     assert play_sets(s, 0) == [["reveal", 0], ["reveal", 1]]
     s.apply(0, 1)
     assert s._hands[0] == [P("The Lunatic")] and s._pile == []
@@ -608,8 +698,12 @@ def test_R_P13_illegal_reveal_eats_and_card_returns_face_down_known_to_all():
 
 
 def test_R_P13_legal_reveal_is_played_and_last_card_goes_out():
-    s = build([[], FILLER, FILLER], down=[[P("The Pact"), -1, P("The Journey")], [], []],
-              known=[[2], [], []], plays=[(2, [P("The Lunatic")])])
+    s = build(
+        [[], FILLER, FILLER],
+        down=[[P("The Pact"), -1, P("The Journey")], [], []],
+        known=[[2], [], []],
+        plays=[(2, [P("The Lunatic")])],
+    )
     assert s.action_info(0, 1)["card"] == P("The Journey")  # a known slot shows its card
     s.apply(0, 0)  # The Pact: 9 on 6
     assert s._pile[-1] == P("The Pact") and s._down[0] == [-1, -1, P("The Journey"), -1]
@@ -631,8 +725,12 @@ def test_R_P13_revealed_ace_blows_up_and_plays_again():
 
 def test_R_P14_excuse_any_time_alone_removed_and_pile_unchanged():
     ext = {"extended": True}
-    s = build([[EXCUSE, P("The Pact")], [P("The Pact", 1), P("The Journey")], FILLER],
-              plays=[(2, [P("The Chance Meeting")])], draw=[P("The Mill"), P("The Sea"), P("The Forest")], options=ext)
+    s = build(
+        [[EXCUSE, P("The Pact")], [P("The Pact", 1), P("The Journey")], FILLER],
+        plays=[(2, [P("The Chance Meeting")])],
+        draw=[P("The Mill"), P("The Sea"), P("The Forest")],
+        options=ext,
+    )
     assert play_sets(s, 0) == [["excuse"]]  # nothing else is legal on the Seven, and no eat is forced
     do(s, 0, [EXCUSE])
     assert EXCUSE in s._removed
@@ -643,8 +741,9 @@ def test_R_P14_excuse_any_time_alone_removed_and_pile_unchanged():
     # Seat 1 answers the same Seven: lower only.
     assert s.to_move() == (1,) and play_sets(s, 1) == [faces([P("The Journey")])]
     # ... and a seat with nothing lower eats it.
-    s = build([[EXCUSE, P("The Pact")], [P("The Pact", 1)], FILLER], plays=[(2, [P("The Chance Meeting")])],
-              options=ext)
+    s = build(
+        [[EXCUSE, P("The Pact")], [P("The Pact", 1)], FILLER], plays=[(2, [P("The Chance Meeting")])], options=ext
+    )
     do(s, 0, [EXCUSE])
     assert s.to_move() == (2,) and s._hands[1] == [P("The Pact", 1), P("The Chance Meeting")]
     # Alone: never combined with other cards, and one move for several Excuses.
@@ -653,8 +752,12 @@ def test_R_P14_excuse_any_time_alone_removed_and_pile_unchanged():
 
 
 def test_R_P14_revealed_face_down_excuse_is_always_legal():
-    s = build([[], FILLER, FILLER], down=[[EXCUSE], [], []], plays=[(2, [P("The Chance Meeting")])],
-              options={"extended": True})
+    s = build(
+        [[], FILLER, FILLER],
+        down=[[EXCUSE], [], []],
+        plays=[(2, [P("The Chance Meeting")])],
+        options={"extended": True},
+    )
     s.apply(0, 0)
     assert EXCUSE in s._removed and s._pile == [P("The Chance Meeting")]
     assert s._out_order == [0] and s.to_move() == (1,)
@@ -675,15 +778,28 @@ def test_R_P15_C3_places_by_going_out_order_last_is_loser():
 
 
 def test_R_P15_C4_capped_standing_out_first_then_fewest_cards_ties_shared():
-    s = build([[P("The Journey"), P("The Sea"), P("The Pact")], [P("The Mill"), P("The Cave"), P("The Forest")],
-               [], [P("The Sailor"), P("The End"), P("The Bard"), P("The Author")]],
-              up=[[], [], [], [P("The Market")]], out=[2], turn=0, options={"decision_cap": 1})
+    s = build(
+        [
+            [P("The Journey"), P("The Sea"), P("The Pact")],
+            [P("The Mill"), P("The Cave"), P("The Forest")],
+            [],
+            [P("The Sailor"), P("The End"), P("The Bard"), P("The Author")],
+        ],
+        up=[[], [], [], [P("The Market")]],
+        out=[2],
+        turn=0,
+        options={"decision_cap": 1},
+    )
     do(s, 0, [P("The Journey")])  # seat 0 now holds 2 cards; the cap stops the game
     res = s.result()
     assert res.capped and s.is_over()
     assert res.places == (1, 2, 0, 3)
-    s = build([[P("The Journey"), P("The Sea")], [P("The Mill"), P("The Cave"), P("The Forest")], []],
-              out=[2], turn=1, options={"decision_cap": 1})
+    s = build(
+        [[P("The Journey"), P("The Sea")], [P("The Mill"), P("The Cave"), P("The Forest")], []],
+        out=[2],
+        turn=1,
+        options={"decision_cap": 1},
+    )
     do(s, 1, [P("The Mill")])
     assert s.result().places == (1, 1, 0)  # 2 cards each: tie shared
 
@@ -696,13 +812,13 @@ def test_R_P16_wyrm_variant_play_lower_after_a_wyrm_card_and_sevens_ordinary():
     s = build([[P("The Pact"), P("The Forest")], FILLER], plays=[(1, [P("The Chance Meeting")])], options=w)
     assert s.observation(0)["pile_mode"] == "higher"  # a Seven without Wyrms is ordinary
     assert legal(s, 0, P("The Pact")) and not legal(s, 0, P("The Forest"))
-    s = build([[P("The Journey"), P("The Pact"), P("The Soldier", 1)], FILLER], plays=[(1, [P("The Soldier")])],
-              options=w)
+    s = build(
+        [[P("The Journey"), P("The Pact"), P("The Soldier", 1)], FILLER], plays=[(1, [P("The Soldier")])], options=w
+    )
     assert s.observation(0)["pile_mode"] == "lower"
     assert legal(s, 0, P("The Journey")) and legal(s, 0, P("The Soldier", 1)) and not legal(s, 0, P("The Pact"))
     # A play that merely contains one Wyrm card is enough.
-    s = build([[P("The Journey"), P("The Pact")], FILLER],
-              plays=[(1, [P("The Forest"), P("The Soldier")])], options=w)
+    s = build([[P("The Journey"), P("The Pact")], FILLER], plays=[(1, [P("The Forest"), P("The Soldier")])], options=w)
     assert legal(s, 0, P("The Journey")) and not legal(s, 0, P("The Pact"))
     # Without the variant the same Soldier is an ordinary Five.
     s = build([[P("The Journey"), P("The Pact")], FILLER], plays=[(1, [P("The Soldier")])])
@@ -716,25 +832,52 @@ def test_R_P16_wyrm_variant_play_lower_after_a_wyrm_card_and_sevens_ordinary():
 
 
 def test_R_P17_observation_contents():
-    s = build([[P("The Pact"), P("The Journey")], [P("The Mill"), P("The Sea"), P("The End")]],
-              up=[[P("The Cave")], []], down=[[P("The Forest"), P("The Lunatic")], [P("The Market")]],
-              known=[[1], []], plays=[(1, [P("The Sailor")])], trump=P("Ace of Moons"),
-              draw=[P("The Bard"), P("The Castle")], out=[])
+    s = build(
+        [[P("The Pact"), P("The Journey")], [P("The Mill"), P("The Sea"), P("The End")]],
+        up=[[P("The Cave")], []],
+        down=[[P("The Forest"), P("The Lunatic")], [P("The Market")]],
+        known=[[1], []],
+        plays=[(1, [P("The Sailor")])],
+        trump=P("Ace of Moons"),
+        draw=[P("The Bard"), P("The Castle")],
+        out=[],
+    )
     s._removed = [P("The Huntress")]
     obs = s.observation(1)
     assert obs["phase"] == "play" and obs["turn"] == 0 and obs["to_move"] == [0]
     assert sorted(obs["hand"]) == sorted([P("The Mill"), P("The Sea"), P("The End")])
     t0 = obs["tableaux"][0]
-    assert t0 == {"hand_size": 2, "face_up": [P("The Cave")], "face_down": 2, "face_down_positions": [0, 1],
-                  "known_face_down": [[1, P("The Lunatic")]], "out": False}
+    assert t0 == {
+        "hand_size": 2,
+        "face_up": [P("The Cave")],
+        "face_down": 2,
+        "face_down_positions": [0, 1],
+        "known_face_down": [[1, P("The Lunatic")]],
+        "out": False,
+    }
     assert obs["pile"] == [P("The Sailor")] and obs["reference"] == P("The Sailor")
     assert obs["trump_ace"] == P("Ace of Moons") and obs["trump_suit"] == "Moons"
     assert obs["draw_pile"] == 2 and obs["removed"] == [P("The Huntress")] and obs["out_order"] == []
     assert obs["legal_actions"] == []  # not seat 1's turn
-    flat = _ints(obs, skip={"seat", "players", "decision", "to_move", "hand_size", "face_down", "turn",
-                            "dealer", "draw_pile", "id", "position", "count", "place"})
-    for hidden in (P("The Pact"), P("The Journey"), P("The Forest"), P("The Market"), P("The Bard"),
-                   P("The Castle")):
+    flat = _ints(
+        obs,
+        skip={
+            "seat",
+            "players",
+            "decision",
+            "to_move",
+            "hand_size",
+            "face_down",
+            "turn",
+            "dealer",
+            "draw_pile",
+            "id",
+            "position",
+            "count",
+            "place",
+        },
+    )
+    for hidden in (P("The Pact"), P("The Journey"), P("The Forest"), P("The Market"), P("The Bard"), P("The Castle")):
         assert hidden not in flat
     assert json.loads(json.dumps(obs)) == obs
 
@@ -780,7 +923,7 @@ def test_R_P17_shuffle_really_moves_hidden_cards_and_follows_pending_swaps():
     t = s.with_hidden_shuffled(0, DealRng(3))
     assert t._hands[0] == s._hands[0] and t._up == s._up
     assert (t._hands[1], t._hands[2], t._draw) != (s._hands[1], s._hands[2], s._draw)
-    (h, u), = t._pending[1]
+    ((h, u),) = t._pending[1]
     assert h in t._hands[1] and u == s._pending[1][0][1]
     t.apply(0, 0)
     t.apply(2, 0)
@@ -924,4 +1067,4 @@ def test_C6_every_event_reaches_every_seat_at_its_next_decision(players: int, op
                 if s.is_over():
                     break
         for seat in range(players):
-            assert seen[seat] == [s._event_json(e) for e in s._log[:upto[seat]]]
+            assert seen[seat] == [s._event_json(e) for e in s._log[: upto[seat]]]

@@ -9,8 +9,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-FORBIDDEN = ["subprocess", "socket", "asyncio", "threading", "multiprocessing", "random",
-             "pydantic", "click", "yaml", "trueskill", "tabulate", "arena", "logging"]
+FORBIDDEN = [
+    "subprocess",
+    "socket",
+    "asyncio",
+    "threading",
+    "multiprocessing",
+    "random",
+    "pydantic",
+    "click",
+    "yaml",
+    "trueskill",
+    "tabulate",
+    "arena",
+    "logging",
+]
 
 
 def test_games_import_only_the_standard_library_in_a_fresh_interpreter():
@@ -21,8 +34,7 @@ def test_games_import_only_the_standard_library_in_a_fresh_interpreter():
         "import games.tightwad, games.divers_weights, games.palace, games.determinize\n"
         "print(json.dumps(sorted(set(sys.modules) - before)))\n"
     )
-    out = subprocess.run([sys.executable, "-E", "-s", "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run([sys.executable, "-E", "-s", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     loaded = json.loads(out.stdout)
     stdlib = sys.stdlib_module_names
     for name in loaded:

@@ -19,8 +19,9 @@ RULING_IDS = "R-D1 R-D2 R-D3 R-D4 R-D5 R-D6 R-D7 R-D8 R-D9 R-D10 R-P1 R-P2 R-P3 
 
 @functools.cache
 def _test_sources() -> str:
-    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(TESTS.rglob("*.py"))
-                     if p.resolve() != Path(__file__).resolve())
+    return "\n".join(
+        p.read_text(encoding="utf-8") for p in sorted(TESTS.rglob("*.py")) if p.resolve() != Path(__file__).resolve()
+    )
 
 
 @pytest.mark.parametrize("ruling", RULING_IDS)

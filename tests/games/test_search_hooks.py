@@ -47,13 +47,20 @@ def test_rollout_action_plays_every_game_to_its_end(game: str, players: int, opt
         assert not state.capped
 
 
-CASES = [("tightwad", 4, {}), ("divers-weights", 2, {}), ("divers-weights", 4, {}),
-         ("divers-weights", 3, {"bidding": True}), ("palace", 2, {}), ("palace", 4, {"extended": True})]
+CASES = [
+    ("tightwad", 4, {}),
+    ("divers-weights", 2, {}),
+    ("divers-weights", 4, {}),
+    ("divers-weights", 3, {"bidding": True}),
+    ("palace", 2, {}),
+    ("palace", 4, {"extended": True}),
+]
 
 
 @pytest.mark.parametrize("game,players,options", CASES, ids=[f"{g}-{n}-{o}" for g, n, o in CASES])
 def test_action_keys_are_the_same_in_every_state_the_seat_cannot_tell_apart(
-        game: str, players: int, options: dict[str, Any]) -> None:
+    game: str, players: int, options: dict[str, Any]
+) -> None:
     """The keys of the seat's legal actions in the real state and in states sampled from its
     observation alone are the same list, one distinct key per action; and the public hooks
     that a simulation starts from (horizon, points) agree too."""

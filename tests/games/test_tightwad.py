@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -69,8 +70,9 @@ def check_conserved(s: TightwadState) -> None:
     assert sorted(s.all_cards()) == decktet.make_deck(s.ndecks)
 
 
-def random_game(players: int, seed: int, options: dict[str, Any] | None = None,
-                play_seed: int = 1) -> tuple[TightwadState, list[int]]:
+def random_game(
+    players: int, seed: int, options: dict[str, Any] | None = None, play_seed: int = 1
+) -> tuple[TightwadState, list[int]]:
     s = SPEC.new_game(players, seed, options)
     rng = DealRng(play_seed)
     actions = []
@@ -127,8 +129,7 @@ def test_seed_example_trick_R_T3_R_T4() -> None:
 # ---- R-T1 ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("players,decks,aside", [(3, 1, 15), (4, 1, 8), (5, 1, 1),
-                                                 (6, 2, 30), (8, 2, 16), (10, 2, 2)])
+@pytest.mark.parametrize("players,decks,aside", [(3, 1, 15), (4, 1, 8), (5, 1, 1), (6, 2, 30), (8, 2, 16), (10, 2, 2)])
 def test_R_T1_R_T6_decks_and_first_deal(players: int, decks: int, aside: int) -> None:
     """R-T1: basic cards only, two decks above five players; R-T6: 7 cards each."""
     s = SPEC.new_game(players, 11)
@@ -152,13 +153,13 @@ def test_R_T1_ranks_ace_1_crown_10() -> None:
     """R-T1/R-T5: an Ace is worth 1 penalty point, a Crown 10."""
     s = make_state([[P("Ace of Moons")], [P("The Forest")], [P("The Huntress")]], dealer=2)
     play(s, 0, P("Ace of Moons"))
-    play(s, 1, P("The Forest"))     # 5 Moons over the Ace: takes control
-    play(s, 2, P("The Huntress"))   # Crown of Moons: takes control, wins the last trick
+    play(s, 1, P("The Forest"))  # 5 Moons over the Ace: takes control
+    play(s, 2, P("The Huntress"))  # Crown of Moons: takes control, wins the last trick
     assert s.observation(0)["penalty_points"] == [0, 0, 10]
     s2 = make_state([[P("The Forest")], [P("Ace of Moons")], [P("The Sea")]], dealer=2)
     play(s2, 0, P("The Forest"))
     play(s2, 1, P("Ace of Moons"))  # the Ace of Moons takes control of a Moons card
-    play(s2, 2, P("The Sea"))       # Waves: no shared suit with the Ace
+    play(s2, 2, P("The Sea"))  # Waves: no shared suit with the Ace
     assert s2.observation(0)["penalty_points"] == [0, 1, 0]
     assert s2.observation(0)["penalty_cards"] == [[], [P("Ace of Moons")], []]
 
@@ -169,8 +170,7 @@ def test_R_T1_ranks_ace_1_crown_10() -> None:
 def test_options_validation() -> None:
     assert SPEC.resolve_options(4) == {"decision_cap": 100_000}
     assert [o.name for o in SPEC.options] == ["decision_cap"]
-    for bad in ({"decision_cap": 0}, {"decision_cap": "9"}, {"decision_cap": 2.5},
-                {"decks": 2}, {"extended": True}):
+    for bad in ({"decision_cap": 0}, {"decision_cap": "9"}, {"decision_cap": 2.5}, {"decks": 2}, {"extended": True}):
         with pytest.raises(OptionError):
             SPEC.new_game(4, 1, bad)
 
@@ -194,8 +194,9 @@ def test_illegal_actions_raise() -> None:
 
 def test_R_T3_illegal_card_is_not_offered_and_bad_id_raises() -> None:
     """R-T3: a card below the controlling rank that is not one's lowest has no action."""
-    s = make_state([[P("The Castle"), P("The Pact")], [P("The Author"), P("The Forest")],
-                    [P("The Sea"), P("The Cave")]], dealer=2)
+    s = make_state(
+        [[P("The Castle"), P("The Pact")], [P("The Author"), P("The Forest")], [P("The Sea"), P("The Cave")]], dealer=2
+    )
     play(s, 0, P("The Castle"))  # 7 leads
     assert s.moves(1) == [P("The Author")]  # the Forest (5) is neither >= 7 nor lowest
     with pytest.raises(IllegalActionError):
@@ -234,8 +235,10 @@ def test_C2_deal_is_pinned() -> None:
 
 
 def test_R_T2_winner_leads_next_trick() -> None:
-    s = make_state([[P("The Forest"), P("The Author")], [P("The Huntress"), P("The Desert")],
-                    [P("The Sea"), P("The Painter")]], dealer=2)
+    s = make_state(
+        [[P("The Forest"), P("The Author")], [P("The Huntress"), P("The Desert")], [P("The Sea"), P("The Painter")]],
+        dealer=2,
+    )
     play(s, 0, P("The Forest"))
     play(s, 1, P("The Huntress"))  # Crown of Moons takes control of the Forest (Moons)
     play(s, 2, P("The Sea"))
@@ -250,8 +253,13 @@ def test_R_T2_winner_leads_next_trick() -> None:
 
 def test_R_T3_leader_may_play_anything() -> None:
     hand = [P("The Author"), P("The Mill"), P("The Bard"), P("Ace of Knots")]
-    s = make_state([[P(n) for n in ("The Forest", "The Sea", "The Cave", "The Pact")], hand,
-                    [P(n) for n in ("The Market", "The Savage", "The End", "The Lunatic")]])
+    s = make_state(
+        [
+            [P(n) for n in ("The Forest", "The Sea", "The Cave", "The Pact")],
+            hand,
+            [P(n) for n in ("The Market", "The Savage", "The End", "The Lunatic")],
+        ]
+    )
     assert s.to_move() == (1,)
     assert sorted(s.moves(1)) == sorted(hand)
 
@@ -259,23 +267,29 @@ def test_R_T3_leader_may_play_anything() -> None:
 def test_R_T3_equal_or_higher_than_controller_or_lowest_rank() -> None:
     """R-T3: compared with the card controlling the trick (not the last one played);
     equal rank is legal; every card of one's lowest rank is legal; an Ace always is."""
-    s = make_state([
-        [P("The Soldier"), P("The Journey"), P("The Mill"), P("The Market")],
-        [P("The Pact"), P("Ace of Moons"), P("The Cave"), P("The Castle")],
-        [P("The Penitent"), P("The Discovery"), P("The Author"), P("The Sailor")],
-    ], dealer=2)
+    s = make_state(
+        [
+            [P("The Soldier"), P("The Journey"), P("The Mill"), P("The Market")],
+            [P("The Pact"), P("Ace of Moons"), P("The Cave"), P("The Castle")],
+            [P("The Penitent"), P("The Discovery"), P("The Author"), P("The Sailor")],
+        ],
+        dealer=2,
+    )
     play(s, 0, P("The Soldier"))  # 5, Wyrms Knots: controls
-    play(s, 1, P("The Pact"))     # 9, Moons Suns: no shared suit, the Soldier still controls
+    play(s, 1, P("The Pact"))  # 9, Moons Suns: no shared suit, the Soldier still controls
     assert s.observation(2)["trick"]["controller"] == 0
     # Against the Soldier (5), not the Pact: Penitent (6) higher, Discovery (5) equal,
     # Author (2) the lowest rank; the Sailor (4) is none of these.
     assert legal_names(s, 2) == {"The Penitent", "The Discovery", "The Author"}
 
-    s = make_state([
-        [P("The Cave"), P("The Journey"), P("The Market")],
-        [P("The Author"), P("The Origin"), P("The Forest")],
-        [P("Ace of Leaves"), P("The Sailor"), P("The Mill")],
-    ], dealer=2)
+    s = make_state(
+        [
+            [P("The Cave"), P("The Journey"), P("The Market")],
+            [P("The Author"), P("The Origin"), P("The Forest")],
+            [P("Ace of Leaves"), P("The Sailor"), P("The Mill")],
+        ],
+        dealer=2,
+    )
     play(s, 0, P("The Cave"))  # 7 controls
     # Seat 1: Author (2) and Origin (2) are both its lowest rank; Forest (5) < 7.
     assert legal_names(s, 1) == {"The Author", "The Origin"}
@@ -286,8 +300,10 @@ def test_R_T3_equal_or_higher_than_controller_or_lowest_rank() -> None:
 
 def test_R_T3_ace_always_legal() -> None:
     s = make_state([[P("The Huntress")], [P("Ace of Waves")], [P("The Bard")]], dealer=2)
-    s2 = make_state([[P("The Huntress"), P("The Pact")], [P("Ace of Waves"), P("Ace of Suns")],
-                     [P("The Bard"), P("The Sea")]], dealer=2)
+    s2 = make_state(
+        [[P("The Huntress"), P("The Pact")], [P("Ace of Waves"), P("Ace of Suns")], [P("The Bard"), P("The Sea")]],
+        dealer=2,
+    )
     for st_ in (s, s2):
         play(st_, 0, P("The Huntress"))  # a Crown controls: only Crowns or the lowest rank
         assert "Ace of Waves" in legal_names(st_, 1)
@@ -300,8 +316,16 @@ def test_R_T3_ace_always_legal() -> None:
 def _control_after(lead: int, card: int, decks_players: int = 3) -> int:
     """Seat controlling the trick after seat 0 leads ``lead`` and seat 1 plays ``card``."""
     n = decks_players
-    filler = [P("The Sea", 0), P("The End", 0), P("The Bard", 0), P("The Windfall", 0),
-              P("The Huntress", 0), P("The Calamity", 1), P("The Sea", 1), P("The End", 1)]
+    filler = [
+        P("The Sea", 0),
+        P("The End", 0),
+        P("The Bard", 0),
+        P("The Windfall", 0),
+        P("The Huntress", 0),
+        P("The Calamity", 1),
+        P("The Sea", 1),
+        P("The End", 1),
+    ]
     filler = [f for f in filler if f not in (lead, card)]
     hands = [[lead], [card]] + [[filler[i]] for i in range(n - 2)]
     s = make_state(hands, dealer=n - 1)
@@ -311,17 +335,17 @@ def _control_after(lead: int, card: int, decks_players: int = 3) -> int:
 
 
 def test_R_T4_higher_sharing_suit_takes_control() -> None:
-    assert _control_after(P("The Soldier"), P("The Betrayal")) == 1   # 8 Wyrms-Knots on 5
-    assert _control_after(P("The Soldier"), P("The Cave")) == 1       # 7 shares Wyrms only
+    assert _control_after(P("The Soldier"), P("The Betrayal")) == 1  # 8 Wyrms-Knots on 5
+    assert _control_after(P("The Soldier"), P("The Cave")) == 1  # 7 shares Wyrms only
 
 
 def test_R_T4_higher_without_shared_suit_does_not() -> None:
-    assert _control_after(P("The Soldier"), P("The Pact")) == 0       # 9 Moons-Suns
+    assert _control_after(P("The Soldier"), P("The Pact")) == 0  # 9 Moons-Suns
     assert _control_after(P("Ace of Moons"), P("The Sea")) == 0
 
 
 def test_R_T4_lower_non_ace_never_takes_control() -> None:
-    assert _control_after(P("The Betrayal"), P("The Battle")) == 0    # 4 on 8, same suits
+    assert _control_after(P("The Betrayal"), P("The Battle")) == 0  # 4 on 8, same suits
 
 
 def test_R_T4_ace_takes_control_of_card_bearing_its_suit() -> None:
@@ -344,13 +368,12 @@ def test_R_T4_two_decks_equal_rank_does_not_take_control() -> None:
 
 
 def test_R_T4_after_an_ace_any_card_of_its_suit_takes_control() -> None:
-    s = make_state([[P("The Calamity")], [P("Ace of Wyrms")], [P("The Desert")], [P("The Pact")]],
-                   dealer=3)
+    s = make_state([[P("The Calamity")], [P("Ace of Wyrms")], [P("The Desert")], [P("The Pact")]], dealer=3)
     play(s, 0, P("The Calamity"))
     play(s, 1, P("Ace of Wyrms"))
     play(s, 2, P("The Desert"))  # 2, Suns-Wyrms: higher than the Ace and shares Wyrms
     assert s.observation(0)["trick"]["controller"] == 2
-    play(s, 3, P("The Pact"))    # 9, Moons-Suns: shares Suns with the Desert
+    play(s, 3, P("The Pact"))  # 9, Moons-Suns: shares Suns with the Desert
     assert s.observation(0)["penalty_cards"][3] == [P("The Pact")]
 
 
@@ -359,15 +382,17 @@ def test_R_T4_after_an_ace_any_card_of_its_suit_takes_control() -> None:
 
 def test_R_T5_last_trick_penalty_is_controlling_card() -> None:
     """R-T5: the last trick's winner takes the card controlling it (not the highest card)."""
-    s = make_state([[P("The Author"), P("The Forest")], [P("The Desert"), P("The Merchant")],
-                    [P("The Origin"), P("The Sea")]], dealer=2)
-    play(s, 0, P("The Forest"))    # 5 Moons-Leaves
+    s = make_state(
+        [[P("The Author"), P("The Forest")], [P("The Desert"), P("The Merchant")], [P("The Origin"), P("The Sea")]],
+        dealer=2,
+    )
+    play(s, 0, P("The Forest"))  # 5 Moons-Leaves
     play(s, 1, P("The Merchant"))  # 9 Leaves-Knots: takes control
-    play(s, 2, P("The Sea"))       # Crown of Waves: higher but no shared suit
+    play(s, 2, P("The Sea"))  # Crown of Waves: higher but no shared suit
     assert s.to_move() == (1,) and s.observation(0)["round"] == 1  # a 2-card round goes on
-    play(s, 1, P("The Desert"))    # 2 Suns-Wyrms
-    play(s, 2, P("The Origin"))    # 2 Waves-Leaves: equal rank, no control
-    play(s, 0, P("The Author"))    # 2 Moons-Knots
+    play(s, 1, P("The Desert"))  # 2 Suns-Wyrms
+    play(s, 2, P("The Origin"))  # 2 Waves-Leaves: equal rank, no control
+    play(s, 0, P("The Author"))  # 2 Moons-Knots
     obs = s.observation(2)
     assert obs["penalty_cards"] == [[], [P("The Desert")], []]
     assert obs["penalty_points"] == [0, 2, 0]
@@ -400,8 +425,8 @@ def test_R_T6_deal_passes_left_and_cards_regathered() -> None:
     play(s, 1, P("The Desert"))
     play(s, 2, P("The Origin"))
     obs = s.observation(0)
-    assert obs["dealer"] == 0            # 2 -> 0: left, wrapping round
-    assert s.to_move() == (1,)           # left of the new dealer leads
+    assert obs["dealer"] == 0  # 2 -> 0: left, wrapping round
+    assert s.to_move() == (1,)  # left of the new dealer leads
     assert obs["hand_sizes"] == [7, 7, 7]
     assert obs["set_aside"] == 36 - 1 - 21
     assert obs["tricks"] == [] and obs["trick_number"] == 1
@@ -413,8 +438,7 @@ def test_R_T6_deal_passes_left_and_cards_regathered() -> None:
 
 def test_R_T6_fewer_cards_than_seven_each() -> None:
     """R-T6: min(7, floor(available / players)); 5 players, 36 - 2 penalty cards -> 6 each."""
-    hands = [[P("The Journey")], [P("The Painter")], [P("The Savage")], [P("The Mountain")],
-             [P("The Sailor")]]
+    hands = [[P("The Journey")], [P("The Painter")], [P("The Savage")], [P("The Mountain")], [P("The Sailor")]]
     s = make_state(hands, dealer=1, penalties=[[P("Ace of Moons")], [], [], [], []])
     for seat, h in zip((2, 3, 4, 0, 1), (hands[2], hands[3], hands[4], hands[0], hands[1])):
         play(s, seat, h[0])
@@ -462,10 +486,10 @@ def test_R_T7_reaching_ten_ends_game_loser_alone_last_ties_shared() -> None:
     pens = [[P("The Author")], [], [P("The Pact")], [P("Ace of Moons"), P("The Desert")]]
     hands = [[P("The Forest")], [P("The Journey")], [P("The Lunatic")], [P("The Cave")]]
     s = make_state(hands, dealer=3, penalties=pens)  # points 2, 0, 9, 3
-    play(s, 0, P("The Forest"))   # 5 Moons-Leaves
+    play(s, 0, P("The Forest"))  # 5 Moons-Leaves
     play(s, 1, P("The Journey"))  # 3
     play(s, 2, P("The Lunatic"))  # 6 Moons-Waves: takes control
-    play(s, 3, P("The Cave"))     # 7 Waves-Wyrms: shares Waves, takes control
+    play(s, 3, P("The Cave"))  # 7 Waves-Wyrms: shares Waves, takes control
     # Seat 3 took the Cave: 3 + 7 = 10 -> the game ends, seat 3 alone last.
     assert s.is_over() and s.to_move() == ()
     res = s.result()
@@ -487,10 +511,11 @@ def test_R_T7_ties_shared_and_nine_does_not_end() -> None:
 
 
 def test_R_T7_exactly_ten_loses_even_if_points_tie_otherwise() -> None:
-    s = make_state([[P("The Bard")], [P("Ace of Suns")], [P("The Huntress")]], dealer=2,
-                   penalties=[[], [P("The Pact")], []])  # 0, 9, 0
+    s = make_state(
+        [[P("The Bard")], [P("Ace of Suns")], [P("The Huntress")]], dealer=2, penalties=[[], [P("The Pact")], []]
+    )  # 0, 9, 0
     play(s, 0, P("The Bard"))
-    play(s, 1, P("Ace of Suns"))      # takes control of the Bard: seat 1 gets 1 -> 10
+    play(s, 1, P("Ace of Suns"))  # takes control of the Bard: seat 1 gets 1 -> 10
     play(s, 2, P("The Huntress"))
     assert s.is_over()
     assert s.result().places == (0, 2, 0)
@@ -514,9 +539,11 @@ def test_C4_R_T7_capped_game_standing() -> None:
 
 
 def test_R_T8_observation_contents() -> None:
-    s = make_state([[P("The Forest"), P("The Author")], [P("The Huntress"), P("The Desert")],
-                    [P("The Sea"), P("The Painter")]], dealer=2,
-                   penalties=[[P("Ace of Knots")], [], []])
+    s = make_state(
+        [[P("The Forest"), P("The Author")], [P("The Huntress"), P("The Desert")], [P("The Sea"), P("The Painter")]],
+        dealer=2,
+        penalties=[[P("Ace of Knots")], [], []],
+    )
     play(s, 0, P("The Forest"))
     play(s, 1, P("The Huntress"))
     play(s, 2, P("The Sea"))
@@ -529,14 +556,20 @@ def test_R_T8_observation_contents() -> None:
     assert obs["set_aside"] == 36 - 6 - 1
     assert obs["penalty_cards"] == [[P("Ace of Knots")], [], []]
     assert obs["penalty_points"] == [1, 0, 0]
-    assert obs["trick"] == {"leader": 1, "plays": [{"seat": 1, "card": P("The Desert")}],
-                            "control": 0, "controller": 1}
-    assert obs["tricks"] == [{
-        "leader": 0,
-        "plays": [{"seat": 0, "card": P("The Forest")}, {"seat": 1, "card": P("The Huntress")},
-                  {"seat": 2, "card": P("The Sea")}],
-        "control": 1, "controller": 1, "winner": 1,
-    }]
+    assert obs["trick"] == {"leader": 1, "plays": [{"seat": 1, "card": P("The Desert")}], "control": 0, "controller": 1}
+    assert obs["tricks"] == [
+        {
+            "leader": 0,
+            "plays": [
+                {"seat": 0, "card": P("The Forest")},
+                {"seat": 1, "card": P("The Huntress")},
+                {"seat": 2, "card": P("The Sea")},
+            ],
+            "control": 1,
+            "controller": 1,
+            "winner": 1,
+        }
+    ]
     assert obs["trick_number"] == 2 and obs["tricks_in_round"] == 2
     assert obs["legal_actions"] == [{"id": 0, "text": "play The Painter", "card": P("The Painter")}]
     # Not to move: no actions.
@@ -587,16 +620,20 @@ def test_C5_with_hidden_shuffled_moves_hidden_cards() -> None:
 
 
 def test_R_T1_two_decks_one_action_per_face() -> None:
-    thirds = [P("Ace of Moons", 0), P("Ace of Moons", 1), P("Ace of Suns", 0),
-              P("Ace of Suns", 1), P("Ace of Waves", 0)]
+    thirds = [
+        P("Ace of Moons", 0),
+        P("Ace of Moons", 1),
+        P("Ace of Suns", 0),
+        P("Ace of Suns", 1),
+        P("Ace of Waves", 0),
+    ]
     hands = [[P("The Soldier", 0), P("The Soldier", 1), P("The Pact", 1)]] + [
-        [P(n, 0), P(n, 1), third] for n, third in
-        zip(("The Sea", "The Bard", "The Huntress", "The Windfall", "The Calamity"), thirds)
+        [P(n, 0), P(n, 1), third]
+        for n, third in zip(("The Sea", "The Bard", "The Huntress", "The Windfall", "The Calamity"), thirds)
     ]
     s = make_state(hands, dealer=5)
     assert s.moves(0) == [P("The Soldier", 0), P("The Pact", 1)]
-    assert [a["text"] for a in s.observation(0)["legal_actions"]] == [
-        "play The Soldier#1", "play The Pact#2"]
+    assert [a["text"] for a in s.observation(0)["legal_actions"]] == ["play The Soldier#1", "play The Pact#2"]
     s.apply(0, 0)
     assert s._hands[0] == [P("The Soldier", 1), P("The Pact", 1)]
     # Two copies of the Sea: one action (the lowest pid); the Ace is the lowest rank.
@@ -664,10 +701,17 @@ def test_C6_last_trick_of_a_round_shown_to_every_seat_in_the_next_round() -> Non
     assert s._round == 2 and not s.is_over()  # a new round was dealt: the trick list is reset
     expected = {
         "round": 1,
-        "last_trick": {"leader": 0, "plays": [{"seat": 0, "card": P("The Forest")},
-                                              {"seat": 1, "card": P("The Author")},
-                                              {"seat": 2, "card": P("The Painter")}],
-                       "control": 0, "controller": 0, "winner": 0},
+        "last_trick": {
+            "leader": 0,
+            "plays": [
+                {"seat": 0, "card": P("The Forest")},
+                {"seat": 1, "card": P("The Author")},
+                {"seat": 2, "card": P("The Painter")},
+            ],
+            "control": 0,
+            "controller": 0,
+            "winner": 0,
+        },
         "penalty": {"seat": 0, "card": P("The Forest"), "points": 5},
     }
     for seat in range(3):

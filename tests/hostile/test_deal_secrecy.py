@@ -22,8 +22,7 @@ from arena.tournament.load import load_tournament
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 2026
-ENGINE = ["games", "games.rng", "games.decktet", "games.core", "games.tightwad",
-          "games.divers_weights", "games.palace"]
+ENGINE = ["games", "games.rng", "games.decktet", "games.core", "games.tightwad", "games.divers_weights", "games.palace"]
 
 ATTACK = r'''
 import importlib.abc, importlib.util, json, random, re, sys
@@ -143,7 +142,7 @@ def test_the_seed_search_attack_fails_on_secret_deals(tmp_path):
     assert "CRACKED" not in log
     secret = summary.results / "deal-secret"
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
-    assert len(secret.read_text().strip()) == 64          # 256 bits
+    assert len(secret.read_text().strip()) == 64  # 256 bits
     assert "Deals: secret" in summary.leaderboard
 
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from arena.match.agents import ProcessAgent
+from arena.match.detect import _marker_pids, detect_sandbox
 from arena.match.referee import play_match
+from arena.match.sandbox import Limits
+from arena.match.timecontrol import TimeControl
 from arena.report.replay import verify_record
 from arena.tournament.roster import bot_entry
-from arena.match.sandbox import Limits
-from arena.match.detect import _marker_pids, detect_sandbox
 from arena.tournament.schedule import MatchSpec
-from arena.match.timecontrol import TimeControl
 from games import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,8 +76,7 @@ def hostile_bot(tmp: Path, behaviour: str, **consts) -> Path:
     # processes aim only at this test's own (never at another suite's random_bot.py).
     honest = honest_seat(tmp / f"{marker}.py")
     honest.write_bytes((ROOT / "bots/random_bot.py").read_bytes())
-    head = ([f"BEHAVIOUR = {behaviour!r}", f"HONEST = {honest.stem!r}"]
-            + [f"{k} = {v!r}" for k, v in consts.items()])
+    head = [f"BEHAVIOUR = {behaviour!r}", f"HONEST = {honest.stem!r}"] + [f"{k} = {v!r}" for k, v in consts.items()]
     path = tmp / f"{marker}.py"
     path.write_text("\n".join(head) + "\n" + TEMPLATE.read_text())
     return path
@@ -103,9 +102,16 @@ def play_with(path: Path, sandbox, game="palace", players=3, seat=1, limits=LIMI
     entries[seat] = bot_entry(str(path))
     agents = [ProcessAgent(e, sandbox=sandbox, limits=limits, time_control=tc) for e in entries]
     spec = REGISTRY[game]
-    m = MatchSpec(match_id=f"hostile/{path.stem}", index=0, game=game, players=players,
-                  options=spec.resolve_options(players, {}), deal_seed=17, match_seed=18,
-                  bots=tuple(e.name for e in entries))
+    m = MatchSpec(
+        match_id=f"hostile/{path.stem}",
+        index=0,
+        game=game,
+        players=players,
+        options=spec.resolve_options(players, {}),
+        deal_seed=17,
+        match_seed=18,
+        bots=tuple(e.name for e in entries),
+    )
     try:
         return play_match(m, agents, time_control=tc, sandbox=sandbox)
     finally:
@@ -117,10 +123,11 @@ def play_with(path: Path, sandbox, game="palace", players=3, seat=1, limits=LIMI
 @pytest.mark.parametrize("behaviour", sorted(CASES))
 def test_hostile_bot_is_contained_in_a_match(behaviour, sandbox, tmp_path):
     if behaviour in NEEDS_ISOLATION and not sandbox.safe:
-        pytest.skip(f"sandbox level {sandbox.level} is not safe here, missing: bubblewrap, or root for "
-                    f"landlock ({'; '.join(sandbox.details.get('unsafe', []))})")
-    consts: dict = {"VICTIM": 0, "PORT": 0, "SECRET": "", "MEMORY_MB": LIMITS.memory_mb,
-                    "MOVE_S": TC.move_s}
+        pytest.skip(
+            f"sandbox level {sandbox.level} is not safe here, missing: bubblewrap, or root for "
+            f"landlock ({'; '.join(sandbox.details.get('unsafe', []))})"
+        )
+    consts: dict = {"VICTIM": 0, "PORT": 0, "SECRET": "", "MEMORY_MB": LIMITS.memory_mb, "MOVE_S": TC.move_s}
     cleanup = []
     listener = None
     if behaviour == "read_files":
@@ -151,8 +158,11 @@ def test_hostile_bot_is_contained_in_a_match(behaviour, sandbox, tmp_path):
     path = hostile_bot(tmp_path, behaviour, **consts)
     try:
         # a CPU budget of 1 s makes a burning child or thread trip it within the match
-        limits = Limits(memory_mb=256, cpu_s=1, processes=16, file_mb=4) \
-            if behaviour in ("cpu_child", "cpu_thread") else LIMITS
+        limits = (
+            Limits(memory_mb=256, cpu_s=1, processes=16, file_mb=4)
+            if behaviour in ("cpu_child", "cpu_thread")
+            else LIMITS
+        )
         record = play_with(path, sandbox, limits=limits, tc=ROOMY if behaviour in NEEDS_ROOM else TC)
         fault = record["faults"][1]
         kind = None if fault is None else fault["kind"]

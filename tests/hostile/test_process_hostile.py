@@ -14,9 +14,9 @@ import resource
 import shutil
 import socket
 import stat
+import subprocess
 import sys
 import tempfile
-import subprocess
 import time
 import uuid
 from dataclasses import asdict
@@ -24,13 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from tests import own_processes as own
-
+from arena.match.detect import _marker_pids, detect_sandbox
 from arena.match.faults import BotFault, FaultKind
 from arena.match.process import BotProcess, bot_command, read_lines
 from arena.match.sandbox import Limits, SandboxInfo, SandboxUnavailable
-from arena.match.detect import _marker_pids, detect_sandbox
 from arena.match.sandbox.launch import sweep_stale_scratch
+from tests import own_processes as own
 
 BOTS = Path(__file__).parent / "bots"
 BOTH = ["strongest", "rlimits"]
@@ -39,7 +38,7 @@ BOTH = ["strongest", "rlimits"]
 def level(name: str) -> SandboxInfo:
     if name == "strongest":
         return detect_sandbox("auto")
-    if name == "rlimits":                # needs nothing but Linux: its failure is a bug, not a skip
+    if name == "rlimits":  # needs nothing but Linux: its failure is a bug, not a skip
         return detect_sandbox(name)
     try:
         return detect_sandbox(name)
@@ -48,9 +47,11 @@ def level(name: str) -> SandboxInfo:
 
 
 def need(info: SandboxInfo, what: str) -> None:
-    if not info.safe:                    # isolation is promised only at a safe level
-        pytest.skip(f"level {info.level!r} is not safe here, missing: bubblewrap, or root for landlock "
-                    f"({'; '.join(info.details.get('unsafe', []))})")
+    if not info.safe:  # isolation is promised only at a safe level
+        pytest.skip(
+            f"level {info.level!r} is not safe here, missing: bubblewrap, or root for landlock "
+            f"({'; '.join(info.details.get('unsafe', []))})"
+        )
     if not info.enforces(what):
         pytest.skip(f"level {info.level!r} does not enforce {what}: {info.details.get('missing')}")
 
@@ -71,8 +72,11 @@ def zombie_children(tree: set[int]) -> list[int]:
     orphans to it (it is a child subreaper), and those may die during this test.
     """
     me = os.getpid()
-    return [pid for pid in own._pids()
-            if (st := own._stat(pid)) and st[0] == "Z" and st[1] == me and tree & {pid, st[2], st[4]}]
+    return [
+        pid
+        for pid in own._pids()
+        if (st := own._stat(pid)) and st[0] == "Z" and st[1] == me and tree & {pid, st[2], st[4]}
+    ]
 
 
 def healthy(info: SandboxInfo, tree: set[int] = frozenset()) -> None:
@@ -84,9 +88,10 @@ def healthy(info: SandboxInfo, tree: set[int] = frozenset()) -> None:
     while zombie_children(tree) and time.monotonic() < end:
         time.sleep(0.02)
     assert not zombie_children(tree), "zombie children left behind"
-    bot = BotProcess.start(bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="health",
-                           sandbox=info, limits=Limits())
-    try:   # generous: a busy machine may take seconds to start a sandboxed interpreter
+    bot = BotProcess.start(
+        bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="health", sandbox=info, limits=Limits()
+    )
+    try:  # generous: a busy machine may take seconds to start a sandboxed interpreter
         bot.send_line(b"ping", time.monotonic() + 30)
         assert bot.read_line(time.monotonic() + 30)[0] == b"ping"
     finally:
@@ -96,13 +101,20 @@ def healthy(info: SandboxInfo, tree: set[int] = frozenset()) -> None:
 class Run:
     """One hostile bot run with a unique marker in its environment."""
 
-    def __init__(self, bot: str, info: SandboxInfo, tmp: Path, limits: Limits = Limits(),
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, bot: str, info: SandboxInfo, tmp: Path, limits: Limits = Limits(), env: dict[str, str] | None = None
+    ) -> None:
         self.info, self.marker = info, "hostile-" + uuid.uuid4().hex
         self.log = tmp / f"{bot}.stderr.log"
-        self.proc = BotProcess.start(bot_command(BOTS / bot), bot_file=BOTS / bot, name=bot, sandbox=info,
-                                     limits=limits, log_path=self.log,
-                                     env={"HOSTILE_MARKER": self.marker, **(env or {})})
+        self.proc = BotProcess.start(
+            bot_command(BOTS / bot),
+            bot_file=BOTS / bot,
+            name=bot,
+            sandbox=info,
+            limits=limits,
+            log_path=self.log,
+            env={"HOSTILE_MARKER": self.marker, **(env or {})},
+        )
         self.tree = self._record({self.proc.pid})
 
     def _record(self, tree: set[int]) -> set[int]:
@@ -141,6 +153,7 @@ def run(tmp_path):
 
 # ---------------------------------------------------------------- processes and memory
 
+
 @pytest.mark.parametrize("lvl", BOTH)
 def test_fork_bomb(run, lvl):
     r = run("fork_bomb.py", lvl, limits=Limits(processes=16))
@@ -148,7 +161,7 @@ def test_fork_bomb(run, lvl):
         f = r.fault()
         assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "processes", f.to_json()
     else:
-        assert r.ask() == b"forked 49"      # no process limit here (documented): all 49 must die at close
+        assert r.ask() == b"forked 49"  # no process limit here (documented): all 49 must die at close
         r.finish()
 
 
@@ -158,12 +171,12 @@ def test_thread_bomb(run, lvl):
     if r.info.enforces("processes"):
         f = r.fault()
         assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "processes", f.to_json()
-    else:   # no pids cap: either all 2000 threads fit, or their stacks hit RLIMIT_AS
+    else:  # no pids cap: either all 2000 threads fit, or their stacks hit RLIMIT_AS
         try:
             assert r.ask() == b"threads 2000"
         except BotFault as f:
             assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "memory", f.to_json()
-        r.finish()                          # no process limit here (documented): cleanup checked
+        r.finish()  # no process limit here (documented): cleanup checked
 
 
 @pytest.mark.parametrize("lvl", BOTH)
@@ -179,11 +192,12 @@ def test_memory_2gib(run, lvl):
 # RESOURCE/cpu at cpu_s; RLIMIT_CPU = cpu_s + 1 per process is the backstop for the time the
 # referee is not waiting (a death by it is classified RESOURCE/cpu too).
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lvl", BOTH)
 def test_cpu_loop_main_thread(run, lvl):
     r = run("cpu_main.py", lvl, limits=Limits(cpu_s=2))
-    f = r.fault(timeout=600)     # a deadline far off: on a busy machine 2 s of CPU take long
+    f = r.fault(timeout=600)  # a deadline far off: on a busy machine 2 s of CPU take long
     # RESOURCE/cpu, not TIMEOUT: the CPU budget stopped it, not the (far) deadline
     assert f.kind == FaultKind.RESOURCE and f.extra["limit"] == "cpu", f.to_json()
     assert f.extra["cpu_s"] >= 2.0
@@ -197,7 +211,7 @@ def test_cpu_loop_while_answering(run, lvl, bot):
     assert r.ask() == b"ok"
     asked = 0
     with pytest.raises(BotFault) as ei:
-        for asked in range(1, 2401):     # 2 s of CPU in 0.05 s naps: far fewer asks (hang guard)
+        for asked in range(1, 2401):  # 2 s of CPU in 0.05 s naps: far fewer asks (hang guard)
             r.ask(b"again", timeout=600)
             time.sleep(0.05)
     f = ei.value
@@ -207,6 +221,7 @@ def test_cpu_loop_while_answering(run, lvl, bot):
 
 
 # ---------------------------------------------------------------- time
+
 
 @pytest.mark.parametrize("lvl", BOTH)
 def test_sleep_past_deadline_is_cut_at_the_deadline(run, lvl):
@@ -219,8 +234,8 @@ def test_sleep_past_deadline_is_cut_at_the_deadline(run, lvl):
         r.proc.read_line(deadline)
     assert ei.value.kind == FaultKind.TIMEOUT
     assert ei.value.detail.startswith("no answer before the deadline"), ei.value.detail
-    assert not r.proc.alive()                    # killed at the deadline, its answer never written
-    with pytest.raises(BotFault) as again:       # the bot is dead and stays faulted
+    assert not r.proc.alive()  # killed at the deadline, its answer never written
+    with pytest.raises(BotFault) as again:  # the bot is dead and stays faulted
         r.proc.read_line(time.monotonic() + 1)
     assert again.value.kind == FaultKind.TIMEOUT
 
@@ -235,7 +250,7 @@ def test_sigstop_itself(run, lvl):
 @pytest.mark.parametrize("lvl", BOTH)
 def test_half_line_then_silence(run, lvl):
     r = run("half_line.py", lvl)
-    f = r.fault(timeout=3)       # time for the half line to arrive on a busy machine
+    f = r.fault(timeout=3)  # time for the half line to arrive on a busy machine
     assert f.kind == FaultKind.TIMEOUT and "partial line" in f.detail and "hal" in f.detail
 
 
@@ -245,11 +260,11 @@ def test_never_reads_stdin_cannot_block_writes(run, lvl):
     deadline = time.monotonic() + 0.5
     sent = 0
     with pytest.raises(BotFault) as ei:
-        for _ in range(100):                     # 6.4 MB: far more than any pipe buffer
+        for _ in range(100):  # 6.4 MB: far more than any pipe buffer
             r.proc.send_line(b"x" * 65536, deadline)
             sent += 1
-    assert ei.value.kind == FaultKind.TIMEOUT    # not blocked for good: the full pipe faulted
-    assert sent < 100 and not r.proc.alive()     # before all was written; the tree is killed
+    assert ei.value.kind == FaultKind.TIMEOUT  # not blocked for good: the full pipe faulted
+    assert sent < 100 and not r.proc.alive()  # before all was written; the tree is killed
 
 
 def test_read_lines_multiplexes_with_own_deadlines(run):
@@ -260,12 +275,13 @@ def test_read_lines_multiplexes_with_own_deadlines(run):
     slow.proc.send_line(b"hi", now + 60)
     res = read_lines([(slow.proc, now + 30), (fast.proc, now + 120)])
     assert isinstance(res[0], BotFault) and res[0].kind == FaultKind.TIMEOUT
-    assert not slow.proc.alive()                              # nor did anything wait for the sleeper
+    assert not slow.proc.alive()  # nor did anything wait for the sleeper
     # the fast answer is stamped when it came, before the sleeper's deadline: it did not wait
     assert res[1][0] == b"hi" and res[1][1] < now + 30
 
 
 # ---------------------------------------------------------------- output
+
 
 @pytest.mark.parametrize("lvl", BOTH)
 def test_stdout_flood(run, lvl):
@@ -283,8 +299,8 @@ def test_single_100mb_line(run, lvl):
     r = run("long_line.py", lvl)
     f = r.fault()
     assert f.kind == FaultKind.PROTOCOL and f.extra["limit"] == "line"
-    assert "AAAA" in f.detail and len(f.detail) < 300       # cut short
-    assert r.proc.stdout_bytes < 2 << 20                     # stopped reading at the cap
+    assert "AAAA" in f.detail and len(f.detail) < 300  # cut short
+    assert r.proc.stdout_bytes < 2 << 20  # stopped reading at the cap
 
 
 def test_stderr_flood_is_drained_and_capped(run):
@@ -296,7 +312,7 @@ def test_stderr_flood_is_drained_and_capped(run):
     r.proc.close()
     assert r.log.stat().st_size < 64 * 1024 + 200
     assert "bytes dropped" in r.log.read_text()[-200:]
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024   # KiB
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB
 
 
 def test_garbage_is_delivered_verbatim(run):
@@ -315,13 +331,17 @@ def test_exit_midway_is_a_crash_with_code_and_stderr(run, lvl):
 
 # ---------------------------------------------------------------- isolation
 
+
 def test_cannot_read_referee_or_other_bot_files(run, tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("referee secret")
     secret.chmod(0o600)
     other = BOTS / "echo.py"
-    r = run("read_files.py", "strongest", env={"HOSTILE_READ": f"{secret}{os.pathsep}{other}",
-                                                "HOSTILE_REFEREE_PID": str(os.getpid())})
+    r = run(
+        "read_files.py",
+        "strongest",
+        env={"HOSTILE_READ": f"{secret}{os.pathsep}{other}", "HOSTILE_REFEREE_PID": str(os.getpid())},
+    )
     need(r.info, "filesystem")
     verdict = json.loads(r.ask())
     assert verdict and all(v.startswith("denied") for v in verdict.values()), verdict
@@ -334,10 +354,11 @@ def test_cannot_write_outside_scratch(run, tmp_path):
     before = (BOTS / "write_outside.py").read_bytes()
     verdict = json.loads(r.ask())
     assert verdict.pop("scratch-ok.txt") == "written"
-    assert all(v.startswith("denied") or r.info.level in ("full", "namespaces") and "/tmp/" in k
-               for k, v in verdict.items()), verdict
+    assert all(
+        v.startswith("denied") or r.info.level in ("full", "namespaces") and "/tmp/" in k for k, v in verdict.items()
+    ), verdict
     assert not outside.exists()
-    assert not Path(f"/tmp/{r.marker}-escape").exists()      # bwrap: went to its private /tmp
+    assert not Path(f"/tmp/{r.marker}-escape").exists()  # bwrap: went to its private /tmp
     assert (BOTS / "write_outside.py").read_bytes() == before
 
 
@@ -350,8 +371,11 @@ def test_no_tcp_or_udp_to_loopback(run):
         udp.bind(("127.0.0.1", 0))
         tcp.setblocking(False)
         udp.setblocking(False)
-        r = run("net.py", "strongest", env={"HOSTILE_TCP_PORT": str(tcp.getsockname()[1]),
-                                            "HOSTILE_UDP_PORT": str(udp.getsockname()[1])})
+        r = run(
+            "net.py",
+            "strongest",
+            env={"HOSTILE_TCP_PORT": str(tcp.getsockname()[1]), "HOSTILE_UDP_PORT": str(udp.getsockname()[1])},
+        )
         need(r.info, "network")
         verdict = json.loads(r.ask())
         time.sleep(0.1)
@@ -369,7 +393,7 @@ def test_no_tcp_or_udp_to_loopback(run):
 def test_setsid_double_fork_daemon_is_killed(run, lvl):
     r = run("daemon.py", lvl)
     assert r.ask() == b"daemonized"
-    assert len(_marker_pids(r.marker)) >= 2        # the escapee really exists before the close
+    assert len(_marker_pids(r.marker)) >= 2  # the escapee really exists before the close
     r.proc.close(grace_s=0.2)
     no_survivors(r.marker)
 
@@ -377,14 +401,14 @@ def test_setsid_double_fork_daemon_is_killed(run, lvl):
 @pytest.mark.parametrize("lvl", ["strongest", "landlock"])
 def test_cannot_kill_or_ptrace_the_referee(run, lvl):
     info = level(lvl)
-    need(info, "signals")                          # never run this where it could succeed
+    need(info, "signals")  # never run this where it could succeed
     decoy = subprocess.Popen(["sleep", "30"])
     try:
-        time.sleep(0.05)                           # the decoy predates the bot (orphan sweep rule)
+        time.sleep(0.05)  # the decoy predates the bot (orphan sweep rule)
         r = run("attack_referee.py", lvl, env={"HOSTILE_VICTIMS": f"{decoy.pid},{os.getpid()}"})
         verdict = json.loads(r.ask())
         assert all(v.startswith("denied") for v in verdict.values()), verdict
-        assert decoy.poll() is None                # the decoy (same uid as the referee) lives
+        assert decoy.poll() is None  # the decoy (same uid as the referee) lives
     finally:
         decoy.kill()
         decoy.wait()
@@ -392,11 +416,20 @@ def test_cannot_kill_or_ptrace_the_referee(run, lvl):
 
 # ---------------------------------------------------------------- no false positives
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lvl", ["strongest", "namespaces", "landlock", "rlimits"])
 def test_well_behaved_bot_at_80_percent_of_every_limit(run, lvl):
-    limits = Limits(memory_mb=256, cpu_s=3, file_mb=8, open_files=64, processes=32, scratch_mb=32,
-                    stdout_line_kb=256, stderr_log_kb=64)
+    limits = Limits(
+        memory_mb=256,
+        cpu_s=3,
+        file_mb=8,
+        open_files=64,
+        processes=32,
+        scratch_mb=32,
+        stdout_line_kb=256,
+        stderr_log_kb=64,
+    )
     r = run("well_behaved.py", lvl, limits=limits, env={"HOSTILE_LIMITS": json.dumps(asdict(limits))})
     report = json.loads(r.ask(timeout=30))
     assert report["memory_mb"] == 204 and report["threads"] == 24 and report["cpu_s"] >= 2.4
@@ -410,11 +443,14 @@ def test_well_behaved_bot_at_80_percent_of_every_limit(run, lvl):
 
 # ---------------------------------------------------------------- harness failures and levels
 
+
 def test_perl_and_node_scripts_run_in_the_sandbox(tmp_path):
     info = detect_sandbox("auto")
-    progs = {"perl": "#!/usr/bin/perl\n$|=1; while (<STDIN>) { print $_; }\n",
-             "node": "#!/usr/bin/env node\nrequire('readline').createInterface({input: process.stdin})"
-                     ".on('line', l => process.stdout.write(l + '\\n'));\n"}
+    progs = {
+        "perl": "#!/usr/bin/perl\n$|=1; while (<STDIN>) { print $_; }\n",
+        "node": "#!/usr/bin/env node\nrequire('readline').createInterface({input: process.stdin})"
+        ".on('line', l => process.stdout.write(l + '\\n'));\n",
+    }
     ran = 0
     for exe, src in progs.items():
         if not shutil.which(exe):
@@ -433,12 +469,15 @@ def test_perl_and_node_scripts_run_in_the_sandbox(tmp_path):
         pytest.skip("neither perl nor node installed")
 
 
-@pytest.mark.parametrize("message, calls", [
-    ("bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded", 1),
-    ("bwrap: Can't fork for pid 1: Resource temporarily unavailable", 4),
-])
+@pytest.mark.parametrize(
+    "message, calls",
+    [
+        ("bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded", 1),
+        ("bwrap: Can't fork for pid 1: Resource temporarily unavailable", 4),
+    ],
+)
 def test_sandbox_failure_is_a_sandbox_fault_with_retry(tmp_path, monkeypatch, message, calls):
-    try:                                    # the bwrap levels: the only ones that run bwrap
+    try:  # the bwrap levels: the only ones that run bwrap
         info = detect_sandbox("namespaces")
     except SandboxUnavailable as exc:
         pytest.skip(f"missing: bubblewrap (bwrap) ({exc})")
@@ -460,13 +499,15 @@ def test_sandbox_failure_is_a_sandbox_fault_with_retry(tmp_path, monkeypatch, me
 def _start_with_fake_bwrap(monkeypatch, fake: Path, info: SandboxInfo) -> None:
     monkeypatch.setenv("ARENA_BWRAP", str(fake))
     with pytest.raises(BotFault) as ei:
-        BotProcess.start(bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="x",
-                         sandbox=info, limits=Limits())
+        BotProcess.start(
+            bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="x", sandbox=info, limits=Limits()
+        )
     assert ei.value.kind == FaultKind.SANDBOX
 
 
 def test_named_level_that_fails_raises_one_line_reason(monkeypatch):
     import arena.match.detect as sb
+
     monkeypatch.setattr(sb, "_cache", {})
     monkeypatch.setattr(sb._ll, "abi_version", lambda: 0)
     with pytest.raises(SandboxUnavailable) as ei:
@@ -478,6 +519,7 @@ def test_named_level_that_fails_raises_one_line_reason(monkeypatch):
 
 def test_forced_level_is_reported(monkeypatch):
     import arena.match.detect as sb
+
     monkeypatch.setattr(sb, "_cache", {})
     monkeypatch.setenv("SANDBOX_LEVEL", "rlimits")
     info = detect_sandbox()
@@ -506,8 +548,12 @@ def test_bot_dies_with_a_killed_referee(lvl):
     marker = "hostile-" + uuid.uuid4().hex
     root = Path(__file__).resolve().parents[2]
     # no_stdin.py ignores its input, so the closed pipe alone would not end it
-    ref = subprocess.Popen([sys.executable, "-c", _REFEREE, info.level, str(BOTS / "no_stdin.py"), marker],
-                           stdout=subprocess.PIPE, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    ref = subprocess.Popen(
+        [sys.executable, "-c", _REFEREE, info.level, str(BOTS / "no_stdin.py"), marker],
+        stdout=subprocess.PIPE,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
     try:
         assert ref.stdout.readline() == b"started\n"
         # the bot itself (the referee's own command line holds the marker too)
@@ -521,10 +567,10 @@ def test_bot_dies_with_a_killed_referee(lvl):
         # a host folder: the scratch below the bwrap levels, bubblewrap's stage as root (see dropuid.py)
         host_dir = info.level not in ("full", "namespaces") or os.geteuid() == 0
         assert len(left) == (1 if host_dir else 0)
-        ref.kill()                                    # SIGKILL: no cleanup code runs in the referee
+        ref.kill()  # SIGKILL: no cleanup code runs in the referee
         ref.wait()
         no_survivors(marker, timeout=10.0)
-        sweep_stale_scratch()                         # what the next referee does at start-up
+        sweep_stale_scratch()  # what the next referee does at start-up
         assert not any(p.exists() for p in left)
     finally:
         ref.kill()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from arena.match.detect import SandboxUnavailable, detect_sandbox
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = str(ROOT / "bots" / "random_bot.py")
 
-BOT = '''import json, os, sys, time
+BOT = """import json, os, sys, time
 MODE = {mode!r}
 def say(obj):
     sys.stdout.write(obj if isinstance(obj, str) else json.dumps(obj))
@@ -50,7 +49,7 @@ for line in sys.stdin:
             say("0")
     elif msg["type"] == "bye":
         break
-'''
+"""
 
 
 def make_bot(tmp: Path, mode: str) -> str:
@@ -60,14 +59,15 @@ def make_bot(tmp: Path, mode: str) -> str:
 
 
 def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def play_json(*args: str, ok: bool = False) -> tuple[dict, subprocess.CompletedProcess[str]]:
-    r = arena("play", *args, "--json", timeout=600)   # a hang guard only: no run's length is asserted
+    r = arena("play", *args, "--json", timeout=600)  # a hang guard only: no run's length is asserted
     assert "Traceback" not in r.stderr, r.stderr
-    assert r.returncode == (0 if ok else 1), r.stderr   # 1: a bot faulted (arena play says so)
+    assert r.returncode == (0 if ok else 1), r.stderr  # 1: a bot faulted (arena play says so)
     return json.loads(r.stdout), r
 
 
@@ -110,8 +110,7 @@ def test_closing_stdout_is_a_crash_at_once(tmp_path, where):
     level = detect_sandbox("auto").level if where == "strongest" else fallback_level()
     bot = make_bot(tmp_path, "close_stdout")
     # a deadline of 300 s: had the end of its output not been seen, the fault would be a timeout
-    record, r = play_json("tightwad", bot, RANDOM, RANDOM, "--seed", "3",
-                          "--move-s", "300", "--sandbox", level)
+    record, r = play_json("tightwad", bot, RANDOM, RANDOM, "--seed", "3", "--move-s", "300", "--sandbox", level)
     assert f"sandbox level {level}" in r.stderr
     fault = record["faults"][0]
     assert fault["kind"] == "crash" and "closed its output" in fault["detail"], fault
@@ -124,7 +123,7 @@ def test_stdout_flood_after_an_answer_blocks_the_bot_not_the_arena(tmp_path):
     fault = record["faults"][0]
     assert fault["kind"] == "protocol" and "xxxx" in fault["detail"], fault
     mine = [d for d in record["decisions"] if d["seat"] == 0]
-    assert mine[0]["status"] == "ok"                  # its real answer counted
+    assert mine[0]["status"] == "ok"  # its real answer counted
     assert record["faults"][1:] == [None, None]
     assert all(d["status"] == "ok" for d in record["decisions"] if d["seat"] != 0)
 

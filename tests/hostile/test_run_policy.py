@@ -33,24 +33,27 @@ def tournament(tmp: Path, extra: str = "") -> Path:
     for name in ("alpha", "beta"):
         (tmp / "bots" / f"{name}.py").write_text(BOT)
     f = tmp / "t.yaml"
-    f.write_text("name: policy\nseed: 3\nbots: [bots/*.py]\n"
-                 "games:\n  - {id: divers-weights, players: 2, deals: 1}\n"
-                 f"workers: 1\nresults: {tmp / 'results'}\n{extra}")
+    f.write_text(
+        "name: policy\nseed: 3\nbots: [bots/*.py]\n"
+        "games:\n  - {id: divers-weights, players: 2, deals: 1}\n"
+        f"workers: 1\nresults: {tmp / 'results'}\n{extra}"
+    )
     return f
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("SANDBOX_LEVEL", None)
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_unsafe_level_is_refused_without_trust_bots(tmp_path):
     r = arena("run", str(tournament(tmp_path)), "--sandbox", "rlimits", cwd=tmp_path)
     assert r.returncode != 0
     err = r.stderr.strip().splitlines()
-    assert len(err) == 1, r.stderr                   # one line: the level, why it is unsafe, the fix
+    assert len(err) == 1, r.stderr  # one line: the level, why it is unsafe, the fix
     assert "sandbox level rlimits is not safe for untrusted bots" in err[0] and "trust_bots: true" in err[0]
     assert "t.yaml" in err[0] and "install bubblewrap" in err[0]
     assert not list((tmp_path / "results").glob("**/leaderboard.*"))
@@ -67,7 +70,7 @@ def test_trusted_bots_run_at_an_unsafe_level_and_every_leaderboard_says_so(tmp_p
     assert rows and all(row["sandbox"] == "rlimits:unsafe" for row in rows)
     line = "Sandbox: rlimits (NOT safe for untrusted bots: the bots were trusted)."
     assert line in (res / "leaderboard.md").read_text() and line in (res / "leaderboard.html").read_text()
-    assert line in r.stdout                              # the terminal leaderboard
+    assert line in r.stdout  # the terminal leaderboard
     lb = arena("leaderboard", str(res), cwd=tmp_path)
     assert line in lb.stdout
 
@@ -76,8 +79,10 @@ def test_trusted_bots_run_at_an_unsafe_level_and_every_leaderboard_says_so(tmp_p
 def test_a_safe_level_runs_without_trust_bots(tmp_path):
     info = detect_sandbox("auto")
     if not info.safe:
-        pytest.skip(f"no safe level here ({info.level}: {'; '.join(info.details['unsafe'])}); "
-                    "missing: bubblewrap, or root for landlock")
+        pytest.skip(
+            f"no safe level here ({info.level}: {'; '.join(info.details['unsafe'])}); "
+            "missing: bubblewrap, or root for landlock"
+        )
     r = arena("run", str(tournament(tmp_path)), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert f"arena: sandbox level {info.level} (safe for untrusted bots)" in r.stderr

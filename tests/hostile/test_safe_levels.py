@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from arena.match.detect import detect_sandbox
 from arena.match.process import BotProcess, bot_command
 from arena.match.sandbox import Limits, SandboxInfo, SandboxUnavailable
-from arena.match.detect import detect_sandbox
 from tests.hostile.test_match_hostile import NEEDS_ROOM, ROOMY, ROOT, TC, hostile_bot, no_survivors, play_with
 
-SAFE = ("full", "landlock")             # namespaces is never safe: no process limit (see the docs)
+SAFE = ("full", "landlock")  # namespaces is never safe: no process limit (see the docs)
 DOC = ROOT / "docs" / "sandbox.md"
 ROOT_USER = os.geteuid() == 0
 
@@ -46,16 +46,20 @@ ATTACKS: dict[str, tuple[str, set]] = {
 }
 IDENTITY = ("no capabilities", "not host root", "environment is the allow-list")
 # checked by tests/hostile/test_bounds.py
-BOUNDS = ("write more than scratch_mb or more files than its inode cap",
-          "see the host's hostname or host paths in its pid 1")
+BOUNDS = (
+    "write more than scratch_mb or more files than its inode cap",
+    "see the host's hostname or host paths in its pid 1",
+)
 
 # the table of docs/sandbox.md: attack -> level -> result
 EXPECTED: dict[str, dict[str, str]] = {
     a: {"full": "blocked", "landlock": "blocked", "namespaces": "not run", "rlimits": "not run"}
     for a in [*IDENTITY, *ATTACKS, *BOUNDS]
 }
-MISSING = {"full": "bubblewrap (bwrap) and a pids+memory cgroup (root)",
-           "landlock": "root (for the namespaces and a uid per bot) and Landlock ABI >= 4"}
+MISSING = {
+    "full": "bubblewrap (bwrap) and a pids+memory cgroup (root)",
+    "landlock": "root (for the namespaces and a uid per bot) and Landlock ABI >= 4",
+}
 
 
 def safe_level(name: str) -> SandboxInfo:
@@ -66,8 +70,11 @@ def safe_level(name: str) -> SandboxInfo:
         missing = "bubblewrap (bwrap)" if "bwrap not found" in str(exc) else f"{MISSING[name]} ({exc})"
         pytest.skip(f"level {name} unavailable here, missing: {missing}")
     if not info.safe:
-        pytest.skip(f"level {name} is not safe here, missing: {MISSING[name]} ("
-                    + "; ".join(info.details.get("unsafe", [])) + ")")
+        pytest.skip(
+            f"level {name} is not safe here, missing: {MISSING[name]} ("
+            + "; ".join(info.details.get("unsafe", []))
+            + ")"
+        )
     return info
 
 
@@ -77,6 +84,7 @@ def expect(attack: str, level: str) -> None:
 
 
 # ---------------------------------------------------------------- the documented table
+
 
 def _doc_table() -> dict[str, dict[str, str]]:
     text = DOC.read_text()
@@ -132,10 +140,11 @@ def identities(tmp_path_factory):
             try:
                 p.send_line(b"go", time.monotonic() + 10)
                 seen[level] = json.loads(p.read_line(time.monotonic() + 10)[0])
-                seen[level]["host_uids"] = _host_uids(bot.name)   # the bot waits for a second line
+                seen[level]["host_uids"] = _host_uids(bot.name)  # the bot waits for a second line
             finally:
                 p.close()
         return seen[level]
+
     return at
 
 
@@ -158,20 +167,30 @@ def test_not_host_root(identities, level):
 def test_environment_is_the_allow_list(identities, level, monkeypatch):
     me = identities(level)
     expect("environment is the allow-list", level)
-    allowed = {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
-               "PYTHONUNBUFFERED", "PWD"}   # PWD: set by the /bin/sh that starts it at full
+    allowed = {
+        "PATH",
+        "LANG",
+        "LC_ALL",
+        "HOME",
+        "TMPDIR",
+        "PYTHONPATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "PWD",
+    }  # PWD: set by the /bin/sh that starts it at full
     assert set(me["env"]) <= allowed, set(me["env"]) - allowed
     assert me["env"]["HOME"] == me["cwd"] and me["env"]["LANG"] == "C.UTF-8"
 
 
 # ---------------------------------------------------------------- attacks inside a match
 
+
 def arena_stand_in(token: str, cleanup: list) -> int:
     """A process of the arena's uid with ``token`` in its environment (the target of the attacks
     on other processes: /proc/<pid>/environ, kill, ptrace); returns its pid."""
     p = subprocess.Popen(["sleep", "60"], env={**os.environ, "ARENA_TEST_SECRET": token})
     cleanup.insert(0, p)
-    time.sleep(0.05)               # it predates the bots (the orphan sweep spares older processes)
+    time.sleep(0.05)  # it predates the bots (the orphan sweep spares older processes)
     return p.pid
 
 
@@ -185,8 +204,13 @@ def test_attack_fails_and_honest_seats_finish(attack, level, tmp_path):
     token = "arena-secret-" + uuid.uuid4().hex
     hostname = socket.gethostname()
     cleanup: list = []
-    consts: dict = {"VICTIM": arena_stand_in(token, cleanup), "PORT": 0, "SECRET": token, "MEMORY_MB": 256,
-                    "MOVE_S": 0.5}
+    consts: dict = {
+        "VICTIM": arena_stand_in(token, cleanup),
+        "PORT": 0,
+        "SECRET": token,
+        "MEMORY_MB": 256,
+        "MOVE_S": 0.5,
+    }
     planted = [tmp_path / "planted.txt", ROOT / "bots" / f"planted_{uuid.uuid4().hex[:8]}.py"]
     if behaviour == "read_files":
         results = tmp_path / "results"
@@ -194,10 +218,17 @@ def test_attack_fails_and_honest_seats_finish(attack, level, tmp_path):
         for f in (results / "results.sqlite", results / "run.log", results / "logs" / "bot.stderr.log"):
             f.write_text("secret")
         home = [str(p) for p in Path.home().glob(".*") if p.is_file()][:2]
-        consts["SECRET"] = ",".join([str(results / "results.sqlite"), str(results / "run.log"),
-                                     str(results / "logs" / "bot.stderr.log"),
-                                     str(ROOT / "bots" / "tightwad_heuristic.py"),
-                                     str(ROOT / "tournaments" / "spring.yaml"), *home, "/etc/shadow"])
+        consts["SECRET"] = ",".join(
+            [
+                str(results / "results.sqlite"),
+                str(results / "run.log"),
+                str(results / "logs" / "bot.stderr.log"),
+                str(ROOT / "bots" / "tightwad_heuristic.py"),
+                str(ROOT / "tournaments" / "spring.yaml"),
+                *home,
+                "/etc/shadow",
+            ]
+        )
     if behaviour == "write_outside":
         consts["SECRET"] = ",".join(str(p) for p in planted)
     if behaviour == "network":
@@ -246,7 +277,10 @@ def test_attack_fails_and_honest_seats_finish(attack, level, tmp_path):
 # ---------------------------------------------------------------- common runtimes
 
 RUNTIMES = {
-    "python": ("bot.py", None, """import json, sys
+    "python": (
+        "bot.py",
+        None,
+        """import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m["type"] == "hello":
@@ -255,8 +289,12 @@ for line in sys.stdin:
         print(m["observation"]["legal_actions"][0]["id"], flush=True)
     elif m["type"] == "bye":
         break
-"""),
-    "perl": ("bot.pl", "perl", """#!/usr/bin/env perl
+""",
+    ),
+    "perl": (
+        "bot.pl",
+        "perl",
+        """#!/usr/bin/env perl
 use strict; use warnings; use JSON::PP;
 my $json = JSON::PP->new; $| = 1;
 while (my $line = <STDIN>) {
@@ -265,8 +303,12 @@ while (my $line = <STDIN>) {
     elsif ($m->{type} eq 'act') { print $m->{observation}{legal_actions}[0]{id}, "\\n"; }
     elsif ($m->{type} eq 'bye') { last; }
 }
-"""),
-    "node": ("bot.js", "node", """#!/usr/bin/env node
+""",
+    ),
+    "node": (
+        "bot.js",
+        "node",
+        """#!/usr/bin/env node
 const rl = require('readline').createInterface({input: process.stdin});
 rl.on('line', (line) => {
   const m = JSON.parse(line);
@@ -274,8 +316,12 @@ rl.on('line', (line) => {
   else if (m.type === 'act') process.stdout.write(m.observation.legal_actions[0].id + '\\n');
   else if (m.type === 'bye') process.exit(0);
 });
-"""),
-    "c": ("bot.c", "cc", r"""#include <stdio.h>
+""",
+    ),
+    "c": (
+        "bot.c",
+        "cc",
+        r"""#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 int main(void) {
@@ -290,8 +336,12 @@ int main(void) {
     }
     return 0;
 }
-"""),
-    "sh": ("bot.sh", "sed", """#!/bin/sh
+""",
+    ),
+    "sh": (
+        "bot.sh",
+        "sed",
+        """#!/bin/sh
 while IFS= read -r line; do
   case "$line" in
     *'"type":"hello"'*) echo '{"type":"hello","name":"sh"}' ;;
@@ -299,7 +349,8 @@ while IFS= read -r line; do
     *'"type":"bye"'*) exit 0 ;;
   esac
 done
-"""),
+""",
+    ),
 }
 
 
@@ -322,6 +373,7 @@ def runtime_bots(tmp_path_factory):
             f.chmod(0o755)
             made[runtime] = f
         return made[runtime]
+
     return get
 
 
@@ -340,6 +392,7 @@ def test_common_runtime_completes_a_match(runtime, level, runtime_bots):
 
 def test_auto_fallback_says_why_and_what_gives_full(monkeypatch):
     import arena.match.detect as sb
+
     monkeypatch.setattr(sb, "_cache", {})
     monkeypatch.setattr(sb, "bwrap_path", lambda: None)
     monkeypatch.delenv("SANDBOX_LEVEL", raising=False)
@@ -356,16 +409,23 @@ def test_rlimits_is_never_called_safe():
 
 # ---------------------------------------------------------------- the attacks are real
 
+
 @pytest.mark.slow
-@pytest.mark.parametrize("attack", [a for a, (b, _) in ATTACKS.items()
-                                    if b in ("inject_fd", "peek", "environ", "read_files", "network")])
+@pytest.mark.parametrize(
+    "attack", [a for a, (b, _) in ATTACKS.items() if b in ("inject_fd", "peek", "environ", "read_files", "network")]
+)
 def test_attack_succeeds_at_rlimits(attack, tmp_path):
     """The same bots do escape where the sandbox is not safe (only the harmless attacks are run)."""
     behaviour, _ = ATTACKS[attack]
     token = "arena-secret-" + uuid.uuid4().hex
     cleanup: list = []
-    consts: dict = {"VICTIM": arena_stand_in(token, cleanup), "PORT": 0, "SECRET": token, "MEMORY_MB": 256,
-                    "MOVE_S": 0.5}
+    consts: dict = {
+        "VICTIM": arena_stand_in(token, cleanup),
+        "PORT": 0,
+        "SECRET": token,
+        "MEMORY_MB": 256,
+        "MOVE_S": 0.5,
+    }
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(5)
@@ -388,9 +448,10 @@ def test_attack_succeeds_at_rlimits(attack, tmp_path):
 @pytest.mark.parametrize("bot", ["fork_bomb.py", "thread_bomb.py"])
 def test_landlock_without_cgroup_caps_processes_by_the_bots_own_uid(bot, monkeypatch):
     """As root without a usable cgroup, landlock limits a bot's processes by RLIMIT_NPROC on its own uid."""
-    from arena.match.sandbox import launch
     from arena.match.detect import _static_details
     from arena.match.faults import BotFault, FaultKind
+    from arena.match.sandbox import launch
+
     if not ROOT_USER:
         pytest.skip("missing: root (a uid per bot)")
     safe_level("landlock")

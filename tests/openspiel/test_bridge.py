@@ -45,7 +45,7 @@ def _every_count():
     for game_id, name in arena.openspiel.NAMES.items():
         spec = REGISTRY[game_id]
         for n in range(spec.min_players, spec.max_players + 1):
-            for sim in ((True, False) if spec.simultaneous else (None,)):
+            for sim in (True, False) if spec.simultaneous else (None,):
                 params = {"players": n, "decision_cap": 40}
                 if sim is not None:
                     params["simultaneous"] = sim
@@ -73,8 +73,9 @@ def test_the_decision_cap_may_end_the_game_inside_a_simultaneous_step(cap):
 
 @pytest.mark.slow
 def test_random_sim_test_on_a_whole_palace_game():
-    pyspiel.random_sim_test(pyspiel.load_game("decktet_palace", {"players": 3}), num_sims=1,
-                            serialize=False, verbose=False)
+    pyspiel.random_sim_test(
+        pyspiel.load_game("decktet_palace", {"players": 3}), num_sims=1, serialize=False, verbose=False
+    )
 
 
 def test_simultaneous_is_a_parameter_of_the_two_games_that_have_it():
@@ -121,8 +122,9 @@ def _play_random(state, rnd):
     return state
 
 
-@pytest.mark.parametrize("name,players", [("decktet_tightwad", 4), ("decktet_divers_weights", 3),
-                                          ("decktet_palace", 3)])
+@pytest.mark.parametrize(
+    "name,players", [("decktet_tightwad", 4), ("decktet_divers_weights", 3), ("decktet_palace", 3)]
+)
 def test_returns_follow_the_places_and_sum_to_zero(name, players):
     state = _play_random(pyspiel.load_game(name, {"players": players}).new_initial_state(), random.Random(3))
     places = state.engine.result().places
@@ -133,9 +135,14 @@ def test_returns_follow_the_places_and_sum_to_zero(name, players):
             assert (places[i] < places[j]) == (r[i] > r[j])
 
 
-@pytest.mark.parametrize("name,params", [("decktet_tightwad", {"players": 4}),
-                                         ("decktet_divers_weights", {"players": 2, "simultaneous": False}),
-                                         ("decktet_palace", {"players": 3, "simultaneous": False})])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("decktet_tightwad", {"players": 4}),
+        ("decktet_divers_weights", {"players": 2, "simultaneous": False}),
+        ("decktet_palace", {"players": 3, "simultaneous": False}),
+    ],
+)
 def test_a_resampled_world_has_the_same_information_state(name, params):
     """What ISMCTS asserts at every root: the world drawn from a seat's information state
     shows that seat the very same information state."""

@@ -28,8 +28,9 @@ def _benchmark():
 
 def test_the_bot_carries_the_bridge_verbatim():
     copy = BOT.with_name("decktet_openspiel.py").read_text(encoding="utf-8")
-    assert copy == (ROOT / "arena" / "openspiel" / "__init__.py").read_text(encoding="utf-8"), \
+    assert copy == (ROOT / "arena" / "openspiel" / "__init__.py").read_text(encoding="utf-8"), (
         "cp arena/openspiel/__init__.py bots/openspiel_ismcts/decktet_openspiel.py"
+    )
 
 
 @pytest.mark.parametrize("game,players", [("divers-weights", 2), ("tightwad", 3)])
@@ -51,19 +52,23 @@ def _match(kit, game, players, name, move_s):
     state = bs.REGISTRY[game].new_game(players, 3)
     names = [name] + ["other"] * (players - 1)
     msg = bs.start_message(state, game, 0, 11, names)
-    msg["time_control"] = {} if move_s is None else {"startup_s": 10.0, "move_s": move_s, "bank_s": None,
-                                                     "grace_s": 0.05}
+    msg["time_control"] = (
+        {} if move_s is None else {"startup_s": 10.0, "move_s": move_s, "bank_s": None, "grace_s": 0.05}
+    )
     return state, kit.Match(msg)
 
 
-@pytest.mark.parametrize("name,move_s,expected", [
-    ("ismcts", 1.0, (0.5, None, 1.0)),          # half the move time, in CPU
-    ("ismcts", 3.0, (1.5, None, 3.0)),
-    ("ismcts", None, (0.5, None, None)),         # no time control: the default
-    ("ismcts", 10 * 365 * 24 * 3600.0, (0.5, None, None)),  # --no-timeouts
-    ("ismcts-0.2s", 1.0, (0.2, None, 1.0)),
-    ("ismcts_40sims", 2.0, (float("inf"), 40, 2.0)),
-])
+@pytest.mark.parametrize(
+    "name,move_s,expected",
+    [
+        ("ismcts", 1.0, (0.5, None, 1.0)),  # half the move time, in CPU
+        ("ismcts", 3.0, (1.5, None, 3.0)),
+        ("ismcts", None, (0.5, None, None)),  # no time control: the default
+        ("ismcts", 10 * 365 * 24 * 3600.0, (0.5, None, None)),  # --no-timeouts
+        ("ismcts-0.2s", 1.0, (0.2, None, 1.0)),
+        ("ismcts_40sims", 2.0, (float("inf"), 40, 2.0)),
+    ],
+)
 def test_the_budget_follows_the_time_control_unless_the_name_sets_it(name, move_s, expected):
     ns = _bot_module()
     kit = bs.load_bot(BOT).botkit
@@ -153,12 +158,28 @@ def test_the_summary_counts_only_deals_played_in_every_rotation():
     bench = _benchmark()
 
     def row(deal, rot, s, i):
-        return {"game": "tightwad", "players": 2, "deal": deal, "rotation": rot, "budget_s": 0.1,
-                "search_place": s, "ismcts_place": i, "cpu_s": {"search": 1.0, "ismcts": 1.0},
-                "decisions": {"search": 10, "ismcts": 10}, "ismcts_sims": 40, "ismcts_searches": 10}
+        return {
+            "game": "tightwad",
+            "players": 2,
+            "deal": deal,
+            "rotation": rot,
+            "budget_s": 0.1,
+            "search_place": s,
+            "ismcts_place": i,
+            "cpu_s": {"search": 1.0, "ismcts": 1.0},
+            "decisions": {"search": 10, "ismcts": 10},
+            "ismcts_sims": 40,
+            "ismcts_searches": 10,
+        }
 
-    rows = [row(1, 0, 1, 2), row(1, 1, 1, 2), row(2, 0, 2, 1), row(2, 1, 1, 2), row(3, 0, 2, 1),
-            row(1, 0, 2, 1)]  # deal 1 rotation 0 again (two runs over one deal): counted once
+    rows = [
+        row(1, 0, 1, 2),
+        row(1, 1, 1, 2),
+        row(2, 0, 2, 1),
+        row(2, 1, 1, 2),
+        row(3, 0, 2, 1),
+        row(1, 0, 2, 1),
+    ]  # deal 1 rotation 0 again (two runs over one deal): counted once
     (t,) = bench.summary(rows)
     assert t["deals"] == 2 and t["matches"] == 4
     assert t["diff"] == pytest.approx(-0.5)  # deal 1: -1, deal 2: 0

@@ -12,8 +12,9 @@ shimmy = pytest.importorskip("shimmy", reason="shimmy is not installed")
 import arena.openspiel  # noqa: E402,F401  (registers the games)
 
 
-@pytest.mark.parametrize("name,config", [("decktet_tightwad", {"players": 3}),
-                                         ("decktet_divers_weights", {"players": 2})])
+@pytest.mark.parametrize(
+    "name,config", [("decktet_tightwad", {"players": 3}), ("decktet_divers_weights", {"players": 2})]
+)
 def test_shimmy_plays_a_game_given_its_name_and_parameters(name, config):
     env = shimmy.OpenSpielCompatibilityV0(game_name=name, config=config)
     env.reset(seed=1)

@@ -6,21 +6,32 @@ import copy
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.match.agents import RandomAgent
 from arena.match.referee import play_match
 from arena.records import Decision, DecisionStatus, MatchRecord, MatchSpec, RecordError
 from arena.report.replay import verify_record
-from arena.tournament.store import RecordError as StoreRecordError, ResultRow
+from arena.tournament.store import RecordError as StoreRecordError
+from arena.tournament.store import ResultRow
 from games import REGISTRY
 from tests.arena.record_factory import make_record
 
 
 def _played(game: str = "palace", players: int = 3, seed: int = 4) -> dict:
-    spec = MatchSpec(match_id=f"r/{game}/{seed}", index=7, game=game, players=players,
-                     options=REGISTRY[game].resolve_options(players, {}), deal=1, rotation=2, group=3,
-                     deal_seed=seed, match_seed=seed + 1)
+    spec = MatchSpec(
+        match_id=f"r/{game}/{seed}",
+        index=7,
+        game=game,
+        players=players,
+        options=REGISTRY[game].resolve_options(players, {}),
+        deal=1,
+        rotation=2,
+        group=3,
+        deal_seed=seed,
+        match_seed=seed + 1,
+    )
     return play_match(spec, [RandomAgent(seed=s, name=f"b{s}") for s in range(players)])
 
 
@@ -29,7 +40,7 @@ def test_a_played_record_round_trips_key_for_key(game: str, players: int) -> Non
     record = _played(game, players)
     rec = MatchRecord.from_json(record)
     assert rec.to_json() == record
-    assert json.dumps(rec.to_json()) == json.dumps(record)   # same keys in the same order: same stored bytes
+    assert json.dumps(rec.to_json()) == json.dumps(record)  # same keys in the same order: same stored bytes
     assert rec.index == 7 and (rec.deal, rec.rotation, rec.group) == (1, 2, 3)
     assert all(isinstance(d, Decision) and d.status is DecisionStatus.OK for d in rec.decisions)
     verify_record(record)
@@ -42,27 +53,30 @@ def test_unknown_keys_are_kept_after_the_known_ones() -> None:
     assert out == record and list(out)[-1] == "comment"
 
 
-@pytest.mark.parametrize("change,why", [
-    (lambda r: r.pop("decisions"), "no 'decisions'"),
-    (lambda r: r.update(players=True), "'players' is not a int"),
-    (lambda r: r["result"].update(places=[0]), "1 places for 3 players"),
-    (lambda r: r["decisions"][0].update(status="pondered"), "unknown status 'pondered'"),
-    (lambda r: r["decisions"][1].pop("seat"), "decision 1 has no seat and action"),
-    (lambda r: r["bots"][0].update(seat=5), "bots must name seats 0..2"),
-    (lambda r: r.update(schema=2), "schema 2 is not supported"),
-])
+@pytest.mark.parametrize(
+    "change,why",
+    [
+        (lambda r: r.pop("decisions"), "no 'decisions'"),
+        (lambda r: r.update(players=True), "'players' is not a int"),
+        (lambda r: r["result"].update(places=[0]), "1 places for 3 players"),
+        (lambda r: r["decisions"][0].update(status="pondered"), "unknown status 'pondered'"),
+        (lambda r: r["decisions"][1].pop("seat"), "decision 1 has no seat and action"),
+        (lambda r: r["bots"][0].update(seat=5), "bots must name seats 0..2"),
+        (lambda r: r.update(schema=2), "schema 2 is not supported"),
+    ],
+)
 def test_one_shape_check_for_the_store_and_replay(change, why: str) -> None:
     record = _played()
     change(record)
     with pytest.raises(RecordError, match=why):
         MatchRecord.from_json(record)
-    with pytest.raises(StoreRecordError, match=why):   # the store refuses it with the same words
+    with pytest.raises(StoreRecordError, match=why):  # the store refuses it with the same words
         ResultRow.from_record(record)
 
 
 def test_decision_status_is_the_stored_text() -> None:
     assert [s.value for s in DecisionStatus] == ["ok", "fallback", "replayed"]
-    d = Decision.from_json({"seat": 0, "action": 2}, 5)   # an old record's decision: n and status implied
+    d = Decision.from_json({"seat": 0, "action": 2}, 5)  # an old record's decision: n and status implied
     assert (d.n, d.status, d.ms, d.text) == (5, DecisionStatus.OK, None, "")
 
 

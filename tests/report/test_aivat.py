@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from arena.luck import known_strength
 from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_WHEN, aivat_corrections, aivat_value
 from arena.luck.reference import REFERENCE
 from games.rng import derive_seed
-from arena.luck import known_strength
 
 GAME, PLAYERS = "tightwad", 3
 
@@ -66,7 +67,7 @@ def test_the_correction_is_a_function_of_the_record_alone():
 
 
 # The full-size claims (40 deals, three levels, their order): benchmarks/aivat_known_strength.py.
-DEALS = range(900_000, 900_010)   # its first 10 deals
+DEALS = range(900_000, 900_010)  # its first 10 deals
 
 
 def _var(xs: list[float]) -> float:
@@ -85,7 +86,7 @@ def rotated() -> list[tuple[list[int], list[float]]]:
     return out
 
 
-@pytest.mark.slow   # 30 matches with their corrections, shared through the module's fixture
+@pytest.mark.slow  # 30 matches with their corrections, shared through the module's fixture
 def test_the_correction_removes_luck_and_only_from_its_own_match(rotated):
     """Useful: the variance over deals of the rotated mean place falls by half or more with each
     match's own correction (0.13 of it measured here; 30% or more over 40 deals: the benchmark).
@@ -98,7 +99,7 @@ def test_the_correction_removes_luck_and_only_from_its_own_match(rotated):
     assert _var(others) > _var(plain), (_var(others), _var(plain))
 
 
-@pytest.mark.slow   # 30 matches with their corrections, shared through the module's fixture
+@pytest.mark.slow  # 30 matches with their corrections, shared through the module's fixture
 def test_the_corrected_mean_place_agrees_with_the_plain_one(rotated):
     """Unbiased on the sample too (each term's exact mean zero: the property test above): the
     corrected mean place is within the plain one's interval, and the corrections' mean is zero

@@ -9,24 +9,24 @@ random action with probability 0, 0.3 or 0.6, the other seats uniformly random (
 
 from __future__ import annotations
 
-import math
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from arena.luck import known_strength, palace_value
+from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_SCALE, AIVAT_VALUE, aivat_corrections, aivat_parts, has_aivat
+from arena.luck.reference import REFERENCE, random_policy
 from arena.report.ratings import t95
-from arena.luck import palace_value
 from games import REGISTRY
 from games.palace import PLAY
 from games.palace_rule import palace_play_choice
-from arena.luck.aivat import AIVAT_ROLLOUTS, AIVAT_SCALE, AIVAT_VALUE, aivat_corrections, aivat_parts, has_aivat
-from arena.luck.reference import REFERENCE, random_policy
 from games.rng import DealRng, derive_seed
-from arena.luck import known_strength
 
 GAME, PLAYERS = "palace", 4
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def test_aivat_applies_where_the_learned_value_has_weights():
     assert has_aivat(GAME, 4)
     assert not has_aivat(GAME, 3) and not has_aivat(GAME, 5)
     assert has_aivat("tightwad", 3) and not has_aivat("divers-weights", 2)
-    assert AIVAT_ROLLOUTS[GAME] == 0 and GAME in AIVAT_VALUE   # no playouts: the learned value
+    assert AIVAT_ROLLOUTS[GAME] == 0 and GAME in AIVAT_VALUE  # no playouts: the learned value
     table = palace_value.WEIGHTS[PLAYERS]
     assert sorted(table) == [2, 3, 4]
     assert all(len(w) == palace_value.NFEATURES and any(w) for w in table.values())
@@ -65,7 +65,7 @@ def test_each_term_has_mean_zero_and_a_settled_place_is_exact(deal, steps):
     terms = known_strength.sibling_terms(state, lambda child: palace_value.value(child, frozenset({seat})))
     for s in range(PLAYERS):
         assert abs(sum(t[s] for t in terms) / len(terms)) < 1e-9
-        if state._out[s]:   # valued at its place, before and after every action
+        if state._out[s]:  # valued at its place, before and after every action
             assert palace_value.value(state, frozenset({seat}))[s] == state._out_order.index(s)
             assert all(t[s] == 0.0 for t in terms)
 
@@ -78,8 +78,10 @@ def test_the_correction_is_a_function_of_the_record_alone_and_zero_without_weigh
     # no builtin seat: the reveal terms alone (tests/report/test_aivat_reveals.py)
     assert a != aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset(), 0, 5)
     # one seat's correction alone is that seat's entry of the full list
-    assert [aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset({1, 2, 3}), 0, 5, only=s)[s]
-            for s in range(PLAYERS)] == a
+    assert [
+        aivat_corrections(GAME, PLAYERS, {}, 77, decisions, frozenset({1, 2, 3}), 0, 5, only=s)[s]
+        for s in range(PLAYERS)
+    ] == a
     # three players: no weights, no correction
     state = REGISTRY[GAME].new_game(3, 8)
     rng = DealRng(8)
@@ -132,7 +134,7 @@ def test_the_correction_is_the_two_sums_times_their_fixed_coefficients():
 
 
 # The full-size claims (30 deals, three levels, their order): benchmarks/aivat_known_strength.py.
-DEALS = range(910_000, 910_010)   # its first 10 deals
+DEALS = range(910_000, 910_010)  # its first 10 deals
 
 
 def _var(xs: list[float]) -> float:
@@ -149,12 +151,18 @@ def sample() -> list[tuple[int, float]]:
         for s in range(PLAYERS):
             seed = derive_seed("aivat-palace-match", d, s, 0.0)
             p, decisions = play(d, s, REFERENCE[GAME], seed)
-            out.append((p, aivat_corrections(GAME, PLAYERS, {}, d, decisions, frozenset(range(PLAYERS)) - {s}, 0, seed,
-                                             only=s)[s]))
+            out.append(
+                (
+                    p,
+                    aivat_corrections(
+                        GAME, PLAYERS, {}, d, decisions, frozenset(range(PLAYERS)) - {s}, 0, seed, only=s
+                    )[s],
+                )
+            )
     return out
 
 
-@pytest.mark.slow   # 40 matches with their corrections, shared through the module's fixture
+@pytest.mark.slow  # 40 matches with their corrections, shared through the module's fixture
 def test_the_correction_removes_luck_and_only_from_its_own_match(sample):
     """Useful: over these 40 matches the variance of the place falls with each match's own
     correction (to 0.76 of it, measured); one that did nothing would leave it as it is, and the
@@ -168,12 +176,12 @@ def test_the_correction_removes_luck_and_only_from_its_own_match(sample):
     assert _var(others) > _var(places), (_var(others), _var(places))
 
 
-@pytest.mark.slow   # 40 matches with their corrections, shared through the module's fixture
+@pytest.mark.slow  # 40 matches with their corrections, shared through the module's fixture
 def test_the_corrected_mean_place_agrees_with_the_plain_one(sample):
     """Unbiased on the sample too (each term's exact mean zero: the property tests above), with
     intervals over the deals' means (the seats of a deal share its unseen cards)."""
     t = t95(len(DEALS) - 1)
-    per_deal = [sample[k * PLAYERS:(k + 1) * PLAYERS] for k in range(len(DEALS))]
+    per_deal = [sample[k * PLAYERS : (k + 1) * PLAYERS] for k in range(len(DEALS))]
     mp, cp = known_strength.mean_ci([sum(p for p, _ in d) / PLAYERS for d in per_deal], t)
     mf, cf = known_strength.mean_ci([sum(p - c for p, c in d) / PLAYERS for d in per_deal], t)
     mt, ct = known_strength.mean_ci([sum(c for _, c in d) / PLAYERS for d in per_deal], t)
@@ -184,21 +192,47 @@ def test_the_training_script_runs_and_writes_a_weights_file_of_the_shipped_shape
     """benchmarks/palace_value.py is how the weights were made: on one deal it writes a weights
     file like the shipped one (3 vectors of 35 numbers) that the arena reads, the other fields kept."""
     out = tmp_path / "weights.json"
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--deals", "1",
-                          "--playouts", "1", "--processes", "1", "--out", str(out)],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "palace_value.py"),
+            "--deals",
+            "1",
+            "--playouts",
+            "1",
+            "--processes",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     value, reveal, draws, reveals = palace_value.load_weights(out.read_text(encoding="utf-8"))
-    assert sorted(value[PLAYERS]) == [2, 3, 4] and all(len(w) == palace_value.NFEATURES for w in value[PLAYERS].values())
-    assert value != palace_value.WEIGHTS     # learned from one deal, not the shipped ones
-    assert (reveal, draws, reveals) == (palace_value.REVEAL_WEIGHTS, palace_value.DRAWS_SCALE, palace_value.REVEALS_SCALE)
+    assert sorted(value[PLAYERS]) == [2, 3, 4] and all(
+        len(w) == palace_value.NFEATURES for w in value[PLAYERS].values()
+    )
+    assert value != palace_value.WEIGHTS  # learned from one deal, not the shipped ones
+    assert (reveal, draws, reveals) == (
+        palace_value.REVEAL_WEIGHTS,
+        palace_value.DRAWS_SCALE,
+        palace_value.REVEALS_SCALE,
+    )
 
 
 def test_the_scales_script_runs_and_prints_both_coefficients(tmp_path):
     """``benchmarks/palace_value.py --scales`` is how the two scales were fitted: on three deals
     it prints both (the fields of the weights file)."""
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--scales", "--deals", "3",
-                          "--processes", "1"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--scales", "--deals", "3", "--processes", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert isinstance(got["draws_scale"], float) and isinstance(got["reveals_scale"], float)

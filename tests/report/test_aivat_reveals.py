@@ -14,15 +14,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from arena.luck import palace_value
-from games import REGISTRY
-from games.palace import REVEAL
+from arena.luck import known_strength, palace_value
 from arena.luck.aivat import AIVAT_CHANCE, aivat_corrections, has_chance_aivat
 from arena.luck.reference import random_policy
+from games import REGISTRY
+from games.palace import REVEAL
 from games.rng import DealRng
-from arena.luck import known_strength
 
 GAME, PLAYERS = "palace", 4
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +98,7 @@ def test_only_a_reveal_of_an_unseen_card_has_a_term():
     state, seat, action = found
     assert palace_value.reveal_term(state, seat, action, frozenset()) is not None
     i = state.moves(seat)[action][1]
-    state._known[seat][i] = True   # as if revealed before: nothing left to chance
+    state._known[seat][i] = True  # as if revealed before: nothing left to chance
     assert palace_value.reveal_term(state, seat, action, frozenset()) is None
 
 
@@ -125,9 +125,23 @@ def test_matches_without_a_builtin_player_get_the_reveal_terms_alone():
 def test_the_training_script_learns_the_reveal_weights_of_the_shipped_shape(tmp_path):
     """``benchmarks/palace_value.py --reveal`` is how REVEAL_WEIGHTS were made: on one deal it
     prints a table like the shipped one (3 vectors of 35 numbers), as the weights file's field."""
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "palace_value.py"), "--reveal", "--deals", "1",
-                          "--playouts", "1", "--processes", "1"],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "palace_value.py"),
+            "--reveal",
+            "--deals",
+            "1",
+            "--playouts",
+            "1",
+            "--processes",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("# ") and "sibling rows from 1 deals" in run.stdout
     table = json.loads(run.stdout.strip().splitlines()[-1])["reveal_weights"][str(PLAYERS)]

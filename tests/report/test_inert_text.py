@@ -15,13 +15,15 @@ from arena.cli import cli
 from arena.inert import visible
 from arena.report.leaderboard import render_markdown
 from arena.report.ratings import compute_ratings
-from arena.report.standings import write_reports, load_report
+from arena.report.standings import load_report, write_reports
 from arena.tournament.store import ResultStore
 from tests.arena.record_factory import make_record
 
-BAD_LINE = ("bad line: ![x](http://evil.example/x.png) [click](https://evil.example/) "
-            "<img src=http://evil.example/y.png> www.evil.example mail@evil.example `code` *em* | cell")
-CONTROLS = "\x1b[2J\x1b]0;owned\x07\r\x85\u202e"   # clear screen, set title, CR, NEL, bidi override
+BAD_LINE = (
+    "bad line: ![x](http://evil.example/x.png) [click](https://evil.example/) "
+    "<img src=http://evil.example/y.png> www.evil.example mail@evil.example `code` *em* | cell"
+)
+CONTROLS = "\x1b[2J\x1b]0;owned\x07\r\x85\u202e"  # clear screen, set title, CR, NEL, bidi override
 RAW = ("\x1b", "\x07", "\r", "\x85", "\u202e")
 
 
@@ -53,7 +55,7 @@ def test_a_bad_answer_line_is_no_image_or_link_in_leaderboard_md() -> None:
     tags = _Tags()
     tags.feed(page)
     assert not {"img", "a"} & set(tags.tags), tags.tags
-    assert "![x](http://evil.example/x.png) [click](https://evil.example/)" in page   # shown as it is
+    assert "![x](http://evil.example/x.png) [click](https://evil.example/)" in page  # shown as it is
     assert "`code` *em*" in page and "&lt;img src=" in page
     # GitHub also links bare http://, www. and e-mail addresses: none is left whole
     assert not re.search(r"https?://|www\.evil|mail@evil", md)
@@ -81,9 +83,11 @@ def test_each_notable_group_shows_its_own_bots_stderr_tail(tmp_path: Path) -> No
         rec = make_record(i, ["alpha", "bravo", "charlie"], [0, 1, 2], match_id=f"tightwad/m{i:02d}")
         if i == 2:
             rec["result"]["places"] = [1, 2, 0]
-            rec["faults"] = [{"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "ALPHA-TAIL"},
-                             {"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "BRAVO-TAIL"},
-                             None]
+            rec["faults"] = [
+                {"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "ALPHA-TAIL"},
+                {"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "BRAVO-TAIL"},
+                None,
+            ]
         store.record_match(rec)
     store.close()
     report, _ = load_report(folder)
@@ -108,8 +112,9 @@ def test_a_bot_file_name_with_escapes_prints_escaped(tmp_path: Path, monkeypatch
     result = CliRunner().invoke(cli, ["play", "tightwad", str(bad), "builtin:random", "builtin:random"])
     assert result.exit_code == 2
     _assert_inert(result.stderr)
-    (tmp_path / "t.yaml").write_text(f"name: t\nseed: 1\nbots: [{tmp_path}/*.py]\n"
-                                     "games: [{id: tightwad, players: 3, deals: 1}]\n")
+    (tmp_path / "t.yaml").write_text(
+        f"name: t\nseed: 1\nbots: [{tmp_path}/*.py]\ngames: [{{id: tightwad, players: 3, deals: 1}}]\n"
+    )
     result = CliRunner().invoke(cli, ["run", "t.yaml"])
     assert result.exit_code == 2
     _assert_inert(result.stderr)
@@ -123,8 +128,7 @@ def test_stored_names_and_messages_print_escaped(tmp_path: Path) -> None:
     for rec in _records(detail="crashed " + CONTROLS, name="zulu" + CONTROLS):
         store.record_match(rec)
     store.close()
-    for args in (["matches", str(folder)], ["matches", str(folder), "--fault", "any"],
-                 ["leaderboard", str(folder)]):
+    for args in (["matches", str(folder)], ["matches", str(folder), "--fault", "any"], ["leaderboard", str(folder)]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
         _assert_inert(result.output)
@@ -156,8 +160,10 @@ def test_the_live_display_shows_messages_and_bot_names_escaped(tmp_path: Path) -
 def test_markdown_escaping_keeps_names_readable_and_makes_no_emphasis() -> None:
     from arena.report.leaderboard import _md_escape
 
-    assert _md_escape("random_bot") == "random_bot"   # an inner _ is never emphasis
-    assert _md_escape("INCOMPLETE: 2 of 6 scheduled matches counted.") == "INCOMPLETE: 2 of 6 scheduled matches counted."
+    assert _md_escape("random_bot") == "random_bot"  # an inner _ is never emphasis
+    assert (
+        _md_escape("INCOMPLETE: 2 of 6 scheduled matches counted.") == "INCOMPLETE: 2 of 6 scheduled matches counted."
+    )
     tags = _Tags()
     tags.feed(MarkdownIt("commonmark").render(_md_escape("_em_ __strong__ *em* ~~del~~ a_b_ `code`")))
     assert tags.tags == ["p"]
@@ -175,10 +181,27 @@ def test_the_human_seat_in_a_terminal_keeps_its_own_drawing(tmp_path: Path) -> N
 
     root = Path(__file__).resolve().parents[2]
     main, child = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "play", "tightwad", "builtin:random",
-                             "builtin:random", "--human", "0", "--seed", "7"],
-                            stdin=child, stdout=child, stderr=child, cwd=root, start_new_session=True,
-                            env=dict(os.environ, TERM="xterm-256color", COLUMNS="120"))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "play",
+            "tightwad",
+            "builtin:random",
+            "builtin:random",
+            "--human",
+            "0",
+            "--seed",
+            "7",
+        ],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=root,
+        start_new_session=True,
+        env=dict(os.environ, TERM="xterm-256color", COLUMNS="120"),
+    )
     os.close(child)
     out = b""
     try:

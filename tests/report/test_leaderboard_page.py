@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-BOTS = {"alpha": HERE / "bots" / "random_player.py", "beta": HERE / "bots" / "random_player.py",
-        "crasher": HERE / "bots" / "crash_loudly.py", "illegal": HERE.parent / "arena" / "bots" / "illegal_answer.py"}
+BOTS = {
+    "alpha": HERE / "bots" / "random_player.py",
+    "beta": HERE / "bots" / "random_player.py",
+    "crasher": HERE / "bots" / "crash_loudly.py",
+    "illegal": HERE.parent / "arena" / "bots" / "illegal_answer.py",
+}
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -36,7 +40,7 @@ games:
 workers: 1
 sandbox: none
 trust_bots: true
-results: {tmp / 'results'}
+results: {tmp / "results"}
 """)
     out = arena("run", str(tmp / "t.yaml"), cwd=tmp)
     assert "Traceback" not in out.stderr, out.stderr
@@ -57,7 +61,9 @@ def test_faulty_bots_are_marked_and_notable_matches_grouped_with_tail_and_replay
     assert not re.search(r'<tr class="faulty">(?:(?!</tr>).)*alpha', page.split('id="notable"')[0])
     notable = page.split('<section id="notable">')[1]
     rows = re.findall(r"<tr[^>]*><td class=\"name\">([^<]+)</td><td class=\"text\">([^<]+)</td><td>(\d+)</td>", notable)
-    assert ("crasher", "crash") in [(b, k) for b, k, _ in rows] and ("illegal", "illegal") in [(b, k) for b, k, _ in rows]
+    assert ("crasher", "crash") in [(b, k) for b, k, _ in rows] and ("illegal", "illegal") in [
+        (b, k) for b, k, _ in rows
+    ]
     assert len(rows) == len({(b, k) for b, k, _ in rows})  # one row per (bot, kind)
     assert "the strategy table is empty" in notable  # the stored stderr tail
     links = re.findall(r'href="(replays/[^"]+\.html)"', notable)
@@ -79,11 +85,17 @@ def test_every_game_plot_runs_over_its_own_matches(results):
 def test_open_writes_the_page_and_hands_it_to_the_browser(results, tmp_path):
     opened = tmp_path / "opened.txt"
     browser = tmp_path / "fake-browser"
-    browser.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n")
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
     browser.chmod(0o755)
     env = {**os.environ, "BROWSER": str(browser)}
-    out = subprocess.run([sys.executable, "-m", "arena", "leaderboard", str(results), "--open"], capture_output=True,
-                         text=True, timeout=120, cwd=results, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "arena", "leaderboard", str(results), "--open"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=results,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     for _ in range(50):
         if opened.exists():

@@ -15,14 +15,13 @@ import math
 
 import pytest
 
-from arena.report.luck import adjust
-from arena.report.ratings import compute_ratings
 from arena.luck import reference
 from arena.luck.baselines import Baselines, Config, reference_target, summarize
+from arena.luck.reference import REFERENCE, luck_beta, play_out, random_policy, reference_deal_seed, seat_baselines
+from arena.report.luck import adjust
+from arena.report.ratings import compute_ratings
 from arena.tournament.store import ResultRow
 from games import REGISTRY
-from arena.luck.reference import (REFERENCE, luck_beta, play_out, random_policy, reference_deal_seed,
-                                  seat_baselines)
 from games.rng import DealRng, derive_seed
 
 GAME, PLAYERS, ROLLOUTS = "tightwad", 3, 8
@@ -37,6 +36,7 @@ def noisy(eps: float, game: str = GAME):
         if rng.randbelow(1000) < eps * 1000:
             return random_policy(state, seat, rng)
         return ref(state, seat, rng)
+
     return policy
 
 
@@ -45,14 +45,16 @@ def _key(game: str = GAME, players: int = PLAYERS) -> tuple[str, int, str, str]:
 
 
 def _reference(deals: int, game: str = GAME, players: int = PLAYERS) -> dict:
-    rows = [tuple(seat_baselines(game, players, {}, reference_deal_seed(game, players, k), 1))
-            for k in range(reference_target(game, deals))]
+    rows = [
+        tuple(seat_baselines(game, players, {}, reference_deal_seed(game, players, k), 1))
+        for k in range(reference_target(game, deals))
+    ]
     return {_key(game, players): rows}
 
 
 def test_the_calibrated_coefficients_are_fixed_numbers_in_range():
     assert luck_beta("divers-weights", 2) > 0 and luck_beta("tightwad", 3) == 0
-    assert luck_beta("tightwad", 99) == 0           # not calibrated: no correction
+    assert luck_beta("tightwad", 99) == 0  # not calibrated: no correction
     assert all(0 <= b <= 1.5 for b in reference.LUCK_BETA.values())
 
 
@@ -61,14 +63,14 @@ def test_baselines_are_a_function_of_the_deal_alone():
     assert a == seat_baselines(GAME, PLAYERS, {"decision_cap": 100_000}, 12345, 4)
     assert len(a) == PLAYERS and all(0 <= x <= PLAYERS - 1 for x in a)
     others = [seat_baselines(GAME, PLAYERS, {}, seed, 4) for seed in range(20)]
-    assert len({tuple(o) for o in others}) > 1          # deals differ, and so do their baselines
+    assert len({tuple(o) for o in others}) > 1  # deals differ, and so do their baselines
     assert reference_deal_seed(GAME, PLAYERS, 0) != reference_deal_seed(GAME, PLAYERS, 1)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("game,players", CONFIGS)
 def test_the_correction_has_mean_zero_in_every_seat_over_fresh_deals(game, players):
-    deals = 80   # fewer deals, a wider bound: still far tighter than the gap a wrong eta or a leaking baseline makes
+    deals = 80  # fewer deals, a wider bound: still far tighter than the gap a wrong eta or a leaking baseline makes
     eta, cov, _ = summarize(_reference(deals, game, players)[_key(game, players)])
     fresh = [seat_baselines(game, players, {}, derive_seed("fresh deals", d), ROLLOUTS) for d in range(deals)]
     for s in range(players):
@@ -97,8 +99,21 @@ def _known_strength(game: str, players: int, deals: int = 60, label: str = "know
                 bots = tuple(f"eps{eps}" if s == seat else f"random{s}" for s in range(players))
                 mid = f"{game}/p{players}/d{d}/r{level * players + seat}/{index:016x}"
                 places = state.result().places
-                rows.append(ResultRow(mid, index, game, players, bots, places, (0,) * players,
-                                      (None,) * players, (None,) * players, False, False))
+                rows.append(
+                    ResultRow(
+                        mid,
+                        index,
+                        game,
+                        players,
+                        bots,
+                        places,
+                        (0,) * players,
+                        (None,) * players,
+                        (None,) * players,
+                        False,
+                        False,
+                    )
+                )
                 by_match[mid] = (key, h)
                 index += 1
     return rows, Baselines(by_match, {key: summarize(_reference(deals, game, players)[key])}, ROLLOUTS)
@@ -116,14 +131,14 @@ def test_bots_of_known_strength_plain_and_adjusted_agree_and_keep_their_order(ga
         s = adjusted.scope(game).standing(f"eps{eps}")
         assert s.mean_place == report.scope(game).standing(f"eps{eps}").mean_place
         assert abs(s.adjusted_place - s.mean_place) <= math.hypot(s.mean_place_ci95, s.adjusted_place_ci95)
-        if luck_beta(game, players) == 0:       # no correction: the plain figure and interval, exactly
+        if luck_beta(game, players) == 0:  # no correction: the plain figure and interval, exactly
             assert (s.adjusted_place, s.adjusted_place_ci95) == (s.mean_place, s.mean_place_ci95)
         else:
             assert s.adjusted_place != s.mean_place
         plain.append(s.mean_place)
         adj.append(s.adjusted_place)
-    assert plain == sorted(plain) and adj == sorted(adj)      # stronger bots place better, both ways
-    assert plain[0] < plain[-1] - 0.05                         # and the levels are really apart
+    assert plain == sorted(plain) and adj == sorted(adj)  # stronger bots place better, both ways
+    assert plain[0] < plain[-1] - 0.05  # and the levels are really apart
 
 
 def test_the_adjusted_place_is_the_plain_one_minus_beta_times_the_correction(monkeypatch):
@@ -147,17 +162,18 @@ def test_the_adjusted_place_is_the_plain_one_minus_beta_times_the_correction(mon
     n = sum(len(v) for v in per_deal.values())
     k = len(per_deal)
     mean = sum(sum(v) for v in per_deal.values()) / n
-    var = k / (k - 1) * sum((sum(v) - mean * len(v)) ** 2 for v in per_deal.values()) / n ** 2
-    var += beta ** 2 * sum(weights[a] * weights[b] * cov[a][b] for a in range(2) for b in range(2)) / n ** 2
+    var = k / (k - 1) * sum((sum(v) - mean * len(v)) ** 2 for v in per_deal.values()) / n**2
+    var += beta**2 * sum(weights[a] * weights[b] * cov[a][b] for a in range(2) for b in range(2)) / n**2
     assert got.adjusted_place == pytest.approx(mean, abs=1e-12)
     from arena.report.ratings import t95
+
     assert got.adjusted_place_ci95 == pytest.approx(t95(k - 1) * math.sqrt(var), rel=1e-9)
 
 
 def test_a_configuration_without_a_correction_needs_no_baseline():
     rows, _ = _known_strength("tightwad", 3, deals=6, label="no baselines")
     report = compute_ratings(rows)
-    adjusted = adjust(report, rows, Baselines({}, {}, ROLLOUTS))   # nothing stored
+    adjusted = adjust(report, rows, Baselines({}, {}, ROLLOUTS))  # nothing stored
     assert adjusted.luck["available"] is True
     for s in adjusted.scope("tightwad").standings:
         assert (s.adjusted_place, s.adjusted_place_ci95) == (s.mean_place, s.mean_place_ci95)

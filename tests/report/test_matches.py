@@ -25,14 +25,14 @@ def results(tmp_path_factory) -> Path:
     (tmp / "t.yaml").write_text(f"""
 name: t
 seed: 3
-bots: [{tmp / 'alpha.py'}, {tmp / 'beta.py'}, {tmp / 'illegal.py'}]
+bots: [{tmp / "alpha.py"}, {tmp / "beta.py"}, {tmp / "illegal.py"}]
 games:
   - {{id: tightwad, players: [3], deals: 1}}
   - {{id: divers-weights, players: [2], deals: 1}}
 workers: 1
 sandbox: none
 trust_bots: true
-results: {tmp / 'results'}
+results: {tmp / "results"}
 """)
     out = arena("run", str(tmp / "t.yaml"), cwd=tmp)
     assert "Traceback" not in out.stderr, out.stderr
@@ -40,8 +40,11 @@ results: {tmp / 'results'}
 
 
 def ids(text: str) -> list[str]:
-    return [line.split()[0] for line in text.splitlines()[2:] if line.strip() and not line.startswith(" ")
-            and "matches;" not in line]
+    return [
+        line.split()[0]
+        for line in text.splitlines()[2:]
+        if line.strip() and not line.startswith(" ") and "matches;" not in line
+    ]
 
 
 def test_every_stored_match_is_listed_with_an_id_replay_takes(results):
@@ -74,7 +77,8 @@ def test_an_unknown_bot_is_an_error_naming_the_known_ones(results):
     out = arena("matches", str(results), "--bot", "alpah", cwd=results)
     assert out.returncode == 2 and out.stdout == "", out.stdout
     assert out.stderr.strip().splitlines() == [
-        f"arena: error: --bot alpah: no such bot in {results}; did you mean 'alpha'? (bots: alpha, beta, illegal)"]
+        f"arena: error: --bot alpah: no such bot in {results}; did you mean 'alpha'? (bots: alpha, beta, illegal)"
+    ]
     nobody = arena("matches", str(results), "--bot", "nobody", cwd=results)
     assert nobody.returncode == 2 and "(bots: alpha, beta, illegal)" in nobody.stderr
     # a known bot without a match that fits is no error: the filter just found nothing

@@ -23,10 +23,10 @@ DATA_DIRS = ("arena/report/templates", "arena/report/static", "arena/luck/data")
 
 
 def test_every_data_file_is_in_the_wheel_and_found_by_importlib_resources():
-    tomllib = pytest.importorskip("tomllib")   # Python 3.11+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["arena"]
     files = [p for d in DATA_DIRS for p in sorted((ROOT / d).iterdir()) if p.is_file()]
-    assert len(files) >= 7   # 2 templates, 4 static files, the weights
+    assert len(files) >= 7  # 2 templates, 4 static files, the weights
     for p in files:
         inside = p.relative_to(ROOT / "arena").as_posix()
         assert any(fnmatch.fnmatch(inside, g) for g in globs), f"{inside} is not in [tool.setuptools.package-data]"
@@ -37,11 +37,17 @@ def test_every_data_file_is_in_the_wheel_and_found_by_importlib_resources():
 
 
 def test_a_page_inlines_its_static_files_and_loads_nothing():
-    report = compute_ratings([make_record(i, ["a", "b", "c"], [i % 3, (i + 1) % 3, (i + 2) % 3],
-                                          match_id=f"tightwad/m{i:02d}") for i in range(6)])
+    report = compute_ratings(
+        [
+            make_record(i, ["a", "b", "c"], [i % 3, (i + 1) % 3, (i + 2) % 3], match_id=f"tightwad/m{i:02d}")
+            for i in range(6)
+        ]
+    )
     page = render_html(report, title="T")
     assert pages.static_text("leaderboard.css").strip()[:40] in page
-    assert "<link" not in page and "src=" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert (
+        "<link" not in page and "src=" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    )
 
 
 def test_a_static_file_that_would_close_its_element_is_refused(monkeypatch):
@@ -52,12 +58,14 @@ def test_a_static_file_that_would_close_its_element_is_refused(monkeypatch):
 
 def test_the_plot_is_well_formed_svg_with_hostile_names_made_inert():
     name = 'evil<b>&"\u202e'
-    recs = [make_record(i, ["a", name], [i % 2, 1 - i % 2], game="divers-weights", match_id=f"divers-weights/m{i}")
-            for i in range(4)]
+    recs = [
+        make_record(i, ["a", name], [i % 2, 1 - i % 2], game="divers-weights", match_id=f"divers-weights/m{i}")
+        for i in range(4)
+    ]
     scope = compute_ratings(recs).scope("divers-weights")
     svg = ET.fromstring(str(rating_plot(scope)))
     texts = ["".join(e.itertext()) for e in svg.iter("{http://www.w3.org/2000/svg}title")]
-    assert any('evil<b>&"\\u202e' in t for t in texts)   # escaped as markup by the tree, bidi shown as an escape
+    assert any('evil<b>&"\\u202e' in t for t in texts)  # escaped as markup by the tree, bidi shown as an escape
     assert len(svg.findall("{http://www.w3.org/2000/svg}polyline")) == 2
 
 

@@ -20,15 +20,32 @@ HERE = Path(__file__).resolve().parent
 RANDOM = HERE / "bots" / "random_player.py"
 ILLEGAL = HERE.parent / "arena" / "bots" / "illegal_answer.py"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--no-first-run", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 GAMES = [("tightwad", 3, 7), ("divers-weights", 3, 5), ("palace", 3, 2)]
 
 
 def play_record(tmp_path: Path, game: str, bots: list[Path], seed: int, html: Path | None = None) -> dict:
-    cmd = [sys.executable, "-m", "arena", "play", game, *map(str, bots), "--seed", str(seed), "--json",
-           "--sandbox", "none"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "arena",
+        "play",
+        game,
+        *map(str, bots),
+        "--seed",
+        str(seed),
+        "--json",
+        "--sandbox",
+        "none",
+    ]
     if html is not None:
         cmd += ["--html", str(html)]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -64,7 +81,7 @@ def test_cards_carry_their_rank_label_and_aces_are_A(tmp_path):
     data = replay_frames(play_record(tmp_path, "palace", [RANDOM] * 3, 2))
     labels = {c["rank"]: c["label"] for c in data["cards"]}
     assert labels["Ace"] == "A" and labels["Crown"] == "C" and labels["7"] == "7"
-    assert 'c.label' in replay_html(play_record(tmp_path, "tightwad", [RANDOM] * 3, 1))
+    assert "c.label" in replay_html(play_record(tmp_path, "tightwad", [RANDOM] * 3, 1))
 
 
 def test_palace_frames_carry_each_decisions_public_events_in_order(tmp_path):
@@ -88,6 +105,7 @@ def test_the_page_is_self_contained(tmp_path):
 
 # --- in a real browser -------------------------------------------------------------------------
 
+
 def _browser():
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
@@ -100,14 +118,17 @@ def _browser():
 
 def _drawn(page, seat: int) -> dict:
     """What the page draws in one seat's box: its face-up hand cards and its card backs."""
-    return page.evaluate("""(s) => {
+    return page.evaluate(
+        """(s) => {
         const box = document.querySelector(`.seat[data-seat='${s}']`);
         const hand = box.querySelector('.row');
         return {cards: [...hand.querySelectorAll('.card[data-card]')].map(e => Number(e.dataset.card)),
                 backs: hand.querySelectorAll('.card.back').length,
                 faulted: box.classList.contains('faulted'),
                 text: box.textContent};
-    }""", seat)
+    }""",
+        seat,
+    )
 
 
 @pytest.mark.slow
@@ -132,8 +153,11 @@ def test_the_replay_draws_what_the_record_says_in_chromium(tmp_path, game, playe
             # omniscient view: every seat's hand, face up, as the record's observations say
             checked = 0
             for target in sorted({0, 1, fault_at, fault_at + 1, len(frames) // 2, len(frames) - 1}):
-                page.evaluate("(n) => { const s = document.getElementById('slider'); s.value = n;"
-                              " s.dispatchEvent(new Event('input')); }", target)
+                page.evaluate(
+                    "(n) => { const s = document.getElementById('slider'); s.value = n;"
+                    " s.dispatchEvent(new Event('input')); }",
+                    target,
+                )
                 assert frame_no() == target
                 f = frames[target]
                 for s in range(players):
@@ -226,11 +250,18 @@ def test_the_page_links_decisions_scrolls_to_the_choice_and_logs_palace_in_chrom
                     const r = n.getBoundingClientRect();
                     return n.scrollWidth > n.clientWidth || r.left < box.left; }).map(n => n.textContent); }""")
             assert clipped == []
-            labels = page.evaluate("""(id) => [...document.querySelectorAll(`.card[data-card='${id}'] .rank`)]
-                .map(e => e.textContent)""", ace)
-            page.evaluate("() => { const s = document.getElementById('slider'); s.value = 0;"
-                          " s.dispatchEvent(new Event('input')); }")
-            everywhere = page.evaluate("[...document.querySelectorAll('.card[data-card] .rank')].map(e => e.textContent)")
+            labels = page.evaluate(
+                """(id) => [...document.querySelectorAll(`.card[data-card='${id}'] .rank`)]
+                .map(e => e.textContent)""",
+                ace,
+            )
+            page.evaluate(
+                "() => { const s = document.getElementById('slider'); s.value = 0;"
+                " s.dispatchEvent(new Event('input')); }"
+            )
+            everywhere = page.evaluate(
+                "[...document.querySelectorAll('.card[data-card] .rank')].map(e => e.textContent)"
+            )
             assert "1" not in everywhere and "A" in everywhere and set(labels) <= {"A"}
         finally:
             browser.close()

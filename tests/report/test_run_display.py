@@ -15,8 +15,12 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-BOTS = {"alpha": HERE / "bots" / "random_player.py", "beta": HERE / "bots" / "random_player.py",
-        "crasher": HERE / "bots" / "crash_loudly.py", "illegal": HERE.parent / "arena" / "bots" / "illegal_answer.py"}
+BOTS = {
+    "alpha": HERE / "bots" / "random_player.py",
+    "beta": HERE / "bots" / "random_player.py",
+    "crasher": HERE / "bots" / "crash_loudly.py",
+    "illegal": HERE.parent / "arena" / "bots" / "illegal_answer.py",
+}
 
 
 @pytest.fixture()
@@ -33,14 +37,19 @@ games:
 workers: 1
 sandbox: none
 trust_bots: true
-results: {tmp_path / 'results'}
+results: {tmp_path / "results"}
 """)
     return path
 
 
 def test_in_a_pipe_faults_are_named_once_per_bot_and_kind_without_control_codes(tournament):
-    out = subprocess.run([sys.executable, "-m", "arena", "run", str(tournament)], capture_output=True, text=True,
-                         timeout=300, cwd=tournament.parent)
+    out = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(tournament)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tournament.parent,
+    )
     assert out.returncode in (0, 1), out.stderr
     err = out.stderr
     assert "\x1b" not in err and "\r" not in err
@@ -54,8 +63,15 @@ def test_in_a_pipe_faults_are_named_once_per_bot_and_kind_without_control_codes(
 
 def _run_in_a_terminal(args: list[str], cwd: Path, timeout_s: float = 300) -> str:
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "arena", *args], stdin=slave, stdout=slave, stderr=slave,
-                            cwd=cwd, env={**os.environ, "COLUMNS": "120", "TERM": "xterm"}, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "120", "TERM": "xterm"},
+        start_new_session=True,
+    )
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + timeout_s
@@ -90,7 +106,7 @@ def test_in_a_terminal_a_live_bar_with_faults_summarised_and_standings(tournamen
     assert "faults by bot and kind" in plain and re.search(r"crasher\s+crash\s+\d+", plain)
     assert "standings after" in plain
     # its mean places say how sure they are, as the leaderboard does (2 deals: no interval claimed)
-    live = plain[plain.index("standings after"):]
+    live = plain[plain.index("standings after") :]
     assert "(too few deals)" in live.split("Tightwad\n")[0], live[:2000]
     assert "faulted: crash" not in plain  # never one line per faulty match
     # one game: its table alone, no Overall table repeating it

@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def arena(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _policy_json(game: str, players: int, seed: int) -> dict:
@@ -34,11 +35,15 @@ def _policy_json(game: str, players: int, seed: int) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("game,players,options", [
-    ("tightwad", 3, []), ("divers-weights", 2, ["--option", "bidding=true"]),
-    # Greedy policies can pass a Palace pile back and forth for ever: cap the decisions (C4).
-    ("palace", 3, ["--option", "decision_cap=400"]),
-])
+@pytest.mark.parametrize(
+    "game,players,options",
+    [
+        ("tightwad", 3, []),
+        ("divers-weights", 2, ["--option", "bidding=true"]),
+        # Greedy policies can pass a Palace pile back and forth for ever: cap the decisions (C4).
+        ("palace", 3, ["--option", "decision_cap=400"]),
+    ],
+)
 def test_exported_bots_play_a_real_match_choosing_what_the_policies_choose(tmp_path, game, players, options):
     pytest.importorskip("numpy", reason="numpy not installed: pip install -e '.[rl]'")
     from arena.rl.policy import LinearPolicy
@@ -79,22 +84,31 @@ def test_an_exported_bot_passes_arena_check(tmp_path):
 
 def _small_policy() -> dict:
     rows, cols = E.ACTION_SIZE["tightwad"], E.obs_size("tightwad", 3)
-    return {"format": FORMAT, "version": 1, "game": "tightwad", "players": 3,
-            "weights": [[0.0] * cols for _ in range(rows)], "bias": [0.0] * rows}
+    return {
+        "format": FORMAT,
+        "version": 1,
+        "game": "tightwad",
+        "players": 3,
+        "weights": [[0.0] * cols for _ in range(rows)],
+        "bias": [0.0] * rows,
+    }
 
 
-@pytest.mark.parametrize("change,field", [
-    (lambda d: d.update(format="other"), "format"),
-    (lambda d: d.update(game="chess"), "game"),
-    (lambda d: d.update(players=11), "players"),
-    (lambda d: d.update(players="3"), "players"),
-    (lambda d: d["weights"].pop(), "weights"),
-    (lambda d: d["weights"][3].append(1.0), "weights"),
-    (lambda d: d["weights"][0].__setitem__(0, float("nan")), "weights"),
-    (lambda d: d["weights"][0].__setitem__(0, "1"), "weights"),
-    (lambda d: d["bias"].__setitem__(0, True), "bias"),
-    (lambda d: d.update(bias={}), "bias"),
-])
+@pytest.mark.parametrize(
+    "change,field",
+    [
+        (lambda d: d.update(format="other"), "format"),
+        (lambda d: d.update(game="chess"), "game"),
+        (lambda d: d.update(players=11), "players"),
+        (lambda d: d.update(players="3"), "players"),
+        (lambda d: d["weights"].pop(), "weights"),
+        (lambda d: d["weights"][3].append(1.0), "weights"),
+        (lambda d: d["weights"][0].__setitem__(0, float("nan")), "weights"),
+        (lambda d: d["weights"][0].__setitem__(0, "1"), "weights"),
+        (lambda d: d["bias"].__setitem__(0, True), "bias"),
+        (lambda d: d.update(bias={}), "bias"),
+    ],
+)
 def test_a_bad_policy_is_refused_naming_the_field(change, field):
     doc = _small_policy()
     check_policy(doc)

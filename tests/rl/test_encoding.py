@@ -12,9 +12,17 @@ import pytest
 from arena.rl import encoding as E
 from games import decktet, get_game
 
-CASES = [("tightwad", 3, {}), ("tightwad", 6, {}), ("tightwad", 10, {}),
-         ("divers-weights", 2, {}), ("divers-weights", 3, {"bidding": True}), ("divers-weights", 4, {}),
-         ("palace", 2, {}), ("palace", 4, {"extended": True}), ("palace", 10, {"wyrm_variant": True})]
+CASES = [
+    ("tightwad", 3, {}),
+    ("tightwad", 6, {}),
+    ("tightwad", 10, {}),
+    ("divers-weights", 2, {}),
+    ("divers-weights", 3, {"bidding": True}),
+    ("divers-weights", 4, {}),
+    ("palace", 2, {}),
+    ("palace", 4, {"extended": True}),
+    ("palace", 10, {"wyrm_variant": True}),
+]
 
 
 def test_card_table_matches_the_engines():
@@ -102,16 +110,21 @@ def test_palace_swap_slots_are_hand_and_face_up_positions():
 
 
 def test_palace_play_slots_name_rank_count_trump_and_the_new_trump_ace():
-    obs = {"game": "palace", "seat": 0, "trump_suit": "Waves", "legal_actions": [
-        {"id": 0, "kind": "play", "cards": [15]},               # The Forest (5, Moons Leaves): 1 card of rank 5
-        {"id": 1, "kind": "play", "cards": [16]},               # The Discovery (5, Suns Waves): a trump
-        {"id": 2, "kind": "play", "cards": [15, 61]},           # two of rank 5, one a trump
-        {"id": 3, "kind": "play", "cards": [0, 45 + 3]},        # two Aces, the last (Leaves) is the new trump
-        {"id": 4, "kind": "excuse", "card": 44},
-        {"id": 5, "kind": "reveal", "position": 2, "card": None},
-        {"id": 6, "kind": "play", "cards": [15 + 45 * k for k in range(10)]},  # ten: the 8+ slot
-        {"id": 7, "kind": "play", "cards": [17]},               # The Soldier (5, Wyrms Knots): same slot as id 0
-    ]}
+    obs = {
+        "game": "palace",
+        "seat": 0,
+        "trump_suit": "Waves",
+        "legal_actions": [
+            {"id": 0, "kind": "play", "cards": [15]},  # The Forest (5, Moons Leaves): 1 card of rank 5
+            {"id": 1, "kind": "play", "cards": [16]},  # The Discovery (5, Suns Waves): a trump
+            {"id": 2, "kind": "play", "cards": [15, 61]},  # two of rank 5, one a trump
+            {"id": 3, "kind": "play", "cards": [0, 45 + 3]},  # two Aces, the last (Leaves) is the new trump
+            {"id": 4, "kind": "excuse", "card": 44},
+            {"id": 5, "kind": "reveal", "position": 2, "card": None},
+            {"id": 6, "kind": "play", "cards": [15 + 45 * k for k in range(10)]},  # ten: the 8+ slot
+            {"id": 7, "kind": "play", "cards": [17]},  # The Soldier (5, Wyrms Knots): same slot as id 0
+        ],
+    }
     rank5 = 53 + 16 * 3
     assert E.action_slots(obs) == [rank5, rank5 + 8, rank5 + 8 + 1, 229 + 8 * 3 + 1, 277, 280, rank5 + 7, rank5]
     assert E.slot_actions(obs)[rank5] == 0  # a shared slot plays the first such action

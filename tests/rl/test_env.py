@@ -10,15 +10,23 @@ try:
     import numpy as np
     from pettingzoo.test import api_test, seed_test
 except ImportError:  # the optional extra is not installed
-    pytest.skip("pettingzoo/numpy not installed: pip install -e '.[rl]' to run the RL environment tests",
-                allow_module_level=True)
+    pytest.skip(
+        "pettingzoo/numpy not installed: pip install -e '.[rl]' to run the RL environment tests",
+        allow_module_level=True,
+    )
 
 from arena.rl import encoding as E
 from arena.rl.env import env, raw_env
 from games import get_game
 
-CASES = [("tightwad", 3, {}), ("tightwad", 6, {}), ("divers-weights", 2, {}),
-         ("divers-weights", 3, {"bidding": True}), ("palace", 2, {}), ("palace", 4, {"extended": True})]
+CASES = [
+    ("tightwad", 3, {}),
+    ("tightwad", 6, {}),
+    ("divers-weights", 2, {}),
+    ("divers-weights", 3, {"bidding": True}),
+    ("palace", 2, {}),
+    ("palace", 4, {"extended": True}),
+]
 IDS = [f"{g}-{n}p{'-' + ','.join(o) if o else ''}" for g, n, o in CASES]
 
 

@@ -20,8 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def ladder_file(folder: Path, *, upload_max_bytes: int = 8192, extra: str = "", programs: bool = False) -> Path:
     path = folder / "ladder.yaml"
-    bots = (f"[{BOTS}/alpha.py, {BOTS}/beta.py, {BOTS}/gamma.py]" if programs else
-            "[{builtin: random, name: alpha}, {builtin: random, name: beta}, {builtin: random, name: gamma}]")
+    bots = (
+        f"[{BOTS}/alpha.py, {BOTS}/beta.py, {BOTS}/gamma.py]"
+        if programs
+        else "[{builtin: random, name: alpha}, {builtin: random, name: beta}, {builtin: random, name: gamma}]"
+    )
     path.write_text(f"""name: fixture
 seed: 7
 bots: {bots}
@@ -59,9 +62,27 @@ def free_port() -> int:
 
 def start_server(ladder: Path, data: Path, port: int, log: Path, *more: str) -> subprocess.Popen:
     """`arena serve` in a session of its own (so the test can find everything it started)."""
-    return subprocess.Popen([sys.executable, "-m", "arena", "serve", str(ladder), "--host", "127.0.0.1",
-                             "--port", str(port), "--data", str(data), *more], cwd=ROOT, stdout=log.open("ab"),
-                            stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ))
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "serve",
+            str(ladder),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--data",
+            str(data),
+            *more,
+        ],
+        cwd=ROOT,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=dict(os.environ),
+    )
 
 
 def wait_until(predicate, timeout_s: float = 120.0, what: str = "the condition"):

@@ -21,8 +21,7 @@ from tests.serve.ladder_fixtures import BOTS, add_user, ladder_file, safe_sandbo
 def ladder_env(tmp_path_factory):
     folder = tmp_path_factory.mktemp("ladder")
     data = folder / "data"
-    tokens = {"ann": add_user(data, "ann"), "ben": add_user(data, "ben"),
-              "org": add_user(data, "org", organiser=True)}
+    tokens = {"ann": add_user(data, "ann"), "ben": add_user(data, "ben"), "org": add_user(data, "org", organiser=True)}
     ladder = load_ladder(ladder_file(folder))
     import_bundled(ladder, data)
     side = Ladderside(ladder, data, safe_sandbox())
@@ -39,8 +38,12 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def upload(c: TestClient, token: str | None, data: bytes, filename: str = "bot.py", name: str | None = None):
-    return c.post("/api/bots", headers=bearer(token) if token else {},
-                  files={"file": (filename, data)}, data={"name": name} if name else {})
+    return c.post(
+        "/api/bots",
+        headers=bearer(token) if token else {},
+        files={"file": (filename, data)},
+        data={"name": name} if name else {},
+    )
 
 
 def test_uploads_need_credentials(ladder_env):
@@ -68,6 +71,7 @@ def test_an_upload_is_checked_then_listed_and_only_its_owner_sees_the_source(lad
     def passed():
         versions = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["versions"]
         return versions[0]["status"] != "checking" and versions[0]
+
     version = wait_until(passed, what="the conformance check")
     assert version["status"] == "ok", version.get("check")
     assert "RESULT: PASS" in version["check"]
@@ -88,8 +92,14 @@ def test_an_upload_is_checked_then_listed_and_only_its_owner_sees_the_source(lad
     assert c.post(f"/api/bots/{bot_id}/retire", headers=bearer(tokens["ben"])).status_code == 403
     r = upload(c, tokens["ann"], (BOTS / "dies_at_hello.py").read_bytes(), "dies.py", "annbot")
     assert r.status_code == 202 and r.json()["version"] == 2
-    failed = wait_until(lambda: (v := c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["versions"])[1]
-                        ["status"] != "checking" and v[1], what="the second check")
+    failed = wait_until(
+        lambda: (
+            (v := c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["versions"])[1]["status"]
+            != "checking"
+            and v[1]
+        ),
+        what="the second check",
+    )
     assert failed["status"] == "failed" and "handshake" in failed["check"]
     # a failed version does not play: the passed one stays current
     assert [row["version"] for row in side.leaderboard()["scopes"][0]["standings"] if row["bot"] == "annbot"] == [1]
@@ -109,8 +119,11 @@ def test_oversized_and_malformed_uploads_get_a_clear_4xx(ladder_env):
     assert upload(c, tokens["ben"], b"\x7fELF\x00\x00", "a.out").status_code == 400
     assert upload(c, tokens["ben"], b"   \n", "empty.py").status_code == 400
     assert upload(c, tokens["ben"], b"print(1)\n", "x.py", "../../etc").status_code == 400
-    r = c.post("/api/bots", headers={**bearer(tokens["ben"]), "Content-Type": "multipart/form-data; boundary=zz"},
-               content=b"--zz\r\nnot a part at all")
+    r = c.post(
+        "/api/bots",
+        headers={**bearer(tokens["ben"]), "Content-Type": "multipart/form-data; boundary=zz"},
+        content=b"--zz\r\nnot a part at all",
+    )
     assert 400 <= r.status_code < 500
     r = c.post("/api/bots", headers=bearer(tokens["ben"]), data={"name": "nofile"})
     assert r.status_code == 400 and "file" in r.json()["error"]
@@ -141,8 +154,10 @@ def test_forms_need_the_csrf_token_and_login_is_rate_limited(ladder_env):
     assert r.status_code == 403
     assert "Log out" in c.get("/").text
     # the bucket holds 5 attempts from one address; the next ones are refused
-    codes = [c.post("/login", data={"name": "ann", "password": "nope nope", "csrf_token": csrf}).status_code
-             for _ in range(6)]
+    codes = [
+        c.post("/login", data={"name": "ann", "password": "nope nope", "csrf_token": csrf}).status_code
+        for _ in range(6)
+    ]
     assert 429 in codes
 
 
@@ -153,7 +168,7 @@ def test_the_pages_render_without_a_network(ladder_env):
         r = c.get(path)
         assert r.status_code == 200, path
         assert "http://" not in r.text and "https://" not in r.text, path
-    assert c.get("/upload", follow_redirects=False).status_code == 303   # not logged in: to the login page
+    assert c.get("/upload", follow_redirects=False).status_code == 303  # not logged in: to the login page
 
 
 def test_uploads_are_rate_limited(ladder_env):
@@ -208,31 +223,45 @@ def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no
     r = upload(c, tokens["ben"], (BOTS / "upload_me.py").read_bytes(), "upload_me.py", "benbot")
     assert r.status_code == 202
     bot_id = r.json()["bot_id"]
-    mid = "tightwad/p3/d999/r0/0123456789abcdef"   # one rotation of three stored
-    side.store.record_match(make_record(999 * 16, ["benbot.v1", "alpha.v1", "beta.v1"], [2, 0, 1], match_id=mid,
-                                        faults=[{"kind": "crash", "detail": "exited with code 1",
-                                                 "stderr_tail": "ValueError: ben's secret trace"}, None, None]))
+    mid = "tightwad/p3/d999/r0/0123456789abcdef"  # one rotation of three stored
+    side.store.record_match(
+        make_record(
+            999 * 16,
+            ["benbot.v1", "alpha.v1", "beta.v1"],
+            [2, 0, 1],
+            match_id=mid,
+            faults=[
+                {"kind": "crash", "detail": "exited with code 1", "stderr_tail": "ValueError: ben's secret trace"},
+                None,
+                None,
+            ],
+        )
+    )
     mine = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ben"])).json()["faults"]
     assert mine[0]["match_id"] == mid and mine[0]["stderr_tail"] == "ValueError: ben's secret trace"
     theirs = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["faults"]
     assert theirs[0]["kind"] == "crash" and "stderr_tail" not in theirs[0]
     assert "secret trace" not in c.get(f"/bots/{bot_id}").text
     # the recent matches are read again at most every RECENT_MIN_S: it appears within that
-    row = wait_until(lambda: next((m for m in c.get("/api/matches").json()["matches"] if m["match_id"] == mid), None),
-                     timeout_s=30, what="the stored match in /api/matches")
+    row = wait_until(
+        lambda: next((m for m in c.get("/api/matches").json()["matches"] if m["match_id"] == mid), None),
+        timeout_s=30,
+        what="the stored match in /api/matches",
+    )
     assert row["replay"] is None and row["faults"] == ["crash", None, None]
     assert c.get(f"/matches/{mid}/replay").status_code == 403
 
 
 @pytest.mark.slow
-def test_a_bot_folder_uploads_as_an_archive_and_a_bad_one_fails_its_check_in_one_line(ladder_env, tmp_path,
-                                                                                      monkeypatch):
+def test_a_bot_folder_uploads_as_an_archive_and_a_bad_one_fails_its_check_in_one_line(
+    ladder_env, tmp_path, monkeypatch
+):
     import io
     import zipfile
 
     from arena.serve.accounts import RateLimit
 
-    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "envs"))   # where archives unpack: this test's own
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "envs"))  # where archives unpack: this test's own
     app, tokens, side = ladder_env
     side.upload_limit = RateLimit(burst=100, every_s=1.0)
     c = client(app)
@@ -251,10 +280,15 @@ def test_a_bot_folder_uploads_as_an_archive_and_a_bad_one_fails_its_check_in_one
     def checked():
         v = c.get(f"/api/bots/{bot_id}", headers=bearer(tokens["ann"])).json()["versions"][-1]
         return v["status"] != "checking" and v
+
     v = wait_until(checked, what="the archive's check")
     assert v["status"] == "failed" and "no entry file" in v["check"] and "\n" not in v["check"].strip()
-    r = upload(c, tokens["ann"], archive({"folderbot/main.py": (BOTS / "upload_me.py").read_bytes(),
-                                          "folderbot/weights.txt": b"1 2 3\n"}), "folderbot.zip")
+    r = upload(
+        c,
+        tokens["ann"],
+        archive({"folderbot/main.py": (BOTS / "upload_me.py").read_bytes(), "folderbot/weights.txt": b"1 2 3\n"}),
+        "folderbot.zip",
+    )
     assert r.status_code == 202 and r.json()["version"] == 2
     v = wait_until(checked, what="the second archive's check")
     assert v["status"] == "ok", v["check"]
@@ -262,12 +296,20 @@ def test_a_bot_folder_uploads_as_an_archive_and_a_bad_one_fails_its_check_in_one
     row = side.db.one("SELECT path, kind FROM versions WHERE bot_id = ? AND n = 2", bot_id)
     assert row["kind"] == "folder" and str(side.data) in row["path"]
     assert sorted(p.name for p in __import__("pathlib").Path(row["path"]).iterdir()) == ["main.py", "weights.txt"]
-    monkeypatch.setattr("arena.serve.side.UNPACKED_MAX_BYTES", 100_000)   # 64 MiB in the ladder
-    bomb = archive({"b/main.py": b"x" * 200_000})   # compresses far below the upload bound
+    monkeypatch.setattr("arena.serve.side.UNPACKED_MAX_BYTES", 100_000)  # 64 MiB in the ladder
+    bomb = archive({"b/main.py": b"x" * 200_000})  # compresses far below the upload bound
     assert len(bomb) < 8192
     r = upload(c, tokens["ann"], bomb, "b.zip")
-    v = wait_until(lambda: (d := c.get(f"/api/bots/{r.json()['bot_id']}", headers=bearer(tokens["ann"])).json()
-                            ["versions"][-1])["status"] != "checking" and d, what="the bomb's check")
+    v = wait_until(
+        lambda: (
+            (d := c.get(f"/api/bots/{r.json()['bot_id']}", headers=bearer(tokens["ann"])).json()["versions"][-1])[
+                "status"
+            ]
+            != "checking"
+            and d
+        ),
+        what="the bomb's check",
+    )
     assert v["status"] == "failed" and "unpacks to" in v["check"]
 
 
@@ -290,13 +332,19 @@ def test_the_bot_page_plots_its_rating_history_from_the_matchmakers_standings(tm
     data.mkdir()
     ladder = load_ladder(ladder_file(tmp_path))
     import_bundled(ladder, data)
-    side = Ladderside(ladder, data, None, inline=False)   # as the server: ratings from standings.json only
+    side = Ladderside(ladder, data, None, inline=False)  # as the server: ratings from standings.json only
     try:
         rng = random.Random(3)
         for i in range(300):
-            side.store.record_match(make_record(i * 16, ["alpha.v1", "beta.v1", "gamma.v1"], rng.sample(range(3), 3),
-                                                match_id=f"tightwad/p3/d{i}/r0/{i:016x}"))
-        assert side.leaderboard()["matches"] == 0            # nothing rated in the server's process
+            side.store.record_match(
+                make_record(
+                    i * 16,
+                    ["alpha.v1", "beta.v1", "gamma.v1"],
+                    rng.sample(range(3), 3),
+                    match_id=f"tightwad/p3/d{i}/r0/{i:016x}",
+                )
+            )
+        assert side.leaderboard()["matches"] == 0  # nothing rated in the server's process
         Matchmaker(ladder, data, None).publish_standings(side.store)
         board = side.leaderboard()
         assert board["matches"] == 300
@@ -316,7 +364,7 @@ def test_an_invite_link_makes_one_account_once(ladder_env):
     from arena.serve.accounts import RateLimit, new_invite
 
     app, _, side = ladder_env
-    side.login_limit = RateLimit(burst=100, every_s=1.0)   # shared with the login test's bucket
+    side.login_limit = RateLimit(burst=100, every_s=1.0)  # shared with the login test's bucket
     c = client(app)
     token = new_invite(side.data)
     page = c.get(f"/invite/{token}")
@@ -325,10 +373,11 @@ def test_an_invite_link_makes_one_account_once(ladder_env):
     assert c.post(f"/invite/{token}", data={"name": "ivy", "password": "long enough"}).status_code == 403  # no CSRF
     r = c.post(f"/invite/{token}", data={"name": "ivy", "password": "short", "csrf_token": csrf})
     assert r.status_code == 400 and "shorter than 8" in r.text
-    r = c.post(f"/invite/{token}", data={"name": "ivy", "password": "long enough", "csrf_token": csrf},
-               follow_redirects=False)
+    r = c.post(
+        f"/invite/{token}", data={"name": "ivy", "password": "long enough", "csrf_token": csrf}, follow_redirects=False
+    )
     assert r.status_code == 303 and c.cookies.get("arena_session")
-    assert "ivy" in c.get("/").text   # logged in as the new account
-    assert c.get(f"/invite/{token}").status_code == 404   # used: once only
+    assert "ivy" in c.get("/").text  # logged in as the new account
+    assert c.get(f"/invite/{token}").status_code == 404  # used: once only
     assert c.get("/invite/not-a-token").status_code == 404
     assert side.db.one("SELECT organiser FROM users WHERE name = 'ivy'")["organiser"] == 0

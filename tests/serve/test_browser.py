@@ -12,8 +12,14 @@ import pytest
 from tests.serve.ladder_fixtures import BOTS, add_user, free_port, ladder_file, safe_sandbox, start_server, wait_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--no-first-run", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 @pytest.mark.slow
@@ -44,9 +50,10 @@ def test_log_in_upload_and_watch_the_bot_get_rated_in_chromium(tmp_path):
             page.wait_for_url(base + "/")
             assert "zoe" in page.inner_text("header")
 
-            page.goto(base + "/upload")   # a bad file first: the form says why, in one line
-            page.set_input_files("input[name=file]", {"name": "notes.txt", "mimeType": "text/plain",
-                                                      "buffer": b"just some notes\n"})
+            page.goto(base + "/upload")  # a bad file first: the form says why, in one line
+            page.set_input_files(
+                "input[name=file]", {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"just some notes\n"}
+            )
             page.click("button[type=submit]")
             assert "neither a .py file, a script starting with #!, nor a bot folder" in page.inner_text("[role=alert]")
             page.set_input_files("input[name=file]", str(BOTS / "upload_me.py"))
@@ -56,13 +63,16 @@ def test_log_in_upload_and_watch_the_bot_get_rated_in_chromium(tmp_path):
             assert page.inner_text("#bot-name") == "zoes_bot"
             assert "checking" in page.inner_text("body") or "ok" in page.inner_text("body")
 
-            page.goto(base + "/")   # the live leaderboard: no reload from here on
+            page.goto(base + "/")  # the live leaderboard: no reload from here on
             row = 'section[data-scope="overall"] tr[data-bot="zoes_bot"]'
             page.wait_for_selector(row, timeout=120_000)
-            page.wait_for_function(f"""() => {{ const td = document.querySelector('{row} td.matches');
-                                        return td && parseInt(td.textContent, 10) > 0; }}""", timeout=120_000)
+            page.wait_for_function(
+                f"""() => {{ const td = document.querySelector('{row} td.matches');
+                                        return td && parseInt(td.textContent, 10) > 0; }}""",
+                timeout=120_000,
+            )
             assert page.inner_text(f"{row} td:nth-child(3)") == "zoe"
-            page.click(f"{row} a")   # its page: the rating history plot
+            page.click(f"{row} a")  # its page: the rating history plot
             page.wait_for_selector("svg polyline.mu")
             browser.close()
     finally:

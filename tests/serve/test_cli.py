@@ -46,8 +46,10 @@ def test_an_address_in_use_is_refused_before_anything_starts(tmp_path):
 
 
 def test_ray_address_without_the_ray_executor_is_refused(tmp_path):
-    one_line_error(arena("serve", str(ladder_file(tmp_path)), "--data", str(tmp_path / "data"),
-                         "--ray-address", "10.0.0.1:6379"), "--executor ray")
+    one_line_error(
+        arena("serve", str(ladder_file(tmp_path)), "--data", str(tmp_path / "data"), "--ray-address", "10.0.0.1:6379"),
+        "--executor ray",
+    )
 
 
 def test_add_user_prints_a_token_once_and_refuses_bad_accounts(tmp_path):
@@ -56,12 +58,17 @@ def test_add_user_prints_a_token_once_and_refuses_bad_accounts(tmp_path):
     assert r.exit_code == 0 and "API token (shown once): arena_" in r.stdout
     token = r.stdout.split(": ")[-1].strip()
     assert token not in (tmp_path / "data" / "ladder.sqlite").read_bytes().decode("latin-1")  # only its hash
-    one_line_error(arena("serve-admin", "add-user", "--data", data, "ann", "--password-stdin", stdin="long enough\n"),
-                   "exists already")
-    one_line_error(arena("serve-admin", "add-user", "--data", data, "bob", "--password-stdin", stdin="short\n"),
-                   "shorter than 8")
-    one_line_error(arena("serve-admin", "add-user", "--data", data, "b b", "--password-stdin", stdin="long enough\n"),
-                   "not allowed")
+    one_line_error(
+        arena("serve-admin", "add-user", "--data", data, "ann", "--password-stdin", stdin="long enough\n"),
+        "exists already",
+    )
+    one_line_error(
+        arena("serve-admin", "add-user", "--data", data, "bob", "--password-stdin", stdin="short\n"), "shorter than 8"
+    )
+    one_line_error(
+        arena("serve-admin", "add-user", "--data", data, "b b", "--password-stdin", stdin="long enough\n"),
+        "not allowed",
+    )
 
 
 def test_invite_prints_a_one_time_link(tmp_path):

@@ -20,7 +20,7 @@ from arena.serve.ladder import load_ladder  # noqa: E402
 from arena.serve.server import import_bundled  # noqa: E402
 from tests.serve.ladder_fixtures import wait_until  # noqa: E402
 
-ROLLOUTS = 2   # games per seat of a deal's baseline: small, the figure is the same function of them
+ROLLOUTS = 2  # games per seat of a deal's baseline: small, the figure is the same function of them
 
 
 def _ladder(folder):
@@ -54,8 +54,13 @@ def _store_deal_sets(store, sets: int, seed: int = 1, first: int = 0) -> None:
         pair = rng.sample(names, 2)
         for r in range(2):
             order = [pair[(s + r) % 2] for s in range(2)]
-            record = make_record(2 * d + r, order, rng.sample([0, 1], 2), game="divers-weights",
-                                 match_id=f"divers-weights/p2/d{d}/r{r}/{d:08x}{r:08x}")
+            record = make_record(
+                2 * d + r,
+                order,
+                rng.sample([0, 1], 2),
+                game="divers-weights",
+                match_id=f"divers-weights/p2/d{d}/r{r}/{d:08x}{r:08x}",
+            )
             record["rules_version"] = REGISTRY["divers-weights"].rules_version
             store.record_match(record)
 
@@ -66,7 +71,7 @@ def ladder_env(tmp_path):
     data.mkdir()
     ladder = _ladder(tmp_path)
     import_bundled(ladder, data)
-    side = Ladderside(ladder, data, None, inline=False)   # as the server: ratings from standings.json only
+    side = Ladderside(ladder, data, None, inline=False)  # as the server: ratings from standings.json only
     yield ladder, data, side
     side.close()
 
@@ -93,11 +98,11 @@ def test_the_leaderboard_shows_the_luck_adjusted_place_arena_report_computes(lad
     c = TestClient(create_app(side), raise_server_exceptions=False)
     board = c.get("/api/leaderboard").json()
     assert board["matches"] == 16 and board["luck_matches"] == 0
-    assert all(r["adjusted_place"] is None for s in board["scopes"] for r in s["standings"])   # not computed yet
+    assert all(r["adjusted_place"] is None for s in board["scopes"] for r in s["standings"])  # not computed yet
 
     jobs = fill_pass(side.store, data, last_stored(side.store), options_by_config(ladder.tournament), None, ROLLOUTS)
-    assert jobs > 8                            # each deal, and the reference deals
-    assert mm.publish_standings(side.store) is not None   # new baselines: published again
+    assert jobs > 8  # each deal, and the reference deals
+    assert mm.publish_standings(side.store) is not None  # new baselines: published again
     board = c.get("/api/leaderboard").json()
     assert board["luck_matches"] == 16
     expected = _expected(side.store)
@@ -108,7 +113,7 @@ def test_the_leaderboard_shows_the_luck_adjusted_place_arena_report_computes(lad
         assert want.adjusted_place is not None
         assert r["adjusted_place"] == pytest.approx(want.adjusted_place, abs=1e-3)
         assert r["mean_place"] == pytest.approx(want.mean_place, abs=1e-3)
-    assert any(abs(r["adjusted_place"] - r["mean_place"]) > 1e-3 for _, r in rows)   # a real correction
+    assert any(abs(r["adjusted_place"] - r["mean_place"]) > 1e-3 for _, r in rows)  # a real correction
 
     alpha = next(r for scope, r in rows if scope == "overall" and r["bot"] == "alpha")
     doc = c.get(f"/api/bots/{alpha['bot_id']}").json()
@@ -136,12 +141,12 @@ def test_the_throttle_keeps_the_luck_process_to_its_share_of_a_core():
         now["wall"] += s
 
     throttle = Throttle(share=0.25, sleep=sleep, cpu=lambda: now["cpu"], clock=lambda: now["wall"])
-    for cpu, wall in ((0.1, 0.1), (0.3, 0.3), (0.2, 2.0), (0.5, 0.5)):   # the third job waited for the CPU
+    for cpu, wall in ((0.1, 0.1), (0.3, 0.3), (0.2, 2.0), (0.5, 0.5)):  # the third job waited for the CPU
         now["cpu"] += cpu
         now["wall"] += wall
         throttle(1, 4)
-        assert now["cpu"] <= 0.25 * (now["wall"] - 100.0) + 1e-9         # never over its share
-    assert slept == pytest.approx([0.3, 0.9, 0.3])   # no pause while a job's wall time covered it
+        assert now["cpu"] <= 0.25 * (now["wall"] - 100.0) + 1e-9  # never over its share
+    assert slept == pytest.approx([0.3, 0.9, 0.3])  # no pause while a job's wall time covered it
     assert throttle.slept == pytest.approx(1.5)
 
 

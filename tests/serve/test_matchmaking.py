@@ -20,8 +20,9 @@ def test_the_demo_ladder_loads():
     assert ladder.name == "demo" and {g.id for g in ladder.tournament.games} == {"tightwad", "divers-weights", "palace"}
 
 
-@pytest.mark.parametrize("extra, field", [("  match_rate: -1\n", "ladder.match_rate"),
-                                          ("  upload_bytes: 5\n", "ladder.upload_bytes")])
+@pytest.mark.parametrize(
+    "extra, field", [("  match_rate: -1\n", "ladder.match_rate"), ("  upload_bytes: 5\n", "ladder.upload_bytes")]
+)
 def test_a_bad_ladder_setting_is_one_line_naming_the_field(tmp_path, extra, field):
     with pytest.raises(ConfigError) as err:
         load_ladder(ladder_file(tmp_path, extra=extra))
@@ -51,8 +52,14 @@ def test_a_new_bot_seeds_the_next_deal_sets_until_it_has_its_first_matches():
 
 
 def test_then_the_least_certain_rating_gets_the_next_deal_set():
-    ratings = {"overall": {"a": Standing(25, 1, 50), "b": Standing(25, 4, 50), "c": Standing(25, 1, 50),
-                           "d": Standing(25, 1, 50)}}
+    ratings = {
+        "overall": {
+            "a": Standing(25, 1, 50),
+            "b": Standing(25, 4, 50),
+            "c": Standing(25, 1, 50),
+            "d": Standing(25, 1, 50),
+        }
+    }
     scheduled = Counter({b: 50 for b in "abcd"})
     for seed in range(20):
         _, _, bots = choose_deal_set([(0, 2, "palace")], list("abcd"), ratings, scheduled, random.Random(seed), 10)
@@ -68,8 +75,9 @@ def test_no_deal_set_without_enough_bots():
 def test_a_deal_set_seats_every_bot_once_in_every_seat_on_one_deal(players, set_id):
     from arena.tournament.config import parse_tournament
 
-    t = parse_tournament({"name": "x", "seed": 1, "bots": ["a.py"],
-                          "games": [{"id": "palace", "players": [players], "deals": 1}]})
+    t = parse_tournament(
+        {"name": "x", "seed": 1, "bots": ["a.py"], "games": [{"id": "palace", "players": [players], "deals": 1}]}
+    )
     bots = [f"b{i}" for i in range(players)]
     matches = deal_set_matches(t, set_id, 0, players, bots, {b: "0" * 64 for b in bots}, "ab" * 32)
     assert len(matches) == players and len({m.match_id for m in matches}) == players
@@ -77,13 +85,18 @@ def test_a_deal_set_seats_every_bot_once_in_every_seat_on_one_deal(players, set_
     for seat in range(players):
         assert sorted(m.bots[seat] for m in matches) == sorted(bots)
     other = deal_set_matches(t, set_id, 0, players, bots, {b: "0" * 64 for b in bots}, "cd" * 32)
-    assert {m.deal_seed for m in other} != {m.deal_seed for m in matches}   # the secret decides the deal
+    assert {m.deal_seed for m in other} != {m.deal_seed for m in matches}  # the secret decides the deal
 
 
 def test_candidates_are_every_game_and_seat_count():
     ladder = load_ladder(ROOT / "ladders" / "demo.yaml")
     assert sorted((p, g) for _, p, g in candidates_of(ladder.tournament)) == [
-        (2, "divers-weights"), (3, "tightwad"), (4, "divers-weights"), (4, "palace"), (4, "tightwad")]
+        (2, "divers-weights"),
+        (3, "tightwad"),
+        (4, "divers-weights"),
+        (4, "palace"),
+        (4, "tightwad"),
+    ]
 
 
 def test_ratings_follow_play_order_and_the_cache_rates_only_new_matches(tmp_path):
@@ -97,10 +110,13 @@ def test_ratings_follow_play_order_and_the_cache_rates_only_new_matches(tmp_path
     bots = ["a.v1", "b.v1", "c.v1", "d.v1"]
 
     def add(n: int, start: int) -> None:
-        for i in range(start, start + n):   # schedule indexes out of order, as deal sets finish
+        for i in range(start, start + n):  # schedule indexes out of order, as deal sets finish
             seats = rng.sample(bots, 3)
-            store.record_match(make_record(10_000 - i * 7, seats, rng.sample(range(3), 3),
-                                           match_id=f"tightwad/p3/d{i:02d}/r0/{i:016x}"))
+            store.record_match(
+                make_record(
+                    10_000 - i * 7, seats, rng.sample(range(3), 3), match_id=f"tightwad/p3/d{i:02d}/r0/{i:016x}"
+                )
+            )
 
     def board(report):
         return {(s.scope, b.name): (b.mu, b.sigma, b.matches) for s in report.scopes for b in s.standings}
@@ -110,6 +126,6 @@ def test_ratings_follow_play_order_and_the_cache_rates_only_new_matches(tmp_path
     assert cache.exists() and board(first) == board(rate_in_play_order(store))
     add(10, 30)
     again = rate_in_play_order(store, cache)
-    assert board(again) == board(rate_in_play_order(store))           # the same with or without the cache
+    assert board(again) == board(rate_in_play_order(store))  # the same with or without the cache
     assert sum(b.matches for b in again.scopes[0].standings) == 40 * 3  # each match counted once
     store.close()

@@ -52,8 +52,9 @@ def test_the_matchmaker_plays_deal_sets_on_ray(tmp_path):
             try:
                 with sqlite3.connect(f"file:{data / 'results.sqlite'}?mode=ro", uri=True) as conn:
                     return conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
-            except sqlite3.Error:   # created, its tables not yet
+            except sqlite3.Error:  # created, its tables not yet
                 return 0
+
         wait_until(lambda: failed or stored() >= 9, timeout_s=240, what="matches played on Ray")
         assert not failed, failed
     finally:
@@ -65,12 +66,14 @@ def test_the_matchmaker_plays_deal_sets_on_ray(tmp_path):
         rows = conn.execute("SELECT match_id, players, deal FROM matches").fetchall()
         bots = {r[0] for r in conn.execute("SELECT bot FROM seats")}
     assert "foldbot.v1" in bots, f"the folder bot never played on Ray: {bots}"
-    sets = {r[0]: (r[1], json.loads(r[2])) for r in
-            sqlite3.connect(data / "ladder.sqlite").execute("SELECT id, players, bots FROM deal_sets")}
+    sets = {
+        r[0]: (r[1], json.loads(r[2]))
+        for r in sqlite3.connect(data / "ladder.sqlite").execute("SELECT id, players, bots FROM deal_sets")
+    }
     per_set: dict[int, int] = {}
-    for _, players, deal in rows:   # each stored match belongs to a set, at most one per rotation
+    for _, players, deal in rows:  # each stored match belongs to a set, at most one per rotation
         assert deal in sets and sets[deal][0] == players
         per_set[deal] = per_set.get(deal, 0) + 1
         assert per_set[deal] <= players
     assert len({r[0] for r in rows}) == len(rows)
-    assert json.loads((data / "standings.json").read_text())["matches"] >= 1   # what the server reads
+    assert json.loads((data / "standings.json").read_text())["matches"] >= 1  # what the server reads

@@ -21,8 +21,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 
 from tests.own_processes import in_session  # noqa: E402
-from tests.serve.ladder_fixtures import (ROOT, free_port, ladder_file, safe_sandbox, start_server,  # noqa: E402
-                                         wait_until)
+from tests.serve.ladder_fixtures import ROOT, free_port, ladder_file, safe_sandbox, start_server, wait_until  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 from benchmarks.ladder_load import read_load  # noqa: E402
@@ -46,8 +45,11 @@ def _get(port: int, path: str, **kw):
 
 def _overall(port: int) -> dict:
     r = _get(port, "/api/leaderboard")
-    return next(s for s in r.json()["scopes"] if s["scope"] == "overall") if r is not None and r.status_code == 200 \
+    return (
+        next(s for s in r.json()["scopes"] if s["scope"] == "overall")
+        if r is not None and r.status_code == 200
         else None
+    )
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -111,7 +113,7 @@ def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_
         assert server.wait(60) == 2
         wait_until(lambda: not in_session(server.pid), timeout_s=60, what="the workers to stop with it")
         after = _stored(data)
-        assert set(before) <= set(after)            # no finished match lost
+        assert set(before) <= set(after)  # no finished match lost
         deals: dict[tuple[str, int], int] = {}
         for mid, (players, deal) in after.items():  # every deal set holds at most one match per rotation
             key = (mid.split("/")[0], deal)
@@ -156,7 +158,7 @@ def _replays_only_of_finished_deals(side) -> None:
     for m in matches:
         prefix = m["match_id"].rsplit("/r", 1)[0]
         by_deal[prefix] = by_deal.get(prefix, 0) + 1
-    for m in matches:   # a deal with a rotation missing (cut by the kill -9 and not yet replayed) shows none
+    for m in matches:  # a deal with a rotation missing (cut by the kill -9 and not yet replayed) shows none
         if by_deal[m["match_id"].rsplit("/r", 1)[0]] < m["players"]:
             assert m["replay"] is None
             assert c.get(f"/matches/{m['match_id']}/replay").status_code == 403

@@ -37,14 +37,13 @@ from arena.records.controls import Limits
 
 from .procs import become_subreaper
 
-__all__ = ["LEVELS", "ORDER", "READY", "Limits", "SandboxInfo", "SandboxUnavailable",
-           "become_subreaper", "bwrap_path"]
+__all__ = ["LEVELS", "ORDER", "READY", "Limits", "SandboxInfo", "SandboxUnavailable", "become_subreaper", "bwrap_path"]
 
 LEVELS: dict[str, str] = {
     "full": "bwrap namespaces + seccomp + cgroup (pids, memory, cpu) + rlimits",
     "namespaces": "bwrap namespaces + seccomp + rlimits (memory by RLIMIT_AS; no cgroup)",
     "landlock": "Landlock + strict seccomp + rlimits; as root also pid/net/uts/ipc/mount namespaces, "
-                "a private root, a uid of its own per bot and the cgroup (no bubblewrap needed)",
+    "a private root, a uid of its own per bot and the cgroup (no bubblewrap needed)",
     "rlimits": "resource limits only: NOT isolated from files, network or other processes",
     "none": "plain subprocess, no limits (debugging only)",
 }
@@ -59,6 +58,7 @@ class SandboxUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class SandboxInfo:
     """The active level and what it really enforces; printed and stored with every match."""
+
     level: str
     details: dict[str, Any] = field(default_factory=dict)
 

@@ -23,8 +23,9 @@ _NAME_RE = re.compile(r"^arena\.(\d+)\.\d+$")
 @dataclass
 class Hierarchy:
     """What this machine offers, discovered once per process."""
+
     v1: dict[str, Path] = field(default_factory=dict)  # controller -> our own cgroup dir
-    v2: Path | None = None                              # our own v2 dir
+    v2: Path | None = None  # our own v2 dir
     v2_controllers: frozenset[str] = frozenset()
 
     def describe(self) -> str:
@@ -41,7 +42,7 @@ def _own_paths() -> dict[str, str]:
     out: dict[str, str] = {}
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, ctrls, path = line.split(":", 2)
-        for c in (ctrls.split(",") if ctrls else [""]):
+        for c in ctrls.split(",") if ctrls else [""]:
             out[c] = path
     return out
 
@@ -65,12 +66,12 @@ def discover() -> Hierarchy:
                 if ctl in opts and ctl not in h.v1 and ctl in own:
                     rel = own[ctl]
                     if root != "/" and rel.startswith(root):
-                        rel = rel[len(root):]
+                        rel = rel[len(root) :]
                     h.v1[ctl] = Path(mnt) / rel.lstrip("/")
         elif fstype == "cgroup2" and h.v2 is None and "" in own:
             rel = own[""]
             if root != "/" and rel.startswith(root):
-                rel = rel[len(root):]
+                rel = rel[len(root) :]
             d = Path(mnt) / rel.lstrip("/")
             if (d / "cgroup.procs").exists():
                 h.v2 = d

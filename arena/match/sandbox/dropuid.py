@@ -34,15 +34,24 @@ def _capabilities() -> str:
 
 def main() -> None:
     cfg, argv = json.loads(sys.argv[1]), sys.argv[3:]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # -I leaves it out
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
     import nsroot  # type: ignore[import-not-found]  # a sibling (this runs as a script)
 
     # resolved while still root: the interpreter's own modules may be out of reach afterwards
-    prog = argv[0] if "/" in argv[0] else next(
-        (p for d in os.environ.get("PATH", "/usr/bin:/bin").split(":")
-         if os.access(p := os.path.join(d, argv[0]), os.X_OK)), argv[0])
+    prog = (
+        argv[0]
+        if "/" in argv[0]
+        else next(
+            (
+                p
+                for d in os.environ.get("PATH", "/usr/bin:/bin").split(":")
+                if os.access(p := os.path.join(d, argv[0]), os.X_OK)
+            ),
+            argv[0],
+        )
+    )
     try:
-        a, b = cfg["fds"]               # the pipes go to bwrap as two extra fds; its stdio is /dev/null
+        a, b = cfg["fds"]  # the pipes go to bwrap as two extra fds; its stdio is /dev/null
         os.dup2(0, a)
         os.dup2(1, b)
         null = os.open("/dev/null", os.O_RDWR)
@@ -56,20 +65,20 @@ def main() -> None:
         nsroot.mount(None, "/", None, nsroot.MS_REC | nsroot.MS_PRIVATE)
         for src, stage in cfg["binds"]:
             nsroot.mount(src, stage, None, nsroot.MS_BIND | nsroot.MS_REC)
-        if cfg.get("scratch"):          # the bot's /tmp: a tmpfs capped in size and inodes
+        if cfg.get("scratch"):  # the bot's /tmp: a tmpfs capped in size and inodes
             where, options = cfg["scratch"]
             nsroot.mount("tmpfs", where, "tmpfs", nsroot.MS_NOSUID | nsroot.MS_NODEV, options)
         uid = int(cfg["uid"])
         os.setgroups([])
         os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)     # from root to a uid: every capability is gone
+        os.setresuid(uid, uid, uid)  # from root to a uid: every capability is gone
         for res, soft, hard in cfg.get("rlimits", ()):
             resource.setrlimit(res, (soft, hard))
     except OSError as exc:
         _fail(f"cannot become the bot's uid: {exc}")
     if os.getuid() != uid or os.geteuid() != uid or _capabilities() != "0000000000000000 0000000000000000":
         _fail("still privileged after dropping to the bot's uid")
-    try:                                # argv[0] is what the bot sees of bwrap's pid-1 init
+    try:  # argv[0] is what the bot sees of bwrap's pid-1 init
         os.execv(prog, [cfg.get("argv0", argv[0]), *argv[1:]])
     except OSError as exc:
         _fail(f"cannot start {argv[0]}: {exc}")

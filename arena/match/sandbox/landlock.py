@@ -35,8 +35,7 @@ def _libc() -> ctypes.CDLL:
 def abi_version() -> int:
     """Landlock ABI of the running kernel, 0 when unavailable."""
     try:
-        r = _libc().syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
-                            ctypes.c_uint32(_CREATE_RULESET_VERSION))
+        r = _libc().syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
     except (OSError, AttributeError):
         return 0
     return max(int(r), 0)
@@ -87,8 +86,12 @@ def restrict(ro: Iterable[str], rw: Iterable[str], *, deny_tcp: bool = True, sco
                     allowed = access if os.path.isdir(path) else access & _FILE_BITS
                     rule = struct.pack("=Qi", allowed, pfd)
                     rbuf = ctypes.create_string_buffer(rule, len(rule))
-                    if libc.syscall(_SYS_ADD_RULE, ctypes.c_int(rfd), ctypes.c_int(_RULE_PATH_BENEATH),
-                                    rbuf, ctypes.c_uint32(0)) != 0:
+                    if (
+                        libc.syscall(
+                            _SYS_ADD_RULE, ctypes.c_int(rfd), ctypes.c_int(_RULE_PATH_BENEATH), rbuf, ctypes.c_uint32(0)
+                        )
+                        != 0
+                    ):
                         raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
                 finally:
                     os.close(pfd)

@@ -28,11 +28,11 @@ from . import seccomp as _sc
 
 MiB = 1 << 20
 BOT_HELPER_DIR = Path(__file__).resolve().parents[2] / "bot_helper"
-SANDBOX_UID = 1000                    # uid/gid the bot sees inside the user namespace
+SANDBOX_UID = 1000  # uid/gid the bot sees inside the user namespace
 _READY_SH = f'echo {READY}; exec "$@"'
 # argv[0] of the sandbox's own processes that a bot can see (its pid 1): no host path, no configuration
 INIT_NAME = "arena-init"
-HOSTNAME = "arena-bot"                 # the bot's hostname at every level with a uts namespace
+HOSTNAME = "arena-bot"  # the bot's hostname at every level with a uts namespace
 _SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -40,7 +40,7 @@ _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SCRATCH_PREFIX = "arena-scratch-"
 BOT_LIB_PREFIX = "arena-botlib-"
 GAMES_DIR = Path(_games.__file__).resolve().parent
-_bot_lib: tuple[int, Path] | None = None   # (owner pid, folder)
+_bot_lib: tuple[int, Path] | None = None  # (owner pid, folder)
 
 
 def sweep_dead_owner_dirs(prefix: str) -> int:
@@ -51,12 +51,12 @@ def sweep_dead_owner_dirs(prefix: str) -> int:
     """
     n = 0
     for d in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
-        pid = d.name[len(prefix):].split("-", 1)[0]
+        pid = d.name[len(prefix) :].split("-", 1)[0]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
             os.kill(int(pid), 0)
-            continue                     # its owner still runs
+            continue  # its owner still runs
         except ProcessLookupError:
             pass
         except PermissionError:
@@ -97,7 +97,7 @@ def bot_lib_dir() -> Path:
 
 
 def _remove_bot_lib() -> None:
-    if _bot_lib is not None and _bot_lib[0] == os.getpid():   # forked workers share the parent's copy
+    if _bot_lib is not None and _bot_lib[0] == os.getpid():  # forked workers share the parent's copy
         lib = _bot_lib[1]
         for d in (lib, lib / "games"):
             if d.is_dir():
@@ -112,10 +112,10 @@ class Launch:
     cwd: str
     pass_fds: list[int] = field(default_factory=list)
     cgroup: _cg.BotCgroup | None = None
-    scratch: Path | None = None            # host directory removed at close
+    scratch: Path | None = None  # host directory removed at close
     bwrap: bool = False
     rlimits: dict[str, list[int]] = field(default_factory=dict)
-    executable: str | None = None          # the program, when argv[0] is only a name (INIT_NAME)
+    executable: str | None = None  # the program, when argv[0] is only a name (INIT_NAME)
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -134,14 +134,19 @@ def interpreter() -> str:
 def bot_env(extra: dict[str, str] | None, home: str, *, inherit: bool = False) -> dict[str, str]:
     """The bot's whole environment: a fixed minimal set plus the caller's ``extra``."""
     env = dict(os.environ) if inherit else {}
-    env.update({
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": home,
+            "TMPDIR": home,
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     # botkit, and the pure ``games`` engines (standard library only) so bots can search with them
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(BOT_HELPER_DIR)] * BOT_HELPER_DIR.is_dir() + [str(bot_lib_dir())])
+    env["PYTHONPATH"] = os.pathsep.join([str(BOT_HELPER_DIR)] * BOT_HELPER_DIR.is_dir() + [str(bot_lib_dir())])
     env.update(extra or {})
     return env
 
@@ -156,8 +161,7 @@ def _memfd(name: str, data: bytes) -> int:
 
 def scratch_tmpfs(limits: Limits, uid: int) -> str:
     """Mount options of a bot's private scratch: ``scratch_mb`` and its inode cap, its uid's alone."""
-    return (f"size={limits.scratch_mb * MiB},nr_inodes={limits.scratch_inodes},mode=0700,"
-            f"uid={uid},gid={uid}")
+    return f"size={limits.scratch_mb * MiB},nr_inodes={limits.scratch_inodes},mode=0700,uid={uid},gid={uid}"
 
 
 def _rlimits(limits: Limits, *, address_space: bool) -> dict[str, list[int]]:
@@ -174,8 +178,14 @@ def _rlimits(limits: Limits, *, address_space: bool) -> dict[str, list[int]]:
     return r
 
 
-_RES = {"cpu": resource.RLIMIT_CPU, "fsize": resource.RLIMIT_FSIZE, "nofile": resource.RLIMIT_NOFILE,
-        "core": resource.RLIMIT_CORE, "as": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC}
+_RES = {
+    "cpu": resource.RLIMIT_CPU,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nofile": resource.RLIMIT_NOFILE,
+    "core": resource.RLIMIT_CORE,
+    "as": resource.RLIMIT_AS,
+    "nproc": resource.RLIMIT_NPROC,
+}
 
 
 def _prlimit(r: dict[str, list[int]]) -> list[str]:
@@ -201,8 +211,15 @@ def _ro_sources(argv: Sequence[str], bot_file: Path, extra_ro: Sequence[Path]) -
     return out
 
 
-def build(info: SandboxInfo, argv: Sequence[str], *, bot_file: Path, limits: Limits,
-          extra_ro: Sequence[Path] = (), env: dict[str, str] | None = None) -> Launch:
+def build(
+    info: SandboxInfo,
+    argv: Sequence[str],
+    *,
+    bot_file: Path,
+    limits: Limits,
+    extra_ro: Sequence[Path] = (),
+    env: dict[str, str] | None = None,
+) -> Launch:
     """The command, environment and resources for one bot process at ``info.level``."""
     level = info.level
     if level in ("full", "namespaces"):
@@ -238,71 +255,108 @@ _UID_BASE = 0x40000000
 _uid_seq = itertools.count()
 
 
-def _build_landlock(argv: Sequence[str], bot_file: Path, limits: Limits, extra_ro: Sequence[Path],
-                    benv: dict[str, str], scratch: Path) -> Launch:
+def _build_landlock(
+    argv: Sequence[str], bot_file: Path, limits: Limits, extra_ro: Sequence[Path], benv: dict[str, str], scratch: Path
+) -> Launch:
     mode = landlock_mode()
     sources = _ro_sources(argv, bot_file, extra_ro)
-    ro = ["/usr", *(p for p in _TOP_LINKS if os.path.exists(p)), *_SYSTEM_RO, "/proc",
-          "/dev/urandom", "/dev/random", "/dev/zero", *sources]
+    ro = [
+        "/usr",
+        *(p for p in _TOP_LINKS if os.path.exists(p)),
+        *_SYSTEM_RO,
+        "/proc",
+        "/dev/urandom",
+        "/dev/random",
+        "/dev/zero",
+        *sources,
+    ]
     cg = None
     if mode["cgroup"]:
         # the page cache of its scratch files and the two shim processes are charged too: as at full,
         # the group gets the scratch's room on top of memory_mb
-        cg = _cg.BotCgroup(_cg.discover(), memory_bytes=(limits.memory_mb + limits.scratch_mb) * MiB,
-                           pids_max=limits.processes + 2)   # + the keeper and the namespace's init
+        cg = _cg.BotCgroup(
+            _cg.discover(), memory_bytes=(limits.memory_mb + limits.scratch_mb) * MiB, pids_max=limits.processes + 2
+        )  # + the keeper and the namespace's init
     r = _rlimits(limits, address_space=cg is None)
     if mode["own_uid"] and cg is None:
-        r["nproc"] = [limits.processes] * 2                  # counts this bot's own uid only
-    cfg: dict[str, object] = {"ready": READY, "seccomp": "strict", "cwd": str(scratch),
-                 "landlock": {"ro": ro, "rw": [str(scratch), "/dev/null"]},
-                 "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()]}
+        r["nproc"] = [limits.processes] * 2  # counts this bot's own uid only
+    cfg: dict[str, object] = {
+        "ready": READY,
+        "seccomp": "strict",
+        "cwd": str(scratch),
+        "landlock": {"ro": ro, "rw": [str(scratch), "/dev/null"]},
+        "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()],
+    }
     if mode["namespaces"]:
         links = {p: os.readlink(p) for p in _TOP_LINKS if os.path.islink(p)}
-        ns_ro = ["/usr", *(p for p in _TOP_LINKS if os.path.isdir(p) and not os.path.islink(p)),
-                 *_SYSTEM_RO, *sources]
+        ns_ro = ["/usr", *(p for p in _TOP_LINKS if os.path.isdir(p) and not os.path.islink(p)), *_SYSTEM_RO, *sources]
         uid = bot_uid()
         cfg["uid"] = uid
         # the scratch is a tmpfs of its own (scratch_mb, inode cap) at the host scratch's path
-        cfg["ns"] = {"ro": [[os.path.realpath(p), p] for p in ns_ro],
-                     "rw": [str(scratch)], "links": links, "hostname": HOSTNAME,
-                     "tmpfs": scratch_tmpfs(limits, uid)}
+        cfg["ns"] = {
+            "ro": [[os.path.realpath(p), p] for p in ns_ro],
+            "rw": [str(scratch)],
+            "links": links,
+            "hostname": HOSTNAME,
+            "tmpfs": scratch_tmpfs(limits, uid),
+        }
         if cg is not None:
             cfg["cgroup_procs"] = cg.procs_files()
     # The shim comes as a script on an fd, and its configuration inside it: the keeper and the
     # namespace's init (the bot's pid 1) show only "arena-init -I -S -B /dev/fd/N" in /proc/*/cmdline.
     fd = _memfd(INIT_NAME, b"")
-    code = (f"import json, sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\nimport shim\n"
-            f"shim.main(json.loads({json.dumps(cfg)!r}), {list(argv)!r}, {fd})\n")
+    code = (
+        f"import json, sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\nimport shim\n"
+        f"shim.main(json.loads({json.dumps(cfg)!r}), {list(argv)!r}, {fd})\n"
+    )
     os.write(fd, code.encode())
     os.lseek(fd, 0, os.SEEK_SET)
     cmd = [INIT_NAME, "-I", "-S", "-B", f"/dev/fd/{fd}"]
-    return Launch(cmd, benv, str(scratch), pass_fds=[fd], cgroup=cg, scratch=scratch, rlimits=r,
-                  executable=interpreter())
+    return Launch(
+        cmd, benv, str(scratch), pass_fds=[fd], cgroup=cg, scratch=scratch, rlimits=r, executable=interpreter()
+    )
 
 
-def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits,
-                 extra_ro: Sequence[Path], env: dict[str, str] | None) -> Launch:
+def _build_bwrap(
+    level: str,
+    argv: Sequence[str],
+    bot_file: Path,
+    limits: Limits,
+    extra_ro: Sequence[Path],
+    env: dict[str, str] | None,
+) -> Launch:
     bw = bwrap_path()
     if not bw:
         raise OSError("bwrap not found")
     cg = None
     if level == "full":
         # the tmpfs scratch is charged to the group too, so it gets its own room
-        cg = _cg.BotCgroup(_cg.discover(), memory_bytes=(limits.memory_mb + limits.scratch_mb) * MiB,
-                           pids_max=limits.processes + 2)   # + bwrap's monitor and its pid-1 init
+        cg = _cg.BotCgroup(
+            _cg.discover(), memory_bytes=(limits.memory_mb + limits.scratch_mb) * MiB, pids_max=limits.processes + 2
+        )  # + bwrap's monitor and its pid-1 init
     r = _rlimits(limits, address_space=cg is None)
     home = "/tmp"
-    cmd = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-           "--new-session", "--clearenv", "--cap-drop", "ALL", "--hostname", HOSTNAME]
+    cmd = [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        HOSTNAME,
+    ]
     root = os.geteuid() == 0
     sources = _ro_sources(argv, bot_file, extra_ro)
     stage = _stage(sources) if root else None
     if root:
         cmd += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
-    if stage is not None:   # dropuid.py mounts it there: size and inodes capped
+    if stage is not None:  # dropuid.py mounts it there: size and inodes capped
         cmd += ["--bind", str(stage[0] / "scratch"), home]
-    else:                   # bubblewrap's own tmpfs caps the size only (it has no inode option)
+    else:  # bubblewrap's own tmpfs caps the size only (it has no inode option)
         cmd += ["--size", str(limits.scratch_mb * MiB), "--perms", "0700", "--tmpfs", home]
     cmd += ["--ro-bind", "/usr", "/usr"]
     for p in _TOP_LINKS:
@@ -326,12 +380,29 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
     start = _memfd("arena-start", b"")
     args_fd = _memfd("arena-args", b"")
     a, b = [n for n in range(3, 10) if n not in (fd, start, args_fd)][:2]
-    os.write(start, (f"exec 0<&{a} 1>&{b} {a}<&- {b}>&-\necho {READY}\nexec "
-                     + " ".join(shlex.quote(x) for x in argv) + "\n").encode())
+    os.write(
+        start,
+        (
+            f"exec 0<&{a} 1>&{b} {a}<&- {b}>&-\necho {READY}\nexec " + " ".join(shlex.quote(x) for x in argv) + "\n"
+        ).encode(),
+    )
     os.lseek(start, 0, os.SEEK_SET)
-    cmd += ["--seccomp", str(fd), "--perms", "0444", "--file", str(start), "/arena-start", "--chdir", home,
-            # bubblewrap's root and /dev are tmpfs of no size: read-only, the scratch is the only room
-            "--remount-ro", "/dev", "--remount-ro", "/"]
+    cmd += [
+        "--seccomp",
+        str(fd),
+        "--perms",
+        "0444",
+        "--file",
+        str(start),
+        "/arena-start",
+        "--chdir",
+        home,
+        # bubblewrap's root and /dev are tmpfs of no size: read-only, the scratch is the only room
+        "--remount-ro",
+        "/dev",
+        "--remount-ro",
+        "/",
+    ]
     os.write(args_fd, b"".join(x.encode() + b"\0" for x in cmd))
     os.lseek(args_fd, 0, os.SEEK_SET)
     run = ["--args", str(args_fd), "--", "sh", "/arena-start"]
@@ -341,14 +412,20 @@ def _build_bwrap(level: str, argv: Sequence[str], bot_file: Path, limits: Limits
         # scratch and sets the rlimits (no prlimit: bwrap must be exec'd with argv[0] INIT_NAME)
         uid = bot_uid()
         (stage[0] / "scratch").mkdir(mode=0o700)
-        cfg = {"fds": [a, b], "binds": stage[1], "uid": uid, "argv0": INIT_NAME,
-               "scratch": [str(stage[0] / "scratch"), scratch_tmpfs(limits, uid)],
-               "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()],
-               "cgroup_procs": cg.procs_files() if cg is not None else []}
+        cfg = {
+            "fds": [a, b],
+            "binds": stage[1],
+            "uid": uid,
+            "argv0": INIT_NAME,
+            "scratch": [str(stage[0] / "scratch"), scratch_tmpfs(limits, uid)],
+            "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()],
+            "cgroup_procs": cg.procs_files() if cg is not None else [],
+        }
         dropper = str(Path(__file__).with_name("dropuid.py"))
         cmd = [interpreter(), "-I", "-S", "-B", dropper, json.dumps(cfg), "--", bw, *run]
-        return Launch(cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=fds, cgroup=cg, bwrap=True,
-                      rlimits=r, scratch=stage[0])
+        return Launch(
+            cmd, {"PATH": "/usr/bin:/bin"}, "/", pass_fds=fds, cgroup=cg, bwrap=True, rlimits=r, scratch=stage[0]
+        )
     host = f"exec {a}<&0 {b}>&1 </dev/null >/dev/null\n"
     if cg is not None:
         host += "".join(f"echo $$ > {shlex.quote(f)} || exit 125\n" for f in cg.procs_files())
@@ -372,7 +449,7 @@ def _stage(sources: list[str]) -> tuple[Path, list[list[str]], list[str]]:
         if os.path.isdir(src):
             point.mkdir(mode=0o755)
             binds.append([src, str(point)])
-        else:   # a file (the bot's own): a copy the bot's uid may read even if the original is 0600
+        else:  # a file (the bot's own): a copy the bot's uid may read even if the original is 0600
             shutil.copyfile(src, point)
             point.chmod(0o755 if os.access(src, os.X_OK) else 0o644)
         shown.append(str(point))

@@ -44,6 +44,7 @@ def unshare(flags: int = NAMESPACES) -> None:
 def mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     def enc(s: str | None) -> bytes | None:
         return s.encode() if s is not None else None
+
     _check(_libc.mount(enc(src), enc(dst), enc(fstype), flags, enc(data)), f"mount {dst}")
 
 
@@ -74,8 +75,9 @@ def _bind(old: str, new: str, *, writable: bool, dev: bool = False) -> None:
     mount(None, new, None, flags)
 
 
-def build_root(*, ro: list[list[str]], rw: list[str], links: dict[str, str], tmpfs_mb: int = 1,
-               rw_tmpfs: str | None = None) -> None:
+def build_root(
+    *, ro: list[list[str]], rw: list[str], links: dict[str, str], tmpfs_mb: int = 1, rw_tmpfs: str | None = None
+) -> None:
     """Replace ``/`` of this mount namespace by a tmpfs holding only the given paths.
 
     Call in a new mount namespace, from the first process of the new pid
@@ -87,12 +89,12 @@ def build_root(*, ro: list[list[str]], rw: list[str], links: dict[str, str], tmp
     within that size and inode count.
     """
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    base = "/tmp"                       # any directory: the tmpfs covers it only in this namespace
+    base = "/tmp"  # any directory: the tmpfs covers it only in this namespace
     mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
     os.chdir(base)
     os.mkdir("oldroot")
     os.mkdir("newroot")
-    _pivot_root(".", "oldroot")         # the host tree is now /oldroot
+    _pivot_root(".", "oldroot")  # the host tree is now /oldroot
     os.chdir("/")
     mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0755,size={tmpfs_mb}m")
     for src, dst in ro:
@@ -112,13 +114,17 @@ def build_root(*, ro: list[list[str]], rw: list[str], links: dict[str, str], tmp
     mount("tmpfs", "/newroot/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
     for d in DEVICES:
         _bind("/oldroot" + d, "/newroot" + d, writable=True, dev=True)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, f"/newroot/dev/{name}")
     os.makedirs("/newroot/proc", mode=0o755, exist_ok=True)
     mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.chdir("/newroot")
-    _pivot_root(".", ".")               # stack the old root on top of the new one...
-    _check(_libc.umount2(b".", MNT_DETACH), "umount old root")   # ...and drop it
+    _pivot_root(".", ".")  # stack the old root on top of the new one...
+    _check(_libc.umount2(b".", MNT_DETACH), "umount old root")  # ...and drop it
     os.chdir("/")
     mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)

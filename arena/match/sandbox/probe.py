@@ -13,7 +13,8 @@ import resource
 import socket
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def _try(fn: Callable[[], str]) -> str:
@@ -72,7 +73,7 @@ def main() -> None:
     def sees_referee() -> str:
         with open(f"/proc/{req['referee']}/stat", "rb") as f:
             raw = f.read()
-        return "visible" if int(raw[raw.rfind(b")") + 2:].split()[19]) == req["referee_start"] else "denied"
+        return "visible" if int(raw[raw.rfind(b")") + 2 :].split()[19]) == req["referee_start"] else "denied"
 
     def environ() -> str:
         with open(f"/proc/{req['referee']}/environ", "rb") as f:
@@ -97,6 +98,7 @@ def main() -> None:
     out["tcp"] = _try(tcp)
     out["udp"] = _try(udp)
     out["inet_socket"] = _try(inet)
+
     def canary() -> str:
         with open(req["canary"]) as f:
             f.read()
@@ -114,15 +116,15 @@ def main() -> None:
     out["nice"] = _try(nice)
     out["realtime"] = _try(realtime)
     out["userns"] = "allowed" if libc.unshare(0x10000000) == 0 else "denied"
-    st = os.statvfs(".")                # the scratch (its cwd): its size and inode cap
+    st = os.statvfs(".")  # the scratch (its cwd): its size and inode cap
     out["scratch"] = [st.f_blocks * st.f_frsize, st.f_files]
     out["nodename"] = os.uname().nodename
-    try:                                # what it sees of its pid 1 (none: no pid namespace, or hidden)
+    try:  # what it sees of its pid 1 (none: no pid namespace, or hidden)
         with open("/proc/1/cmdline", "rb") as cmdline:
             out["pid1"] = cmdline.read().decode(errors="replace").split("\0")[:-1]
     except OSError:
         out["pid1"] = None
-    if os.fork() == 0:          # double fork + setsid: the escapee the kill must catch
+    if os.fork() == 0:  # double fork + setsid: the escapee the kill must catch
         os.setsid()
         if os.fork() == 0:
             time.sleep(30)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Set
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
-_subreaper_done = 0   # the pid that became a subreaper (0: none yet)
+_subreaper_done = 0  # the pid that became a subreaper (0: none yet)
 _subreaper_lock = threading.Lock()
 
 
@@ -43,7 +43,7 @@ def stat(pid: int) -> tuple[int, int, float, int] | None:
             raw = f.read()
     except OSError:
         return None
-    rest = raw[raw.rfind(b")") + 2:].split()
+    rest = raw[raw.rfind(b")") + 2 :].split()
     # fields after comm: state(0) ppid(1) pgrp(2) ... utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
     try:
         cpu = (int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])) / _CLK_TCK
@@ -128,16 +128,28 @@ def reap(pids: set[int], timeout: float = 0.0) -> None:
                 left.discard(pid)
                 continue
             st = stat(pid)
-            if st is None or (st[0] != me and _state(pid) in (b"Z", b"X") and st[0] != 1
-                              and stat(st[0]) is not None and _state(st[0]) not in (b"Z", b"X", None)):
-                left.discard(pid)       # gone, or a living parent will reap it
+            if st is None or (
+                st[0] != me
+                and _state(pid) in (b"Z", b"X")
+                and st[0] != 1
+                and stat(st[0]) is not None
+                and _state(st[0]) not in (b"Z", b"X", None)
+            ):
+                left.discard(pid)  # gone, or a living parent will reap it
         if not left or time.monotonic() >= end:
             return
         time.sleep(0.002)
 
 
-def sweep(roots: set[int], *, protect: set[int], since_ticks: int, orphans: bool,
-          keep: Set[int] = frozenset(), timeout: float = 2.0) -> int:
+def sweep(
+    roots: set[int],
+    *,
+    protect: set[int],
+    since_ticks: int,
+    orphans: bool,
+    keep: Set[int] = frozenset(),
+    timeout: float = 2.0,
+) -> int:
     """SIGKILL the trees under ``roots`` until none is left; returns the number killed.
 
     Pids in ``keep`` are killed but not reaped (their owner collects the status).
@@ -177,7 +189,7 @@ def _state(pid: int) -> bytes | None:
             raw = f.read()
     except OSError:
         return None
-    return raw[raw.rfind(b")") + 2:raw.rfind(b")") + 3]
+    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3]
 
 
 def start_ticks(pid: int) -> int:

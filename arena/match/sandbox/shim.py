@@ -33,7 +33,7 @@ import signal
 import struct
 import sys
 
-TYPE_CHECKING = False   # typing is not imported at run time: this starts every bot
+TYPE_CHECKING = False  # typing is not imported at run time: this starts every bot
 if TYPE_CHECKING:
     from typing import Any
 
@@ -45,6 +45,7 @@ def _fail(what: str, exc: BaseException, code: int = 121) -> None:
 
 def _pdeathsig() -> None:
     import ctypes
+
     ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
@@ -52,16 +53,18 @@ def _confine_and_exec(cfg: dict[str, Any], argv: list[str]) -> None:
     """Last step, in the process that becomes the bot."""
     import landlock  # type: ignore[import-not-found]  # siblings; imported before Landlock hides their directory
     import seccomp  # type: ignore[import-not-found]
+
     try:
         uid = cfg.get("uid")
         if uid is not None:
             import ctypes
+
             libc = ctypes.CDLL(None)
-            for cap in range(64):       # empty the bounding set too (EINVAL past the last cap)
+            for cap in range(64):  # empty the bounding set too (EINVAL past the last cap)
                 libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
             os.setgroups([])
             os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)     # from root to non-root: every capability is gone
+            os.setresuid(uid, uid, uid)  # from root to non-root: every capability is gone
         for res, soft, hard in cfg.get("rlimits", ()):
             resource.setrlimit(res, (soft, hard))
         ll = cfg.get("landlock")
@@ -86,12 +89,12 @@ def _mirror(status: int) -> None:
         sig = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         try:
-            signal.signal(sig, signal.SIG_DFL)      # (SIGKILL and SIGSTOP refuse: they are default)
+            signal.signal(sig, signal.SIG_DFL)  # (SIGKILL and SIGSTOP refuse: they are default)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
         except (OSError, ValueError):
             pass
         os.kill(os.getpid(), sig)
-        os._exit(128 + sig)             # not reached unless the signal cannot kill us
+        os._exit(128 + sig)  # not reached unless the signal cannot kill us
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 125)
 
 
@@ -106,11 +109,12 @@ def _quiet_stdio(fd: int) -> None:
 def _init(cfg: dict[str, Any], argv: list[str], report_w: int) -> None:
     """pid 1 of the bot's pid namespace."""
     import nsroot  # type: ignore[import-not-found]  # a sibling (this runs as a script)
+
     try:
-        _pdeathsig()                    # the keeper died: so does the whole namespace
-        os.umask(0o022)                 # the bot's uid must be able to walk the new root
+        _pdeathsig()  # the keeper died: so does the whole namespace
+        os.umask(0o022)  # the bot's uid must be able to walk the new root
         nsroot.unshare(nsroot.CLONE_NEWNS)  # the keeper keeps the host's root: pivot_root moves every
-        ns = cfg["ns"]                      # process of a mount namespace, so only ours is new
+        ns = cfg["ns"]  # process of a mount namespace, so only ours is new
         nsroot.sethostname(ns.get("hostname", "arena-bot"))
         nsroot.build_root(ro=ns["ro"], rw=ns["rw"], links=ns["links"], rw_tmpfs=ns.get("tmpfs"))
         if cfg.get("uid") is not None:
@@ -122,8 +126,8 @@ def _init(cfg: dict[str, Any], argv: list[str], report_w: int) -> None:
     if bot == 0:
         os.close(report_w)
         _confine_and_exec(cfg, argv)
-    _quiet_stdio(os.open("/dev/null", os.O_RDWR))   # the new root's /dev/null
-    while True:                         # reap everything; stop when the bot itself ends
+    _quiet_stdio(os.open("/dev/null", os.O_RDWR))  # the new root's /dev/null
+    while True:  # reap everything; stop when the bot itself ends
         try:
             pid, status = os.waitpid(-1, 0)
         except ChildProcessError:
@@ -132,24 +136,26 @@ def _init(cfg: dict[str, Any], argv: list[str], report_w: int) -> None:
             continue
         if pid == bot:
             os.write(report_w, struct.pack("=i", status))
-            os._exit(0)                 # the kernel now kills what is left in the namespace
+            os._exit(0)  # the kernel now kills what is left in the namespace
 
 
 def main(cfg: dict[str, Any], argv: list[str], script_fd: int = -1) -> None:
-    if script_fd >= 0:                  # the script this came from (launch.py): not the bot's
+    if script_fd >= 0:  # the script this came from (launch.py): not the bot's
         os.close(script_fd)
     try:
         import landlock  # noqa: F401 - imported now: the bot may not see this directory later
         import seccomp  # noqa: F401
-        _pdeathsig()                    # die with the referee
+
+        _pdeathsig()  # die with the referee
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if "ns" not in cfg:
             _confine_and_exec(cfg, argv)
         import nsroot  # a sibling (this runs as a script)
+
         for procs in cfg.get("cgroup_procs", ()):
             with open(procs, "w") as f:
                 f.write(str(os.getpid()))
-        nsroot.unshare(nsroot.NAMESPACES & ~nsroot.CLONE_NEWNS)   # the init makes its own mount ns
+        nsroot.unshare(nsroot.NAMESPACES & ~nsroot.CLONE_NEWNS)  # the init makes its own mount ns
         devnull = os.open("/dev/null", os.O_RDWR)
     except Exception as exc:  # noqa: BLE001
         _fail("setup", exc)
@@ -170,9 +176,9 @@ def main(cfg: dict[str, Any], argv: list[str], script_fd: int = -1) -> None:
     _, status = os.waitpid(init, 0)
     if len(data) == 4:
         _mirror(struct.unpack("=i", data)[0])
-    _mirror(status)                     # init failed (setup error) or was killed
+    _mirror(status)  # init failed (setup error) or was killed
 
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
-    main(json.loads(sys.argv[1]), sys.argv[sys.argv.index("--", 2) + 1:])
+    main(json.loads(sys.argv[1]), sys.argv[sys.argv.index("--", 2) + 1 :])
