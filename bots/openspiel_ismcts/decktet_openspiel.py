@@ -53,8 +53,7 @@ DEFAULT_DEALS = 1000
 # more raises instead of handing OpenSpiel an id outside the game's action space.
 MAX_ACTIONS = {"tightwad": 128, "divers-weights": 128, "palace": 2048}
 DEFAULT_PLAYERS = {"tightwad": 4, "divers-weights": 4, "palace": 4}
-NAMES = {"tightwad": "decktet_tightwad", "divers-weights": "decktet_divers_weights",
-         "palace": "decktet_palace"}
+NAMES = {"tightwad": "decktet_tightwad", "divers-weights": "decktet_divers_weights", "palace": "decktet_palace"}
 
 
 def _engine_params(game_id: str) -> dict[str, Any]:
@@ -113,8 +112,7 @@ def _digest(*parts: str) -> str:
 class GameConfig:
     """What a state needs of its game."""
 
-    def __init__(self, game_id: str, players: int, deals: int, options: dict[str, Any],
-                 simultaneous: bool) -> None:
+    def __init__(self, game_id: str, players: int, deals: int, options: dict[str, Any], simultaneous: bool) -> None:
         self.game_id, self.players, self.deals = game_id, players, deals
         self.options, self.simultaneous = options, simultaneous
 
@@ -148,10 +146,10 @@ class DecktetGame(pyspiel.Game):
         super().__init__(game_type, info, full)
         self.config = GameConfig(self.game_id, self.players, self.deals, self.options, self.simultaneous)
 
-    def new_initial_state(self) -> "DecktetState":
+    def new_initial_state(self) -> DecktetState:
         return DecktetState(self)
 
-    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> "DecktetObserver":
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> DecktetObserver:
         recall = iig_obs_type is not None and iig_obs_type.perfect_recall
         return DecktetObserver(recall)
 
@@ -162,8 +160,8 @@ class DecktetState(pyspiel.State):
     def __init__(self, game: DecktetGame) -> None:
         super().__init__(game)
         self._g = game.config  # plain data: pyspiel may copy states without their game object
-        self.engine: Any = None                      # None until the deal
-        self._chain = [""] * game.players            # per seat: digest of its observations so far
+        self.engine: Any = None  # None until the deal
+        self._chain = [""] * game.players  # per seat: digest of its observations so far
         self._public: tuple[int, Any] | None = None  # (seat, its Palace public history), see below
         self._samplers: dict[int, Determinizer] = {}  # per seat, while no move is applied
 
@@ -196,8 +194,10 @@ class DecktetState(pyspiel.State):
             return []
         n = len(self.engine.legal_actions(player))
         if n > MAX_ACTIONS[self._g.game_id]:
-            raise ValueError(f"{NAMES[self._g.game_id]}: {n} legal actions, above the bound "
-                             f"{MAX_ACTIONS[self._g.game_id]} (raise MAX_ACTIONS)")
+            raise ValueError(
+                f"{NAMES[self._g.game_id]}: {n} legal actions, above the bound "
+                f"{MAX_ACTIONS[self._g.game_id]} (raise MAX_ACTIONS)"
+            )
         return list(range(n))
 
     # ---- moves ------------------------------------------------------------------------
@@ -255,10 +255,9 @@ class DecktetState(pyspiel.State):
             return f"seat {player} history {self._chain[player]}"
         obs = self.engine.observation(player)
         obs.pop("events", None)
-        return f"seat {player} history {self._chain[player]}\n" + json.dumps(
-            obs, sort_keys=True, separators=(",", ":"))
+        return f"seat {player} history {self._chain[player]}\n" + json.dumps(obs, sort_keys=True, separators=(",", ":"))
 
-    def resample_from_infostate(self, player: int, sampler: Any = None) -> "DecktetState":
+    def resample_from_infostate(self, player: int, sampler: Any = None) -> DecktetState:
         """A state drawn from ``player``'s observation (games.determinize), same information
         state; in Palace, for the seat a state was built for with its public history
         (``state_from_observation``), a world that history allows. The sampler is kept until a
@@ -269,17 +268,19 @@ class DecktetState(pyspiel.State):
         det = self._samplers.get(player)
         if det is None:
             public = self._public[1] if self._public and self._public[0] == player else None
-            det = self._samplers[player] = Determinizer(self.engine.observation(player), self._g.options,
-                                                        history=public)
+            det = self._samplers[player] = Determinizer(
+                self.engine.observation(player), self._g.options, history=public
+            )
         world = det.sample(seed)
         new = self.get_game().new_initial_state()
         new.engine = world
         # The others' histories are not known; they start from this seat's (public to it) view.
-        new._chain = [self._chain[s] if s == player else _digest(self._chain[player], f"seat{s}")
-                      for s in range(self._g.players)]
+        new._chain = [
+            self._chain[s] if s == player else _digest(self._chain[player], f"seat{s}") for s in range(self._g.players)
+        ]
         return new
 
-    def clone(self) -> "DecktetState":  # pyspiel's clone of a Python state deep-copies; this is cheaper
+    def clone(self) -> DecktetState:  # pyspiel's clone of a Python state deep-copies; this is cheaper
         new = self.get_game().new_initial_state()
         new.engine = None if self.engine is None else self.engine.clone()
         new._chain = list(self._chain)
@@ -291,8 +292,9 @@ class DecktetState(pyspiel.State):
         return "\n".join(self.engine.observation_text(s) for s in range(self._g.players))
 
 
-def state_from_observation(game: DecktetGame, observation: dict[str, Any], history: str = "",
-                           seed: int = 0, public: Any = None) -> DecktetState:
+def state_from_observation(
+    game: DecktetGame, observation: dict[str, Any], history: str = "", seed: int = 0, public: Any = None
+) -> DecktetState:
     """A state of ``game`` drawn from one seat's JSON observation, as a bot process sees it
     (games.determinize): that seat to move first, ``history`` its information state's digest
     (a bot digests the observations it has had, ``digest(history, json)``). Within a
@@ -336,11 +338,9 @@ def _register() -> None:
     for game_id, name in NAMES.items():
         if name in pyspiel.registered_names():
             continue
-        cls = type(f"Decktet{REGISTRY[game_id].title.replace(' ', '')}Game", (DecktetGame,),
-                   {"game_id": game_id})
+        cls = type(f"Decktet{REGISTRY[game_id].title.replace(' ', '')}Game", (DecktetGame,), {"game_id": game_id})
         spec = REGISTRY[game_id]
-        pyspiel.register_game(_game_type(game_id, spec.simultaneous, (spec.min_players, spec.max_players)),
-                              cls)
+        pyspiel.register_game(_game_type(game_id, spec.simultaneous, (spec.min_players, spec.max_players)), cls)
 
 
 _register()

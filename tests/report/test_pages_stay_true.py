@@ -15,6 +15,7 @@ from arena.cli import cli
 from arena.report.run import run_and_publish
 from arena.report.standings import STALE_START, mark_reports_stale
 from arena.tournament.load import load_tournament
+from arena.tournament.supervisor import Supervisor
 
 HERE = Path(__file__).resolve().parent
 RANDOM = HERE / "bots" / "random_player.py"
@@ -107,7 +108,7 @@ def test_an_interrupted_run_publishes_what_it_kept_marked_incomplete(
     played: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _tournament(tmp_path, deals=2)
-    real = runner._Pool._on_reply
+    real = Supervisor._on_reply
     replies = []
 
     def interrupt_after_two(self, *a, **kw):  # Ctrl-C once two new matches are stored
@@ -116,7 +117,7 @@ def test_an_interrupted_run_publishes_what_it_kept_marked_incomplete(
         if len(replies) == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner._Pool, "_on_reply", interrupt_after_two)
+    monkeypatch.setattr(Supervisor, "_on_reply", interrupt_after_two)
     summary = _run(path)
     kept = summary.counted  # (a match the worker held may be stored too)
     assert summary.interrupted and 8 <= kept < 12 and summary.scheduled == 12
