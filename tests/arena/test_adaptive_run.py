@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"
 
 
-def write_file(tmp: Path, name: str, bots: list[str], *, deals: int = 30) -> Path:
+def write_file(tmp: Path, name: str, bots: list[str], *, deals: int = 20) -> Path:
     text = f"""
 name: {name}
 seed: 3
@@ -62,7 +62,7 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     state = json.loads((ref.results / "adaptive.json").read_text())
     (entry,) = state["entries"]
     assert entry["status"] == "decided"
-    cap = 4 * 3 * 30
+    cap = 4 * 3 * 20
     assert ref.scheduled == entry["matches"] < cap / 2  # stopped early, far below the round robin
     assert entry["standings"][0]["bot"] == "tightwad_high" and entry["standings"][0]["ranks"] == [1, 1]
     assert all(

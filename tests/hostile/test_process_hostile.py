@@ -273,11 +273,11 @@ def test_read_lines_multiplexes_with_own_deadlines(run):
     now = time.monotonic()
     fast.proc.send_line(b"hi", now + 60)
     slow.proc.send_line(b"hi", now + 60)
-    res = read_lines([(slow.proc, now + 30), (fast.proc, now + 120)])
+    res = read_lines([(slow.proc, now + 8), (fast.proc, now + 120)])
     assert isinstance(res[0], BotFault) and res[0].kind == FaultKind.TIMEOUT
     assert not slow.proc.alive()  # nor did anything wait for the sleeper
     # the fast answer is stamped when it came, before the sleeper's deadline: it did not wait
-    assert res[1][0] == b"hi" and res[1][1] < now + 30
+    assert res[1][0] == b"hi" and res[1][1] < now + 8
 
 
 # ---------------------------------------------------------------- output
