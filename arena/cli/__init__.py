@@ -156,6 +156,13 @@ def cli() -> None:
     """Tournaments of bot programs playing Decktet card games."""
 
 
+executor_option = click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').",
+)
 sandbox_option = click.option(
     "--sandbox",
     "sandbox_level",
@@ -276,13 +283,7 @@ def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> Non
 @click.option("--dry-run", is_flag=True, help="Only print which matches would be played, kept and dropped.")
 @click.option("--workers", type=click.IntRange(1, MAX_WORKERS), default=None, help="Override the file's worker count.")
 @sandbox_option
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').",
-)
+@executor_option
 @click.option(
     "--ray-address",
     default=None,
@@ -706,13 +707,7 @@ def _need_serve_extra() -> None:
     default=None,
     help="Worker processes playing matches (default: the ladder file's workers).",
 )
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where matches are played: local worker processes, or a Ray cluster (pip install 'decktet-arena[ray]').",
-)
+@executor_option
 @click.option(
     "--ray-address",
     default=None,
