@@ -2,30 +2,78 @@
 
 Each helper is a fresh interpreter running ``python -m arena.luck.helper`` (not a fork: the
 process that runs a tournament may hold threads, Ray's or the log forwarders', whose locks a fork
-would copy held). Jobs go in chunks, one JSON line each way; a helper that stops raises
-``RuntimeError`` with the last line of its stderr.
+would copy held). The helpers are a backend (``_Helpers``) of the one supervisor
+(arena/supervisor.py), which hands each a chunk of jobs at a time: one JSON line each way. Luck
+jobs are deterministic, so a chunk whose helper stopped would stop the next one too: it is not
+tried again, and ``computed`` raises ``RuntimeError`` with the last line of the helper's stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import queue
+import select
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from arena.luck.helper import luck_job
+from arena.supervisor import Event, Lost, Replied, Supervisor
 
 HELPER_MODULE = "arena.luck.helper"
 
 
+def computed(jobs: list[list[Any]], workers: int) -> Iterator[Any]:
+    """``luck_job`` of every job, in order: on ``workers`` helper processes when there is
+    enough work to share (the jobs are independent), else in this process."""
+    if workers < 2 or len(jobs) < 4 * workers:
+        yield from map(luck_job, jobs)
+        return
+    size = max(1, min(32, len(jobs) // (8 * workers)))
+    supervisor = _Chunks(_Helpers(), workers=workers)
+    supervisor.submit(*(Chunk(i, jobs[start : start + size]) for i, start in enumerate(range(0, len(jobs), size))))
+    done: dict[int, list[Any]] = {}
+    following = 0  # the chunk whose results come next
+    # closed on the way out: an error, or a consumer that stops early, kills the helpers at once
+    with contextlib.closing(supervisor.stream()) as replies:
+        for _, reply in replies:
+            done[reply.index] = reply.results
+            while following in done:
+                yield from done.pop(following)
+                following += 1
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    jobs: list[list[Any]]
+
+
+@dataclass(frozen=True)
+class Computed:
+    index: int  # of the chunk
+    results: list[Any]
+
+
+class _Chunks(Supervisor[Chunk, Computed]):
+    def key(self, job: Chunk) -> int:
+        return job.index
+
+    def answers(self, reply: Computed) -> int:
+        return reply.index
+
+    def again(self, job: Chunk, why: str) -> bool:
+        raise RuntimeError(why)
+
+
 class _Helper:
-    """One ``luck_helper`` process: computes a chunk of jobs at a time, in order."""
+    """One helper process: chunks in on its stdin, results out on its stdout, in order."""
 
     def __init__(self) -> None:
         root = str(Path(__file__).resolve().parents[2])  # where arena/ and games/ live
@@ -38,64 +86,90 @@ class _Helper:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.err,
-            text=True,
-            encoding="utf-8",
         )
-
-    def compute(self, jobs: list[list[Any]]) -> list[Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        try:
-            self.proc.stdin.write(json.dumps(jobs) + "\n")
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
-        except OSError:
-            line = ""
-        if not line:
-            self.err.seek(0)
-            tail = self.err.read().decode("utf-8", "replace").strip().splitlines()
-            raise RuntimeError(
-                f"a luck baseline helper stopped (exit {self.proc.poll()}): {tail[-1] if tail else 'no message'}"
-            )
-        return json.loads(line)
+        self.stdin: IO[bytes] = self.proc.stdin
+        self.stdout: IO[bytes] = self.proc.stdout
+        self.received = b""  # part of an answer
+        self.sent = 0
+        self.pending: deque[tuple[int, int]] = deque()  # (number, chunk index) sent and not answered, oldest first
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
+    def why_stopped(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             self.proc.kill()
-        self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout, self.err):
-            try:
-                if f is not None:
-                    f.close()
-            except OSError:
-                pass
+            code = self.proc.wait()
+        self.err.seek(0)
+        tail = self.err.read().decode("utf-8", "replace").strip().splitlines()
+        return f"a luck baseline helper stopped (exit {code}): {tail[-1] if tail else 'no message'}"
 
-
-def computed(jobs: list[list[Any]], workers: int) -> Iterator[Any]:
-    """``luck_job`` of every job, in order: on ``workers`` helper processes when there is
-    enough work to share (the jobs are independent), else in this process."""
-    if workers < 2 or len(jobs) < 4 * workers:
-        yield from map(luck_job, jobs)
-        return
-    size = max(1, min(32, len(jobs) // (8 * workers)))
-    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    helpers: list[_Helper] = []
-    idle: queue.Queue[_Helper] = queue.Queue()
-
-    def on_helper(chunk: list[Any]) -> list[Any]:
-        helper = idle.get()
+    def close(self, *, kill: bool) -> None:
+        with contextlib.suppress(OSError):
+            self.stdin.close()  # the helper ends at the end of its input
+        if kill and self.proc.poll() is None:
+            self.proc.kill()
         try:
-            return helper.compute(chunk)
-        finally:
-            idle.put(helper)
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for f in (self.stdout, self.err):
+            with contextlib.suppress(OSError):
+                f.close()
 
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="luck")
-    try:
-        for _ in range(workers):
-            helpers.append(_Helper())
-            idle.put(helpers[-1])
-        for results in pool.map(on_helper, chunks):
-            yield from results
-    finally:
-        for helper in helpers:  # first, so that chunks still being computed end at once
-            helper.stop()
-        pool.shutdown(wait=True, cancel_futures=True)
+
+class _Helpers:
+    """The helper processes, as a backend of the supervisor: one chunk at a time each."""
+
+    prefetch = 1  # a chunk is a few seconds of work: no need to send the next ahead
+    spread_tail = True
+    ready_at_start = True
+
+    def __init__(self) -> None:
+        self.helpers: dict[int, _Helper] = {}
+        self.next_wid = 0
+
+    def start(self) -> int:
+        wid = self.next_wid
+        self.next_wid += 1
+        self.helpers[wid] = _Helper()
+        return wid
+
+    def send(self, wid: int, job: Chunk) -> None:
+        h = self.helpers[wid]
+        h.sent += 1
+        h.pending.append((h.sent, job.index))
+        h.stdin.write(json.dumps(job.jobs).encode() + b"\n")
+        h.stdin.flush()
+
+    def wait(self, timeout_s: float) -> list[Event[Computed]]:
+        by_fd = {h.stdout.fileno(): wid for wid, h in self.helpers.items()}
+        readable, _, _ = select.select(list(by_fd), [], [], timeout_s)
+        events: list[Event[Computed]] = []
+        for fd in readable:
+            wid = by_fd[fd]
+            h = self.helpers[wid]
+            data = os.read(fd, 1 << 20)
+            h.received += data
+            while b"\n" in h.received:
+                line, h.received = h.received.split(b"\n", 1)
+                _, index = h.pending.popleft()
+                events.append(Replied(wid, Computed(index, json.loads(line))))
+            if not data:  # its end of the pipe closed: it stopped
+                del self.helpers[wid]
+                why = h.why_stopped()
+                h.close(kill=True)
+                events.append(Lost(wid, why, h.pending[0][0] if h.pending else None))
+        return events
+
+    def stop(self, *, kill: bool) -> None:
+        for h in self.helpers.values():
+            h.close(kill=kill)
+        self.helpers.clear()
+
+    def keep_dying(self, deaths: int) -> str:
+        return f"luck baseline helpers keep stopping between chunks ({deaths} so far)"
+
+    def lost_all(self, left: int) -> str | None:
+        return None  # a helper started here is there at once

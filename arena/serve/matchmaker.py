@@ -351,62 +351,34 @@ class Matchmaker:
             top_up = self._top_up(db, store, secret, playing, entries, should_stop)
             ctx = dict(ctx_base, entries=entries)
             if self.executor == "ray":
-                self._play_on_ray(pending, ctx, store, top_up)
+                self._play_on_ray(pending, ctx, top_up)
             else:
                 summary = RunSummary(results=self.data, scheduled=0, already_done=0)
                 _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
             self.publish_standings(store)  # the drained pool's last matches
 
     def _start_ray(self) -> None:
-        """One Ray session for the matchmaker's life (each roster's actors start in it)."""
-        import logging as logging_
+        """One Ray session for the matchmaker's life (each roster's actors start in it); a caller's
+        (a test's) instance is used as it is."""
+        from arena.tournament.ray_executor import connect
 
-        from arena.tournament.ray_executor import _check_reachable, require_ray
+        connect(self.ray_address)
 
-        require_ray()
-        import ray
-
-        if ray.is_initialized():
-            return  # a caller's (a test's) instance
-        _check_reachable(self.ray_address)
-        ray.init(
-            address=self.ray_address,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging_.WARNING,
-            configure_logging=False,
-        )
-
-    def _play_on_ray(self, pending: list[Any], ctx: dict[str, Any], store: Any, top_up: Callable[[Any], None]) -> None:
+    def _play_on_ray(self, pending: list[Any], ctx: dict[str, Any], top_up: Callable[[Any], None]) -> None:
+        """The local pool's supervisor, over Ray actors: the same top-up hook, each record stored here."""
         from collections import deque
 
-        from arena.tournament.ray_executor import play_on_ray
-        from arena.tournament.retries import Retries
-        from arena.tournament.runner import _log_match, is_harness_failure
+        from arena.tournament.ray_executor import ray_backend
+        from arena.tournament.runner import RunSummary, _Pool, store_in_driver
 
         queue = deque(pending)
-        top_up(queue)
+        top_up(queue)  # as many actors as the first batch needs, not one per CPU for a handful of matches
         if not queue:
             time.sleep(ROSTER_POLL_S)
             return
-
-        def on_record(record: dict[str, Any]) -> None:
-            failure = is_harness_failure(record)
-            if failure is not None:
-                log.warning("match %s: the harness could not play it: %s; played again", record["match_id"], failure)
-                return
-            _log_match(record, store.record_match(record))
-
-        play_on_ray(
-            list(queue),
-            ctx,
-            on_record,
-            address=self.ray_address,
-            workers=self.workers,
-            sandbox_level=self.sandbox.level,
-            retry=Retries([]).again,
-            top_up=top_up,
-        )
+        summary = RunSummary(results=self.data, scheduled=0, already_done=0)
+        backend = ray_backend(ctx, sandbox_level=self.sandbox.level, store=store_in_driver(ctx, summary))
+        _Pool(ctx, summary, _Quiet(), backend).run(list(queue), backend.size(self.workers, len(queue)), top_up)
 
     def _can_deal(self, playing: list[str]) -> bool:
         return any(len(playing) >= p for _, p, _ in candidates_of(self.t))

@@ -1,4 +1,4 @@
-"""Play a tournament's pending matches on a Ray cluster (`arena run --executor ray`).
+"""Play matches on a Ray cluster (`arena run --executor ray`, `arena serve --executor ray`).
 
 Workers are Ray actors, possibly on other machines: they see neither the driver's
 files nor its results store. So each actor receives the bots by content through Ray's
@@ -9,17 +9,21 @@ warm across matches (arena.tournament.match_player, as the local workers do), st
 the bot processes of the match it will play next while one plays. Records come back to
 the driver, which stores them.
 
-The driver supervises the actors as the local pool supervises its workers: a dead
-actor is replaced in the same run and its match played again (``MAX_TRIES`` tries,
-shared with the local pool through ``retries.Retries``), a harness exception comes
-back with its traceback for run.log, and a cluster left without workers stops the
-run, incomplete, in one line (``WorkersLost``).
+The actors are a backend (``RayBackend``) of the one supervisor of matches
+(arena/tournament/supervisor.py), as the local worker processes are: a dead actor is
+replaced in the same run and its match played again (``MAX_TRIES`` tries), a harness
+exception comes back with its traceback for run.log, and a cluster left without workers
+stops the run, incomplete, in one line (``WorkersLost``). What is Ray's is here: starting
+and reaching Ray (``ray_session``), the actor (``BotWorker``), object refs turned into the
+supervisor's events, the records stored as they come back, the bots' stderr logs collected
+at the end.
 
-Ray is optional: this module imports it only inside ``play_on_ray``.
+Ray is optional: this module imports it only inside functions.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import os
@@ -31,16 +35,18 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.errors import ArenaError, WorkersLost
+from arena.errors import ArenaError
 from arena.match.bot_log import append_within, ledger_path
+from arena.records.replies import Raised, Reply
 from arena.tournament.bot_shipping import BotShippingError, pack_bots, unpack_bots  # noqa: F401 - re-exported
-from arena.tournament.retries import MAX_TRIES, Retries, seats_text
+from arena.tournament.retries import seats_text
+from arena.tournament.supervisor import Event, Lost, Ready, Replied
 
 log = logging.getLogger("arena.ray")
 
@@ -83,7 +89,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 class BotWorker:
-    """One Ray worker (wrapped by ``ray.remote`` in ``play_on_ray``): its bots, its sandbox.
+    """One Ray worker (wrapped by ``ray.remote`` in ``ray_backend``): its bots, its sandbox.
 
     A failure while setting up is kept and reported by ``ready()`` rather than
     raised, so the driver can say in one line which node failed and why. An
@@ -225,48 +231,64 @@ class BotWorker:
 # ---- the driver -------------------------------------------------------------------
 
 
-def play_on_ray(
-    pending: list[Any],
+def connect(address: str | None) -> bool:
+    """Start a local Ray instance (``address`` None) or reach a cluster, unless this process has
+    Ray initialised already (a caller's: then it is used and left running). True: this call started
+    it, and the caller shuts it down (``ray_session``)."""
+    require_ray()
+    import ray
+
+    if ray.is_initialized():
+        return False
+    _check_reachable(address)
+    t0 = time.monotonic()
+    try:
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            configure_logging=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; the user needs one line
+        raise ArenaError(
+            f"cannot start or reach Ray at {address or 'a new local instance'}: {_brief(exc)}; check --ray-address"
+        ) from None
+    log.info("ray: connected in %.1f s", time.monotonic() - t0)
+    return True
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None) -> Iterator[None]:
+    """Ray for the length of a ``with``: started or reached by ``connect``, shut down after if it started it."""
+    owns = connect(address)
+    try:
+        yield
+    finally:
+        if owns:
+            import ray
+
+            ray.shutdown()
+
+
+def ray_backend(
     ctx: dict[str, Any],
-    on_record: Callable[[dict], None],
     *,
-    address: str | None,
-    workers: int,
     sandbox_level: str,
-    retry: Callable[[Any, str], bool] | None = None,
+    store: Callable[[dict[str, Any]], Reply],
     replace_wait_s: float | None = None,
-    top_up: Callable[[deque], None] | None = None,
-) -> None:
-    """Play ``pending`` matches on Ray actors, calling ``on_record(record)`` here for each one.
+) -> RayBackend:
+    """The Ray actors of one run, as a backend of ``MatchSupervisor`` (Ray initialised: ``ray_session``).
 
-    ``ctx`` is the runner's (entries, limits, tc, fresh, name, results, sandbox).
-    ``address`` None starts a local Ray instance unless one is already initialised
-    in this process (then it is used and left running). ``workers`` actors of one
-    CPU each; 0 means one per CPU of the cluster.
-
-    The actors are supervised as the local pool's workers are: an actor that dies
-    (killed, out of memory, its node lost), busy or idle, is noticed at once and
-    replaced while work is left; the match it was playing goes back to the queue if
-    ``retry(match, why)`` says so (``retries.Retries``: ``MAX_TRIES`` tries, then given
-    up), the match queued behind it goes back uncounted. A harness exception in an
-    actor is logged with its traceback and the match is retried the same way.
-    If no worker is left and none can start again within ``replace_wait_s``
-    (the cluster lost its nodes), or actors keep dying with no match in flight
-    (``MAX_TRIES`` per worker), ``WorkersLost`` says so in one line; finished
-    matches are stored. On KeyboardInterrupt: queued matches are cancelled, actors
-    stopped, and the KeyboardInterrupt is raised again. ``top_up(queue)``, if given, is called
-    before each dispatch and may add matches (the local pool's hook: `arena serve`'s matchmaker).
-    """
+    ``ctx`` is the runner's (entries, limits, tc, fresh, name, results, sandbox). Each actor gets
+    the bots by content and detects its own node's sandbox (``sandbox_level``); ``store(record)``
+    stores a record that came back, here, and says what was made of it (``Played``,
+    ``HarnessFailed``)."""
     require_ray()
     import ray
 
     from arena import __version__
 
-    if not pending:
-        return
-    if retry is None:
-        retry = Retries([]).again
-    packed = pack_bots(ctx["entries"])
     settings = {
         "version": __version__,
         "sandbox_level": sandbox_level,
@@ -278,52 +300,19 @@ def play_on_ray(
         "deal_memory": ctx.get("deal_memory", False),
         "trust_bots": bool(ctx.get("trust_bots", False)),
     }
-    if replace_wait_s is None:
-        replace_wait_s = _replace_wait_s()
-    owns = not ray.is_initialized()
-    if owns:
-        _check_reachable(address)
-        t0 = time.monotonic()
-        try:
-            ray.init(
-                address=address,
-                include_dashboard=False,
-                log_to_driver=False,
-                logging_level=logging.WARNING,
-                configure_logging=False,
-            )
-        except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; the user needs one line
-            raise ArenaError(
-                f"cannot start or reach Ray at {address or 'a new local instance'}: {_brief(exc)}; check --ray-address"
-            ) from None
-        log.info("ray: connected in %.1f s", time.monotonic() - t0)
-    driver_sandbox = ctx.get("sandbox")
-    pool = _Pool(ray, on_record, retry, ctx["entries"], getattr(driver_sandbox, "level", None), replace_wait_s)
-    finished = False
-    try:
-        cpus = int(ray.cluster_resources().get("CPU", 0))
-        n = min(len(pending), workers if workers > 0 else max(cpus, 1))
-        if n > cpus:
-            log.warning(
-                "ray: %d workers asked for, the cluster has %d CPUs now: the others start when CPUs free up", n, cpus
-            )
-        # its own thread for watch(), so a call to it is pending while the actor lives, busy or idle
-        worker_cls = ray.remote(num_cpus=1, max_restarts=0, concurrency_groups={"watch": 1})(BotWorker)
-        packed_ref = ray.put(packed)
-        pool.start(lambda: worker_cls.remote(packed_ref, settings), n)
-        log.info("ray: %d workers for %d matches (cluster CPUs: %d)", n, len(pending), cpus)
-        pool.run(deque(pending), top_up)
-        finished = True
-    except KeyboardInterrupt:
-        pool.cancel_in_flight()
-        raise
-    finally:
-        # after a normal end the bots close at leisure; after Ctrl-C or an error, promptly
-        pool.shutdown(
-            ctx["results"], grace_s=60.0 if finished else CLOSE_GRACE_S, stderr_cap=ctx["limits"].stderr_log_kb * 1024
-        )
-        if owns:
-            ray.shutdown()
+    packed_ref = ray.put(pack_bots(ctx["entries"]))
+    # its own thread for watch(), so a call to it is pending while the actor lives, busy or idle
+    worker_cls = ray.remote(num_cpus=1, max_restarts=0, concurrency_groups={"watch": 1})(BotWorker)
+    return RayBackend(
+        ray,
+        lambda: worker_cls.remote(packed_ref, settings),
+        store=store,
+        entries=ctx["entries"],
+        driver_level=getattr(ctx.get("sandbox"), "level", None),
+        results=ctx["results"],
+        stderr_cap=ctx["limits"].stderr_log_kb * 1024,
+        replace_wait_s=_replace_wait_s() if replace_wait_s is None else replace_wait_s,
+    )
 
 
 def _replace_wait_s() -> float:
@@ -367,48 +356,69 @@ class _Actor:
     where: str = "?"
     live: bool = False  # started and set up: gets matches
     up: bool = False  # said ready, set up or not: it has a folder to remove at close
-    in_flight: list[tuple[Any, Any]] = field(default_factory=list)  # (play ref, match), oldest (playing) first
-    reserved: Any = None  # the match it gets next, announced with its last play call
+    sent: int = 0  # matches the supervisor handed it, numbered as the supervisor counts
+    held: deque[tuple[int, Any]] = field(default_factory=deque)  # handed over, not yet called: (number, match)
+    in_flight: list[tuple[Any, int, Any]] = field(default_factory=list)  # (play ref, number, match), oldest first
 
 
-class _Pool:
-    """The driver's view of the actors: which are starting, live, and what each has in flight.
+class RayBackend:
+    """Ray actors, possibly on other machines, as a backend of ``MatchSupervisor``: what is Ray's here
+    (starting actors, turning object refs into events, storing the records that come back, collecting
+    the bots' stderr logs at the end); dispatch, retries and lost workers are the supervisor's.
 
-    Every actor has a pending ``watch()`` call, which fails the moment the actor
-    dies; the driver then puts its matches back in the queue and starts another.
+    Every actor has a pending ``watch()`` call, which fails the moment the actor dies, busy or idle:
+    that is its ``Lost``. An actor takes matches once set up (``Ready``). It holds two play calls
+    (one playing, one queued: it never waits for the driver) and the match after them, which is named
+    in the second call (``upcoming``) so that its bot processes start while the one before plays.
     """
+
+    prefetch = IN_FLIGHT_PER_WORKER + 1  # the play calls, and the match announced with the last of them
+    spread_tail = False
+    ready_at_start = False
 
     def __init__(
         self,
         ray: Any,
-        on_record: Callable[[dict], None],
-        retry: Callable[[Any, str], bool],
+        new_actor: Callable[[], Any],
+        *,
+        store: Callable[[dict[str, Any]], Reply],
         entries: Mapping[str, Any],
         driver_level: str | None,
+        results: Path,
+        stderr_cap: int,
         replace_wait_s: float,
     ) -> None:
         self.ray = ray
-        self.driver_level = driver_level
-        self.on_record = on_record
-        self.retry = retry
-        self.replace_wait_s = replace_wait_s
+        self.new_actor = new_actor
+        self.store = store
         self.paths = {name: str(e.path) for name, e in entries.items()}
-        self.new_actor: Callable[[], Any] = lambda: None
-        self.n = 0
+        self.driver_level = driver_level
+        self.results = Path(results)
+        self.stderr_cap = stderr_cap
+        self.replace_wait_s = replace_wait_s
         self.actors: dict[int, _Actor] = {}  # not known dead
         self.all_handles: list[Any] = []  # every actor started, for the final kill
         self.refs: dict[Any, tuple[str, _Actor, Any]] = {}  # pending ref -> (ready|watch|play, actor, match)
         self.lost = 0
-        self.idle_deaths = 0  # died with no match in flight, or while starting
+        self.replaced: deque[int] = deque()  # lost actors not yet replaced
+        self.t0: float | None = None
+        self.warned_slow = False
         self.none_live_since: float | None = None  # since when no worker is live, after a loss
 
-    def start(self, new_actor: Callable[[], Any], n: int) -> None:
-        self.new_actor = new_actor
-        self.n = n
-        for _ in range(n):
-            self._spawn()
+    def size(self, workers: int, matches: int) -> int:
+        """How many actors for ``matches`` matches: ``workers``, 0 meaning one per CPU of the cluster."""
+        cpus = int(self.ray.cluster_resources().get("CPU", 0))
+        n = max(1, min(matches, workers if workers > 0 else max(cpus, 1)))
+        if n > cpus:
+            log.warning(
+                "ray: %d workers asked for, the cluster has %d CPUs now: the others start when CPUs free up", n, cpus
+            )
+        log.info("ray: %d workers for %d matches (cluster CPUs: %d)", n, matches, cpus)
+        return n
 
-    def _spawn(self) -> int:
+    # ---- the supervisor's backend --------------------------------------------------------
+
+    def start(self) -> int:
         i = len(self.all_handles)
         handle = self.new_actor()
         self.all_handles.append(handle)
@@ -418,83 +428,95 @@ class _Pool:
         self.refs[a.ready_ref] = ("ready", a, None)
         self.refs[a.watch_ref] = ("watch", a, None)
         self.actors[i] = a
+        if self.t0 is None:
+            self.t0 = time.monotonic()
+        if self.replaced:
+            log.info("ray: worker %d starts in place of worker %d", i, self.replaced.popleft())
         return i
 
-    def _live(self) -> list[_Actor]:
-        return [a for a in self.actors.values() if a.live]
+    def send(self, wid: int, match: Any) -> None:
+        a = self.actors.get(wid)
+        if a is None:
+            raise OSError(f"Ray worker {wid} is gone")
+        a.sent += 1
+        a.held.append((a.sent, match))
 
-    def _busy(self) -> bool:
-        return any(a.in_flight or a.reserved is not None for a in self.actors.values())
+    def wait(self, timeout_s: float) -> list[Event]:
+        self._call()
+        events: list[Event] = []
+        if not self.refs:
+            time.sleep(timeout_s)
+            return events
+        done, _ = self.ray.wait(list(self.refs), num_returns=1, timeout=timeout_s)
+        for ref in done:
+            if ref not in self.refs:
+                continue  # belonged to an actor handled as dead in this round
+            kind, a, match = self.refs.pop(ref)
+            if kind == "ready":
+                self._on_ready(a, ref, events)
+            elif kind == "watch":
+                self._on_watch(a, ref, events)
+            else:
+                self._on_result(a, ref, match, events)
+        if any(a.live for a in self.actors.values()):
+            self.none_live_since = None
+        elif not self.warned_slow and self.lost == 0 and time.monotonic() - (self.t0 or 0.0) > SLOW_START_WARN_S:
+            self.warned_slow = True
+            log.warning(
+                "ray: no worker ready after %.0f s: is the cluster busy or still scaling up?", SLOW_START_WARN_S
+            )
+        return events
 
-    def run(self, queue: deque, top_up: Callable[[deque], None] | None = None) -> None:
-        """Feed matches with backpressure until every one is played, retried or given up."""
-        t0 = time.monotonic()
-        warned_slow = False
-        while True:
-            if top_up is not None:
-                top_up(queue)
-            self._fill(queue)
-            if not queue and not self._busy():
-                break
-            if not self.actors:
-                raise self._all_lost(queue, "none could be started again")
-            done, _ = self.ray.wait(list(self.refs), num_returns=1, timeout=1.0)
-            for ref in done:
-                if ref not in self.refs:
-                    continue  # belonged to an actor handled as dead in this round
-                kind, a, match = self.refs.pop(ref)
-                if kind == "ready":
-                    self._on_ready(a, ref, queue)
-                elif kind == "watch":
-                    self._on_watch(a, ref, queue)
-                else:
-                    self._on_result(a, ref, match, queue)
-            if self._live():
-                self.none_live_since = None
-            elif self.none_live_since is not None and time.monotonic() - self.none_live_since > self.replace_wait_s:
-                raise self._all_lost(queue, f"none could start again in {self.replace_wait_s:.0f} s")
-            if not warned_slow and self.lost == 0 and not self._live() and time.monotonic() - t0 > SLOW_START_WARN_S:
-                warned_slow = True
-                log.warning(
-                    "ray: no worker ready after %.0f s: is the cluster busy or still scaling up?", SLOW_START_WARN_S
-                )
+    def stop(self, *, kill: bool) -> None:
+        """After a normal end the bots close at leisure; after Ctrl-C or an error, promptly (matches
+        not started are cancelled; running ones finish: Ray cannot interrupt them)."""
+        if kill:
+            for ref, (kind, _a, _m) in list(self.refs.items()):
+                if kind == "play":
+                    try:
+                        self.ray.cancel(ref)
+                    except Exception:  # noqa: BLE001 - best effort
+                        pass
+        self._shutdown(grace_s=CLOSE_GRACE_S if kill else 60.0)
 
-    def _all_lost(self, queue: deque, why: str) -> WorkersLost:
+    def keep_dying(self, deaths: int) -> str:
+        return (
+            f"Ray workers keep dying between matches or while starting ({deaths} so far); see run.log in the "
+            "results folder; the finished matches are stored: run the same command again to resume"
+        )
+
+    def lost_all(self, left: int) -> str | None:
+        if self.none_live_since is None or time.monotonic() - self.none_live_since <= self.replace_wait_s:
+            return None
         try:
             res, free = self.ray.cluster_resources(), self.ray.available_resources()
             cpus = f"cluster CPUs: {int(res.get('CPU', 0))}, free: {int(free.get('CPU', 0))}"
         except Exception:  # noqa: BLE001 - the cluster itself may be gone
             cpus = "cluster unreachable"
-        left = len(queue) + sum(len(a.in_flight) + (a.reserved is not None) for a in self.actors.values())
-        return WorkersLost(
-            f"every Ray worker was lost ({self.lost} in all) and {why} ({cpus}); {left} matches "
-            "not played; the finished ones are stored: run the same command again to resume"
+        return (
+            f"every Ray worker was lost ({self.lost} in all) and none could start again in "
+            f"{self.replace_wait_s:.0f} s ({cpus}); {left} matches not played; the finished ones are stored: "
+            "run the same command again to resume"
         )
 
-    def _fill(self, queue: deque) -> None:
-        """Keep ``IN_FLIGHT_PER_WORKER`` matches with each live actor. Each call names the
-        match that actor gets after it (reserved for it), so the bot processes that match
-        needs start while the one before plays (match_player's spares)."""
-        for a in sorted(self._live(), key=lambda a: len(a.in_flight)):
-            while (queue or a.reserved is not None) and len(a.in_flight) < IN_FLIGHT_PER_WORKER:
-                match = a.reserved if a.reserved is not None else queue.popleft()
-                a.reserved = queue.popleft() if queue else None
-                ref = a.handle.play.remote(match, a.reserved)
-                a.in_flight.append((ref, match))
+    # ---- refs to events ------------------------------------------------------------------
+
+    def _call(self) -> None:
+        """Turn the matches handed to each live actor into play calls, two in flight at most; each call
+        names the match that actor plays after it, if handed over already (match_player's spares)."""
+        for a in self.actors.values():
+            while a.live and a.held and len(a.in_flight) < IN_FLIGHT_PER_WORKER:
+                number, match = a.held.popleft()
+                ref = a.handle.play.remote(match, a.held[0][1] if a.held else None)
+                a.in_flight.append((ref, number, match))
                 self.refs[ref] = ("play", a, match)
 
-    def _unreserve(self, a: _Actor, queue: deque) -> None:
-        """The match reserved for ``a`` goes back to the front of the queue, uncounted."""
-        if a.reserved is not None:
-            queue.appendleft(a.reserved)
-            a.reserved = None
-
-    def _on_ready(self, a: _Actor, ref: Any, queue: deque) -> None:
+    def _on_ready(self, a: _Actor, ref: Any, events: list[Event]) -> None:
         a.ready_ref = None
         try:
             info = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
-            self._lost(a, f"failed to start: {_brief(exc)}", queue, exc)
+            self._lose(a, f"failed to start: {_brief(exc)}", exc, events)
             return
         a.where = f"{info['host']} pid {info['pid']}"
         a.up = True
@@ -517,8 +539,9 @@ class _Pool:
                 self.driver_level,
             )
         a.live = True
+        events.append(Ready(a.index))
 
-    def _on_watch(self, a: _Actor, ref: Any, queue: deque) -> None:
+    def _on_watch(self, a: _Actor, ref: Any, events: list[Event]) -> None:
         a.watch_ref = None
         try:
             self.ray.get(ref)
@@ -526,34 +549,35 @@ class _Pool:
             exc: BaseException | None = None
         except self.ray.exceptions.RayError as err:
             why, exc = _brief(err), err
-        self._lost(a, why, queue, exc)
+        self._lose(a, why, exc, events)
 
-    def _on_result(self, a: _Actor, ref: Any, match: Any, queue: deque) -> None:
+    def _on_result(self, a: _Actor, ref: Any, match: Any, events: list[Event]) -> None:
         try:
             record = self.ray.get(ref)
         except self.ray.exceptions.RayTaskError as exc:
             # an exception that escaped play(): replace the actor, its bots may be in any state
-            a.in_flight = [(r, m) for r, m in a.in_flight if r != ref]
-            self._harness_raised(a, match, _brief(exc), str(exc), queue)
-            self._lost(a, "its harness raised", queue, None, count_try=False)  # the next match did not fail
+            a.in_flight = [e for e in a.in_flight if e[0] != ref]
+            events.append(Replied(a.index, self._harness_raised(a, match, _brief(exc), str(exc))))
+            self._lose(a, "its harness raised", None, events, on_purpose=True)  # the next match did not fail
             return
         except self.ray.exceptions.RayError as exc:
-            self._lost(a, _brief(exc), queue, exc)  # ``ref`` is still in flight: it goes back too
+            self._lose(a, _brief(exc), exc, events)  # ``ref`` is still in flight: it goes back too
             return
-        a.in_flight = [(r, m) for r, m in a.in_flight if r != ref]
-        self._record(a, match, record, queue)
+        a.in_flight = [e for e in a.in_flight if e[0] != ref]
+        events.append(self._replied(a, match, record))
 
-    def _record(self, a: _Actor, match: Any, record: dict[str, Any], queue: deque) -> None:
+    def _replied(self, a: _Actor, match: Any, record: dict[str, Any]) -> Replied[Reply]:
         if "harness_error" in record:
-            self._harness_raised(a, match, record["harness_error"], record.get("traceback", ""), queue)
-            return
+            return Replied(
+                a.index, self._harness_raised(a, match, record["harness_error"], record.get("traceback", ""))
+            )
         for bot in record.get("bots", []):
             # the bot ran from the worker's copy; the record names the driver's file (same SHA-256)
             if bot.get("name") in self.paths:
                 bot["path"] = self.paths[bot["name"]]
-        self.on_record(record)
+        return Replied(a.index, self.store(record))
 
-    def _harness_raised(self, a: _Actor, match: Any, brief: str, trace: str, queue: deque) -> None:
+    def _harness_raised(self, a: _Actor, match: Any, brief: str, trace: str) -> Raised:
         log.error(
             "match %s (%s): the harness raised %s on Ray worker %d (%s) (traceback in run.log)\n%s",
             match.match_id,
@@ -563,11 +587,13 @@ class _Pool:
             a.where,
             trace.rstrip(),
         )
-        if self.retry(match, f"the harness raised {brief}"):
-            queue.appendleft(match)
+        return Raised(match.match_id, brief)
 
-    def _lost(self, a: _Actor, why: str, queue: deque, exc: BaseException | None, *, count_try: bool = True) -> None:
-        """Actor ``a`` is dead (or must go): keep what it finished, requeue the rest, replace it."""
+    def _lose(
+        self, a: _Actor, why: str, exc: BaseException | None, events: list[Event], *, on_purpose: bool = False
+    ) -> None:
+        """Actor ``a`` is dead (or must go): what it finished is replied, then its loss (the
+        supervisor puts the rest back in the queue and starts another)."""
         if self.actors.pop(a.index, None) is None:
             return
         self.lost += 1
@@ -575,9 +601,9 @@ class _Pool:
             self.refs.pop(ref, None)
         finished: list[tuple[Any, Any]] = []
         if a.in_flight:  # records that came back just before it died still count
-            refs = [r for r, _ in a.in_flight]
+            refs = [r for r, _, _ in a.in_flight]
             done, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
-            for r, m in a.in_flight:
+            for r, _, m in a.in_flight:
                 self.refs.pop(r, None)
                 if r in done:
                     try:
@@ -585,9 +611,9 @@ class _Pool:
                     except self.ray.exceptions.RayError:
                         pass
         got = {m.match_id for m, _ in finished}
-        unplayed = [m for _, m in a.in_flight if m.match_id not in got]
+        unplayed = [(n, m) for _, n, m in a.in_flight if m.match_id not in got]
         a.in_flight = []
-        self._unreserve(a, queue)
+        a.held.clear()
         try:
             self.ray.kill(a.handle, no_restart=True)  # if it still runs, its bots may be in any state
         except Exception:  # noqa: BLE001 - already gone
@@ -597,40 +623,17 @@ class _Pool:
         if exc is not None:
             log.info("ray: worker %d: the error in full:\n%s", a.index, exc)
         for match, record in finished:
-            self._record(a, match, record, queue)
-        if unplayed:
-            # the oldest was playing when it died: that one counts a try; the others had not started
-            for match in reversed(unplayed[1:] if count_try else unplayed):
-                queue.appendleft(match)
-            if count_try and self.retry(unplayed[0], f"Ray worker {a.index} ({a.where}) died: {why.rstrip('.')}"):
-                queue.appendleft(unplayed[0])
-        elif count_try:  # not a worker removed on purpose
-            self.idle_deaths += 1
-            if self.idle_deaths > MAX_TRIES * max(1, self.n):
-                raise WorkersLost(
-                    f"Ray workers keep dying between matches or while starting ({self.idle_deaths} "
-                    "so far); see run.log in the results folder; the finished matches are stored: "
-                    "run the same command again to resume"
-                )
-        if not self._live() and self.none_live_since is None:
+            events.append(self._replied(a, match, record))
+        # the oldest in flight was playing when it died: that one counts a try; the others had not started
+        playing = unplayed[0][0] if unplayed else None
+        events.append(Lost(a.index, f"Ray worker {a.index} ({a.where}) died: {why.rstrip('.')}", playing, on_purpose))
+        if not any(x.live for x in self.actors.values()) and self.none_live_since is None:
             self.none_live_since = time.monotonic()
-        if queue or self._busy():
-            log.info("ray: worker %d starts in place of worker %d", self._spawn(), a.index)
+        self.replaced.append(a.index)
 
-    def cancel_in_flight(self) -> None:
-        """Cancel every match not yet started (running ones finish: Ray cannot interrupt them)."""
-        for ref, (kind, _a, _m) in list(self.refs.items()):
-            if kind != "play":
-                continue
-            try:
-                self.ray.cancel(ref)
-            except Exception:  # noqa: BLE001 - best effort
-                pass
-        for a in self.actors.values():
-            a.in_flight = []
-            a.reserved = None
+    # ---- the end ---------------------------------------------------------------------------
 
-    def shutdown(self, results: Path, *, grace_s: float, stderr_cap: int = 256 << 10) -> None:
+    def _shutdown(self, *, grace_s: float) -> None:
         """Close every set-up worker's bots (keeping their stderr logs), then kill all actors."""
         closing = {a.handle.close.remote(): a for a in self.actors.values() if a.up}
         end = time.monotonic() + grace_s
@@ -644,12 +647,16 @@ class _Pool:
                     continue
                 if not logs:
                     continue
-                folder = Path(results) / "logs" / f"ray-{a.index}"
+                folder = self.results / "logs" / f"ray-{a.index}"
                 folder.mkdir(parents=True, exist_ok=True)
                 for name, data in logs.items():  # each node capped its own; the cap is per bot over all
                     bot = Path(name).name.removesuffix(".stderr.log")
                     append_within(
-                        folder / Path(name).name, data, ledger=ledger_path(folder, bot), cap_bytes=stderr_cap, name=bot
+                        folder / Path(name).name,
+                        data,
+                        ledger=ledger_path(folder, bot),
+                        cap_bytes=self.stderr_cap,
+                        name=bot,
                     )
         for a in closing.values():
             log.warning("ray: worker %d (%s) did not close in %.0f s; killed", a.index, a.where, grace_s)

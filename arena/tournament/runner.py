@@ -5,8 +5,9 @@ matches and writes every finished match to the SQLite store itself, in one
 transaction (on a thread of its own, while the next match plays), and reports it
 done only once it is stored, so a kill -9 of any process loses at most the matches
 in flight.
-The parent supervises the workers (``_Pool``: arena/tournament/supervisor.py over ``LocalBackend``): a dead worker's match is played
-again by a new worker, a bounded number of times.
+The parent supervises the workers (``_Pool``: arena/tournament/supervisor.py over ``LocalBackend``,
+or over Ray actors with ``--executor ray``): a dead worker's match is played again by a new worker,
+a bounded number of times.
 
 Matches are named by their content (arena/tournament/schedule.py), so resuming
 after any change of the tournament file or of a bot file is the same command:
@@ -41,7 +42,7 @@ from arena.records.record import RecordJson
 from arena.records.replies import HarnessFailed, NoSpace, Played, Raised, Reply
 from arena.records.spec import MatchSpec
 from arena.tournament.retries import Retries, seats_text
-from arena.tournament.supervisor import Backend, Event, Lost, Replied, Supervisor
+from arena.tournament.supervisor import Backend, Event, Lost, MatchSupervisor, Replied
 
 log = logging.getLogger("arena.run")
 
@@ -1041,10 +1042,12 @@ def _play_pending(
     grow = _grower(progress, next_round)
     try:
         if executor == "ray":
-            batch = pending
-            while batch:
-                _play_pending_ray(batch, n_workers, ctx, summary, progress, ray_address, sandbox_level)
-                batch = grow() if grow is not None else []
+            from arena.tournament.ray_executor import ray_backend, ray_session
+
+            with ray_session(ray_address):
+                backend = ray_backend(ctx, sandbox_level=sandbox_level, store=store_in_driver(ctx, summary))
+                pool = _Pool(ctx, summary, progress, backend)
+                pool.run(pending, backend.size(n_workers, len(pending)), _between_rounds(pool, grow))
         else:
             pool = _Pool(ctx, summary, progress)
             pool.run(pending, n_workers, _between_rounds(pool, grow))
@@ -1110,6 +1113,10 @@ class LocalBackend:
     each fed over its own pipe, each telling through a shared counter which match it is playing.
     A dead one (kill -9, the OOM killer, a crash) is noticed through its process sentinel."""
 
+    prefetch = 2  # matches a worker holds at most: the one it plays and the next (it starts its bots)
+    spread_tail = True
+    ready_at_start = True
+
     def __init__(self, ctx: dict[str, Any]) -> None:
         self.ctx = ctx
         self.mp = mp.get_context("fork")
@@ -1165,8 +1172,17 @@ class LocalBackend:
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         if code and free_log_queues():
             log.warning("worker-%d died while sending a log record; its queue is freed, the record is lost", wid)
-        events.append(Lost(wid, how, p.playing.value or None))
+        playing = p.playing.value or None
+        if playing is None:
+            log.error("worker-%d died (%s) between matches", wid, how)
+        events.append(Lost(wid, f"worker-{wid} died ({how})", playing))
         return events
+
+    def keep_dying(self, deaths: int) -> str:
+        return "workers keep dying between matches; see run.log in the results folder"
+
+    def lost_all(self, left: int) -> str | None:
+        return None  # a worker started here is there at once
 
     def stop(self, *, kill: bool) -> None:
         procs = list(self.procs.values())
@@ -1199,7 +1215,7 @@ class _Pool:
     top_up)``: ``top_up(queue)``, if given, is called before each dispatch and may add matches to the
     queue or clear it (arena duel feeds its deals so, an adaptive schedule its rounds)."""
 
-    PREFETCH = 2  # matches a worker holds at most: the one it plays and the next
+    PREFETCH = LocalBackend.prefetch
 
     def __init__(
         self, ctx: dict[str, Any], summary: RunSummary, progress: Progress, backend: Backend | None = None
@@ -1208,7 +1224,7 @@ class _Pool:
         self.summary = summary
         self.progress = progress
         self.backend = backend
-        self.supervisor: Supervisor | None = None
+        self.supervisor: MatchSupervisor | None = None
 
     def _busy(self) -> bool:
         return self.supervisor is not None and self.supervisor.busy()
@@ -1220,12 +1236,11 @@ class _Pool:
             with ResultStore(self.ctx["results"]) as store:
                 return match.match_id in store.completed_ids()
 
-        self.supervisor = Supervisor(
+        self.supervisor = MatchSupervisor(
             self.backend or LocalBackend(self.ctx),
             workers=n_workers,
             retries=Retries(self.summary.given_up),
             stored=stored,
-            prefetch=self.PREFETCH,
         )
         self.supervisor.submit(*pending)
         # closed on the way out: Ctrl-C or DiskFull here stops the workers at once, not when collected
@@ -1245,23 +1260,15 @@ class _Pool:
         # Raised: given up after its tries (summary.given_up says so)
 
 
-def _play_pending_ray(
-    pending: list[Any],
-    n_workers: int,
-    ctx: dict[str, Any],
-    summary: RunSummary,
-    progress: Progress,
-    ray_address: str | None,
-    sandbox_level: str,
-) -> None:
-    """The same as the local pool, with Ray actors playing and this process storing each record."""
-    from arena.tournament.ray_executor import play_on_ray
+def store_in_driver(ctx: dict[str, Any], summary: RunSummary) -> Callable[[dict[str, Any]], Reply]:
+    """For workers that send their records back (Ray actors): each one stored here, logged as a local
+    worker logs it, and answered as one would (``Played``, or ``HarnessFailed``: not stored)."""
     from arena.tournament.store import ResultStore
 
     store = ResultStore(ctx["results"])
     levels: set[str] = set()
 
-    def on_record(record: dict[str, Any]) -> None:
+    def store_record(record: dict[str, Any]) -> Reply:
         levels.add(record["sandbox"]["level"])  # detected per node: may differ from this machine's
         summary.sandbox_level = ", ".join(sorted(levels))
         failure = is_harness_failure(record)
@@ -1271,22 +1278,10 @@ def _play_pending_ray(
                 record["match_id"],
                 failure,
             )
-            summary.harness_failures.append(f"{record['match_id']}: {failure}")
-            return
-        faults = _log_match(record, store.record_match(record))
-        summary.played += 1
-        summary.faults += len(faults)
-        progress.update(record["match_id"], faults)
+            return HarnessFailed(record["match_id"], failure)
+        return Played(record["match_id"], tuple(_log_match(record, store.record_match(record))))
 
-    play_on_ray(
-        pending,
-        ctx,
-        on_record,
-        address=ray_address,
-        workers=n_workers,
-        sandbox_level=sandbox_level,
-        retry=Retries(summary.given_up).again,
-    )
+    return store_record
 
 
 def _config_json(tournament: Any) -> dict[str, Any]:

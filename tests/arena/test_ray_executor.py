@@ -25,12 +25,15 @@ from pathlib import Path
 import pytest
 
 from arena.errors import ArenaError
+from arena.records.replies import Played
 from arena.report.run import run_and_publish
 from arena.tournament.load import load_tournament
-from arena.tournament.ray_executor import RAY_MISSING, BotShippingError, BotWorker, pack_bots, play_on_ray, unpack_bots
+from arena.tournament.ray_executor import RAY_MISSING, BotShippingError, BotWorker, pack_bots, ray_backend, unpack_bots
+from arena.tournament.retries import Retries
 from arena.tournament.roster import BotEntry, bot_entry, resolve_bots
 from arena.tournament.runner import limits_from, time_control_from
 from arena.tournament.schedule import build_schedule
+from arena.tournament.supervisor import Lost, MatchSupervisor
 from tests import own_processes as own
 
 from .test_runner import ROOT, SLOW, leaderboard_json, run_file, share_secret, stored, write_tournament
@@ -54,7 +57,7 @@ def node_cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ray(node_cache):
-    """A local Ray instance on 2 CPUs for this module; play_on_ray uses it and leaves it running."""
+    """A local Ray instance on 2 CPUs for this module; the runs use it and leave it running."""
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
     ray.init(address=None, num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     yield ray
@@ -305,9 +308,21 @@ def test_a_sandbox_level_that_fails_on_a_node_is_reported_with_the_node(tmp_path
         "results": tmp_path / "r",
     }
     got: list[dict] = []
+
+    def store(record: dict) -> Played:
+        got.append(record)
+        return Played(record["match_id"])
+
     copies_before = set(Path(tempfile.gettempdir()).glob("arena-ray-*"))
+    supervisor = MatchSupervisor(
+        ray_backend(ctx, sandbox_level="no-such-level", store=store),
+        workers=1,
+        retries=Retries([]),
+        stored=lambda m: False,
+    )
+    supervisor.submit(*pending)
     with pytest.raises(ArenaError) as info:
-        play_on_ray(pending, ctx, got.append, address=None, workers=1, sandbox_level="no-such-level")
+        list(supervisor.stream())
     msg = str(info.value)
     assert msg.startswith("Ray worker on ") and "no-such-level" in msg and "\n" not in msg
     assert got == []
@@ -604,43 +619,57 @@ class _FakeRay:
         pass
 
 
-def test_each_play_call_names_the_match_that_worker_plays_next_and_a_lost_worker_gives_it_back():
+def test_each_play_call_names_the_match_that_worker_plays_next_and_a_lost_worker_gives_it_back(tmp_path):
     """The actor starts the bot processes of its next match while this one plays (as the
-    local pool's workers do): the driver reserves that match for it and says which."""
-    from collections import deque
+    local pool's workers do): the supervisor hands each actor the match after its two play
+    calls, and the backend names it in the last call."""
     from types import SimpleNamespace
 
-    from arena.tournament.ray_executor import _Actor, _Pool
+    from arena.tournament.ray_executor import RayBackend
 
     matches = [SimpleNamespace(match_id=f"m{i}", bots=("a", "b")) for i in range(9)]
-    queue = deque(matches)
-    pool = _Pool(
+    backend = RayBackend(
         _FakeRay(),
-        on_record=lambda r: None,
-        retry=lambda m, why: True,
+        _FakeHandle,
+        store=lambda r: Played(r["match_id"]),
         entries={},
         driver_level=None,
+        results=tmp_path,
+        stderr_cap=0,
         replace_wait_s=10,
     )
-    pool.new_actor = _FakeHandle
-    for i in range(2):
-        h = _FakeHandle()
-        pool.all_handles.append(h)
-        pool.actors[i] = _Actor(i, h, live=True)
-    a, b = pool.actors[0], pool.actors[1]
-    pool._fill(queue)
+    sup = MatchSupervisor(backend, workers=2, retries=Retries([]), stored=lambda m: False)
+    sup.submit(*matches)
+    for wid in range(2):
+        sup._start()
+        backend.actors[wid].live = sup.workers[wid].live = True  # both said ready
+    a, b = backend.actors[0], backend.actors[1]
+
+    def dispatch() -> None:
+        sup._dispatch()
+        backend._call()
+
+    dispatch()
     for _ in range(2):  # a finishes two matches, b none
-        a.in_flight.pop(0)
-        pool._fill(queue)
+        _, _, match = a.in_flight.pop(0)
+        sup._on_reply(0, Played(match.match_id))
+        dispatch()
     for actor in (a, b):
         played = [m for m, _ in actor.handle.calls]
         announced = [u for _, u in actor.handle.calls]
-        assert announced[:-1] == played[1:] and announced[-1] == actor.reserved.match_id
-    dispatched = [m for actor in (a, b) for m, _ in actor.handle.calls] + [a.reserved.match_id, b.reserved.match_id]
-    assert len(set(dispatched)) == len(dispatched) and not set(dispatched) & {m.match_id for m in queue}
-    # b is lost: its two matches and the one reserved for it go back, in order, before the rest
-    b_matches = [m for m, _ in b.handle.calls] + [b.reserved.match_id]
-    pool._lost(b, "killed", queue, None, count_try=False)
-    assert [m.match_id for m in list(queue)[:3]] == b_matches
-    everything = {m for m, _ in a.handle.calls} | {a.reserved.match_id} | {m.match_id for m in queue}
-    assert everything == {m.match_id for m in matches}
+        assert len(actor.in_flight) == 2 and len(actor.held) == 1
+        assert announced[:-1] == played[1:] and announced[-1] == actor.held[0][1].match_id
+    dispatched = [m for actor in (a, b) for m, _ in actor.handle.calls] + [x.held[0][1].match_id for x in (a, b)]
+    assert len(set(dispatched)) == len(dispatched) and not set(dispatched) & {m.match_id for m in sup.queue}
+    # b is lost (on purpose: nothing counts a try): its two matches and the one handed to it go back,
+    # in order, before the rest, and a new actor takes its place
+    b_matches = [m for m, _ in b.handle.calls] + [b.held[0][1].match_id]
+    events: list = []
+    backend._lose(b, "killed", None, events, on_purpose=True)
+    (lost,) = events
+    assert isinstance(lost, Lost) and lost.on_purpose and lost.playing == 1
+    sup._on_lost(lost)
+    assert [m.match_id for m in list(sup.queue)[:3]] == b_matches and not sup.retries.tries
+    assert sorted(backend.actors) == [0, 2] and sorted(sup.workers) == [0, 2]
+    a_matches = {m for m, _ in a.handle.calls} | {a.held[0][1].match_id}
+    assert a_matches | {m.match_id for m in sup.queue} == {m.match_id for m in matches}

@@ -7,7 +7,7 @@ from arena.records.replies import NoSpace, Played, Raised
 from arena.tournament.retries import Retries
 from arena.tournament.schedule import MatchSpec
 from arena.tournament.store import ResultStore
-from arena.tournament.supervisor import Lost, Replied, Supervisor
+from arena.tournament.supervisor import Lost, MatchSupervisor, Replied
 from tests.arena.record_factory import make_record
 
 
@@ -26,6 +26,8 @@ def spec(i: int) -> MatchSpec:
 
 class FakeBackend:
     """Workers that are only ids: the test says what they answer and when they die."""
+
+    prefetch, spread_tail, ready_at_start = 2, True, True
 
     def __init__(self) -> None:
         self.sent: dict[int, list] = {}
@@ -46,15 +48,21 @@ class FakeBackend:
     def stop(self, *, kill: bool) -> None:
         pass
 
+    def keep_dying(self, deaths: int) -> str:
+        return f"workers keep dying ({deaths})"
 
-def supervisor(tmp_path, workers: int = 2) -> tuple[Supervisor, FakeBackend, list]:
+    def lost_all(self, left: int) -> str | None:
+        return None
+
+
+def supervisor(tmp_path, workers: int = 2) -> tuple[MatchSupervisor, FakeBackend, list]:
     backend, given_up = FakeBackend(), []
 
     def stored(match) -> bool:
         with ResultStore(tmp_path) as store:
             return match.match_id in store.completed_ids()
 
-    sup = Supervisor(backend, workers=workers, retries=Retries(given_up), stored=stored)
+    sup = MatchSupervisor(backend, workers=workers, retries=Retries(given_up), stored=stored)
     for _ in range(workers):
         sup._start()
     return sup, backend, given_up
