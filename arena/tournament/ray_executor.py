@@ -300,7 +300,11 @@ def ray_backend(
         "deal_memory": ctx.get("deal_memory", False),
         "trust_bots": bool(ctx.get("trust_bots", False)),
     }
-    packed_ref = ray.put(pack_bots(ctx["entries"]))
+    packed = pack_bots(ctx["entries"])
+    # asked first, before this run's actors: Ray's state accessor, first made after actors came and
+    # went and a local pool forked in this process, was seen to hang (a test's sequence)
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    packed_ref = ray.put(packed)
     # its own thread for watch(), so a call to it is pending while the actor lives, busy or idle
     worker_cls = ray.remote(num_cpus=1, max_restarts=0, concurrency_groups={"watch": 1})(BotWorker)
     return RayBackend(
@@ -312,6 +316,7 @@ def ray_backend(
         results=ctx["results"],
         stderr_cap=ctx["limits"].stderr_log_kb * 1024,
         replace_wait_s=_replace_wait_s() if replace_wait_s is None else replace_wait_s,
+        cpus=cpus,
     )
 
 
@@ -387,8 +392,10 @@ class RayBackend:
         results: Path,
         stderr_cap: int,
         replace_wait_s: float,
+        cpus: int = 0,
     ) -> None:
         self.ray = ray
+        self.cpus = cpus  # the cluster's, when the run started
         self.new_actor = new_actor
         self.store = store
         self.paths = {name: str(e.path) for name, e in entries.items()}
@@ -407,7 +414,7 @@ class RayBackend:
 
     def size(self, workers: int, matches: int) -> int:
         """How many actors for ``matches`` matches: ``workers``, 0 meaning one per CPU of the cluster."""
-        cpus = int(self.ray.cluster_resources().get("CPU", 0))
+        cpus = self.cpus
         n = max(1, min(matches, workers if workers > 0 else max(cpus, 1)))
         if n > cpus:
             log.warning(

@@ -1044,10 +1044,12 @@ def _play_pending(
         if executor == "ray":
             from arena.tournament.ray_executor import ray_backend, ray_session
 
-            with ray_session(ray_address):
-                backend = ray_backend(ctx, sandbox_level=sandbox_level, store=store_in_driver(ctx, summary))
-                pool = _Pool(ctx, summary, progress, backend)
-                pool.run(pending, backend.size(n_workers, len(pending)), _between_rounds(pool, grow))
+            batch = pending or (grow() if grow is not None else [])  # its actors are as many as it needs
+            if batch:
+                with ray_session(ray_address):
+                    backend = ray_backend(ctx, sandbox_level=sandbox_level, store=store_in_driver(ctx, summary))
+                    pool = _Pool(ctx, summary, progress, backend)
+                    pool.run(batch, backend.size(n_workers, len(batch)), _between_rounds(pool, grow))
         else:
             pool = _Pool(ctx, summary, progress)
             pool.run(pending, n_workers, _between_rounds(pool, grow))
