@@ -246,8 +246,10 @@ def test_aivat_corrections_are_computed_a_batch_of_records_at_a_time_and_on_help
 
     monkeypatch.setattr(luck, "AIVAT_BATCH", 8)  # 9 matches: 8 on two helpers, then 1 in process
     calls = []
-    real = pool._Helper.compute
-    monkeypatch.setattr(pool._Helper, "compute", lambda self, jobs: calls.append(len(jobs)) or real(self, jobs))
+    real = pool._Helpers.send
+    monkeypatch.setattr(
+        pool._Helpers, "send", lambda self, wid, chunk: calls.append(len(chunk.jobs)) or real(self, wid, chunk)
+    )
     bots = f"[{HEURISTIC}, {{builtin: random}}, {{builtin: random, name: other_random}}]"
     one = run_file(_write(tmp_path, "one", bots, deals=3))
     from tests.arena.test_runner import share_secret
