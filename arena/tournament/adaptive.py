@@ -52,6 +52,7 @@ class AdaptivePlan:
     confidence: float
     top: int | None
     cap: int
+    margin: float
     race: PairRace
     # per round: (members in name order, the undecided bots among them), in draw order
     rounds: list[list[tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=list)
@@ -66,6 +67,7 @@ class AdaptivePlan:
             "players": self.players,
             "confidence": self.confidence,
             "top": self.top,
+            "margin": self.margin,
             "status": self.status,
             "rounds": len(self.rounds),
             "matches": self.matches,
@@ -134,6 +136,7 @@ def plan(
     *,
     confidence: float,
     top: int | None,
+    margin: float = 0.05,
     seed: int,
     key: str,
     game: str,
@@ -143,8 +146,10 @@ def plan(
     """Replay the rounds from the start: ``outcome(round, members)`` gives a group's stored
     deal set (None if any of its matches is missing). Stops at the first round not yet
     completely stored, when every bot is decided, or at ``cap`` matches."""
-    race = PairRace(tuple(sorted(names)), confidence, top, horizon=max(1, cap // players))
-    p = AdaptivePlan(key=key, game=game, players=players, confidence=confidence, top=top, cap=cap, race=race)
+    race = PairRace(tuple(sorted(names)), confidence, top, horizon=max(1, cap // players), margin=margin)
+    p = AdaptivePlan(
+        key=key, game=game, players=players, confidence=confidence, top=top, cap=cap, margin=margin, race=race
+    )
     number = 0
     while True:
         groups = draw_round(seed, key, players, number, race) if race.active() else []
@@ -215,6 +220,9 @@ def _valid_entry(e: Any) -> bool:
     if any(not isinstance(e.get(k), t) or isinstance(e.get(k), bool) for k, t in types.items()):
         return False
     if e.get("top") is not None and not isinstance(e.get("top"), int):
+        return False
+    margin = e.get("margin", 0.0)  # absent in files written before the margin existed
+    if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not 0 <= margin < 1:
         return False
     for s in e["standings"]:
         if "rating" in s and (
