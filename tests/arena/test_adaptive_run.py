@@ -71,7 +71,7 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     board = json.loads((ref.results / "leaderboard.json").read_text())
     assert board["complete"] and board["adaptive"][0]["decided_pairs"] == entry["decided_pairs"]
     assert (
-        "Adaptive schedule tightwad (3 players): the top 1 in order at confidence 0.8: decided"
+        "Adaptive schedule tightwad (3 players): the top 1 in order at confidence 0.8 (bots closer than 0.05 in share either way round): decided"
         in (ref.results / "leaderboard.md").read_text()
     )
     assert "Adaptive schedule" in (ref.results / "leaderboard.html").read_text()
