@@ -1,33 +1,44 @@
-"""Active ranking by pairwise tests on duplicate deals.
+"""Active ranking by a sequential test on fitted ratings, on duplicate deals.
 
 One *deal set* is one group of bots playing one deal in every seat rotation. It gives every
 bot in the group its *share*: the mean, over its opponents in the group and over the
-rotations, of 1 (finished ahead), 0.5 (tie) or 0 (behind) (``deal_set_sample``). It gives
-every *pair* (a, b) of the group one paired sample, ``share(a) - share(b)`` in [-1, 1]: both
-played the same deal, in the same seats, against the same third bots, so the card luck that
-a round robin averages away over many deals cancels within the sample, and the whole
-finishing order counts (with three players, every deal set samples three pairs at once).
+rotations, of 1 (finished ahead), 0.5 (tie) or 0 (behind) (``deal_set_sample``). Within a
+deal set the card luck of the seats cancels (every bot played every seat of the same deal),
+and the whole finishing order counts.
 
-Pair (a, b) is *decided* when the mean of its paired samples lies further from 0 than
-``z * sqrt(V / n)``: V the sample variance shrunk towards the largest possible (1, for
-samples in [-1, 1]) by ``PRIOR_WEIGHT`` pseudo-samples, no claim below ``MIN_SAMPLES``, and
-z the constant boundary (``boundary``) that a pair whose true mean is 0 crosses (either
-way), at any look up to ``horizon`` samples (the schedule's cap), with probability
-``1 - confidence`` at most. So each decided pair is wrong with probability ``1 - confidence`` at most, however the
-run decides when to stop; it rests on the normal approximation and Siegmund's crossing
-formula, not on a theorem for these bounded samples, and P9 (benchmarks/adaptive_ranking.py)
-measures it. Decisions are taken again from all the data at every round (a pair may become
-undecided again).
+The ratings are fitted to every deal set at once (arena/stats/rating_fit.py: least squares
+on the shares centred within each deal set, with the covariance of the fit), so rating(a) -
+rating(b) estimates the pair's mean share difference from every deal set, through the third
+bots both have met and their opponents in turn, and its standard error ``se`` comes from the
+fit. Pair (a, b) is *decided* when the difference d lies beyond a sequential boundary:
+
+- with a ``margin`` m > 0 (the indifference zone; the schedule's default is 0.05): Wald's
+  sequential probability ratio test of d = +m against d = -m, whose log likelihood ratio for
+  a normal estimate is 2 m d / se^2, against log(1 / (1 - confidence)). A pair whose true
+  difference is at least m either way is then decided the wrong way round with probability
+  1 - confidence at most, however many looks the run takes (Wald's bound; overshoot between
+  looks only lowers it). Pairs closer than m may be decided either way round: the claim is
+  about the pairs further apart.
+- with no margin: |d| > z se, z the constant boundary (``boundary``) that a pair whose true
+  difference is 0 crosses, either way, at any look up to ``horizon`` samples, with probability
+  1 - confidence at most (Siegmund's crossing approximation).
+
+Both rest on the normal approximation of the fit and on its plug-in variance (shrunk towards
+a share's largest, ``PRIOR_VAR``), not on a theorem for these bounded samples; P9
+(benchmarks/adaptive_ranking.py) measures the wrong decisions. No bot with fewer than
+``MIN_SAMPLES`` deal sets is in a decided pair. Decisions are taken again from all the data at
+every round (a pair may become undecided again).
 
 The test assumes the order of a pair does not depend on the third bots of its groups (no
-rock-paper-scissors among the bots): the decided pairs are then joined by transitivity, bot
-``i``'s possible ranks are [1 + (bots surely ahead), n - (bots surely behind)], and the
-target partition is every rank on its own (the whole ranking) or ranks 1..k on their own and
-the rest as one set (the top k, in order). A bot is decided once its possible ranks fall in
-one set; the race is over when every bot is decided. A pair is *useful* while its order is
-open and matters: neither bot surely ahead of the other, not both decided, and (top k) one of
-them may still rank in the top k. The schedule (arena/tournament/adaptive.py) plays only
-groups of useful pairs.
+rock-paper-scissors among the bots, as an additive rating says): the decided pairs are then
+joined by transitivity, bot ``i``'s possible ranks are [1 + (bots surely ahead), n - (bots
+surely behind)], and the target partition is every rank on its own (the whole ranking) or
+ranks 1..k on their own and the rest as one set (the top k, in order). A bot is decided once
+its possible ranks fall in one set; the race is over when every bot is decided. Only the
+order needs deciding, not every pair: the *useful* pairs are those still open among each bot
+and the next in the estimated order (down to the k-th), and, with the top k, the k-th and
+each bot below it; transitivity decides the rest. The schedule (arena/tournament/adaptive.py)
+plays only groups of useful pairs.
 """
 
 from __future__ import annotations
@@ -57,21 +68,9 @@ def deal_set_sample(bot: str, matches: Sequence[tuple[Sequence[str], Sequence[in
     return total / len(matches)
 
 
-MIN_SAMPLES = 4  # fewer paired samples than this decide nothing (the variance is not yet known)
-PRIOR_WEIGHT = 1.0  # pseudo-samples of the largest variance a sample in [-1, 1] can have (1)
+MIN_SAMPLES = 4  # a bot with fewer samples (deal sets) than this is in no decided pair
 PRIOR_VAR = 0.25  # the fit's residual variance is shrunk towards this (a share lies in [0, 1])
 PRIOR_DOF = 2.0  # by this many pseudo degrees of freedom
-
-
-def half_width(n: int, mean: float, sq_mean: float, z: float, largest_var: float = 1.0) -> float:
-    """How far from the true mean the mean of ``n`` samples may lie: z * sqrt(V / n), with V
-    the sample variance shrunk towards ``largest_var`` by ``PRIOR_WEIGHT`` pseudo-samples (a
-    few equal samples claim no certainty). Infinite below ``MIN_SAMPLES``."""
-    if n < MIN_SAMPLES:
-        return math.inf
-    var = max(0.0, sq_mean - mean * mean) * n / (n - 1)
-    var = (var * (n - 1) + largest_var * PRIOR_WEIGHT) / (n - 1 + PRIOR_WEIGHT)
-    return z * math.sqrt(var / n)
 
 
 def boundary(delta: float, horizon: int) -> float:
@@ -112,9 +111,11 @@ class _Tally:
 
 @dataclass
 class PairRace:
-    """Paired tests, their transitive closure and the decisions they allow (module docstring).
+    """Tests on the fitted ratings, their transitive closure and the decisions they allow
+    (module docstring).
 
     ``top`` None: decide the whole ranking; k: decide ranks 1..k in order (the rest unordered).
+    ``margin``: the indifference zone (0: none, the test of ``boundary``).
     """
 
     names: tuple[str, ...]
@@ -323,7 +324,8 @@ class PairRace:
         return {a: sorted(bs, key=self._index.__getitem__) for a, bs in sorted(out.items())}
 
     def decided_pairs(self) -> list[tuple[str, str]]:
-        """(ahead, behind) for every pair decided by its own test, in ranking order."""
+        """(ahead, behind) for every pair the test decides directly (not only by transitivity),
+        in ranking order."""
         pos = {b: i for i, b in enumerate(self.ranking())}
         got = [(self.names[a], self.names[b]) for a, b in self._state()[3]]
         return sorted(got, key=lambda p: (pos[p[0]], pos[p[1]]))
