@@ -375,3 +375,44 @@ def test_a_revealed_deal_is_replaced_for_adaptive_groups_that_have_not_finished_
             stored[m.match_id] = (m.bots, _fake_places(m))
     assert plans[0].status == "decided"
     assert not [m for m in schedule if m.deal_seed == first[0].deal_seed and m.match_id not in kept]
+
+
+def test_the_planner_starts_from_its_last_plan_only_while_its_results_stand() -> None:
+    """A later call may start from the remembered rounds, but only if every one of their stored
+    results is unchanged: the plan is always the one a replay from the start gives."""
+    from arena.tournament import adaptive
+
+    names = ("a", "b", "c", "d")
+    strength = {"a": 3, "b": 2, "c": 1, "d": 0}
+
+    def outcome_with(flip: int | None) -> Any:
+        def outcome(number: int, members: tuple[str, ...]) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+            out = []
+            for r in range(3):
+                seats = tuple(members[(s + r) % 3] for s in range(3))
+                luck = [hashlib.sha256(f"{number}{b}{r}".encode()).digest()[0] / 64 for b in seats]
+                score = [strength[b] + x for b, x in zip(seats, luck)]
+                if number == flip:  # one round's results changed: the weakest bot won them
+                    score = [-v for v in score]
+                order = sorted(range(3), key=lambda s: -score[s])
+                out.append((seats, tuple(order.index(s) for s in range(3))))
+            return out
+
+        return outcome
+
+    def fresh(flip: int | None) -> dict[str, Any]:
+        adaptive._MEMO.clear()
+        return adaptive.plan(
+            names, 3, confidence=0.8, top=None, seed=1, key="k", game="g", cap=600, outcome=outcome_with(flip)
+        ).to_json()
+
+    first = fresh(None)
+    assert first["rounds"] > 2
+    again = adaptive.plan(
+        names, 3, confidence=0.8, top=None, seed=1, key="k", game="g", cap=600, outcome=outcome_with(None)
+    ).to_json()
+    assert again == first
+    changed = adaptive.plan(
+        names, 3, confidence=0.8, top=None, seed=1, key="k", game="g", cap=600, outcome=outcome_with(1)
+    ).to_json()
+    assert changed == fresh(1) and changed != first
