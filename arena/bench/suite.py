@@ -557,7 +557,8 @@ def p9(sizes: Sizes) -> dict[str, Any]:
     return _row(
         "P9",
         "matches a full round robin needs for the adaptive schedule's correct-order rate (top "
-        f"{sizes.adaptive_top} in order, tightwad 3 players; interpolated between 1, 2, 4 ... deals), "
+        f"{sizes.adaptive_top} in order, confidence 0.95, margin 0.05, tightwad 3 players; interpolated "
+        "between 1, 2, 4 ... deals), "
         "over the adaptive schedule's mean matches [95% bootstrap]",
         "; ".join(parts),
         ">= 4x at every size",
