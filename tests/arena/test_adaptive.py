@@ -296,6 +296,8 @@ BAD = [
     ("confidence-word", "adaptive: {confidence: high}", "games[0].adaptive.confidence", ["expected a number"]),
     ("top-zero", "adaptive: {top: 0}", "games[0].adaptive.top", ["at least 1", "top: 3"]),
     ("top-all", "adaptive: {top: 5}", "games[0].adaptive.top", ["needs more than 5 bots", "top: 3 or less"]),
+    ("margin-big", "adaptive: {margin: 0.6}", "games[0].adaptive.margin", ["0.5", "margin: 0.05"]),
+    ("margin-negative", "adaptive: {margin: -0.1}", "games[0].adaptive.margin", ["0", "margin: 0.05"]),
     (
         "typo",
         "adaptive: {confidense: 0.9}",
