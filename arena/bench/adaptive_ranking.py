@@ -1,8 +1,8 @@
 """P9: how many matches `schedule: adaptive` saves against a full round robin, in simulation.
 
     python -m arena.bench.adaptive_ranking [--sizes 8 16 32] [--trials 20] [--deals 1 2 4]
-                                          [--confidence 0.95] [--top 3] [--field contenders]
-                                          [--workers 2] [--json out.json]
+                                          [--confidence 0.95] [--margin 0.05] [--top 3]
+                                          [--field contenders] [--workers 2] [--json out.json]
 
 Fields of in-process players of known strength: player ``i`` plays the game's reference
 rule policy (arena/luck/reference.py) with probability ``q_i`` at each decision, else a uniformly
@@ -27,7 +27,8 @@ schedule's mean matches. The adaptive schedule is capped, as `arena run` caps it
 largest round robin measured (a run stopped there counts as right or wrong as it stands).
 Its 95% interval resamples the trials (bootstrap). Also reported:
 the smallest measured round robin that reaches the rate, and the decided pairs the adaptive
-runs got wrong (the per-pair error, to hold below 1 - confidence).
+runs got wrong (the per-pair error, to hold below 1 - confidence for pairs further apart than
+the margin: how many of the wrong ones are, by the pooled round-robin scores, is reported too).
 """
 
 from __future__ import annotations
