@@ -257,3 +257,40 @@ def takeover(
     return play_match(
         m, agents, time_control=time_control, sandbox=sandbox, observer=observer, no_timeouts=no_timeouts, prefix=prefix
     )
+
+
+def take_over(
+    record: RecordJson,
+    start: int | None,
+    bot_spec: str | None,
+    *,
+    move_s: float = 1.0,
+    sandbox_level: str = "auto",
+    no_timeouts: bool = False,
+    observer: Callable[..., None] | None = None,
+) -> tuple[RecordJson, str]:
+    """`arena replay --from K --bot SEAT=FILE`: FILE's bot takes ``SEAT`` over from decision K
+    (``takeover``); returns the new record and one line comparing the seat's places."""
+    if start is None or bot_spec is None:
+        raise ArenaError("--from K and --bot SEAT=FILE go together, e.g. --from 12 --bot 2=bots/mybot.py")
+    key, sep, path = bot_spec.partition("=")
+    if not sep or not key.strip().isdigit():
+        raise ArenaError(f"--bot {bot_spec!r}: expected SEAT=FILE, e.g. --bot 2=bots/mybot.py")
+    seat = int(key)
+    from arena.match.agents import ProcessAgent
+    from arena.match.detect import open_sandbox
+    from arena.records import Limits
+    from arena.tournament.roster import bot_entry
+
+    tc = TimeControl(move_s=move_s)
+    sandbox = open_sandbox(sandbox_level)
+    agent = ProcessAgent(bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc, no_timeouts=no_timeouts)
+    try:
+        new = takeover(
+            record, start, seat, agent, observer=observer, time_control=tc, sandbox=sandbox, no_timeouts=no_timeouts
+        )
+    finally:
+        agent.close()
+    before = record["result"]["places"][seat] + 1
+    after = new["result"]["places"][seat] + 1
+    return new, f"seat {seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
+from arena.errors import ArenaError
 from arena.report.standings import mark_reports_stale, publish
 from arena.tournament.runner import Plan, RunSummary, run_tournament
 from arena.tournament.schedule import MatchSpec
@@ -73,3 +74,23 @@ def render_plan(plan: Plan, out: TextIO, *, limit: int = 20) -> None:
             out.write(text + "\n")
         if len(items) > limit:
             out.write(f"  ... {len(items) - limit} more\n")
+
+
+def summary_lines(summary: RunSummary) -> list[str]:
+    """What `arena run` prints after the leaderboard: the counts, then each report file."""
+    lines = [
+        f"\n{summary.played} matches played now, {summary.already_done} before; "
+        f"{summary.faults} faults; {summary.counted} of {summary.scheduled} scheduled matches "
+        f"counted; sandbox {summary.sandbox_level}"
+    ]
+    return lines + [f"{kind:>5}: {path}" for kind, path in sorted(summary.reports.items())]
+
+
+def resume_hint(tournament_file: str, executor: str, ray_address: str | None) -> str:
+    """The command that resumes this run (said when it stops incomplete)."""
+    if ray_address is not None and executor != "ray":
+        raise ArenaError("--ray-address goes with --executor ray")
+    hint = f"arena run {tournament_file}"
+    if executor == "ray":
+        hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
+    return hint

@@ -428,6 +428,24 @@ def _interval(lo: float, hi: float, fmt: str) -> str:
     return f"[{lo:+{fmt}}, {hi:+{fmt}}] 95%"
 
 
+def opening_line(duel: Duel, results: str | Path) -> str:
+    """The first line `arena duel` says: who plays whom, the hypotheses, the bounds, where."""
+    h0, h1 = hypotheses_text(duel)
+    against = "each other, both seat orders" if duel.head_to_head else ", ".join(e.name for e in duel.field)
+    return (
+        f"arena duel: {duel.game}, {duel.players} players: {duel.new.name} (NEW) and "
+        f"{duel.old.name} (OLD) against {against}; H0: {h0}; H1: {h1}; alpha {duel.alpha:g}, "
+        f"beta {duel.beta:g}; at most {duel.max_matches} matches; results in {Path(results)}"
+    )
+
+
+def resume_command(args: list[str]) -> str:
+    """The command line that goes on with this duel (its arguments, without --fresh)."""
+    import shlex
+
+    return "arena duel " + " ".join(shlex.quote(a) for a in args if a != "--fresh")
+
+
 def hypotheses_text(duel: Duel) -> tuple[str, str]:
     """What H0 and H1 say, in the duel's units."""
     h = duel.hyp
