@@ -122,7 +122,7 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         if beta is None:
             beta = betas[(row.game, row.players)] = luck_beta(row.game, row.players)
         deal = deal_cluster(row.match_id)
-        aivat = [0.0] * len(row.places)  # a match AIVAT does not correct: no term
+        aivat: list[float] | None = [0.0] * len(row.places)  # a match AIVAT does not correct: no term
         if row.match_id in baselines.needs_aivat:
             got = baselines.aivat.get(row.match_id)
             if got is None or (got and len(got) != len(row.places)):
@@ -170,11 +170,11 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         standings = []
         for s in scope.standings:
             acc = per_bot.get(s.name)
-            got = acc.value(etas) if acc is not None else None
-            if got is None:
+            value = acc.value(etas) if acc is not None else None
+            if value is None:
                 available = False
             else:
-                s = dataclasses.replace(s, adjusted_place=got[0], adjusted_place_ci95=got[1])
+                s = dataclasses.replace(s, adjusted_place=value[0], adjusted_place_ci95=value[1])
             standings.append(s)
         scopes.append(dataclasses.replace(scope, standings=tuple(standings)))
     return dataclasses.replace(report, scopes=tuple(scopes), luck=describe(baselines, available, sorted(betas.items())))

@@ -138,7 +138,7 @@ class HistoryPoint(NamedTuple):
     """A bot's rating right after one of its rated matches (x = schedule index).
     A named tuple: a 100,000-match report holds over a million of them."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # hides tuple.index, as History.index does
     mu: float
     sigma: float
 
@@ -156,6 +156,10 @@ class History(Sequence[HistoryPoint]):
     # of leaderboard.json, so the text is kept, and cached with the ratings: a view of a
     # cached league then formats only the points rated since.
     __slots__ = ("index", "mu", "sigma", "_text")
+    # the index column hides Sequence.index (the position of a value), which a History does not offer
+    index: array[int]  # type: ignore[assignment]
+    mu: array[float]
+    sigma: array[float]
 
     def __init__(self, index: Iterable[int] = (), mu: Iterable[float] = (), sigma: Iterable[float] = ()) -> None:
         self.index, self.mu, self.sigma = array("q", index), array("d", mu), array("d", sigma)
@@ -751,11 +755,11 @@ def _pack(code: str, values: list[Any]) -> str:
     return base64.b64encode(array(code, values).tobytes()).decode("ascii")
 
 
-def _pack_array(values: array) -> str:
+def _pack_array(values: array[Any]) -> str:
     return base64.b64encode(values.tobytes()).decode("ascii")
 
 
-def _unpack_array(code: str, text: str) -> array:
+def _unpack_array(code: str, text: str) -> array[Any]:
     out = array(code)
     out.frombytes(base64.b64decode(text, validate=True))
     return out
@@ -829,6 +833,7 @@ def compute_ratings(
 
     if cache is not None and not cache_key:
         raise ValueError("a rating cache needs its key (rating_cache.key_from_secret of the folder's secret)")
+    seal = cache_key or b""  # what seals the cache (only read when there is one)
 
     if not isinstance(params, RatingParams):
         params = RatingParams.from_dict(params)
@@ -846,7 +851,7 @@ def compute_ratings(
     textless = False
     prefix = rating_cache.complete_prefix(ordered) if cache is not None else 0
     if cache is not None:
-        saved = rating_cache.load(cache, params, ordered, cache_key)
+        saved = rating_cache.load(cache, params, ordered, seal)
         if saved is not None:
             try:
                 resumed = (
@@ -871,7 +876,7 @@ def compute_ratings(
                 k,
                 [overall.state()] + [per_game[g].state() for g in sorted(per_game)],
                 notable,
-                cache_key,
+                seal,
             )
 
     for i in range(start, len(ordered)):

@@ -89,7 +89,8 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
 def layout(game: str) -> dict[str, Any]:
     """What the page draws of ``game``'s observations beside the hands (static/replay_layouts.json;
     a game without an entry: its phase and the hands)."""
-    return json.loads(static_text("replay_layouts.json")).get(game, {})
+    layouts: dict[str, dict[str, Any]] = json.loads(static_text("replay_layouts.json"))
+    return layouts.get(game, {})
 
 
 def _legal_window(legal: list[str], chosen: int) -> list[list[Any]]:

@@ -6,9 +6,9 @@ import time
 from typing import Any, TextIO
 
 from arena.errors import ArenaError
+from arena.records import MatchSpec
 from arena.report.standings import mark_reports_stale, publish
 from arena.tournament.runner import Plan, RunSummary, run_tournament
-from arena.tournament.schedule import MatchSpec
 
 
 def run_and_publish(tournament: Any, **kw: Any) -> RunSummary:

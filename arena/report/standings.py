@@ -97,7 +97,8 @@ def _luck_adjusted(report: Any, rows: list[Any], store: Any, rollouts: Any) -> A
     unavailable rather than failing the leaderboard."""
     import sqlite3
 
-    from arena.luck.baselines import DEFAULT_ROLLOUTS, load
+    from arena.luck.baselines import load
+    from arena.luck.reference import DEFAULT_ROLLOUTS
     from arena.report.luck import adjust
 
     if rollouts is None:  # a tournament stored before the option: its default
