@@ -10,7 +10,8 @@ and does nothing. ``InertStream`` applies it to everything a command prints.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 _KEEP = "\n\t"
 
@@ -32,7 +33,7 @@ class InertStream:
     """A text stream that shows control characters as escapes (``visible``): what any command
     prints about a hostile file name, bot or record stays inert."""
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(self, raw: TextIO) -> None:
         self.raw = raw
 
     def write(self, text: str) -> int:
@@ -41,7 +42,7 @@ class InertStream:
         self.raw.write(visible(text))
         return len(text)
 
-    def writelines(self, lines: Any) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
@@ -51,7 +52,7 @@ class InertStream:
         return getattr(self.raw, name)
 
 
-def raw(stream: Any) -> Any:
+def raw(stream: TextIO) -> TextIO:
     """The stream under an ``InertStream`` (for a display that writes its own control codes)."""
     return stream.raw if isinstance(stream, InertStream) else stream
 
@@ -63,5 +64,5 @@ class inert_output:
         self.saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = (s if s is None or isinstance(s, InertStream) else InertStream(s) for s in self.saved)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         sys.stdout, sys.stderr = self.saved

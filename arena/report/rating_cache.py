@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from arena.report.ratings import RatingParams
     from arena.tournament.store import ResultRow
 
 FILE_NAME = "ratings-cache.json.z"
@@ -94,7 +95,7 @@ def digest(ordered: Sequence[ResultRow], k: int) -> str:
 
 
 def load(
-    path: str | Path, params: Any, ordered: Sequence[ResultRow], key: bytes
+    path: str | Path, params: RatingParams, ordered: Sequence[ResultRow], key: bytes
 ) -> tuple[int, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
     """(k, scope states, notable-match fields) from a valid cache file, else None.
     ``params``: a ratings.RatingParams; ``key``: ``key_from_secret`` of the folder's secret."""
@@ -157,7 +158,7 @@ def load(
 
 def save(
     path: str | Path,
-    params: Any,
+    params: RatingParams,
     ordered: Sequence[ResultRow],
     k: int,
     scopes: list[dict[str, Any]],

@@ -21,6 +21,7 @@ from arena.match.timecontrol import TimeControl
 from arena.records.record import MatchRecord, RecordError, RecordJson
 from arena.records.spec import MatchSpec
 from games import GameError, get_game
+from games.core import State
 from games.rng import DealRng
 
 
@@ -33,7 +34,7 @@ class ReplayMismatch(ArenaError):
         super().__init__(f"replay mismatch {where}: {message}")
 
 
-def mark_shown(source: Path, record: dict[str, Any]) -> None:
+def mark_shown(source: Path, record: RecordJson) -> None:
     """Before a page showing ``record``'s hands is written from a results folder: record its deal
     as shown there, so no later run of that folder deals it again (arena/tournament/fair_play.py)."""
     if not source.is_dir():
@@ -50,7 +51,7 @@ def mark_shown(source: Path, record: dict[str, Any]) -> None:
         ) from None
 
 
-def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
+def load_record(source: Path, match_id: str | None = None) -> RecordJson:
     """A record from a JSON file, a results folder or an export (.jsonl) by match id."""
     if source.is_dir():
         if not match_id:
@@ -113,7 +114,7 @@ def _check_shape(record: Any, what: str, fix: str) -> MatchRecord:
         raise ArenaError(f"{what} is malformed or was altered ({exc}); {fix}") from None
 
 
-def _new_state(record: RecordJson) -> Any:
+def _new_state(record: RecordJson) -> State:
     try:
         spec = get_game(record["game"])
         if record.get("rules_version") != spec.rules_version:
@@ -126,7 +127,7 @@ def _new_state(record: RecordJson) -> Any:
         raise ArenaError(f"match {record.get('match_id')}: {err}") from None
 
 
-def verify_record(record: RecordJson, observer: Callable[..., None] | None = None) -> Any:
+def verify_record(record: RecordJson, observer: Callable[..., None] | None = None) -> State:
     """Replay every recorded decision through the engine; raise ReplayMismatch at
     the first difference. Returns the final state."""
     try:
@@ -140,7 +141,7 @@ def verify_record(record: RecordJson, observer: Callable[..., None] | None = Non
         ) from None
 
 
-def _verify(record: RecordJson, observer: Callable[..., None] | None = None) -> Any:
+def _verify(record: RecordJson, observer: Callable[..., None] | None = None) -> State:
     rec = MatchRecord.from_json(record) if not isinstance(record, MatchRecord) else record
     state = _new_state(record)
     names = list(rec.bot_names)

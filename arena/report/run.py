@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import time
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from arena.errors import ArenaError
 from arena.records import MatchSpec
 from arena.report.standings import mark_reports_stale, publish
 from arena.tournament.runner import Plan, RunSummary, run_tournament
 
+if TYPE_CHECKING:
+    from arena.tournament.config import Tournament
 
-def run_and_publish(tournament: Any, **kw: Any) -> RunSummary:
+
+def run_and_publish(tournament: Tournament, **kw: Any) -> RunSummary:
     """``run_tournament`` then, unless interrupted, the report files and terminal text
     (written while the run still holds the results folder)."""
 
     def _publish(summary: RunSummary) -> None:
         summary.reports, summary.leaderboard = publish(summary.results, title=f"Leaderboard: {tournament.name}")
 
-    def _mark_stale(results: Any, pending: int) -> None:
+    def _mark_stale(results: Path, pending: int) -> None:
         # until the run publishes, pages from an earlier run say they are old (a run killed
         # with -9 never publishes)
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

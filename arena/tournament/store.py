@@ -53,7 +53,7 @@ from datetime import datetime, timezone
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from arena.luck import tables as luck_tables
 from arena.records.record import RECORD_SCHEMAS, MatchRecord, RecordJson  # noqa: F401 (RECORD_SCHEMAS re-exported)
@@ -205,6 +205,15 @@ _MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     2: _seal_all,
     3: luck_tables.migrate,
 }
+
+
+class StoredTournament(TypedDict):
+    """The ``tournament`` row: the tournament file's validated config (JSON) and when it was stored."""
+
+    name: str
+    config: dict[str, Any]
+    created_at: str
+    updated_at: str
 
 
 class StoreError(Exception):
@@ -805,7 +814,7 @@ class ResultStore:
                     "or restore the file from a copy"
                 )
 
-    def tournament(self) -> dict[str, Any] | None:
+    def tournament(self) -> StoredTournament | None:
         """The recorded tournament: name, config, created_at, updated_at (None if none)."""
         with self._lock:
             row = self.conn.execute(
@@ -813,7 +822,7 @@ class ResultStore:
             ).fetchone()
         if row is None:
             return None
-        return {"name": row[0], "config": json.loads(row[1]), "created_at": row[2], "updated_at": row[3]}
+        return StoredTournament(name=row[0], config=json.loads(row[1]), created_at=row[2], updated_at=row[3])
 
     def bots(self) -> list[dict[str, Any]]:
         """The registered bots (name, path, sha256), by name."""
