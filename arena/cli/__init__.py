@@ -26,7 +26,8 @@ from arena.cli import guard
 from arena.errors import ArenaError
 from arena.inert import inert_output, raw
 from arena.match.faults import FaultKind
-from arena.tournament.config import MAX_SEED, MAX_WORKERS, TIME_BOUNDS
+from arena.records import TIME_BOUNDS, RecordJson
+from arena.tournament.config import MAX_SEED, MAX_WORKERS
 from games import REGISTRY
 
 GAME_IDS = list(REGISTRY)  # game choices come from the registry
@@ -207,7 +208,7 @@ def play(
         sys.exit(1)
 
 
-def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> None:
+def _write_replay(record: RecordJson, path: str, quiet: bool = False) -> None:
     from arena.report.replay_view import write_replay_html
 
     written = write_replay_html(record, path)

@@ -31,11 +31,18 @@ import sys
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from arena.report.ratings import RatingParams
     from arena.tournament.store import ResultRow
+
+
+class RatingParams(Protocol):
+    """What the cache reads of ``arena.report.ratings.RatingParams`` (not imported: ratings
+    imports this module)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
 
 FILE_NAME = "ratings-cache.json.z"
 FORMAT = "decktet-arena-rating-cache"
