@@ -63,7 +63,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, TypedDict, overload
 
 import trueskill
 
@@ -353,6 +353,17 @@ class ScopeReport:
         return {(h.bot, h.opponent): h for h in self.head_to_head}
 
 
+class _DealsMode(TypedDict):
+    mode: str  # "secret" or "public"
+
+
+class DealsJson(_DealsMode, total=False):
+    """How a tournament drew its deals, as leaderboard.json says: ``{"mode": "secret"}`` or
+    ``{"mode": "public", "seed": N}`` (the tournament file's seed)."""
+
+    seed: int | None
+
+
 @dataclass(frozen=True)
 class RatingReport:
     """Everything the leaderboards show: scopes (``overall`` first, then games by id)."""
@@ -360,8 +371,7 @@ class RatingReport:
     params: RatingParams
     scopes: tuple[ScopeReport, ...]
     notable: tuple[NotableMatch, ...] = field(default=())
-    # how the deals were drawn: {"mode": "secret"} or {"mode": "public", "seed": N}; None: unknown
-    deals: dict[str, Any] | None = None
+    deals: DealsJson | None = None  # how the deals were drawn; None: unknown
     sandbox: tuple[tuple[str, bool], ...] = field(default=())  # (level, safe for untrusted bots)
     scheduled: int = 0  # matches of the tournament's schedule
     counted: int = 0  # of them, stored as played and counted here

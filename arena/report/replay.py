@@ -193,9 +193,10 @@ class RecordedAgent(Agent):
     """Plays a seat's recorded actions while they still apply (matched by their
     readable text), then random legal actions from its match seed."""
 
-    def __init__(self, name: str, recorded: list[dict[str, Any]]) -> None:
+    def __init__(self, name: str, recorded: list[str]) -> None:
+        """``recorded``: the texts of the seat's recorded actions, in order."""
         self.name = name
-        self._queue = [d["text"] for d in recorded]
+        self._queue = list(recorded)
         self._rng = DealRng(0)
         self._line: bytes | None = None
         self.diverged_at: int | None = None
@@ -240,20 +241,21 @@ def takeover(
     the other seats play their recorded actions while they apply."""
     from arena.match.referee import play_match
 
-    n = len(record["decisions"])
+    rec = MatchRecord.from_json(record)
+    n = len(rec.decisions)
     if not 0 <= start <= n:
         raise ArenaError(f"--from {start}: the match has decisions 0..{n - 1}")
-    if not 0 <= seat < record["players"]:
-        raise ArenaError(f"--bot {seat}=...: no such seat (seats 0..{record['players'] - 1})")
+    if not 0 <= seat < rec.players:
+        raise ArenaError(f"--bot {seat}=...: no such seat (seats 0..{rec.players - 1})")
     _new_state(record)  # checks the rules version
-    prefix = [(d["seat"], d["action"]) for d in record["decisions"][:start]]
-    later = record["decisions"][start:]
+    prefix = [(d.seat, d.action) for d in rec.decisions[:start]]
+    later = rec.decisions[start:]
     agents: list[Agent] = []
-    for s, bot in enumerate(record["bots"]):
+    for s, bot in enumerate(rec.bots):
         if s == seat:
             agents.append(agent)
         else:
-            agents.append(RecordedAgent(bot["name"], [d for d in later if d["seat"] == s]))
+            agents.append(RecordedAgent(bot.name, [d.text for d in later if d.seat == s]))
     m = dataclasses.replace(MatchSpec.of_record(record), match_id=f"{record['match_id']}/from{start}/seat{seat}")
     return play_match(
         m, agents, time_control=time_control, sandbox=sandbox, observer=observer, no_timeouts=no_timeouts, prefix=prefix
@@ -292,6 +294,6 @@ def take_over(
         )
     finally:
         agent.close()
-    before = record["result"]["places"][seat] + 1
-    after = new["result"]["places"][seat] + 1
+    before = MatchRecord.from_json(record).result.places[seat] + 1
+    after = MatchRecord.from_json(new).result.places[seat] + 1
     return new, f"seat {seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}"

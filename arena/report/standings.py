@@ -15,7 +15,7 @@ from arena.report import leaderboard as lb
 from arena.report.html_report import render_html
 
 if TYPE_CHECKING:
-    from arena.report.ratings import RatingReport
+    from arena.report.ratings import DealsJson, RatingReport
     from arena.tournament.store import ResultRow, ResultStore
 
 
@@ -28,7 +28,7 @@ def results_folder(source: Path) -> Path:
     return Path(load_tournament(source).results)
 
 
-def deals_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+def deals_of(meta: Mapping[str, Any]) -> DealsJson | None:
     """How the stored tournament drew its deals (files from before ``deals`` were public)."""
     config = meta.get("config")
     if not config:

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 import games
 from arena.errors import ArenaError, WorkersLost
+from arena.records import MatchRecord
 from arena.stats.sequential import SequentialTest, Status, check_error_rates, logistic_elo, logistic_score
 from arena.tournament.roster import BotEntry
 from arena.tournament.runner import Progress
@@ -395,8 +396,7 @@ class _Feeder:
             self.tested += 1
 
     def on_stored(self, mid: str) -> None:
-        record = self.store.get_record(mid)
-        self.places[mid] = tuple(record["result"]["places"])
+        self.places[mid] = MatchRecord.from_json(self.store.get_record(mid)).result.places
         self.advance()
 
     def top_up(self, queue: deque) -> None:
