@@ -35,12 +35,11 @@ import dataclasses
 import json
 import math
 from collections.abc import Iterable
-from typing import Any
 
 from arena.luck.aivat import AIVAT_VERSION
 from arena.luck.baselines import Baselines, Eta
 from arena.luck.reference import REFERENCE_VERSION, luck_beta
-from arena.report.ratings import OVERALL, RatingReport, deal_cluster, t95
+from arena.report.ratings import OVERALL, LuckJson, RatingReport, deal_cluster, t95
 from arena.tournament.store import SANDBOX_FAULT, ResultRow
 
 Key = tuple[str, int, str, str]
@@ -180,7 +179,7 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
     return dataclasses.replace(report, scopes=tuple(scopes), luck=describe(baselines, available, sorted(betas.items())))
 
 
-def describe(baselines: Baselines, available: bool, betas: list[tuple[tuple[str, int], float]]) -> dict[str, Any]:
+def describe(baselines: Baselines, available: bool, betas: list[tuple[tuple[str, int], float]]) -> LuckJson:
     """``report.luck``: the reference version, games per seat, each rated (game, players)'s
     beta (0: no correction there), the reference deals behind each eta, and whether every
     standing has the figure."""

@@ -364,6 +364,39 @@ class DealsJson(_DealsMode, total=False):
     seed: int | None
 
 
+class BetaJson(TypedDict):
+    game: str
+    players: int
+    beta: float  # 0: no baseline correction for this (game, players)
+
+
+class AivatJson(TypedDict):
+    version: str  # AIVAT_VERSION
+    matches: int  # matches AIVAT corrects (they have builtin random players or reveals)
+    corrected: int  # of them, with their corrections stored
+    draws: int
+    reveals: int
+
+
+class ReferenceDealsJson(TypedDict):
+    game: str
+    players: int
+    options: dict[str, Any]
+    deals: int
+
+
+class LuckJson(TypedDict):
+    """How the luck-adjusted places were made (``arena.report.luck.describe``; leaderboard.json's
+    ``luck``)."""
+
+    reference: str  # the reference policies' version (REFERENCE_VERSION)
+    rollouts: int  # games per seat and deal
+    beta: list[BetaJson]
+    aivat: AivatJson
+    reference_deals: list[ReferenceDealsJson]
+    available: bool  # every standing has the figure
+
+
 @dataclass(frozen=True)
 class RatingReport:
     """Everything the leaderboards show: scopes (``overall`` first, then games by id)."""
@@ -376,7 +409,7 @@ class RatingReport:
     scheduled: int = 0  # matches of the tournament's schedule
     counted: int = 0  # of them, stored as played and counted here
     # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
-    luck: dict[str, Any] | None = None
+    luck: LuckJson | None = None
     tournament: str | None = None  # its name, for the pages' titles (not in the JSON)
     # schedule: adaptive entries, as recorded by the run (arena/tournament/adaptive.py): the race
     adaptive: tuple[dict[str, Any], ...] = field(default=())
