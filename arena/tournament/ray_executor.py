@@ -24,6 +24,7 @@ Ray is optional: this module imports it only inside functions.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import logging
 import os
@@ -675,6 +676,8 @@ class RayBackend:
                 pass
         self.actors.clear()
         self.refs.clear()
+        self.all_handles.clear()
+        gc.collect()  # Ray's refs and handles left in cycles go here, not in a process the local pool forks later
 
 
 def _brief(exc: BaseException) -> str:
