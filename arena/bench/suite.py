@@ -21,7 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from arena.bench import SAMPLE
+
+ROOT = SAMPLE  # relative paths in the measures' tournaments: package data, not the checkout
 IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P11")
 
 
