@@ -14,3 +14,9 @@ class ArenaError(Exception):
 class WorkersLost(ArenaError):
     """No worker is left to play the remaining matches (they keep dying, or a Ray
     cluster lost them): the run stops, incomplete, with what it finished stored."""
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

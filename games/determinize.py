@@ -48,7 +48,7 @@ else None::
 
 from __future__ import annotations
 
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from games import decktet
 from games.core import SearchRng, State
@@ -56,16 +56,19 @@ from games.divers_model import other_seat
 from games.palace_history import PalaceHistory
 from games.rng import DealRng
 
+if TYPE_CHECKING:
+    from games.palace import PalaceState
+
 HIDDEN = -2  # placeholder of a hidden card in the base state
 
 
-def as_rng(rng: Any) -> DealRng:
+def as_rng(rng: int | DealRng | SearchRng) -> DealRng:
     """An int seed, a ``random.Random`` (its own stream, advanced) or a ``DealRng``."""
     if isinstance(rng, DealRng):
         return rng
     if isinstance(rng, int) and not isinstance(rng, bool):
         return DealRng(rng)
-    return DealRng(rng.getrandbits(63))
+    return DealRng(cast(SearchRng, rng).getrandbits(63))  # a random.Random
 
 
 class Determinizer:
@@ -76,7 +79,7 @@ class Determinizer:
         observation: dict[str, Any],
         options: dict[str, Any],
         known_hands: dict[int, list[int]] | None = None,
-        history: Any = None,
+        history: PalaceHistory | None = None,
     ) -> None:
         from games import get_game
 
@@ -87,12 +90,12 @@ class Determinizer:
         base = self.spec.new_game(players, 0, options)
         build = {"tightwad": _Tightwad, "divers-weights": _Divers, "palace": _Palace}[self.game]
         if self.game == "palace":
-            self._impl = _Palace(base, observation, known_hands or {}, history)
+            self._impl = _Palace(cast("PalaceState", base), observation, known_hands or {}, history)
         else:
             self._impl = build(base, observation, known_hands or {})
         self.pool: tuple[int, ...] = tuple(sorted(self._impl.pool))  # the unseen cards
 
-    def sample(self, rng: Any) -> State:
+    def sample(self, rng: int | DealRng | SearchRng) -> State:
         """A complete state, hidden cards placed uniformly among those that fit."""
         r = as_rng(rng)
         return self._impl.sample(r)
@@ -154,9 +157,9 @@ class SeatBelief:
 def determinize(
     observation: dict[str, Any],
     options: dict[str, Any],
-    rng: Any,
+    rng: int | DealRng | SearchRng,
     known_hands: dict[int, list[int]] | None = None,
-    history: Any = None,
+    history: PalaceHistory | None = None,
 ) -> State:
     """One sampled state (``Determinizer(...).sample(rng)``)."""
     return Determinizer(observation, options, known_hands, history).sample(rng)
@@ -346,7 +349,9 @@ class _Divers:
 
 
 class _Palace:
-    def __init__(self, st: Any, obs: dict[str, Any], known: dict[int, list[int]], history: Any) -> None:
+    def __init__(
+        self, st: PalaceState, obs: dict[str, Any], known: dict[int, list[int]], history: PalaceHistory | None
+    ) -> None:
         n, me = st.players, obs["seat"]
         _common(st, obs)
         st._dealer = obs["dealer"]

@@ -1,8 +1,8 @@
 """P9: how many matches `schedule: adaptive` saves against a full round robin, in simulation.
 
     python -m arena.bench.adaptive_ranking [--sizes 8 16 32] [--trials 20] [--deals 1 2 4]
-                                          [--confidence 0.95] [--top 3] [--field contenders]
-                                          [--workers 2] [--json out.json]
+                                          [--confidence 0.95] [--margin 0.05] [--top 3]
+                                          [--field contenders] [--workers 2] [--json out.json]
 
 Fields of in-process players of known strength: player ``i`` plays the game's reference
 rule policy (arena/luck/reference.py) with probability ``q_i`` at each decision, else a uniformly
@@ -27,7 +27,8 @@ schedule's mean matches. The adaptive schedule is capped, as `arena run` caps it
 largest round robin measured (a run stopped there counts as right or wrong as it stands).
 Its 95% interval resamples the trials (bootstrap). Also reported:
 the smallest measured round robin that reaches the rate, and the decided pairs the adaptive
-runs got wrong (the per-pair error, to hold below 1 - confidence).
+runs got wrong (the per-pair error, to hold below 1 - confidence for pairs further apart than
+the margin: how many of the wrong ones are, by the pooled round-robin scores, is reported too).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def spread(n: int) -> list[float]:
 
 FIELDS = {"contenders": contenders, "spread": spread}
 FIELD = "contenders"  # --field; set before the trials are forked
+MARGIN = 0.05  # --margin: the adaptive schedule's indifference zone (its default); set before forking
 
 
 def field(n: int) -> list[float]:
@@ -110,7 +112,16 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
     groups = list(itertools.combinations(names, PLAYERS))
     cap = len(groups) * PLAYERS * max(deals)  # as `arena run` caps it: the largest round robin measured
     found = plan(
-        names, PLAYERS, confidence=confidence, top=top, seed=number, key=f"p9-{n}", game=GAME, cap=cap, outcome=deal_set
+        names,
+        PLAYERS,
+        confidence=confidence,
+        top=top,
+        margin=MARGIN,
+        seed=number,
+        key=f"p9-{n}",
+        game=GAME,
+        cap=cap,
+        outcome=deal_set,
     )
     truth = {b: i for i, b in enumerate(names)}
     pairs = found.race.decided_pairs()
@@ -120,6 +131,7 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
         "adaptive_ok": found.race.ranking()[:k] == names[:k],
         "decided_pairs": len(pairs),
         "wrong_pairs": sum(truth[a] > truth[b] for a, b in pairs),
+        "wrong_pair_list": [[truth[a], truth[b]] for a, b in pairs if truth[a] > truth[b]],
         "round_robin": {},
     }
     scores: dict[str, list[float]] = {b: [] for b in names}
@@ -210,6 +222,7 @@ def measure_size(
             results.append(r)
             if progress:
                 print(f"  {n} bots: trial {len(results)} of {trials}", file=sys.stderr, flush=True)
+    pooled = [statistics.fmean(r["scores"][i] for r in results) for i in range(n)]
     adaptive = [r["adaptive_matches"] for r in results]
     mean = statistics.fmean(adaptive)
     half = 1.96 * statistics.stdev(adaptive) / math.sqrt(len(adaptive)) if len(adaptive) > 1 else math.inf
@@ -222,7 +235,6 @@ def measure_size(
             "correct": k / trials,
             "correct_ci95": [round(x, 3) for x in wilson(k, trials)],
         }
-    pooled = [statistics.fmean(r["scores"][i] for r in results) for i in range(n)]
     k = top or n
     calibrated = sorted(range(n), key=lambda i: -pooled[i])[:k] == list(range(k))  # the order that is judged
     decided = sum(r["decided_pairs"] for r in results)
@@ -237,6 +249,7 @@ def measure_size(
         "field_q": field(n),
         "top": top,
         "confidence": confidence,
+        "margin": MARGIN,
         "adaptive": {
             "mean_matches": round(mean, 1),
             "mean_ci95": [round(mean - half, 1), round(mean + half, 1)],
@@ -246,6 +259,14 @@ def measure_size(
             "wrong_pairs": wrong,
             "pair_error": round(wrong / decided, 5) if decided else None,
             "pair_error_ci95": [round(x, 5) for x in wilson(wrong, decided)],
+            # the wrong pairs as (true place of the bot decided ahead, of the one behind), 0-based,
+            # and how many were further apart than the margin: rating difference = 1.5 (n - 1) / n
+            # times the difference of the pooled round-robin mean shares (three players, the
+            # additive model of arena/stats/rating_fit.py): the pairs the confidence is about
+            "wrong_pairs_true_places": sorted(p for r in results for p in r["wrong_pair_list"]),
+            "wrong_pairs_beyond_margin": sum(
+                1.5 * (n - 1) / n * (pooled[b] - pooled[a]) > MARGIN for r in results for a, b in r["wrong_pair_list"]
+            ),
             "stopped": dict(sorted(statistics_count(r["adaptive_status"] for r in results).items())),
         },
         "round_robin": {str(d): v for d, v in rr.items()},
@@ -296,11 +317,13 @@ def main() -> None:
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--top", type=int, default=3, help="0: the whole ranking")
     ap.add_argument("--field", choices=sorted(FIELDS), default="contenders")
+    ap.add_argument("--margin", type=float, default=0.05, help="the adaptive schedule's margin (0: none)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
-    global FIELD
+    global FIELD, MARGIN
     FIELD = a.field
+    MARGIN = a.margin
     rows = []
     for n in a.sizes:  # each size printed as soon as it is measured
         rows.append(measure_size(n, a.trials, a.confidence, a.top or None, tuple(a.deals), a.workers, progress=True))

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from arena.bench import SAMPLE
 
@@ -102,14 +102,45 @@ games:
 """
 
 
-def _row(pid: str, measure: str, figure: str, target: str, met: bool | None, **details: Any) -> dict[str, Any]:
+class _RowFields(TypedDict):
+    id: str  # P1 ... P11
+    measure: str
+    figure: str
+    target: str
+    met: bool | None  # None: a figure with no pass mark
+    details: dict[str, Any]  # the measure's own numbers
+
+
+class BenchRow(_RowFields, total=False):
+    """One row of the table and of bench.json."""
+
+    seconds: float  # how long its measure took (added by ``run_all``)
+
+
+class _ResultFields(TypedDict):
+    format: str
+    version: int
+    date: str
+    machine: dict[str, Any]
+    load_average_after: list[float]
+    sizes: dict[str, Any]
+    rows: list[BenchRow]
+
+
+class BenchResult(_ResultFields, total=False):
+    """What ``run_all`` measured: bench.json (docs/performance.md)."""
+
+    command: str  # the command line that ran it (added by `arena bench`)
+
+
+def _row(pid: str, measure: str, figure: str, target: str, met: bool | None, **details: Any) -> BenchRow:
     return {"id": pid, "measure": measure, "figure": figure, "target": target, "met": met, "details": details}
 
 
 # ---- P1, P2: engines ------------------------------------------------------------------
 
 
-def p1_p2(sizes: Sizes) -> list[dict[str, Any]]:
+def p1_p2(sizes: Sizes) -> list[BenchRow]:
     from arena.bench.measures import bench_games
 
     runs = [bench_games(sizes.engine_seconds) for _ in range(sizes.repeats)]
@@ -134,7 +165,7 @@ def p1_p2(sizes: Sizes) -> list[dict[str, Any]]:
 # ---- P3: protocol round trip --------------------------------------------------------------
 
 
-def p3(sizes: Sizes) -> dict[str, Any]:
+def p3(sizes: Sizes) -> BenchRow:
     from arena.bench.measures import bench_protocol
 
     runs = [bench_protocol(sizes.protocol_rounds) for _ in range(sizes.repeats)]
@@ -177,7 +208,7 @@ def _tournament(source: str, results: Path, deal_scale: int = 1) -> Any:
 P4_POLICIES = (("fair", False, False), ("deal memory", False, True), ("fresh", True, False))
 
 
-def p4(sizes: Sizes) -> dict[str, Any]:
+def p4(sizes: Sizes) -> BenchRow:
     """Share of one worker's wall time spent in ProcessAgent.launch and .prepare (starting
     bots: a match launches all its bots that need a process, then prepares each), under the
     default (fair: no process plays a deal twice), with one process reused for every deal
@@ -265,7 +296,7 @@ def _p4_once(sizes: Sizes, fresh: bool, deal_memory: bool) -> tuple[float, int, 
         return spent[0] / wall, spent[1], len(schedule), t
 
 
-def p5(sizes: Sizes) -> dict[str, Any]:
+def p5(sizes: Sizes) -> BenchRow:
     """Whole-run wall time of the same tournament with 1 and 2 workers, alternating."""
     from arena.tournament.runner import run_tournament
 
@@ -300,7 +331,7 @@ def p5(sizes: Sizes) -> dict[str, Any]:
 # ---- P6: luck ------------------------------------------------------------------------------
 
 
-def p6(sizes: Sizes) -> dict[str, Any]:
+def p6(sizes: Sizes) -> BenchRow:
     from arena.bench import luck
 
     per_game = {}
@@ -416,7 +447,7 @@ def update_speedup(matches: int = 2000, seed: int = 3) -> dict[str, float]:
     }
 
 
-def p7(sizes: Sizes) -> dict[str, Any]:
+def p7(sizes: Sizes) -> BenchRow:
     from arena.report import rating_cache
 
     speed = update_speedup(max(50, min(2000, sizes.rating_matches)))
@@ -476,7 +507,7 @@ def _burn(stop: Any) -> None:
         seed += 1
 
 
-def p8(sizes: Sizes) -> dict[str, Any]:
+def p8(sizes: Sizes) -> BenchRow:
     from arena.match.detect import open_sandbox
     from arena.match.sandbox import Limits
     from arena.match.timecontrol import TimeControl
@@ -545,7 +576,7 @@ def p8(sizes: Sizes) -> dict[str, Any]:
 # ---- P9: matches an adaptive schedule saves -----------------------------------------------
 
 
-def p9(sizes: Sizes) -> dict[str, Any]:
+def p9(sizes: Sizes) -> BenchRow:
     from arena.bench import adaptive_ranking as bench
 
     rows = bench.measure(
@@ -570,7 +601,8 @@ def p9(sizes: Sizes) -> dict[str, Any]:
     return _row(
         "P9",
         "matches a full round robin needs for the adaptive schedule's correct-order rate (top "
-        f"{sizes.adaptive_top} in order, tightwad 3 players; interpolated between 1, 2, 4 ... deals), "
+        f"{sizes.adaptive_top} in order, confidence 0.95, margin 0.05, tightwad 3 players; interpolated "
+        "between 1, 2, 4 ... deals), "
         "over the adaptive schedule's mean matches [95% bootstrap]",
         "; ".join(parts),
         ">= 4x at every size",
@@ -584,7 +616,7 @@ def p9(sizes: Sizes) -> dict[str, Any]:
 # ---- P11: Ray's overhead ------------------------------------------------------------------
 
 
-def p11(sizes: Sizes) -> dict[str, Any]:
+def p11(sizes: Sizes) -> BenchRow:
     """Whole-run wall time of the same tournament on the local pool and on Ray, 2 workers each,
     alternating. Ray starts once before the timing (a cluster is up before a run), its actors
     start inside each timed run, as the local pool's workers do."""
@@ -633,7 +665,7 @@ def p11(sizes: Sizes) -> dict[str, Any]:
     )
 
 
-MEASURES: dict[str, Callable[[Sizes], Any]] = {
+MEASURES: dict[str, Callable[[Sizes], BenchRow | list[BenchRow]]] = {
     "P1+P2": p1_p2,
     "P3": p3,
     "P4": p4,
@@ -656,13 +688,11 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run_all(
-    sizes: Sizes, only: list[str] | None = None, progress: Callable[[str], None] | None = None
-) -> dict[str, Any]:
+def run_all(sizes: Sizes, only: list[str] | None = None, progress: Callable[[str], None] | None = None) -> BenchResult:
     """Every measure in order; a measure that fails is a row with its error, not a crash."""
     started = datetime.now(timezone.utc)
     before = machine()
-    rows: list[dict[str, Any]] = []
+    rows: list[BenchRow] = []
     for key, measure in MEASURES.items():
         ids = key.split("+")
         if only and not set(ids) & set(only):
@@ -670,6 +700,7 @@ def run_all(
         if progress:
             progress(key)
         t0 = time.perf_counter()
+        got: BenchRow | list[BenchRow]
         try:
             got = measure(sizes)
         except Exception as exc:  # noqa: BLE001 - one broken measure must not hide the rest
@@ -688,7 +719,7 @@ def run_all(
     }
 
 
-def render_table(result: dict[str, Any]) -> str:
+def render_table(result: BenchResult) -> str:
     from tabulate import tabulate
 
     m = result["machine"]

@@ -1,48 +1,20 @@
-"""The face: the `arena` command (click), and `play` and `duel`'s own small modules; what the
-commands do lives below (arena.report.replay, arena.tournament.check, arena.bench, ...).
+"""The face: the `arena` command (click), with `duel`'s options in their own module; what the
+commands do lives below (arena.tournament.play, arena.report.replay, arena.tournament.check,
+arena.bench, ...).
 May import every layer below; nothing imports it.
 Each subcommand parses options, calls one library function and prints; only this
 module turns errors into messages and exit codes."""
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
+from arena import interrupts
 
-
-def _interrupted_early(*_: object) -> None:
-    """Ctrl-C or a closed terminal while the command is still loading: one line, exit 130,
-    nothing written."""
-    os.write(2, b"arena: interrupted\n")
-    os._exit(130)
-
-
-def _hung_up(*_: object) -> None:
-    """SIGHUP (a closed terminal, a dropped ssh connection) stops a command as Ctrl-C does."""
-    raise KeyboardInterrupt
-
-
-def _started_as_arena() -> bool:
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    return (
-        os.path.basename(sys.argv[0] if sys.argv else "") == "arena" or getattr(spec, "name", None) == "arena.__main__"
-    )
-
-
-# Started as the `arena` command (not imported by a program, which keeps its own handlers):
-# Ctrl-C or SIGHUP during the imports below (a second or more on a busy machine) must not print
-# a traceback or end in silence. ``main`` hands over to the guard once they are done.
-if _started_as_arena():
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _interrupted_early)
-    if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:  # nohup's SIG_IGN is kept
-        signal.signal(signal.SIGHUP, _interrupted_early)
+interrupts.while_loading()  # Ctrl-C during the imports below: one line, not a traceback
 
 import json  # noqa: E402 - the imports from here on come after the handler above
 import logging
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,47 +24,18 @@ from arena import __version__
 from arena.bench.suite import IDS as BENCH_IDS
 from arena.cli import guard
 from arena.errors import ArenaError
+from arena.inert import inert_output, raw
 from arena.match.faults import FaultKind
-from arena.tournament.config import MAX_SEED, MAX_WORKERS, TIME_BOUNDS
+from arena.records import TIME_BOUNDS, RecordJson
+from arena.tournament.config import MAX_SEED, MAX_WORKERS
 from games import REGISTRY
 
 GAME_IDS = list(REGISTRY)  # game choices come from the registry
-
-OPTION_TEXT_LIMIT = 1000  # characters of one --option value
 
 
 def _fail(message: str, code: int = 2) -> None:
     guard.say(message)
     sys.exit(code)
-
-
-def _parse_options(pairs: tuple[str, ...]) -> dict[str, Any]:
-    import yaml
-
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise ArenaError(f"--option {guard.one_line(pair, 80)!r}: expected key=value, e.g. --option bidding=true")
-        if len(raw) > OPTION_TEXT_LIMIT:
-            raise ArenaError(
-                f"--option {key.strip()!r}: the value is longer than {OPTION_TEXT_LIMIT} characters; "
-                "give a plain value, e.g. --option decks=3"
-            )
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            raise ArenaError(
-                f"--option {guard.one_line(pair, 80)!r}: the value is not a plain value; "
-                "give a number, true/false or a word, e.g. --option decks=3"
-            ) from None
-        if isinstance(value, (dict, list)):
-            raise ArenaError(
-                f"--option {guard.one_line(pair, 80)!r}: the value is not a plain value; "
-                "give a number, true/false or a word, e.g. --option decks=3"
-            )
-        options[key.strip()] = value
-    return options
 
 
 class Seconds(click.ParamType):
@@ -132,7 +75,7 @@ class GuardedGroup(click.Group):
         logging.raiseExceptions = False  # a failing log handler must not print a traceback
         guard.results_folder(None)
         try:
-            with guard.inert_output():  # no control character of a name or message reaches the terminal
+            with inert_output():  # no control character of a name or message reaches the terminal
                 rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except SystemExit:
             raise
@@ -233,14 +176,14 @@ def play(
 
     Example: arena play tightwad random_bot bots/random_bot.py builtin:random --seed 7
     """
-    from arena.cli.play import play_one
+    from arena.tournament.play import faulted_bots, parse_options, play_one
 
     try:
         record = play_one(
             game,
             list(bots),
             seed=seed,
-            options=_parse_options(options),
+            options=parse_options(options),
             humans=list(humans),
             trace_seat=seat,
             quiet=quiet or as_json,
@@ -259,17 +202,13 @@ def play(
         _fail(str(err))
     if as_json:
         click.echo(json.dumps(record, indent=1))
-    faulted = [
-        f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}"  # a person may leave
-        for seat, fault in enumerate(record["faults"])
-        if fault is not None and seat not in humans
-    ]
+    faulted = faulted_bots(record, humans)
     if faulted:
         click.echo(f"arena: a bot faulted, {'; '.join(faulted)}; exit code 1", err=True)
         sys.exit(1)
 
 
-def _write_replay(record: dict[str, Any], path: str, quiet: bool = False) -> None:
+def _write_replay(record: RecordJson, path: str, quiet: bool = False) -> None:
     from arena.report.replay_view import write_replay_html
 
     written = write_replay_html(record, path)
@@ -311,7 +250,7 @@ def run(
 
     Exits 0 only when every scheduled match is stored; otherwise 1 with a line
     "incomplete: N of M matches" (130 when interrupted)."""
-    from arena.report.run import incomplete_lines, render_plan, run_and_publish
+    from arena.report.run import incomplete_lines, render_plan, resume_hint, run_and_publish, summary_lines
     from arena.tournament.load import load_tournament
     from arena.tournament.runner import plan_run
 
@@ -321,16 +260,10 @@ def run(
         if dry_run:
             render_plan(plan_run(tournament, fresh=fresh), sys.stdout)
             return
-        if ray_address is not None and executor != "ray":
-            raise ArenaError("--ray-address goes with --executor ray")
-        hint = f"arena run {tournament_file}"
-        if executor == "ray":
-            hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
+        hint = resume_hint(tournament_file, executor, ray_address)
         from arena.report.live import run_console
 
-        terminal = run_console(
-            guard.raw(sys.stderr), results=Path(tournament.results_dir), live_standings=live_standings
-        )
+        terminal = run_console(raw(sys.stderr), results=Path(tournament.results_dir), live_standings=live_standings)
         summary = run_and_publish(
             tournament,
             fresh=fresh,
@@ -347,13 +280,8 @@ def run(
     if summary.interrupted:
         sys.exit(130)
     click.echo(summary.leaderboard)
-    click.echo(
-        f"\n{summary.played} matches played now, {summary.already_done} before; "
-        f"{summary.faults} faults; {summary.counted} of {summary.scheduled} scheduled matches "
-        f"counted; sandbox {summary.sandbox_level}"
-    )
-    for kind, path in sorted(summary.reports.items()):
-        click.echo(f"{kind:>5}: {path}")
+    for line in summary_lines(summary):
+        click.echo(line)
     if not summary.complete:
         for line in incomplete_lines(summary):
             click.echo(f"arena: {line}", err=True)
@@ -490,7 +418,7 @@ def replay(
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
     """
     from arena.match.trace import Tracer
-    from arena.report.replay import load_record, mark_shown, takeover, verify_record
+    from arena.report.replay import load_record, mark_shown, take_over, verify_record
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
     if Path(source).is_dir():
@@ -504,46 +432,21 @@ def replay(
                 mark_shown(Path(source), record)
                 _write_replay(record, html_out)
             return
-        if start is None or bot_spec is None:
-            raise ArenaError("--from K and --bot SEAT=FILE go together, e.g. --from 12 --bot 2=bots/mybot.py")
-        key, sep, path = bot_spec.partition("=")
-        if not sep or not key.strip().isdigit():
-            raise ArenaError(f"--bot {bot_spec!r}: expected SEAT=FILE, e.g. --bot 2=bots/mybot.py")
-        live_seat = int(key)
-        from arena.match.agents import ProcessAgent
-        from arena.match.detect import open_sandbox
-        from arena.match.sandbox import Limits
-        from arena.match.timecontrol import TimeControl
-        from arena.tournament.roster import bot_entry
-
-        tc = TimeControl(move_s=move_s)
-        sandbox = open_sandbox(sandbox_level)
-        agent = ProcessAgent(
-            bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc, no_timeouts=no_timeouts
+        new, said = take_over(
+            record,
+            start,
+            bot_spec,
+            move_s=move_s,
+            sandbox_level=sandbox_level,
+            no_timeouts=no_timeouts,
+            observer=tracer,
         )
-        try:
-            new = takeover(
-                record,
-                start,
-                live_seat,
-                agent,
-                observer=tracer,
-                time_control=tc,
-                sandbox=sandbox,
-                no_timeouts=no_timeouts,
-            )
-        finally:
-            agent.close()
         if html_out:
             mark_shown(Path(source), new)
             _write_replay(new, html_out)
     except ArenaError as err:
         _fail(str(err))
-    before = record["result"]["places"][live_seat] + 1
-    after = new["result"]["places"][live_seat] + 1
-    click.echo(
-        f"seat {live_seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}"
-    )
+    click.echo(said)
 
 
 @cli.command("export")
@@ -772,11 +675,7 @@ def serve_add_user(name: str, data: str, organiser: bool, password_stdin: bool) 
 
 
 def main() -> None:
-    # from here a KeyboardInterrupt reaches the guard, which says it in one line (exit 130)
-    if signal.getsignal(signal.SIGINT) is _interrupted_early:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if signal.getsignal(signal.SIGHUP) is _interrupted_early:
-        signal.signal(signal.SIGHUP, _hung_up)
+    interrupts.hand_over()  # from here a KeyboardInterrupt reaches the guard: one line, exit 130
     cli(prog_name="arena")
 
 

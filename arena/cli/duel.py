@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -128,15 +127,8 @@ def duel(
         tournament = d.duel_tournament(
             the_duel, folder, sandbox=sandbox_level, trust_bots=trust_bots, move_s=move_s, workers=workers
         )
-        h0, h1 = d.hypotheses_text(the_duel)
-        against = "each other, both seat orders" if the_duel.head_to_head else ", ".join(e.name for e in the_duel.field)
-        click.echo(
-            f"arena duel: {game}, {the_duel.players} players: {the_duel.new.name} (NEW) and "
-            f"{the_duel.old.name} (OLD) against {against}; H0: {h0}; H1: {h1}; alpha {alpha:g}, "
-            f"beta {beta:g}; at most {max_matches} matches; results in {Path(folder)}",
-            err=True,
-        )
-        hint = "arena duel " + " ".join(_quoted(a) for a in sys.argv[2:] if a != "--fresh")
+        click.echo(d.opening_line(the_duel, folder), err=True)
+        hint = d.resume_command(sys.argv[2:])
         outcome = d.run_duel(
             the_duel,
             tournament,
@@ -162,9 +154,3 @@ def duel(
         sys.exit(d.EXIT_CAPPED)
     click.echo(verdict + "; rerun to go on")
     sys.exit(d.EXIT_INCOMPLETE)
-
-
-def _quoted(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)

@@ -24,13 +24,13 @@ from importlib import resources
 from operator import mul
 from typing import Any
 
-from games.palace import ACE_ORD, ANY, LOWER, ORD, PLAY, REVEAL, SEVEN, TWO
+from games.palace import ACE_ORD, ANY, LOWER, ORD, PLAY, REVEAL, SEVEN, TWO, PalaceState
 from games.palace_rule import palace_play_choice
 
 _SPECIAL = (0, TWO, SEVEN, ACE_ORD)  # the Excuse, Twos, Sevens, Aces
 
 
-def _zones(state: Any, seat: int) -> tuple[list[int], list[int]]:
+def _zones(state: PalaceState, seat: int) -> tuple[list[int], list[int]]:
     """Hand and face-up cards, with the seat's chosen but not yet revealed swaps done."""
     hand, up = list(state._hands[seat]), list(state._up[seat])
     for h, u in state._pending.get(seat, ()):
@@ -49,7 +49,7 @@ def _quality(cards: list[int]) -> tuple[int, float]:
 class _Table:
     """What every seat's features share: computed once per state, not once per seat."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: PalaceState) -> None:
         n = state.players
         self.active = [q for q in range(n) if not state._out[q]]
         self.cards = {q: state.cards_left(q) for q in self.active}
@@ -57,7 +57,7 @@ class _Table:
         self.quality = {q: _quality(h + u) for q, (h, u) in self.zones.items()}
 
 
-def features(state: Any, seat: int, known: frozenset[int], table: _Table | None = None) -> list[float]:
+def features(state: PalaceState, seat: int, known: frozenset[int], table: _Table | None = None) -> list[float]:
     """The 35 features of an active seat (not out) in ``state``."""
     t = table or _Table(state)
     n = state.players
@@ -196,7 +196,7 @@ def has_value(players: int) -> bool:
 
 
 def _value(
-    state: Any, known: frozenset[int], table: dict[int, dict[int, tuple[float, ...]]], only: int | None
+    state: PalaceState, known: frozenset[int], table: dict[int, dict[int, tuple[float, ...]]], only: int | None
 ) -> list[float]:
     if state.is_over():
         return [float(p) for p in state.result().places]
@@ -217,7 +217,7 @@ def _value(
     return vals
 
 
-def after_rule_move(state: Any) -> Any:
+def after_rule_move(state: PalaceState) -> PalaceState:
     """``state`` after the one seat to move plays the reference rule's choice (the lowest
     ordinary rank; its first move where it has no play to choose), or ``state`` itself where
     the game is over or in the setup's simultaneous swaps. A function of the state alone, so
@@ -234,7 +234,7 @@ def after_rule_move(state: Any) -> Any:
     return child
 
 
-def value(state: Any, known: frozenset[int], only: int | None = None) -> list[float]:
+def value(state: PalaceState, known: frozenset[int], only: int | None = None) -> list[float]:
     """V(state) for every seat (or for seat ``only``, the others 0): the learned estimate
     one rule move ahead (``after_rule_move``), where a seat out has its place (0 = best).
     Looking one move ahead matters: a random seat's card sets what the next seat must
@@ -259,12 +259,12 @@ def has_reveal_value(players: int) -> bool:
     return players in REVEAL_WEIGHTS
 
 
-def reveal_value(state: Any, known: frozenset[int], only: int | None = None) -> list[float]:
+def reveal_value(state: PalaceState, known: frozenset[int], only: int | None = None) -> list[float]:
     """V(state) for the reveal terms: like ``value``, with ``REVEAL_WEIGHTS``."""
     return _value(state, known, REVEAL_WEIGHTS, only)
 
 
-def hidden_places(state: Any) -> list[tuple[int, int]]:
+def hidden_places(state: PalaceState) -> list[tuple[int, int]]:
     """Where the cards nobody has seen lie: (-1, i) for the draw pile's i-th card, (seat, i) for
     a seat's face-down slot i that was never revealed."""
     places = [(-1, i) for i in range(len(state._draw))]
@@ -274,7 +274,7 @@ def hidden_places(state: Any) -> list[tuple[int, int]]:
     return places
 
 
-def exchanged(state: Any, a: tuple[int, int], b: tuple[int, int]) -> Any:
+def exchanged(state: PalaceState, a: tuple[int, int], b: tuple[int, int]) -> PalaceState:
     """A copy of ``state`` with the cards in hidden places ``a`` and ``b`` exchanged."""
     new = state.clone()
     za = new._draw if a[0] < 0 else new._down[a[0]]
@@ -283,7 +283,7 @@ def exchanged(state: Any, a: tuple[int, int], b: tuple[int, int]) -> Any:
     return new
 
 
-def revealed_place(state: Any, seat: int, action: int) -> tuple[int, int] | None:
+def revealed_place(state: PalaceState, seat: int, action: int) -> tuple[int, int] | None:
     """The face-down slot whose unseen card ``action`` reveals, if it does."""
     move = state.moves(seat)[action]
     if move[0] == REVEAL and not state._known[seat][move[1]]:
@@ -292,7 +292,7 @@ def revealed_place(state: Any, seat: int, action: int) -> tuple[int, int] | None
 
 
 def reveal_term(
-    state: Any, seat: int, action: int, known: frozenset[int], only: int | None = None
+    state: PalaceState, seat: int, action: int, known: frozenset[int], only: int | None = None
 ) -> list[float] | None:
     """Every seat's AIVAT term (or seat ``only``'s, the others 0) for ``seat`` revealing an
     unseen face-down card by ``action`` in ``state`` (before it is applied): V(after) - mean

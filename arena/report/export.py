@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.errors import ArenaError
+from arena.records import RecordJson
 from arena.report.matches import find_matches
 from arena.report.standings import results_folder
 from arena.tournament.store import ResultStore, StoreError
 from games import REGISTRY
 
 
-def iter_records(source: Path, *, game: str | None = None, bot: str | None = None) -> Iterator[dict[str, Any]]:
+def iter_records(source: Path, *, game: str | None = None, bot: str | None = None) -> Iterator[RecordJson]:
     """The stored records of the folder's current schedule (of one game, where ``bot`` sat)."""
     folder = results_folder(source)
     if not (folder / "results.sqlite").exists():
@@ -51,7 +52,7 @@ def iter_records(source: Path, *, game: str | None = None, bot: str | None = Non
         raise ArenaError(text if str(folder) in text else f"{folder}: {text}") from None
 
 
-def write_records(records: Iterator[dict[str, Any]], out: TextIO) -> int:
+def write_records(records: Iterator[RecordJson], out: TextIO) -> int:
     """One compact JSON object per line; returns how many were written."""
     n = 0
     for record in records:
@@ -74,9 +75,9 @@ def export_to_file(source: Path, path: Path, **filters: Any) -> int:
     return n
 
 
-def find_in_jsonl(path: Path, match_id: str | None) -> dict[str, Any]:
+def find_in_jsonl(path: Path, match_id: str | None) -> RecordJson:
     """The record of ``match_id`` in an export (or its only record when no id is given)."""
-    found: dict[str, Any] | None = None
+    found: RecordJson | None = None
     count = 0
     try:
         with open(path, encoding="utf-8") as lines:

@@ -117,7 +117,7 @@ def _thin(points: Sequence[HistoryPoint]) -> list[HistoryPoint]:
     return [points[i] for i in picked]
 
 
-def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:
+def _el(parent: ET.Element, tag: str, text: str | None = None, /, **attrs: Any) -> ET.Element:
     """A child element; ``attrs`` with ``_`` for ``-`` (``text_anchor``), values as given."""
     e = ET.SubElement(parent, tag, {k.replace("_", "-"): str(v) for k, v in attrs.items()})
     if text is not None:
@@ -181,7 +181,7 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
     # Draw the lowest-ranked first so the leaders are on top.
     for i, (s, pts) in reversed(list(enumerate(lines))):
         colour = PALETTE[i % len(PALETTE)]
-        style = {"fill": "none", "stroke": colour, "stroke_width": 2, "stroke_linejoin": "round"}
+        style: dict[str, str | int] = {"fill": "none", "stroke": colour, "stroke_width": 2, "stroke_linejoin": "round"}
         if s.faults_total:  # faulty bots: dotted, so overlapping lines stay apart
             style["stroke_dasharray"] = "2 3"
         elif i >= len(PALETTE):
@@ -198,7 +198,7 @@ def rating_plot(scope: ScopeReport, *, width: int = 1040, height: int = 340) -> 
             _el(svg, "text", f"… {len(lines) - i} more", x=left + pw + 14, y=y)
             break
         short = s.name if len(s.name) <= 22 else s.name[:21] + "…"
-        key = {"stroke": PALETTE[i % len(PALETTE)], "stroke_width": 3}
+        key: dict[str, str | int] = {"stroke": PALETTE[i % len(PALETTE)], "stroke_width": 3}
         if s.faults_total:
             key["stroke_dasharray"] = "2 3"
         _el(svg, "line", x1=left + pw + 12, x2=left + pw + 32, y1=y - 4, y2=y - 4, **key)

@@ -398,9 +398,11 @@ def adaptive_line(entry: dict[str, Any]) -> str:
     target = f"the top {entry['top']} in order" if entry.get("top") else "the whole ranking"
     pairs = len(entry["decided_pairs"])
     n = len(entry["standings"])
+    margin = entry.get("margin") or 0
+    zone = f" (bots closer than {margin:g} in share either way round)" if margin else ""
     return (
         f"Adaptive schedule {entry['key']} ({entry['players']} players): {target} at "
-        f"confidence {entry['confidence']:g}: {ADAPTIVE_STATUS.get(entry['status'], entry['status'])} "
+        f"confidence {entry['confidence']:g}{zone}: {ADAPTIVE_STATUS.get(entry['status'], entry['status'])} "
         f"after {entry['matches']} matches in {entry['rounds']} rounds (cap {entry['cap']}); "
         f"{pairs} of {n * (n - 1) // 2} pairs decided."
     )
@@ -432,11 +434,11 @@ def adaptive_rows(entry: dict[str, Any]) -> list[list[str]]:
 
 
 ADAPTIVE_NOTE = (
-    "A pair is decided by its own sequential test on the deal sets both bots played together "
-    "(same deal, same seats), at the entry's confidence; decided pairs join by transitivity into "
-    "the ranks possible. Rating: fitted to the pairs' mean share differences (it orders the "
-    "undecided); share: of opponents finished ahead of, in the groups the schedule drew for it "
-    "(docs/tournament.md#adaptive)."
+    "Rating: fitted to every deal set's shares (same deal, same seats), so a pair also learns from "
+    "the opponents both bots met; a pair is decided by a sequential test on its rating difference "
+    "at the entry's confidence (bots closer than the margin may be decided either way round); "
+    "decided pairs join by transitivity into the ranks possible. Share: of opponents finished "
+    "ahead of, in the groups the schedule drew for it (docs/tournament.md#adaptive)."
 )
 
 

@@ -35,12 +35,11 @@ import dataclasses
 import json
 import math
 from collections.abc import Iterable
-from typing import Any
 
 from arena.luck.aivat import AIVAT_VERSION
 from arena.luck.baselines import Baselines, Eta
 from arena.luck.reference import REFERENCE_VERSION, luck_beta
-from arena.report.ratings import OVERALL, RatingReport, deal_cluster, t95
+from arena.report.ratings import OVERALL, LuckJson, RatingReport, deal_cluster, t95
 from arena.tournament.store import SANDBOX_FAULT, ResultRow
 
 Key = tuple[str, int, str, str]
@@ -122,7 +121,7 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         if beta is None:
             beta = betas[(row.game, row.players)] = luck_beta(row.game, row.players)
         deal = deal_cluster(row.match_id)
-        aivat = [0.0] * len(row.places)  # a match AIVAT does not correct: no term
+        aivat: list[float] | None = [0.0] * len(row.places)  # a match AIVAT does not correct: no term
         if row.match_id in baselines.needs_aivat:
             got = baselines.aivat.get(row.match_id)
             if got is None or (got and len(got) != len(row.places)):
@@ -170,17 +169,17 @@ def adjust(report: RatingReport, rows: Iterable[ResultRow], baselines: Baselines
         standings = []
         for s in scope.standings:
             acc = per_bot.get(s.name)
-            got = acc.value(etas) if acc is not None else None
-            if got is None:
+            value = acc.value(etas) if acc is not None else None
+            if value is None:
                 available = False
             else:
-                s = dataclasses.replace(s, adjusted_place=got[0], adjusted_place_ci95=got[1])
+                s = dataclasses.replace(s, adjusted_place=value[0], adjusted_place_ci95=value[1])
             standings.append(s)
         scopes.append(dataclasses.replace(scope, standings=tuple(standings)))
     return dataclasses.replace(report, scopes=tuple(scopes), luck=describe(baselines, available, sorted(betas.items())))
 
 
-def describe(baselines: Baselines, available: bool, betas: list[tuple[tuple[str, int], float]]) -> dict[str, Any]:
+def describe(baselines: Baselines, available: bool, betas: list[tuple[tuple[str, int], float]]) -> LuckJson:
     """``report.luck``: the reference version, games per seat, each rated (game, players)'s
     beta (0: no correction there), the reference deals behind each eta, and whether every
     standing has the figure."""

@@ -31,10 +31,18 @@ import sys
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from arena.tournament.store import ResultRow
+
+
+class RatingParams(Protocol):
+    """What the cache reads of ``arena.report.ratings.RatingParams`` (not imported: ratings
+    imports this module)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
 
 FILE_NAME = "ratings-cache.json.z"
 FORMAT = "decktet-arena-rating-cache"
@@ -94,7 +102,7 @@ def digest(ordered: Sequence[ResultRow], k: int) -> str:
 
 
 def load(
-    path: str | Path, params: Any, ordered: Sequence[ResultRow], key: bytes
+    path: str | Path, params: RatingParams, ordered: Sequence[ResultRow], key: bytes
 ) -> tuple[int, list[dict[str, Any]], list[tuple[Any, ...]]] | None:
     """(k, scope states, notable-match fields) from a valid cache file, else None.
     ``params``: a ratings.RatingParams; ``key``: ``key_from_secret`` of the folder's secret."""
@@ -157,7 +165,7 @@ def load(
 
 def save(
     path: str | Path,
-    params: Any,
+    params: RatingParams,
     ordered: Sequence[ResultRow],
     k: int,
     scopes: list[dict[str, Any]],

@@ -63,7 +63,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, TypedDict, overload
 
 import trueskill
 
@@ -138,7 +138,7 @@ class HistoryPoint(NamedTuple):
     """A bot's rating right after one of its rated matches (x = schedule index).
     A named tuple: a 100,000-match report holds over a million of them."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # hides tuple.index, as History.index does
     mu: float
     sigma: float
 
@@ -156,6 +156,10 @@ class History(Sequence[HistoryPoint]):
     # of leaderboard.json, so the text is kept, and cached with the ratings: a view of a
     # cached league then formats only the points rated since.
     __slots__ = ("index", "mu", "sigma", "_text")
+    # the index column hides Sequence.index (the position of a value), which a History does not offer
+    index: array[int]  # type: ignore[assignment]
+    mu: array[float]
+    sigma: array[float]
 
     def __init__(self, index: Iterable[int] = (), mu: Iterable[float] = (), sigma: Iterable[float] = ()) -> None:
         self.index, self.mu, self.sigma = array("q", index), array("d", mu), array("d", sigma)
@@ -349,6 +353,50 @@ class ScopeReport:
         return {(h.bot, h.opponent): h for h in self.head_to_head}
 
 
+class _DealsMode(TypedDict):
+    mode: str  # "secret" or "public"
+
+
+class DealsJson(_DealsMode, total=False):
+    """How a tournament drew its deals, as leaderboard.json says: ``{"mode": "secret"}`` or
+    ``{"mode": "public", "seed": N}`` (the tournament file's seed)."""
+
+    seed: int | None
+
+
+class BetaJson(TypedDict):
+    game: str
+    players: int
+    beta: float  # 0: no baseline correction for this (game, players)
+
+
+class AivatJson(TypedDict):
+    version: str  # AIVAT_VERSION
+    matches: int  # matches AIVAT corrects (they have builtin random players or reveals)
+    corrected: int  # of them, with their corrections stored
+    draws: int
+    reveals: int
+
+
+class ReferenceDealsJson(TypedDict):
+    game: str
+    players: int
+    options: dict[str, Any]
+    deals: int
+
+
+class LuckJson(TypedDict):
+    """How the luck-adjusted places were made (``arena.report.luck.describe``; leaderboard.json's
+    ``luck``)."""
+
+    reference: str  # the reference policies' version (REFERENCE_VERSION)
+    rollouts: int  # games per seat and deal
+    beta: list[BetaJson]
+    aivat: AivatJson
+    reference_deals: list[ReferenceDealsJson]
+    available: bool  # every standing has the figure
+
+
 @dataclass(frozen=True)
 class RatingReport:
     """Everything the leaderboards show: scopes (``overall`` first, then games by id)."""
@@ -356,13 +404,12 @@ class RatingReport:
     params: RatingParams
     scopes: tuple[ScopeReport, ...]
     notable: tuple[NotableMatch, ...] = field(default=())
-    # how the deals were drawn: {"mode": "secret"} or {"mode": "public", "seed": N}; None: unknown
-    deals: dict[str, Any] | None = None
+    deals: DealsJson | None = None  # how the deals were drawn; None: unknown
     sandbox: tuple[tuple[str, bool], ...] = field(default=())  # (level, safe for untrusted bots)
     scheduled: int = 0  # matches of the tournament's schedule
     counted: int = 0  # of them, stored as played and counted here
     # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
-    luck: dict[str, Any] | None = None
+    luck: LuckJson | None = None
     tournament: str | None = None  # its name, for the pages' titles (not in the JSON)
     # schedule: adaptive entries, as recorded by the run (arena/tournament/adaptive.py): the race
     adaptive: tuple[dict[str, Any], ...] = field(default=())
@@ -751,11 +798,11 @@ def _pack(code: str, values: list[Any]) -> str:
     return base64.b64encode(array(code, values).tobytes()).decode("ascii")
 
 
-def _pack_array(values: array) -> str:
+def _pack_array(values: array[Any]) -> str:
     return base64.b64encode(values.tobytes()).decode("ascii")
 
 
-def _unpack_array(code: str, text: str) -> array:
+def _unpack_array(code: str, text: str) -> array[Any]:
     out = array(code)
     out.frombytes(base64.b64decode(text, validate=True))
     return out
@@ -829,6 +876,7 @@ def compute_ratings(
 
     if cache is not None and not cache_key:
         raise ValueError("a rating cache needs its key (rating_cache.key_from_secret of the folder's secret)")
+    seal = cache_key or b""  # what seals the cache (only read when there is one)
 
     if not isinstance(params, RatingParams):
         params = RatingParams.from_dict(params)
@@ -846,7 +894,7 @@ def compute_ratings(
     textless = False
     prefix = rating_cache.complete_prefix(ordered) if cache is not None else 0
     if cache is not None:
-        saved = rating_cache.load(cache, params, ordered, cache_key)
+        saved = rating_cache.load(cache, params, ordered, seal)
         if saved is not None:
             try:
                 resumed = (
@@ -871,7 +919,7 @@ def compute_ratings(
                 k,
                 [overall.state()] + [per_game[g].state() for g in sorted(per_game)],
                 notable,
-                cache_key,
+                seal,
             )
 
     for i in range(start, len(ordered)):

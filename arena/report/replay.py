@@ -21,6 +21,7 @@ from arena.match.timecontrol import TimeControl
 from arena.records.record import MatchRecord, RecordError, RecordJson
 from arena.records.spec import MatchSpec
 from games import GameError, get_game
+from games.core import State
 from games.rng import DealRng
 
 
@@ -33,7 +34,7 @@ class ReplayMismatch(ArenaError):
         super().__init__(f"replay mismatch {where}: {message}")
 
 
-def mark_shown(source: Path, record: dict[str, Any]) -> None:
+def mark_shown(source: Path, record: RecordJson) -> None:
     """Before a page showing ``record``'s hands is written from a results folder: record its deal
     as shown there, so no later run of that folder deals it again (arena/tournament/fair_play.py)."""
     if not source.is_dir():
@@ -50,7 +51,7 @@ def mark_shown(source: Path, record: dict[str, Any]) -> None:
         ) from None
 
 
-def load_record(source: Path, match_id: str | None = None) -> dict[str, Any]:
+def load_record(source: Path, match_id: str | None = None) -> RecordJson:
     """A record from a JSON file, a results folder or an export (.jsonl) by match id."""
     if source.is_dir():
         if not match_id:
@@ -113,7 +114,7 @@ def _check_shape(record: Any, what: str, fix: str) -> MatchRecord:
         raise ArenaError(f"{what} is malformed or was altered ({exc}); {fix}") from None
 
 
-def _new_state(record: RecordJson) -> Any:
+def _new_state(record: RecordJson) -> State:
     try:
         spec = get_game(record["game"])
         if record.get("rules_version") != spec.rules_version:
@@ -126,7 +127,7 @@ def _new_state(record: RecordJson) -> Any:
         raise ArenaError(f"match {record.get('match_id')}: {err}") from None
 
 
-def verify_record(record: RecordJson, observer: Callable[..., None] | None = None) -> Any:
+def verify_record(record: RecordJson, observer: Callable[..., None] | None = None) -> State:
     """Replay every recorded decision through the engine; raise ReplayMismatch at
     the first difference. Returns the final state."""
     try:
@@ -140,7 +141,7 @@ def verify_record(record: RecordJson, observer: Callable[..., None] | None = Non
         ) from None
 
 
-def _verify(record: RecordJson, observer: Callable[..., None] | None = None) -> Any:
+def _verify(record: RecordJson, observer: Callable[..., None] | None = None) -> State:
     rec = MatchRecord.from_json(record) if not isinstance(record, MatchRecord) else record
     state = _new_state(record)
     names = list(rec.bot_names)
@@ -192,9 +193,10 @@ class RecordedAgent(Agent):
     """Plays a seat's recorded actions while they still apply (matched by their
     readable text), then random legal actions from its match seed."""
 
-    def __init__(self, name: str, recorded: list[dict[str, Any]]) -> None:
+    def __init__(self, name: str, recorded: list[str]) -> None:
+        """``recorded``: the texts of the seat's recorded actions, in order."""
         self.name = name
-        self._queue = [d["text"] for d in recorded]
+        self._queue = list(recorded)
         self._rng = DealRng(0)
         self._line: bytes | None = None
         self.diverged_at: int | None = None
@@ -239,21 +241,59 @@ def takeover(
     the other seats play their recorded actions while they apply."""
     from arena.match.referee import play_match
 
-    n = len(record["decisions"])
+    rec = MatchRecord.from_json(record)
+    n = len(rec.decisions)
     if not 0 <= start <= n:
         raise ArenaError(f"--from {start}: the match has decisions 0..{n - 1}")
-    if not 0 <= seat < record["players"]:
-        raise ArenaError(f"--bot {seat}=...: no such seat (seats 0..{record['players'] - 1})")
+    if not 0 <= seat < rec.players:
+        raise ArenaError(f"--bot {seat}=...: no such seat (seats 0..{rec.players - 1})")
     _new_state(record)  # checks the rules version
-    prefix = [(d["seat"], d["action"]) for d in record["decisions"][:start]]
-    later = record["decisions"][start:]
+    prefix = [(d.seat, d.action) for d in rec.decisions[:start]]
+    later = rec.decisions[start:]
     agents: list[Agent] = []
-    for s, bot in enumerate(record["bots"]):
+    for s, bot in enumerate(rec.bots):
         if s == seat:
             agents.append(agent)
         else:
-            agents.append(RecordedAgent(bot["name"], [d for d in later if d["seat"] == s]))
+            agents.append(RecordedAgent(bot.name, [d.text for d in later if d.seat == s]))
     m = dataclasses.replace(MatchSpec.of_record(record), match_id=f"{record['match_id']}/from{start}/seat{seat}")
     return play_match(
         m, agents, time_control=time_control, sandbox=sandbox, observer=observer, no_timeouts=no_timeouts, prefix=prefix
     )
+
+
+def take_over(
+    record: RecordJson,
+    start: int | None,
+    bot_spec: str | None,
+    *,
+    move_s: float = 1.0,
+    sandbox_level: str = "auto",
+    no_timeouts: bool = False,
+    observer: Callable[..., None] | None = None,
+) -> tuple[RecordJson, str]:
+    """`arena replay --from K --bot SEAT=FILE`: FILE's bot takes ``SEAT`` over from decision K
+    (``takeover``); returns the new record and one line comparing the seat's places."""
+    if start is None or bot_spec is None:
+        raise ArenaError("--from K and --bot SEAT=FILE go together, e.g. --from 12 --bot 2=bots/mybot.py")
+    key, sep, path = bot_spec.partition("=")
+    if not sep or not key.strip().isdigit():
+        raise ArenaError(f"--bot {bot_spec!r}: expected SEAT=FILE, e.g. --bot 2=bots/mybot.py")
+    seat = int(key)
+    from arena.match.agents import ProcessAgent
+    from arena.match.detect import open_sandbox
+    from arena.records import Limits
+    from arena.tournament.roster import bot_entry
+
+    tc = TimeControl(move_s=move_s)
+    sandbox = open_sandbox(sandbox_level)
+    agent = ProcessAgent(bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc, no_timeouts=no_timeouts)
+    try:
+        new = takeover(
+            record, start, seat, agent, observer=observer, time_control=tc, sandbox=sandbox, no_timeouts=no_timeouts
+        )
+    finally:
+        agent.close()
+    before = MatchRecord.from_json(record).result.places[seat] + 1
+    after = MatchRecord.from_json(new).result.places[seat] + 1
+    return new, f"seat {seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}"

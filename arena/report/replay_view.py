@@ -29,13 +29,14 @@ from typing import Any
 from arena.errors import ArenaError
 from arena.inert import visible
 from arena.match.human_view import rank_label  # the corner a card shows: A for an Ace, never 1
+from arena.records import RecordJson
 from arena.report.pages import render, static_text
 from games import GameError, get_game
 
 MAX_LEGAL_SHOWN = 80  # Palace's set-up swaps can offer hundreds of actions
 
 
-def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
+def replay_frames(record: RecordJson) -> dict[str, Any]:
     """The page's data: match facts, the card table and one frame per decision (+ the end)."""
     try:
         state = get_game(record["game"]).new_game(record["players"], record["deal_seed"], record["options"])
@@ -89,7 +90,8 @@ def replay_frames(record: dict[str, Any]) -> dict[str, Any]:
 def layout(game: str) -> dict[str, Any]:
     """What the page draws of ``game``'s observations beside the hands (static/replay_layouts.json;
     a game without an entry: its phase and the hands)."""
-    return json.loads(static_text("replay_layouts.json")).get(game, {})
+    layouts: dict[str, dict[str, Any]] = json.loads(static_text("replay_layouts.json"))
+    return layouts.get(game, {})
 
 
 def _legal_window(legal: list[str], chosen: int) -> list[list[Any]]:
@@ -101,14 +103,14 @@ def _legal_window(legal: list[str], chosen: int) -> list[list[Any]]:
     return [[a, legal[a]] for a in ids]
 
 
-def replay_html(record: dict[str, Any]) -> str:
+def replay_html(record: RecordJson) -> str:
     """The whole page as text."""
     data = replay_frames(record)
     blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0)).decode()
     return render("replay.html.j2", title=visible(f"{record['game']} · {record['match_id']}", keep=""), data=blob)
 
 
-def write_replay_html(record: dict[str, Any], path: str | Path) -> Path:
+def write_replay_html(record: RecordJson, path: str | Path) -> Path:
     path = Path(path)
     try:
         path.write_text(replay_html(record), encoding="utf-8")

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import time
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
+from arena.errors import ArenaError
+from arena.records import MatchSpec
 from arena.report.standings import mark_reports_stale, publish
 from arena.tournament.runner import Plan, RunSummary, run_tournament
-from arena.tournament.schedule import MatchSpec
+
+if TYPE_CHECKING:
+    from arena.tournament.config import Tournament
 
 
-def run_and_publish(tournament: Any, **kw: Any) -> RunSummary:
+def run_and_publish(tournament: Tournament, **kw: Any) -> RunSummary:
     """``run_tournament`` then, unless interrupted, the report files and terminal text
     (written while the run still holds the results folder)."""
 
     def _publish(summary: RunSummary) -> None:
         summary.reports, summary.leaderboard = publish(summary.results, title=f"Leaderboard: {tournament.name}")
 
-    def _mark_stale(results: Any, pending: int) -> None:
+    def _mark_stale(results: Path, pending: int) -> None:
         # until the run publishes, pages from an earlier run say they are old (a run killed
         # with -9 never publishes)
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -73,3 +78,23 @@ def render_plan(plan: Plan, out: TextIO, *, limit: int = 20) -> None:
             out.write(text + "\n")
         if len(items) > limit:
             out.write(f"  ... {len(items) - limit} more\n")
+
+
+def summary_lines(summary: RunSummary) -> list[str]:
+    """What `arena run` prints after the leaderboard: the counts, then each report file."""
+    lines = [
+        f"\n{summary.played} matches played now, {summary.already_done} before; "
+        f"{summary.faults} faults; {summary.counted} of {summary.scheduled} scheduled matches "
+        f"counted; sandbox {summary.sandbox_level}"
+    ]
+    return lines + [f"{kind:>5}: {path}" for kind, path in sorted(summary.reports.items())]
+
+
+def resume_hint(tournament_file: str, executor: str, ray_address: str | None) -> str:
+    """The command that resumes this run (said when it stops incomplete)."""
+    if ray_address is not None and executor != "ray":
+        raise ArenaError("--ray-address goes with --executor ray")
+    hint = f"arena run {tournament_file}"
+    if executor == "ray":
+        hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
+    return hint

@@ -6,12 +6,17 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
 from arena.report import leaderboard as lb
 from arena.report.html_report import render_html
+
+if TYPE_CHECKING:
+    from arena.report.ratings import DealsJson, RatingReport
+    from arena.tournament.store import ResultRow, ResultStore
 
 
 def results_folder(source: Path) -> Path:
@@ -23,7 +28,7 @@ def results_folder(source: Path) -> Path:
     return Path(load_tournament(source).results)
 
 
-def deals_of(meta: dict[str, Any]) -> dict[str, Any] | None:
+def deals_of(meta: Mapping[str, Any]) -> DealsJson | None:
     """How the stored tournament drew its deals (files from before ``deals`` were public)."""
     config = meta.get("config")
     if not config:
@@ -33,7 +38,7 @@ def deals_of(meta: dict[str, Any]) -> dict[str, Any] | None:
     return {"mode": "secret"}
 
 
-def load_report(source: Path) -> tuple[Any, Path]:
+def load_report(source: Path) -> tuple[RatingReport, Path]:
     from arena.report.ratings import compute_ratings
     from arena.tournament.store import ResultStore, StoreError
 
@@ -42,7 +47,7 @@ def load_report(source: Path) -> tuple[Any, Path]:
         raise ArenaError(f"{folder}: no results yet (no results.sqlite); run the tournament first with arena run")
     try:
         store = ResultStore(folder, read_only=True)  # a view writes nothing to the store
-        meta = store.tournament() or {}
+        meta: Mapping[str, Any] = store.tournament() or {}
         if not meta and not store.match_count():  # e.g. an empty file: nothing was ever stored
             raise ArenaError(
                 f"{folder}: no results yet (results.sqlite holds no tournament); "
@@ -90,14 +95,15 @@ def _cache_file(folder: Path, name: str) -> Path | None:
     return base / f"{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:32]}-{name}"
 
 
-def _luck_adjusted(report: Any, rows: list[Any], store: Any, rollouts: Any) -> Any:
+def _luck_adjusted(report: RatingReport, rows: list[ResultRow], store: ResultStore, rollouts: object) -> RatingReport:
     """The report with its luck-adjusted mean places from the stored baselines (never computed
     here: a store without them shows the figure as unavailable). ``rollouts``: the stored
     tournament's ``luck_rollouts``. A baseline table this arena cannot read leaves the figure
     unavailable rather than failing the leaderboard."""
     import sqlite3
 
-    from arena.luck.baselines import DEFAULT_ROLLOUTS, load
+    from arena.luck.baselines import load
+    from arena.luck.reference import DEFAULT_ROLLOUTS
     from arena.report.luck import adjust
 
     if rollouts is None:  # a tournament stored before the option: its default
@@ -120,7 +126,7 @@ def _naming(folder: Path, err: Exception) -> str:
     return text if str(folder) in text else f"{folder}: {text}"
 
 
-def render(report: Any, fmt: str, folder: Path, write: bool = False) -> str:
+def render(report: RatingReport, fmt: str, folder: Path, write: bool = False) -> str:
     """The leaderboard in ``fmt``; ``write`` also refreshes the four report files, except in a
     folder that cannot be written (a finished folder on read-only media is only viewed)."""
     if write and fmt != "html" and not os.access(folder, os.W_OK):
@@ -142,7 +148,7 @@ REPLAYS = "replays"  # sub-folder of the results with the notable matches' repla
 MAX_REPLAYS = 40  # one page per notable group (its first match), the largest groups first
 
 
-def notable_extras(report: Any, folder: Path) -> dict[tuple[str, int | None], dict[str, str]]:
+def notable_extras(report: RatingReport, folder: Path) -> dict[tuple[str, int | None], dict[str, str]]:
     """For the first match of each notable group, keyed by (match id, seat): that seat's stored
     stderr tail and a replay page (written under ``replays/``, only for these, so the results
     folder stays small). Two groups may share a first match; each shows its own bot's tail."""
@@ -160,7 +166,9 @@ def notable_extras(report: Any, folder: Path) -> dict[tuple[str, int | None], di
     return extras
 
 
-def _fill_extras(report: Any, folder: Path, store: Any, extras: dict[tuple[str, int | None], dict[str, str]]) -> None:
+def _fill_extras(
+    report: RatingReport, folder: Path, store: ResultStore, extras: dict[tuple[str, int | None], dict[str, str]]
+) -> None:
     import sqlite3
 
     from arena.report.replay_view import write_replay_html
@@ -191,7 +199,7 @@ def _fill_extras(report: Any, folder: Path, store: Any, extras: dict[tuple[str, 
         extras[(first.match_id, first.seat)] = extra
 
 
-def write_reports(report: Any, folder: str | Path, *, title: str | None = None) -> dict[str, Path]:
+def write_reports(report: RatingReport, folder: str | Path, *, title: str | None = None) -> dict[str, Path]:
     """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}. The pages
     (md, html) say when they were written; the JSON and CSV stay byte-identical for the same
     results."""
@@ -225,7 +233,7 @@ def write_reports(report: Any, folder: str | Path, *, title: str | None = None) 
     return paths
 
 
-def written_line(report: Any, now: float | None = None) -> str:
+def written_line(report: RatingReport, now: float | None = None) -> str:
     """'Written 2026-12-03 08:45 UTC from 12 of 30 scheduled matches.': a page read later says
     how old it is and what it counted."""
     import time

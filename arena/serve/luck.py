@@ -22,7 +22,15 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import sqlite3
+    from multiprocessing.process import BaseProcess
+
+    from arena.report.ratings import RatingReport
+    from arena.tournament.config import Tournament
+    from arena.tournament.store import ResultRow, ResultStore
 
 log = logging.getLogger("arena.serve")
 
@@ -45,7 +53,7 @@ class LuckSpec(NamedTuple):
     deal_seed: int
 
 
-def options_by_config(tournament: Any) -> dict[tuple[str, int], dict[str, Any] | None]:
+def options_by_config(tournament: Tournament) -> dict[tuple[str, int], dict[str, Any] | None]:
     """(game id, seats) -> the resolved options the ladder plays them with; None where two
     entries play the same game and seat count with different options (then the deal set says)."""
     out: dict[tuple[str, int], dict[str, Any] | None] = {}
@@ -57,7 +65,7 @@ def options_by_config(tournament: Any) -> dict[tuple[str, int], dict[str, Any] |
 
 
 def stored_schedule(
-    conn: Any,
+    conn: sqlite3.Connection,
     through: int,
     options: dict[tuple[str, int], dict[str, Any] | None],
     by_set: dict[int, dict[str, Any]] | None = None,
@@ -122,7 +130,7 @@ class Throttle:
 
 
 def fill_pass(
-    store: Any,
+    store: ResultStore,
     data: Path,
     through: int,
     options: dict[tuple[str, int], dict[str, Any] | None],
@@ -203,7 +211,7 @@ def luck_main(
         time.sleep(LUCK_EVERY_S)
 
 
-def start_luck(tournament: Any, data: Path) -> Any:
+def start_luck(tournament: Tournament, data: Path) -> BaseProcess | None:
     """Spawn the luck process (a fresh interpreter: the matchmaker may hold threads), or None
     when the ladder computes no luck baselines (``luck_rollouts: 0``)."""
     import multiprocessing as mp
@@ -222,13 +230,15 @@ def start_luck(tournament: Any, data: Path) -> Any:
     return proc
 
 
-def ladder_rollouts(tournament: Any) -> int:
+def ladder_rollouts(tournament: Tournament) -> int:
     """The ladder file's ``luck_rollouts`` (games per seat of each deal's baseline; 0: none)."""
     got = getattr(tournament, "luck_rollouts", 0)
     return got if type(got) is int else 0
 
 
-def adjusted(report: Any, rows: list[Any], store: Any, rollouts: int, through: int) -> tuple[Any, int]:
+def adjusted(
+    report: RatingReport, rows: list[ResultRow], store: ResultStore, rollouts: int, through: int
+) -> tuple[RatingReport, int]:
     """``report`` with the luck-adjusted mean place (``arena.report.luck.adjust``) over the
     stored matches up to rowid ``through``, and how many matches that is. ``rows``: the
     report's rows, numbered in play order (matchmaker.rows_in_play_order). A table this arena

@@ -31,9 +31,18 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from arena.serve.db import INDEX_STRIDE, LadderDB  # noqa: F401 - INDEX_STRIDE: side.py reads it here
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from arena.records import MatchSpec
+    from arena.report.ratings import History, RatingReport
+    from arena.tournament.config import Tournament
+    from arena.tournament.roster import BotEntry
+    from arena.tournament.store import ResultRow, ResultStore
 
 log = logging.getLogger("arena.serve")
 
@@ -52,7 +61,7 @@ def choose_deal_set(
     candidates: Sequence[tuple[int, int, str]],
     playing: Sequence[str],
     ratings: dict[str, dict[str, Standing]],
-    scheduled: Counter,
+    scheduled: Counter[str | tuple[str, str]],
     rng: random.Random,
     new_bot_matches: int,
     default: Standing = Standing(25.0, 25.0 / 3, 0),
@@ -70,7 +79,7 @@ def choose_deal_set(
     def rating(bot: str, scope: str) -> Standing:
         return ratings.get(scope, {}).get(bot, default)
 
-    def seed_key(bot: str) -> tuple[Any, ...]:
+    def seed_key(bot: str) -> tuple[bool, float, int, float]:
         n = scheduled[bot]
         return (n >= new_bot_matches, -rating(bot, "overall").sigma if n >= new_bot_matches else n, n, rng.random())
 
@@ -86,10 +95,17 @@ def choose_deal_set(
 
 
 def deal_set_matches(
-    tournament: Any, set_id: int, entry: int, players: int, bots: Sequence[str], sha: dict[str, str], secret: str
-) -> list[Any]:
+    tournament: Tournament,
+    set_id: int,
+    entry: int,
+    players: int,
+    bots: Sequence[str],
+    sha: dict[str, str],
+    secret: str,
+) -> list[MatchSpec]:
     """The matches of one deal set: deal ``set_id`` in every rotation of ``bots``' seats."""
-    from arena.tournament.schedule import MatchSpec, deal_key, deal_seed, match_id, match_key
+    from arena.records import MatchSpec
+    from arena.tournament.schedule import deal_key, deal_seed, match_id, match_key
     from games.rng import derive_seed
 
     g = tournament.games[entry]
@@ -120,11 +136,11 @@ def deal_set_matches(
     return out
 
 
-def candidates_of(tournament: Any) -> list[tuple[int, int, str]]:
+def candidates_of(tournament: Tournament) -> list[tuple[int, int, str]]:
     return [(i, p, g.id) for i, g in enumerate(tournament.games) for p in g.players]
 
 
-def rate_in_play_order(store: Any, cache: Path | None = None) -> Any:
+def rate_in_play_order(store: ResultStore, cache: Path | None = None) -> RatingReport:
     """The ``RatingReport`` of every stored match, rated in the order they were stored.
 
     A ladder never ends, so its ratings are online: each match is rated after those stored
@@ -135,7 +151,7 @@ def rate_in_play_order(store: Any, cache: Path | None = None) -> Any:
     return rate_rows(store, rows_in_play_order(store), cache)
 
 
-def rows_in_play_order(store: Any) -> list[Any]:
+def rows_in_play_order(store: ResultStore) -> list[ResultRow]:
     """Every stored match's ``ResultRow``, its index its place in the store's rowid order."""
     import dataclasses as dc
 
@@ -144,7 +160,7 @@ def rows_in_play_order(store: Any) -> list[Any]:
     return [dc.replace(r, index=order[r.match_id]) for r in store.iter_results(scheduled=False) if r.match_id in order]
 
 
-def rate_rows(store: Any, rows: list[Any], cache: Path | None = None) -> Any:
+def rate_rows(store: ResultStore, rows: list[ResultRow], cache: Path | None = None) -> RatingReport:
     from arena.report.rating_cache import key_from_secret
     from arena.report.ratings import compute_ratings
 
@@ -155,17 +171,28 @@ def rate_rows(store: Any, rows: list[Any], cache: Path | None = None) -> Any:
 STANDINGS_FILE = "standings.json"  # the matchmaker's ratings, read by the server (never computed per request)
 
 
-def standings_of(report: Any) -> dict[str, dict[str, Standing]]:
+def standings_of(report: RatingReport) -> dict[str, dict[str, Standing]]:
     """{scope: {bot: Standing}} of a ``RatingReport`` (scopes: overall and each game)."""
     return {s.scope: {b.name: Standing(b.mu, b.sigma, b.matches) for b in s.standings} for s in report.scopes}
 
 
-def standings(store: Any, cache: Path | None = None) -> dict[str, dict[str, Standing]]:
+def standings(store: ResultStore, cache: Path | None = None) -> dict[str, dict[str, Standing]]:
     """{scope: {bot: Standing}} from every stored match."""
     return standings_of(rate_in_play_order(store, cache))
 
 
-def report_doc(report: Any, stored: int, luck_matches: int = 0) -> dict[str, Any]:
+class StandingsDoc(TypedDict):
+    """``standings.json``: what the matchmaker writes and the server reads (``report_doc``)."""
+
+    stored: int
+    matches: int
+    luck_matches: int
+    # scope -> bot -> [mu, sigma, matches, mean place, faults, luck-adjusted place or None]
+    scopes: dict[str, dict[str, list[Any]]]
+    history: dict[str, list[list[float]]]  # bot -> [match number, mu, sigma] (overall)
+
+
+def report_doc(report: RatingReport, stored: int, luck_matches: int = 0) -> StandingsDoc:
     """What the server needs of a ``RatingReport``: per scope and bot mu, sigma, matches,
     mean place, faults, luck-adjusted mean place (None: unavailable); ``stored``: the highest
     rowid rated (the server's freshness mark); ``luck_matches``: how many of the stored
@@ -187,7 +214,7 @@ def report_doc(report: Any, stored: int, luck_matches: int = 0) -> dict[str, Any
 HISTORY_POINTS = 120  # a bot page's rating history plot: at most this many points
 
 
-def _thinned(history: Any) -> list[list[float]]:
+def _thinned(history: History) -> list[list[float]]:
     """At most ``HISTORY_POINTS`` (match number, mu, sigma) of a rating history, evenly spread,
     the last one always kept (the plot ends at the current rating)."""
     n = len(history)
@@ -198,7 +225,7 @@ def _thinned(history: Any) -> list[list[float]]:
     return [[int(history[i][0]), round(float(history[i][1]), 3), round(float(history[i][2]), 3)] for i in keep]
 
 
-def write_standings(data: Path, doc: dict[str, Any]) -> None:
+def write_standings(data: Path, doc: StandingsDoc) -> None:
     """``<data>/standings.json``, replaced atomically (a reader sees the old file or the new one)."""
     import json
 
@@ -208,15 +235,15 @@ def write_standings(data: Path, doc: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def last_stored(store: Any) -> int:
+def last_stored(store: ResultStore) -> int:
     with store._lock:
-        return store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0
+        return int(store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0)
 
 
 class _Quiet:
     """The pool's progress display: the ladder's pages are its display."""
 
-    def __init__(self, *_: Any) -> None:
+    def __init__(self, *_: object) -> None:
         self.done = 0
 
     def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
@@ -252,7 +279,7 @@ class Matchmaker:
 
     # ---- the roster ------------------------------------------------------------
 
-    def roster(self, db: LadderDB) -> tuple[list[str], dict[str, Any]]:
+    def roster(self, db: LadderDB) -> tuple[list[str], dict[str, BotEntry]]:
         """(names of the versions that get new sets, entries of every version that may still play)."""
         playing = [db.version_name(r) for r in db.playing_versions()]
         entries = {}
@@ -265,7 +292,7 @@ class Matchmaker:
             entries[entry.name] = entry
         return [p for p in playing if p in entries], entries
 
-    def unfinished(self, db: LadderDB, entries: dict[str, Any], secret: str, done: set[str]) -> list[Any]:
+    def unfinished(self, db: LadderDB, entries: dict[str, BotEntry], secret: str, done: set[str]) -> list[MatchSpec]:
         """Matches of stored deal sets not yet in the store (after a restart: those in flight)."""
         import json
 
@@ -284,7 +311,7 @@ class Matchmaker:
 
     # ---- ratings for the server -------------------------------------------------
 
-    def publish_standings(self, store: Any) -> dict[str, dict[str, Standing]] | None:
+    def publish_standings(self, store: ResultStore) -> dict[str, dict[str, Standing]] | None:
         """Rate the stored matches if any arrived since the last time, write ``standings.json``
         for the server, and return them (None: nothing new)."""
         from arena.serve.luck import adjusted, ladder_rollouts, read_through
@@ -490,7 +517,7 @@ def standings_of_file(data: Path) -> dict[str, dict[str, Standing]]:
 BUILTIN_PREFIX = "builtin:"  # a version's path for a player of arena/match/builtin.py
 
 
-def version_entry(name: str, row: Any) -> Any:
+def version_entry(name: str, row: sqlite3.Row) -> BotEntry | None:
     """The roster entry that plays a stored version, or None if its code is gone."""
     from arena.tournament.roster import BotEntry, builtin_entry
 

@@ -17,10 +17,12 @@ import hashlib
 import logging
 import os
 import queue
+import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 
@@ -28,6 +30,12 @@ from arena.errors import ArenaError
 from arena.serve.accounts import RateLimit, User
 from arena.serve.db import LadderDB
 from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT
+
+if TYPE_CHECKING:
+    from arena.match.sandbox import SandboxInfo
+    from arena.serve.ladder import Ladder
+    from arena.serve.matchmaker import StandingsDoc
+    from arena.tournament.roster import BotEntry
 
 log = logging.getLogger("arena.serve")
 
@@ -40,7 +48,9 @@ UNPACKED_MAX_BYTES = 64 * 1024 * 1024  # an uploaded bot folder's files, unpacke
 class Ladderside:
     """Everything the handlers share: the ladder, its databases, the checker, caches."""
 
-    def __init__(self, ladder: Any, data: Path, sandbox: Any, *, inline: bool = True, executor: str = "local") -> None:
+    def __init__(
+        self, ladder: Ladder, data: Path, sandbox: SandboxInfo, *, inline: bool = True, executor: str = "local"
+    ) -> None:
         from arena.tournament.store import ResultStore
 
         self.ladder = ladder
@@ -53,14 +63,14 @@ class Ladderside:
         self.upload_limit = RateLimit(burst=5, every_s=30.0)
         self.inline = inline
         self.local = threading.local()
-        self.ratings_doc: dict[str, Any] = {}
+        self.ratings_doc: StandingsDoc | dict[str, Any] = {}  # {} until the first ratings
         self.ratings_mark: Any = None
         self.board: tuple[dict[str, Any], bytes] | None = None
         self.board_key: tuple[Any, ...] = ()
         self.board_lock = threading.Lock()
         self.recent: dict[tuple[int, str | None], tuple[float, int, list[Any], bytes | None]] = {}
         self.pages: dict[str, tuple[Any, str]] = {}  # app.py: pages rendered for visitors not logged in
-        self.checks: queue.Queue = queue.Queue()
+        self.checks: queue.Queue[int | None] = queue.Queue()
         self.checker = threading.Thread(target=self._check_loop, name="checker", daemon=True)
         self.checker.start()
         for row in self.db.all("SELECT id FROM versions WHERE status = 'checking'"):
@@ -108,7 +118,7 @@ class Ladderside:
         t = self.ladder.tournament
         return [(g.id, p, dict(g.options_for(p))) for g in t.games for p in g.players]
 
-    def _unpacked(self, row: Any) -> Any:
+    def _unpacked(self, row: sqlite3.Row) -> BotEntry:
         """An uploaded bot folder (an archive): unpacked, its requirements installed (wheels
         only, arena/match/botfolder.py), copied into the data folder; the version's path and
         sha256 become the folder's. Raises ArenaError with the reason."""
@@ -136,7 +146,7 @@ class Ladderside:
     # ---- reading ----------------------------------------------------------------
 
     @property
-    def reader(self) -> Any:
+    def reader(self) -> sqlite3.Connection:
         """This thread's read-only connection to the results store: readers never wait for a
         writer or for each other (WAL), and hold no lock of the store's own connection."""
         conn = getattr(self.local, "reader", None)
@@ -146,7 +156,7 @@ class Ladderside:
             conn = self.local.reader = ResultStore(self.data, read_only=True).conn
         return conn
 
-    def _ratings(self) -> dict[str, Any]:
+    def _ratings(self) -> StandingsDoc | dict[str, Any]:
         """The ratings document (matchmaker.report_doc): the matchmaker's ``standings.json``
         when one runs (``inline`` False), else computed here when matches were stored."""
         from arena.serve.matchmaker import STANDINGS_FILE
@@ -206,7 +216,7 @@ class Ladderside:
                 self.board_key = key
             return self.board
 
-    def _compute_board(self, ratings: dict[str, Any]) -> dict[str, Any]:
+    def _compute_board(self, ratings: StandingsDoc | dict[str, Any]) -> dict[str, Any]:
         owners = {r["id"]: r["name"] for r in self.db.all("SELECT id, name FROM users")}
         current = {self.db.version_name(r): r for r in self.db.playing_versions()}
         scopes = []
@@ -319,7 +329,7 @@ class Ladderside:
         return out
 
     @staticmethod
-    def _deal_done(conn: Any, game: str, players: int, idx: int) -> bool:
+    def _deal_done(conn: sqlite3.Connection, game: str, players: int, idx: int) -> bool:
         """Whether every rotation of this match's deal set is stored: only then may its cards be
         shown (fair play: a replay never shows a deal that can still be played). A set's matches
         have the schedule indexes set id * INDEX_STRIDE + rotation (matchmaker.py)."""
@@ -483,7 +493,7 @@ def _versions_of(name: str) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def _snapshot(conn: Any) -> Any:
+def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     """One read transaction: the rows of several queries come from the same moment."""
     conn.execute("BEGIN")
     try:
@@ -492,5 +502,5 @@ def _snapshot(conn: Any) -> Any:
         conn.execute("COMMIT")
 
 
-def _may_see_source(user: User | None, bot: Any) -> bool:
+def _may_see_source(user: User | None, bot: sqlite3.Row) -> bool:
     return user is not None and (user.organiser or (bot["owner_id"] is not None and bot["owner_id"] == user.id))

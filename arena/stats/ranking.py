@@ -1,33 +1,44 @@
-"""Active ranking by pairwise tests on duplicate deals.
+"""Active ranking by a sequential test on fitted ratings, on duplicate deals.
 
 One *deal set* is one group of bots playing one deal in every seat rotation. It gives every
 bot in the group its *share*: the mean, over its opponents in the group and over the
-rotations, of 1 (finished ahead), 0.5 (tie) or 0 (behind) (``deal_set_sample``). It gives
-every *pair* (a, b) of the group one paired sample, ``share(a) - share(b)`` in [-1, 1]: both
-played the same deal, in the same seats, against the same third bots, so the card luck that
-a round robin averages away over many deals cancels within the sample, and the whole
-finishing order counts (with three players, every deal set samples three pairs at once).
+rotations, of 1 (finished ahead), 0.5 (tie) or 0 (behind) (``deal_set_sample``). Within a
+deal set the card luck of the seats cancels (every bot played every seat of the same deal),
+and the whole finishing order counts.
 
-Pair (a, b) is *decided* when the mean of its paired samples lies further from 0 than
-``z * sqrt(V / n)``: V the sample variance shrunk towards the largest possible (1, for
-samples in [-1, 1]) by ``PRIOR_WEIGHT`` pseudo-samples, no claim below ``MIN_SAMPLES``, and
-z the constant boundary (``boundary``) that a pair whose true mean is 0 crosses (either
-way), at any look up to ``horizon`` samples (the schedule's cap), with probability
-``1 - confidence`` at most. So each decided pair is wrong with probability ``1 - confidence`` at most, however the
-run decides when to stop; it rests on the normal approximation and Siegmund's crossing
-formula, not on a theorem for these bounded samples, and P9 (benchmarks/adaptive_ranking.py)
-measures it. Decisions are taken again from all the data at every round (a pair may become
-undecided again).
+The ratings are fitted to every deal set at once (arena/stats/rating_fit.py: least squares
+on the shares centred within each deal set, with the covariance of the fit), so rating(a) -
+rating(b) estimates the pair's mean share difference from every deal set, through the third
+bots both have met and their opponents in turn, and its standard error ``se`` comes from the
+fit. Pair (a, b) is *decided* when the difference d lies beyond a sequential boundary:
+
+- with a ``margin`` m > 0 (the indifference zone; the schedule's default is 0.05): Wald's
+  sequential probability ratio test of d = +m against d = -m, whose log likelihood ratio for
+  a normal estimate is 2 m d / se^2, against log(1 / (1 - confidence)). A pair whose true
+  difference is at least m either way is then decided the wrong way round with probability
+  1 - confidence at most, however many looks the run takes (Wald's bound; overshoot between
+  looks only lowers it). Pairs closer than m may be decided either way round: the claim is
+  about the pairs further apart.
+- with no margin: |d| > z se, z the constant boundary (``boundary``) that a pair whose true
+  difference is 0 crosses, either way, at any look up to ``horizon`` samples, with probability
+  1 - confidence at most (Siegmund's crossing approximation).
+
+Both rest on the normal approximation of the fit and on its plug-in variance (shrunk towards
+a share's largest, ``PRIOR_VAR``), not on a theorem for these bounded samples; P9
+(benchmarks/adaptive_ranking.py) measures the wrong decisions. No bot with fewer than
+``MIN_SAMPLES`` deal sets is in a decided pair. Decisions are taken again from all the data at
+every round (a pair may become undecided again).
 
 The test assumes the order of a pair does not depend on the third bots of its groups (no
-rock-paper-scissors among the bots): the decided pairs are then joined by transitivity, bot
-``i``'s possible ranks are [1 + (bots surely ahead), n - (bots surely behind)], and the
-target partition is every rank on its own (the whole ranking) or ranks 1..k on their own and
-the rest as one set (the top k, in order). A bot is decided once its possible ranks fall in
-one set; the race is over when every bot is decided. A pair is *useful* while its order is
-open and matters: neither bot surely ahead of the other, not both decided, and (top k) one of
-them may still rank in the top k. The schedule (arena/tournament/adaptive.py) plays only
-groups of useful pairs.
+rock-paper-scissors among the bots, as an additive rating says): the decided pairs are then
+joined by transitivity, bot ``i``'s possible ranks are [1 + (bots surely ahead), n - (bots
+surely behind)], and the target partition is every rank on its own (the whole ranking) or
+ranks 1..k on their own and the rest as one set (the top k, in order). A bot is decided once
+its possible ranks fall in one set; the race is over when every bot is decided. Only the
+order needs deciding, not every pair: the *useful* pairs are those still open among each bot
+and the next in the estimated order (down to the k-th), and, with the top k, the k-th and
+each bot below it; transitivity decides the rest. The schedule (arena/tournament/adaptive.py)
+plays only groups of useful pairs.
 """
 
 from __future__ import annotations
@@ -35,6 +46,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from arena.stats.rating_fit import Fit
 
 
 def pair_share(places: Sequence[int], seat: int, others: Iterable[int]) -> float:
@@ -55,19 +68,9 @@ def deal_set_sample(bot: str, matches: Sequence[tuple[Sequence[str], Sequence[in
     return total / len(matches)
 
 
-MIN_SAMPLES = 4  # fewer paired samples than this decide nothing (the variance is not yet known)
-PRIOR_WEIGHT = 1.0  # pseudo-samples of the largest variance a sample in [-1, 1] can have (1)
-
-
-def half_width(n: int, mean: float, sq_mean: float, z: float, largest_var: float = 1.0) -> float:
-    """How far from the true mean the mean of ``n`` samples may lie: z * sqrt(V / n), with V
-    the sample variance shrunk towards ``largest_var`` by ``PRIOR_WEIGHT`` pseudo-samples (a
-    few equal samples claim no certainty). Infinite below ``MIN_SAMPLES``."""
-    if n < MIN_SAMPLES:
-        return math.inf
-    var = max(0.0, sq_mean - mean * mean) * n / (n - 1)
-    var = (var * (n - 1) + largest_var * PRIOR_WEIGHT) / (n - 1 + PRIOR_WEIGHT)
-    return z * math.sqrt(var / n)
+MIN_SAMPLES = 4  # a bot with fewer samples (deal sets) than this is in no decided pair
+PRIOR_VAR = 0.25  # the fit's residual variance is shrunk towards this (a share lies in [0, 1])
+PRIOR_DOF = 2.0  # by this many pseudo degrees of freedom
 
 
 def boundary(delta: float, horizon: int) -> float:
@@ -108,15 +111,18 @@ class _Tally:
 
 @dataclass
 class PairRace:
-    """Paired tests, their transitive closure and the decisions they allow (module docstring).
+    """Tests on the fitted ratings, their transitive closure and the decisions they allow
+    (module docstring).
 
     ``top`` None: decide the whole ranking; k: decide ranks 1..k in order (the rest unordered).
+    ``margin``: the indifference zone (0: none, the test of ``boundary``).
     """
 
     names: tuple[str, ...]
     confidence: float = 0.95
     top: int | None = None
     horizon: int = 10_000  # the most paired samples a pair can get (the schedule's cap)
+    margin: float = 0.0  # the indifference zone: pairs closer than this may be decided either way
     shares: dict[str, _Tally] = field(default_factory=dict)
     pairs: dict[tuple[int, int], _Tally] = field(default_factory=dict)
 
@@ -128,14 +134,22 @@ class PairRace:
             raise ValueError("confidence must lie strictly between 0 and 1")
         if self.top is not None and not 1 <= self.top < len(self.names):
             raise ValueError("top must be at least 1 and less than the number of bots")
+        if not 0.0 <= self.margin < 1.0:
+            raise ValueError("margin must be at least 0 and below 1")
         if self.horizon < 1:
             raise ValueError("the horizon must be at least 1")
         self._index = {n: i for i, n in enumerate(self.names)}
         self._z = boundary(1.0 - self.confidence, self.horizon)
+        self._llr = math.log(1.0 / (1.0 - self.confidence))  # Wald's bound, with a margin
         for name in self.names:
             self.shares.setdefault(name, _Tally())
         self._cache: tuple | None = None
-        self._fitted = [0.0] * len(self.names)  # ratings as last refreshed
+        self._fit_cache: Fit | None = None
+        # per pair (i < j): weight, weighted sum and sum of squares of i's share minus j's, each
+        # sample weighted 1/m for a group of m (rating_fit.py); and the data's degrees of freedom
+        self._weighted: dict[tuple[int, int], list[float]] = {}
+        self._dof = 0.0
+        self._met = [0] * len(self.names)  # samples (deal sets or single pairs) per bot
 
     # ---- data -----------------------------------------------------------------------------
 
@@ -145,19 +159,39 @@ class PairRace:
         share = {b: deal_set_sample(b, matches) for b in members}
         for b in members:
             self.shares[b].add(share[b])
+            self._met[self._index[b]] += 1
         for x, a in enumerate(members):
             for b in members[x + 1 :]:
-                self.add_pair(a, b, share[a] - share[b])
+                self._add_pair(a, b, share[a] - share[b], 1.0 / len(members))
+        self._dof += len(members) - 1
 
     def add_pair(self, a: str, b: str, diff: float) -> None:
-        """One paired sample: ``a``'s share minus ``b``'s on one deal set, in [-1, 1]."""
+        """One paired sample on its own (a group of two): ``a``'s share minus ``b``'s, in [-1, 1]."""
+        self._add_pair(a, b, diff, 0.5)
+        self._dof += 1
+        self._met[self._index[a]] += 1
+        self._met[self._index[b]] += 1
+
+    def _add_pair(self, a: str, b: str, diff: float, weight: float) -> None:
         if not -1.0 <= diff <= 1.0:
             raise ValueError(f"a paired sample lies in [-1, 1], got {diff}")
         i, j = self._index[a], self._index[b]
         if i > j:
             i, j, diff = j, i, -diff
         self.pairs.setdefault((i, j), _Tally()).add(diff)
+        w = self._weighted.setdefault((i, j), [0.0, 0.0, 0.0])
+        w[0] += weight
+        w[1] += weight * diff
+        w[2] += weight * diff * diff
         self._cache = None
+        self._fit_cache = None
+
+    def fit(self) -> Fit:
+        """The ratings fitted to every sample so far, with their covariance (rating_fit.py)."""
+        if self._fit_cache is None:
+            data = {k: (w[0], w[1], w[2]) for k, w in self._weighted.items()}
+            self._fit_cache = Fit(len(self.names), data, self._dof, PRIOR_VAR, PRIOR_DOF)
+        return self._fit_cache
 
     def samples(self, name: str) -> int:
         return self.shares[name].n
@@ -169,10 +203,17 @@ class PairRace:
 
     # ---- decisions ------------------------------------------------------------------------
 
-    def _sign(self, t: _Tally) -> int:
-        """+1: the first bot of the pair is ahead, -1: behind, 0: undecided."""
-        w = half_width(t.n, t.mean, t.squares / t.n, self._z) if t.n else math.inf
-        return 1 if t.mean > w else -1 if t.mean < -w else 0
+    def _sign(self, i: int, j: int) -> int:
+        """+1: bot i is ahead of bot j, -1: behind, 0: undecided (on the fitted ratings)."""
+        if min(self._met[i], self._met[j]) < MIN_SAMPLES:
+            return 0
+        f = self.fit()
+        d = f.rating[i] - f.rating[j]
+        if self.margin > 0:  # SPRT of d = +margin against d = -margin: LLR = 2 margin d / se^2
+            w = self._llr * f.se(i, j) ** 2 / (2 * self.margin)
+        else:
+            w = self._z * f.se(i, j)
+        return 1 if d > w else -1 if d < -w else 0
 
     def _state(self) -> tuple[list[int], list[int], list[tuple[int, int]], list[tuple[int, int]]]:
         """(bits of the bots surely behind each bot, surely ahead, its (best, worst) rank,
@@ -182,14 +223,15 @@ class PairRace:
         n = len(self.names)
         behind = [0] * n
         direct = []
-        for (i, j), t in self.pairs.items():
-            s = self._sign(t)
-            if s > 0:
-                behind[i] |= 1 << j
-                direct.append((i, j))
-            elif s < 0:
-                behind[j] |= 1 << i
-                direct.append((j, i))
+        for i in range(n):
+            for j in range(i + 1, n):
+                s = self._sign(i, j)
+                if s > 0:
+                    behind[i] |= 1 << j
+                    direct.append((i, j))
+                elif s < 0:
+                    behind[j] |= 1 << i
+                    direct.append((j, i))
         for k in range(n):  # transitive closure (Warshall on bit sets)
             bit = 1 << k
             for i in range(n):
@@ -227,6 +269,30 @@ class PairRace:
         return not self.active()
 
     def useful(self) -> dict[str, list[str]]:
+        """For each bot with any, the bots it forms a useful pair with, in name order: the
+        pairs still open that decide the target in the estimated order (``ranking``): each
+        bot and the next, down to the k-th (the whole ranking: down to the last), and, with
+        the top k, the k-th and every bot below it. Once these are decided, transitivity
+        decides the rest; a pair further apart is easier but never needed. (Should none be
+        open while the race is not over, as with a cycle of decisions, every open pair of an
+        undecided bot is useful: ``_open_pairs``.)"""
+        behind, ahead, _, _ = self._state()
+        n, k = len(self.names), self.top or len(self.names)
+        order = [self._index[b] for b in self.ranking()]
+        wanted = [(order[t], order[t + 1]) for t in range(min(k, n - 1))]
+        if k < n:
+            wanted += [(order[k - 1], order[t]) for t in range(k + 1, n)]
+        out: dict[str, list[str]] = {}
+        for i, j in wanted:
+            if ((behind[i] >> j) ^ (ahead[i] >> j)) & 1:  # ordered (a cycle counts as open)
+                continue
+            out.setdefault(self.names[i], []).append(self.names[j])
+            out.setdefault(self.names[j], []).append(self.names[i])
+        if not out and not self.done():
+            return self._open_pairs()
+        return {a: sorted(bs, key=self._index.__getitem__) for a, bs in sorted(out.items())}
+
+    def _open_pairs(self) -> dict[str, list[str]]:
         """For each bot with any, the bots it forms a useful pair with, in name order. A pair
         is useful while neither is surely ahead of the other, one of them is undecided and its
         order matters: with the whole ranking, always; with the top k, when one of the two is
@@ -240,7 +306,8 @@ class PairRace:
         open_ = [self._set_of(b) != self._set_of(w) for b, w in ranks]
         # estimated rank: 1 + the bots rated strictly higher (tied bots, as before any data,
         # share the best of their places: no bot is passed over for its name)
-        est = [1 + sum(r > self._fitted[i] for r in self._fitted) for i in range(n)]
+        fitted = self.fit().rating
+        est = [1 + sum(r > fitted[i] + 1e-12 for r in fitted) for i in range(n)]
         out: dict[str, list[str]] = {}
 
         def wants(i: int, j: int) -> bool:  # does deciding (i, j) help undecided bot i?
@@ -257,38 +324,22 @@ class PairRace:
         return {a: sorted(bs, key=self._index.__getitem__) for a, bs in sorted(out.items())}
 
     def decided_pairs(self) -> list[tuple[str, str]]:
-        """(ahead, behind) for every pair decided by its own test, in ranking order."""
+        """(ahead, behind) for every pair the test decides directly (not only by transitivity),
+        in ranking order."""
         pos = {b: i for i, b in enumerate(self.ranking())}
         got = [(self.names[a], self.names[b]) for a, b in self._state()[3]]
         return sorted(got, key=lambda p: (pos[p[0]], pos[p[1]]))
 
     # ---- the estimated order --------------------------------------------------------------
 
-    def refresh(self, sweeps: int = 6) -> None:
-        """Bring the stored ratings closer to the fit of the data so far (``ratings``),
-        starting from where they stand: the schedule calls it once per round, so the fit
-        follows the data cheaply and deterministically."""
-        self._fitted = self._fit(self._fitted, sweeps)
+    def refresh(self) -> None:
+        """Kept for the schedule, which calls it once per round: the fit is exact and
+        recomputed whenever data arrive, so there is nothing to bring up to date."""
 
-    def _fit(self, start: list[float], sweeps: int) -> list[float]:
-        n = len(self.names)
-        r = list(start)
-        nbrs: list[list[tuple[int, float, int]]] = [[] for _ in range(n)]
-        for (i, j), t in self.pairs.items():
-            nbrs[i].append((j, t.mean, t.n))
-            nbrs[j].append((i, -t.mean, t.n))
-        for _ in range(sweeps):
-            for i in range(n):
-                w = sum(c for _, _, c in nbrs[i])
-                r[i] = sum(c * (m + r[j]) for j, m, c in nbrs[i]) / (w + 0.1)
-        return r
-
-    def ratings(self, sweeps: int = 60) -> dict[str, float]:
-        """A least-squares fit of additive ratings to the pairs' mean differences (Massey's
-        method, each pair weighted by its samples, a small pull towards 0 for bots that have
-        met no one): rating(a) - rating(b) estimates the pair's mean share difference, also
-        for pairs that never met. Gauss-Seidel sweeps from the stored ratings."""
-        r = self._fit(self._fitted, sweeps)
+    def ratings(self) -> dict[str, float]:
+        """The fitted ratings (rating_fit.py): rating(a) - rating(b) estimates the pair's
+        mean share difference, also for pairs that never met."""
+        r = self.fit().rating
         return {name: r[i] for i, name in enumerate(self.names)}
 
     def ranking(self) -> list[str]:

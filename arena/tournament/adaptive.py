@@ -23,6 +23,7 @@ folder records where the race stands for the leaderboards.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -52,6 +53,7 @@ class AdaptivePlan:
     confidence: float
     top: int | None
     cap: int
+    margin: float
     race: PairRace
     # per round: (members in name order, the undecided bots among them), in draw order
     rounds: list[list[tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=list)
@@ -66,6 +68,7 @@ class AdaptivePlan:
             "players": self.players,
             "confidence": self.confidence,
             "top": self.top,
+            "margin": self.margin,
             "status": self.status,
             "rounds": len(self.rounds),
             "matches": self.matches,
@@ -134,6 +137,7 @@ def plan(
     *,
     confidence: float,
     top: int | None,
+    margin: float = 0.05,
     seed: int,
     key: str,
     game: str,
@@ -143,32 +147,75 @@ def plan(
     """Replay the rounds from the start: ``outcome(round, members)`` gives a group's stored
     deal set (None if any of its matches is missing). Stops at the first round not yet
     completely stored, when every bot is decided, or at ``cap`` matches."""
-    race = PairRace(tuple(sorted(names)), confidence, top, horizon=max(1, cap // players))
-    p = AdaptivePlan(key=key, game=game, players=players, confidence=confidence, top=top, cap=cap, race=race)
-    number = 0
+    race = PairRace(tuple(sorted(names)), confidence, top, horizon=max(1, cap // players), margin=margin)
+    p = AdaptivePlan(
+        key=key, game=game, players=players, confidence=confidence, top=top, cap=cap, margin=margin, race=race
+    )
+    memo_key = (key, game, players, confidence, top, margin, seed, cap, race.names)
+    done: list[list[DealSet]] = []  # each complete round's results, in draw order
+    number = _resume(p, memo_key, outcome, done)
+    race = p.race
     while True:
         groups = draw_round(seed, key, players, number, race) if race.active() else []
         if not groups:
             p.status = "decided" if race.done() else "cap"
-            return p
+            break
         room = (cap - p.matches) // players
         if room <= 0:
             p.status = "cap"
-            return p
+            break
         groups = groups[:room]
         p.rounds.append(groups)
         p.matches += len(groups) * players
-        results = []
-        for members, _ in groups:
-            got = outcome(number, members)
-            if got is None:
-                p.status = "playing"
-                return p
-            results.append(got)
+        results = [outcome(number, members) for members, _ in groups]
+        if any(got is None for got in results):
+            p.status = "playing"
+            break
         for got in results:
-            race.add(got)
+            race.add(got)  # type: ignore[arg-type]  (none is None here)
         race.refresh()
+        done.append(results)  # type: ignore[arg-type]
         number += 1
+    _remember(memo_key, p, done)
+    return p
+
+
+# The planner replays every round at every call (once per round of a run), and each round
+# refits the ratings: a run's planning would grow with the square of its rounds. So the last
+# plan of each entry is kept, and a later call starts from it once every one of its rounds
+# is checked to have the same stored results (the rounds drawn follow from those alone).
+_MEMO: dict[tuple[Any, ...], tuple[list[Any], list[list[DealSet]], PairRace]] = {}
+_MEMO_SIZE = 16
+
+
+def _resume(p: AdaptivePlan, memo_key: tuple[Any, ...], outcome: Outcome, done: list[list[DealSet]]) -> int:
+    """Bring ``p`` to the end of the remembered complete rounds if their results are still the
+    stored ones; the number of the next round to plan (0: from the start)."""
+    cached = _MEMO.get(memo_key)
+    if cached is None:
+        return 0
+    rounds, results, race = cached
+    for number, (groups, got) in enumerate(zip(rounds, results)):
+        if [outcome(number, members) for members, _ in groups] != got:
+            return 0
+    p.race = copy.deepcopy(race)
+    p.rounds = list(rounds)
+    p.matches = sum(len(g) for g in rounds) * p.players
+    done.extend(results)
+    return len(rounds)
+
+
+def _remember(memo_key: tuple[Any, ...], p: AdaptivePlan, done: list[list[DealSet]]) -> None:
+    if p.status == "playing":  # the race holds the complete rounds only
+        rounds = p.rounds[:-1]
+    else:
+        rounds = p.rounds
+    if len(rounds) != len(done):  # (cannot happen: every complete round has its results)
+        return
+    _MEMO.pop(memo_key, None)
+    while len(_MEMO) >= _MEMO_SIZE:
+        _MEMO.pop(next(iter(_MEMO)))
+    _MEMO[memo_key] = (list(rounds), list(done), copy.deepcopy(p.race))
 
 
 def write_state(folder: Path, plans: Sequence[AdaptivePlan]) -> None:
@@ -215,6 +262,9 @@ def _valid_entry(e: Any) -> bool:
     if any(not isinstance(e.get(k), t) or isinstance(e.get(k), bool) for k, t in types.items()):
         return False
     if e.get("top") is not None and not isinstance(e.get("top"), int):
+        return False
+    margin = e.get("margin", 0.0)  # absent in files written before the margin existed
+    if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not 0 <= margin < 1:
         return False
     for s in e["standings"]:
         if "rating" in s and (

@@ -20,6 +20,7 @@ from arena.match.faults import BotFault, printable
 from arena.match.referee import play_match
 from arena.match.sandbox import Limits, SandboxInfo
 from arena.match.timecontrol import TimeControl
+from arena.records import MatchRecord
 from arena.records.spec import MatchSpec
 from arena.tournament.check_hints import GENERIC, fault_hint, timing_verdict
 from games import REGISTRY
@@ -142,12 +143,12 @@ def run_check(
         m = _check_match(i, game, players, options)
         seats = [RandomAgent(seed=i) for _ in range(players)]
         seats[seat] = agent
-        record = play_match(m, seats, time_control=tc, sandbox=sandbox)
-        mine = [d for d in record["decisions"] if d["seat"] == seat and d["ms"] is not None]
+        record = MatchRecord.from_json(play_match(m, seats, time_control=tc, sandbox=sandbox))
+        mine = [d.ms for d in record.decisions if d.seat == seat and d.ms is not None]  # its thinking times
         report.decisions += len(mine)
         if mine:
-            report.slowest_ms = max([report.slowest_ms or 0.0] + [d["ms"] for d in mine])
-        fault = record["faults"][seat]
+            report.slowest_ms = max([report.slowest_ms or 0.0, *mine])
+        fault = record.faults[seat]
         label = f"{game} {players} players (seat {seat})"
         if fault is not None:
             report.stderr_tail = str(fault.get("stderr_tail") or "")

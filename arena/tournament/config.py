@@ -162,10 +162,12 @@ class Ratings(_Model):
 
 
 class Adaptive(_Model):
-    """``schedule: adaptive``: stop when the ranking (or its top ``top``) is decided at ``confidence``."""
+    """``schedule: adaptive``: stop when the ranking (or its top ``top``) is decided at ``confidence``,
+    pairs closer than ``margin`` (in mean share difference) excepted."""
 
     confidence: float = Field(0.95, gt=0.5, lt=1, allow_inf_nan=False)
     top: int | None = Field(None, ge=1, le=MAX_WARM_BOTS)
+    margin: float = Field(0.05, ge=0, le=0.5, allow_inf_nan=False)
 
 
 class GameEntry(_Model):
@@ -548,6 +550,7 @@ _HELP: dict[str, tuple[str, str]] = {
     "games.adaptive": ("a mapping", "adaptive: {confidence: 0.95, top: 3}"),
     "games.adaptive.confidence": ("a number above 0.5 and below 1", "confidence: 0.95"),
     "games.adaptive.top": ("an integer of at least 1, below the number of bots", "top: 3"),
+    "games.adaptive.margin": ("a number from 0 to 0.5", "margin: 0.05"),
     "games.matches_per_bot": (f"an integer from 1 to {MAX_MATCHES_PER_BOT}", "matches_per_bot: 100"),
     "games.max_matches": (f"an integer from 1 to {MAX_MATCHES_CAP}", "max_matches: 5000"),
     "games.bots": ("a list of bot names from the roster", "bots: [random_bot, greedy_bot, cautious_bot]"),

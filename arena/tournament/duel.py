@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 import games
 from arena.errors import ArenaError, WorkersLost
+from arena.records import MatchRecord
 from arena.stats.sequential import SequentialTest, Status, check_error_rates, logistic_elo, logistic_score
 from arena.tournament.roster import BotEntry
 from arena.tournament.runner import Progress
@@ -395,8 +396,7 @@ class _Feeder:
             self.tested += 1
 
     def on_stored(self, mid: str) -> None:
-        record = self.store.get_record(mid)
-        self.places[mid] = tuple(record["result"]["places"])
+        self.places[mid] = MatchRecord.from_json(self.store.get_record(mid)).result.places
         self.advance()
 
     def top_up(self, queue: deque) -> None:
@@ -426,6 +426,24 @@ def _interval(lo: float, hi: float, fmt: str) -> str:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "[95%: n/a]"
     return f"[{lo:+{fmt}}, {hi:+{fmt}}] 95%"
+
+
+def opening_line(duel: Duel, results: str | Path) -> str:
+    """The first line `arena duel` says: who plays whom, the hypotheses, the bounds, where."""
+    h0, h1 = hypotheses_text(duel)
+    against = "each other, both seat orders" if duel.head_to_head else ", ".join(e.name for e in duel.field)
+    return (
+        f"arena duel: {duel.game}, {duel.players} players: {duel.new.name} (NEW) and "
+        f"{duel.old.name} (OLD) against {against}; H0: {h0}; H1: {h1}; alpha {duel.alpha:g}, "
+        f"beta {duel.beta:g}; at most {duel.max_matches} matches; results in {Path(results)}"
+    )
+
+
+def resume_command(args: list[str]) -> str:
+    """The command line that goes on with this duel (its arguments, without --fresh)."""
+    import shlex
+
+    return "arena duel " + " ".join(shlex.quote(a) for a in args if a != "--fresh")
 
 
 def hypotheses_text(duel: Duel) -> tuple[str, str]:

@@ -501,6 +501,7 @@ def _adaptive_rows(
         p,
         confidence=settings.confidence,
         top=settings.top,
+        margin=settings.margin,
         seed=tournament.seed,
         key=g.key,
         game=g.id,

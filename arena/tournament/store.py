@@ -47,16 +47,16 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from arena.luck import tables as luck_tables
-from arena.records.record import RECORD_SCHEMAS, MatchRecord  # noqa: F401 (RECORD_SCHEMAS re-exported)
+from arena.records.record import RECORD_SCHEMAS, MatchRecord, RecordJson  # noqa: F401 (RECORD_SCHEMAS re-exported)
 from arena.records.record import RecordError as _RecordShapeError
 
 DB_NAME = "results.sqlite"
@@ -200,11 +200,20 @@ def _seal_schedule(conn: sqlite3.Connection) -> None:
 
 # Version 1 had no schedule table: every stored match counted. Version 2 had no checksums.
 # Version 3 had no luck tables in its schema (the arena added them when it computed baselines).
-_MIGRATIONS: dict[int, Any] = {
+_MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     1: "CREATE TABLE schedule (match_id TEXT PRIMARY KEY, idx INTEGER NOT NULL)",
     2: _seal_all,
     3: luck_tables.migrate,
 }
+
+
+class StoredTournament(TypedDict):
+    """The ``tournament`` row: the tournament file's validated config (JSON) and when it was stored."""
+
+    name: str
+    config: dict[str, Any]
+    created_at: str
+    updated_at: str
 
 
 class StoreError(Exception):
@@ -250,20 +259,20 @@ class ResultRow:
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> ResultRow:
         """The row a match record gives (what ``iter_results`` yields once it is stored)."""
-        fields = _record_fields(record)
-        seats = fields["seats"]
+        row = _record_columns(record)
+        seats = row.seats
         return cls(
-            match_id=fields["match_id"],
-            index=fields["idx"],
-            game=fields["game"],
-            players=fields["players"],
-            bots=tuple(s["bot"] for s in seats),
-            places=tuple(s["place"] for s in seats),
-            scores=tuple(s["score"] for s in seats),
-            faults=tuple(s["fault_kind"] for s in seats),
-            fault_details=tuple(s["fault_detail"] for s in seats),
-            capped=bool(fields["capped"]),
-            sandbox_fault=bool(fields["has_sandbox_fault"]),
+            match_id=row.match_id,
+            index=row.idx,
+            game=row.game,
+            players=row.players,
+            bots=tuple(s.bot for s in seats),
+            places=tuple(s.place for s in seats),
+            scores=tuple(s.score for s in seats),
+            faults=tuple(s.fault_kind for s in seats),
+            fault_details=tuple(s.fault_detail for s in seats),
+            capped=bool(row.capped),
+            sandbox_fault=bool(row.has_sandbox_fault),
         )
 
 
@@ -271,15 +280,106 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _opt_int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def _opt_text(value: Any) -> str | None:
+def _opt_text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _record_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SeatColumns:
+    """One seat of a match as its ``seats`` row holds it (``_SEAT_COLUMNS``)."""
+
+    seat: int
+    bot: str
+    sha256: str | None
+    place: int
+    score: Any  # the game's score as the record holds it (an int or a float)
+    fault_kind: str | None
+    fault_detail: str | None
+
+    def values(self) -> tuple[int, str, str | None, int, Any, str | None, str | None]:
+        return (self.seat, self.bot, self.sha256, self.place, self.score, self.fault_kind, self.fault_detail)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchColumns:
+    """The indexed columns of one match as its ``matches`` row holds them (``_MATCH_COLUMNS``
+    but the record's checksum), and its seats: what a ``MatchRecord`` gives the store."""
+
+    match_id: str
+    idx: int
+    tournament: str | None
+    game: str
+    rules_version: str | None
+    players: int
+    grp: int | None
+    deal: int | None
+    rotation: int | None
+    deal_seed: str  # as text: a 64-bit seed does not fit SQLite's signed integer
+    match_seed: str
+    sandbox_level: str | None
+    started_at: str | None
+    duration_s: float | None
+    capped: int
+    has_sandbox_fault: int
+    seats: tuple[SeatColumns, ...]
+
+    @classmethod
+    def of(cls, rec: MatchRecord) -> MatchColumns:
+        seats = tuple(
+            SeatColumns(
+                seat=seat,
+                bot=bot.name,
+                sha256=bot.sha256,
+                place=rec.result.places[seat],
+                score=rec.result.scores[seat],
+                fault_kind=rec.fault_kind(seat),
+                fault_detail=rec.fault_detail(seat),
+            )
+            for seat, bot in enumerate(rec.bots)
+        )
+        return cls(
+            match_id=rec.match_id,
+            idx=rec.index,
+            tournament=rec.tournament,
+            game=rec.game,
+            rules_version=rec.rules_version,
+            players=rec.players,
+            grp=rec.group,
+            deal=rec.deal,
+            rotation=rec.rotation,
+            deal_seed=str(rec.deal_seed),
+            match_seed=str(rec.match_seed),
+            sandbox_level=rec.sandbox_level,
+            started_at=rec.started_at,
+            duration_s=rec.duration_s,
+            capped=int(rec.result.capped),
+            has_sandbox_fault=int(any(s.fault_kind == SANDBOX_FAULT for s in seats)),
+            seats=seats,
+        )
+
+    def values(self) -> tuple[object, ...]:
+        """The row's values in ``_MATCH_COLUMNS`` order (without ``record_sha256``)."""
+        return (
+            self.match_id,
+            self.idx,
+            self.tournament,
+            self.game,
+            self.rules_version,
+            self.players,
+            self.grp,
+            self.deal,
+            self.rotation,
+            self.deal_seed,
+            self.match_seed,
+            self.sandbox_level,
+            self.started_at,
+            self.duration_s,
+            self.capped,
+            self.has_sandbox_fault,
+        )
+
+
+def _record_columns(record: Mapping[str, Any]) -> MatchColumns:
     """The indexed columns of a match record, read through its one shape check (``MatchRecord``)."""
     try:
         rec = MatchRecord.from_json(record)
@@ -290,37 +390,7 @@ def _record_fields(record: Mapping[str, Any]) -> dict[str, Any]:
         ) from None
     except (TypeError, ValueError) as exc:  # a value the reader converts (duration_s) is of the wrong kind
         raise RecordError(f"malformed match record ({type(exc).__name__}: {exc})") from None
-    seats = [
-        {
-            "seat": seat,
-            "bot": bot.name,
-            "sha256": bot.sha256,
-            "place": rec.result.places[seat],
-            "score": rec.result.scores[seat],
-            "fault_kind": rec.fault_kind(seat),
-            "fault_detail": rec.fault_detail(seat),
-        }
-        for seat, bot in enumerate(rec.bots)
-    ]
-    return {
-        "match_id": rec.match_id,
-        "idx": rec.index,
-        "tournament": rec.tournament,
-        "game": rec.game,
-        "rules_version": rec.rules_version,
-        "players": rec.players,
-        "grp": rec.group,
-        "deal": rec.deal,
-        "rotation": rec.rotation,
-        "deal_seed": str(rec.deal_seed),
-        "match_seed": str(rec.match_seed),
-        "sandbox_level": rec.sandbox_level,
-        "started_at": rec.started_at,
-        "duration_s": rec.duration_s,
-        "capped": int(rec.result.capped),
-        "has_sandbox_fault": int(any(s["fault_kind"] == SANDBOX_FAULT for s in seats)),
-        "seats": seats,
-    }
+    return MatchColumns.of(rec)
 
 
 def no_space_left(folder: Path, margin: int = 1 << 20) -> bool:
@@ -567,9 +637,9 @@ class ResultStore:
         return {"folder": str(self.folder), "busy_timeout_s": self.busy_timeout_s, "read_only": self.read_only}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(
+        self.__init__(  # type: ignore[misc]
             state["folder"],
-            busy_timeout_s=state["busy_timeout_s"],  # type: ignore[misc]
+            busy_timeout_s=state["busy_timeout_s"],
             read_only=state.get("read_only", False),
         )
 
@@ -744,7 +814,7 @@ class ResultStore:
                     "or restore the file from a copy"
                 )
 
-    def tournament(self) -> dict[str, Any] | None:
+    def tournament(self) -> StoredTournament | None:
         """The recorded tournament: name, config, created_at, updated_at (None if none)."""
         with self._lock:
             row = self.conn.execute(
@@ -752,7 +822,7 @@ class ResultStore:
             ).fetchone()
         if row is None:
             return None
-        return {"name": row[0], "config": json.loads(row[1]), "created_at": row[2], "updated_at": row[3]}
+        return StoredTournament(name=row[0], config=json.loads(row[1]), created_at=row[2], updated_at=row[3])
 
     def bots(self) -> list[dict[str, Any]]:
         """The registered bots (name, path, sha256), by name."""
@@ -779,7 +849,7 @@ class ResultStore:
     def record_match(self, record: Mapping[str, Any]) -> bool:
         """Store one finished match in one transaction. Returns False, changing nothing,
         if its match id is already stored. Raises ``RecordError`` on a malformed record."""
-        fields = _record_fields(record)
+        row = _record_columns(record)
         blob = zlib.compress(json.dumps(record, separators=(",", ":"), default=str).encode("utf-8"), 6)
         with self._write() as conn:
             cur = conn.execute(
@@ -788,49 +858,18 @@ class ResultStore:
                 " duration_s, capped, has_sandbox_fault, record, record_sha256)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (match_id) DO NOTHING",
-                (
-                    fields["match_id"],
-                    fields["idx"],
-                    fields["tournament"],
-                    fields["game"],
-                    fields["rules_version"],
-                    fields["players"],
-                    fields["grp"],
-                    fields["deal"],
-                    fields["rotation"],
-                    fields["deal_seed"],
-                    fields["match_seed"],
-                    fields["sandbox_level"],
-                    fields["started_at"],
-                    fields["duration_s"],
-                    fields["capped"],
-                    fields["has_sandbox_fault"],
-                    blob,
-                    hashlib.sha256(blob).hexdigest(),
-                ),
+                (*row.values(), blob, hashlib.sha256(blob).hexdigest()),
             )
             if cur.rowcount == 0:
                 return False
             # seats left behind by a hand-deleted match row (foreign keys off in the sqlite3 shell)
-            conn.execute("DELETE FROM seats WHERE match_id = ?", (fields["match_id"],))
+            conn.execute("DELETE FROM seats WHERE match_id = ?", (row.match_id,))
             conn.executemany(
                 "INSERT INTO seats (match_id, seat, bot, sha256, place, score, fault_kind,"
                 " fault_detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        fields["match_id"],
-                        s["seat"],
-                        s["bot"],
-                        s["sha256"],
-                        s["place"],
-                        s["score"],
-                        s["fault_kind"],
-                        s["fault_detail"],
-                    )
-                    for s in fields["seats"]
-                ],
+                [(row.match_id, *s.values()) for s in row.seats],
             )
-            _seal(conn, fields["match_id"])  # from the rows as stored, types as SQLite keeps them
+            _seal(conn, row.match_id)  # from the rows as stored, types as SQLite keeps them
         return True
 
     def completed_ids(self) -> set[str]:
@@ -907,7 +946,7 @@ class ResultStore:
             seat_columns = [r[1:] for r in by_match.get(match[0], ())]
             yield match, seat_columns, match[-1] == _digest(match[:_NM], seat_columns)
 
-    def get_record(self, match_id: str) -> dict[str, Any]:
+    def get_record(self, match_id: str) -> RecordJson:
         """The full stored record of one match; KeyError if it is not stored."""
         with self._lock:
             row = self.conn.execute(
@@ -917,7 +956,8 @@ class ResultStore:
                 raise KeyError(f"no match {match_id!r} in {self.path}")
             if row[1] != hashlib.sha256(row[0]).hexdigest() or row[2] != _read_digest(self.conn, match_id):
                 raise AlteredError(_altered_message(self.path, match_id))
-        return json.loads(zlib.decompress(row[0]).decode("utf-8"))
+        record: RecordJson = json.loads(zlib.decompress(row[0]).decode("utf-8"))
+        return record
 
     def reset(self) -> None:
         """Delete every match, seat, bot and the tournament (for ``--fresh``); the deal
@@ -985,7 +1025,7 @@ class _read_snapshot:
             self.conn.execute("BEGIN")
             self.began = True
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.began:
             self.conn.execute("COMMIT")
 

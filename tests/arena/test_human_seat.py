@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from arena.cli.play import play_one
 from arena.match.human_view import SUIT_SYMBOLS, rank_label
+from arena.tournament.play import play_one
 from games import get_game
 
 GAMES = [("tightwad", 3, 4), ("divers-weights", 3, 2), ("palace", 3, 3)]

@@ -24,14 +24,15 @@ def make_project(root: Path) -> Path:
     return root
 
 
-def write_gated_bot(path: Path, gate: Path, tag: str = "") -> Path:
-    """A slow random bot at ``path`` that thinks 0.3 s a decision while ``gate`` exists: once a
-    test opens the gate, the run is surely still playing when the test acts on it, however busy
-    the machine (the bot needs sandbox none to see the gate). ``tag`` makes its bytes its own."""
+def write_gated_bot(path: Path, gate: Path, tag: str = "", think: float = 0.3) -> Path:
+    """A slow random bot at ``path`` that thinks ``think`` seconds a decision while ``gate``
+    exists: once a test opens the gate, the run is surely still playing when the test acts on
+    it, however busy the machine (the bot needs sandbox none to see the gate). ``tag`` makes its
+    bytes its own."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         SLOW.read_text()
-        .replace("time.sleep(0.004)", f"time.sleep(0.3 if os.path.exists({str(gate)!r}) else 0.004)")
+        .replace("time.sleep(0.004)", f"time.sleep({think} if os.path.exists({str(gate)!r}) else 0.004)")
         .replace("import time", "import os\nimport time")
         + (f"\n# {tag}\n" if tag else "")
     )

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena.cli.play import play_match_id
 from arena.match import protocol
 from arena.match.agents import ARENA_VERSION, Agent
 from arena.match.referee import play_match
 from arena.match.timecontrol import TimeControl
+from arena.tournament.play import play_match_id
 from arena.tournament.schedule import MatchSpec
 from games import get_game
 from games.rng import derive_seed

@@ -1,4 +1,9 @@
-"""`arena play`: one match of any game between bot programs (and people)."""
+"""One match of any game between bot programs and people, as `arena play` plays it: the
+command line's game options read, the seats checked, a trace printed as it goes.
+
+The human seats' logic lives here too: a person at a seat sees the table as that seat does
+(``arena.match.human``), and the trace shows only the people's own seats unless asked.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,45 @@ import secrets
 import sys
 from typing import Any, TextIO
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, one_line
 from arena.match.agents import Agent
 from arena.match.detect import open_sandbox
-from arena.match.timecontrol import TimeControl
+from arena.records import Limits, MatchSpec, RecordJson, TimeControl
 from games import REGISTRY, GameError, get_game
 from games.rng import derive_seed
+
+OPTION_TEXT_LIMIT = 1000  # characters of one --option value
+
+
+def parse_options(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """``--option key=value`` pairs as a mapping of plain values (YAML scalars), or one line
+    naming the pair at fault and the fix."""
+    import yaml
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ArenaError(f"--option {one_line(pair, 80)!r}: expected key=value, e.g. --option bidding=true")
+        if len(raw) > OPTION_TEXT_LIMIT:
+            raise ArenaError(
+                f"--option {key.strip()!r}: the value is longer than {OPTION_TEXT_LIMIT} characters; "
+                "give a plain value, e.g. --option decks=3"
+            )
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            raise ArenaError(
+                f"--option {one_line(pair, 80)!r}: the value is not a plain value; "
+                "give a number, true/false or a word, e.g. --option decks=3"
+            ) from None
+        if isinstance(value, (dict, list)):
+            raise ArenaError(
+                f"--option {one_line(pair, 80)!r}: the value is not a plain value; "
+                "give a number, true/false or a word, e.g. --option decks=3"
+            )
+        options[key.strip()] = value
+    return options
 
 
 def play_match_id(game: str, seed: int | None) -> str:
@@ -65,22 +103,20 @@ def play_one(
     out: TextIO = sys.stdout,
     stdin: TextIO = sys.stdin,
     trace: bool = True,
-    limits: Any = None,
+    limits: Limits | None = None,
     reveal: bool = False,
-) -> dict[str, Any]:
+) -> RecordJson:
     """Play one match and return its record; prints a trace to ``out``.
 
     With human seats the trace shows only the humans' own seats (and no deal seed) unless
     ``reveal`` or an explicit ``trace_seat`` asks for more.
     """
-    from arena.cli.guard import raw
+    from arena.inert import raw
     from arena.match.builtin import agent_for
     from arena.match.human import HumanAgent
     from arena.match.referee import play_match
-    from arena.match.sandbox import Limits
     from arena.match.trace import Tracer
     from arena.tournament.roster import bot_entry
-    from arena.tournament.schedule import MatchSpec
 
     humans = sorted(set(humans or []))
     players = len(bots) + len(humans)
@@ -149,3 +185,12 @@ def play_one(
     finally:
         for agent in agents:
             agent.close()
+
+
+def faulted_bots(record: RecordJson, humans: list[int] | tuple[int, ...]) -> list[str]:
+    """``seat N (bot): kind`` for each bot seat that faulted (a person may leave: not a fault)."""
+    return [
+        f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}"
+        for seat, fault in enumerate(record["faults"])
+        if fault is not None and seat not in humans
+    ]
