@@ -28,14 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.bench import SAMPLE
 from games import REGISTRY
 from games.core import Result
 from games.rng import derive_seed
 
-ROOT = Path(__file__).resolve().parents[2]  # the source checkout: its bots/ and tournaments/
-
 BOTKIT_PATH = Path(__file__).resolve().parents[1] / "bot_helper" / "botkit.py"  # package data
-BOTS = ROOT / "bots"
+BOTS = SAMPLE / "bots"  # package data: copies of the checkout's sample bots
 RANDOM_BOT = BOTS / "random_bot.py"
 HEURISTICS = {
     "tightwad": BOTS / "tightwad_heuristic.py",
@@ -211,7 +210,7 @@ def table_places(
     return [t / games for t in total]
 
 
-SPRING = ROOT / "tournaments" / "spring.yaml"
+SPRING = SAMPLE / "tournaments" / "spring.yaml"  # package data: a copy of the checkout's
 
 
 @dataclass
@@ -242,7 +241,8 @@ def field_schedule(
 
     Same games, player counts, options, groups, seating and seeds as ``arena run``
     (arena.tournament.schedule), only more deals. Bots: the tournament's roster (paths relative
-    to the repository), or ``roster`` if given (names = file stems, as in the arena).
+    to the current folder, as in `arena run`; the bundled spring.yaml's to its sample bots), or
+    ``roster`` if given (names = file stems, as in the arena).
     """
     import yaml
 
@@ -250,7 +250,8 @@ def field_schedule(
     from arena.tournament.roster import resolve_bots
     from arena.tournament.schedule import build_schedule
 
-    t = parse_tournament(yaml.safe_load(Path(tournament).read_text()), str(tournament), ROOT)
+    base = SAMPLE if Path(tournament).resolve() == SPRING else Path.cwd()
+    t = parse_tournament(yaml.safe_load(Path(tournament).read_text()), str(tournament), base)
     if roster is None:
         paths = {b.name: b.path for b in resolve_bots(t)}
     else:

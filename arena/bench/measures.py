@@ -102,7 +102,6 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     """
     import subprocess
     import sys
-    from pathlib import Path
 
     from arena.match import protocol
     from arena.match.agents import ProcessAgent
@@ -134,8 +133,9 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     raw_same = raw(lines, _RAW_CHILD)
 
     sandbox = detect_sandbox(level)
-    root = Path(__file__).resolve().parents[2]
-    entry = bot_entry(str(root / "bots" / "random_bot.py"))
+    from arena.bench import SAMPLE
+
+    entry = bot_entry(str(SAMPLE / "bots" / "random_bot.py"))
     agent = ProcessAgent(entry, sandbox=sandbox, limits=Limits(), time_control=TimeControl())
     agent.prepare()
     spec = REGISTRY[game]

@@ -21,7 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
-ROOT = Path(__file__).resolve().parents[2]
+from arena.bench import SAMPLE
+
+ROOT = SAMPLE  # relative paths in the measures' tournaments: package data, not the checkout
 IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P11")
 
 
@@ -55,6 +57,8 @@ class Sizes:
     luck_deals: int = 60
     luck_rollouts: int = 32
     luck_aivat_rollouts: int | None = None  # playouts per AIVAT value (None: the leaderboards' own)
+    luck_levels: tuple[float, ...] = (0.0, 0.3, 0.6)  # the heuristic's noise levels (luck.measure's eps_levels)
+    luck_replays: int = 4  # plays of each deal for the ceiling
     rating_matches: int = 100_000
     rating_store: str | None = None  # an existing store to rate instead of generating one
     timeout_decisions: int = 10_000
@@ -74,6 +78,8 @@ class Sizes:
             luck_deals=3,
             luck_rollouts=2,
             luck_aivat_rollouts=1,
+            luck_levels=(0.0, 0.6),  # still two levels: their order is checked
+            luck_replays=2,
             rating_matches=300,
             timeout_decisions=40,
             tournament=TINY_TOURNAMENT,
@@ -330,7 +336,14 @@ def p6(sizes: Sizes) -> BenchRow:
 
     per_game = {}
     for game in luck.SETUPS:
-        m = luck.measure(game, sizes.luck_deals, sizes.luck_rollouts, aivat_rollouts=sizes.luck_aivat_rollouts)
+        m = luck.measure(
+            game,
+            sizes.luck_deals,
+            sizes.luck_rollouts,
+            eps_levels=sizes.luck_levels,
+            aivat_rollouts=sizes.luck_aivat_rollouts,
+            replays=sizes.luck_replays,
+        )
         strongest = m["levels"][0]
         saved = {k: round(1 - v, 3) for k, v in strongest["matches_ratio"].items()}
         # diagnostics are not schemes: eta known exactly, the coefficient before calibration

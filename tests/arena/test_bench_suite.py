@@ -1,27 +1,46 @@
-"""`arena bench` with no subcommand: a tiny run completes and reports every measure.
+"""`arena bench` with no subcommand: a tiny run completes and reports every measure, from an
+installed copy of the packages (what a wheel holds) and an empty folder: nothing it plays comes
+from the checkout's bots/ or tournaments/.
 
 Smoke only: performance figures are never asserted (docs/performance.md)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from arena.bench.suite import IDS
+from tests.arena.wheel_files import install_copy
+
+# `arena bench` from the installed copy, after checking that the arena imported is that copy
+BENCH = """import sys
+import arena, games
+site = sys.argv.pop(1)
+assert arena.__file__.startswith(site + "/") and games.__file__.startswith(site + "/"), arena.__file__
+from arena.cli import main
+sys.argv[0] = "arena"
+main()
+"""
 
 
-def test_tiny_bench_runs_every_measure_end_to_end(tmp_path: Path) -> None:
+def test_tiny_bench_runs_every_measure_end_to_end_from_an_install_outside_the_checkout(tmp_path: Path) -> None:
+    site = install_copy(tmp_path / "site")
+    cwd = tmp_path / "empty"
+    cwd.mkdir()
     out = tmp_path / "bench.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "arena", "bench", "--tiny", "--json", str(out)],
-        cwd=tmp_path,
+        [sys.executable, "-c", BENCH, str(site), "bench", "--tiny", "--json", str(out)],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(site)},
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
+    assert list(cwd.iterdir()) == []  # nothing written where it ran
     result = json.loads(out.read_text())
     rows = {r["id"]: r for r in result["rows"]}
     assert sorted(rows) == sorted(IDS)

@@ -23,7 +23,7 @@ def test_random_results_rate_as_the_package_does(overrides: dict) -> None:
     env, fast = params.env(), params.fast()
     rng = random.Random(20261201 + len(overrides))
     compared = failed = 0
-    for _ in range(1500):
+    for _ in range(600):  # about 60 all tied, 240 with ties, 300 distinct places; each set of parameters
         n = rng.randint(2, 10)
         ratings = [(rng.uniform(-5, 55), rng.uniform(0.3, 10.0)) for _ in range(n)]
         # Mostly distinct places, often ties, sometimes everyone tied.
@@ -45,11 +45,11 @@ def test_random_results_rate_as_the_package_does(overrides: dict) -> None:
         for (wm, ws), (gm, gs) in zip(want, got):
             assert abs(wm - gm) <= 1e-9 and abs(ws - gs) <= 1e-9, (ratings, ranks)
         compared += 1
-    assert compared > 1000
+    assert compared > 400
 
 
 def test_a_chain_of_matches_stays_identical() -> None:
-    """Errors would compound over a history; 3,000 matches of 50 bots stay within 1e-9."""
+    """Errors would compound over a history; 1,500 matches of 50 bots (about 180 each) stay within 1e-9."""
     params = RatingParams()
     env, fast = params.env(), params.fast()
     rng = random.Random(7)
@@ -57,7 +57,7 @@ def test_a_chain_of_matches_stays_identical() -> None:
     strength = {b: rng.gauss(0, 3) for b in bots}
     mine = {b: (params.mu, params.sigma) for b in bots}
     theirs = dict(mine)
-    for _ in range(3000):
+    for _ in range(1500):
         seats = rng.sample(bots, rng.randint(2, 10))
         perf = [round(strength[b] + rng.gauss(0, 2)) for b in seats]
         ranks = [sum(q > p for q in perf) for p in perf]

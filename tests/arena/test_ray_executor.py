@@ -237,11 +237,11 @@ def test_no_arena_module_imports_ray_when_imported():
 
 @pytest.mark.slow
 def test_the_local_pool_and_ray_store_identical_results_and_leaderboards(tmp_path, ray):
-    local = run_file(write_tournament(tmp_path, "local", workers=2))
+    local = run_file(write_tournament(tmp_path, "local", workers=2, deals=1))
     share_secret(local.results, tmp_path / "results-onray")  # the same deals, as in one folder
     copies_before = set(Path(tempfile.gettempdir()).glob("arena-ray-*"))
-    on_ray = run_file(write_tournament(tmp_path, "onray", workers=2), executor="ray")
-    assert local.played == on_ray.played == on_ray.scheduled > 20
+    on_ray = run_file(write_tournament(tmp_path, "onray", workers=2, deals=1), executor="ray")
+    assert local.played == on_ray.played == on_ray.scheduled == 12  # 3 games, 1 deal each
     assert not on_ray.interrupted and on_ray.faults == 0
     assert stored(local.results) == stored(on_ray.results)
     assert leaderboard_json(local.results) == leaderboard_json(on_ray.results)
@@ -351,8 +351,8 @@ def _done_before(log: str, line: str) -> int:
 @pytest.mark.slow
 def test_a_worker_killed_mid_match_is_replaced_and_the_run_equals_a_local_run(tmp_path, ray):
     bots = [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", SLOW]
-    ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2))
-    path = write_tournament(tmp_path, "killed", bots=bots, workers=2)
+    ref = run_file(write_tournament(tmp_path, "ref", bots=bots, workers=2, deals=1))  # 12 matches
+    path = write_tournament(tmp_path, "killed", bots=bots, workers=2, deals=1)
     results = tmp_path / "results-killed"
     share_secret(ref.results, results)
     killed: list[tuple[int, float]] = []

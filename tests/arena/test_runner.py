@@ -28,23 +28,21 @@ SLOW = Path(__file__).parent / "bots" / "slow_random.py"
 HANG_GUARD_S = 1800
 
 
-def write_tournament(tmp: Path, name: str, *, deals: int = 2, bots=None, workers=1, extra="") -> Path:
+GAMES = ("tightwad", "divers-weights", "palace")
+
+
+def write_tournament(tmp: Path, name: str, *, deals: int = 2, bots=None, workers=1, extra="", games=GAMES) -> Path:
+    """Three bots (three sample bots unless ``bots``) in ``games``: Tightwad for 3 and Divers Weights
+    for 2 with ``deals`` deals each, Palace for 3 with 1 (a test that needs one game only keeps it)."""
     bots = bots or [ROOT / "bots/random_bot.py", ROOT / "bots/tightwad_heuristic.py", ROOT / "bots/divers_heuristic.py"]
+    entries = {"tightwad": (3, deals), "divers-weights": (2, deals), "palace": (3, 1)}
+    listed = "".join(f"  - id: {g}\n    players: [{entries[g][0]}]\n    deals: {entries[g][1]}\n" for g in games)
     text = f"""
 name: {name}
 seed: 7
 bots: [{", ".join(str(b) for b in bots)}]
 games:
-  - id: tightwad
-    players: [3]
-    deals: {deals}
-  - id: divers-weights
-    players: [2]
-    deals: {deals}
-  - id: palace
-    players: [3]
-    deals: 1
-time_control: {{startup_s: 20, move_s: 5.0}}
+{listed}time_control: {{startup_s: 20, move_s: 5.0}}
 workers: {workers}
 results: {tmp / ("results-" + name)}
 {extra}"""
@@ -79,10 +77,10 @@ def share_secret(src: Path, dst: Path) -> None:
 
 
 def test_one_worker_and_two_workers_give_the_identical_leaderboard(tmp_path):
-    one = run_file(write_tournament(tmp_path, "one", workers=1))
+    one = run_file(write_tournament(tmp_path, "one", workers=1, deals=1))
     share_secret(one.results, tmp_path / "results-two")
-    two = run_file(write_tournament(tmp_path, "two", workers=2))
-    assert one.played == two.played == one.scheduled > 20
+    two = run_file(write_tournament(tmp_path, "two", workers=2, deals=1))
+    assert one.played == two.played == one.scheduled == 12  # 3 games: 3 + 6 + 3
     assert stored(one.results) == stored(two.results)
     a, b = leaderboard_json(one.results), leaderboard_json(two.results)
     assert a == b
@@ -185,7 +183,7 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
     gated = write_gated_bot(tmp_path / "bots" / "gated_random.py", gate)
     bots = [ROOT / "bots/random_bot.py", gated, ROOT / "bots/divers_heuristic.py"]
     path = write_tournament(
-        tmp_path, "intr", bots=bots, deals=2, extra="sandbox: none  # the bot must see the gate\ntrust_bots: true"
+        tmp_path, "intr", bots=bots, deals=1, extra="sandbox: none  # the bot must see the gate\ntrust_bots: true"
     )
     results = tmp_path / "results-intr"
     proc = _arena_run(path)
@@ -292,7 +290,7 @@ def _deal_seeds(results: Path) -> dict[tuple, str]:
 
 
 def test_fresh_replays_the_same_secret_deals_and_a_new_folder_gets_new_ones(tmp_path):
-    path = write_tournament(tmp_path, "sec", deals=1)
+    path = write_tournament(tmp_path, "sec", deals=1, games=GAMES[:2])
     first = run_file(path)
     seeds = _deal_seeds(first.results)
     secret = (first.results / "deal-secret").read_text()
@@ -305,13 +303,13 @@ def test_fresh_replays_the_same_secret_deals_and_a_new_folder_gets_new_ones(tmp_
     assert list((again.results / "logs").rglob("*.stderr.log"))  # only this run's are there
     assert (again.results / "deal-secret").read_text() == secret
     assert _deal_seeds(again.results) == seeds  # --fresh: same deals
-    other = run_file(write_tournament(tmp_path, "sec2", deals=1))
+    other = run_file(write_tournament(tmp_path, "sec2", deals=1, games=GAMES[:2]))
     new = _deal_seeds(other.results)
     assert set(new) == set(seeds) and all(new[m] != seeds[m] for m in seeds)
 
 
 def test_run_log_places_count_from_1_as_the_leaderboard_does(tmp_path):
-    summary = run_file(write_tournament(tmp_path, "places", deals=1))
+    summary = run_file(write_tournament(tmp_path, "places", deals=1, games=GAMES[:2]))
     done = [ln for ln in (summary.results / "run.log").read_text().splitlines() if " done (" in ln]
     assert len(done) == summary.scheduled
     every = stored(summary.results)  # 0-based in the store, as in the match record
@@ -322,10 +320,10 @@ def test_run_log_places_count_from_1_as_the_leaderboard_does(tmp_path):
 
 
 def test_switching_between_secret_and_public_deals_replays_every_match(tmp_path):
-    first = run_file(write_tournament(tmp_path, "mode", deals=1))
-    public = run_file(write_tournament(tmp_path, "mode", deals=1, extra="deals: public"))
+    first = run_file(write_tournament(tmp_path, "mode", deals=1, games=GAMES[:1]))
+    public = run_file(write_tournament(tmp_path, "mode", deals=1, extra="deals: public", games=GAMES[:1]))
     assert (public.already_done, public.played, public.counted) == (0, first.scheduled, first.scheduled)
-    back = run_file(write_tournament(tmp_path, "mode", deals=1))  # the secret matches are still stored
+    back = run_file(write_tournament(tmp_path, "mode", deals=1, games=GAMES[:1]))  # the secret matches are still stored
     assert (back.already_done, back.played) == (first.scheduled, 0)
 
 
@@ -338,7 +336,7 @@ def test_runs_in_one_process_do_not_pile_up_logging_threads(tmp_path):
     foreign = logging.StreamHandler(open(os.devnull, "w"))  # e.g. pytest's own capture handlers
     logging.getLogger().addHandler(foreign)
     try:
-        path = write_tournament(tmp_path, "threads", deals=1, extra="sandbox: none\ntrust_bots: true")
+        path = write_tournament(tmp_path, "threads", deals=1, extra="sandbox: none\ntrust_bots: true", games=GAMES[:1])
         run_file(path)
         before = threading.active_count()
         for _ in range(2):
