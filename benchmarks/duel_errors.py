@@ -21,7 +21,7 @@ orders), sampled per deal by the duel's own ``deal_sample`` and tested by its ow
 Each duel draws fresh deals (seeds from the setting, the duel's number and the deal's)
 and goes on until the test decides or ``--max-deals``. Rates come with Wilson 95%
 intervals. ``--statistic gsprt`` runs fishtest's GSPRT on the same duels (same seeds)
-instead, for comparison. ``simulate`` is importable (tests/arena/test_duel_errors.py runs a small one).
+instead, for comparison. ``simulate`` is importable (tests/tournament/test_duel_errors.py runs a small one).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ simulation (``adaptive_ranking``) and in-process bot play (``bot_strength``). Pa
 so `arena bench` runs from an installed wheel; benchmarks/*.py are thin scripts over it.
 What the measures play is package data too: ``SAMPLE`` holds byte-identical copies of the
 checkout's sample bots (bots/*.py) and tournaments/spring.yaml, laid out as in the checkout
-(tests/arena/test_bench_package.py keeps them identical), and bots/prompt_bot.py is P8's bot.
+(tests/bench/test_bench_package.py keeps them identical), and bots/prompt_bot.py is P8's bot.
 
 Below the face (``arena.cli``) and above ``arena.report``: may import every layer below.
 """

@@ -3,7 +3,7 @@
 Each measure returns a row: id, what it measures, the figure, the target, whether the
 target is met, and its details. Figures that the shared machine's load would distort
 are ratios taken side by side in one run, and medians over ``repeats``.
-Nothing here is asserted in unit tests (tests/arena/test_bench_suite.py only checks
+Nothing here is asserted in unit tests (tests/bench/test_bench_suite.py only checks
 that a tiny run completes and reports every id).
 """
 
@@ -477,7 +477,7 @@ def p7(sizes: Sizes) -> BenchRow:
         cold_cpu_s=round(cold[1], 2),
         warm=[[round(w, 2), round(c, 2)] for w, c in warm],
         update=speed,
-        exactness="tests/arena/test_fast_trueskill.py (1e-9 against the package)",
+        exactness="tests/report/test_fast_trueskill.py (1e-9 against the package)",
     )
 
 

@@ -7,7 +7,7 @@ factors down, the iterated chain of team differences with their truncation facto
 back up) on plain floats (one list per quantity, no objects), specialised to teams of
 one player with weight 1. Every operation is the package's, in the package's order, with
 the package's cdf/pdf/ppf, so the ratings agree with ``env.rate(groups, ranks=places)``
-to rounding (tests/arena/test_fast_trueskill.py checks 1e-9 on thousands of random
+to rounding (tests/report/test_fast_trueskill.py checks 1e-9 on thousands of random
 results and on a 3,000-match chain).
 
 A Gaussian is a (pi, tau) pair: precision and precision-adjusted mean. A variable's

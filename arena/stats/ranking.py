@@ -81,7 +81,7 @@ def boundary(delta: float, horizon: int) -> float:
     horizon] is about T z phi(z), T = ln(horizon / MIN_SAMPLES) (the walk in log time is an
     Ornstein-Uhlenbeck process; Siegmund's approximation, each side half of it). Between
     unequal bots only one side is wrong: about delta / 2. Checked by simulation
-    (tests/arena/test_adaptive.py, and P9's count of wrong decided pairs)."""
+    (tests/tournament/test_adaptive.py, and P9's count of wrong decided pairs)."""
     t = max(1.0, math.log(max(horizon, MIN_SAMPLES + 1) / MIN_SAMPLES))
     lo, hi = 0.5, 12.0
     for _ in range(60):

@@ -1,7 +1,7 @@
 """What `arena check` tells a bot's author to fix: the fault, its stderr and the bot file
 read together, so a known mistake gets its own hint rather than the fault kind's generic one.
 
-Recognised (each has a fixture bot in tests/arena/bots/): a stray print on stdout, an
+Recognised (each has a fixture bot in tests/support/bots/): a stray print on stdout, an
 import of a package the sandbox does not offer, the action object sent instead of its id,
 a script without a ``#!`` line, a file with Windows line endings; and a slow bot, by how
 much of the move limit its slowest answer took.

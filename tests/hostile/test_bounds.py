@@ -146,7 +146,7 @@ def test_stderr_is_capped_per_bot_over_fresh_processes_and_workers(tmp_path):
 @pytest.mark.slow
 def test_a_tournament_keeps_a_bots_stderr_cap_over_its_workers_and_fresh_processes(tmp_path):
     """The same through the runner: two workers, a fresh process per match, 8 KiB each."""
-    from tests.arena.test_trust import RANDOM, make_bot, run_in_process, tour
+    from tests.tournament.test_trust import RANDOM, make_bot, run_in_process, tour
 
     chatty = tmp_path / "b" / "chatty.py"
     chatty.parent.mkdir()

@@ -16,7 +16,7 @@ from arena.report.replay import verify_record
 from arena.tournament.store import RecordError as StoreRecordError
 from arena.tournament.store import ResultRow
 from games import REGISTRY
-from tests.arena.record_factory import make_record
+from tests.support.record_factory import make_record
 
 
 def _played(game: str = "palace", players: int = 3, seed: int = 4) -> dict:

@@ -17,7 +17,7 @@ from arena.report.leaderboard import render_markdown
 from arena.report.ratings import compute_ratings
 from arena.report.standings import load_report, write_reports
 from arena.tournament.store import ResultStore
-from tests.arena.record_factory import make_record
+from tests.support.record_factory import make_record
 
 BAD_LINE = (
     "bad line: ![x](http://evil.example/x.png) [click](https://evil.example/) "

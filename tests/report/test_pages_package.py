@@ -16,7 +16,7 @@ from arena.report.html_report import rating_plot, render_html
 from arena.report.ratings import compute_ratings
 from arena.report.replay_view import layout
 from games import REGISTRY
-from tests.arena.record_factory import make_record
+from tests.support.record_factory import make_record
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_DIRS = ("arena/report/templates", "arena/report/static", "arena/luck/data")

@@ -215,7 +215,7 @@ def test_docs_list_every_ladder_setting():
 
 def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no_replay(ladder_env):
     from arena.serve.accounts import RateLimit
-    from tests.arena.record_factory import make_record
+    from tests.support.record_factory import make_record
 
     app, tokens, side = ladder_env
     side.upload_limit = RateLimit(burst=100, every_s=1.0)
@@ -326,7 +326,7 @@ def test_the_bot_page_plots_its_rating_history_from_the_matchmakers_standings(tm
     import random
 
     from arena.serve.matchmaker import HISTORY_POINTS, Matchmaker
-    from tests.arena.record_factory import make_record
+    from tests.support.record_factory import make_record
 
     data = tmp_path / "data"
     data.mkdir()

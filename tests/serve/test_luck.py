@@ -46,7 +46,7 @@ ladder:
 def _store_deal_sets(store, sets: int, seed: int = 1, first: int = 0) -> None:
     """Deal sets as the matchmaker stores them: one deal, both rotations, random places."""
     from games import REGISTRY
-    from tests.arena.record_factory import make_record
+    from tests.support.record_factory import make_record
 
     rng = random.Random(seed)
     names = ["alpha.v1", "beta.v1", "gamma.v1"]

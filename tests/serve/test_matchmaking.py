@@ -102,7 +102,7 @@ def test_candidates_are_every_game_and_seat_count():
 def test_ratings_follow_play_order_and_the_cache_rates_only_new_matches(tmp_path):
     from arena.serve.matchmaker import rate_in_play_order
     from arena.tournament.store import ResultStore
-    from tests.arena.record_factory import make_record
+    from tests.support.record_factory import make_record
 
     store = ResultStore(tmp_path / "data")
     cache = tmp_path / "cache.json.z"

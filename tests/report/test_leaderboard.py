@@ -1,0 +1,247 @@
+"""Leaderboard files (md, csv, json, html) and the terminal text."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import random
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from arena.report.leaderboard import CSV_COLUMNS, render_markdown, render_terminal
+from arena.report.ratings import OVERALL, RatingReport, compute_ratings
+from arena.report.standings import write_reports
+from tests.support.record_factory import make_record
+
+EVIL = '<script>alert("x")</script>&amp'
+BOTS = ("alpha", "bravo", EVIL, "delta")
+
+
+def _report(n: int = 60, seed: int = 11) -> RatingReport:
+    rng = random.Random(seed)
+    strength = {"alpha": 3.0, "bravo": 1.0, EVIL: 0.5, "delta": 0.0}
+    recs = []
+    for i in range(n):
+        game = ("tightwad", "palace")[i % 2]
+        seats = rng.sample(BOTS, 3)
+        perf = [strength[b] + rng.gauss(0, 1) for b in seats]
+        places = [sum(1 for q in perf if q > p) for p in perf]
+        faults = [None, None, None]
+        if i == 7:
+            faults[0] = {"kind": "timeout", "detail": "no answer within 1.0 s"}
+            places = [2, 0, 1]  # the faulted seat is last (fault policy)
+        recs.append(
+            make_record(i, seats, places, game=game, faults=faults, capped=(i == 12), match_id=f"{game}/m{i:03d}")
+        )
+    return compute_ratings(recs)
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+@pytest.fixture(scope="module")
+def report() -> RatingReport:
+    return _report()
+
+
+@pytest.fixture(scope="module")
+def written(report: RatingReport, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_reports(report, tmp_path_factory.mktemp("lb"), title="Test <cup>")
+
+
+def test_all_files_exist(written: dict[str, Path]) -> None:
+    assert {k: p.name for k, p in written.items()} == {
+        "md": "leaderboard.md",
+        "csv": "leaderboard.csv",
+        "json": "leaderboard.json",
+        "html": "leaderboard.html",
+    }
+    assert all(p.stat().st_size > 0 for p in written.values())
+    assert not list(written["md"].parent.glob("*.tmp"))
+
+
+def test_csv_one_row_per_scope_and_bot(report: RatingReport, written: dict[str, Path]) -> None:
+    rows = list(csv.DictReader(io.StringIO(written["csv"].read_text(encoding="utf-8"))))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    expected = [(s.scope, b.name) for s in report.scopes for b in s.standings]
+    assert [(r["scope"], r["bot"]) for r in rows] == expected
+    assert {r["scope"] for r in rows} == {OVERALL, "palace", "tightwad"}
+    for scope in report.scopes:
+        mine = [r for r in rows if r["scope"] == scope.scope]
+        cons = [float(r["conservative"]) for r in mine]
+        assert cons == sorted(cons, reverse=True)
+        assert [int(r["rank"]) for r in mine] == list(range(1, len(mine) + 1))
+        for r in mine:
+            assert float(r["conservative"]) == pytest.approx(float(r["mu"]) - 3 * float(r["sigma"]), abs=1e-5)
+    timeouts = sum(int(r["faults_timeout"]) for r in rows if r["scope"] == OVERALL)
+    assert timeouts == 1
+
+
+def test_json_is_the_report(report: RatingReport, written: dict[str, Path]) -> None:
+    data = json.loads(written["json"].read_text(encoding="utf-8"))
+    assert data == report.to_json()
+    assert data["format"] == "decktet-arena-leaderboard" and data["version"] == 1
+    assert [s["scope"] for s in data["scopes"]] == [OVERALL, "palace", "tightwad"]
+
+
+def test_html_has_tables_and_one_svg_per_scope(report: RatingReport, written: dict[str, Path]) -> None:
+    page = written["html"].read_text(encoding="utf-8")
+    parser = _Collector()
+    parser.feed(page)
+    n = len(report.scopes)
+    assert parser.tags.count("svg") == n
+    assert parser.tags.count("polyline") == sum(1 for s in report.scopes for b in s.standings if b.history)
+    classes = [a.get("class") for t, a in parser.attrs if t == "table"]
+    assert classes.count("standings") == n and classes.count("h2h") == n
+    assert classes.count("notable") == 1
+    sections = [a.get("id") for t, a in parser.attrs if t == "section"]
+    assert sections == [f"scope-{s.scope}" for s in report.scopes] + ["notable"]
+    text = "".join(parser.text)
+    assert "palace/m007" in text and "tightwad/m012" in text
+
+
+def test_html_is_self_contained(written: dict[str, Path]) -> None:
+    parser = _Collector()
+    parser.feed(written["html"].read_text(encoding="utf-8"))
+    assert "script" not in parser.tags and "link" not in parser.tags
+    assert "img" not in parser.tags and "iframe" not in parser.tags
+    for tag, attrs in parser.attrs:
+        for key in ("src", "href"):
+            value = attrs.get(key)
+            assert value is None or value.startswith("#"), (tag, key, value)
+    assert "@import" not in written["html"].read_text() and "url(" not in written["html"].read_text()
+
+
+def test_html_escapes_bot_names(written: dict[str, Path]) -> None:
+    page = written["html"].read_text(encoding="utf-8")
+    assert EVIL not in page and "<cup>" not in page
+    # escaped, whichever entity the template engine picks for the quote (&quot; or &#34;)
+    assert re.search(r"&lt;script&gt;alert\((&quot;|&#34;)x(&quot;|&#34;)\)&lt;/script&gt;&amp;amp", page)
+    parser = _Collector()
+    parser.feed(page)
+    assert EVIL in "".join(parser.text)  # the name reads right once unescaped
+    assert "Test <cup>" in "".join(parser.text)
+
+
+def test_markdown_has_a_table_per_scope(report: RatingReport, written: dict[str, Path]) -> None:
+    md = written["md"].read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", md, re.M)
+    assert headings == ["Overall", "Palace", "Tightwad", "Notable matches"]
+    chunks = re.split(r"^## ", md, flags=re.M)[1:4]
+    for chunk in chunks:
+        assert re.search(r"^\|\s+rank\s+\| bot\s+\|\s+μ", chunk, re.M)
+        assert "### Head-to-head" in chunk
+    assert EVIL not in md and "&lt;script&gt;" in md
+    for chunk, scope in zip(chunks, report.scopes):
+        ranked = re.findall(r"^\|\s*(\d+)\s*\|\s*(.+?)\s*\|", chunk, re.M)
+        assert [(int(r), html.unescape(n)) for r, n in ranked] == [
+            (s.rank, s.name + (" ⚠" if s.faults_total else "")) for s in scope.standings
+        ]
+
+
+def test_terminal_text_lists_scopes_and_notable_matches(report: RatingReport) -> None:
+    text = render_terminal(report, results="results/spring")
+    for title in ("Overall", "Palace", "Tightwad", "Head-to-head:"):
+        assert title in text
+    assert "arena replay results/spring <match id>" in text and "arena matches results/spring" in text
+    line = next(li for li in text.splitlines() if "palace/m007" in li)
+    faulted = next(n for n in report.notable if n.match_id == "palace/m007")
+    assert "timeout" in line and line.startswith(faulted.bot)
+    assert any("tightwad/m012" in li and "capped" in li for li in text.splitlines())
+    overall = text.split("Palace\n")[0]
+    names = [s.name for s in report.scopes[0].standings]
+    positions = [re.search(rf"\n +{s.rank}  {re.escape(s.name)}", overall).start() for s in report.scopes[0].standings]
+    assert positions == sorted(positions) and len(names) == 4
+
+
+def test_ties_sorted_by_name_in_every_output(tmp_path: Path) -> None:
+    recs = [make_record(0, ["zed", "x"], [0, 1]), make_record(1, ["amy", "y"], [0, 1])]
+    report = compute_ratings(recs)
+    paths = write_reports(report, tmp_path)
+    rows = list(csv.DictReader(paths["csv"].open(encoding="utf-8")))
+    assert [r["bot"] for r in rows if r["scope"] == OVERALL] == ["amy", "zed", "x", "y"]
+    md = render_markdown(report)
+    assert md.index("| amy") < md.index("| zed") < md.index("| x ") < md.index("| y ")
+
+
+def test_empty_report_renders(tmp_path: Path) -> None:
+    report = compute_ratings([])
+    paths = write_reports(report, tmp_path)
+    parser = _Collector()
+    parser.feed(paths["html"].read_text())
+    assert parser.tags.count("svg") == 1
+    assert "Overall" in render_terminal(report)
+    assert json.loads(paths["json"].read_text())["scopes"][0]["standings"] == []
+
+
+def _column_of(table_text: str, header: str) -> list[str]:
+    """The cells of one column of a tabulate 'simple' table, with their padding."""
+    lines = table_text.splitlines()
+    rule = next(i for i, ln in enumerate(lines) if set(ln) <= {"-", " "} and "-" in ln)
+    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[rule])]
+    col = next(k for k, (a, b) in enumerate(spans) if header in lines[rule - 1][a:b])
+    a, b = spans[col]
+    return [ln[a:b] for ln in lines[rule + 1 :] if ln.strip()]
+
+
+def test_numbers_are_right_aligned_in_the_terminal_and_markdown(report: RatingReport) -> None:
+    text = render_terminal(report)
+    standings = text.split("\n\n")[2]  # after the status line and the scope summary
+    for header in ("rank", "μ", "conservative", "matches", "mean place", "firsts"):
+        cells = _column_of(standings, header)
+        assert len(cells) == 4 and all(c == c.rstrip() or c.strip() == "" for c in cells), (header, cells)
+        assert len({len(c.rstrip()) for c in cells}) == 1, (header, cells)  # right edges line up
+    md = render_markdown(report)
+    rule = next(ln for ln in md.splitlines() if ln.startswith("|--") or ln.startswith("|-") or ln.startswith("|:"))
+    aligns = [c.strip() for c in rule.strip("|").split("|")]
+    assert aligns[0].endswith(":") and not aligns[1].endswith(":") and aligns[2].endswith(":")
+
+
+def test_bots_with_faults_are_marked_with_their_counts_by_kind(report: RatingReport) -> None:
+    text = render_terminal(report)
+    overall = report.scopes[0]
+    faulty = [s for s in overall.standings if s.faults_total]
+    assert faulty, "the fixture has a timeout"
+    for s in overall.standings:
+        line = next(ln for ln in text.splitlines() if f" {s.name}" in ln)
+        assert ("⚠" in line) == bool(s.faults_total)
+        if s.faults_total:
+            assert f"{s.faults_total} (timeout 1)" in line
+
+
+def test_notable_matches_are_grouped_by_bot_and_kind() -> None:
+    rng = random.Random(5)
+    recs = []
+    for i in range(160):
+        seats = rng.sample(BOTS, 3)
+        faults = [{"kind": "crash" if i % 2 else "timeout", "detail": f"boom {i}"}, None, None]
+        recs.append(make_record(i, seats, [2, 0, 1], game="tightwad", faults=faults, match_id=f"tightwad/m{i:03d}"))
+    report = compute_ratings(recs)
+    text = render_terminal(report, results="res")
+    section = text.split("Notable matches:")[1]
+    assert "160 in " in text.split("Notable matches:")[1][:20]
+    rows = [ln for ln in section.splitlines()[3:] if ln.strip()]
+    assert len(rows) <= len(BOTS) * 2
+    total = 0
+    for ln in rows:
+        count = int(re.search(r"\s(\d+)\s+tightwad/m", ln).group(1))
+        total += count
+        assert ", …" in ln or count <= 3
+    assert total == 160

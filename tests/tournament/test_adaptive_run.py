@@ -1,0 +1,136 @@
+"""schedule: adaptive end to end with real bot processes (fixture bots of known strength): it
+stops early with a decided order, an interrupted run resumes to the same stored results, and
+the leaderboards say which pairs are decided."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import own_processes as own
+from tests import support
+from tests.tournament.test_runner import _count, run_file, share_secret, stored
+from tests.tournament.tournament_fixtures import write_gated_bot
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = support.BOTS
+
+
+def write_file(tmp: Path, name: str, bots: list[str], *, deals: int = 20) -> Path:
+    text = f"""
+name: {name}
+seed: 3
+bots: [{", ".join(bots)}]
+games:
+  - {{id: tightwad, players: 3, deals: {deals}, schedule: adaptive, adaptive: {{top: 1, confidence: 0.8}}}}
+time_control: {{startup_s: 20, move_s: 5.0}}
+workers: 2
+sandbox: none
+trust_bots: true
+luck_rollouts: 0
+allow_deal_memory: true   # the schedule is under test here, not fair play: fewer process starts
+results: {tmp / ("results-" + name)}
+"""
+    path = tmp / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def field(tmp: Path, gate: Path) -> list[str]:
+    """One strong bot and three random ones (one of them slowed while ``gate`` exists)."""
+    slow = write_gated_bot(tmp / "bots" / "gated_random.py", gate, think=0.1)
+    return [
+        str(BOTS / "tightwad_high.py"),
+        str(BOTS / "plain_random.py"),
+        f"{{path: {BOTS / 'plain_random.py'}, name: random_b}}",
+        str(slow),
+    ]
+
+
+@pytest.mark.slow
+def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    bots = field(tmp_path, gate)
+    ref = run_file(write_file(tmp_path, "ref", bots))
+    assert ref.complete
+    state = json.loads((ref.results / "adaptive.json").read_text())
+    (entry,) = state["entries"]
+    assert entry["status"] == "decided"
+    cap = 4 * 3 * 20
+    assert ref.scheduled == entry["matches"] < cap / 2  # stopped early, far below the round robin
+    assert entry["standings"][0]["bot"] == "tightwad_high" and entry["standings"][0]["ranks"] == [1, 1]
+    assert all(
+        ["tightwad_high", other] in entry["decided_pairs"] for other in ("plain_random", "random_b", "gated_random")
+    )
+    board = json.loads((ref.results / "leaderboard.json").read_text())
+    assert board["complete"] and board["adaptive"][0]["decided_pairs"] == entry["decided_pairs"]
+    assert (
+        "Adaptive schedule tightwad (3 players): the top 1 in order at confidence 0.8 (bots closer than 0.05 in share either way round): decided"
+        in (ref.results / "leaderboard.md").read_text()
+    )
+    assert "Adaptive schedule" in (ref.results / "leaderboard.html").read_text()
+    # every format names the pairs decided: the leader's row lists the bots it is decided ahead of
+    ahead = ", ".join(b for a, b in entry["decided_pairs"] if a == "tightwad_high")
+    assert ahead and all(b in ahead for b in ("plain_random", "random_b", "gated_random"))
+    md_row = next(
+        line
+        for line in (ref.results / "leaderboard.md").read_text().splitlines()
+        if line.startswith("|") and "| tightwad_high " in line and "yes" in line
+    )
+    assert ahead in md_row
+    assert f'<td class="num">{ahead}</td>' in (ref.results / "leaderboard.html").read_text()
+    shown = subprocess.run(
+        [sys.executable, "-m", "arena", "leaderboard", str(ref.results)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shown.returncode == 0 and "decided ahead of" in shown.stdout
+    assert any("tightwad_high" in line and line.rstrip().endswith(ahead) for line in shown.stdout.splitlines())
+
+    # The same tournament in another folder with the same deal secret, interrupted after its
+    # first round (the gated bot is slow while the gate exists), then resumed.
+    path = write_file(tmp_path, "cut", bots)
+    results = tmp_path / "results-cut"
+    share_secret(ref.results, results)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=own.as_from_a_terminal,
+    )
+    first_round = 4 * 3  # more than the first round (two groups: the leader meets each other bot)
+    end = time.monotonic() + 240
+    while _count(results) < first_round - 4:  # then slow the run, so that it is surely interrupted midway
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the run made no progress"
+        time.sleep(0.02)
+    gate.write_text("")
+    while _count(results) < first_round + 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the run made no progress"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    gate.unlink()
+    partial = _count(results)
+    assert proc.returncode != 0 and "resume with" in err
+    assert first_round < partial < ref.scheduled
+    again = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert again.returncode == 0, again.stderr
+    assert "resuming" in again.stderr
+    assert stored(results) == stored(ref.results)
+    assert json.loads((results / "adaptive.json").read_text()) == state

@@ -1,0 +1,251 @@
+"""arena duel: its layout and samples, its one-line errors, and whole duels with real bot
+processes (fixture bots under tests/support/bots): a clearly better bot gets H1, an identical
+copy gets H0 or the cap, and an interrupted duel resumes to the same result."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import cli
+from arena.errors import ArenaError
+from arena.tournament.duel import (
+    EXIT_CAPPED,
+    deal_sample,
+    difference_to_elo,
+    elo_to_difference,
+    hypotheses,
+    layout,
+    make_duel,
+)
+from tests import own_processes as own
+from tests import support
+from tests.tournament.tournament_fixtures import write_gated_bot
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = support.BOTS
+SIMPLE, RANDOM = BOTS / "duel_simple.py", BOTS / "duel_random.py"
+
+
+def test_new_and_old_sit_in_the_same_seats_against_the_same_field():
+    rows = layout(4, head_to_head=False)
+    assert len(rows) == 8
+    new = {r: roles for g, r, roles in rows if g == 0}
+    old = {r: roles for g, r, roles in rows if g == 1}
+    for r in range(4):
+        assert [x if x != "new" else "X" for x in new[r]] == [x if x != "old" else "X" for x in old[r]]
+    assert sorted(roles.index("new") for roles in new.values()) == [0, 1, 2, 3]  # every seat once
+    assert layout(2, head_to_head=True) == [(0, 0, ("new", "old")), (0, 1, ("old", "new"))]
+
+
+def test_the_sample_is_the_mean_place_of_old_minus_new_per_rotation():
+    # head to head: NEW wins one seat order, draws... (places 0 = best)
+    assert deal_sample([(("new", "old"), (0, 1)), (("old", "new"), (0, 1))]) == 0.0
+    assert deal_sample([(("new", "old"), (0, 1)), (("old", "new"), (1, 0))]) == 1.0
+    field = [
+        (("new", "f1", "f2"), (0, 1, 2)),
+        (("f2", "new", "f1"), (2, 1, 0)),
+        (("f1", "f2", "new"), (0, 1, 2)),
+        (("old", "f1", "f2"), (2, 1, 0)),
+        (("f2", "old", "f1"), (0, 1, 2)),
+        (("f1", "f2", "old"), (0, 1, 2)),
+    ]
+    assert deal_sample(field) == pytest.approx(((2 + 1 + 2) - (0 + 1 + 2)) / 3)
+
+
+def test_elo_bounds_map_to_place_differences_and_back():
+    assert elo_to_difference(0, 4) == 0
+    assert difference_to_elo(elo_to_difference(35.0, 4), 4) == pytest.approx(35.0)
+    h = hypotheses(2, elo0=0, elo1=40)  # head to head: NEW's score minus OLD's, in [-1, 1]
+    assert h.mu0 == 0 and h.mu1 == pytest.approx(2 / (1 + 10 ** (-0.1)) - 1) and h.elo == (0, 40)
+    assert hypotheses(4).mu1 == 0.2 and hypotheses(3, margin=0.5).mu1 == 0.5
+
+
+@pytest.mark.parametrize(
+    "kw, piece",
+    [
+        ({"elo0": 10, "elo1": 5}, "--elo0 10 is not below --elo1 5"),
+        ({"elo0": 5, "elo1": 5}, "is not below"),
+        ({"elo0": 0}, "--elo0 and --elo1 go together"),
+        ({"margin": 0.1, "elo0": 0, "elo1": 5}, "give one of them"),
+        ({"margin": 0}, "--margin 0: give a mean place difference above 0 and below 3"),
+        ({"margin": 3}, "below 3"),
+        ({"elo0": float("inf"), "elo1": 5}, "finite"),
+    ],
+)
+def test_bad_hypotheses_are_one_line_errors(kw, piece):
+    with pytest.raises(ArenaError, match=piece.replace("(", r"\(").replace(")", r"\)")):
+        hypotheses(4, **kw)
+
+
+def test_names_stay_apart_and_the_field_fills_every_other_seat():
+    d = make_duel("tightwad", str(RANDOM), str(RANDOM), players=4)
+    assert (d.new.name, d.old.name) == ("duel_random-new", "duel_random-old")
+    assert [e.name for e in d.field] == ["random-1", "random-2", "random-3"]
+    assert all(e.kind == "builtin" for e in d.field) and d.matches_per_deal == 8
+    h2h = make_duel("divers-weights", str(SIMPLE), str(RANDOM))
+    assert h2h.head_to_head and h2h.players == 2 and h2h.matches_per_deal == 2
+    fielded = make_duel("divers-weights", str(SIMPLE), str(RANDOM), players=3, field=(str(RANDOM),))
+    assert [e.name for e in fielded.field] == ["duel_random-1", "duel_random-2"]  # apart from OLD's name
+    assert not fielded.head_to_head and fielded.matches_per_deal == 6
+
+
+def _one_line(args: list[str], *pieces: str) -> None:
+    result = CliRunner().invoke(cli, ["duel", *args])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arena: error: "), result.stderr
+    for piece in pieces:
+        assert piece in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    "args, piece",
+    [
+        (["--elo0", "5", "--elo1", "0"], "--elo0 5 is not below --elo1 0"),
+        (["--alpha", "0.5"], "--alpha 0.5 is outside (0, 0.5)"),
+        (["--alpha", "0"], "--alpha 0 is outside (0, 0.5)"),
+        (["--beta", "0.9"], "--beta 0.9 is outside (0, 0.5)"),
+        (["--margin", "-1"], "--margin -1"),
+        (["--max-matches", "0"], "--max-matches 0"),
+        (["--players", "5"], "--players 5: divers-weights takes 2 to 4 players"),
+        (["--field", "builtin:random", "--field", "builtin:random"], "give at most 1"),
+    ],
+)
+def test_bad_command_lines_get_one_line_errors(args, piece, tmp_path):
+    _one_line(["divers-weights", str(SIMPLE), str(RANDOM), "--results", str(tmp_path / "r"), *args], piece)
+
+
+def test_unknown_game_and_missing_bot_are_one_line_errors(tmp_path):
+    _one_line(["tightwod", str(SIMPLE), str(RANDOM)], "unknown game 'tightwod'", "tightwad")
+    _one_line(["tightwad", str(tmp_path / "nope.py"), str(RANDOM)], "nope.py")
+
+
+def _fixed_deals(results: Path, secret: str = "d0e1" * 16) -> Path:
+    """The folder with a deal secret of the test's choosing: the same deals on every run (the
+    bots are seeded by their matches), so the duel's outcome is the same on every run too."""
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "deal-secret").write_text(secret + "\n")
+    os.chmod(results / "deal-secret", 0o600)
+    return results
+
+
+def _duel(results: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "arena", "duel", *args, "--results", str(results)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_a_clearly_better_bot_gets_h1_and_the_folder_is_a_normal_results_folder(tmp_path):
+    results = _fixed_deals(tmp_path / "better")
+    done = _duel(results, "divers-weights", str(SIMPLE), str(RANDOM), "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().splitlines()
+    assert last[-1].startswith("H1: duel_simple is better than duel_random"), done.stdout
+    assert "LLR" in last[-2] and "95%" in last[-2]
+    matches = int(last[-2].split("duel: ")[1].split(" matches")[0])
+    con = sqlite3.connect(results / "results.sqlite")
+    assert con.execute("SELECT count(*) FROM schedule").fetchone()[0] == matches  # the deals the test used
+    board = subprocess.run(
+        [sys.executable, "-m", "arena", "leaderboard", str(results), "--format", "csv"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert board.returncode == 0 and "duel_simple" in board.stdout, board.stderr
+    listed = subprocess.run(
+        [sys.executable, "-m", "arena", "matches", str(results)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert f"{matches} matches" in listed.stdout
+
+
+@pytest.mark.slow
+def test_an_identical_copy_gets_h0_or_the_cap(tmp_path):
+    copy = tmp_path / "copy_of_random.py"
+    shutil.copy(RANDOM, copy)
+    # alpha 0.01: even on other deals, H1 would come once in a hundred runs at most
+    done = _duel(
+        _fixed_deals(tmp_path / "same"),
+        "divers-weights",
+        str(copy),
+        str(RANDOM),
+        "--margin",
+        "0.6",
+        "--alpha",
+        "0.01",
+        "--max-matches",
+        "40",
+        "--workers",
+        "2",
+        "--sandbox",
+        "none",
+        "--trust-bots",
+    )
+    verdict = done.stdout.strip().splitlines()[-1]
+    assert (done.returncode, verdict[:3]) == (0, "H0:") or (
+        done.returncode == EXIT_CAPPED and verdict.startswith("no decision")
+    ), done
+    assert not verdict.startswith("H1")
+
+
+@pytest.mark.slow
+def test_an_interrupted_duel_resumes_to_the_same_result(tmp_path):
+    gate = tmp_path / "gate"
+    gated = write_gated_bot(tmp_path / "bots" / "gated_random.py", gate)
+    args = ["divers-weights", str(SIMPLE), str(gated), "--sandbox", "none", "--trust-bots", "--workers", "2"]
+    whole = _duel(_fixed_deals(tmp_path / "whole"), *args)
+    assert whole.returncode == 0, whole.stderr
+    cut = _fixed_deals(tmp_path / "cut")  # the same deals in another folder
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "duel", *args, "--results", str(cut)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=own.as_from_a_terminal,
+    )
+    end = time.monotonic() + 120
+    while _count(cut) < 3:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the duel made no progress"
+        time.sleep(0.05)
+    gate.touch()
+    time.sleep(0.5)
+    assert proc.poll() is None, "the duel ended before the test could interrupt it"
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "resume with: arena duel divers-weights" in err
+    kept = _count(cut)
+    gate.unlink()
+    resumed = _duel(cut, *args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming" in resumed.stderr and kept >= 3
+    assert resumed.stdout == whole.stdout  # the same status line and verdict
+
+
+def _count(results: Path) -> int:
+    db = results / "results.sqlite"
+    if not db.exists():
+        return 0
+    try:
+        return sqlite3.connect(db, timeout=5).execute("SELECT count(*) FROM matches").fetchone()[0]
+    except sqlite3.Error:
+        return 0
