@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests import support
+
 HERE = Path(__file__).resolve().parent
 BOTS = {
     "alpha": HERE / "bots" / "random_player.py",
     "beta": HERE / "bots" / "random_player.py",
     "crasher": HERE / "bots" / "crash_loudly.py",
-    "illegal": HERE.parent / "arena" / "bots" / "illegal_answer.py",
+    "illegal": support.BOTS / "illegal_answer.py",
 }
 
 

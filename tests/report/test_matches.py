@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests import support
+
 HERE = Path(__file__).resolve().parent
 RANDOM = HERE / "bots" / "random_player.py"
-ILLEGAL = HERE.parent / "arena" / "bots" / "illegal_answer.py"
+ILLEGAL = support.BOTS / "illegal_answer.py"
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -15,10 +15,11 @@ import pytest
 from arena.errors import ArenaError
 from arena.report.replay_view import replay_frames, replay_html
 from games import get_game
+from tests import support
 
 HERE = Path(__file__).resolve().parent
 RANDOM = HERE / "bots" / "random_player.py"
-ILLEGAL = HERE.parent / "arena" / "bots" / "illegal_answer.py"
+ILLEGAL = support.BOTS / "illegal_answer.py"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = [
     "--no-sandbox",
