@@ -157,7 +157,7 @@ def test_bad_observation_is_refused() -> None:
 
 # ---- Palace: the public history (issue 30 item 4) --------------------------------------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as hst
 
 from games.palace import PalaceState  # noqa: E402
@@ -189,7 +189,7 @@ class _Table:
         self.state.apply(seat, choose(seat, n) if choose else self.rng.randbelow(n))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(
     case=hst.sampled_from(CASES),
     seed=hst.integers(0, 10**6),

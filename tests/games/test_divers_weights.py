@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games import decktet
@@ -645,7 +645,7 @@ def test_json_round_trip_every_phase() -> None:
 # ---- property test ----------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(
     n=st.integers(2, 4),
     seed=st.integers(0, 2**63 - 1),

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games import decktet
@@ -980,7 +980,7 @@ def _random_game(players: int, seed: int, options: dict, policy: int, check_ever
 options_st = st.fixed_dictionaries({"extended": st.booleans(), "wyrm_variant": st.booleans()})
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(st.integers(2, 10), st.integers(0, 2**63 - 1), options_st, st.integers(0, 2**32))
 def test_property_conserved_legal_ends_replays_and_no_leak(players, seed, options, policy):
     s, actions = _random_game(players, seed, options, policy, check_every=29)
@@ -993,7 +993,7 @@ def test_property_conserved_legal_ends_replays_and_no_leak(players, seed, option
     assert s2.observation(0) == s.observation(0)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20)
 @given(st.integers(2, 10), st.integers(0, 2**63 - 1), st.integers(1, 60))
 def test_property_C4_small_cap_gives_capped_result(players, seed, cap):
     s, actions = _random_game(players, seed, {"decision_cap": cap}, 1)

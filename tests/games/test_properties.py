@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games import REGISTRY
@@ -18,7 +18,7 @@ from games.rng import DealRng
 from games.simulate import random_playout
 from tests.games.variants import VARIANTS
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60)
 variant = st.sampled_from(VARIANTS)
 seed = st.integers(min_value=0, max_value=2**63 - 1)
 

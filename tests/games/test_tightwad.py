@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games import decktet
@@ -643,7 +643,7 @@ def test_R_T1_two_decks_one_action_per_face() -> None:
 # ---- properties ------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(
     players=st.integers(3, 10),
     seed=st.integers(0, 2**63 - 1),

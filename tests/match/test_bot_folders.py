@@ -6,8 +6,6 @@ Offline: pip gets ``PIP_NO_INDEX`` and a ``PIP_FIND_LINKS`` folder of wheels the
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import importlib.metadata
 import os
 import shutil
@@ -29,87 +27,7 @@ from arena.tournament.schedule import MatchSpec
 from games import REGISTRY
 from tests.hostile.test_match_hostile import ROOT, TC
 from tests.hostile.test_safe_levels import safe_level
-
-TINY_BOT = """
-import os, random, sys
-from pathlib import Path
-import tinypkg
-from botkit import run
-
-HERE = Path(__file__).parent
-DATA = int((HERE / "data.txt").read_text())
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    if os.environ.get(var) != "1":
-        sys.exit(f"{var} is not capped")
-for target in (HERE / "written.txt", Path(tinypkg.__file__).with_name("written.txt")):
-    try:
-        target.write_text("x")
-    except OSError:
-        continue
-    sys.exit(f"could write {target}")   # the folder and the environment must be read-only
-
-
-def choose(observation, match):
-    legal = observation["legal_actions"]
-    return legal[(tinypkg.pick(len(legal), DATA) + random.randrange(len(legal))) % len(legal)]["id"]
-
-
-run(choose, name="tiny-folder-bot")
-"""
-
-
-def _wheel(folder: Path, name: str, version: str, files: dict[str, bytes], tag: str = "py3-none-any") -> Path:
-    """A wheel written by hand (what `pip wheel` makes), RECORD and all."""
-    dist = f"{name}-{version}.dist-info"
-    files = dict(files)
-    files[f"{dist}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
-    files[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()
-    record = []
-    for path, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(data)}")
-    record.append(f"{dist}/RECORD,,")
-    files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
-    out = folder / f"{name}-{version}-{tag}.whl"
-    with zipfile.ZipFile(out, "w") as z:
-        for path, data in files.items():
-            z.writestr(path, data)
-    return out
-
-
-def _tiny(folder: Path, version: str) -> Path:
-    code = f"VERSION = {version!r}\n\ndef pick(n, salt):\n    return salt % n\n".encode()
-    return _wheel(folder, "tinypkg", version, {"tinypkg/__init__.py": code})
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheels, and the environments cache the module's tests share (pip runs once per pin)."""
-    base = tmp_path_factory.mktemp("offline")
-    wheels = base / "wheels"
-    wheels.mkdir()
-    _tiny(wheels, "1.0")
-    _tiny(wheels, "2.0")
-    return base
-
-
-@pytest.fixture()
-def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Path) -> Path:
-    """pip without an index or the machine's config, finding only the wheels of ``wheels/``."""
-    monkeypatch.setenv("ARENA_BOT_ENVS", str(shared / "envs"))
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(shared / "wheels"))
-    return tmp_path
-
-
-def tiny_folder(base: Path, pin: str = "tinypkg==1.0", data: str = "7") -> Path:
-    folder = base / "tinybot"
-    folder.mkdir(parents=True)
-    (folder / "main.py").write_text(TINY_BOT)
-    (folder / "data.txt").write_text(data)
-    (folder / "requirements.txt").write_text(f"# pinned\n{pin}\n")
-    return folder
+from tests.support.bot_folders import tiny_folder
 
 
 def play(entry, sandbox, game: str = "tightwad", players: int = 3):

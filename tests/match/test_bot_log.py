@@ -30,7 +30,7 @@ def _kept(paths: list[Path]) -> tuple[int, int, int]:
     return total, own, notes
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     cap=st.integers(1, 3000),
     writes=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 700)), min_size=1, max_size=30),

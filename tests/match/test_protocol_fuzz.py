@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.match import protocol
@@ -75,7 +75,7 @@ def _one_line_protocol_or_illegal(fault: BotFault) -> None:
     json.dumps(fault.to_json())
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400)
 @given(LINES)
 def test_parse_action_answers_or_faults(line):
     try:
@@ -88,7 +88,7 @@ def test_parse_action_answers_or_faults(line):
     assert "\x00" not in text and not text.startswith("\ufeff")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(st.one_of(LINES, LINES.map(lambda b: b'{"type":"hello","name":"x","protocol":' + b + b"}")))
 def test_parse_hello_answers_or_faults(line):
     try:
@@ -146,7 +146,7 @@ class LineAgent(RandomAgent):
         return line, t
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(LINES)
 def test_referee_turns_any_line_into_an_answer_or_a_fault(line):
     players = 3

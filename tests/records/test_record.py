@@ -80,7 +80,7 @@ def test_decision_status_is_the_stored_text() -> None:
     assert (d.n, d.status, d.ms, d.text) == (5, DecisionStatus.OK, None, "")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.lists(st.integers(0, 3), min_size=2, max_size=6), st.integers(0, 10**6))
 def test_factory_records_give_the_rows_the_store_indexes(places: list[int], index: int) -> None:
     bots = [f"bot{i}" for i in range(len(places))]

@@ -39,7 +39,7 @@ def corrected(deal: int, seat: int, eps: float) -> tuple[int, float]:
     return place, c[seat]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(deal=st.integers(0, 2**63), steps=st.integers(0, 40))
 def test_each_term_has_mean_zero_over_the_known_seats_uniform_action(deal, steps):
     """The exact expectation of one term, V(after the action drawn) - mean over actions of

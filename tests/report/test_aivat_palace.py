@@ -51,7 +51,7 @@ def test_aivat_applies_where_the_learned_value_has_weights():
     assert all(len(w) == palace_value.NFEATURES and any(w) for w in table.values())
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(deal=st.integers(0, 2**63), steps=st.integers(0, 300))
 def test_each_term_has_mean_zero_and_a_settled_place_is_exact(deal, steps):
     """Under a uniform draw the exact expectation of V(after the action drawn) - mean over
@@ -94,7 +94,7 @@ def test_the_correction_is_a_function_of_the_record_alone_and_zero_without_weigh
     assert aivat_corrections(GAME, 3, {}, 8, moves, frozenset({0, 1, 2}), 0, 5) == [0.0] * 3
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(deal=st.integers(0, 2**63), steps=st.integers(0, 300))
 def test_the_value_reads_the_state_one_rule_move_ahead(deal, steps):
     """V(state) is the learned estimate after the one seat to move plays the reference rule's

@@ -60,7 +60,7 @@ def test_reveal_terms_apply_in_four_player_palace_only():
     assert all(len(w) == palace_value.NFEATURES and any(w) for w in table.values())
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(deal=st.integers(0, 2**63), builtin=st.sets(st.integers(0, PLAYERS - 1)))
 def test_a_reveal_term_has_mean_zero_over_every_arrangement_of_the_unseen_cards(deal, builtin):
     """R-P13, R-P17: over every arrangement of the unseen cards (the draw pile and the face-down

@@ -70,7 +70,7 @@ def test_no_deal_set_without_enough_bots():
     assert choose_deal_set([(0, 3, "tightwad")], ["a", "b"], {}, Counter(), random.Random(0), 5) is None
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(players=st.integers(2, 4), set_id=st.integers(0, 10**6))
 def test_a_deal_set_seats_every_bot_once_in_every_seat_on_one_deal(players, set_id):
     from arena.tournament.config import parse_tournament

@@ -91,7 +91,7 @@ def test_gsprt_llr_matches_its_normal_approximation_for_many_samples():
     assert gsprt_llr(counts, 0.12, 0.08, -1, 1) == pytest.approx(-exact)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.dictionaries(st.integers(-6, 6).map(lambda k: k / 2), st.integers(1, 30), min_size=1, max_size=8),
     st.floats(-2.9, 2.9),

@@ -242,7 +242,7 @@ def test_adaptive_stops_at_its_cap() -> None:
     assert plans[0].status == "cap" and 20 < len(schedule) <= 24 == plans[0].cap
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=40))
 def test_any_interruptions_resume_to_the_same_matches_and_results(cuts: list[int]) -> None:
     """However a run is cut (a few matches of the pending ones each time, in any order), it ends

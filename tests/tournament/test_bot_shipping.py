@@ -20,7 +20,8 @@ from arena.tournament.load import load_tournament
 from arena.tournament.ray_executor import BotWorker
 from arena.tournament.roster import bot_entry
 from arena.tournament.schedule import build_schedule
-from tests.match.test_bot_folders import any_safe_level, offline, shared, tiny_folder  # noqa: F401 - fixtures
+from tests.match.test_bot_folders import any_safe_level
+from tests.support.bot_folders import tiny_folder
 
 from .test_ray_executor import TEST_SECRET, _settings
 from .test_runner import ROOT, write_tournament

@@ -29,7 +29,7 @@ import pytest
 
 from arena.match import botfolder
 from tests import own_processes as own
-from tests.match.test_bot_folders import _tiny, tiny_folder
+from tests.support.bot_folders import tiny_folder, tiny_wheel
 
 from .test_runner import ROOT, SLOW, _count, _wait_for_matches, run_file, share_secret, write_tournament
 
@@ -44,7 +44,7 @@ def cluster():
     folder = Path(tempfile.mkdtemp(prefix="arena-rn-", dir="/tmp"))
     wheels = folder / "wheels"
     wheels.mkdir()
-    _tiny(wheels, "1.0")
+    tiny_wheel(wheels, "1.0")
     pip = {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}  # offline
     env = {
         **os.environ,

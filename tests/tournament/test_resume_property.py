@@ -15,7 +15,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.report.run import run_and_publish
@@ -88,7 +88,7 @@ class Folder:
         return {n: (self.root / "res" / n).read_bytes() for n in ("leaderboard.csv", "leaderboard.json")}
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=4)
 @given(st.lists(step, min_size=1, max_size=3))
 def test_any_history_of_changes_and_resumes_ends_as_a_fresh_run(steps):
     with tempfile.TemporaryDirectory() as tmp:

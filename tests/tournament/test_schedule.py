@@ -248,7 +248,7 @@ def sampled(n: int, p: int, deals: int, mpb: int, seed: int = 7) -> list[MatchSp
     return build_schedule(t, bots(n))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     n=st.integers(3, 14),
     p=st.integers(2, 5),

@@ -1,0 +1,87 @@
+"""What every test folder shares (tests/<package> mirrors arena/<package>; helpers in tests/support).
+
+- hypothesis profiles: property tests assert behaviour, never time, so no profile has a deadline
+  (a wall-clock budget that a shared, busy machine breaks) or fails on slow data generation.
+  ``CI`` set in the environment selects the ``ci`` profile: derandomized, so a CI run is repeatable,
+  and no example database left behind.
+- ``offline``/``shared``: pip without an index, finding only hand-written wheels, for the bot-folder
+  tests (tests/match) and the shipping of folders to workers (tests/tournament).
+- a session check that the tests leave none of their own processes running.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from tests import own_processes as own
+from tests.support.bot_folders import tiny_wheel
+
+_RELAXED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("default", **_RELAXED)
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, **_RELAXED)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheels, and the environments cache the module's tests share (pip runs once per pin)."""
+    base = tmp_path_factory.mktemp("offline")
+    wheels = base / "wheels"
+    wheels.mkdir()
+    tiny_wheel(wheels, "1.0")
+    tiny_wheel(wheels, "2.0")
+    return base
+
+
+@pytest.fixture()
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Path) -> Path:
+    """pip without an index or the machine's config, finding only the wheels of ``wheels/``."""
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(shared / "envs"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(shared / "wheels"))
+    return tmp_path
+
+
+# multiprocessing's own helpers live as long as the interpreter that started them, by design.
+_INTERPRETER_HELPERS = (b"multiprocessing.resource_tracker", b"multiprocessing.forkserver")
+_LEFTOVER_GRACE_S = 10.0  # processes told to stop at a test's end may take a moment to go
+
+
+def _leftovers() -> dict[int, str]:
+    """This test process's running descendants (pid -> command line), interpreter helpers aside."""
+    found = {}
+    for pid in own.descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if not any(helper in cmd for helper in _INTERPRETER_HELPERS):
+            found[pid] = cmd.replace(b"\0", b" ").decode(errors="replace").strip()
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_processes_left_behind() -> Iterator[None]:
+    """After the last test of this process: none of the processes the tests started still runs.
+
+    Only this process's own descendants count (other suites share the machine). The failure names
+    each one, and they are ended so that they do not outlive the run.
+    """
+    yield
+    end = time.monotonic() + _LEFTOVER_GRACE_S
+    while (left := _leftovers()) and time.monotonic() < end:
+        time.sleep(0.2)
+    for pid in left:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    assert not left, "the tests left processes running: " + "; ".join(f"{p}: {c[:200]}" for p, c in left.items())
