@@ -145,7 +145,10 @@ class _Helpers:
 
     def wait(self, timeout_s: float) -> list[Event[Computed]]:
         by_fd = {h.stdout.fileno(): wid for wid, h in self.helpers.items()}
-        readable, _, _ = select.select(list(by_fd), [], [], timeout_s)
+        poller = select.poll()  # not select(): it fails on descriptors above 1023
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        readable = [fd for fd, _ in poller.poll(max(0.0, timeout_s) * 1000.0)]
         events: list[Event[Computed]] = []
         for fd in readable:
             wid = by_fd[fd]
