@@ -7,12 +7,16 @@
 - ``offline``/``shared``: pip without an index, finding only hand-written wheels, for the bot-folder
   tests (tests/match) and the shipping of folders to workers (tests/tournament).
 - a session check that the tests leave none of their own processes running.
+- each test starts with the default SIGINT, SIGHUP and SIGTERM dispositions (an ignored one would
+  be inherited by the `arena` processes later tests start and signal).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,3 +89,23 @@ def no_processes_left_behind() -> Iterator[None]:
         except OSError:
             pass
     assert not left, "the tests left processes running: " + "; ".join(f"{p}: {c[:200]}" for p, c in left.items())
+
+
+_SIGNALS = {signal.SIGINT: signal.default_int_handler, signal.SIGHUP: signal.SIG_DFL, signal.SIGTERM: signal.SIG_DFL}
+
+
+@pytest.fixture(autouse=True)
+def default_signal_dispositions(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test starts with Python's own SIGINT, SIGHUP and SIGTERM dispositions.
+
+    An ignored signal is inherited by every process a later test starts (exec keeps SIG_IGN), so a
+    test that sends SIGINT or SIGHUP to an `arena` it started would see it ignored because of
+    whatever ran before it in this process. A test that leaves one ignored is named in a warning.
+    """
+    for sig, default in _SIGNALS.items():
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, default)
+    yield
+    ignored = [sig.name for sig in _SIGNALS if signal.getsignal(sig) == signal.SIG_IGN]
+    if ignored:
+        warnings.warn(f"{request.node.nodeid} left {', '.join(ignored)} ignored in the test process", stacklevel=1)

@@ -3,8 +3,11 @@ the processes of this test process's own tree (multiprocessing's interpreter hel
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+
+import pytest
 
 import conftest
 
@@ -26,3 +29,13 @@ def test_multiprocessing_helpers_are_not_counted() -> None:
     tracker.ensure_running()  # lives as long as this interpreter, by design
     assert tracker._resource_tracker._pid is not None
     assert tracker._resource_tracker._pid not in conftest._leftovers()
+
+
+@pytest.mark.filterwarnings("ignore:.*left SIGHUP ignored")
+def test_a_test_that_ignores_sighup_leaves_it_ignored() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as a worker's set-up does, in this process
+
+
+def test_the_next_test_starts_with_sighup_at_its_default() -> None:
+    # runs after the one above (one file, one process: --dist loadfile keeps their order)
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
