@@ -5,4 +5,5 @@ from __future__ import annotations
 
 from pathlib import Path
 
-BOTS = Path(__file__).parent / "bots"
+SUPPORT = Path(__file__).parent
+BOTS = SUPPORT / "bots"
