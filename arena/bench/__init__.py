@@ -3,9 +3,9 @@
 the luck study (``luck``), a large synthetic store (``make_store``), the adaptive schedule's
 simulation (``adaptive_ranking``) and in-process bot play (``bot_strength``). Package code,
 so `arena bench` runs from an installed wheel; benchmarks/*.py are thin scripts over it.
-What the measures play is package data too: ``SAMPLE`` holds byte-identical copies of the
-checkout's sample bots (bots/*.py) and tournaments/spring.yaml, laid out as in the checkout
-(tests/bench/test_bench_package.py keeps them identical), and bots/prompt_bot.py is P8's bot.
+What the measures play is package data too: ``SAMPLE`` holds the checkout's sample
+bots (bots/*.py) and tournaments/spring.yaml, laid out as in the checkout: symlinks in the source
+tree, which the wheel build turns into files (tests/bench/test_bench_package.py checks both), and bots/prompt_bot.py is P8's bot.
 
 Below the face (``arena.cli``) and above ``arena.report``: may import every layer below.
 """

@@ -1,7 +1,8 @@
 """What a wheel holds: every file of the packages (modules and package data: the pages'
 templates and static files, the luck weights, the ladder's pages, the benchmarks' bots), and
-the benchmarks' sample field is a byte-identical copy of the checkout's (tests/bench/test_bench_suite.py
-runs `arena bench --tiny` from such a copy, outside the checkout)."""
+the benchmarks' sample field holds what the checkout's does: symlinks in the source tree, files in
+a wheel (tests/bench/test_bench_suite.py runs `arena bench --tiny` from such a copy, outside the
+checkout)."""
 
 from __future__ import annotations
 
