@@ -72,6 +72,55 @@ def _leftovers() -> dict[int, str]:
     return found
 
 
+def _children() -> set[tuple[int, int]]:
+    """This process's direct children as (pid, start ticks): cheap enough to read after every test.
+
+    Orphans of the bots a test played re-parent here (the referee is a child subreaper), so the root
+    of anything a test leaves running is among them.
+    """
+    found = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids = f.read().split()
+        except OSError:
+            continue
+        for pid in map(int, pids):
+            st = own.stat(pid)
+            if st is not None:
+                found.add((pid, st[3]))
+    return found
+
+
+_first_seen: dict[tuple[int, int], str] = {}  # a child of this process -> the test after which it ran
+
+
+@pytest.fixture(autouse=True)
+def _note_new_children(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Remember which test each child process was first seen after, so that a leftover is named by its test."""
+    yield
+    for child in _children():
+        _first_seen.setdefault(child, request.node.nodeid)
+
+
+def _started_by(pid: int) -> str:
+    """The test after which ``pid`` (or the child of this process it descends from) was first seen."""
+    while pid > 1:
+        st = own.stat(pid)
+        if st is None:
+            return "an unknown test"
+        if (pid, st[3]) in _first_seen:
+            return _first_seen[(pid, st[3])]
+        if st[1] == os.getpid():
+            return "the last test"
+        pid = st[1]
+    return "an unknown test"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_processes_left_behind() -> Iterator[None]:
     """After the last test of this process: none of the processes the tests started still runs.
@@ -83,12 +132,13 @@ def no_processes_left_behind() -> Iterator[None]:
     end = time.monotonic() + _LEFTOVER_GRACE_S
     while (left := _leftovers()) and time.monotonic() < end:
         time.sleep(0.2)
+    named = {pid: f"{pid} ({_started_by(pid)}): {cmd[:200]}" for pid, cmd in left.items()}
     for pid in left:
         try:
             os.kill(pid, 9)
         except OSError:
             pass
-    assert not left, "the tests left processes running: " + "; ".join(f"{p}: {c[:200]}" for p, c in left.items())
+    assert not left, "the tests left processes running: " + "; ".join(named.values())
 
 
 _SIGNALS = {signal.SIGINT: signal.default_int_handler, signal.SIGHUP: signal.SIG_DFL, signal.SIGTERM: signal.SIG_DFL}

@@ -12,7 +12,7 @@ import os
 import threading
 
 
-def _stat(pid: int) -> tuple[str, int, int, int, int] | None:
+def stat(pid: int) -> tuple[str, int, int, int, int] | None:
     """(state, ppid, session id, start ticks, process group) of ``pid``, or None if it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -28,7 +28,7 @@ def _pids() -> list[int]:
 
 
 def _running(pid: int) -> bool:
-    st = _stat(pid)
+    st = stat(pid)
     return st is not None and st[0] not in ("Z", "X")
 
 
@@ -54,14 +54,14 @@ def with_marker(marker: str) -> list[int]:
 
 def in_session(sid: int) -> list[int]:
     """Running processes of session ``sid`` (a session the test created, e.g. start_new_session)."""
-    return [pid for pid in _pids() if (st := _stat(pid)) and st[2] == sid and st[0] not in ("Z", "X")]
+    return [pid for pid in _pids() if (st := stat(pid)) and st[2] == sid and st[0] not in ("Z", "X")]
 
 
 def descendants(root: int) -> dict[int, int]:
     """Running descendants of ``root`` (pid -> start ticks), ``root`` excluded."""
     children: dict[int, list[tuple[int, int]]] = {}
     for pid in _pids():
-        st = _stat(pid)
+        st = stat(pid)
         if st is not None and st[0] not in ("Z", "X"):
             children.setdefault(st[1], []).append((pid, st[3]))
     out: dict[int, int] = {}
@@ -79,7 +79,7 @@ def still_running(recorded: dict[int, int]) -> list[int]:
     return [
         pid
         for pid, ticks in recorded.items()
-        if (st := _stat(pid)) is not None and st[3] == ticks and st[0] not in ("Z", "X")
+        if (st := stat(pid)) is not None and st[3] == ticks and st[0] not in ("Z", "X")
     ]
 
 

@@ -423,11 +423,22 @@ class BotProcess:
                         except OSError:
                             pass
                 self._reap(2.0)
+                if self._launch.bwrap:
+                    self._kill_orphaned_init()
             if self._cgroup is not None:
                 self._cgroup.kill(0.5)
             self._drain_to_eof()
         finally:
             self._release()
+
+    def _kill_orphaned_init(self) -> None:
+        """Kill a sandbox init that the killed monitor left to us before it armed its own death signal."""
+        with _spawn_lock:
+            protect = set(_LIVE) | {p for bot in _LIVE.values() for p in bot._known}
+            orphans = _procs.orphaned_inits(_launch.START_MARKER, protect=protect, since_ticks=self._start_ticks)
+        if orphans:
+            _procs.kill_pids(orphans)
+            _procs.reap(orphans, timeout=0.5)
 
     def stderr_tail(self, n: int = 2000) -> str:
         """The last ``n`` characters the bot wrote to stderr."""

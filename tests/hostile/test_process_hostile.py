@@ -75,7 +75,7 @@ def zombie_children(tree: set[int]) -> list[int]:
     return [
         pid
         for pid in own._pids()
-        if (st := own._stat(pid)) and st[0] == "Z" and st[1] == me and tree & {pid, st[2], st[4]}
+        if (st := own.stat(pid)) and st[0] == "Z" and st[1] == me and tree & {pid, st[2], st[4]}
     ]
 
 
@@ -575,3 +575,34 @@ def test_bot_dies_with_a_killed_referee(lvl):
     finally:
         ref.kill()
         ref.wait()
+
+
+@pytest.mark.parametrize("name", ["full", "namespaces"])
+def test_a_sandbox_init_orphaned_by_a_monitor_killed_mid_start_goes_with_its_bot(name: str) -> None:
+    """bubblewrap's init arms its parent-death signal only after it is cloned: a monitor killed in
+    that window (a start abandoned) leaves the init to the referee, the subreaper, waiting forever.
+    Killing the bot kills such an init too; one that started before the bot, or a live bot's own
+    process, is left alone."""
+    info = level(name)
+    marker = ["sh", "/arena-start"]  # what a bubblewrap init's command line ends with
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    before = subprocess.Popen([*sleeper, *marker])
+    time.sleep(0.05)  # start ticks are 10 ms apart
+    other = BotProcess.start(
+        bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="other", sandbox=info, limits=Limits()
+    )
+    bot = BotProcess.start(
+        bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="killed", sandbox=info, limits=Limits()
+    )
+    orphan = subprocess.Popen([*sleeper, *marker])
+    try:
+        bot.kill()
+        orphan.wait(timeout=10)  # raises if it survived the kill
+        assert before.poll() is None, "an init older than the bot was killed"
+        other.send_line(b"ping", time.monotonic() + 30)
+        assert other.read_line(time.monotonic() + 30)[0] == b"ping"
+    finally:
+        for p in (before, orphan):
+            p.kill()
+            p.wait()
+        other.close()

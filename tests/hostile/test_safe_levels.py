@@ -116,7 +116,7 @@ def _host_uids(marker: str) -> list[int]:
     from tests import own_processes as own
 
     pids = set(own.with_marker(marker))
-    parents = {st[1] for p in pids if (st := own._stat(p)) is not None}
+    parents = {st[1] for p in pids if (st := own.stat(p)) is not None}
     uids: list[int] = []
     for pid in pids - parents:
         with open(f"/proc/{pid}/status") as f:

@@ -32,6 +32,7 @@ SANDBOX_UID = 1000  # uid/gid the bot sees inside the user namespace
 _READY_SH = f'echo {READY}; exec "$@"'
 # argv[0] of the sandbox's own processes that a bot can see (its pid 1): no host path, no configuration
 INIT_NAME = "arena-init"
+START_MARKER = b"\0sh\0/arena-start\0"  # how a bubblewrap monitor's command line (and its init's) ends
 HOSTNAME = "arena-bot"  # the bot's hostname at every level with a uts namespace
 _SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

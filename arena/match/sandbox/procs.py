@@ -183,6 +183,27 @@ def sweep(
         time.sleep(0.002)
 
 
+def orphaned_inits(marker: bytes, *, protect: set[int], since_ticks: int) -> set[int]:
+    """Our own children whose command line holds ``marker`` (a sandbox's start script), started at
+    or after ``since_ticks``, and not in ``protect``.
+
+    bubblewrap's init arms its parent-death signal only after it has been cloned, so a monitor killed
+    in that window leaves the init orphaned to us (the subreaper), still waiting for the dead monitor.
+    """
+    found = set()
+    for pid in children(os.getpid()):
+        st = stat(pid)
+        if pid in protect or st is None or st[1] < since_ticks or _state(pid) in (b"Z", b"X", None):
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker in f.read():
+                    found.add(pid)
+        except OSError:
+            continue
+    return found
+
+
 def _state(pid: int) -> bytes | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
