@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import secrets
 import sys
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from arena.errors import ArenaError, one_line
@@ -51,6 +52,24 @@ def parse_options(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
             )
         options[key.strip()] = value
     return options
+
+
+def play_spec(game: str, options: dict[str, Any], bots: Sequence[str], *, deal: int, seed: int | None) -> MatchSpec:
+    """The one match ``arena play`` plays: deal seed ``deal``, options already resolved; its id names
+    ``seed`` (None: a deal from fresh randomness)."""
+    return MatchSpec(
+        match_id=play_match_id(game, seed),
+        index=0,
+        game=game,
+        players=len(bots),
+        options=options,
+        group=0,
+        deal=0,
+        rotation=0,
+        deal_seed=deal,
+        match_seed=derive_seed(deal, "play"),
+        bots=tuple(bots),
+    )
 
 
 def play_match_id(game: str, seed: int | None) -> str:
@@ -145,19 +164,7 @@ def play_one(
     # --seed N is for debugging: anyone (the bots too) can recompute that deal. Without it the
     # deal comes from fresh randomness that appears nowhere a bot can see (the record keeps it).
     deal = secrets.randbits(63) if seed is None else seed
-    match = MatchSpec(
-        match_id=play_match_id(game, seed),
-        index=0,
-        game=game,
-        players=players,
-        options=resolved,
-        group=0,
-        deal=0,
-        rotation=0,
-        deal_seed=deal,
-        match_seed=derive_seed(deal, "play"),
-        bots=tuple(a.name for a in agents),
-    )
+    match = play_spec(game, resolved, [a.name for a in agents], deal=deal, seed=seed)
     private = bool(humans) and not reveal and trace_seat is None
     # a person's own decisions are drawn by their seat, never again by the trace
     tracer = (

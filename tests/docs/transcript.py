@@ -27,10 +27,9 @@ from arena.match import protocol
 from arena.match.agents import ARENA_VERSION, Agent
 from arena.match.referee import play_match
 from arena.match.timecontrol import TimeControl
-from arena.tournament.play import play_match_id
+from arena.tournament.play import play_spec
 from arena.tournament.schedule import MatchSpec
 from games import get_game
-from games.rng import derive_seed
 
 BOT_NAME = "random_bot"  # the file stem `arena play` names a seat by
 HELLO_NAME = "random"  # what bots/random_bot.py calls itself
@@ -94,19 +93,7 @@ class BotkitRandomAgent(Agent):
 def match_spec(game: str, players: int, seed: int, options: dict[str, Any]) -> MatchSpec:
     """The match `arena play GAME <players bots> --seed SEED --option ...` plays."""
     resolved = get_game(game).resolve_options(players, options)
-    return MatchSpec(
-        match_id=play_match_id(game, seed),
-        index=0,
-        game=game,
-        players=players,
-        options=resolved,
-        group=0,
-        deal=0,
-        rotation=0,
-        deal_seed=seed,
-        match_seed=derive_seed(seed, "play"),
-        bots=(BOT_NAME,) * players,
-    )
+    return play_spec(game, resolved, (BOT_NAME,) * players, deal=seed, seed=seed)
 
 
 def record_session(

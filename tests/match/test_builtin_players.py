@@ -50,6 +50,21 @@ def _records(results: Path) -> list[dict]:
     return out
 
 
+def _recomputed(rec: dict) -> list[float]:
+    """A record's AIVAT correction recomputed from the record alone (the builtin seats' draws known)."""
+    known = frozenset(b["seat"] for b in rec["bots"] if b.get("builtin"))
+    return aivat_corrections(
+        rec["game"],
+        rec["players"],
+        rec["options"],
+        int(rec["deal_seed"]),
+        [(d["seat"], d["action"]) for d in rec["decisions"]],
+        known,
+        AIVAT_ROLLOUTS[rec["game"]],
+        int(rec["match_seed"]),
+    )
+
+
 def _corrections(results: Path) -> dict[str, list[float]]:
     con = sqlite3.connect(results / "results.sqlite")
     out = {m: json.loads(c) for m, c in con.execute("SELECT match_id, corrections FROM luck_aivat")}
@@ -92,17 +107,7 @@ def test_every_match_with_a_builtin_player_gets_its_aivat_correction(run):
     got = _corrections(run.results)
     assert set(got) == {r["match_id"] for r in records}
     for rec in records[:3]:  # the stored figure is the function of the record, recomputed
-        known = frozenset(b["seat"] for b in rec["bots"] if b.get("builtin"))
-        want = aivat_corrections(
-            rec["game"],
-            rec["players"],
-            rec["options"],
-            int(rec["deal_seed"]),
-            [(d["seat"], d["action"]) for d in rec["decisions"]],
-            known,
-            AIVAT_ROLLOUTS["tightwad"],
-            int(rec["match_seed"]),
-        )
+        want = _recomputed(rec)
         assert got[rec["match_id"]] == [round(c, 9) for c in want]
         assert any(abs(c) > 1e-9 for c in want)  # the draws' luck is there to remove
 
@@ -295,17 +300,7 @@ results: {tmp_path / "results"}
     for rec in records:
         if rec["players"] != 4:
             continue
-        known = frozenset(b["seat"] for b in rec["bots"] if b.get("builtin"))
-        want = aivat_corrections(
-            rec["game"],
-            rec["players"],
-            rec["options"],
-            int(rec["deal_seed"]),
-            [(d["seat"], d["action"]) for d in rec["decisions"]],
-            known,
-            AIVAT_ROLLOUTS["palace"],
-            int(rec["match_seed"]),
-        )
+        want = _recomputed(rec)
         assert got[rec["match_id"]] == [round(c, 9) for c in want]
         assert any(abs(c) > 1e-9 for c in want)
     data = json.loads((summary.results / "leaderboard.json").read_text())
@@ -342,16 +337,7 @@ results: {tmp_path / "results"}
     assert len(records) == 4 and set(got) == {r["match_id"] for r in records}
     for rec in records:
         assert not any(b.get("builtin") for b in rec["bots"])
-        want = aivat_corrections(
-            rec["game"],
-            rec["players"],
-            rec["options"],
-            int(rec["deal_seed"]),
-            [(d["seat"], d["action"]) for d in rec["decisions"]],
-            frozenset(),
-            AIVAT_ROLLOUTS["palace"],
-            int(rec["match_seed"]),
-        )
+        want = _recomputed(rec)
         assert got[rec["match_id"]] == [round(c, 9) for c in want]
     assert any(abs(x) > 1e-9 for cs in got.values() for x in cs)
     data = json.loads((summary.results / "leaderboard.json").read_text())

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests import own_processes as own
 from tests import support
-from tests.tournament.test_runner import _count, run_file, share_secret, stored
-from tests.tournament.tournament_fixtures import write_gated_bot
+from tests.tournament.test_runner import run_file, share_secret, stored
+from tests.tournament.tournament_fixtures import start_arena, stored_matches, write_gated_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = support.BOTS
@@ -101,30 +100,22 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     path = write_file(tmp_path, "cut", bots)
     results = tmp_path / "results-cut"
     share_secret(ref.results, results)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "run", str(path)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=own.as_from_a_terminal,
-    )
+    proc = start_arena("run", str(path))
     first_round = 4 * 3  # more than the first round (two groups: the leader meets each other bot)
     end = time.monotonic() + 240
-    while _count(results) < first_round - 4:  # then slow the run, so that it is surely interrupted midway
+    while stored_matches(results) < first_round - 4:  # then slow the run, so that it is surely interrupted midway
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < end, "the run made no progress"
         time.sleep(0.02)
     gate.write_text("")
-    while _count(results) < first_round + 2:
+    while stored_matches(results) < first_round + 2:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < end, "the run made no progress"
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     gate.unlink()
-    partial = _count(results)
+    partial = stored_matches(results)
     assert proc.returncode != 0 and "resume with" in err
     assert first_round < partial < ref.scheduled
     again = subprocess.run(

@@ -27,9 +27,8 @@ from arena.tournament.duel import (
     layout,
     make_duel,
 )
-from tests import own_processes as own
 from tests import support
-from tests.tournament.tournament_fixtures import write_gated_bot
+from tests.tournament.tournament_fixtures import start_arena, stored_matches, write_gated_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = support.BOTS
@@ -212,17 +211,9 @@ def test_an_interrupted_duel_resumes_to_the_same_result(tmp_path):
     whole = _duel(_fixed_deals(tmp_path / "whole"), *args)
     assert whole.returncode == 0, whole.stderr
     cut = _fixed_deals(tmp_path / "cut")  # the same deals in another folder
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "duel", *args, "--results", str(cut)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=own.as_from_a_terminal,
-    )
+    proc = start_arena("duel", *args, "--results", str(cut))
     end = time.monotonic() + 120
-    while _count(cut) < 3:
+    while stored_matches(cut) < 3:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < end, "the duel made no progress"
         time.sleep(0.05)
@@ -233,19 +224,9 @@ def test_an_interrupted_duel_resumes_to_the_same_result(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "resume with: arena duel divers-weights" in err
-    kept = _count(cut)
+    kept = stored_matches(cut)
     gate.unlink()
     resumed = _duel(cut, *args)
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming" in resumed.stderr and kept >= 3
     assert resumed.stdout == whole.stdout  # the same status line and verdict
-
-
-def _count(results: Path) -> int:
-    db = results / "results.sqlite"
-    if not db.exists():
-        return 0
-    try:
-        return sqlite3.connect(db, timeout=5).execute("SELECT count(*) FROM matches").fetchone()[0]
-    except sqlite3.Error:
-        return 0

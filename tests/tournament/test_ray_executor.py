@@ -36,6 +36,7 @@ from arena.tournament.schedule import build_schedule
 from arena.tournament.supervisor import Lost, MatchSupervisor
 from tests import own_processes as own
 from tests import support
+from tests.tournament.tournament_fixtures import start_arena, stored_matches
 
 from .test_runner import ROOT, SLOW, leaderboard_json, run_file, share_secret, stored, write_tournament
 
@@ -361,11 +362,11 @@ def test_a_worker_killed_mid_match_is_replaced_and_the_run_equals_a_local_run(tm
     def kill_a_worker_mid_match() -> None:
         end = time.monotonic() + 120
         while time.monotonic() < end:
-            if results.joinpath("results.sqlite").exists() and _count(results) >= 3:
+            if results.joinpath("results.sqlite").exists() and stored_matches(results) >= 3:
                 for pid in _worker_pids(os.getpid()):  # the ray fixture's instance is ours
                     if own.descendants(pid):  # its bots are running: it is in a match
                         os.kill(pid, signal.SIGKILL)  # as the OOM killer would
-                        killed.append((pid, _count(results)))
+                        killed.append((pid, stored_matches(results)))
                         return
             time.sleep(0.02)
 
@@ -377,7 +378,7 @@ def test_a_worker_killed_mid_match_is_replaced_and_the_run_equals_a_local_run(tm
     # the same run replaced the worker and played its matches again: complete, as a local run
     assert summary.complete and not summary.given_up and not summary.harness_failures
     assert summary.played == summary.scheduled == summary.counted == ref.scheduled
-    assert _count(results) == ref.scheduled  # every match stored exactly once
+    assert stored_matches(results) == ref.scheduled  # every match stored exactly once
     assert stored(results) == stored(ref.results)
     assert (results / "leaderboard.json").read_bytes() == (ref.results / "leaderboard.json").read_bytes()
     log = (results / "run.log").read_text()
@@ -428,7 +429,7 @@ def test_a_worker_that_dies_between_matches_is_noticed_and_replaced(tmp_path, ra
                 idle = next(pid for pid in pids if pid not in playing)
                 if f"pid {idle}, sandbox" in (results / "run.log").read_text():  # it is ready, not starting
                     os.kill(idle, signal.SIGKILL)
-                    killed.append((idle, _count(results) if (results / "results.sqlite").exists() else 0))
+                    killed.append((idle, stored_matches(results) if (results / "results.sqlite").exists() else 0))
             time.sleep(0.02)
 
     killer = threading.Thread(target=kill_the_idle_worker)
@@ -499,7 +500,7 @@ def test_a_run_whose_cluster_loses_every_worker_stops_in_one_line(tmp_path, ray,
     def lose_the_worker() -> None:
         end = time.monotonic() + 120
         while time.monotonic() < end:
-            if results.joinpath("results.sqlite").exists() and _count(results) >= 1:
+            if results.joinpath("results.sqlite").exists() and stored_matches(results) >= 1:
                 hogs.append(hog.remote())  # waits for a CPU, ahead of any replacement
                 ray.wait([hogs[1].ready.remote()], timeout=0.5)
                 (pid,) = _worker_pids(os.getpid())
@@ -524,7 +525,7 @@ def test_a_run_whose_cluster_loses_every_worker_stops_in_one_line(tmp_path, ray,
     assert msg.startswith("every Ray worker was lost (1 in all) and none could start again in 3 s")
     assert "cluster CPUs: 2, free: 0" in msg and "run the same command again" in msg and "\n" not in msg
     assert not summary.complete and 1 <= summary.counted < summary.scheduled
-    assert summary.played == summary.counted == _count(results)
+    assert summary.played == summary.counted == stored_matches(results)
     data = leaderboard_json(results)  # published, and says it is incomplete
     assert (data["complete"], data["counted"]) == (False, summary.counted)
     assert f"ERROR {msg}" in (results / "run.log").read_text()
@@ -545,15 +546,7 @@ def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path)
     bots = [ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"]
     path = write_tournament(tmp_path, "intr", bots=bots, deals=3, workers=2)
     results = tmp_path / "results-intr"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "run", str(path), "--executor", "ray"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=own.as_from_a_terminal,
-    )
+    proc = start_arena("run", str(path), "--executor", "ray")
     end = time.monotonic() + 120
     workers: dict[int, int] = {}  # this run's Ray workers and their bots, recorded while it runs
     bots_seen: dict[int, int] = {}
@@ -563,7 +556,7 @@ def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path)
         for pid in workers:
             bots_seen.update(own.descendants(pid))
 
-    while not _count(results) >= 3:
+    while not stored_matches(results) >= 3:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < end, "the run made no progress"
         record()
@@ -575,18 +568,9 @@ def test_cli_ctrl_c_on_ray_stops_cleanly_and_prints_the_resume_command(tmp_path)
     assert proc.returncode == 130, err
     assert f"resume with: arena run {path} --executor ray" in err
     scheduled = len(build_schedule(load_tournament(path), resolve_bots(load_tournament(path)), TEST_SECRET))
-    assert 3 <= _count(results) < scheduled
+    assert 3 <= stored_matches(results) < scheduled
     _wait_until(lambda: own.still_running(workers) == [], "Ray workers outlived the run", 30)
     _wait_until(lambda: own.still_running(bots_seen) == [], "bots outlived the run", 30)
-
-
-def _count(results: Path) -> int:
-    try:
-        return (
-            sqlite3.connect(results / "results.sqlite", timeout=5).execute("SELECT count(*) FROM matches").fetchone()[0]
-        )
-    except sqlite3.Error:
-        return 0
 
 
 class _FakeHandle:

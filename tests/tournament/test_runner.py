@@ -18,7 +18,7 @@ from arena.report.run import run_and_publish
 from arena.tournament.load import load_tournament
 from tests import own_processes as own
 from tests import support
-from tests.tournament.tournament_fixtures import write_gated_bot
+from tests.tournament.tournament_fixtures import start_arena, stored_matches, write_gated_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = support.BOTS / "slow_random.py"
@@ -90,32 +90,9 @@ def test_one_worker_and_two_workers_give_the_identical_leaderboard(tmp_path):
     assert (one.results / "leaderboard.json").read_bytes() == (two.results / "leaderboard.json").read_bytes()
 
 
-def _arena_run(path: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena", "run", str(path), *extra],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=own.as_from_a_terminal,
-    )
-
-
-def _count(results: Path) -> int:
-    db = results / "results.sqlite"
-    if not db.exists():
-        return 0
-    try:
-        con = sqlite3.connect(db, timeout=5)
-        return con.execute("SELECT count(*) FROM matches").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
 def _wait_for_matches(results: Path, k: int, proc: subprocess.Popen, limit_s: float = 120) -> None:
     end = time.monotonic() + limit_s
-    while _count(results) < k:
+    while stored_matches(results) < k:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < end, "the run made no progress"
         time.sleep(0.05)
@@ -146,7 +123,7 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
     path = write_tournament(tmp_path, "killed", bots=bots, workers=2)
     results = tmp_path / "results-killed"
     share_secret(ref.results, results)
-    proc = _arena_run(path)
+    proc = start_arena("run", str(path))
     with own.TreeRecorder(proc.pid) as tree:  # workers and bots, even those in their own sessions
         _wait_for_matches(results, 8, proc)
         tree.record()
@@ -156,7 +133,7 @@ def test_kill_9_midway_then_resume_equals_an_uninterrupted_run(tmp_path):
         assert own.with_marker(snapshots), "no bot of this test is running"
         os.kill(proc.pid, signal.SIGKILL)  # the arena itself, not its process group
     proc.communicate()
-    partial = _count(results)
+    partial = stored_matches(results)
     assert 8 <= partial < ref.scheduled
     _wait_gone(lambda: own.in_session(proc.pid), "workers outlived the arena")
     _wait_gone(lambda: own.still_running(tree.seen), "processes of the arena outlived it")
@@ -187,7 +164,7 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
         tmp_path, "intr", bots=bots, deals=1, extra="sandbox: none  # the bot must see the gate\ntrust_bots: true"
     )
     results = tmp_path / "results-intr"
-    proc = _arena_run(path)
+    proc = start_arena("run", str(path))
     _wait_for_matches(results, 3, proc)
     gate.touch()
     time.sleep(0.5)  # matches finishing now were nearly done at the gate; the rest are slowed
@@ -196,7 +173,7 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path):
     out, err = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode == 130, err
     assert f"resume with: arena run {path}" in err
-    kept = _count(results)
+    kept = stored_matches(results)
     assert kept >= 3
     gate.unlink()
     done = subprocess.run(
