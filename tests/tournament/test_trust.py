@@ -24,7 +24,7 @@ from arena.report.run import run_and_publish
 from arena.tournament.folder_lock import FolderLock
 from arena.tournament.load import load_tournament
 from tests import support
-from tests.tournament.tournament_fixtures import write_gated_bot
+from tests.tournament.tournament_fixtures import start_arena, write_gated_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = support.BOTS
@@ -87,17 +87,6 @@ def run_in_process(path: Path | object, **kw):
 def arena(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def start_arena(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
     )
 
 
