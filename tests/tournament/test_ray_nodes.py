@@ -30,8 +30,9 @@ import pytest
 from arena.match import botfolder
 from tests import own_processes as own
 from tests.support.bot_folders import tiny_folder, tiny_wheel
+from tests.tournament.tournament_fixtures import stored_matches
 
-from .test_runner import ROOT, SLOW, _count, _wait_for_matches, run_file, share_secret, write_tournament
+from .test_runner import ROOT, SLOW, _wait_for_matches, run_file, share_secret, write_tournament
 
 pytestmark = pytest.mark.slow
 START_LIMIT_S = 300  # a busy 2-core machine takes about 30 s to start four raylets
@@ -187,7 +188,7 @@ def test_a_run_that_loses_every_node_stops_in_one_line_and_exits_non_zero(tmp_pa
     assert "Traceback" not in err
     lines = [ln for ln in err.splitlines() if "every Ray worker was lost" in ln]
     assert len(lines) == 1 and "run the same command again to resume" in lines[0], err
-    kept = _count(results)
+    kept = stored_matches(results)
     assert kept >= 2  # what finished is stored
     con = sqlite3.connect(results / "results.sqlite")
     assert con.execute("SELECT count(DISTINCT match_id) FROM matches").fetchone()[0] == kept
