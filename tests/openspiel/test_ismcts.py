@@ -104,14 +104,23 @@ def test_a_named_simulation_count_is_what_it_runs():
 
 
 def test_the_timer_stops_a_simulation_past_the_hard_share_and_drops_it():
-    """A move time far below one Palace rollout: the timer stops the first simulation, which
-    leaves no trace in the tree, and the bot still answers a legal move."""
+    """A simulation still running at the hard stop: the timer stops it, it leaves no trace in the
+    tree, and the bot still answers a legal move."""
+    import time
+
     import numpy as np
 
     ns = _bot_module()
     ns["WALL_SHARE"] = 1e6  # the soft stop never: the first simulation starts, whatever the load
     g, state, obs = _root_state(ns, "palace", 4)
     bot = ns["BudgetISMCTS"](g, np.random.RandomState(0))
+    rollout = bot.run_simulation
+
+    def slow_simulation(*args):  # surely past the stop, however fast the machine runs a rollout
+        time.sleep(5)
+        return rollout(*args)
+
+    bot.run_simulation = slow_simulation
     action = bot.choose(state, 10.0, None, 0.002)
     assert (bot.last_sims, bot.stops) == (0, 1)
     assert bot._root_node.total_visits <= 0 and not bot._root_node.child_info
