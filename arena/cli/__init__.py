@@ -542,6 +542,9 @@ def bench(
     except OSError as exc:
         _fail(f"--json {json_path}: cannot write ({exc.strerror or exc})")
     click.echo(f"written: {json_path}")
+    failed = [f"{r['id']} ({r['details'].get('error', 'error')})" for r in result["rows"] if r["figure"] == "error"]
+    if failed:  # the other figures stand, but a run that did not measure everything is not a success
+        _fail(f"bench did not measure {'; '.join(failed)}; every other row is in the table and {json_path}", 1)
 
 
 @bench.command("games")

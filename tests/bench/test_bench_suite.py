@@ -55,3 +55,31 @@ def test_tiny_bench_runs_every_measure_end_to_end_from_an_install_outside_the_ch
     assert any(
         g["saved_ci95"] and f"[95%: {100 * g['saved_ci95'][0]:.0f}%" in rows["P6"]["figure"] for g in games.values()
     )
+
+
+def test_a_measure_that_fails_leaves_the_others_and_fails_the_run(tmp_path: Path, monkeypatch) -> None:
+    """A broken measure is a row with its error, the rest are still measured and written, and
+    the run exits non-zero with one line naming it (a bench that did not measure everything is
+    not a success)."""
+    from click.testing import CliRunner
+
+    from arena.bench import suite
+    from arena.cli import cli
+
+    def broken(sizes: suite.Sizes) -> suite.BenchRow:
+        raise RuntimeError("no engine today")
+
+    def fine(sizes: suite.Sizes) -> suite.BenchRow:
+        return suite._row("P8", "stub measure of this test", "1", "1", True)
+
+    monkeypatch.setattr(suite, "MEASURES", {"P3": broken, "P8": fine})
+    out = tmp_path / "bench.json"
+    res = CliRunner().invoke(cli, ["bench", "--json", str(out)])
+    assert res.exit_code == 1
+    assert "| P8 " in res.output and "| P3 " in res.output
+    rows = {r["id"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["P8"]["figure"] == "1" and rows["P3"]["figure"] == "error"
+    last = res.output.strip().splitlines()[-1]
+    assert (
+        last.startswith("arena: error: bench did not measure P3 (RuntimeError: no engine today)") and str(out) in last
+    )
