@@ -83,9 +83,12 @@ def _mixed(q: float) -> Any:
     return policy
 
 
-def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str, Any]:
-    """One trial: the adaptive schedule and round robins of ``deals`` on new deals."""
-    n, number, confidence, top, deals = args
+def trial(args: tuple[Any, ...]) -> dict[str, Any]:
+    """One trial: the adaptive schedule and round robins of ``deals`` on new deals, and, for
+    each confidence of ``curve`` (a sixth, optional item), the adaptive schedule again on the
+    same deals at that confidence."""
+    n, number, confidence, top, deals = args[:5]
+    curve: tuple[float, ...] = args[5] if len(args) > 5 else ()
     qs = field(n)
     # bot i (strength order: the true ranking) gets a name drawn per trial, so that no tie-break
     # by name can favour the true order
@@ -111,18 +114,22 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
     k = top or n
     groups = list(itertools.combinations(names, PLAYERS))
     cap = len(groups) * PLAYERS * max(deals)  # as `arena run` caps it: the largest round robin measured
-    found = plan(
-        names,
-        PLAYERS,
-        confidence=confidence,
-        top=top,
-        margin=MARGIN,
-        seed=number,
-        key=f"p9-{n}",
-        game=GAME,
-        cap=cap,
-        outcome=deal_set,
-    )
+
+    def adaptive(c: float) -> Any:
+        return plan(
+            names,
+            PLAYERS,
+            confidence=c,
+            top=top,
+            margin=MARGIN,
+            seed=number,
+            key=f"p9-{n}",
+            game=GAME,
+            cap=cap,
+            outcome=deal_set,
+        )
+
+    found = adaptive(confidence)
     truth = {b: i for i, b in enumerate(names)}
     pairs = found.race.decided_pairs()
     result: dict[str, Any] = {
@@ -133,7 +140,11 @@ def trial(args: tuple[int, int, float, int | None, tuple[int, ...]]) -> dict[str
         "wrong_pairs": sum(truth[a] > truth[b] for a, b in pairs),
         "wrong_pair_list": [[truth[a], truth[b]] for a, b in pairs if truth[a] > truth[b]],
         "round_robin": {},
+        "curve": {},
     }
+    for c in curve:  # the same deals (and the same cached games where the runs meet)
+        other = adaptive(c)
+        result["curve"][c] = {"matches": other.matches, "ok": other.race.ranking()[:k] == names[:k]}
     scores: dict[str, list[float]] = {b: [] for b in names}
     done = 0
     for d in sorted(deals):
@@ -205,6 +216,67 @@ class _Serial:
         return map(f, jobs)
 
 
+def curve_points(results: list[dict[str, Any]], confidence: float) -> list[tuple[float, float, float]]:
+    """(confidence, correct-order rate, mean matches) of the adaptive schedule at the main
+    confidence and each of the curve's, in the order of confidence."""
+    points = {confidence: [(r["adaptive_matches"], r["adaptive_ok"]) for r in results]}
+    for c in results[0]["curve"]:
+        points[c] = [(r["curve"][c]["matches"], r["curve"][c]["ok"]) for r in results]
+    return sorted(
+        (c, statistics.fmean(ok for _, ok in got), statistics.fmean(m for m, _ in got)) for c, got in points.items()
+    )
+
+
+def adaptive_at_rate(rate: float, points: list[tuple[float, float, float]]) -> float | None:
+    """The adaptive schedule's matches at correct-order ``rate``: between the two confidences
+    whose rates bracket it, linearly in the rate on log(matches); the lowest confidence's if it
+    is already as often right (an upper bound); None if no confidence measured reaches it."""
+    if rate <= points[0][1]:
+        return points[0][2]
+    best = None
+    for (_, r0, m0), (_, r1, m1) in zip(points, points[1:]):
+        if r0 < rate <= r1:
+            f = (rate - r0) / (r1 - r0)
+            got = math.exp(math.log(m0) + f * (math.log(m1) - math.log(m0)))
+            best = got if best is None else min(best, got)
+    if best is None and any(r >= rate for _, r, _ in points):  # reached, but not bracketed (rates not monotone)
+        best = min(m for _, r, m in points if r >= rate)
+    return best
+
+
+def savings_at_round_robin_rates(
+    results: list[dict[str, Any]], confidence: float, deals: tuple[int, ...]
+) -> dict[int, float | None]:
+    """Per round robin size: its matches over the adaptive schedule's at its correct-order rate."""
+    points = curve_points(results, confidence)
+    out: dict[int, float | None] = {}
+    for d in sorted(deals):
+        rate = statistics.fmean(r["round_robin"][d]["ok"] for r in results)
+        got = adaptive_at_rate(rate, points)
+        out[d] = results[0]["round_robin"][d]["matches"] / got if got else None
+    return out
+
+
+def bootstrap_curve(
+    results: list[dict[str, Any]], confidence: float, deals: tuple[int, ...], draws: int = 2000
+) -> dict[int, tuple[float | None, float | None]]:
+    """95% percentile interval of each size's saving at the round robin's rate (resampled trials;
+    a resample in which no confidence reaches the rate counts as an infinite saving's opposite:
+    none, the low end)."""
+    rng = DealRng(derive_seed("p9-bootstrap-curve", len(results)))
+    got: dict[int, list[float]] = {d: [] for d in deals}
+    for _ in range(draws):
+        sample = [results[rng.randbelow(len(results))] for _ in results]
+        for d, v in savings_at_round_robin_rates(sample, confidence, deals).items():
+            got[d].append(v if v is not None else 0.0)
+    out = {}
+    for d, vs in got.items():
+        vs.sort()
+        low, high = vs[int(0.025 * draws)], vs[min(draws - 1, int(0.975 * draws))]
+        out[d] = (low or None, high or None)
+    return out
+
+
 def measure_size(
     n: int,
     trials: int,
@@ -213,8 +285,9 @@ def measure_size(
     deals: tuple[int, ...],
     workers: int = 1,
     progress: bool = False,
+    curve: tuple[float, ...] = (),
 ) -> dict[str, Any]:
-    jobs = [(n, t, confidence, top, deals) for t in range(trials)]
+    jobs = [(n, t, confidence, top, deals, tuple(c for c in curve if c != confidence)) for t in range(trials)]
     t0 = time.perf_counter()
     results = []
     with mp.get_context("fork").Pool(workers) if workers > 1 else _Serial() as pool:
@@ -280,7 +353,35 @@ def measure_size(
             "factor_smallest_reaching": round(reach / mean, 2) if reach else None,
         },
         "calibration": {"pooled_round_robin_scores": [round(v, 4) for v in pooled], "top_in_true_order": calibrated},
+        **(_curve_summary(results, confidence, deals) if curve else {}),
         "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def _curve_summary(results: list[dict[str, Any]], confidence: float, deals: tuple[int, ...]) -> dict[str, Any]:
+    """The other way to compare at an equal rate: hold each round robin at its own rate and move
+    the adaptive schedule's confidence to it (``--curve``)."""
+    points = curve_points(results, confidence)
+    at = savings_at_round_robin_rates(results, confidence, deals)
+    ci = bootstrap_curve(results, confidence, deals)
+    trials = len(results)
+    return {
+        "curve": [
+            {
+                "confidence": c,
+                "correct": rate,
+                "correct_ci95": [round(x, 3) for x in wilson(round(rate * trials), trials)],
+                "mean_matches": round(m, 1),
+            }
+            for c, rate, m in points
+        ],
+        "saving_at_round_robin_rate": {
+            str(d): {
+                "factor": round(v, 2) if v is not None else None,
+                "factor_ci95": [round(x, 2) if x is not None else None for x in ci[d]],
+            }
+            for d, v in at.items()
+        },
     }
 
 
@@ -318,6 +419,14 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=3, help="0: the whole ranking")
     ap.add_argument("--field", choices=sorted(FIELDS), default="contenders")
     ap.add_argument("--margin", type=float, default=0.05, help="the adaptive schedule's margin (0: none)")
+    ap.add_argument(
+        "--curve",
+        type=float,
+        nargs="+",
+        default=[],
+        help="also run the adaptive schedule at these confidences on the same deals, and compare at each "
+        "round robin's own rate",
+    )
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
@@ -326,7 +435,11 @@ def main() -> None:
     MARGIN = a.margin
     rows = []
     for n in a.sizes:  # each size printed as soon as it is measured
-        rows.append(measure_size(n, a.trials, a.confidence, a.top or None, tuple(a.deals), a.workers, progress=True))
+        rows.append(
+            measure_size(
+                n, a.trials, a.confidence, a.top or None, tuple(a.deals), a.workers, progress=True, curve=tuple(a.curve)
+            )
+        )
         print(json.dumps(rows[-1]), flush=True)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1) + "\n")
