@@ -260,9 +260,9 @@ def savings_at_round_robin_rates(
 def bootstrap_curve(
     results: list[dict[str, Any]], confidence: float, deals: tuple[int, ...], draws: int = 2000
 ) -> dict[int, tuple[float | None, float | None]]:
-    """95% percentile interval of each size's saving at the round robin's rate (resampled trials;
-    a resample in which no confidence reaches the rate counts as an infinite saving's opposite:
-    none, the low end)."""
+    """95% percentile interval of each size's saving at the round robin's rate (resampled trials).
+    A resample in which no confidence measured reaches the rate has no saving: it sorts lowest,
+    and an end that falls on such resamples is None (no figure at that end)."""
     rng = DealRng(derive_seed("p9-bootstrap-curve", len(results)))
     got: dict[int, list[float]] = {d: [] for d in deals}
     for _ in range(draws):
