@@ -18,10 +18,12 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena.serve import accounts
 from arena.serve.accounts import User
@@ -77,6 +79,25 @@ def _csrf_ok(request: Request, sent: str | None) -> bool:
     return bool(cookie) and bool(sent) and secrets.compare_digest(cookie, str(sent))
 
 
+FORM_KEY = "arena.form"
+
+
+class CloseForms:
+    """Closes the form a request parsed when the request ends, however its handler ended: an
+    upload's spooled file is released then, not whenever the garbage collector finds it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            form = scope.pop(FORM_KEY, None)
+            if form is not None:
+                await form.close()
+
+
 async def _form(request: Request, limit: int) -> Any:
     """The request's form, its body read up to ``limit`` bytes (413 beyond)."""
     length = request.headers.get("content-length")
@@ -92,7 +113,9 @@ async def _form(request: Request, limit: int) -> Any:
             raise HTTPException(413, f"the upload is larger than {limit} bytes; send one bot file under that size")
     request._body = bytes(body)  # what request.form() parses
     try:
-        return await request.form(max_files=1, max_fields=10)
+        form = await request.form(max_files=1, max_fields=10)
+        request.scope[FORM_KEY] = form  # closed when the request ends (CloseForms)
+        return form
     except HTTPException:
         raise
     except Exception as exc:  # noqa: BLE001 - any parse failure of a hostile body is the client's
@@ -418,6 +441,10 @@ def create_app(side: Ladderside) -> Starlette:
         Route("/api/bots/{bot_id}/retire", api_retire, methods=["POST"]),
         Mount("/static", app=StaticFiles(packages=[("arena.serve", "static")]), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _server_error})
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(CloseForms)],
+        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+    )
     app.state.side = side
     return app

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("starlette")
-pytest.importorskip("httpx")
+pytest.importorskip("httpx2")
 
 from starlette.testclient import TestClient  # noqa: E402
 
@@ -381,3 +381,25 @@ def test_an_invite_link_makes_one_account_once(ladder_env):
     assert c.get(f"/invite/{token}").status_code == 404  # used: once only
     assert c.get("/invite/not-a-token").status_code == 404
     assert side.db.one("SELECT organiser FROM users WHERE name = 'ivy'")["organiser"] == 0
+
+
+def test_a_parsed_form_and_its_upload_are_closed_when_the_request_ends_even_on_a_4xx(ladder_env, monkeypatch):
+    """A login form carrying a file fails its CSRF check after it is parsed: the form is still
+    closed, and its upload's spooled file with it, when the request ends (not left to the
+    garbage collector)."""
+    from starlette.datastructures import FormData, UploadFile
+
+    app, _, _ = ladder_env
+    closed: list[FormData] = []
+    original = FormData.close
+
+    async def recording_close(self: FormData) -> None:
+        await original(self)
+        closed.append(self)
+
+    monkeypatch.setattr(FormData, "close", recording_close)
+    r = client(app).post("/login", files={"junk": ("junk.bin", b"x" * 1000)}, data={"username": "ann"})
+    assert r.status_code == 403 and "CSRF" in r.json()["error"]
+    (form,) = closed
+    uploads = [v for _, v in form.multi_items() if isinstance(v, UploadFile)]
+    assert len(uploads) == 1 and uploads[0].file.closed

@@ -27,7 +27,7 @@ def test_log_in_upload_and_watch_the_bot_get_rated_in_chromium(tmp_path):
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api")
-    httpx = pytest.importorskip("httpx")
+    httpx = pytest.importorskip("httpx2")
     safe_sandbox()
     data = tmp_path / "data"
     add_user(data, "zoe", "zoe's password")

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+httpx = pytest.importorskip("httpx2")
 pytest.importorskip("starlette")
 
 from tests.own_processes import in_session  # noqa: E402
