@@ -169,6 +169,12 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def _log_between(rate: float, r0: float, m0: float, r1: float, m1: float) -> float:
+    """The matches at ``rate`` between (r0, m0) and (r1, m1): linear in the rate, on log matches."""
+    f = (rate - r0) / (r1 - r0)
+    return math.exp(math.log(m0) + f * (math.log(m1) - math.log(m0)))
+
+
 def equal_rate_matches(rate: float, rr: list[tuple[int, float]]) -> tuple[float, int | None]:
     """The round robin's matches at correct-order ``rate``: (interpolated, smallest reaching).
 
@@ -181,8 +187,7 @@ def equal_rate_matches(rate: float, rr: list[tuple[int, float]]) -> tuple[float,
         return float(rr[0][0]), reach
     for (m0, r0), (m1, r1) in zip(rr, rr[1:]):
         if r0 < rate <= r1:
-            f = (rate - r0) / (r1 - r0)
-            return math.exp(math.log(m0) + f * (math.log(m1) - math.log(m0))), reach
+            return _log_between(rate, r0, m0, r1, m1), reach
     return math.inf, reach
 
 
@@ -236,8 +241,7 @@ def adaptive_at_rate(rate: float, points: list[tuple[float, float, float]]) -> f
     best = None
     for (_, r0, m0), (_, r1, m1) in zip(points, points[1:]):
         if r0 < rate <= r1:
-            f = (rate - r0) / (r1 - r0)
-            got = math.exp(math.log(m0) + f * (math.log(m1) - math.log(m0)))
+            got = _log_between(rate, r0, m0, r1, m1)
             best = got if best is None else min(best, got)
     if best is None and any(r >= rate for _, r, _ in points):  # reached, but not bracketed (rates not monotone)
         best = min(m for _, r, m in points if r >= rate)
