@@ -17,7 +17,8 @@ so no bot process is needed.
 Each trial draws new deals and plays (1) the adaptive schedule's rounds exactly as
 arena/tournament/adaptive.py plans them (its planner, its statistics: ``plan`` is called with
 an outcome function that plays the group's deal set on the real engine) and (2) a full round
-robin of every group of three with 1, 2, 4 ... deals, every deal in every seat rotation,
+robin of every group of three with each number of deals of ``--deals`` (nested: the larger adds
+deals to the smaller, so sizes in between cost nothing), every deal in every seat rotation,
 ranked by Borda score (mean share of opponents beaten). Each is right when its first ``top``
 places are the true ones in order. The saving compares the two at an equal correct-order
 rate: the round robin's matches at the adaptive schedule's rate, interpolated between the
@@ -178,7 +179,7 @@ def _log_between(rate: float, r0: float, m0: float, r1: float, m1: float) -> flo
 def equal_rate_matches(rate: float, rr: list[tuple[int, float]]) -> tuple[float, int | None]:
     """The round robin's matches at correct-order ``rate``: (interpolated, smallest reaching).
 
-    ``rr`` holds (matches, correct-order rate) for 1, 2, 4 ... deals. Interpolated: between the
+    ``rr`` holds (matches, correct-order rate) per round robin size, smallest first. Interpolated: between the
     two measured sizes whose rates bracket ``rate``, linearly in the rate on log(matches); at or
     below the 1-deal rate, the 1-deal round robin (no smaller full round robin exists). Smallest
     reaching: the matches of the first size whose rate is at least ``rate`` (None if none)."""
