@@ -683,9 +683,11 @@ def main() -> None:
 
 
 def _add_commands() -> None:
+    from arena.cli.cache import cache
     from arena.cli.duel import duel
 
     cli.add_command(duel)
+    cli.add_command(cache)
 
 
 _add_commands()

@@ -12,6 +12,7 @@ from typing import Any
 
 from arena import __version__
 from arena.match import protocol
+from arena.match.bot_cache import mark_used
 from arena.match.bot_log import ledger_path
 from arena.match.faults import BotFault, FaultKind
 from arena.match.sandbox import Limits, SandboxInfo
@@ -126,6 +127,7 @@ class ProcessAgent(Agent):
         """argv, extra environment and read-only paths: a bot folder adds its installed
         environment (never installed here, during a match) and thread caps."""
         if not Path(self.entry.path).is_dir():
+            mark_used(Path(self.entry.path))  # a bot shipped to this node: in use, not to be pruned
             return bot_command(self.entry.path), None, []
         from arena.match.botfolder import BotFolderError, runtime
 

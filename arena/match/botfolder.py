@@ -37,6 +37,7 @@ from pathlib import Path
 import tomllib
 
 from arena.errors import ArenaError
+from arena.match.bot_cache import ENVS, UNPACKED, cache_root, mark_used
 
 MANIFEST = "bot.toml"
 REQUIREMENTS = "requirements.txt"
@@ -62,15 +63,6 @@ class BotFolderError(ArenaError):
 
 def is_archive(path: Path) -> bool:
     return path.is_file() and path.name.endswith(ARCHIVES)
-
-
-def cache_root() -> Path:
-    """Where environments and unpacked archives live: ``$ARENA_BOT_ENVS`` or the user cache."""
-    env = os.environ.get("ARENA_BOT_ENVS")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "decktet-arena" / "bot-envs"
 
 
 def folder_files(folder: Path) -> list[tuple[str, Path]]:
@@ -173,12 +165,13 @@ def installed_env(folder: Path) -> BotEnv | None:
     reqs = requirements(folder)
     if not reqs:
         return None
-    path = cache_root() / "envs" / env_key(reqs)
+    path = cache_root() / ENVS / env_key(reqs)
     done = path / "resolved.txt"
     if not done.is_file():
         raise BotFolderError(
             f"{folder}: its requirements are not installed; run `arena check {folder}` (installs them) before the match"
         )
+    mark_used(path)
     return BotEnv(path, tuple(done.read_text().split()))
 
 
@@ -187,7 +180,7 @@ def ensure_env(folder: Path) -> BotEnv | None:
     reqs = requirements(folder)
     if not reqs:
         return None
-    path = cache_root() / "envs" / env_key(reqs)
+    path = cache_root() / ENVS / env_key(reqs)
     if (path / "resolved.txt").is_file():
         return installed_env(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -276,8 +269,9 @@ def unpack(archive: Path) -> Path:
     """The folder an archive unpacks to (cached by the archive's hash); refuses absolute or
     ``..`` paths, links, devices, and archives over the bounds."""
     data_hash = hashlib.sha256(archive.read_bytes()).hexdigest()[:32]
-    dest = cache_root() / "unpacked" / data_hash
+    dest = cache_root() / UNPACKED / data_hash
     if (dest / ".complete").is_file():
+        mark_used(dest)
         return _top(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{data_hash}.", dir=dest.parent))
@@ -382,6 +376,7 @@ def runtime(folder: Path) -> tuple[list[str], dict[str, str], list[Path]]:
     environment must already be installed (``ensure_env``)."""
     from arena.match.sandbox.launch import bot_env, interpreter
 
+    mark_used(folder)  # an unpacked archive or a shipped folder: in use, not to be pruned
     entry = entry_file(folder)
     argv = [interpreter(), "-s", "-S", str(entry)] if entry.suffix == ".py" else [str(entry)]
     extra = {v: "1" for v in THREAD_VARS}

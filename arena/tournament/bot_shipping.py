@@ -4,7 +4,7 @@ The driver packs each bot once (``pack_bots``): a file's bytes, or a bot folder'
 with their executable bits and the packages its requirements resolved to, all checked
 against the SHA-256 the roster recorded. The pack travels through Ray's object store.
 A node unpacks it (``unpack_bots``) into its own cache keyed by that hash,
-``<cache>/shipped/<sha256>/<file or bot name>`` (``arena.match.botfolder.cache_root``:
+``<cache>/shipped/<sha256>/<file or bot name>`` (``arena.match.bot_cache.cache_root``:
 ``$ARENA_BOT_ENVS`` or the user's cache dir, on the node), installs a folder's
 requirements there with the node's own pip (cached by the requirements' hash, as on the
 driver), and plays only what hashes to the driver's SHA-256, packages included. Nothing
@@ -22,8 +22,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.match import botfolder
-
-SHIPPED = "shipped"  # under botfolder.cache_root(): the node-local copies, by content hash
+from arena.match.bot_cache import SHIPPED, cache_root, mark_used
 
 
 class BotShippingError(ArenaError):
@@ -32,7 +31,7 @@ class BotShippingError(ArenaError):
 
 def shipped_root() -> Path:
     """This machine's cache of shipped bots (``<cache_root>/shipped``)."""
-    return botfolder.cache_root() / SHIPPED
+    return cache_root() / SHIPPED
 
 
 def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -117,6 +116,7 @@ def _home(cache: Path, sha: str) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     for d in (cache, home):
         d.chmod(0o755)  # the sandbox may run the bot under another uid
+    mark_used(home)  # `arena cache prune` keeps what a run still ships
     return home
 
 
