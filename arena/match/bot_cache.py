@@ -136,7 +136,9 @@ def remove(entry: CacheEntry) -> None:
         return
     doomed = path.with_name(f".pruning-{path.name}-{os.getpid()}")
     os.rename(path, doomed)
-    for dirpath, dirnames, _ in os.walk(doomed):  # a package may ship read-only folders
+    # a package may ship read-only folders: each is opened up before os.walk enters it
+    os.chmod(doomed, 0o755)
+    for dirpath, dirnames, _ in os.walk(doomed):
         for name in dirnames:
             sub = os.path.join(dirpath, name)
             if not os.path.islink(sub):

@@ -99,7 +99,11 @@ def test_pruning_never_follows_a_link_out_of_the_cache(cache: Path, tmp_path: Pa
 
 
 def test_an_entry_with_read_only_folders_is_removed_too(cache: Path) -> None:
+    """(As root, which CI may be, the modes do not stop anything: then it checks the removal only.)"""
     path = _entry(cache, "envs", "readonly", 60)
+    (path / "site" / "locked").mkdir()
+    (path / "site" / "locked" / "f").write_text("x")
+    (path / "site" / "locked").chmod(0)
     (path / "site").chmod(0o555)
     path.chmod(0o555)
     _age(path, 60)
