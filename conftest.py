@@ -65,14 +65,28 @@ _INTERPRETER_HELPERS = (b"multiprocessing.resource_tracker", b"multiprocessing.f
 _LEFTOVER_GRACE_S = 10.0  # processes told to stop at a test's end may take a moment to go
 
 
-def _leftovers() -> dict[int, str]:
-    """This test process's running descendants (pid -> command line), interpreter helpers aside."""
-    found = {}
-    for pid in own.descendants(os.getpid()):
+def _cmdline(pid: int) -> bytes | None:
+    """The process's command line (None: gone). A process in the middle of exec reads empty for
+    a moment (a helper multiprocessing just started did, once in CI): read it again, briefly."""
+    cmd = b""
+    for _ in range(50):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmd = f.read()
         except OSError:
+            return None
+        if cmd:
+            break
+        time.sleep(0.01)
+    return cmd
+
+
+def _leftovers() -> dict[int, str]:
+    """This test process's running descendants (pid -> command line), interpreter helpers aside."""
+    found = {}
+    for pid in own.descendants(os.getpid()):
+        cmd = _cmdline(pid)
+        if cmd is None:
             continue
         if not any(helper in cmd for helper in _INTERPRETER_HELPERS):
             found[pid] = cmd.replace(b"\0", b" ").decode(errors="replace").strip()
