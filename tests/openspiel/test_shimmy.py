@@ -4,11 +4,12 @@ observations. Runs only where shimmy is installed (pip install 'shimmy[openspiel
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 pytest.importorskip("pyspiel", reason="open_spiel is not installed (pip install -e '.[openspiel]')")
 shimmy = pytest.importorskip("shimmy", reason="shimmy is not installed")
+import numpy as np  # noqa: E402  (after the skips: the README's test install has no numpy)
+
 import arena.openspiel  # noqa: E402,F401  (registers the games)
 
 
