@@ -946,6 +946,30 @@ class ResultStore:
             seat_columns = [r[1:] for r in by_match.get(match[0], ())]
             yield match, seat_columns, match[-1] == _digest(match[:_NM], seat_columns)
 
+    def results_after(self, rowid: int) -> list[tuple[int, ResultRow]]:
+        """(rowid, ResultRow) of every match stored after ``rowid``, in the order they were
+        stored, each checked against its digest as ``iter_results`` checks it (an altered one
+        raises ``AlteredError``); ``index`` is the match's index in its own schedule."""
+        with self._lock, _read_snapshot(self.conn):
+            matches = self.conn.execute(
+                f"SELECT rowid, {', '.join(_MATCH_COLUMNS)}, idx, digest FROM matches WHERE rowid > ? ORDER BY rowid",
+                (rowid,),
+            ).fetchall()
+            seats = self.conn.execute(  # IN, not a join: a join scans every seat (0.13 s at 100,000 matches)
+                f"SELECT s.match_id, {', '.join('s.' + c for c in _SEAT_COLUMNS)} FROM seats s"
+                " WHERE s.match_id IN (SELECT match_id FROM matches WHERE rowid > ?) ORDER BY s.match_id, s.seat",
+                (rowid,),
+            ).fetchall()
+        by_match = {mid: list(rows) for mid, rows in groupby(seats, itemgetter(0))}
+        out = []
+        for found in matches:
+            match = found[1:]
+            seat_columns = [r[1:] for r in by_match.get(match[0], ())]
+            if match[-1] != _digest(match[:_NM], seat_columns):
+                raise AlteredError(_altered_message(self.path, match[0]))
+            out.append((found[0], _result_row(match, seat_columns)))
+        return out
+
     def get_record(self, match_id: str) -> RecordJson:
         """The full stored record of one match; KeyError if it is not stored."""
         with self._lock:

@@ -255,3 +255,51 @@ def test_requests_during_a_pass_make_one_more_pass_not_one_each_after_a_rest(lad
     finally:
         release.set()
         publisher.close()
+
+
+def test_play_order_reads_only_new_matches_and_matches_a_whole_read(ladder_env):
+    """The matchmaker's ratings pass keeps the rows it read: each pass reads only the matches
+    stored since, and the rows are those of a whole read (rows_in_play_order), index for index;
+    if matches were deleted meanwhile it reads them all again."""
+    import sqlite3
+
+    from arena.serve.matchmaker import PlayOrder, rows_in_play_order
+    from arena.tournament.store import AlteredError
+
+    _, data, side = ladder_env
+    store = side.store
+    read: list[int] = []
+    real = store.results_after
+
+    def counting(rowid):
+        got = real(rowid)
+        read.append(len(got))
+        return got
+
+    store.results_after = counting
+
+    def key(rows):
+        return sorted((r.index, r.match_id, r.bots, r.places, r.digest) for r in rows)
+
+    order = PlayOrder()
+    _store_deal_sets(store, 3)
+    assert key(order.update(store)) == key(rows_in_play_order(store)) and read == [6]
+    _store_deal_sets(store, 2, seed=2, first=3)
+    assert key(order.update(store)) == key(rows_in_play_order(store)) and read == [6, 4]
+    assert order.update(store) and read == [6, 4, 0]  # nothing new: nothing read
+
+    con = sqlite3.connect(data / "results.sqlite")
+    with con:
+        gone = con.execute("SELECT match_id FROM matches ORDER BY rowid LIMIT 1 OFFSET 2").fetchone()[0]
+        con.execute("DELETE FROM seats WHERE match_id = ?", (gone,))
+        con.execute("DELETE FROM matches WHERE match_id = ?", (gone,))
+    rows = order.update(store)
+    assert read[-1] == 9 and gone not in {r.match_id for r in rows}  # read whole again
+    assert key(rows) == key(rows_in_play_order(store))
+
+    _store_deal_sets(store, 1, seed=3, first=5)
+    with con:  # a new match altered before the next pass reads it
+        con.execute("UPDATE seats SET place = 1 - place WHERE match_id = (SELECT MAX(match_id) FROM matches)")
+    con.close()
+    with pytest.raises(AlteredError):
+        order.update(store)
