@@ -18,8 +18,9 @@ serving, feeding arena/tournament/runner.py's local worker pool through ``_Pool.
 idempotence), so after a kill -9 the restarted matchmaker plays exactly the matches of
 unfinished sets that are missing. When the roster changes (an upload passed its
 check, a bot was retired) the pool drains and starts again with the new roster. The ratings
-the matchmaking needs, and the server shows, are computed beside that loop, in a thread
-(``RatingsPublisher``), never in it.
+the matchmaking needs, and the server shows, are computed in that loop (no thread: the pool
+forks its workers), reading only the matches stored since the last pass (``PlayOrder``) and
+resting three times a pass's length after it, so a large store costs the workers little.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ log = logging.getLogger("arena.serve")
 
 ROSTER_POLL_S = 1.0
 RATINGS_EVERY_S = 2.0  # the leaderboard's freshness while matches arrive
-RATINGS_REST = 3.0  # after a pass of d seconds, none for RATINGS_REST * d: at most a quarter of a core
+RATINGS_REST = 3.0  # after a pass of d seconds, none for RATINGS_REST * d: the loop rates a quarter of the time at most
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,72 +261,6 @@ def write_standings(data: Path, doc: StandingsDoc) -> None:
     os.replace(tmp, path)
 
 
-class RatingsPublisher:
-    """Rates the stored matches and writes ``standings.json`` in a thread of its own, on its own
-    read-only connection, whenever ``request`` is called, so the top-up loop that feeds the
-    workers never waits for it: a pass reads and rates every stored match (about 5 s of CPU at
-    100,000 matches), and the workers would stand idle meanwhile. ``take`` hands over the
-    newest ratings, and raises whatever ended the thread (an error never vanishes). After a
-    pass of d seconds the next waits ``RATINGS_REST`` * d: a large ladder's leaderboard is then
-    refreshed less often rather than take a core from the workers."""
-
-    def __init__(self, publish: Callable[[Any], dict[str, dict[str, Standing]] | None], data: Path) -> None:
-        import threading
-
-        self._publish, self._data = publish, data
-        self._wake, self._stop = threading.Event(), threading.Event()
-        self._lock = threading.Lock()
-        self._fresh: dict[str, dict[str, Standing]] | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="ladder-ratings", daemon=True)
-        self._thread.start()
-
-    def request(self) -> None:
-        """Rate again as soon as the pass under way (if any) is done."""
-        self._wake.set()
-
-    def take(self) -> dict[str, dict[str, Standing]] | None:
-        """The ratings of the newest pass not taken yet (None: none)."""
-        with self._lock:
-            if self._error is not None:
-                raise self._error
-            fresh, self._fresh = self._fresh, None
-        return fresh
-
-    def close(self) -> None:
-        """Stop after the pass under way; raises what ended the thread, if anything did."""
-        self._stop.set()
-        self._wake.set()
-        self._thread.join()
-        with self._lock:
-            if self._error is not None:
-                raise self._error
-
-    def _run(self) -> None:
-        from arena.tournament.store import ResultStore
-
-        store = None
-        try:
-            store = ResultStore(self._data, read_only=True)
-            while True:
-                self._wake.wait()
-                if self._stop.is_set():
-                    return
-                self._wake.clear()
-                began = time.monotonic()
-                fresh = self._publish(store)
-                if fresh is not None:
-                    with self._lock:
-                        self._fresh = fresh
-                self._stop.wait(RATINGS_REST * (time.monotonic() - began))
-        except BaseException as exc:  # noqa: BLE001 - handed to the matchmaker's thread by take()
-            with self._lock:
-                self._error = exc
-        finally:
-            if store is not None:
-                store.close()
-
-
 def last_stored(store: ResultStore) -> int:
     with store._lock:
         return int(store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0)
@@ -467,17 +402,13 @@ class Matchmaker:
                 time.sleep(ROSTER_POLL_S)
                 continue
             log.info("matchmaker: %d bots playing, %d matches of unfinished deal sets", len(playing), len(pending))
-            publisher = RatingsPublisher(self.publish_standings, self.data)
-            try:
-                top_up = self._top_up(db, store, secret, playing, entries, should_stop, publisher)
-                ctx = dict(ctx_base, entries=entries)
-                if self.executor == "ray":
-                    self._play_on_ray(pending, ctx, top_up)
-                else:
-                    summary = RunSummary(results=self.data, scheduled=0, already_done=0)
-                    _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
-            finally:
-                publisher.close()  # no pass runs beside the one below
+            top_up = self._top_up(db, store, secret, playing, entries, should_stop)
+            ctx = dict(ctx_base, entries=entries)
+            if self.executor == "ray":
+                self._play_on_ray(pending, ctx, top_up)
+            else:
+                summary = RunSummary(results=self.data, scheduled=0, already_done=0)
+                _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
             self.publish_standings(store)  # the drained pool's last matches
 
     def _start_ray(self) -> None:
@@ -514,7 +445,6 @@ class Matchmaker:
         playing: list[str],
         entries: dict[str, Any],
         should_stop: Callable[[], bool],
-        publisher: RatingsPublisher,
     ) -> Callable[[Any], None]:
         import json
 
@@ -526,7 +456,13 @@ class Matchmaker:
             for b in json.loads(row["bots"]):
                 scheduled[b] += row["players"]
                 scheduled[(b, games.get(row["entry"], "?"))] += row["players"]
-        state: dict[str, Any] = {"polled": time.monotonic(), "rated": -RATINGS_EVERY_S, "ratings": {}, "closed": False}
+        state: dict[str, Any] = {
+            "polled": time.monotonic(),
+            "rated": -RATINGS_EVERY_S,
+            "rest_until": 0.0,
+            "ratings": {},
+            "closed": False,
+        }
         candidates = candidates_of(self.t)
         if self.rated_at >= 0 and (self.data / STANDINGS_FILE).is_file():
             state["ratings"] = standings_of_file(self.data)
@@ -535,14 +471,15 @@ class Matchmaker:
             now = time.monotonic()
             if state["closed"]:
                 return
-            if now - state["rated"] >= RATINGS_EVERY_S:
-                # rated off the server's process (its pages read the file this writes) and off
-                # this loop's thread: the workers' next matches never wait for a ratings pass
+            if now - state["rated"] >= RATINGS_EVERY_S and now >= state["rest_until"]:
+                # rated here, off the server's process: its pages read the file this writes. A
+                # pass of d seconds is followed by 3d without one, so on a large store the
+                # workers' next matches wait for ratings a quarter of the time at most
                 state["rated"] = now
-                publisher.request()
-            fresh = publisher.take()
-            if fresh is not None:
-                state["ratings"] = fresh
+                fresh = self.publish_standings(store)
+                state["rest_until"] = time.monotonic() + RATINGS_REST * (time.monotonic() - now)
+                if fresh is not None:
+                    state["ratings"] = fresh
             if now - state["polled"] >= ROSTER_POLL_S:
                 state["polled"] = now
                 if should_stop() or self.roster(db)[0] != playing:

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import threading
-import time
-from collections import deque
 
 import pytest
 
@@ -168,93 +165,6 @@ def test_the_luck_process_fills_the_stored_matches_at_the_workers_priority(ladde
         proc.kill()
         proc.join()
     assert _expected(side.store)[("overall", "alpha")].adjusted_place is not None
-
-
-def test_the_ratings_pass_runs_beside_the_top_up_loop_and_publishes_the_same_standings(ladder_env):
-    """A pass reads and rates every stored match (about 5 s of CPU at 100,000): the top-up
-    loop that feeds the workers hands it to a thread and goes on at once."""
-    import json
-
-    from arena.serve.db import LadderDB
-    from arena.serve.matchmaker import Matchmaker, RatingsPublisher
-
-    ladder, data, side = ladder_env
-    _store_deal_sets(side.store, 8)
-    mm = Matchmaker(ladder, data, None)
-    started, release = threading.Event(), threading.Event()
-
-    def slow_publish(store):
-        started.set()
-        assert release.wait(30), "the test never released the pass"
-        return mm.publish_standings(store)
-
-    publisher = RatingsPublisher(slow_publish, data)
-    db = LadderDB(data)
-    try:
-        playing, entries = mm.roster(db)
-        top_up = mm._top_up(db, side.store, side.store.deal_secret(), playing, entries, lambda: False, publisher)
-        queue: deque = deque()
-        t0 = time.monotonic()
-        top_up(queue)  # asks for a pass, which blocks until released: the queue fills anyway
-        assert started.wait(10) and time.monotonic() - t0 < 5.0
-        assert queue and publisher.take() is None
-        release.set()
-        fresh = wait_until(publisher.take, 30, "the ratings")
-        assert fresh["overall"] and json.loads((data / "standings.json").read_text())["matches"] == 16
-        top_up(queue)  # the loop hands the new ratings to the matchmaking
-    finally:
-        release.set()
-        publisher.close()
-    # nothing new since the thread's pass; and it published what a pass of its own computes
-    assert mm.publish_standings(side.store) is None
-    assert Matchmaker(ladder, data, None).publish_standings(side.store) == fresh
-
-
-def test_an_error_in_the_ratings_thread_reaches_the_matchmaker(ladder_env):
-    from arena.serve.matchmaker import RatingsPublisher
-
-    _, data, side = ladder_env
-
-    def broken(store):
-        raise ValueError("a ratings pass failed")
-
-    publisher = RatingsPublisher(broken, data)
-    publisher.request()
-    with pytest.raises(ValueError, match="a ratings pass failed"):
-        wait_until(publisher.take, 30, "the ratings")
-    with pytest.raises(ValueError, match="a ratings pass failed"):
-        publisher.close()
-
-
-def test_requests_during_a_pass_make_one_more_pass_not_one_each_after_a_rest(ladder_env):
-    """Twenty requests during a pass make one more pass, which starts only after
-    RATINGS_REST times the first pass's duration: the thread takes at most a share of a core."""
-    from arena.serve.matchmaker import RATINGS_REST, RatingsPublisher
-
-    _, data, side = ladder_env
-    passes, ends, release = [], [], threading.Event()
-
-    def publish(store):
-        passes.append(time.monotonic())
-        release.wait(30)
-        ends.append(time.monotonic())
-        return {"overall": {}}
-
-    publisher = RatingsPublisher(publish, data)
-    try:
-        publisher.request()
-        wait_until(lambda: passes, 30, "a pass")
-        for _ in range(20):
-            publisher.request()
-        time.sleep(0.2)
-        release.set()
-        wait_until(lambda: len(passes) >= 2, 30, "a second pass")
-        time.sleep(0.3)
-        assert len(passes) == 2
-        assert passes[1] - ends[0] >= RATINGS_REST * (ends[0] - passes[0]) * 0.99
-    finally:
-        release.set()
-        publisher.close()
 
 
 def test_play_order_reads_only_new_matches_and_matches_a_whole_read(ladder_env):
