@@ -940,11 +940,7 @@ class ResultStore:
                 + " ORDER BY s.match_id, s.seat",
                 args,
             ).fetchall()
-        by_match = {mid: list(rows) for mid, rows in groupby(seats, itemgetter(0))}
-        del seats
-        for match in matches:
-            seat_columns = [r[1:] for r in by_match.get(match[0], ())]
-            yield match, seat_columns, match[-1] == _digest(match[:_NM], seat_columns)
+        yield from _seated(matches, seats)
 
     def results_after(self, rowid: int) -> list[tuple[int, ResultRow]]:
         """(rowid, ResultRow) of every match stored after ``rowid``, in the order they were
@@ -960,14 +956,11 @@ class ResultStore:
                 " WHERE s.match_id IN (SELECT match_id FROM matches WHERE rowid > ?) ORDER BY s.match_id, s.seat",
                 (rowid,),
             ).fetchall()
-        by_match = {mid: list(rows) for mid, rows in groupby(seats, itemgetter(0))}
         out = []
-        for found in matches:
-            match = found[1:]
-            seat_columns = [r[1:] for r in by_match.get(match[0], ())]
-            if match[-1] != _digest(match[:_NM], seat_columns):
+        for (rowid, *_), (match, seat_columns, intact) in zip(matches, _seated([m[1:] for m in matches], seats)):
+            if not intact:
                 raise AlteredError(_altered_message(self.path, match[0]))
-            out.append((found[0], _result_row(match, seat_columns)))
+            out.append((rowid, _result_row(match, seat_columns)))
         return out
 
     def get_record(self, match_id: str) -> RecordJson:
@@ -1012,6 +1005,19 @@ def _altered_message(path: Path, match_id: str) -> str:
         "its checksums); run `arena run` on the tournament "
         "file to play altered matches again, or restore the file from a copy"
     )
+
+
+def _seated(
+    matches: list[tuple[Any, ...]], seats: list[tuple[Any, ...]]
+) -> Iterator[tuple[tuple[Any, ...], list[tuple[Any, ...]], bool]]:
+    """Each match's columns (then its index and stored digest) with its seats rows (sorted by
+    match id, then seat) and whether they still match that digest. ``seats`` is emptied (its rows
+    live on, grouped): a large leaderboard's read holds them once, not twice."""
+    by_match = {mid: list(rows) for mid, rows in groupby(seats, itemgetter(0))}
+    del seats[:]
+    for match in matches:
+        seat_columns = [r[1:] for r in by_match.get(match[0], ())]
+        yield match, seat_columns, match[-1] == _digest(match[:_NM], seat_columns)
 
 
 def _result_row(match: tuple[Any, ...], seats: list[tuple[Any, ...]]) -> ResultRow:
