@@ -43,6 +43,8 @@ MANIFEST = "bot.toml"
 REQUIREMENTS = "requirements.txt"
 MAX_FILES = 2000  # files in a bot folder or archive
 MAX_BYTES = 512 * 1024 * 1024  # their total size (unpacked)
+MAX_DEPTH = 32  # folders inside a bot folder or archive (a deeper one is hostile, not a bot)
+MAX_NAME = 255  # bytes in one file or folder name: the file system's own limit
 ARCHIVES = (".zip", ".tar.gz", ".tgz")
 _PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9,._-]+\])?==([A-Za-z0-9.+!_-]+)$")
 # numpy, OpenBLAS, MKL, OpenMP (torch), numexpr, Accelerate, BLIS: one thread each, so that a bot
@@ -73,6 +75,8 @@ def folder_files(folder: Path) -> list[tuple[str, Path]]:
     root = folder.resolve()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        if dirnames and len(Path(dirpath).relative_to(folder).parts) >= MAX_DEPTH:
+            raise BotFolderError(f"{folder}: folders nested deeper than {MAX_DEPTH}; flatten the bot folder")
         for name in sorted(filenames):
             p = Path(dirpath) / name
             rel = p.relative_to(folder).as_posix()
@@ -281,12 +285,7 @@ def unpack(archive: Path) -> Path:
             raise BotFolderError(
                 f"{archive}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB unpacked; keep the bot smaller"
             )
-        for name, size, read in members:
-            parts = Path(name).parts
-            if not name or name.startswith("/") or ".." in parts or "\\" in name:
-                raise BotFolderError(
-                    f"{archive}: member {name!r} leaves the archive's folder; repack it with relative paths"
-                )
+        for name, size, read in _checked_members(archive, members):
             target = tmp / "bot" / name
             if read is None:
                 target.mkdir(parents=True, exist_ok=True)
@@ -306,6 +305,42 @@ def unpack(archive: Path) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _top(dest)
+
+
+def _checked_members(archive: Path, members: list[Member]) -> list[Member]:
+    """The members with their names normalised (``./`` dropped), refusing any that would leave
+    the folder, nest deeper than ``MAX_DEPTH``, exceed ``MAX_NAME``, appear twice, or be both a
+    file and a folder: each is a one-line reason, never an error of the file system."""
+    files: set[str] = set()
+    folders: set[str] = set()
+    out: list[Member] = []
+    for name, size, read in members:
+        parts = [part for part in name.split("/") if part not in ("", ".")]
+        if name.startswith("/") or ".." in parts or "\\" in name:
+            raise BotFolderError(
+                f"{archive}: member {name!r} leaves the archive's folder; repack it with relative paths"
+            )
+        if not parts:
+            if read is None:
+                continue  # the archive's own top folder
+            raise BotFolderError(f"{archive}: member {name!r} has no file name; repack it")
+        if len(parts) > MAX_DEPTH:
+            raise BotFolderError(
+                f"{archive}: member {name[:80]!r} is nested deeper than {MAX_DEPTH} folders; flatten the bot folder"
+            )
+        if any(len(part.encode()) > MAX_NAME for part in parts):
+            raise BotFolderError(f"{archive}: member {name[:80]!r} has a name longer than {MAX_NAME} bytes; shorten it")
+        rel = "/".join(parts)
+        above = {"/".join(parts[:i]) for i in range(1, len(parts))}
+        clash = rel in files or (read is not None and rel in folders) or (above & files)
+        if clash:
+            raise BotFolderError(
+                f"{archive}: member {rel!r} is in the archive twice, or as a file and a folder; repack it"
+            )
+        (folders if read is None else files).add(rel)
+        folders |= above
+        out.append((rel, size, read))
+    return out
 
 
 def _top(dest: Path) -> Path:

@@ -39,8 +39,9 @@ def add_user(data: Path, name: str, password: str, *, organiser: bool = False) -
     if len(password) < MIN_PASSWORD:
         raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
     db = LadderDB(data)
-    if db.one("SELECT 1 FROM users WHERE name = ?", name):
-        raise ArenaError(f"user {name!r} exists already in {data}; choose another name")
+    taken = db.one("SELECT name FROM users WHERE name = ? COLLATE NOCASE", name)
+    if taken:
+        raise ArenaError(f"user {taken['name']!r} exists already in {data}; choose another name")
     uid = db.run(
         "INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
         name,
@@ -82,7 +83,7 @@ def redeem_invite(db: LadderDB, token: str, name: str, password: str) -> User:
     if len(password) < MIN_PASSWORD:
         raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
     pw_hash = _HASHER.hash(password)
-    with db.conn:
+    with db.transaction():
         row = db.one(
             "SELECT organiser FROM invites WHERE hash = ? AND used_by IS NULL AND created > ?",
             _sha(token),
@@ -90,8 +91,8 @@ def redeem_invite(db: LadderDB, token: str, name: str, password: str) -> User:
         )
         if row is None:
             raise ArenaError("this invite link was used already or has expired; ask the organiser for another")
-        if db.one("SELECT 1 FROM users WHERE name = ?", name):
-            raise ArenaError(f"user {name!r} exists already; choose another name")
+        if db.one("SELECT 1 FROM users WHERE name = ? COLLATE NOCASE", name):  # 'Ann' would pass for 'ann'
+            raise ArenaError(f"the name {name!r} is taken; choose another name")
         uid = db.run(
             "INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
             name,

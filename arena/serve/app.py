@@ -10,7 +10,9 @@ answered 500 without a traceback.
 from __future__ import annotations
 
 import logging
+import math
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ log = logging.getLogger("arena.serve")
 SESSION_COOKIE = "arena_session"
 CSRF_COOKIE = "arena_csrf"
 RECENT = 50
+READS = ("GET", "HEAD")  # Starlette answers HEAD with a GET route: it must never reach a POST branch
 
 
 # ---- request helpers ------------------------------------------------------------
@@ -98,19 +101,23 @@ class CloseForms:
                 await form.close()
 
 
-async def _form(request: Request, limit: int) -> Any:
-    """The request's form, its body read up to ``limit`` bytes (413 beyond)."""
+FORM_MAX_BYTES = 16 * 1024  # a login, invite, logout or retire form
+
+
+async def _form(request: Request, limit: int = FORM_MAX_BYTES, too_large: str = "") -> Any:
+    """The request's form, its body read up to ``limit`` bytes (413 beyond, saying ``too_large``)."""
+    too_large = too_large or f"the form is larger than {limit} bytes; send only the form's own fields"
     length = request.headers.get("content-length")
     if length is not None:
-        if not length.isdigit():
+        if not (length.isascii() and length.isdigit()):
             raise HTTPException(400, "Content-Length is not a number")
         if int(length) > limit:
-            raise HTTPException(413, f"the upload is larger than {limit} bytes; send one bot file under that size")
+            raise HTTPException(413, too_large)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise HTTPException(413, f"the upload is larger than {limit} bytes; send one bot file under that size")
+            raise HTTPException(413, too_large)
     request._body = bytes(body)  # what request.form() parses
     try:
         form = await request.form(max_files=1, max_fields=10)
@@ -248,23 +255,23 @@ async def source_page(request: Request) -> Response:
     v = side.db.one("SELECT * FROM versions WHERE bot_id = ? AND (n = ? OR ? = 0) ORDER BY n DESC", bot["id"], n, n)
     if v is None:
         raise HTTPException(404, "no such version")
-    return PlainTextResponse(Path(v["path"]).read_bytes().decode("utf-8", "replace"))
+    return PlainTextResponse(await run_in_threadpool(side.source_text, Path(v["path"])))
 
 
 async def login_page(request: Request) -> Response:
-    if request.method == "GET":
+    if request.method in READS:
         return _page(request, "login.html")
     side = _side(request)
     if not side.login_limit.allow(_client(request)):
-        return _page(request, "login.html", status=429, error="too many login attempts; wait a minute")
-    form = await _form(request, 16 * 1024)
+        return _form_error(request, "login.html", 429, "too many login attempts; wait a minute", side.login_limit)
+    form = await _form(request)
     if not _csrf_ok(request, form.get("csrf_token")):
         raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
     user = await run_in_threadpool(
         accounts.check_password, side.db, str(form.get("name", "")), str(form.get("password", ""))
     )
     if user is None:
-        return _page(request, "login.html", status=401, error="wrong name or password")
+        return _form_error(request, "login.html", 401, "wrong name or password")
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
@@ -282,11 +289,13 @@ async def invite_page(request: Request) -> Response:
         raise HTTPException(
             404, "this invite link was used already, has expired or never existed; ask the organiser for another"
         )
-    if request.method == "GET":
+    if request.method in READS:
         return _page(request, "invite.html", token=token)
     if not side.login_limit.allow(_client(request)):
-        return _page(request, "invite.html", status=429, token=token, error="too many attempts; wait a minute")
-    form = await _form(request, 16 * 1024)
+        return _form_error(
+            request, "invite.html", 429, "too many attempts; wait a minute", side.login_limit, token=token
+        )
+    form = await _form(request)
     if not _csrf_ok(request, form.get("csrf_token")):
         raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
     try:
@@ -294,7 +303,7 @@ async def invite_page(request: Request) -> Response:
             accounts.redeem_invite, side.db, token, str(form.get("name", "")).strip(), str(form.get("password", ""))
         )
     except ArenaError as exc:
-        return _page(request, "invite.html", status=400, token=token, error=str(exc))
+        return _form_error(request, "invite.html", 400, str(exc), token=token)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
@@ -303,7 +312,7 @@ async def invite_page(request: Request) -> Response:
 
 
 async def logout(request: Request) -> Response:
-    form = await _form(request, 16 * 1024)
+    form = await _form(request)
     if not _csrf_ok(request, form.get("csrf_token")):
         raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
     sid = request.cookies.get(SESSION_COOKIE)
@@ -316,7 +325,7 @@ async def logout(request: Request) -> Response:
 
 async def upload_page(request: Request) -> Response:
     user = current_user(request)
-    if request.method == "GET":
+    if request.method in READS:
         if user is None:
             return RedirectResponse("/login", status_code=303)
         return _page(request, "upload.html")
@@ -325,13 +334,13 @@ async def upload_page(request: Request) -> Response:
     except HTTPException as exc:
         if exc.status_code in (401,):
             raise
-        return _page(request, "upload.html", status=exc.status_code, error=exc.detail)
+        return _form_error(request, "upload.html", exc.status_code, exc.detail, headers=exc.headers)
     return RedirectResponse(doc["url"], status_code=303)
 
 
 async def retire_page(request: Request) -> Response:
     user = _require_user(request)
-    form = await _form(request, 16 * 1024)
+    form = await _form(request)
     if not _csrf_ok(request, form.get("csrf_token")):
         raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
     bot_id = _int(request.path_params["bot_id"])
@@ -379,8 +388,11 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
     if user is None:
         raise HTTPException(401, "log in or send 'Authorization: Bearer <token>' to upload a bot")
     if not side.upload_limit.allow(f"{_client(request)}/{user.id}"):
-        raise HTTPException(429, "too many uploads; wait a minute")
-    form = await _form(request, side.ladder.settings.upload_max_bytes + 16 * 1024)
+        raise HTTPException(429, "too many uploads; wait a minute", headers=_retry_after(side.upload_limit))
+    most = side.ladder.settings.upload_max_bytes
+    form = await _form(  # the bot file plus room for the form's other fields
+        request, most + FORM_MAX_BYTES, f"the bot file is larger than {most} bytes; send one bot file under that size"
+    )
     bearer = getattr(request.state, "bearer", False)
     sent = form.get("csrf_token") if form_post else (form.get("csrf_token") or request.headers.get("x-csrf-token"))
     if not bearer and not _csrf_ok(request, sent):
@@ -398,21 +410,54 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
 
 
 def _int(text: str) -> int:
-    if not text.isdigit() or len(text) > 12:
-        raise HTTPException(400, f"{text[:30]!r} is not a number")
+    """A non-negative id or count from a URL: ASCII digits only (str.isdigit also takes '²' and '５')."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:
+        raise HTTPException(400, f"{text[:30]!r} is not a number of digits 0-9")
     return int(text)
 
 
 # ---- errors -----------------------------------------------------------------------
 
 
+def _wants_json(request: Request) -> bool:
+    """Errors go to scripts as JSON, to browsers as a page."""
+    return request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", "")
+
+
+def _retry_after(limit: accounts.RateLimit) -> dict[str, str]:
+    """A refused client gets its next allowance within one refill interval."""
+    return {"Retry-After": str(max(1, math.ceil(limit.every_s)))}
+
+
+def _form_error(
+    request: Request,
+    template: str,
+    status: int,
+    error: str,
+    limit: accounts.RateLimit | None = None,
+    headers: Mapping[str, str] | None = None,
+    **context: Any,
+) -> Response:
+    """A form refused: its page again with the reason for a browser, the JSON error for a script."""
+    headers = dict(headers or {}, **(_retry_after(limit) if limit is not None else {}))
+    if _wants_json(request):
+        return JSONResponse({"error": error, "status": status}, status_code=status, headers=headers)
+    response = _page(request, template, status=status, error=error, **context)
+    response.headers.update(headers)
+    return response
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 400)
     detail = str(getattr(exc, "detail", "") or "bad request")
-    headers = {"Retry-After": "60"} if status == 429 else None
-    if request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", ""):
+    headers = dict(getattr(exc, "headers", None) or {})  # 405's Allow, 429's Retry-After
+    if status == 429:
+        headers.setdefault("Retry-After", "60")
+    if _wants_json(request):
         return JSONResponse({"error": detail, "status": status}, status_code=status, headers=headers)
-    return _page(request, "error.html", status=status, error=detail, code=status)
+    response = _page(request, "error.html", status=status, error=detail, code=status)
+    response.headers.update(headers)
+    return response
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:

@@ -8,10 +8,12 @@ Every connection is short-lived or per thread; SQLite's busy timeout serialises 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,20 +100,36 @@ class LadderDB:
             " v.status FROM versions v JOIN bots b ON b.id = v.bot_id ORDER BY b.name, v.n"
         )
 
-    def add_version(self, bot_id: int, sha256: str, path: Path, kind: str, status: str) -> int:
-        with self.conn:
-            n = (self.one("SELECT MAX(n) FROM versions WHERE bot_id = ?", bot_id)[0] or 0) + 1
-            self.run(
-                "INSERT INTO versions (bot_id, n, sha256, path, kind, status, created) VALUES (?,?,?,?,?,?,?)",
-                bot_id,
-                n,
-                sha256,
-                str(path),
-                kind,
-                status,
-                time.time(),
-            )
-        return n
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction on this thread's connection (BEGIN IMMEDIATE: other writers
+        wait), so a read and the write it decides are one step however many requests race.
+        The connection autocommits otherwise (``isolation_level=None``): ``with conn:`` alone
+        opens no transaction."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def add_version(self, bot_id: int, sha256: str, path: Path, kind: str, status: str) -> tuple[int, int]:
+        """A bot's next version, numbered in the same statement that stores it (two uploads at
+        once get two numbers); returns (version id, number)."""
+        vid = self.run(
+            "INSERT INTO versions (bot_id, n, sha256, path, kind, status, created)"
+            " SELECT ?, COALESCE(MAX(n), 0) + 1, ?, ?, ?, ?, ? FROM versions WHERE bot_id = ?",
+            bot_id,
+            sha256,
+            str(path),
+            kind,
+            status,
+            time.time(),
+            bot_id,
+        )
+        return vid, self.one("SELECT n FROM versions WHERE id = ?", vid)["n"]
 
     # ---- deal sets -------------------------------------------------------------
 

@@ -17,10 +17,11 @@ import hashlib
 import logging
 import os
 import queue
+import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ API_FORMAT = "decktet-arena-ladder"
 API_VERSION = 1
 RECENT_MIN_S = 0.5  # recent matches are read again at most this often (pages poll every refresh_s)
 UNPACKED_MAX_BYTES = 64 * 1024 * 1024  # an uploaded bot folder's files, unpacked
+SOURCE_MAX_BYTES = 1024 * 1024  # text a source page shows
 
 
 class Ladderside:
@@ -109,8 +111,18 @@ class Ladderside:
             except Exception as exc:  # noqa: BLE001 - a check that cannot run fails the upload, not the server
                 log.exception("check of %s v%d failed", row["name"], row["n"])
                 status, text = "failed", f"the check could not run: {type(exc).__name__}: {exc}"
-            self.db.run("UPDATE versions SET status = ?, report = ? WHERE id = ?", status, text, vid)
+            self.db.run("UPDATE versions SET status = ?, report = ? WHERE id = ?", status, self.public(text), vid)
             log.info("upload %s v%d: check %s", row["name"], row["n"], status)
+
+    def public(self, text: str) -> str:
+        """``text`` as an entrant may read it: this machine's folders (the data folder, the bot
+        cache) left out of every path, which keeps its last part ('bots/<sha>/x.zip' is 'x.zip')."""
+        from arena.match.bot_cache import cache_root
+
+        roots = {str(self.data), str(self.data.resolve()), str(cache_root()), str(cache_root().resolve())}
+        for root in sorted(roots, key=len, reverse=True):
+            text = re.sub(r"(?<![\w./-])" + re.escape(root.rstrip("/")) + r"/(?:[^\s'\":]*/)?", "", text)
+        return text
 
     def check_matches(self) -> list[tuple[str, int, dict[str, Any]]]:
         """`arena check`'s conformance matches, on what this ladder plays: each game at each of
@@ -292,19 +304,21 @@ class Ladderside:
 
     def _recent_matches(self, limit: int, bot: str | None = None) -> list[dict[str, Any]]:
         conn = self.reader
+        names = self._version_names(bot) if bot else []
+        if bot and not names:
+            return []
         sql = (
             "SELECT m.match_id, m.game, m.players, m.started_at, m.duration_s, m.idx FROM matches m"
-            + (" WHERE m.match_id IN (SELECT match_id FROM seats WHERE bot >= ? AND bot < ?)" if bot else "")
+            + (f" WHERE m.match_id IN (SELECT match_id FROM seats WHERE bot IN ({_marks(names)}))" if bot else "")
             + " ORDER BY m.rowid DESC LIMIT ?"
         )
-        args: tuple[Any, ...] = (*_versions_of(bot), limit) if bot else (limit,)
+        args: tuple[Any, ...] = (*names, limit)
         with _snapshot(conn):
             rows = conn.execute(sql, args).fetchall()
             seats: dict[str, list[Any]] = {}
             if rows:
-                marks = ",".join("?" * len(rows))
                 for mid, bot_, place, score, fault in conn.execute(
-                    f"SELECT match_id, bot, place, score, fault_kind FROM seats WHERE match_id IN ({marks})"
+                    f"SELECT match_id, bot, place, score, fault_kind FROM seats WHERE match_id IN ({_marks(rows)})"
                     " ORDER BY match_id, seat",
                     [r[0] for r in rows],
                 ):
@@ -348,6 +362,16 @@ class Ladderside:
         row = conn.execute("SELECT game, players, idx FROM matches WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else self._deal_done(conn, *row)
 
+    def _version_names(self, name: str) -> list[str]:
+        """The seat names bot ``name``'s versions play under (``<name>.v<n>``), exactly: a range
+        of names would also take another entrant's ``<name>.vortex``."""
+        return [
+            self.db.version_name(r)
+            for r in self.db.all(
+                "SELECT b.name, v.n FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = ?", name
+            )
+        ]
+
     def bot_doc(self, bot_id: int, user: User | None) -> dict[str, Any]:
         bot = self.db.one(
             "SELECT b.*, u.name AS owner FROM bots b LEFT JOIN users u ON u.id = b.owner_id WHERE b.id = ?", bot_id
@@ -381,10 +405,11 @@ class Ladderside:
             for s in board["scopes"]
         }
         faults = []
+        names = self._version_names(bot["name"])
         rows = self.reader.execute(
-            "SELECT match_id, bot, fault_kind, fault_detail FROM seats WHERE bot >= ? AND bot < ? AND fault_kind"
+            f"SELECT match_id, bot, fault_kind, fault_detail FROM seats WHERE bot IN ({_marks(names)}) AND fault_kind"
             " IS NOT NULL ORDER BY rowid DESC LIMIT 20",
-            _versions_of(bot["name"]),
+            names,
         ).fetchall()
         for mid, name, kind, detail in rows:
             item = {"match_id": mid, "version": name, "kind": kind, "detail": detail}
@@ -445,32 +470,77 @@ class Ladderside:
         name = (name or (base[: -len(archive)] if archive else Path(base).stem)).strip()
         if not SAFE_NAME.match(name):
             raise HTTPException(400, f"bot name {name[:70]!r} is not allowed; use {SAFE_NAME_TEXT}")
+        self._claim(user, name, write=False)  # a refused upload writes nothing
         sha = hashlib.sha256(data).hexdigest()
         home = self.data / SNAPSHOTS / sha
         home.mkdir(parents=True, exist_ok=True)
         for d in (home.parent, home):
             d.chmod(0o755)  # the sandbox may run the bot under another uid
         path = home / (name + (suffix if kind in ("python", "folder") else ""))
-        tmp = home / f".{path.name}.{os.getpid()}.tmp"
+        tmp = home / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
         tmp.write_bytes(data)
         tmp.chmod(0o755 if kind == "executable" else 0o644)
         os.replace(tmp, path)
-        with self.db.conn:
-            bot = self.db.one("SELECT * FROM bots WHERE name = ?", name)
-            if bot is None:
-                bot_id = self.db.run(
-                    "INSERT INTO bots (name, owner_id, created) VALUES (?, ?, ?)", name, user.id, time.time()
-                )
-            elif bot["owner_id"] != user.id and not user.organiser:
-                raise HTTPException(403, f"the bot name {name!r} belongs to another entrant; choose another name")
-            else:
-                bot_id = bot["id"]
-                self.db.run("UPDATE bots SET retired = 0 WHERE id = ?", bot_id)
-        n = self.db.add_version(bot_id, sha, path, kind, "checking")
-        vid = self.db.one("SELECT id FROM versions WHERE bot_id = ? AND n = ?", bot_id, n)["id"]
+        try:
+            with self.db.transaction():  # two uploads at once: one claims a new name, each gets its number
+                bot_id = self._claim(user, name, write=True)
+                vid, n = self.db.add_version(bot_id, sha, path, kind, "checking")
+        except HTTPException:
+            if self.db.one("SELECT 1 FROM versions WHERE path = ?", str(path)) is None:
+                path.unlink(missing_ok=True)  # lost the name to another entrant meanwhile
+            raise
         self.checks.put(vid)
         log.info("upload by %s: %s v%d (%d bytes), checking", user.name, name, n, len(data))
         return {"bot_id": bot_id, "name": name, "version": n, "status": "checking", "url": f"/bots/{bot_id}"}
+
+    def _claim(self, user: User, name: str, *, write: bool) -> int:
+        """The id of bot ``name`` for ``user`` to upload to (with ``write``: made, or brought back
+        from retirement); 403 if it is another entrant's, 409 if it differs from one only in case
+        ('Ann' would pass for 'ann' on a leaderboard). 0 for a new name without ``write``."""
+        bot = self.db.one("SELECT * FROM bots WHERE name = ? COLLATE NOCASE", name)
+        if bot is not None and bot["name"] != name:
+            raise HTTPException(
+                409, f"the bot name {name!r} is taken as {bot['name']!r}; names must differ by more than case"
+            )
+        if bot is not None and bot["owner_id"] != user.id and not user.organiser:
+            raise HTTPException(403, f"the bot name {name!r} belongs to another entrant; choose another name")
+        if not write:
+            return 0 if bot is None else bot["id"]
+        if bot is None:
+            return self.db.run(
+                "INSERT INTO bots (name, owner_id, created) VALUES (?, ?, ?)", name, user.id, time.time()
+            )
+        self.db.run("UPDATE bots SET retired = 0 WHERE id = ?", bot["id"])
+        return bot["id"]
+
+    def source_text(self, path: Path) -> str:
+        """A version's source page: the file, or every file of a bot folder under its name (text
+        in full, up to ``SOURCE_MAX_BYTES`` in all; the rest by size), or an uploaded archive's
+        member list until its check unpacks it."""
+        from arena.match import botfolder
+
+        try:
+            if path.is_dir():
+                parts, budget = [], SOURCE_MAX_BYTES
+                for rel, file in botfolder.folder_files(path):
+                    size = file.stat().st_size
+                    data = file.read_bytes() if size <= budget else b"\0"
+                    if b"\0" in data[:8192]:
+                        parts.append(f"==> {rel} <== ({size} bytes, not shown)")
+                    else:
+                        budget -= size
+                        parts.append(f"==> {rel} <==\n{data.decode('utf-8', 'replace')}")
+                return "\n".join(parts)
+            if botfolder.is_archive(path):
+                members = botfolder._members(path)
+                listing = "\n".join(f"{name} ({size} bytes)" for name, size, read in members if read is not None)
+                return f"{path.name}: an archive, unpacked by its check; its files:\n{listing}"
+            with path.open("rb") as f:
+                return f.read(SOURCE_MAX_BYTES).decode("utf-8", "replace")
+        except ArenaError as exc:
+            return self.public(str(exc))
+        except OSError:
+            raise HTTPException(404, "this version's files are no longer in the data folder") from None
 
     def retire(self, user: User, bot_id: int) -> None:
         bot = self.db.one("SELECT * FROM bots WHERE id = ?", bot_id)
@@ -487,9 +557,9 @@ def _place(rating: list[Any] | None, at: int) -> float | None:
     return None if got is None else round(got, 3)
 
 
-def _versions_of(name: str) -> tuple[str, str]:
-    """The range of seat names of every version of bot ``name`` (``<name>.v<n>``): an index range."""
-    return name + ".v", name + ".w"
+def _marks(items: Sequence[Any]) -> str:
+    """The ``?`` placeholders of an SQL ``IN (...)`` of ``items``."""
+    return ",".join("?" * len(items))
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ import glob
 import hashlib
 import os
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -315,6 +316,22 @@ def _stem(path: Path) -> str:
 SNAPSHOTS = "bots"  # <results>/bots/<sha256>/<file name>: the code that really plays
 
 
+def _copy_folder(e: BotEntry, target: Path) -> None:
+    """Bot folder ``e``'s files copied to ``target`` (made anew), modes kept executable or not."""
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        for rel, src in botfolder.folder_files(Path(e.path)):
+            dest = target / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+            dest.chmod(0o755 if os.access(src, os.X_OK) else 0o644)
+    except (OSError, botfolder.BotFolderError) as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        raise ArenaError(
+            f"{e.path}: cannot copy bot folder {e.name!r} ({exc}); check it is still there and readable"
+        ) from None
+
+
 def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
     """Copy each bot file into ``folder/bots/<sha256>/`` and return entries that run the copy.
 
@@ -353,28 +370,33 @@ def snapshot_bots(entries: list[BotEntry], folder: Path) -> list[BotEntry]:
 
 
 def _snapshot_folder(e: BotEntry, folder: Path) -> BotEntry:
-    """A bot folder copied to ``folder/bots/<sha256>/<name>/`` (files only, read-only modes)."""
+    """A bot folder copied to ``folder/bots/<sha256>/<name>/`` (files only, read-only modes).
+    The same files under a second name (two entrants' identical uploads, two copies in one
+    roster) get a second copy beside the first, under that name."""
     home = Path(folder) / SNAPSHOTS / e.sha256
     dest = home / e.name
     if not (home / ".complete").is_file():
         tmp = Path(folder) / SNAPSHOTS / f".{e.sha256}.{os.getpid()}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         try:
-            for rel, src in botfolder.folder_files(Path(e.path)):
-                target = tmp / e.name / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, target)
-                target.chmod(0o755 if os.access(src, os.X_OK) else 0o644)
-        except (OSError, botfolder.BotFolderError) as exc:
+            _copy_folder(e, tmp / e.name)
+        except ArenaError:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise ArenaError(
-                f"{e.path}: cannot copy bot folder {e.name!r} ({exc}); check it is still there and readable"
-            ) from None
+            raise
         for dirpath, _, _ in os.walk(tmp):
             os.chmod(dirpath, 0o755)  # the sandbox may run the bot under another uid
         (tmp / ".complete").write_text("")
         shutil.rmtree(home, ignore_errors=True)
         os.replace(tmp, home)
+    elif not dest.is_dir():
+        tmp = home / f".{e.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        _copy_folder(e, tmp)
+        for dirpath, _, _ in os.walk(tmp):
+            os.chmod(dirpath, 0o755)
+        try:
+            os.replace(tmp, dest)
+        except OSError:  # made meanwhile by another process: the same files
+            shutil.rmtree(tmp, ignore_errors=True)
     sha = botfolder.folder_sha256(dest, botfolder.installed_env(dest))
     if sha != e.sha256:
         raise ArenaError(f"{e.path}: bot folder {e.name!r} changed while it was copied; run again")
