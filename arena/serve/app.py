@@ -9,6 +9,8 @@ answered 500 without a traceback.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import math
 import secrets
@@ -77,9 +79,20 @@ def _require_user(request: Request) -> User:
     return user
 
 
+def _csrf_expected(request: Request) -> str:
+    """The token this visitor's forms carry. With a session: an HMAC of its id under the
+    server's key, so a cookie planted by a neighbour on the same host (another port) cannot
+    forge it, and a login changes it. Before one (the login and invite forms): the
+    ``arena_csrf`` cookie (double submit). '' when there is neither."""
+    sid = request.cookies.get(SESSION_COOKIE)
+    if sid:
+        return hmac.new(_side(request).csrf_key, sid.encode(), hashlib.sha256).hexdigest()
+    return request.cookies.get(CSRF_COOKIE, "")
+
+
 def _csrf_ok(request: Request, sent: str | None) -> bool:
-    cookie = request.cookies.get(CSRF_COOKIE, "")
-    return bool(cookie) and bool(sent) and secrets.compare_digest(cookie, str(sent))
+    expected = _csrf_expected(request)
+    return bool(expected) and bool(sent) and secrets.compare_digest(expected, str(sent))
 
 
 FORM_KEY = "arena.form"
@@ -140,7 +153,7 @@ def _page(request: Request, template: str, status: int = 200, cache_key: Any = N
     """A page of ``template``. With ``cache_key``, a visitor who is not logged in gets the page
     rendered once per key (it holds no form, so no CSRF token): the pages everyone polls."""
     anonymous = SESSION_COOKIE not in request.cookies and "authorization" not in request.headers
-    csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
+    csrf = _csrf_expected(request) or secrets.token_urlsafe(24)
     side = _side(request)
     cached = side.pages.get(template) if cache_key is not None and anonymous else None
     if cached is not None and cached[0] == cache_key:
@@ -157,7 +170,7 @@ def _page(request: Request, template: str, status: int = 200, cache_key: Any = N
         if cache_key is not None and anonymous:
             side.pages[template] = (cache_key, text)
     response = HTMLResponse(text, status_code=status)
-    if not request.cookies.get(CSRF_COOKIE):
+    if SESSION_COOKIE not in request.cookies and not request.cookies.get(CSRF_COOKIE):
         response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict")
     return response
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import sqlite3
 import threading
 import time
@@ -40,6 +41,7 @@ CREATE TABLE IF NOT EXISTS versions (
     sha256 TEXT NOT NULL, path TEXT NOT NULL, kind TEXT NOT NULL,
     status TEXT NOT NULL,            -- checking, ok, failed
     report TEXT NOT NULL DEFAULT '', created REAL NOT NULL, UNIQUE (bot_id, n));
+CREATE TABLE IF NOT EXISTS keys (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS deal_sets (
     id INTEGER PRIMARY KEY, entry INTEGER NOT NULL, players INTEGER NOT NULL,
     bots TEXT NOT NULL, created REAL NOT NULL);
@@ -78,6 +80,11 @@ class LadderDB:
 
     def run(self, sql: str, *args: Any) -> int:
         return self.conn.execute(sql, args).lastrowid or 0
+
+    def key(self, name: str) -> bytes:
+        """The server's secret ``name`` (32 random bytes, made once, kept with the accounts)."""
+        self.run("INSERT OR IGNORE INTO keys (name, value) VALUES (?, ?)", name, secrets.token_bytes(32))
+        return bytes(self.one("SELECT value FROM keys WHERE name = ?", name)["value"])
 
     # ---- bots ------------------------------------------------------------------
 

@@ -61,6 +61,7 @@ class Ladderside:
         self.executor = executor
         self.db = LadderDB(self.data)
         self.store = ResultStore(self.data)
+        self.csrf_key = self.db.key("csrf")  # app.py: a session's form token is an HMAC of its id
         self.login_limit = RateLimit(burst=5, every_s=12.0)
         self.upload_limit = RateLimit(burst=5, every_s=30.0)
         self.inline = inline

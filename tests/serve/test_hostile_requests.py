@@ -237,3 +237,32 @@ def test_identical_bot_folders_under_two_names_both_pass_and_show_their_source(l
         source = c.get(v["source"], headers=bearer(token))
         assert source.status_code == 200
         assert "==> main.py <==\n" in source.text and "==> weights.bin <== (3 bytes, not shown)" in source.text
+
+
+def test_a_planted_csrf_cookie_cannot_forge_a_sessions_form(ladder_env):
+    """Double submit alone trusts whoever can set the arena_csrf cookie (another app on the same
+    host, any port); a logged-in visitor's token is bound to the session instead."""
+    import re
+
+    app, _, side = ladder_env
+    side.login_limit = RateLimit(burst=100, every_s=1.0)
+    c = client(app)
+    c.get("/login")
+    r = c.post(
+        "/login",
+        data={"name": "ann", "password": "correct horse", "csrf_token": c.cookies.get(CSRF_COOKIE)},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303
+    c.cookies.set(CSRF_COOKIE, "planted")
+    r = c.post("/api/bots", data={"csrf_token": "planted"}, files={"file": ("p.py", QUITTER)})
+    assert r.status_code == 403 and "CSRF" in r.json()["error"]
+    token = re.search(r'name="csrf_token" value="([^"]+)"', c.get("/upload").text).group(1)
+    assert token != "planted"
+    r = c.post("/api/bots", data={"csrf_token": token, "name": "sessionbot"}, files={"file": ("p.py", QUITTER)})
+    assert r.status_code == 202, r.text
+    old = c.cookies.get("arena_session")
+    c.post("/logout", data={"csrf_token": token})
+    c.cookies.set("arena_session", old)  # the session ended: its token went with it
+    r = c.post("/api/bots", data={"csrf_token": token, "name": "sessionbot"}, files={"file": ("p.py", QUITTER)})
+    assert r.status_code == 401
