@@ -59,7 +59,9 @@ def open_ladder(ladder: Ladder, data: Path, err: TextIO) -> Any:
     sandbox = open_sandbox(ladder.tournament.sandbox, err)
     require_safe_sandbox(sandbox, ladder.tournament)  # a ladder file cannot say trust_bots
     try:
-        ResultStore(data).deal_secret()
+        store = ResultStore(data)
+        store.claim(ladder.tournament.name, "give the ladder its own --data folder")
+        store.deal_secret()
     except StoreError as exc:
         raise ArenaError(str(exc)) from None
     import_bundled(ladder, data)

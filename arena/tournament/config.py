@@ -134,6 +134,14 @@ class BotSpec(_NamedBot):
     path: str
     name: str | None = None
 
+    @field_validator("path")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        problem = path_problem(v)
+        if problem:
+            raise _fail(problem)
+        return v
+
 
 class BuiltinSpec(_NamedBot):
     """A player built into the arena (arena/match/builtin.py), optionally renamed."""
@@ -383,6 +391,22 @@ def _fails_only_some(spec: games.GameSpec, counts: list[int], options: dict[str,
     return ok > 0
 
 
+def path_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a path on this machine (one line with the fix), else None: what
+    the file system or Python would otherwise refuse deep inside a run."""
+    if "\0" in text:
+        return "the path holds a NUL byte (\\0); remove it"
+    long = next((part for part in text.split("/") if len(part.encode()) > 255), None)
+    if long is not None:
+        return f"a name in the path ({long[:40]}...) is longer than 255 bytes; shorten it"
+    if text.startswith("~") and not text.startswith("~/") and text != "~":
+        try:
+            Path(text).expanduser()
+        except RuntimeError:
+            return f"{text.split('/')[0]} is no user of this machine; write the path out in full"
+    return None
+
+
 class Tournament(_Model):
     """A validated tournament file. Paths resolve against ``base_dir``."""
 
@@ -450,11 +474,23 @@ class Tournament(_Model):
             )
         return v
 
+    @field_validator("bots")
+    @classmethod
+    def _bot_paths(cls, v: list[Any]) -> list[Any]:
+        for i, item in enumerate(v):
+            problem = path_problem(item) if isinstance(item, str) else None
+            if problem:
+                raise _fail(problem, i)
+        return v
+
     @field_validator("results", "root")
     @classmethod
     def _path(cls, v: str | None) -> str | None:
         if v is not None and not v.strip():
             raise _fail("the path is empty; give a folder, e.g. results/spring")
+        problem = path_problem(v) if v is not None else None
+        if problem:
+            raise _fail(problem)
         return v
 
     @field_validator("sandbox")

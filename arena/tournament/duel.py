@@ -540,6 +540,7 @@ def _run_locked(
         if fresh:
             store.reset()
         try:
+            store.claim(tournament.name)
             key = deal_key(tournament, store.deal_secret())
         except StoreError as exc:
             raise ArenaError(str(exc)) from None

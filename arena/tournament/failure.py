@@ -66,10 +66,11 @@ def disk_full(exc: BaseException, folder: Path | None) -> str | None:
 def explain(exc: BaseException, folder: Path | None) -> tuple[str, int]:
     """The line to say about ``exc`` and the exit code (a bug's traceback goes to a crash log)."""
     if isinstance(exc, (ArenaError, StoreError)):
-        return str(exc), EXIT_USAGE
+        return str(exc), getattr(exc, "exit_code", EXIT_USAGE)  # e.g. a database that cannot be opened: 1
     if isinstance(exc, sqlite3.DatabaseError):
         db = folder / "results.sqlite" if folder is not None else "the results database"
-        if isinstance(exc, sqlite3.OperationalError):  # locked, I/O: the machine, not the file
+        missing = str(exc).startswith(("no such table", "no such column"))  # a store edited by hand
+        if isinstance(exc, sqlite3.OperationalError) and not missing:  # locked, I/O: the machine, not the file
             return (
                 f"{db}: the results database cannot be used ({one_line(exc, 120)}); check the disk and "
                 "that no other program holds the file, then rerun"
@@ -88,12 +89,31 @@ def explain(exc: BaseException, folder: Path | None) -> tuple[str, int]:
             f"{path}: {(exc.strerror or 'in the way').lower()}: something else is in the way there; "
             "move it aside and rerun"
         ), EXIT_TROUBLE
+    bad_path = _bad_path(exc)
+    if bad_path:
+        return bad_path, EXIT_USAGE
     log = write_crash_log(exc, folder)
     where = f"the traceback is in {log}" if log else "the traceback could not be written anywhere"
     return (
         f"unexpected {type(exc).__name__}: {one_line(exc, 200) or '(no message)'}; this is a bug in arena, "
         f"{where}; please report it"
     ), EXIT_BUG
+
+
+def _bad_path(exc: BaseException) -> str | None:
+    """A path given on the command line (or in an option) that this machine cannot have: bad
+    input, whichever command met it first. The tournament file's own fields are checked by
+    name when it is read (config.path_problem)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        name = str(exc.filename or "a path")
+        return f"{name[:80]}...: a name in the path is longer than this file system allows (255 bytes); shorten it"
+    if isinstance(exc, ValueError) and "null byte" in str(exc):
+        return "a path holds a NUL byte (\\0); remove it from the argument or option that gives it"
+    if isinstance(exc, RuntimeError) and "home directory" in str(exc):
+        return "a path starts with ~user for a user this machine does not have; write the path out in full"
+    if isinstance(exc, UnicodeEncodeError) and "surrogates" in str(exc):
+        return "an argument or input is not valid UTF-8 (a path, a name or a password); give it as UTF-8"
+    return None
 
 
 def write_crash_log(exc: BaseException, folder: Path | None) -> Path | None:

@@ -241,7 +241,9 @@ def connect(address: str | None) -> bool:
 
     if ray.is_initialized():
         return False
-    _check_reachable(address)
+    # ray.init(address=None) joins RAY_ADDRESS when set, retrying a dead one for minutes
+    from_env = address is None and bool(os.environ.get("RAY_ADDRESS"))
+    _check_reachable(os.environ["RAY_ADDRESS"] if from_env else address, "RAY_ADDRESS" if from_env else "--ray-address")
     t0 = time.monotonic()
     try:
         ray.init(
@@ -335,7 +337,7 @@ def _replace_wait_s() -> float:
     return value
 
 
-def _check_reachable(address: str | None, timeout_s: float = 5.0) -> None:
+def _check_reachable(address: str | None, given_by: str = "--ray-address", timeout_s: float = 5.0) -> None:
     """Fail fast on a HOST:PORT nobody listens on (Ray itself retries for minutes)."""
     if not address or "://" in address or address == "auto":
         return
@@ -346,8 +348,8 @@ def _check_reachable(address: str | None, timeout_s: float = 5.0) -> None:
         socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s).close()
     except OSError as exc:
         raise ArenaError(
-            f"cannot reach Ray at {address}: {exc.strerror or exc}; is `ray start --head` "
-            "running there? check --ray-address"
+            f"cannot reach Ray at {address} ({given_by}): {exc.strerror or exc}; is `ray start --head` "
+            f"running there? check {given_by}"
         ) from None
 
 

@@ -574,6 +574,8 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     if db.exists():
         store = ResultStore(db.parent)
         try:
+            if not fresh:
+                store.claim(tournament.name)
             if tournament.deals != "public":
                 secret = store.deal_secret()
             if not fresh:
@@ -808,6 +810,7 @@ def _run_locked(
         store.reset()
         shutil.rmtree(results / "logs", ignore_errors=True)  # the bots' stderr of the runs forgotten
     try:
+        store.claim(tournament.name)
         secret = None if tournament.deals == "public" else store.deal_secret()
         revealed = store.revealed_deals()
     except StoreError as exc:

@@ -447,7 +447,17 @@ class ResultStore:
 
     # -- connection -------------------------------------------------------------------
 
+    def _check_file(self) -> None:
+        """What SQLite would call 'unable to open database file', said precisely."""
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder, not a results database; move it aside and rerun")
+        if self.path.exists() and not os.access(self.path, os.R_OK | (0 if self.read_only else os.W_OK)):
+            raise StoreError(
+                f"{self.path}: permission denied for this user; check the file's owner and permissions (ls -l)"
+            )
+
     def _connect_read_only(self) -> sqlite3.Connection:
+        self._check_file()
         if not self.path.is_file():
             raise StoreError(f"{self.folder}: no results yet (no {DB_NAME}); run the tournament first with arena run")
         wal = self.path.with_name(self.path.name + "-wal")
@@ -516,6 +526,7 @@ class ResultStore:
     def _connect(self) -> sqlite3.Connection:
         if self.read_only:
             return self._connect_read_only()
+        self._check_file()
         try:
             conn = sqlite3.connect(
                 self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
@@ -718,6 +729,15 @@ class ResultStore:
                 )
 
     # -- tournament and bots ----------------------------------------------------------
+
+    def claim(self, name: str, fix: str = "") -> None:
+        """Raise StoreError if the folder holds another tournament's results (another name: a
+        second tournament, a duel or a ladder pointed at this folder would mix into its
+        standings and rename it). A folder with no tournament yet is anyone's."""
+        stored = self.tournament()
+        if stored is not None and stored["name"] != name:
+            fix = fix or f"give {name!r} its own results folder, or start this one over with --fresh"
+            raise StoreError(f"{self.folder}: holds the results of {stored['name']!r}, not of {name!r}; {fix}")
 
     def init_tournament(self, name: str, config: Mapping[str, Any], bots: Sequence[Mapping[str, Any]]) -> None:
         """Record the tournament (name, resolved config) and its bots (name, path, sha256).

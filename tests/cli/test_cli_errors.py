@@ -612,3 +612,84 @@ def test_the_installed_command_never_prints_a_traceback(tmp_path: Path) -> None:
     )
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and str(tmp_path / "results.sqlite") in res.stderr
+
+
+def test_a_results_folder_is_never_taken_over_by_another_tournament_or_a_duel(played, tmp_path):
+    """A second tournament, a duel or --dry-run pointed at a finished tournament's folder is
+    refused in one line naming the folder's tournament; its store keeps its name and results."""
+    from arena.tournament.store import ResultStore
+
+    res = tmp_path / "results"
+    shutil.copytree(played / "results", res)
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        (played / "t.yaml").read_text().replace("name: small", "name: other").replace(str(played / "results"), str(res))
+    )
+    before = ResultStore(res).completed_ids()
+    for args in (("run", other), ("run", other, "--dry-run")):
+        one_line_error(invoke(*args), str(res), "holds the results of 'small', not of 'other'", "--fresh")
+    duel = invoke(
+        "duel", "divers-weights", played / "a.py", played / "b.py", "--results", res, "--max-matches", "2"
+    )
+    assert duel.exit_code == 2 and "Traceback" not in duel.stderr  # its first line describes the duel
+    assert duel.stderr.strip().splitlines()[-1].startswith(f"arena: error: {res}: holds the results of 'small'")
+    store = ResultStore(res)
+    assert store.tournament()["name"] == "small" and store.completed_ids() == before
+    assert invoke("run", other, "--fresh").exit_code == 0  # the fix it names works
+    assert ResultStore(res).tournament()["name"] == "other"
+
+
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("results", '"a\\0b"', "results: the path holds a NUL byte"),
+        ("root", "~nouser-of-this-machine/x", "root: ~nouser-of-this-machine is no user of this machine"),
+        ("results", LONG, "results: a name in the path (aaaa"),
+        ("bots", f"[{RANDOM}, {LONG}.py]", "bots[1]: a name in the path"),
+        ("bots", f"[{RANDOM}, {{path: {LONG}.py}}]", "bots[1].path: a name in the path"),
+    ],
+)
+def test_impossible_paths_in_a_tournament_file_are_named_by_field(tmp_path, field, value, says):
+    lines = {
+        "name": "t",
+        "seed": "1",
+        "bots": f"[{RANDOM}, {{builtin: random}}]",
+        "games": "[{id: divers-weights, players: 2, deals: 1}]",
+        field: value,
+    }
+    path = tmp_path / "t.yaml"
+    path.write_text("".join(f"{k}: {v}\n" for k, v in lines.items()))
+    one_line_error(invoke("run", path), f"t.yaml: {says}")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("play", "divers-weights", RANDOM, f"{LONG}.py"), "longer than this file system allows (255 bytes)"),
+        (("check", "~nouser-of-this-machine/x.py"), "~user for a user this machine does not have"),
+    ],
+)
+def test_impossible_paths_on_the_command_line_are_bad_input_not_bugs(args, says):
+    result = invoke(*args)
+    one_line_error(result, says)
+    assert result.exit_code == 2
+
+
+def test_a_store_missing_a_table_or_made_a_folder_is_bad_input_with_its_fix(played, tmp_path):
+    dropped = tmp_path / "dropped"
+    shutil.copytree(played / "results", dropped)
+    with contextlib.closing(sqlite3.connect(dropped / "results.sqlite")) as conn:
+        conn.execute("DROP TABLE seats")
+        conn.commit()
+    result = invoke("leaderboard", dropped)
+    one_line_error(result, "results.sqlite: the results database is damaged (no such table: seats)", "restore a copy")
+    assert result.exit_code == 2
+    folder = tmp_path / "folder"
+    (folder / "results.sqlite").mkdir(parents=True)
+    for args in (("leaderboard", folder), ("matches", folder)):
+        result = invoke(*args)
+        one_line_error(result, "results.sqlite is a folder, not a results database; move it aside")
+        assert result.exit_code == 2

@@ -216,13 +216,33 @@ def test_an_unreachable_ray_address_fails_fast_in_one_line():
 
     socket.create_connection = counted
     try:
-        with pytest.raises(ArenaError, match=f"cannot reach Ray at 127.0.0.1:{port}: .*--ray-address"):
+        with pytest.raises(
+            ArenaError, match=f"cannot reach Ray at 127.0.0.1:{port} \\(--ray-address\\): .*--ray-address"
+        ):
             _check_reachable(f"127.0.0.1:{port}")
     finally:
         socket.create_connection = real
     assert len(tries) == 1 and tries[0] is not None and tries[0] <= 5  # one bounded try, no retries
     _check_reachable("auto")  # left to Ray
     _check_reachable(None)
+
+
+def test_a_dead_ray_address_in_the_environment_fails_fast_too(monkeypatch):
+    """ray.init(address=None) joins RAY_ADDRESS and retries a dead one for minutes: it is
+    checked like --ray-address, and the line names where it came from."""
+    import socket
+
+    pytest.importorskip("ray")
+    from arena.tournament.ray_executor import connect
+
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        port = srv.getsockname()[1]  # bound, never listening: refused
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+        with pytest.raises(
+            ArenaError, match=f"cannot reach Ray at 127.0.0.1:{port} \\(RAY_ADDRESS\\).*check RAY_ADDRESS"
+        ):
+            connect(None)
 
 
 def test_no_arena_module_imports_ray_when_imported():
