@@ -514,6 +514,12 @@ class DiversWeightsState(State):
         return c
 
 
+# Bounds so that a game stays a game: 1,000 hands are at most 29,000 decisions, within the
+# decision cap; a target beyond any reachable total would only run to the cap.
+MAX_HANDS = 1000
+MAX_TARGET = 100_000
+
+
 def _check_options(players: int, options: dict[str, Any]) -> None:
     if options["hands"] is not None and options["target"] is not None:
         raise OptionError(
@@ -536,6 +542,7 @@ SPEC = GameSpec(
             None,
             "Number of hands (R-D7); null = one hand per player, so every seat deals once. Not with 'target'.",
             min=1,
+            max=MAX_HANDS,
             nullable=True,
         ),
         Option(
@@ -544,6 +551,7 @@ SPEC = GameSpec(
             "If set, the game ends after the first hand in which someone's total "
             "reaches this score (R-D7), instead of after 'hands' hands.",
             min=1,
+            max=MAX_TARGET,
             nullable=True,
         ),
         Option(

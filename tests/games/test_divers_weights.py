@@ -776,3 +776,17 @@ def test_R_D10_capped_standing_secured_points_only() -> None:
     b.cap = b.decisions + 1
     b.apply(b.to_move()[0], 0)
     assert b.result().capped and list(b.result().scores) == b.standing()
+
+
+def test_hands_and_target_have_upper_bounds_r_d7():
+    """R-D7's options are bounded like every number: a million hands would only run to the
+    decision cap (minutes of play), so the option says its bound instead."""
+    import pytest as _pytest
+
+    from games.core import OptionError
+    from games.divers_weights import MAX_HANDS, MAX_TARGET, SPEC
+
+    assert SPEC.resolve_options(2, {"hands": MAX_HANDS})["hands"] == MAX_HANDS
+    for name, bound in (("hands", MAX_HANDS), ("target", MAX_TARGET)):
+        with _pytest.raises(OptionError, match=f"must be at most {bound}"):
+            SPEC.resolve_options(2, {name: bound + 1})
