@@ -10,6 +10,7 @@ docs/tournament.md documents every field.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import difflib
 import json
 import os
@@ -92,6 +93,10 @@ def _suggest(word: object, known: list[str] | tuple[str, ...]) -> str:
 def _got(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (datetime.date, datetime.time)):  # YAML reads 2026-01-01 as a date
+        return f"the date {value.isoformat()} (quote it, '{value.isoformat()}', to make it text)"
+    if isinstance(value, (bytes, set, frozenset)):  # !!binary, !!set
+        return "binary data (!!binary)" if isinstance(value, bytes) else "a set (!!set); use a list [a, b]"
     if value is None:
         return "null"
     if isinstance(value, dict):
@@ -678,6 +683,12 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
         known = _field_names(model)
         hint = _suggest(loc[-1], known)
         return loc, f"unknown key; {hint}known keys here: {', '.join(known)}"
+    if kind == "invalid_key":  # YAML made the key null, true or a number
+        parent = loc[:-1]
+        return parent, (
+            f"the key {_got(err['input'])} is not a field name; write field names as words "
+            "(name:, seed:, ...), or quote it ('...': ) if you mean the text"
+        )
     expected, example = _HELP.get(generic, ("a valid value", ""))
     fix = f"use {expected}" + (f", e.g. {example}" if example else "")
     if kind == "missing":
@@ -835,6 +846,10 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
         if isinstance(e, _TooBig):
             raise ConfigError(label, f"the YAML {what}", where, mark.line + 1 if mark else None) from None
         if isinstance(e, yaml.constructor.ConstructorError):
+            if "constructor for the tag" in what:
+                what += "; remove the tag: a tournament file is plain YAML (text, numbers, lists, mappings)"
+            elif "unhashable key" in what:
+                what += "; a key is a field name, not a list or mapping"
             raise ConfigError(label, f"{what}", where, mark.line + 1 if mark else None) from None
         raise ConfigError(
             label,

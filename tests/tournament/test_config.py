@@ -282,6 +282,12 @@ BAD = [
         ["less than 1", "draw_probability: 0.001"],
     ),
     ("fresh-processes-type", BASE + "fresh_processes: 'yes'\n", "fresh_processes", ["expected true or false"]),
+    ("null-key", BASE + "null: x\n", "", ["the key null is not a field name", "quote it"]),
+    ("bool-key", BASE + "true: x\n", "", ["the key true is not a field name"]),
+    ("date-name", swap("name: t", "name: 2026-01-01"), "name", ["the date 2026-01-01", "quote it, '2026-01-01'"]),
+    ("set-value", swap("name: t", "name: !!set {a, b}"), "name", ["a set (!!set); use a list"]),
+    ("unknown-tag", swap("name: t", "name: !mine t"), "line 1, column 7", ["the tag '!mine'", "remove the tag"]),
+    ("list-key", BASE + "? [a, b]\n: c\n", "line 6, column 3", ["unhashable key", "a key is a field name"]),
 ]
 
 
