@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import difflib
+import errno
 import json
 import os
 import re
@@ -483,6 +484,8 @@ class Tournament(_Model):
     @classmethod
     def _bot_paths(cls, v: list[Any]) -> list[Any]:
         for i, item in enumerate(v):
+            if isinstance(item, str) and not item.strip():
+                raise _fail("the path is empty; give a bot file, folder or glob, e.g. bots/*.py", i)
             problem = path_problem(item) if isinstance(item, str) else None
             if problem:
                 raise _fail(problem, i)
@@ -836,7 +839,11 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
     except UnicodeDecodeError:
         raise ConfigError(label, "is not UTF-8 text; save the tournament file as UTF-8") from None
     except OSError as e:
-        raise ConfigError(label, f"cannot be read ({e.strerror}); check its permissions") from None
+        fix = {
+            errno.ELOOP: "point it at the real file",
+            errno.ENAMETOOLONG: "a name in the path is longer than 255 bytes; shorten it",
+        }.get(e.errno or 0, "check its permissions")
+        raise ConfigError(label, f"cannot be read ({e.strerror}); {fix}") from None
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as e:

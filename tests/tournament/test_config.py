@@ -283,6 +283,7 @@ BAD = [
     ),
     ("fresh-processes-type", BASE + "fresh_processes: 'yes'\n", "fresh_processes", ["expected true or false"]),
     ("null-key", BASE + "null: x\n", "", ["the key null is not a field name", "quote it"]),
+    ("empty-bot-path", swap("bots: [bots/*.py]", "bots: [bots/*.py, '']"), "bots[1]", ["the path is empty"]),
     ("bool-key", BASE + "true: x\n", "", ["the key true is not a field name"]),
     ("date-name", swap("name: t", "name: 2026-01-01"), "name", ["the date 2026-01-01", "quote it, '2026-01-01'"]),
     ("set-value", swap("name: t", "name: !!set {a, b}"), "name", ["a set (!!set); use a list"]),
@@ -480,3 +481,10 @@ def test_bot_hashes(project: Path) -> None:
     t = load_tournament(write(project, BASE))
     for b in resolve_bots(t):
         assert b.sha256 == hashlib.sha256(b.path.read_bytes()).hexdigest()
+
+
+def test_a_tournament_file_in_a_loop_of_links_says_so(project: Path) -> None:
+    (project / "a.yaml").symlink_to("b.yaml")
+    (project / "b.yaml").symlink_to("a.yaml")
+    with pytest.raises(ConfigError, match=r"symbolic links\); point it at the real file$"):
+        load_tournament("a.yaml")
