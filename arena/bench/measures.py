@@ -103,13 +103,19 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     import subprocess
     import sys
 
+    from arena.errors import ArenaError
     from arena.match import protocol
     from arena.match.agents import ProcessAgent
     from arena.match.detect import detect_sandbox
-    from arena.match.sandbox import Limits
+    from arena.match.sandbox import Limits, SandboxUnavailable
     from arena.match.timecontrol import TimeControl
     from arena.tournament.roster import bot_entry
 
+    try:  # first: a level that cannot run fails before any timing
+        sandbox = detect_sandbox(level)
+    except SandboxUnavailable as exc:
+        raise ArenaError(f"--sandbox {level}: {exc}; use --sandbox auto to take the strongest available") from None
+    warmup = min(50, rounds // 2)  # untimed: process start-up and caches; a short run times its second half
     positions = _act_lines(game, players, rounds)
     lines = [protocol.encode(protocol.act(s.decisions, s.observation(seat), 1.0)) + b"\n" for s, seat in positions]
 
@@ -122,7 +128,7 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
             t = time.perf_counter()
             p.stdin.write(payload)
             p.stdout.readline()
-            if i >= 50:
+            if i >= warmup:
                 times.append(time.perf_counter() - t)
         p.stdin.close()
         p.wait()
@@ -132,7 +138,6 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     raw_min = raw([b"ping\n"] * len(lines), echo)
     raw_same = raw(lines, _RAW_CHILD)
 
-    sandbox = detect_sandbox(level)
     from arena.bench import SAMPLE
 
     entry = bot_entry(str(SAMPLE / "bots" / "random_bot.py"))
@@ -162,7 +167,7 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
         agent.ask(msg, time.monotonic() + 5)
         line, _ = agent.answer(time.monotonic() + 5)
         protocol.parse_action(line, len(obs["legal_actions"]))
-        if i >= 50:
+        if i >= warmup:
             times.append(time.perf_counter() - t)
     agent.close()
     harness = _median_us(times)

@@ -300,13 +300,13 @@ def run(
 )
 @click.option(
     "--write/--no-write",
-    default=True,
-    show_default=True,
+    default=None,
     help="Also rewrite the report files in the results folder, so the pages on disk show what "
-    "is printed (--no-write: print only).",
+    "is printed (--no-write: print only). Default: where the folder is writable; --write: "
+    "an error where it is not.",
 )
 @click.option("--open", "open_page", is_flag=True, help="Open leaderboard.html in a browser (writes it first).")
-def leaderboard(source: str, fmt: str, write: bool, open_page: bool) -> None:
+def leaderboard(source: str, fmt: str, write: bool | None, open_page: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""
     from arena.report.standings import load_report, render
 
@@ -424,7 +424,7 @@ def replay(
     if Path(source).is_dir():
         guard.results_folder(source)
     try:
-        record = load_record(Path(source), match_id)
+        record = load_record(Path(source), match_id, seat=seat)
         if start is None and bot_spec is None:
             verify_record(record, tracer)
             click.echo(f"replay ok: {len(record['decisions'])} decisions reproduce the recorded result")
@@ -572,7 +572,7 @@ def bench_games_cmd(seconds: float) -> None:
     type=click.IntRange(1, 10_000_000),
     default=2000,
     show_default=True,
-    help="Decisions to time (at least 1).",
+    help="Decisions to play (at least 1); the first 50 (half, under 100) warm up untimed.",
 )
 @click.option("--game", type=click.Choice(GAME_IDS), default=GAME_IDS[0], show_default=True)
 @sandbox_option
@@ -580,7 +580,7 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
     """Decision round trip through the full harness vs a raw pipe ping-pong, same run."""
     from arena.bench.measures import PROTOCOL_PLAYERS, bench_protocol
 
-    row = bench_protocol(rounds, game, PROTOCOL_PLAYERS.get(game, 4), sandbox_level)
+    row = bench_protocol(rounds, game, PROTOCOL_PLAYERS.get(game, 4), sandbox_level)  # an ArenaError: one line, exit 2
     width = max(map(len, row))
     for key, value in row.items():
         click.echo(f"{key:>{width}}: {value}")
@@ -663,17 +663,14 @@ def serve_invite(data: str, url: str, organiser: bool) -> None:
 def serve_add_user(name: str, data: str, organiser: bool, password_stdin: bool) -> None:
     """Create an account NAME; prints its API token (shown once)."""
     _need_serve_extra()
-    from arena.serve.accounts import add_user
+    from arena.serve.accounts import add_user, admin_password
 
     Path(data).mkdir(parents=True, exist_ok=True)
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    else:
-        password = click.prompt("password", hide_input=True, confirmation_prompt=True)
-    try:
-        token = add_user(Path(data), name, password, organiser=organiser)
-    except ArenaError as err:
-        _fail(str(err))
+    password = admin_password(
+        sys.stdin if password_stdin else None,
+        lambda: click.prompt("password", hide_input=True, confirmation_prompt=True),
+    )
+    token = add_user(Path(data), name, password, organiser=organiser)  # an ArenaError: the guard's one line
     click.echo(f"user {name} added; API token (shown once): {token}")
 
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from arena.cli import guard
+from arena.cli import Seconds, guard  # Seconds: defined before arena.cli imports this module
 from arena.errors import ArenaError
 
 
@@ -66,7 +66,7 @@ from arena.errors import ArenaError
 )
 @click.option("--fresh", is_flag=True, help="Forget this folder's stored matches (same deals) and start over.")
 @click.option("--workers", type=click.IntRange(1, 256), default=None, help="Worker processes (default: one per CPU).")
-@click.option("--move-s", type=float, default=1.0, show_default=True, help="Time per decision.")
+@click.option("--move-s", type=Seconds("move_s"), default=1.0, show_default=True, help="Time per decision.")
 @click.option(
     "--sandbox",
     "sandbox_level",
@@ -121,9 +121,6 @@ def duel(
         )
         folder = results or d.default_results(the_duel)
         guard.results_folder(folder)
-        from arena.cli import Seconds
-
-        move_s = Seconds("move_s").convert(move_s, None, None)
         tournament = d.duel_tournament(
             the_duel, folder, sandbox=sandbox_level, trust_bots=trust_bots, move_s=move_s, workers=workers
         )

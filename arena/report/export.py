@@ -10,6 +10,7 @@ silently wrong file. ``arena replay FILE.jsonl <match id>`` replays a line of it
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -36,20 +37,28 @@ def iter_records(source: Path, *, game: str | None = None, bot: str | None = Non
     try:
         store = ResultStore(folder, read_only=True)  # an export writes nothing to the store
         rows = list(store.iter_results(game))
+        if game is not None and not rows:  # a filter that matches nothing is a mistake, not an empty export
+            games = sorted({r.game for r in store.iter_results()})
+            raise ArenaError(f"--game {game!r}: no stored match of that game in {folder}; {_here('games', games)}")
         if bot is not None:
             names = sorted({b for r in rows for b in r.bots})
             if bot not in names:
                 close = difflib.get_close_matches(bot, names, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
+                where = f"{game} match" if game is not None else "match"
                 raise ArenaError(
-                    f"--bot {bot!r}: no stored match of that bot in {folder}; {hint}"
-                    f"bots here: {', '.join(names[:20]) or 'none'}"
+                    f"--bot {bot!r}: no stored {where} of that bot in {folder}; {hint}"
+                    f"{_here('bots' if game is None else f'{game} bots', names)}"
                 )
         for row in find_matches(rows, bot=bot, game=game):
             yield store.get_record(row.match_id)
     except StoreError as err:
         text = str(err)
         raise ArenaError(text if str(folder) in text else f"{folder}: {text}") from None
+
+
+def _here(what: str, names: list[str]) -> str:
+    return f"{what} here: {', '.join(names[:20]) or 'none'}"
 
 
 def write_records(records: Iterator[RecordJson], out: TextIO) -> int:
@@ -62,16 +71,26 @@ def write_records(records: Iterator[RecordJson], out: TextIO) -> int:
 
 
 def export_to_file(source: Path, path: Path, **filters: Any) -> int:
-    """Write the export to ``path`` whole or not at all (a temporary file renamed at the end)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write the export to ``path``. A regular file (or a new one) is written whole or not at
+    all: a temporary file renamed over it at the end (over a symbolic link's target, never the
+    link). Anything else there (a FIFO, a device) is opened and written, never replaced."""
+    records: Iterator[RecordJson] = iter_records(source, **filters)
+    first = list(itertools.islice(records, 1))  # a bad source or filter fails here, before any file is touched
+    records = itertools.chain(first, records)
+    target = Path(os.path.realpath(path))
     try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            n = write_records(iter_records(source, **filters), out)
-        os.replace(tmp, path)
+        if target.exists() and not target.is_file():
+            with open(target, "w", encoding="utf-8") as out:
+                return write_records(records, out)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as out:
+                n = write_records(records, out)
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
     except OSError as err:
         raise ArenaError(f"{path}: cannot write the export ({err.strerror or err}); choose a writable path") from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return n
 
 

@@ -51,8 +51,17 @@ def mark_shown(source: Path, record: RecordJson) -> None:
         ) from None
 
 
-def load_record(source: Path, match_id: str | None = None) -> RecordJson:
-    """A record from a JSON file, a results folder or an export (.jsonl) by match id."""
+def load_record(source: Path, match_id: str | None = None, *, seat: int | None = None) -> RecordJson:
+    """A record from a JSON file, a results folder or an export (.jsonl) by match id; ``seat``
+    (the one a trace shows) must be one of its seats, else the trace would silently show nothing."""
+    record = _load(source, match_id)
+    if seat is not None and not 0 <= seat < record["players"]:
+        last = record["players"] - 1
+        raise ArenaError(f"--seat {seat}: no such seat in match {record['match_id']} (seats 0..{last})")
+    return record
+
+
+def _load(source: Path, match_id: str | None) -> RecordJson:
     if source.is_dir():
         if not match_id:
             raise ArenaError(f"{source}: a results folder needs a match id: arena replay {source} <match id>")

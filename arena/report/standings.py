@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,11 +127,15 @@ def _naming(folder: Path, err: Exception) -> str:
     return text if str(folder) in text else f"{folder}: {text}"
 
 
-def render(report: RatingReport, fmt: str, folder: Path, write: bool = False) -> str:
-    """The leaderboard in ``fmt``; ``write`` also refreshes the four report files, except in a
-    folder that cannot be written (a finished folder on read-only media is only viewed)."""
-    if write and fmt != "html" and not os.access(folder, os.W_OK):
-        write = False
+def render(report: RatingReport, fmt: str, folder: Path, write: bool | None = False) -> str:
+    """The leaderboard in ``fmt``; ``write`` (and ``html``) also refreshes the four report
+    files, or raises an ArenaError when they cannot be written. ``write=None``: only in a folder
+    that can be written (a finished folder on read-only media is viewed), with a note where not."""
+    if write is None and fmt != "html":
+        write = os.access(folder, os.W_OK)
+        if not write:
+            note = f"arena: note: {folder} is read-only: its report files were not rewritten and may be out of date"
+            print(note, file=sys.stderr)
     if write or fmt == "html":
         paths = write_reports(report, folder)
         if fmt == "html":
@@ -227,7 +232,7 @@ def write_reports(report: RatingReport, folder: str | Path, *, title: str | None
             raise ArenaError(
                 f"{path}: cannot write the report ({exc.strerror}); the results folder is "
                 f"read-only: print the leaderboard instead, e.g. arena leaderboard {folder} "
-                "--format md"
+                "--format md --no-write"
             ) from None
         paths[kind] = path
     return paths

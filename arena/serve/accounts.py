@@ -7,14 +7,16 @@ import hashlib
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from arena.errors import ArenaError
-from arena.serve.db import LadderDB
+from arena.serve.db import LadderDB, reported
 from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT
 
 _HASHER = PasswordHasher()
@@ -38,18 +40,38 @@ def add_user(data: Path, name: str, password: str, *, organiser: bool = False) -
         raise ArenaError(f"user name {name!r} is not allowed; use {SAFE_NAME_TEXT}")
     if len(password) < MIN_PASSWORD:
         raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
-    db = LadderDB(data)
-    taken = db.one("SELECT name FROM users WHERE name = ? COLLATE NOCASE", name)
-    if taken:
-        raise ArenaError(f"user {taken['name']!r} exists already in {data}; choose another name")
-    uid = db.run(
-        "INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
-        name,
-        _HASHER.hash(password),
-        int(organiser),
-        time.time(),
-    )
-    return new_token(db, uid)
+    with reported(data):
+        db = LadderDB(data)
+        taken = db.one("SELECT name FROM users WHERE name = ? COLLATE NOCASE", name)
+        if taken:
+            raise ArenaError(f"user {taken['name']!r} exists already in {data}; choose another name")
+        uid = db.run(
+            "INSERT INTO users (name, pw_hash, organiser, created) VALUES (?, ?, ?, ?)",
+            name,
+            _HASHER.hash(password),
+            int(organiser),
+            time.time(),
+        )
+        return new_token(db, uid)
+
+
+def admin_password(stdin: TextIO | None, prompt: Callable[[], str]) -> str:
+    """`serve-admin add-user`'s password: the first line of ``stdin`` (--password-stdin), else
+    ``prompt()``, which needs a terminal (getpass would read stdin with a warning, then stop)."""
+    if stdin is not None:
+        try:  # strict UTF-8: other bytes could never be typed into the login form
+            return stdin.buffer.readline().decode("utf-8").rstrip("\n")
+        except UnicodeDecodeError:
+            raise ArenaError(
+                "--password-stdin: the password is not UTF-8 text; give it in UTF-8, as the login form sends it"
+            ) from None
+    try:
+        open("/dev/tty", "rb").close()  # where getpass asks
+    except OSError:
+        raise ArenaError(
+            "no terminal to ask for the password on; give it on standard input with --password-stdin"
+        ) from None
+    return prompt()
 
 
 INVITE_DAYS = 14
@@ -59,9 +81,10 @@ def new_invite(data: Path, *, organiser: bool = False) -> str:
     """A one-time invite token (only its SHA-256 is stored): its link lets one person choose
     a name and password; valid for ``INVITE_DAYS`` days."""
     token = secrets.token_urlsafe(24)
-    LadderDB(data).run(
-        "INSERT INTO invites (hash, organiser, created) VALUES (?, ?, ?)", _sha(token), int(organiser), time.time()
-    )
+    with reported(data):
+        LadderDB(data).run(
+            "INSERT INTO invites (hash, organiser, created) VALUES (?, ?, ?)", _sha(token), int(organiser), time.time()
+        )
     return token
 
 

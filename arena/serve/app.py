@@ -264,7 +264,7 @@ async def source_page(request: Request) -> Response:
         raise HTTPException(401, "log in to see your bot's source")
     if not _may_see_source(user, bot):
         raise HTTPException(403, "a bot's source is shown to its owner and the organiser only")
-    n = _int(request.query_params.get("version", "0") or "0")
+    n = _int(request.query_params.get("version", "0") or "0", "version", 0)  # 0: the latest
     v = side.db.one("SELECT * FROM versions WHERE bot_id = ? AND (n = ? OR ? = 0) ORDER BY n DESC", bot["id"], n, n)
     if v is None:
         raise HTTPException(404, "no such version")
@@ -369,7 +369,7 @@ async def api_leaderboard(request: Request) -> Response:
 
 
 async def api_matches(request: Request) -> Response:
-    limit = min(max(_int(request.query_params.get("limit", str(RECENT))), 1), 500)
+    limit = _int(request.query_params.get("limit", str(RECENT)), "limit", 1, 500)
     bot = request.query_params.get("bot")
     if bot is not None and not SAFE_NAME.match(bot):
         raise HTTPException(400, f"bot must be a bot name ({SAFE_NAME_TEXT})")
@@ -422,10 +422,17 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
     )
 
 
-def _int(text: str) -> int:
-    """A non-negative id or count from a URL: ASCII digits only (str.isdigit also takes '²' and '５')."""
-    if not (text.isascii() and text.isdigit()) or len(text) > 12:
-        raise HTTPException(400, f"{text[:30]!r} is not a number of digits 0-9")
+MAX_ID = 10**12 - 1  # ids and counts from a URL: longer digit strings are never parsed
+
+
+def _int(text: str, what: str = "bot id", low: int = 1, high: int = MAX_ID) -> int:
+    """A whole number from a URL in ``low``..``high``, else a 400 saying which: ASCII digits only
+    (str.isdigit also takes '²' and '５'), a minus sign only to say the number is too small."""
+    digits = text[1:] if text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit()):
+        raise HTTPException(400, f"{what} {text[:30]!r} is not a whole number (digits 0-9); give {low} to {high}")
+    if len(digits) > 30 or len(digits.lstrip("0")) > len(str(high)) or not low <= int(text) <= high:
+        raise HTTPException(400, f"{what} {text[:30]} is out of range; give {low} to {high}")
     return int(text)
 
 

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from arena.errors import ArenaError, one_line
+
 INDEX_STRIDE = 16  # schedule index of a deal set's match: set id * stride + rotation (at most 10 seats)
 
 DB_NAME = "ladder.sqlite"
@@ -48,6 +50,35 @@ CREATE TABLE IF NOT EXISTS deal_sets (
 """
 
 
+class LadderDBError(ArenaError):
+    """ladder.sqlite cannot be used: one line naming it (not the results store beside it)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@contextlib.contextmanager
+def reported(data: Path) -> Iterator[None]:
+    """SQLite's errors on ladder.sqlite as a ``LadderDBError`` naming the file and the fix (the
+    guard would otherwise blame results.sqlite). The cause is kept: a full disk is still said so."""
+    path = Path(data) / DB_NAME
+    try:
+        yield
+    except sqlite3.OperationalError as exc:  # locked, I/O, not a file: the machine, not the file's content
+        raise LadderDBError(
+            f"{path}: the ladder's database of accounts and bots cannot be opened ({one_line(exc, 120)}); "
+            "check that it is a file you may write and that no other program holds it, then rerun",
+            1,
+        ) from exc
+    except sqlite3.DatabaseError as exc:
+        raise LadderDBError(
+            f"{path}: the ladder's database of accounts and bots is damaged ({one_line(exc, 120)}); restore it "
+            "from a backup (docs/ladder.md, Backups); moving it aside instead starts with no accounts or bots",
+            2,
+        ) from exc
+
+
 def connect(data: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(Path(data) / DB_NAME, timeout=30, check_same_thread=False, isolation_level=None)
     conn.row_factory = sqlite3.Row
@@ -63,7 +94,8 @@ class LadderDB:
     def __init__(self, data: Path) -> None:
         self.data = Path(data)
         self.local = threading.local()
-        self.conn.executescript(_SCHEMA)
+        with reported(self.data):
+            self.conn.executescript(_SCHEMA)
 
     @property
     def conn(self) -> sqlite3.Connection:

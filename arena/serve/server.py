@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
@@ -53,19 +55,38 @@ def open_ladder(ladder: Ladder, data: Path, err: TextIO) -> Any:
     """Everything before serving: the sandbox (safe for untrusted bots, or a one-line refusal),
     the results store and its deal secret, the bundled bots. Returns the sandbox."""
     from arena.match.detect import open_sandbox
-    from arena.tournament.runner import require_safe_sandbox
+    from arena.serve.db import reported
     from arena.tournament.store import ResultStore, StoreError
 
     sandbox = open_sandbox(ladder.tournament.sandbox, err)
-    require_safe_sandbox(sandbox, ladder.tournament)  # a ladder file cannot say trust_bots
+    require_safe_sandbox(sandbox, ladder)
     try:
         store = ResultStore(data)
         store.claim(ladder.tournament.name, "give the ladder its own --data folder")
         store.deal_secret()
     except StoreError as exc:
         raise ArenaError(str(exc)) from None
-    import_bundled(ladder, data)
+    with reported(data):
+        import_bundled(ladder, data)
     return sandbox
+
+
+def require_safe_sandbox(sandbox: Any, ladder: Ladder) -> None:
+    """Refuse a sandbox level not safe for untrusted bots, suggesting only what a ladder file
+    accepts (not trust_bots, as `arena run` does: a ladder refuses it)."""
+    if sandbox.safe:
+        return
+    why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
+    get = "install bubblewrap (apt-get install bubblewrap) or run as root"
+    fix = (
+        f"{get} for a safe level (docs/sandbox.md)"
+        if ladder.tournament.sandbox == "auto"
+        else f"set 'sandbox: auto' (the strongest level that passes here) or a safe level; if none passes, {get}"
+    )
+    raise ArenaError(
+        f"{ladder.source}: sandbox: level {sandbox.level} is not safe for untrusted bots ({why}), and a ladder "
+        f"runs uploaded bots; {fix}"
+    )
 
 
 def lock_data(data: Path) -> Any:
@@ -127,6 +148,39 @@ def _watch(matchmaker: Any, server: Any) -> list[bool]:
     return stopped
 
 
+class _Stops:
+    """SIGTERM and SIGHUP (unless ignored, as nohup does) stop `arena serve` as Ctrl-C does."""
+
+    def __init__(self) -> None:
+        self.caught: list[int] = []
+        self.server: Any = None
+        self.old: dict[int, Any] = {}
+        self.active = threading.current_thread() is threading.main_thread()  # else its caller's handlers
+        for sig in (signal.SIGTERM, signal.SIGHUP) if self.active else ():
+            if signal.getsignal(sig) != signal.SIG_IGN:
+                self.old[sig] = signal.signal(sig, self._interrupt)
+
+    def _interrupt(self, *_: Any) -> None:  # while starting
+        raise KeyboardInterrupt
+
+    def serving(self, server: Any) -> None:
+        """While uvicorn serves, a signal only asks it to stop: no exception inside its event loop.
+        It holds SIGINT and SIGTERM itself and raises them again here once it has shut down; an
+        ignored SIGINT stops it too, so it counts as an interruption."""
+        self.server = server
+        for sig in (signal.SIGINT, *self.old) if self.active else ():
+            self.old.setdefault(sig, signal.getsignal(sig))
+            signal.signal(sig, self._note)
+
+    def _note(self, sig: int, _frame: Any) -> None:
+        self.caught.append(sig)
+        self.server.should_exit = True
+
+    def restore(self) -> None:
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+
+
 def serve(
     ladder_file: str,
     *,
@@ -138,7 +192,8 @@ def serve(
     ray_address: str | None = None,
     err: TextIO = sys.stderr,
 ) -> None:
-    """Run the ladder until Ctrl-C or SIGTERM."""
+    """Run the ladder until Ctrl-C, SIGTERM or SIGHUP; then stop the server, the matchmaker and its
+    workers and raise KeyboardInterrupt (the guard's "arena: interrupted", exit 130)."""
     import uvicorn
 
     from arena.serve.app import Ladderside, create_app
@@ -157,6 +212,7 @@ def serve(
         lock.release()
         raise
     matchmaker = None
+    stops = _Stops()
     try:
         sandbox = open_ladder(ladder, folder, err)
         matchmaker = start_matchmaker(
@@ -166,6 +222,9 @@ def serve(
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logging.getLogger("arena.serve").addHandler(handler)
         logging.getLogger("arena.serve").setLevel(logging.INFO)
+        # the multipart parser warns of each malformed upload (answered 400): no console noise
+        logging.getLogger("python_multipart").addHandler(logging.NullHandler())
+        logging.getLogger("python_multipart").propagate = False
         side = Ladderside(ladder, folder, sandbox, inline=False, executor=executor)
         err.write(f"arena: ladder {ladder.name} on http://{host}:{port}/ (data in {folder}); Ctrl-C stops\n")
         err.flush()
@@ -177,6 +236,7 @@ def serve(
 
         gc.collect()
         gc.freeze()  # what start-up made lives on: the collector's full passes skip it (shorter pauses)
+        stops.serving(server)
         server.run()
         side.close()
         if stopped:
@@ -184,7 +244,10 @@ def serve(
                 f"the matchmaker stopped (exit code {matchmaker.exitcode}; see {folder / 'run.log'}), "
                 "so the server stopped too; start it again (finished matches are kept)"
             )
+        if stops.caught:
+            raise KeyboardInterrupt
     finally:
+        stops.restore()
         if matchmaker is not None and matchmaker.is_alive():
             matchmaker.terminate()
             matchmaker.join(15)

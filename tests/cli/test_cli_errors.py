@@ -463,7 +463,8 @@ def test_a_finished_folder_on_a_read_only_medium_can_be_viewed(results: Path, tm
         for _ in range(2):  # the second from the cache kept elsewhere
             view = CliRunner().invoke(cli, ["leaderboard", str(folder)], env=env)
             assert view.exit_code == 0, view.stderr
-            assert view.output == expected.replace(str(results), str(folder))
+            assert view.stdout == expected.replace(str(results), str(folder))
+            assert "report files were not rewritten" in view.stderr  # the pages there may be old
         assert list((tmp_path / "cache" / "decktet-arena").glob("*ratings-cache.json.z"))
         found = CliRunner().invoke(cli, ["matches", str(folder)], env=env)
         assert found.exit_code == 0 and mid in found.output, found.stderr

@@ -83,3 +83,83 @@ def test_invite_prints_a_one_time_link(tmp_path):
     db = LadderDB(tmp_path / "data")
     assert invite_valid(db, token) and not invite_valid(db, token + "x")
     assert token not in (tmp_path / "data" / "ladder.sqlite").read_bytes().decode("latin-1")  # only its hash
+
+
+def _damaged_ladder_db(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "ladder.sqlite").write_bytes(b"not a database, just garbage\n" * 200)
+    return data
+
+
+def _names_the_ladder_db(r, data, code: int, *words: str) -> None:
+    assert r.exit_code == code, (r.output, r.stderr)
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"arena: error: {data / 'ladder.sqlite'}: ") and "Traceback" not in r.output + r.stderr
+    assert "results" not in line and "--fresh" not in line  # not the results store, no option it lacks
+    for w in words:
+        assert w in line
+
+
+def test_a_damaged_ladder_db_is_named_with_a_fix_by_the_admin_commands(tmp_path):
+    data = _damaged_ladder_db(tmp_path)
+    add = arena("serve-admin", "add-user", "--data", str(data), "ann", "--password-stdin", stdin="long enough\n")
+    _names_the_ladder_db(add, data, 2, "damaged", "restore it from a backup")
+    _names_the_ladder_db(arena("serve-admin", "invite", "--data", str(data)), data, 2, "damaged", "backup")
+
+
+def test_a_ladder_db_that_cannot_be_opened_is_named_too(tmp_path):
+    data = tmp_path / "data"
+    (data / "ladder.sqlite").mkdir(parents=True)  # a folder where the file belongs
+    _names_the_ladder_db(arena("serve-admin", "invite", "--data", str(data)), data, 1, "cannot be opened")
+
+
+def test_serve_names_a_damaged_ladder_db_not_the_results_store(tmp_path):
+    from tests.serve.ladder_fixtures import free_port, safe_sandbox
+
+    safe_sandbox()  # else the sandbox refusal comes first
+    data = _damaged_ladder_db(tmp_path)
+    r = arena("serve", str(ladder_file(tmp_path)), "--port", str(free_port()), "--data", str(data))
+    _names_the_ladder_db(r, data.resolve(), 2, "damaged", "backup")
+
+
+def _admin(*args: str, stdin: bytes | None = None):
+    """The real command in a session of its own: no controlling terminal, as under cron or CI."""
+    import subprocess
+    import sys
+
+    from tests.serve.ladder_fixtures import ROOT
+
+    return subprocess.run(
+        [sys.executable, "-m", "arena", "serve-admin", *args],
+        cwd=ROOT,
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True,
+        start_new_session=True,
+        timeout=120,
+    )
+
+
+def test_add_user_without_a_terminal_says_to_use_password_stdin(tmp_path):
+    r = _admin("add-user", "--data", str(tmp_path / "data"), "bob")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.count("\n") == 1 and "--password-stdin" in err, err
+
+
+def test_a_password_that_is_not_utf8_is_refused_in_one_line(tmp_path):
+    r = _admin("add-user", "--data", str(tmp_path / "data"), "u", "--password-stdin", stdin=b"ab\xff\xfecdefgh\n")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.count("\n") == 1 and "--password-stdin" in err and "UTF-8" in err, err
+
+
+def test_an_unsafe_sandbox_is_refused_with_fixes_a_ladder_accepts(tmp_path):
+    from arena.serve.ladder import load_ladder
+
+    path = ladder_file(tmp_path)
+    path.write_text(path.read_text() + "sandbox: rlimits\n")
+    r = arena("serve", str(path), "--data", str(tmp_path / "data"))
+    one_line_error(r, f"{path}: sandbox: ", "not safe for untrusted bots", "sandbox: auto")
+    assert "trust_bots" not in r.stderr  # a ladder refuses it
+    path.write_text(path.read_text().replace("sandbox: rlimits", "sandbox: auto"))
+    assert load_ladder(path).tournament.sandbox == "auto"  # the fix it names is accepted

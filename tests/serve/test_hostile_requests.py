@@ -79,6 +79,19 @@ def test_ids_take_ascii_digits_only(ladder_env):
     assert r.status_code == 400
 
 
+def test_numbers_out_of_their_range_are_refused_naming_the_range(ladder_env):
+    app, _, _ = ladder_env
+    c = client(app)
+    for limit in ("0", "501", "-1", "9" * 40):  # docs/ladder.md: limit 1..500, never clamped silently
+        r = c.get(f"/api/matches?limit={limit}")
+        assert r.status_code == 400 and "limit" in r.json()["error"] and "1 to 500" in r.json()["error"], limit
+    assert [c.get(f"/api/matches?limit={n}").status_code for n in (1, 500)] == [200, 200]
+    for bot_id in ("-1", str(10**23)):
+        r = c.get(f"/api/bots/{bot_id}")
+        error = r.json()["error"]
+        assert r.status_code == 400 and "out of range" in error and "digits" not in error, bot_id
+
+
 def test_head_is_a_get_and_spends_no_allowance(ladder_env):
     app, tokens, side = ladder_env
     side.login_limit = RateLimit(burst=2, every_s=3600.0)

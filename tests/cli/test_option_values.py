@@ -1,0 +1,73 @@
+"""A bad number on the command line is one line naming the option (exit 2), and every value an
+option's help allows works: replay --seat, duel --move-s, bench protocol --rounds/--sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from arena.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+RANDOM = ROOT / "bots" / "random_bot.py"
+
+
+def invoke(*args: object) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def one_line_error(result: Result, *pieces: str) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arena: error: "), result.stderr
+    for piece in pieces:
+        assert piece in lines[0], f"{piece!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One match of two seats, as `arena play --json` writes it."""
+    res = invoke("play", "divers-weights", RANDOM, RANDOM, "--seed", "4", "--json", "--sandbox", "none")
+    assert res.exit_code == 0, res.stderr
+    path = tmp_path_factory.mktemp("record") / "m.json"
+    path.write_text(res.stdout)
+    return path
+
+
+@pytest.mark.parametrize("seat", ["99", "2", "-5"])
+def test_replay_refuses_a_seat_the_match_does_not_have(record: Path, seat: str) -> None:
+    """It exited 0 and showed nothing; `arena play` refuses the same value."""
+    one_line_error(invoke("replay", record, "--seat", seat), f"--seat {seat}: no such seat", "(seats 0..1)")
+
+
+def test_replay_with_a_seat_of_the_match_shows_that_seat(record: Path) -> None:
+    mid = json.loads(record.read_text())["match_id"]
+    res = invoke("replay", record, "--seat", "1")
+    assert res.exit_code == 0 and "replay ok" in res.stdout and mid in res.stdout, res.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "nan", "-1", "soon"])
+def test_duel_move_s_out_of_range_names_the_option(tmp_path: Path, value: str) -> None:
+    """It said "Invalid value: 0.0 is out of range" without naming --move-s."""
+    res = invoke("duel", "divers-weights", RANDOM, RANDOM, "--results", tmp_path / "duel", "--move-s", value)
+    one_line_error(res, "'--move-s'", repr(value), "0.001 to 3600")
+    assert not (tmp_path / "duel").exists()
+
+
+@pytest.mark.parametrize("rounds", ["1", "2", "50"])
+def test_bench_protocol_runs_with_any_number_of_rounds_its_help_allows(rounds: str) -> None:
+    """1 to 50 rounds crashed in _median_us (IndexError, exit 70): all were warm-up."""
+    res = invoke("bench", "protocol", "--rounds", rounds, "--game", "divers-weights", "--sandbox", "none")
+    assert res.exit_code == 0, res.output
+    row = dict(line.strip().split(": ", 1) for line in res.stdout.splitlines())
+    assert int(row["rounds"]) >= 1 and float(row["harness_us"]) > 0
+
+
+def test_bench_protocol_with_an_unknown_sandbox_level_is_one_line() -> None:
+    """It ended "unexpected SandboxUnavailable", exit 70."""
+    one_line_error(invoke("bench", "protocol", "--sandbox", "zz"), "--sandbox zz", "unknown sandbox level 'zz'")

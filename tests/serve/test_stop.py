@@ -1,0 +1,100 @@
+"""Stopping a real `arena serve` process (on loopback, started here, signalled by its own pid):
+SIGTERM and Ctrl-C end it as they end `arena run`, in one line "arena: interrupted" and exit
+130, with its matchmaker and workers stopped; and its console carries no per-request noise."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+pytest.importorskip("starlette")
+
+from tests.own_processes import in_session  # noqa: E402
+from tests.serve.ladder_fixtures import (  # noqa: E402
+    add_user,
+    free_port,
+    ladder_file,
+    safe_sandbox,
+    start_server,
+    wait_until,
+)
+
+
+def _serving(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/leaderboard", timeout=10) as r:
+            return r.status == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def _started(tmp_path, *, ignore_sigint: bool = False) -> tuple[subprocess.Popen, int]:
+    safe_sandbox()
+    port = free_port()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignore_sigint else None  # inherited, as `cmd &` does
+    try:
+        server = start_server(ladder_file(tmp_path), tmp_path / "data", port, tmp_path / "server.out")
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+    try:
+        wait_until(lambda: _serving(port) or server.poll() is not None, what="the server to answer")
+        assert server.poll() is None, (tmp_path / "server.out").read_text()
+    except BaseException:
+        _kill(server)
+        raise
+    return server, port
+
+
+def _kill(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(10)
+
+
+def _stopped_by(server: subprocess.Popen, sig: int, out) -> None:
+    """``sig`` to the server's pid: one line, exit 130, and nothing it started left running."""
+    os.kill(server.pid, sig)
+    try:
+        assert server.wait(60) == 130, out.read_text()
+    finally:
+        _kill(server)
+    text = out.read_text()
+    assert text.rstrip().splitlines()[-1] == "arena: interrupted" and "Traceback" not in text
+    wait_until(lambda: not in_session(server.pid), timeout_s=60, what="the matchmaker and workers to stop")
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_server_and_its_matchmaker_as_an_interruption(tmp_path):
+    server, _ = _started(tmp_path)
+    _stopped_by(server, signal.SIGTERM, tmp_path / "server.out")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_it_as_an_interruption_even_when_started_in_the_background(tmp_path):
+    server, _ = _started(tmp_path, ignore_sigint=True)  # a shell's background job: SIGINT ignored
+    _stopped_by(server, signal.SIGINT, tmp_path / "server.out")
+
+
+@pytest.mark.slow
+def test_a_malformed_upload_is_answered_400_without_noise_on_the_console(tmp_path):
+    token = add_user(tmp_path / "data", "ann")
+    server, port = _started(tmp_path)
+    body = b'--WRONG\r\nContent-Disposition: form-data; name="file"; filename="a.py"\r\n\r\nx\r\n--WRONG--\r\n'
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/bots",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "multipart/form-data; boundary=RIGHT"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 400 and json.loads(refused.value.read())["status"] == 400
+    _stopped_by(server, signal.SIGTERM, tmp_path / "server.out")
+    assert "boundary" not in (tmp_path / "server.out").read_text()  # python-multipart's warning stays off it
