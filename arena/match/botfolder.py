@@ -20,6 +20,7 @@ read-only in the sandbox, and the bot's numeric libraries get one thread each.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
@@ -40,6 +41,7 @@ from arena.errors import ArenaError
 from arena.match.bot_cache import ENVS, UNPACKED, cache_root, mark_used
 
 MANIFEST = "bot.toml"
+MANIFEST_KEYS = frozenset({"entry"})
 REQUIREMENTS = "requirements.txt"
 MAX_FILES = 2000  # files in a bot folder or archive
 MAX_BYTES = 512 * 1024 * 1024  # their total size (unpacked)
@@ -103,6 +105,13 @@ def entry_file(folder: Path) -> Path:
             data = tomllib.loads(manifest.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise BotFolderError(f'{manifest}: not valid TOML ({exc}); write entry = "main.py"') from None
+        unknown = sorted(set(data) - MANIFEST_KEYS)
+        if unknown:  # a misspelt 'entry' would otherwise read as a missing one
+            close = difflib.get_close_matches(unknown[0], sorted(MANIFEST_KEYS), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise BotFolderError(
+                f"{manifest}: unknown field {unknown[0]!r}; {hint}{MANIFEST} knows {', '.join(sorted(MANIFEST_KEYS))}"
+            )
         entry = data.get("entry")
         if not isinstance(entry, str) or not entry:
             raise BotFolderError(f"{manifest}: field 'entry' must name the bot's file, e.g. entry = \"main.py\"")
@@ -117,6 +126,12 @@ def entry_file(folder: Path) -> Path:
     exe = sorted(p for p in folder.iterdir() if p.is_file() and os.access(p, os.X_OK))
     if len(exe) == 1:
         return exe[0]
+    if len(exe) > 1:
+        names = ", ".join(p.name for p in exe[:5])
+        raise BotFolderError(
+            f"{folder}: {len(exe)} executable files ({names}) and no main.py; name the one that runs the bot in "
+            f'{MANIFEST}: entry = "{exe[0].name}"'
+        )
     raise BotFolderError(f'{folder}: no entry file; add main.py, or name the entry in {MANIFEST}: entry = "mybot"')
 
 

@@ -200,6 +200,20 @@ def test_a_folder_without_an_entry_says_how_to_name_one(offline: Path) -> None:
     assert bot_entry(str(folder)).kind == "folder"
 
 
+
+def test_a_misspelt_manifest_field_and_two_executables_are_named(offline: Path) -> None:
+    folder = offline / "twoexe"
+    folder.mkdir()
+    for name in ("a.sh", "b.sh"):
+        (folder / name).write_text("#!/bin/sh\n")
+        (folder / name).chmod(0o755)
+    with pytest.raises(RosterError, match=r"2 executable files \(a.sh, b.sh\) and no main.py; name the one"):
+        bot_entry(str(folder))
+    (folder / "bot.toml").write_text('entri = "a.sh"\n')
+    with pytest.raises(RosterError, match=r"unknown field 'entri'; did you mean 'entry'\?"):
+        bot_entry(str(folder))
+
+
 def test_a_link_out_of_the_folder_is_refused(offline: Path) -> None:
     folder = tiny_folder(offline)
     (folder / "secret").symlink_to("/etc/hostname")
