@@ -13,7 +13,6 @@ interrupts.while_loading()  # Ctrl-C during the imports below: one line, not a t
 
 import json  # noqa: E402 - the imports from here on come after the handler above
 import logging
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,11 @@ import click
 from arena import __version__
 from arena.bench.suite import IDS as BENCH_IDS
 from arena.cli import guard
+from arena.cli.params import OutputFile, Seconds
 from arena.errors import ArenaError
 from arena.inert import inert_output, raw
 from arena.match.faults import FaultKind
-from arena.records import TIME_BOUNDS, RecordJson
+from arena.records import RecordJson
 from arena.tournament.config import MAX_SEED, MAX_WORKERS
 from games import REGISTRY
 
@@ -36,29 +36,6 @@ GAME_IDS = list(REGISTRY)  # game choices come from the registry
 def _fail(message: str, code: int = 2) -> None:
     guard.say(message)
     sys.exit(code)
-
-
-class Seconds(click.ParamType):
-    """A finite number of seconds within the tournament file's range for the same field."""
-
-    name = "seconds"
-
-    def __init__(self, field: str | None = None, bounds: tuple[float, float] | None = None) -> None:
-        self.low, self.high = bounds or TIME_BOUNDS[field or ""]
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, float):
-            number = value
-        else:
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                self.fail(
-                    f"{value!r} is not a number of seconds; give one from {self.low:g} to {self.high:g}", param, ctx
-                )
-        if not math.isfinite(number) or not self.low <= number <= self.high:
-            self.fail(f"{value!r} is out of range; give seconds from {self.low:g} to {self.high:g}", param, ctx)
-        return number
 
 
 class GuardedGroup(click.Group):
@@ -133,7 +110,7 @@ sandbox_option = click.option(
 @click.option(
     "--html",
     "html_out",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     help="Also write a visual replay of the match to this HTML file (self-contained, works offline).",
 )
@@ -391,7 +368,7 @@ def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None
 @click.option(
     "--html",
     "html_out",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     help="Write a visual replay of the match to this HTML file (self-contained, works offline).",
 )
@@ -498,7 +475,7 @@ def export_bot_cmd(policy_file: str, out: str, name: str) -> None:
 @click.option(
     "--json",
     "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(),
     default="bench.json",
     show_default=True,
     help="Also write the table here as JSON.",

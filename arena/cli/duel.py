@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from arena.cli import Seconds, guard  # Seconds: defined before arena.cli imports this module
+from arena.cli import guard
+from arena.cli.params import Seconds
 from arena.errors import ArenaError
 
 

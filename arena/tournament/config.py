@@ -413,6 +413,19 @@ def path_problem(text: str) -> str | None:
     return None
 
 
+def output_problem(path: Path) -> str | None:
+    """Why a file cannot be written at ``path`` (one line with the fix), else None: asked
+    before a command's work, not after it."""
+    folder = path.parent
+    if path.is_dir():
+        return f"{str(path)!r} is a folder; give a file name in it"
+    if not folder.is_dir():
+        return f"{str(path)!r}: no folder {str(folder)!r}; create it or give another path"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{str(path)!r}: the folder {str(folder)!r} is not writable; give another path"
+    return None
+
+
 class Tournament(_Model):
     """A validated tournament file. Paths resolve against ``base_dir``."""
 

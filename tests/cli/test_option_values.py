@@ -71,3 +71,24 @@ def test_bench_protocol_runs_with_any_number_of_rounds_its_help_allows(rounds: s
 def test_bench_protocol_with_an_unknown_sandbox_level_is_one_line() -> None:
     """It ended "unexpected SandboxUnavailable", exit 70."""
     one_line_error(invoke("bench", "protocol", "--sandbox", "zz"), "--sandbox zz", "unknown sandbox level 'zz'")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("play", "divers-weights", "builtin:random", "builtin:random", "--html", "{missing}/replay.html"),
+        ("bench", "--json", "{missing}/bench.json", "--tiny", "--only", "P1"),
+    ],
+)
+def test_an_output_file_in_a_missing_folder_is_refused_before_any_work(tmp_path, args):
+    """Checked when the options are read, not after a match was played or a benchmark run."""
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    missing = tmp_path / "not-here"
+    result = CliRunner().invoke(cli, [a.format(missing=missing) for a in args])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"no folder '{missing}'; create it or give another path" in lines[0]
+    assert "sandbox level" not in result.stderr and "decisions" not in result.output  # nothing ran
