@@ -153,7 +153,7 @@ def play(
 
     Example: arena play tightwad random_bot bots/random_bot.py builtin:random --seed 7
     """
-    from arena.tournament.play import faulted_bots, parse_options, play_one
+    from arena.tournament.play import parse_options, play_one
 
     try:
         record = play_one(
@@ -179,10 +179,7 @@ def play(
         _fail(str(err))
     if as_json:
         click.echo(json.dumps(record, indent=1))
-    faulted = faulted_bots(record, humans)
-    if faulted:
-        click.echo(f"arena: a bot faulted, {'; '.join(faulted)}; exit code 1", err=True)
-        sys.exit(1)
+    _exit_if_faulted(record, humans)
 
 
 def _write_replay(record: RecordJson, path: str, quiet: bool = False) -> None:
@@ -392,7 +389,8 @@ def replay(
 ) -> None:
     """Replay a stored match (SOURCE = results folder + MATCH_ID, or a record .json) and verify it.
 
-    With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live.
+    With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live;
+    exit 1 if it faulted.
     """
     from arena.match.trace import Tracer
     from arena.report.replay import load_record, mark_shown, take_over, verify_record
@@ -424,6 +422,17 @@ def replay(
     except ArenaError as err:
         _fail(str(err))
     click.echo(said)
+    _exit_if_faulted(new, ())
+
+
+def _exit_if_faulted(record: RecordJson, humans: tuple[int, ...] | list[int]) -> None:
+    """Exit 1 after the output when a bot of the match faulted (`arena play`, `replay --from`)."""
+    from arena.tournament.play import faulted_bots
+
+    faulted = faulted_bots(record, humans)
+    if faulted:
+        click.echo(f"arena: a bot faulted, {'; '.join(faulted)}; exit code 1", err=True)
+        sys.exit(1)
 
 
 @cli.command("export")

@@ -166,6 +166,15 @@ def test_replay_from_k_with_a_live_bot(results):
     assert "seat 1: placed" in res.stdout and "from decision 10" in res.stdout
 
 
+def test_replay_from_k_with_a_live_bot_that_crashes_exits_1(results):
+    _, folder = results
+    mid = _a_match_id(folder)
+    bot = ROOT / "tests" / "hostile" / "bots" / "exit_midway.py"
+    res = arena("replay", str(folder), mid, "--from", "10", "--bot", f"1={bot}", "--quiet")
+    assert res.returncode == 1, res.stderr
+    assert "arena: a bot faulted, seat 1" in res.stderr
+
+
 def test_replay_bad_arguments(results):
     _, folder = results
     assert "no match with id" in arena("replay", str(folder), "nope").stderr
