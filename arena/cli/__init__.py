@@ -398,29 +398,20 @@ def replay(
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
     if Path(source).is_dir():
         guard.results_folder(source)
-    try:
-        record = load_record(Path(source), match_id, seat=seat)
-        if start is None and bot_spec is None:
-            verify_record(record, tracer)
-            click.echo(f"replay ok: {len(record['decisions'])} decisions reproduce the recorded result")
-            if html_out:
-                mark_shown(Path(source), record)
-                _write_replay(record, html_out)
-            return
-        new, said = take_over(
-            record,
-            start,
-            bot_spec,
-            move_s=move_s,
-            sandbox_level=sandbox_level,
-            no_timeouts=no_timeouts,
-            observer=tracer,
-        )
+    record = load_record(Path(source), match_id, seat=seat)  # an ArenaError is the guard's one line
+    if start is None and bot_spec is None:
+        verify_record(record, tracer)
+        click.echo(f"replay ok: {len(record['decisions'])} decisions reproduce the recorded result")
         if html_out:
-            mark_shown(Path(source), new)
-            _write_replay(new, html_out)
-    except ArenaError as err:
-        _fail(str(err))
+            mark_shown(Path(source), record)
+            _write_replay(record, html_out)
+        return
+    new, said = take_over(
+        record, start, bot_spec, move_s=move_s, sandbox_level=sandbox_level, no_timeouts=no_timeouts, observer=tracer
+    )
+    if html_out:
+        mark_shown(Path(source), new)
+        _write_replay(new, html_out)
     click.echo(said)
     _exit_if_faulted(new, ())
 
