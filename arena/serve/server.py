@@ -148,6 +148,13 @@ def _watch(matchmaker: Any, server: Any) -> list[bool]:
     return stopped
 
 
+def _console(stream: TextIO, level: int) -> logging.Handler:
+    console = logging.StreamHandler(stream)
+    console.setLevel(level)
+    console.setFormatter(logging.Formatter("arena serve: %(levelname)s %(message)s"))
+    return console
+
+
 class _Stops:
     """SIGTERM and SIGHUP (unless ignored, as nohup does) stop `arena serve` as Ctrl-C does."""
 
@@ -228,8 +235,15 @@ def serve(
         side = Ladderside(ladder, folder, sandbox, inline=False, executor=executor)
         err.write(f"arena: ladder {ladder.name} on http://{host}:{port}/ (data in {folder}); Ctrl-C stops\n")
         err.flush()
+        # uvicorn's own lines go to server.log; the console gets only its errors (a client's
+        # garbage request is a warning: per-request noise from anyone who can connect)
+        uv = logging.getLogger("uvicorn.error")
+        uv.handlers[:] = [handler, _console(err, logging.ERROR)]
+        uv.propagate = False
         server = uvicorn.Server(
-            uvicorn.Config(create_app(side), host=host, port=port, log_level="warning", access_log=False)
+            uvicorn.Config(
+                create_app(side), host=host, port=port, log_level="warning", access_log=False, log_config=None
+            )
         )
         stopped = _watch(matchmaker, server)
         import gc

@@ -96,5 +96,13 @@ def test_a_malformed_upload_is_answered_400_without_noise_on_the_console(tmp_pat
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
     assert refused.value.code == 400 and json.loads(refused.value.read())["status"] == 400
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:  # not HTTP at all
+        raw.sendall(b"\x16\x03\x01 garbage\r\n\r\n")
+        raw.recv(1024)
     _stopped_by(server, signal.SIGTERM, tmp_path / "server.out")
-    assert "boundary" not in (tmp_path / "server.out").read_text()  # python-multipart's warning stays off it
+    console = (tmp_path / "server.out").read_text()
+    assert "boundary" not in console  # python-multipart's warning stays off it
+    assert "Invalid HTTP request" not in console  # uvicorn's too: it is in server.log
+    assert "Invalid HTTP request" in (tmp_path / "data" / "server.log").read_text()
