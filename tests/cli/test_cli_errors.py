@@ -629,9 +629,7 @@ def test_a_results_folder_is_never_taken_over_by_another_tournament_or_a_duel(pl
     before = ResultStore(res).completed_ids()
     for args in (("run", other), ("run", other, "--dry-run")):
         one_line_error(invoke(*args), str(res), "holds the results of 'small', not of 'other'", "--fresh")
-    duel = invoke(
-        "duel", "divers-weights", played / "a.py", played / "b.py", "--results", res, "--max-matches", "2"
-    )
+    duel = invoke("duel", "divers-weights", played / "a.py", played / "b.py", "--results", res, "--max-matches", "2")
     assert duel.exit_code == 2 and "Traceback" not in duel.stderr  # its first line describes the duel
     assert duel.stderr.strip().splitlines()[-1].startswith(f"arena: error: {res}: holds the results of 'small'")
     store = ResultStore(res)

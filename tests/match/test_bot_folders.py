@@ -200,7 +200,6 @@ def test_a_folder_without_an_entry_says_how_to_name_one(offline: Path) -> None:
     assert bot_entry(str(folder)).kind == "folder"
 
 
-
 def test_a_misspelt_manifest_field_and_two_executables_are_named(offline: Path) -> None:
     folder = offline / "twoexe"
     folder.mkdir()
