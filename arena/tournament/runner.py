@@ -511,6 +511,21 @@ def close_run_logging() -> None:
 atexit.register(close_run_logging)  # before logging's own shutdown, which closes them one by one
 
 
+def _no_worker_left() -> None:
+    """At exit, stop any worker process still alive instead of waiting for it forever
+    (multiprocessing joins its children at exit, and an idle worker waits for a match)."""
+    for child in mp.active_children():
+        if child.name.startswith("worker-"):
+            child.terminate()
+            child.join(5)
+            if child.is_alive():
+                child.kill()
+                child.join(5)
+
+
+atexit.register(_no_worker_left)  # runs before multiprocessing's own exit function, which joins
+
+
 def _direct_in_this_process(wrapper: Any) -> None:
     """This process's own records skip the queue (only forked workers use it): the parent's
     lines reach run.log and the console even if a killed worker jammed the queue, and the
@@ -924,6 +939,7 @@ def _run_locked(
         )
     if next_round is not None:
         next_round.finish(results)
+        schedule = next_round.schedule or schedule  # the rounds played after the first need baselines too
     if not summary.interrupted:
         _luck_baselines(
             store,
@@ -966,6 +982,7 @@ class _NextRound:
         self.revealed = revealed  # deals shown on replay pages: replaced as in a round robin (fair_play)
         self.tried = {m.match_id for m in pending}
         self.scheduled = 0
+        self.schedule: list[Any] | None = None  # every round's matches, as last planned
 
     def __call__(self) -> list[Any]:
         from arena.tournament.adaptive import stored_outcomes
@@ -982,6 +999,7 @@ class _NextRound:
             plans=self.plans,
         )
         self.store.set_schedule([(m.match_id, m.index) for m in schedule])
+        self.schedule = schedule
         done = self.store.completed_ids()
         more = [m for m in schedule if m.match_id not in done]
         if {m.match_id for m in more} <= self.tried:
@@ -1264,10 +1282,16 @@ class _Pool:
             stored=stored,
         )
         self.supervisor.submit(*pending)
-        # closed on the way out: Ctrl-C or DiskFull here stops the workers at once, not when collected
-        with contextlib.closing(self.supervisor.stream(top_up)) as replies:
-            for match, reply in replies:
-                self._count(match, reply)
+        try:
+            # closed on the way out: Ctrl-C or DiskFull here stops the workers at once, not when collected
+            with contextlib.closing(self.supervisor.stream(top_up)) as replies:
+                for match, reply in replies:
+                    self._count(match, reply)
+        except BaseException:
+            # the stream stops its workers as it unwinds, but a second Ctrl-C a moment after the
+            # first (or the copy `timeout` forwards) can cut that short before it starts
+            self.supervisor.backend.stop(kill=True)
+            raise
 
     def _count(self, match: MatchSpec, reply: Reply) -> None:
         if isinstance(reply, Played):

@@ -125,3 +125,30 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     assert "resuming" in again.stderr
     assert stored(results) == stored(ref.results)
     assert json.loads((results / "adaptive.json").read_text()) == state
+
+
+def test_a_finished_adaptive_run_has_the_luck_baselines_of_every_round(tmp_path: Path) -> None:
+    """The baselines were computed for the first round's deals only: every luck-adjusted place
+    read n/a until the file was run again."""
+    path = tmp_path / "lk.yaml"
+    path.write_text(
+        "name: lk\nseed: 5\n"
+        "bots: [{builtin: random, name: r1}, {builtin: random, name: r2}, {builtin: random, name: r3},"
+        " {builtin: random, name: r4}]\n"
+        "games:\n  - {id: tightwad, players: 3, deals: 3, schedule: adaptive}\n"
+        f"workers: 1\nluck_rollouts: 1\nresults: {tmp_path / 'res'}\n"
+    )
+
+    def arena(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "arena", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
+
+    first = arena("run", str(path))
+    assert first.returncode in (0, 3), first.stderr  # decided, or stopped at its cap
+    state = json.loads((tmp_path / "res" / "adaptive.json").read_text())
+    assert state["entries"][0]["rounds"] > 1
+    board = json.loads(arena("leaderboard", str(tmp_path / "res"), "--format", "json").stdout)
+    places = [row["adjusted_place"] for row in board["scopes"][0]["standings"]]
+    assert len(places) == 4 and None not in places
+    assert "luck baselines: 0 of" not in arena("run", str(path)).stderr  # nothing was left to compute

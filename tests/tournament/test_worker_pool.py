@@ -304,3 +304,53 @@ def test_a_consumer_that_stops_early_kills_the_workers_at_once(tmp_path):
                 assert stops == []
                 raise KeyboardInterrupt  # Ctrl-C while the first reply is counted
     assert stops == [True]
+
+
+def test_a_second_ctrl_c_while_the_stream_unwinds_still_stops_the_workers(tmp_path):
+    """Two SIGINTs a moment apart (a double Ctrl-C, or the copy `timeout` forwards): the second
+    cut the stream's own stop short, a worker stayed alive waiting for a match, and the command
+    waited for it at exit forever. The pool stops the workers again on its way out."""
+    import pytest
+
+    from arena.tournament.runner import RunSummary, _Pool
+
+    backend = FakeBackend()
+    stops: list[bool] = []
+
+    def stop(*, kill: bool) -> None:
+        stops.append(kill)
+        if len(stops) == 1:
+            raise KeyboardInterrupt  # the second Ctrl-C, inside the first stop
+
+    backend.stop = stop
+    backend.wait = lambda timeout_s: [Replied(w, Played(m.match_id)) for w, ms in backend.sent.items() for m in ms[-1:]]
+
+    class Counting:
+        def update(self, *_: object) -> None:
+            raise KeyboardInterrupt  # the first Ctrl-C, while a reply is counted
+
+    pool = _Pool({"results": tmp_path}, RunSummary(tmp_path, 2, 0), Counting(), backend)
+    ResultStore(tmp_path).close()
+    with pytest.raises(KeyboardInterrupt):
+        pool.run([spec(0), spec(1)], 1)
+    assert stops == [True, True]
+
+
+def test_no_worker_is_left_waiting_at_exit():
+    import multiprocessing as mp
+
+    from arena.tournament.runner import _no_worker_left
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    idle = ctx.Process(target=child.recv, name="worker-99")  # waits for a match that never comes
+    idle.start()
+    try:
+        _no_worker_left()
+        idle.join(10)
+        assert not idle.is_alive()
+    finally:
+        if idle.is_alive():
+            idle.kill()
+            idle.join(5)
+        parent.close()
