@@ -284,7 +284,13 @@ def make_duel(
             taken.add(name)
             field_entries.append(dataclasses.replace(entry, name=name[-64:]))
     options = spec.resolve_options(p, {})
-    return Duel(game, p, options, e_new, e_old, tuple(field_entries), hyp, alpha, beta, max_matches)
+    duel = Duel(game, p, options, e_new, e_old, tuple(field_entries), hyp, alpha, beta, max_matches)
+    if max_matches < duel.matches_per_deal:  # a duel plays whole deals: fewer would be exceeded
+        raise ArenaError(
+            f"--max-matches {max_matches}: one deal of this duel is {duel.matches_per_deal} matches "
+            f"(NEW and OLD in every seat); give at least {duel.matches_per_deal}"
+        )
+    return duel
 
 
 def _renamed(entry: BotEntry, suffix: str) -> BotEntry:
@@ -593,6 +599,7 @@ def _run_locked(
                 err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
                 if resume_hint:
                     err.write(f"arena: resume with: {resume_hint}\n")
+            progress.close()  # the faults by bot and kind, as `arena run` ends with them
             outcome.played = summary.played
             outcome.incomplete += [f"given up: {g}" for g in summary.given_up]
             outcome.incomplete += [f"the harness could not play {h}" for h in summary.harness_failures]
@@ -623,4 +630,7 @@ class _DuelProgress(Progress):
 
     def line(self) -> str:
         f = self.feeder
-        return status_line(self.duel, f.status, f.tested * self.duel.matches_per_deal)
+        faults = sum(self.faults.values())
+        return status_line(self.duel, f.status, f.tested * self.duel.matches_per_deal) + (
+            f" · faults {faults}" if faults else ""
+        )

@@ -434,6 +434,7 @@ class Progress:
         self.faults: dict[tuple[str, str], int] = {}
         self.t0 = time.monotonic()
         self._last_print = 0.0
+        self.open_ended = False  # an adaptive schedule: the total grows round by round
 
     def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
         self.done += 1
@@ -445,7 +446,7 @@ class Progress:
                 )
             self.faults[key] = self.faults.get(key, 0) + 1
         now = time.monotonic()
-        if now - self._last_print > self.every_s or self.done == self.total:
+        if now - self._last_print > self.every_s or (self.done == self.total and not self.open_ended):
             self._last_print = now
             self.out.write(self.line() + "\n")
             self.out.flush()
@@ -454,10 +455,8 @@ class Progress:
         elapsed = time.monotonic() - self.t0
         rate = self.done / elapsed if elapsed > 0 else 0.0
         left = (self.total - self.done) / rate if rate > 0 else 0.0
-        return (
-            f"{self.done}/{self.total} matches · {rate:.1f}/s · "
-            f"ETA {int(left // 60)}:{int(left % 60):02d} · faults {sum(self.faults.values())}"
-        )
+        eta = "rounds planned as results come" if self.open_ended else f"ETA {int(left // 60)}:{int(left % 60):02d}"
+        return f"{self.done}/{self.total} matches · {rate:.1f}/s · {eta} · faults {sum(self.faults.values())}"
 
     def fault_summary(self) -> list[str]:
         return [f"{bot}: {kind} x{n}" for (bot, kind), n in sorted(self.faults.items(), key=lambda kv: -kv[1])]
@@ -1114,6 +1113,8 @@ def _grower(progress: Any, next_round: Callable[[], list[Any]] | None) -> Callab
     """``next_round`` (an adaptive schedule's) with the display's total raised by what it returns."""
     if next_round is None:
         return None
+
+    progress.open_ended = True
 
     def grow() -> list[Any]:
         batch = next_round()

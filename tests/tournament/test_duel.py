@@ -117,6 +117,8 @@ def _one_line(args: list[str], *pieces: str) -> None:
         (["--beta", "0.9"], "--beta 0.9 is outside (0, 0.5)"),
         (["--margin", "-1"], "--margin -1"),
         (["--max-matches", "0"], "--max-matches 0"),
+        (["--max-matches", "1"], "one deal of this duel is 2 matches (NEW and OLD in every seat); give at least 2"),
+        (["--players", "3", "--max-matches", "5"], "one deal of this duel is 6 matches"),
         (["--players", "5"], "--players 5: divers-weights takes 2 to 4 players"),
         (["--field", "builtin:random", "--field", "builtin:random"], "give at most 1"),
     ],
@@ -172,6 +174,19 @@ def test_a_clearly_better_bot_gets_h1_and_the_folder_is_a_normal_results_folder(
         [sys.executable, "-m", "arena", "matches", str(results)], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert f"{matches} matches" in listed.stdout
+
+
+def test_a_crashing_bot_is_counted_in_the_live_line_and_the_closing_fault_summary(tmp_path):
+    """The first fault said 'repeats are counted below', and nothing counted them."""
+    crash = tmp_path / "crash_at_start.py"
+    crash.write_text("import sys\nsys.exit(3)\n")
+    results = _fixed_deals(tmp_path / "crash")
+    done = _duel(results, "divers-weights", str(crash), str(RANDOM), "--max-matches", "8")
+    assert done.returncode in (0, EXIT_CAPPED), done.stderr
+    assert "crash_at_start faulted (crash)" in done.stderr
+    summary = [line for line in done.stderr.splitlines() if line.startswith("arena: faults by bot and kind: ")]
+    assert summary and "crash_at_start: crash x" in summary[-1], done.stderr
+    assert " · faults " in done.stderr  # the live line counts them
 
 
 @pytest.mark.slow
