@@ -626,10 +626,11 @@ def serve_admin() -> None:
 def serve_invite(data: str, url: str, organiser: bool) -> None:
     """Print a one-time invite link: its holder chooses a name and password (valid 14 days)."""
     _need_serve_extra()
-    from arena.serve.accounts import new_invite
+    from arena.serve.accounts import invite_link, new_invite
 
+    invite_link(url, "")  # a bad --url is refused before an invite is made
     Path(data).mkdir(parents=True, exist_ok=True)
-    click.echo(f"{url.rstrip('/')}/invite/{new_invite(Path(data), organiser=organiser)}")
+    click.echo(invite_link(url, new_invite(Path(data), organiser=organiser)))
 
 
 @serve_admin.command("add-user")

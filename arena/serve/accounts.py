@@ -88,6 +88,16 @@ def new_invite(data: Path, *, organiser: bool = False) -> str:
     return token
 
 
+def invite_link(url: str, token: str) -> str:
+    """The link an invite is sent as; ``url`` is the ladder's address as entrants see it."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ArenaError(f"--url {url[:80]!r}: give the ladder's http(s) address, e.g. https://ladder.example.org")
+    return f"{url.rstrip('/')}/invite/{token}"
+
+
 def invite_valid(db: LadderDB, token: str) -> bool:
     return (
         db.one(

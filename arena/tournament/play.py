@@ -50,6 +50,8 @@ def parse_options(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
                 f"--option {one_line(pair, 80)!r}: the value is not a plain value; "
                 "give a number, true/false or a word, e.g. --option decks=3"
             )
+        if key.strip() in options:  # the last would silently win
+            raise ArenaError(f"--option {key.strip()!r} is given twice; give each option once")
         options[key.strip()] = value
     return options
 
@@ -130,6 +132,8 @@ def play_one(
     With human seats the trace shows only the humans' own seats (and no deal seed) unless
     ``reveal`` or an explicit ``trace_seat`` asks for more.
     """
+    if reveal and not humans:
+        raise ArenaError("--reveal is for games with a --human seat (without one, every seat is shown); leave it out")
     from arena.inert import raw
     from arena.match.builtin import agent_for
     from arena.match.human import HumanAgent

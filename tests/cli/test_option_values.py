@@ -92,3 +92,46 @@ def test_an_output_file_in_a_missing_folder_is_refused_before_any_work(tmp_path,
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"no folder '{missing}'; create it or give another path" in lines[0]
     assert "sandbox level" not in result.stderr and "decisions" not in result.output  # nothing ran
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            (
+                "play",
+                "divers-weights",
+                "builtin:random",
+                "builtin:random",
+                "--option",
+                "bidding=true",
+                "--option",
+                "bidding=false",
+            ),
+            "--option 'bidding' is given twice; give each option once",
+        ),
+        (
+            ("play", "divers-weights", "builtin:random", "builtin:random", "--reveal"),
+            "--reveal is for games with a --human",
+        ),
+        (
+            ("serve-admin", "invite", "--data", "{tmp}/d", "--url", "javascript:alert(1)"),
+            "give the ladder's http(s) address",
+        ),
+        (("export", "{tmp}/empty"), "no stored matches yet; run the tournament first"),
+    ],
+)
+def test_input_that_would_be_ignored_or_give_an_empty_result_is_refused(tmp_path, args, says):
+    """Each was accepted without a word: the last --option won, --reveal did nothing, the invite
+    link was javascript:, the export an empty file."""
+    if args[0] == "serve-admin":  # the ladder's extra: without it, that command says so instead
+        for module in ("starlette", "uvicorn", "jinja2", "argon2", "multipart"):
+            pytest.importorskip(module)
+    from arena.tournament.store import ResultStore
+
+    ResultStore(tmp_path / "empty").close()  # a store with no match in it
+    result = CliRunner().invoke(cli, [str(a).format(tmp=tmp_path) for a in args])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], result.stderr
+    assert not (tmp_path / "d" / "ladder.sqlite").exists()  # no invite made for a bad link
