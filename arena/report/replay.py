@@ -112,6 +112,11 @@ def _load(source: Path, match_id: str | None) -> RecordJson:
     if not isinstance(record, dict) or "decisions" not in record:
         raise ArenaError(f"{source}: not a match record (no 'decisions'); write one with `arena play ... --json`")
     _check_shape(record, f"{source}: the record", "write a new one with `arena play ... --json > file`")
+    if match_id and match_id != record.get("match_id"):  # one record per file: a different id is a mix-up
+        raise ArenaError(
+            f"{source}: holds match {record.get('match_id')!r}, not {match_id!r}; leave the id out, or give "
+            "the results folder or export that holds it"
+        )
     return record
 
 

@@ -51,6 +51,13 @@ def test_replay_with_a_seat_of_the_match_shows_that_seat(record: Path) -> None:
     assert res.exit_code == 0 and "replay ok" in res.stdout and mid in res.stdout, res.stderr
 
 
+def test_replay_of_a_record_file_refuses_another_matchs_id(record: Path) -> None:
+    """The id was ignored: the file's own match was replayed under another's name."""
+    mid = json.loads(record.read_text())["match_id"]
+    one_line_error(invoke("replay", record, "not-" + mid), f"holds match {mid!r}, not 'not-{mid}'")
+    assert invoke("replay", record, mid).exit_code == 0
+
+
 @pytest.mark.parametrize("value", ["0", "nan", "-1", "soon"])
 def test_duel_move_s_out_of_range_names_the_option(tmp_path: Path, value: str) -> None:
     """It said "Invalid value: 0.0 is out of range" without naming --move-s."""
