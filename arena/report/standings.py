@@ -222,10 +222,11 @@ def write_reports(report: RatingReport, folder: str | Path, *, title: str | None
     paths = {}
     for kind, text in texts.items():
         path = folder / lb.FILES[kind]
-        tmp = path.with_name(path.name + ".tmp")
+        target = _through_links(path)
+        tmp = target.with_name(target.name + ".tmp")
         try:
             tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)  # a reader never sees half a file
+            tmp.replace(target)  # a reader never sees half a file
         except OSError as exc:
             if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
                 raise  # a full disk says so in the guard's words
@@ -236,6 +237,12 @@ def write_reports(report: RatingReport, folder: str | Path, *, title: str | None
             ) from None
         paths[kind] = path
     return paths
+
+
+def _through_links(path: Path) -> Path:
+    """Where a report file really is: a leaderboard linked into a web folder stays a link, and
+    its target is rewritten (renaming over the link would replace the link itself)."""
+    return Path(os.path.realpath(path))
 
 
 def written_line(report: RatingReport, now: float | None = None) -> str:
@@ -274,9 +281,10 @@ def mark_reports_stale(folder: Path, note: str) -> list[Path]:
             text = text.replace("<body>", "<body>" + banner, 1) if "<body>" in text else banner + text
         else:
             text = f"{STALE_START}\n**{note}**\n{STALE_END}\n\n" + text
-        tmp = path.with_name(path.name + ".stale.tmp")
+        target = _through_links(path)
+        tmp = target.with_name(target.name + ".stale.tmp")
         tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        tmp.replace(target)
         marked.append(path)
     return marked
 

@@ -221,3 +221,17 @@ def test_leaderboard_write_asked_in_a_folder_it_cannot_write_is_one_line(
     monkeypatch.setattr(Path, "write_text", write_text)
     res = invoke("leaderboard", results, "--format", "md", "--write")
     one_line_error(res, 2, "cannot write the report", "--no-write")
+
+
+def test_a_leaderboard_linked_into_another_folder_stays_a_link(results: Path, tmp_path: Path) -> None:
+    """A page linked into a web folder: rewriting it renamed over the link, which became a
+    plain file and left the web folder's copy stale."""
+    web = tmp_path / "www"
+    web.mkdir()
+    (web / "board.html").write_text("old")
+    (results / "leaderboard.html").unlink(missing_ok=True)
+    (results / "leaderboard.html").symlink_to(web / "board.html")
+    res = invoke("leaderboard", results)
+    assert res.exit_code == 0, res.stderr
+    assert (results / "leaderboard.html").is_symlink()
+    assert "<html" in (web / "board.html").read_text()
