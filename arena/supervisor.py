@@ -120,6 +120,7 @@ class Supervisor(Generic[J, R]):
         self._lock = threading.Lock()  # guards the queue against submit() from other threads
         self._closed = threading.Event()
         self._out: list[tuple[J, R]] = []  # replies to yield, including ones made here
+        self._stopped = False  # the backend's workers are stopped (``stop``)
 
     # ---- what a job is (the subclass's) ------------------------------------------------------
 
@@ -155,6 +156,14 @@ class Supervisor(Generic[J, R]):
 
     def busy(self) -> bool:
         return any(w.inflight for w in self.workers.values())
+
+    def stop(self, *, kill: bool = True) -> None:
+        """Stop the backend's workers, once: ``stream`` does it as it ends, and a consumer calls it
+        again on its way out, which only acts if that stop never finished (a second Ctrl-C can cut
+        it short before it begins, and a worker left running is waited for at exit)."""
+        if not self._stopped:
+            self.backend.stop(kill=kill)
+            self._stopped = True
 
     # ---- the loop ------------------------------------------------------------------------
 
@@ -192,9 +201,9 @@ class Supervisor(Generic[J, R]):
                 out, self._out = self._out, []
                 yield from out
         except BaseException:
-            self.backend.stop(kill=True)
+            self.stop(kill=True)
             raise
-        self.backend.stop(kill=False)
+        self.stop(kill=False)
 
     def _left(self) -> int:
         return len(self.queue) + sum(len(w.inflight) for w in self.workers.values())

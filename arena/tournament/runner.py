@@ -1289,9 +1289,7 @@ class _Pool:
                 for match, reply in replies:
                     self._count(match, reply)
         except BaseException:
-            # the stream stops its workers as it unwinds, but a second Ctrl-C a moment after the
-            # first (or the copy `timeout` forwards) can cut that short before it starts
-            self.supervisor.backend.stop(kill=True)
+            self.supervisor.stop(kill=True)  # a no-op unless a second Ctrl-C cut the stream's own short
             raise
 
     def _count(self, match: MatchSpec, reply: Reply) -> None:
