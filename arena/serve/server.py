@@ -72,21 +72,18 @@ def open_ladder(ladder: Ladder, data: Path, err: TextIO) -> Any:
 
 
 def require_safe_sandbox(sandbox: Any, ladder: Ladder) -> None:
-    """Refuse a sandbox level not safe for untrusted bots, suggesting only what a ladder file
-    accepts (not trust_bots, as `arena run` does: a ladder refuses it)."""
-    if sandbox.safe:
-        return
-    why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
-    get = "install bubblewrap (apt-get install bubblewrap) or run as root"
+    """`arena run`'s refusal, with only the fixes a ladder file accepts (not trust_bots: a ladder
+    refuses it)."""
+    from arena.tournament.runner import GET_SAFE_LEVEL
+    from arena.tournament.runner import require_safe_sandbox as refuse
+
     fix = (
-        f"{get} for a safe level (docs/sandbox.md)"
+        f"{GET_SAFE_LEVEL} for a safe level (docs/sandbox.md)"
         if ladder.tournament.sandbox == "auto"
-        else f"set 'sandbox: auto' (the strongest level that passes here) or a safe level; if none passes, {get}"
+        else f"set 'sandbox: auto' (the strongest level that passes here) or a safe level; if none passes, "
+        f"{GET_SAFE_LEVEL}"
     )
-    raise ArenaError(
-        f"{ladder.source}: sandbox: level {sandbox.level} is not safe for untrusted bots ({why}), and a ladder "
-        f"runs uploaded bots; {fix}"
-    )
+    refuse(sandbox, ladder.tournament, where=f"{ladder.source}: sandbox", fix=f"a ladder runs uploaded bots: {fix}")
 
 
 def lock_data(data: Path) -> Any:

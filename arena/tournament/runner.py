@@ -676,15 +676,22 @@ def make_results_folder(results: Path, tournament: Any) -> None:
         ) from None
 
 
-def require_safe_sandbox(sandbox: Any, tournament: Any) -> None:
-    """Refuse a sandbox level that is not safe for untrusted bots, unless the file trusts its bots."""
+GET_SAFE_LEVEL = "install bubblewrap (apt-get install bubblewrap) or run as root"
+
+
+def require_safe_sandbox(sandbox: Any, tournament: Any, *, where: str | None = None, fix: str | None = None) -> None:
+    """Refuse a sandbox level that is not safe for untrusted bots, unless the file trusts its bots.
+    ``where`` and ``fix`` replace the file's name and the fixes (a ladder accepts no trust_bots)."""
     if sandbox.safe or tournament.trust_bots:
         return
     why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
-    raise ArenaError(
-        f"{tournament.source or 'tournament'}: sandbox level {sandbox.level} is not safe for untrusted bots "
-        f"({why}); install bubblewrap (apt-get install bubblewrap) or run as root for a safe level, "
+    fix = fix or (
+        f"{GET_SAFE_LEVEL} for a safe level, "
         "or add 'trust_bots: true' to the tournament file if you trust every bot in it"
+    )
+    raise ArenaError(
+        f"{where or tournament.source or 'tournament'}: sandbox level {sandbox.level} is not safe for untrusted "
+        f"bots ({why}); {fix}"
     )
 
 
