@@ -37,9 +37,9 @@ def iter_records(source: Path, *, game: str | None = None, bot: str | None = Non
     try:
         store = ResultStore(folder, read_only=True)  # an export writes nothing to the store
         rows = list(store.iter_results(game))
-        if game is None and not rows:  # an empty export would look like a successful one
-            raise ArenaError(f"{folder}: no stored matches yet; run the tournament first with arena run")
-        if game is not None and not rows:  # a filter that matches nothing is a mistake, not an empty export
+        if not rows:  # an empty export would look like a successful one
+            if game is None:
+                raise ArenaError(f"{folder}: no stored matches yet; run the tournament first with arena run")
             games = sorted({r.game for r in store.iter_results()})
             raise ArenaError(f"--game {game!r}: no stored match of that game in {folder}; {_here('games', games)}")
         if bot is not None:
