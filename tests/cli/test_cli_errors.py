@@ -16,29 +16,13 @@ import zlib
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from arena.cli import cli
+from tests.support.cli import invoke, one_line_error
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = ROOT / "bots" / "random_bot.py"
-
-
-def one_line_error(result: Result, *pieces: str) -> str:
-    """The result failed with exactly one line on stderr, no traceback; returns the line."""
-    assert result.exit_code != 0, result.output
-    assert "Traceback" not in result.output and "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    line = lines[0]
-    assert line.startswith("arena: error: "), line
-    for piece in pieces:
-        assert piece in line, f"{piece!r} not in {line!r}"
-    return line
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 @pytest.fixture(scope="module")

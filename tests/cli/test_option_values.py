@@ -7,26 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from arena.cli import cli
+from tests.support.cli import invoke, one_line_error
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = ROOT / "bots" / "random_bot.py"
-
-
-def invoke(*args: object) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def one_line_error(result: Result, *pieces: str) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("arena: error: "), result.stderr
-    for piece in pieces:
-        assert piece in lines[0], f"{piece!r} not in {lines[0]!r}"
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +29,7 @@ def record(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("seat", ["99", "2", "-5"])
 def test_replay_refuses_a_seat_the_match_does_not_have(record: Path, seat: str) -> None:
     """It exited 0 and showed nothing; `arena play` refuses the same value."""
-    one_line_error(invoke("replay", record, "--seat", seat), f"--seat {seat}: no such seat", "(seats 0..1)")
+    one_line_error(invoke("replay", record, "--seat", seat), f"--seat {seat}: no such seat", "(seats 0..1)", code=2)
 
 
 def test_replay_with_a_seat_of_the_match_shows_that_seat(record: Path) -> None:
@@ -54,7 +41,7 @@ def test_replay_with_a_seat_of_the_match_shows_that_seat(record: Path) -> None:
 def test_replay_of_a_record_file_refuses_another_matchs_id(record: Path) -> None:
     """The id was ignored: the file's own match was replayed under another's name."""
     mid = json.loads(record.read_text())["match_id"]
-    one_line_error(invoke("replay", record, "not-" + mid), f"holds match {mid!r}, not 'not-{mid}'")
+    one_line_error(invoke("replay", record, "not-" + mid), f"holds match {mid!r}, not 'not-{mid}'", code=2)
     assert invoke("replay", record, mid).exit_code == 0
 
 
@@ -62,7 +49,7 @@ def test_replay_of_a_record_file_refuses_another_matchs_id(record: Path) -> None
 def test_duel_move_s_out_of_range_names_the_option(tmp_path: Path, value: str) -> None:
     """It said "Invalid value: 0.0 is out of range" without naming --move-s."""
     res = invoke("duel", "divers-weights", RANDOM, RANDOM, "--results", tmp_path / "duel", "--move-s", value)
-    one_line_error(res, "'--move-s'", repr(value), "0.001 to 3600")
+    one_line_error(res, "'--move-s'", repr(value), "0.001 to 3600", code=2)
     assert not (tmp_path / "duel").exists()
 
 
@@ -77,7 +64,7 @@ def test_bench_protocol_runs_with_any_number_of_rounds_its_help_allows(rounds: s
 
 def test_bench_protocol_with_an_unknown_sandbox_level_is_one_line() -> None:
     """It ended "unexpected SandboxUnavailable", exit 70."""
-    one_line_error(invoke("bench", "protocol", "--sandbox", "zz"), "--sandbox zz", "unknown sandbox level 'zz'")
+    one_line_error(invoke("bench", "protocol", "--sandbox", "zz"), "--sandbox zz", "unknown sandbox level 'zz'", code=2)
 
 
 @pytest.mark.parametrize(

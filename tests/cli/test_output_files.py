@@ -14,25 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from arena.cli import cli
+from tests.support.cli import invoke, one_line_error
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def invoke(*args: object) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def one_line_error(result: Result, code: int, *pieces: str) -> str:
-    assert result.exit_code == code, result.output
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("arena: error: "), result.stderr
-    for piece in pieces:
-        assert piece in lines[0], f"{piece!r} not in {lines[0]!r}"
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +107,7 @@ def test_export_into_a_device_writes_to_it_and_a_failed_write_is_one_line(result
     assert res.exit_code == 0, res.stderr
     assert stat.S_ISCHR(os.lstat(null).st_mode)
     full = _device(tmp_path, "full", 7)
-    one_line_error(invoke("export", results, "-o", full), 2, str(full), "cannot write the export", "No space left")
+    one_line_error(invoke("export", results, "-o", full), str(full), "cannot write the export", "No space left", code=2)
     assert stat.S_ISCHR(os.lstat(full).st_mode)
 
 
@@ -146,7 +131,7 @@ def test_a_failed_write_to_a_fifo_is_one_line(results: Path, tmp_path: Path, mon
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        one_line_error(invoke("export", results, "-o", fifo), 2, str(fifo), "No space left")
+        one_line_error(invoke("export", results, "-o", fifo), str(fifo), "No space left", code=2)
     finally:
         os.close(reader)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
@@ -162,10 +147,10 @@ def test_an_export_filter_that_matches_nothing_is_an_error_and_writes_nothing(
     """`--game palace` on a folder of Divers Weights wrote an empty file and exited 0."""
     out = tmp_path / "e.jsonl"
     res = invoke("export", results, "--game", "palace", *(["-o", out] if to_file else []))
-    one_line_error(res, 2, "--game 'palace'", "no stored match", "games here: divers-weights")
+    one_line_error(res, "--game 'palace'", "no stored match", "games here: divers-weights", code=2)
     assert not out.exists() and res.stdout == ""
     res = invoke("export", results, "--game", "divers-weights", "--bot", "random_bo", "-o", out)
-    one_line_error(res, 2, "--bot 'random_bo'", "did you mean 'random_bot'?")
+    one_line_error(res, "--bot 'random_bo'", "did you mean 'random_bot'?", code=2)
     assert not out.exists()
 
 
@@ -220,7 +205,7 @@ def test_leaderboard_write_asked_in_a_folder_it_cannot_write_is_one_line(
 
     monkeypatch.setattr(Path, "write_text", write_text)
     res = invoke("leaderboard", results, "--format", "md", "--write")
-    one_line_error(res, 2, "cannot write the report", "--no-write")
+    one_line_error(res, "cannot write the report", "--no-write", code=2)
 
 
 def test_a_leaderboard_linked_into_another_folder_stays_a_link(results: Path, tmp_path: Path) -> None:

@@ -9,41 +9,18 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
 
-from starlette.testclient import TestClient  # noqa: E402
-
 from arena.serve.app import CSRF_COOKIE, Ladderside, create_app  # noqa: E402
 from arena.serve.ladder import load_ladder  # noqa: E402
 from arena.serve.server import import_bundled  # noqa: E402
-from tests.serve.ladder_fixtures import BOTS, add_user, ladder_file, safe_sandbox, wait_until  # noqa: E402
+from tests.serve.in_process import bearer, client, ladder_app, upload  # noqa: E402
+from tests.serve.ladder_fixtures import BOTS, ladder_file, wait_until  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def ladder_env(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("ladder")
-    data = folder / "data"
-    tokens = {"ann": add_user(data, "ann"), "ben": add_user(data, "ben"), "org": add_user(data, "org", organiser=True)}
-    ladder = load_ladder(ladder_file(folder))
-    import_bundled(ladder, data)
-    side = Ladderside(ladder, data, safe_sandbox())
-    yield create_app(side), tokens, side
+    app, tokens, side = ladder_app(tmp_path_factory.mktemp("ladder"), {"ann": False, "ben": False, "org": True})
+    yield app, tokens, side
     side.close()
-
-
-def client(app) -> TestClient:
-    return TestClient(app, raise_server_exceptions=False)
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def upload(c: TestClient, token: str | None, data: bytes, filename: str = "bot.py", name: str | None = None):
-    return c.post(
-        "/api/bots",
-        headers=bearer(token) if token else {},
-        files={"file": (filename, data)},
-        data={"name": name} if name else {},
-    )
 
 
 def test_uploads_need_credentials(ladder_env):

@@ -7,49 +7,30 @@ from __future__ import annotations
 import io
 import threading
 import zipfile
+from typing import Any
 
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
 
-from starlette.testclient import TestClient  # noqa: E402
-
 from arena.serve.accounts import RateLimit  # noqa: E402
-from arena.serve.app import CSRF_COOKIE, Ladderside, create_app  # noqa: E402
-from arena.serve.ladder import load_ladder  # noqa: E402
-from arena.serve.server import import_bundled  # noqa: E402
-from tests.serve.ladder_fixtures import BOTS, add_user, ladder_file, safe_sandbox, wait_until  # noqa: E402
+from arena.serve.app import CSRF_COOKIE  # noqa: E402
+from tests.serve.in_process import bearer, client, ladder_app, upload  # noqa: E402
+from tests.serve.ladder_fixtures import BOTS, wait_until  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def ladder_env(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("hostile")
-    data = folder / "data"
-    tokens = {name: add_user(data, name) for name in ("ann", "ben", "cat")}
-    ladder = load_ladder(ladder_file(folder, upload_max_bytes=65536))
-    import_bundled(ladder, data)
-    side = Ladderside(ladder, data, safe_sandbox())
+    app, tokens, side = ladder_app(
+        tmp_path_factory.mktemp("hostile"), {"ann": False, "ben": False, "cat": False}, upload_max_bytes=65536
+    )
     side.upload_limit = RateLimit(burst=1000, every_s=0.01)
-    yield create_app(side), tokens, side
+    yield app, tokens, side
     side.close()
 
 
 QUITTER = b"import sys\nsys.exit(3)\n"  # fails its check at once: the checker's queue stays short
-
-
-def client(app) -> TestClient:
-    return TestClient(app, raise_server_exceptions=False)
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def upload(c: TestClient, token: str, data: bytes, filename: str, name: str | None = None):
-    return c.post(
-        "/api/bots", headers=bearer(token), files={"file": (filename, data)}, data={"name": name} if name else {}
-    )
 
 
 def zipped(files: dict[str, bytes]) -> bytes:
@@ -60,7 +41,7 @@ def zipped(files: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def checked(c: TestClient, token: str, bot_id: int) -> dict:
+def checked(c: Any, token: str, bot_id: int) -> dict:
     def done():
         v = c.get(f"/api/bots/{bot_id}", headers=bearer(token)).json()["versions"][-1]
         return v["status"] != "checking" and v
