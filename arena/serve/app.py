@@ -9,6 +9,7 @@ answered 500 without a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
@@ -127,10 +128,19 @@ async def _form(request: Request, limit: int = FORM_MAX_BYTES, too_large: str = 
         if int(length) > limit:
             raise HTTPException(413, too_large)
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise HTTPException(413, too_large)
+    seconds = _side(request).ladder.settings.body_timeout_s
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise HTTPException(413, too_large)
+    except TimeoutError:
+        raise HTTPException(
+            408,
+            f"the request's body took longer than {seconds:g} s to arrive; send it again",
+            headers={"Connection": "close"},  # the rest of the body may still be on its way
+        ) from None
     request._body = bytes(body)  # what request.form() parses
     try:
         form = await request.form(max_files=1, max_fields=10)

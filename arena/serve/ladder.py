@@ -32,6 +32,9 @@ class LadderSettings(_Model):
     # niceness of the matchmaker, its workers and bots: readers are answered first (the server
     # needs well under 1 ms of CPU a request), matches take what is left
     workers_nice: int = Field(5, ge=0, le=19)
+    # a client slower than this with a request's headers, or its body, is cut off (slowloris)
+    header_timeout_s: float = Field(20.0, ge=0.5, le=600)
+    body_timeout_s: float = Field(60.0, ge=1, le=3600)
 
 
 class Ladder:

@@ -201,6 +201,7 @@ def serve(
     import uvicorn
 
     from arena.serve.app import Ladderside, create_app
+    from arena.serve.http_limits import header_timed
     from arena.serve.matchmaker import start_matchmaker
 
     ladder = load_ladder(ladder_file)
@@ -239,7 +240,13 @@ def serve(
         uv.propagate = False
         server = uvicorn.Server(
             uvicorn.Config(
-                create_app(side), host=host, port=port, log_level="warning", access_log=False, log_config=None
+                create_app(side),
+                host=host,
+                port=port,
+                http=header_timed(ladder.settings.header_timeout_s),
+                log_level="warning",
+                access_log=False,
+                log_config=None,
             )
         )
         stopped = _watch(matchmaker, server)

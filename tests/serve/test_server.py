@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -66,12 +67,17 @@ def _stop(proc: subprocess.Popen) -> None:
 def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_counts_nothing(tmp_path):
     safe_sandbox()
     data = tmp_path / "data"
-    ladder = ladder_file(tmp_path)
+    ladder = ladder_file(tmp_path, extra="  header_timeout_s: 1\n")
     port = free_port()
     log = tmp_path / "server.out"
     server = start_server(ladder, data, port, log, "--workers", "2")
     try:
         wait_until(lambda: _overall(port), what="the server to answer")
+
+        # a client that connects and sends nothing is cut off (slowloris; tests/serve/test_slow_clients.py)
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.settimeout(20)
+            assert sock.recv(1) == b""
 
         # one server per data folder
         # (in process: refused at the lock, before anything starts)
