@@ -1,10 +1,12 @@
-"""Ctrl-C and a closed terminal while the `arena` command is still loading its modules.
+"""Ctrl-C, a closed terminal and SIGTERM, for every `arena` command.
 
 A second or more of imports on a busy machine must not end in a traceback or in silence: from
-``while_loading()`` until ``hand_over()`` a SIGINT or SIGHUP prints one line and exits 130 with
-nothing written. Only when started as the `arena` command: a program that imports arena keeps
-its own handlers. After ``hand_over()`` both raise KeyboardInterrupt, which the command's guard
-turns into that same line.
+``while_loading()`` until ``hand_over()`` a SIGINT, SIGHUP or SIGTERM prints one line and exits
+130 with nothing written. Only when started as the `arena` command: a program that imports
+arena keeps its own handlers. After ``hand_over()`` all three raise KeyboardInterrupt, which the
+command's guard turns into that same line, after the command's own clean-up (a half-written
+file removed); `run`, `duel` and `serve` install their own stops on top. A process forked from
+the command (a pool's worker) keeps SIGTERM's default: ``terminate()`` ends it as before.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import Any
 
 
 def _interrupted_early(*_: object) -> None:
@@ -21,6 +25,27 @@ def _interrupted_early(*_: object) -> None:
 
 def _hung_up(*_: object) -> None:
     """SIGHUP (a closed terminal, a dropped ssh connection) stops a command as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def this_process_only(handler: Callable[[int, Any], Any]) -> Callable[[int, Any], Any]:
+    """``handler`` for a signal in the process that sets it; a process forked from it that has
+    not set its own yet (a pool's worker in its first moments, when the pool stops it) dies of
+    the signal as by default, instead of raising the parent's KeyboardInterrupt inside its fork
+    hooks ("Exception ignored in ... _after_at_fork_child_reinit_locks") and living on."""
+    pid = os.getpid()
+
+    def handle(signum: int, frame: Any) -> Any:
+        if os.getpid() != pid:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return None
+        return handler(signum, frame)
+
+    return handle
+
+
+def _stop(*_: object) -> None:
     raise KeyboardInterrupt
 
 
@@ -36,8 +61,9 @@ def while_loading() -> None:
     if _started_as_arena():
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _interrupted_early)
-        if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:  # nohup's SIG_IGN is kept
-            signal.signal(signal.SIGHUP, _interrupted_early)
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            if signal.getsignal(sig) == signal.SIG_DFL:  # nohup's SIG_IGN is kept
+                signal.signal(sig, _interrupted_early)
 
 
 def hand_over() -> None:
@@ -46,3 +72,5 @@ def hand_over() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGHUP) is _interrupted_early:
         signal.signal(signal.SIGHUP, _hung_up)
+    if signal.getsignal(signal.SIGTERM) is _interrupted_early:
+        signal.signal(signal.SIGTERM, this_process_only(_stop))

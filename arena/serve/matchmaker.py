@@ -550,6 +550,7 @@ def matchmaker_main(
     """The matchmaker process: dies with the server (a kill -9 of it too), logs to run.log."""
     import signal
 
+    from arena.interrupts import this_process_only
     from arena.tournament.runner import _die_with_parent, setup_logging
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -561,7 +562,7 @@ def matchmaker_main(
     def on_term(*_: Any) -> None:
         raise KeyboardInterrupt  # the pool kills its workers (and their bots) on the way out
 
-    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGTERM, this_process_only(on_term))
     setup_logging(Path(data), sys.stderr)
     try:
         Matchmaker(ladder, data, sandbox, workers, executor, ray_address).run(lambda: stop["now"])

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.errors import ArenaError
+from arena.interrupts import this_process_only
 from arena.serve.db import LadderDB
 from arena.serve.ladder import Ladder, load_ladder
 from arena.serve.matchmaker import BUILTIN_PREFIX
@@ -162,7 +163,7 @@ class _Stops:
         self.active = threading.current_thread() is threading.main_thread()  # else its caller's handlers
         for sig in (signal.SIGTERM, signal.SIGHUP) if self.active else ():
             if signal.getsignal(sig) != signal.SIG_IGN:
-                self.old[sig] = signal.signal(sig, self._interrupt)
+                self.old[sig] = signal.signal(sig, this_process_only(self._interrupt))
 
     def _interrupt(self, *_: Any) -> None:  # while starting
         raise KeyboardInterrupt
@@ -174,7 +175,7 @@ class _Stops:
         self.server = server
         for sig in (signal.SIGINT, *self.old) if self.active else ():
             self.old.setdefault(sig, signal.getsignal(sig))
-            signal.signal(sig, self._note)
+            signal.signal(sig, this_process_only(self._note))
 
     def _note(self, sig: int, _frame: Any) -> None:
         self.caught.append(sig)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.errors import ArenaError, WorkersLost
+from arena.interrupts import this_process_only
 from arena.records.controls import Limits, TimeControl
 from arena.records.record import RecordJson
 from arena.records.replies import HarnessFailed, NoSpace, Played, Raised, Reply
@@ -740,7 +741,7 @@ def run_tournament(
     in_main = threading.current_thread() is threading.main_thread()
     # SIGHUP as SIGTERM (a closed terminal), unless ignored on purpose (nohup)
     stops = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN] if in_main else []
-    old_handlers = [signal.signal(s, _on_sigterm) for s in stops]
+    old_handlers = [signal.signal(s, this_process_only(_on_sigterm)) for s in stops]
     try:
         with FolderLock(results):
             try:

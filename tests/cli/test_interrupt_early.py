@@ -1,5 +1,6 @@
-"""Ctrl-C or a closed terminal in the first moments of an `arena` command: one line, exit 130,
-nothing written (it printed a KeyboardInterrupt traceback, or ended silently on SIGHUP).
+"""Ctrl-C, a closed terminal or SIGTERM in the first moments of an `arena` command: one line,
+exit 130, nothing written (it printed a KeyboardInterrupt traceback, or ended silently on
+SIGHUP and SIGTERM). And SIGTERM to a short command later on: the same line, not a silent 143.
 
 The signal arrives at a chosen point, not after a guessed delay: a ``sitecustomize`` in the
 child's path sends it to the child itself when a given module is first imported.
@@ -48,7 +49,7 @@ def run_tripped(tmp_path: Path, module: str, sig: str, *args: str) -> subprocess
     )
 
 
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP", "SIGTERM"])
 @pytest.mark.parametrize("module", ["click", "arena.tournament.config"])  # while arena.cli loads
 def test_an_interrupt_while_loading_is_one_line_and_exit_130(tmp_path, sig, module):
     path = tour(tmp_path, [make_bot(tmp_path / "b", "a"), make_bot(tmp_path / "b", "c", tag="c")])
@@ -58,7 +59,7 @@ def test_an_interrupt_while_loading_is_one_line_and_exit_130(tmp_path, sig, modu
     assert not (tmp_path / "res").exists()
 
 
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP", "SIGTERM"])
 def test_an_interrupt_while_the_run_starts_leaves_no_results_folder(tmp_path, sig):
     # arena.match.detect is first imported once the results folder is made and locked
     path = tour(tmp_path, [make_bot(tmp_path / "b", "a"), make_bot(tmp_path / "b", "c", tag="c")])
@@ -67,6 +68,22 @@ def test_an_interrupt_while_the_run_starts_leaves_no_results_folder(tmp_path, si
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert lines == ["arena: interrupted"], res.stderr
     assert not (tmp_path / "res").exists()
+
+
+def test_sigterm_to_a_short_command_is_one_line_and_exit_130_with_its_files_whole(tmp_path):
+    path = tour(tmp_path, [make_bot(tmp_path / "b", "a"), make_bot(tmp_path / "b", "c", tag="c")])
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "run", str(path)], cwd=tmp_path, capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    board = tmp_path / "res" / "leaderboard.md"
+    before = board.read_bytes()
+    # trueskill is first imported once `arena leaderboard` rates the stored matches
+    res = run_tripped(tmp_path, "trueskill", "SIGTERM", "leaderboard", str(tmp_path / "res"), "--write")
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.strip() == "arena: interrupted", res.stderr
+    assert board.read_bytes() == before
+    assert not [p.name for p in (tmp_path / "res").iterdir() if "tmp" in p.name]
 
 
 def test_a_results_folder_that_was_there_is_kept(tmp_path):
@@ -101,3 +118,27 @@ def test_nohup_keeps_sighup_ignored(tmp_path):
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )
     assert res.returncode == 0, res.stderr
+
+
+def test_a_stop_handler_acts_only_in_its_own_process_and_a_fresh_fork_dies_of_the_signal():
+    """A pool stopping a worker in its first moments (before the worker sets its own handlers)
+    ran the parent's handler there: a KeyboardInterrupt in the fork's hooks, printed as an
+    ignored exception with a traceback, and the worker lived on."""
+    import time
+
+    from arena.interrupts import this_process_only
+
+    calls: list[int] = []
+    old = signal.signal(signal.SIGUSR1, this_process_only(lambda sig, _frame: calls.append(sig)))
+    try:
+        pid = os.fork()
+        if pid == 0:  # the fresh fork, still with its parent's handler
+            os.kill(os.getpid(), signal.SIGUSR1)
+            time.sleep(5)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGUSR1
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert calls == [signal.SIGUSR1]
+    finally:
+        signal.signal(signal.SIGUSR1, old)
