@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 import games
 from arena.errors import ArenaError, WorkersLost
+from arena.interrupts import this_process_only
 from arena.records import MatchRecord
 from arena.stats.sequential import SequentialTest, Status, check_error_rates, logistic_elo, logistic_score
 from arena.tournament.roster import BotEntry
@@ -454,17 +455,37 @@ def resume_command(args: list[str]) -> str:
 
 def hypotheses_text(duel: Duel) -> tuple[str, str]:
     """What H0 and H1 say, in the duel's units."""
-    h = duel.hyp
+    return tuple(f"{claim} ({detail})" if detail else claim for claim, detail in _claims(duel))  # type: ignore[return-value]
+
+
+def _claims(duel: Duel) -> tuple[tuple[str, str], tuple[str, str]]:
+    """(claim, detail) of H0 and of H1."""
+    new, old, h = duel.new.name, duel.old.name, duel.hyp
     if h.elo is not None:
         return (
-            f"{duel.new.name} is at most {h.elo[0]:g} Elo better than {duel.old.name} "
-            f"(mean place difference {h.mu0:+.3f})",
-            f"{duel.new.name} is at least {h.elo[1]:g} Elo better (difference {h.mu1:+.3f})",
+            (_elo_claim(new, old, h.elo[0], at_least=False), f"mean place difference {h.mu0:+.3f}"),
+            (_elo_claim(new, old, h.elo[1], at_least=True), f"difference {h.mu1:+.3f}"),
         )
-    return (
-        f"{duel.new.name} is not better than {duel.old.name}",
-        f"{duel.new.name} is better by at least {h.mu1:g} places per match",
+    return (f"{new} is not better than {old}", ""), (
+        f"{new} is better than {old} by at least {h.mu1:g} places per match",
+        "",
     )
+
+
+def _elo_claim(new: str, old: str, elo: float, *, at_least: bool) -> str:
+    """NEW's strength against OLD is at least (H1) or at most (H0) ``elo``, in words that stay
+    true when the bound is 0 or negative ("better by at least -20 Elo" read as "better")."""
+    if at_least:
+        if elo > 0:
+            return f"{new} is better than {old} by at least {elo:g} Elo"
+        if elo == 0:
+            return f"{new} is at least as good as {old}"
+        return f"{new} is at most {-elo:g} Elo worse than {old}"
+    if elo > 0:
+        return f"{new} is at most {elo:g} Elo better than {old}"
+    if elo == 0:
+        return f"{new} is not better than {old}"
+    return f"{new} is worse than {old} by at least {-elo:g} Elo"
 
 
 def verdict_line(duel: Duel, outcome: DuelOutcome) -> str:
@@ -475,11 +496,11 @@ def verdict_line(duel: Duel, outcome: DuelOutcome) -> str:
         f"LLR {s.llr:+.2f} after {outcome.matches} matches; {duel.new.name} - {duel.old.name} "
         f"{s.mean:+.3f} places {_interval(lo, hi, '.3f')}"
     )
-    h0, h1 = hypotheses_text(duel)
+    (h0, h0_detail), (h1, h1_detail) = _claims(duel)
     if s.decision == "H1":
-        return f"H1: {duel.new.name} is better than {duel.old.name} ({h1.split(' is ', 1)[1]}; {where})"
+        return f"H1: {h1} ({'; '.join(filter(None, (h1_detail, where)))})"
     if s.decision == "H0":
-        return f"H0: {h0} ({where})"
+        return f"H0: {h0} ({'; '.join(filter(None, (h0_detail, where)))})"
     if outcome.capped:
         return f"no decision: --max-matches {duel.max_matches} reached with neither hypothesis accepted ({where})"
     return f"no decision yet ({where})"
@@ -502,7 +523,7 @@ def run_duel(
     results = Path(tournament.results_dir)
     runner.make_results_folder(results, tournament)
     in_main = threading.current_thread() is threading.main_thread()
-    old_term = signal.signal(signal.SIGTERM, runner._on_sigterm) if in_main else None
+    old_term = signal.signal(signal.SIGTERM, this_process_only(runner._on_sigterm)) if in_main else None
     try:
         with FolderLock(results):
             return _run_locked(

@@ -245,3 +245,32 @@ def test_an_interrupted_duel_resumes_to_the_same_result(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming" in resumed.stderr and kept >= 3
     assert resumed.stdout == whole.stdout  # the same status line and verdict
+
+
+@pytest.mark.parametrize(
+    "elo0, elo1, h0, h1",
+    [
+        (0, 5, "new is not better than old", "new is better than old by at least 5 Elo"),
+        (5, 10, "new is at most 5 Elo better than old", "new is better than old by at least 10 Elo"),
+        (-20, 0, "new is worse than old by at least 20 Elo", "new is at least as good as old"),
+        (-60, -20, "new is worse than old by at least 60 Elo", "new is at most 20 Elo worse than old"),
+    ],
+)
+def test_the_verdict_says_what_the_accepted_hypothesis_says_whatever_the_signs(elo0, elo1, h0, h1):
+    """--elo0 -60 --elo1 -20 ended "H1: new is better than old (at least -20 Elo better ...)"."""
+    from types import SimpleNamespace
+
+    from arena.stats.sequential import Status
+    from arena.tournament.duel import DuelOutcome, hypotheses_text, verdict_line
+
+    duel = SimpleNamespace(
+        new=SimpleNamespace(name="new"), old=SimpleNamespace(name="old"), hyp=hypotheses(3, elo0=elo0, elo1=elo1)
+    )
+
+    def verdict(decision):
+        status = Status(n=10, mean=0.1, var=0.2, llr=3.1, lower=-3.0, upper=3.0, decision=decision)
+        return verdict_line(duel, DuelOutcome(status=status, matches=30))  # type: ignore[arg-type]
+
+    assert verdict("H1").startswith(f"H1: {h1} (difference ")
+    assert verdict("H0").startswith(f"H0: {h0} (mean place difference ")
+    assert [t.split(" (")[0] for t in hypotheses_text(duel)] == [h0, h1]  # type: ignore[arg-type]
