@@ -11,6 +11,12 @@ class ArenaError(Exception):
     """An error meant for the user: ``str(err)`` is one line with the fix."""
 
 
+class MachineTrouble(ArenaError):
+    """The machine failed the command (a full disk, an I/O error), not its input: exit status 1."""
+
+    exit_code = 1
+
+
 class WorkersLost(ArenaError):
     """No worker is left to play the remaining matches (they keep dying, or a Ray
     cluster lost them): the run stops, incomplete, with what it finished stored."""

@@ -451,7 +451,7 @@ def export_cmd(source: str, out: str | None, game: str | None, bot: str | None) 
             return
         n = export_to_file(Path(source), Path(out), game=game, bot=bot)
     except ArenaError as err:
-        _fail(str(err))
+        _fail(str(err), getattr(err, "exit_code", 2))  # a full disk: 1
     click.echo(f"wrote {n} match records to {out}; replay one: arena replay {out} <match id>", err=True)
 
 

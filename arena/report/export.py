@@ -10,6 +10,7 @@ silently wrong file. ``arena replay FILE.jsonl <match id>`` replays a line of it
 from __future__ import annotations
 
 import difflib
+import errno
 import itertools
 import json
 import os
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, MachineTrouble
 from arena.records import RecordJson
 from arena.report.matches import find_matches
 from arena.report.standings import results_folder
@@ -92,6 +93,10 @@ def export_to_file(source: Path, path: Path, **filters: Any) -> int:
         finally:
             tmp.unlink(missing_ok=True)
     except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise MachineTrouble(
+                f"{path}: cannot write the export ({err.strerror or err}); free space or check the disk, and rerun"
+            ) from None
         raise ArenaError(f"{path}: cannot write the export ({err.strerror or err}); choose a writable path") from None
     return n
 

@@ -107,8 +107,15 @@ def test_export_into_a_device_writes_to_it_and_a_failed_write_is_one_line(result
     assert res.exit_code == 0, res.stderr
     assert stat.S_ISCHR(os.lstat(null).st_mode)
     full = _device(tmp_path, "full", 7)
-    one_line_error(invoke("export", results, "-o", full), str(full), "cannot write the export", "No space left", code=2)
+    # a full disk is the machine's trouble (status 1, docs/tournament.md), not the user's input
+    one_line_error(invoke("export", results, "-o", full), str(full), "cannot write the export", "No space left", code=1)
     assert stat.S_ISCHR(os.lstat(full).st_mode)
+
+
+def test_export_into_a_path_that_cannot_be_a_file_is_the_users_to_fix(results: Path, tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("")
+    res = invoke("export", results, "-o", tmp_path / "plain" / "out.jsonl")
+    one_line_error(res, "out.jsonl", "cannot write the export", "Not a directory", "choose a writable path", code=2)
 
 
 def test_export_into_a_regular_file_still_replaces_it_whole(results: Path, tmp_path: Path) -> None:
@@ -131,7 +138,7 @@ def test_a_failed_write_to_a_fifo_is_one_line(results: Path, tmp_path: Path, mon
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        one_line_error(invoke("export", results, "-o", fifo), str(fifo), "No space left", code=2)
+        one_line_error(invoke("export", results, "-o", fifo), str(fifo), "No space left", "free space", code=1)
     finally:
         os.close(reader)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
