@@ -260,7 +260,7 @@ async def replay_page(request: Request) -> Response:
         raise HTTPException(
             403, "this deal is still being played; its replay is shown once every seat rotation of the deal is stored"
         )
-    record = await run_in_threadpool(side.store.get_record, mid)
+    record = await run_in_threadpool(side.public_record, mid)
     return HTMLResponse(replay_html(record))
 
 

@@ -125,6 +125,19 @@ class Ladderside:
             text = re.sub(r"(?<![\w./-])" + re.escape(root.rstrip("/")) + r"/(?:[^\s'\":]*/)?", "", text)
         return text
 
+    def public_record(self, match_id: str) -> dict[str, Any]:
+        """A stored match record as anyone may see it in its replay: no fault's stderr tail (its
+        owner's and the organiser's only, on the bot's page) and no folder of this machine."""
+
+        def scrub(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {k: scrub(v) for k, v in value.items() if k != "stderr_tail"}
+            if isinstance(value, list):
+                return [scrub(v) for v in value]
+            return self.public(value) if isinstance(value, str) and "/" in value else value
+
+        return scrub(self.store.get_record(match_id))
+
     def check_matches(self) -> list[tuple[str, int, dict[str, Any]]]:
         """`arena check`'s conformance matches, on what this ladder plays: each game at each of
         its seat counts with its options (a Tightwad-only ladder does not wait for Palace)."""

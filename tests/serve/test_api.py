@@ -4,11 +4,18 @@ by the real conformance checker in the real sandbox; no matchmaker runs here."""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
+import re
+
 import pytest
+from click.testing import CliRunner
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
 
+from arena.cli import cli  # noqa: E402
 from arena.serve.app import CSRF_COOKIE, Ladderside, create_app  # noqa: E402
 from arena.serve.ladder import load_ladder  # noqa: E402
 from arena.serve.server import import_bundled  # noqa: E402
@@ -227,6 +234,31 @@ def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no
     )
     assert row["replay"] is None and row["faults"] == ["crash", None, None]
     assert c.get(f"/matches/{mid}/replay").status_code == 403
+
+    # once the deal set is whole its replay is public: without the stderr tail or this machine's
+    # folders (a real record, so that the page can replay its deal)
+    played = CliRunner().invoke(cli, ["play", "tightwad", *["builtin:random"] * 3, "--seed", "3", "--json"])
+    real = json.loads(played.stdout)
+    for rotation in range(3):
+        record = dict(real, match_id=f"tightwad/p3/d998/r{rotation}/0123456789abcdef", index=998 * 16 + rotation)
+        record["bots"] = [dict(b, name=n) for b, n in zip(real["bots"], ("benbot.v1", "alpha.v1", "beta.v1"))]
+        record["bots"][0]["path"] = str(side.data / "bots" / "5f3a" / "upload_me.py")  # as the ladder stores it
+        fault = {
+            "kind": "crash",
+            "detail": "exited with code 1",
+            "decision": 2,
+            "stderr_tail": "ValueError: ben's secret trace",
+        }
+        record["faults"] = [fault, None, None]
+        record["seats"] = [dict(seat, fault=fault if seat["seat"] == 0 else None) for seat in real["seats"]]
+        side.store.record_match(record)
+    page = c.get("/matches/tightwad/p3/d998/r0/0123456789abcdef/replay")
+    assert page.status_code == 200, page.text
+    blob = re.search(r'<script id="data"[^>]*>([^<]*)</script>', page.text).group(1)
+    shown = gzip.decompress(base64.b64decode(blob)).decode()
+    assert "secret trace" not in shown and "stderr_tail" not in shown
+    assert "exited with code 1" in shown  # the fault itself is shown
+    assert str(side.data) not in shown
 
 
 @pytest.mark.slow
