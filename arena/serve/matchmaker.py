@@ -10,7 +10,11 @@ Where the next set goes (Halite's matchmaker, with TrueSkill's sigma): the *seed
 a new one (fewer than ``new_bot_matches`` matches, scheduled ones included) if any, else
 the bot whose rating is least certain (highest sigma), fewest matches breaking ties; the
 game and seat count are those it has played least; its opponents are the bots nearest
-it in mu, with a random jitter so that every pairing keeps happening.
+it in mu, with a random jitter so that every pairing keeps happening. But a bot in fewer
+than half the mean number of the recent sets (``RecentSets``) seeds the next one, the
+rarest first: matches in which every seat faulted are not rated, so bots that always fault
+kept their high sigma and, nearest each other in mu, played only each other while the
+honest bots waited for good.
 
 The matchmaker runs in a process of its own, forked by the server before it starts
 serving, feeding arena/tournament/runner.py's local worker pool through ``_Pool.run``'s
@@ -69,16 +73,21 @@ def choose_deal_set(
     rng: random.Random,
     new_bot_matches: int,
     default: Standing = Standing(25.0, 25.0 / 3, 0),
+    recent: Counter[str] | None = None,
 ) -> tuple[int, int, list[str]] | None:
     """(game entry index, seat count, bots in seat order) of the next deal set, or None.
 
     ``candidates``: (entry index, seat count, scope = game id); ``ratings[scope][bot]``;
     ``scheduled[(bot, scope)]`` and ``scheduled[bot]``: matches given to a bot so far,
-    played or not (so a new bot is not handed every set while its first ones play).
+    played or not (so a new bot is not handed every set while its first ones play);
+    ``recent[bot]``: how many of the last sets it was in (``RecentSets``).
     """
     usable = [c for c in candidates if len(playing) >= c[1]]
     if not usable:
         return None
+    recent = recent or Counter()
+    half_mean = sum(recent[b] for b in playing) / len(playing) / 2
+    starved = [b for b in playing if recent[b] < half_mean]
 
     def rating(bot: str, scope: str) -> Standing:
         return ratings.get(scope, {}).get(bot, default)
@@ -87,7 +96,10 @@ def choose_deal_set(
         n = scheduled[bot]
         return (n >= new_bot_matches, -rating(bot, "overall").sigma if n >= new_bot_matches else n, n, rng.random())
 
-    seed = min(playing, key=seed_key)
+    if starved and all(scheduled[b] >= new_bot_matches for b in playing):
+        seed = min(starved, key=lambda b: (recent[b], rng.random()))
+    else:
+        seed = min(playing, key=seed_key)
     entry, players, scope = min(usable, key=lambda c: (scheduled[(seed, c[2])], rng.random()))
     mu = rating(seed, scope).mu
     others = sorted(
@@ -96,6 +108,25 @@ def choose_deal_set(
     group = [seed, *others[: players - 1]]
     rng.shuffle(group)
     return entry, players, group
+
+
+RECENT_SETS = 4  # times the bots playing: the window of ``RecentSets``
+
+
+class RecentSets:
+    """How many of the last sets dealt (``RECENT_SETS`` times the bots playing) each bot was in."""
+
+    def __init__(self, bots: int) -> None:
+        from collections import deque
+
+        self.sets: deque[list[str]] = deque(maxlen=max(1, RECENT_SETS * bots))
+        self.seats: Counter[str] = Counter()
+
+    def add(self, group: Sequence[str]) -> None:
+        if len(self.sets) == self.sets.maxlen:
+            self.seats.subtract(self.sets[0])
+        self.sets.append(list(group))
+        self.seats.update(group)
 
 
 def deal_set_matches(
@@ -451,9 +482,12 @@ class Matchmaker:
         from arena.tournament.runner import _Pool
 
         scheduled: Counter = Counter()
+        recent = RecentSets(len(playing))
         games = {i: g.id for i, g in enumerate(self.t.games)}
         for row in db.deal_sets_since(0):
-            for b in json.loads(row["bots"]):
+            group = json.loads(row["bots"])
+            recent.add(group)
+            for b in group:
                 scheduled[b] += row["players"]
                 scheduled[(b, games.get(row["entry"], "?"))] += row["players"]
         state: dict[str, Any] = {
@@ -492,12 +526,19 @@ class Matchmaker:
                 if rate and now - self.last_set < 60.0 / rate:
                     return
                 choice = choose_deal_set(
-                    candidates, playing, state["ratings"], scheduled, self.rng, self.ladder.settings.new_bot_matches
+                    candidates,
+                    playing,
+                    state["ratings"],
+                    scheduled,
+                    self.rng,
+                    self.ladder.settings.new_bot_matches,
+                    recent=recent.seats,
                 )
                 if choice is None:
                     return
                 entry, players, bots = choice
                 set_id = db.add_deal_set(entry, players, bots)
+                recent.add(bots)
                 for b in bots:
                     scheduled[b] += players
                     scheduled[(b, games[entry])] += players

@@ -129,3 +129,32 @@ def test_ratings_follow_play_order_and_the_cache_rates_only_new_matches(tmp_path
     assert board(again) == board(rate_in_play_order(store))  # the same with or without the cache
     assert sum(b.matches for b in again.scopes[0].standings) == 40 * 3  # each match counted once
     store.close()
+
+
+def test_bots_that_always_fault_cannot_keep_the_honest_bots_from_playing():
+    """Sets where every seat faults are not rated: three such bots kept their high sigma and,
+    nearest each other in mu, were dealt every set while the honest bots waited for good."""
+    from arena.serve.matchmaker import RecentSets
+
+    ratings = {
+        "overall": {"h1": Standing(15, 1, 500), "h2": Standing(32, 1, 500), "h3": Standing(40, 1, 500)},
+        "tightwad": {"h1": Standing(15, 1, 500), "h2": Standing(32, 1, 500), "h3": Standing(40, 1, 500)},
+    }  # the faulting bots "x1".."x3": never rated (the default: mu 25, sigma 8.3)
+    playing = ["h1", "h2", "h3", "x1", "x2", "x3"]
+    scheduled = Counter({b: 500 for b in playing})
+    rng = random.Random(3)
+
+    def deal(sets: int, recent: RecentSets | None) -> Counter:
+        seen: Counter = Counter()
+        for _ in range(sets):
+            _, _, bots = choose_deal_set(
+                [(0, 3, "tightwad")], playing, ratings, scheduled, rng, 20, recent=recent.seats if recent else None
+            )
+            seen.update(bots)
+            if recent:
+                recent.add(bots)
+        return seen
+
+    assert all(deal(200, None)[h] == 0 for h in ("h1", "h2", "h3"))  # without the window: starved
+    seen = deal(600, RecentSets(len(playing)))
+    assert min(seen[h] for h in ("h1", "h2", "h3")) >= 600 * 3 / 6 / 2 * 0.8, seen  # near half a fair share or more
