@@ -196,12 +196,6 @@ class ProcessAgent(Agent):
         if self.fresh:
             self.close()
 
-    def after_match(self) -> None:
-        if self.proc is not None:
-            reap = getattr(self.proc, "reap_extras", None)
-            if reap is not None:
-                reap()
-
     def discard(self) -> None:
         self._abandon_start()
         if self.proc is not None:
