@@ -13,6 +13,7 @@ workers' writes, nor for each other)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -546,9 +547,7 @@ class Ladderside:
                         parts.append(f"==> {rel} <==\n{data.decode('utf-8', 'replace')}")
                 return "\n".join(parts)
             if botfolder.is_archive(path):
-                members = botfolder._members(path)
-                listing = "\n".join(f"{name} ({size} bytes)" for name, size, read in members if read is not None)
-                return f"{path.name}: an archive, unpacked by its check; its files:\n{listing}"
+                return f"{path.name}: an archive, unpacked by its check; its files:\n{_archive_listing(str(path))}"
             with path.open("rb") as f:
                 return f.read(SOURCE_MAX_BYTES).decode("utf-8", "replace")
         except ArenaError as exc:
@@ -563,6 +562,16 @@ class Ladderside:
         if not _may_see_source(user, bot):
             raise HTTPException(403, "only the bot's owner or the organiser can retire it")
         self.db.run("UPDATE bots SET retired = 1 WHERE id = ?", bot_id)
+
+
+@functools.lru_cache(maxsize=64)
+def _archive_listing(path: str) -> str:
+    """An uploaded archive's members: listing a .tar.gz reads the whole stream, so each is
+    listed once (its path names its content: bots/<sha256>/...), not at every page view."""
+    from arena.match import botfolder
+
+    members = botfolder._members(Path(path))
+    return "\n".join(f"{name} ({size} bytes)" for name, size, read in members if read is not None)
 
 
 def _place(rating: list[Any] | None, at: int) -> float | None:

@@ -260,3 +260,19 @@ def test_a_planted_csrf_cookie_cannot_forge_a_sessions_form(ladder_env):
     c.cookies.set("arena_session", old)  # the session ended: its token went with it
     r = c.post("/api/bots", data={"csrf_token": token, "name": "sessionbot"}, files={"file": ("p.py", QUITTER)})
     assert r.status_code == 401
+
+
+def test_an_archives_source_page_lists_it_once_not_at_every_view(ladder_env, tmp_path, monkeypatch):
+    """Listing a .tar.gz reads its whole stream: a bomb's owner made the server decompress
+    250 MiB at every view of its source page."""
+    from arena.match import botfolder
+
+    _, _, side = ladder_env
+    archive = tmp_path / "bots" / ("0" * 64) / "bot.zip"
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(zipped({"main.py": b"print('hi')\n", "w.bin": b"\0" * 1000}))
+    calls = []
+    real = botfolder._members
+    monkeypatch.setattr(botfolder, "_members", lambda path: calls.append(path) or real(path))
+    pages = [side.source_text(archive) for _ in range(5)]
+    assert len(calls) == 1 and all("w.bin (1000 bytes)" in p for p in pages)
