@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -31,9 +32,11 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import tomllib
 
@@ -45,9 +48,26 @@ MANIFEST_KEYS = frozenset({"entry"})
 REQUIREMENTS = "requirements.txt"
 MAX_FILES = 2000  # files in a bot folder or archive
 MAX_BYTES = 512 * 1024 * 1024  # their total size (unpacked)
+# an archive holds its files' bytes and, per file, headers and a name of at most ~8 KiB
+MAX_ARCHIVE_BYTES = MAX_BYTES + 64 * 1024 * 1024
+BLOCK = 1 << 16  # bytes read from an archive member at a time
 MAX_DEPTH = 32  # folders inside a bot folder or archive (a deeper one is hostile, not a bot)
 MAX_NAME = 255  # bytes in one file or folder name: the file system's own limit
 ARCHIVES = (".zip", ".tar.gz", ".tgz")
+# what a damaged or hostile archive raises while read: bad CRC, an unsupported method (deflate64:
+# NotImplementedError), truncated data (EOFError), a corrupt stream (zlib.error), an encrypted
+# member (RuntimeError), a bad name or header (ValueError), tar's own errors
+BAD_ARCHIVE = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    tarfile.TarError,
+    NotImplementedError,
+    EOFError,
+    zlib.error,
+    OSError,
+    RuntimeError,
+    ValueError,
+)
 _PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9,._-]+\])?==([A-Za-z0-9.+!_-]+)$")
 # numpy, OpenBLAS, MKL, OpenMP (torch), numexpr, Accelerate, BLIS: one thread each, so that a bot
 # stays within its CPU share and its process limit
@@ -286,8 +306,14 @@ def packed_sha256(files: list[tuple[str, int, bytes]], resolved: tuple[str, ...]
 
 def unpack(archive: Path) -> Path:
     """The folder an archive unpacks to (cached by the archive's hash); refuses absolute or
-    ``..`` paths, links, devices, and archives over the bounds."""
-    data_hash = hashlib.sha256(archive.read_bytes()).hexdigest()[:32]
+    ``..`` paths, links, devices, damaged archives, and archives over the bounds."""
+    size = archive.stat().st_size
+    if size > MAX_ARCHIVE_BYTES:
+        raise BotFolderError(
+            f"{archive}: {size >> 20} MiB, more than any archive of {MAX_BYTES >> 20} MiB of files; keep the bot smaller"
+        )
+    with open(archive, "rb") as f:
+        data_hash = hashlib.file_digest(f, "sha256").hexdigest()[:32]
     dest = cache_root() / UNPACKED / data_hash
     if (dest / ".complete").is_file():
         mark_used(dest)
@@ -296,20 +322,17 @@ def unpack(archive: Path) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{data_hash}.", dir=dest.parent))
     try:
         members = _members(archive)
-        if len(members) > MAX_FILES or sum(size for _, size, _ in members) > MAX_BYTES:
-            raise BotFolderError(
-                f"{archive}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB unpacked; keep the bot smaller"
-            )
+        if len(members) > MAX_FILES:
+            raise BotFolderError(f"{archive}: more than {MAX_FILES} files; keep the bot smaller")
+        if sum(size for _, size, _ in members) > MAX_BYTES:
+            raise BotFolderError(f"{archive}: more than {MAX_BYTES >> 20} MiB unpacked; keep the bot smaller")
         for name, size, read in _checked_members(archive, members):
             target = tmp / "bot" / name
             if read is None:
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            mode, content = read()
-            if len(content) != size:
-                raise BotFolderError(f"{archive}: member {name!r} is not the size it claims; repack it")
-            target.write_bytes(content)
+            mode = _copy_member(archive, name, size, read, target)
             target.chmod(0o755 if mode & 0o111 else 0o644)
         (tmp / ".complete").write_text("")
         try:
@@ -320,6 +343,39 @@ def unpack(archive: Path) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _top(dest)
+
+
+def _copy_member(archive: Path, name: str, size: int, read: Opener, target: Path) -> int:
+    """Write one member in blocks, never past the size it claims (whose sum was bounded), so a
+    header that lies costs a block of memory, not the member; returns its mode."""
+
+    def bad(exc: BaseException) -> BotFolderError:
+        return BotFolderError(f"{archive}: member {name!r} cannot be read ({_why(exc)}); repack it")
+
+    try:
+        mode, src = read()
+    except BAD_ARCHIVE as exc:
+        raise bad(exc) from None
+    written = 0
+    with src, open(target, "wb") as out:
+        while True:
+            try:
+                block = src.read(min(BLOCK, size - written + 1))
+            except BAD_ARCHIVE as exc:
+                raise bad(exc) from None
+            written += len(block)
+            if not block or written > size:
+                break
+            out.write(block)
+    if written != size:
+        raise BotFolderError(f"{archive}: member {name!r} is not the size it claims; repack it")
+    return mode
+
+
+def _why(exc: BaseException) -> str:
+    """An archive library's reason in a few words (its first line, or the kind of error)."""
+    lines = str(exc).splitlines()
+    return lines[0][:120] if lines and lines[0] else type(exc).__name__
 
 
 def _checked_members(archive: Path, members: list[Member]) -> list[Member]:
@@ -367,33 +423,36 @@ def _top(dest: Path) -> Path:
     return root
 
 
-Member = tuple[str, int, "Callable[[], tuple[int, bytes]] | None"]  # name, size, reader (None: a folder)
+Opener = Callable[[], tuple[int, IO[bytes]]]  # a member's mode and its bytes as a stream
+Member = tuple[str, int, "Opener | None"]  # name, size it claims, opener (None: a folder)
 
 
-def _zip_reader(z: zipfile.ZipFile, info: zipfile.ZipInfo, mode: int) -> Callable[[], tuple[int, bytes]]:
-    def read() -> tuple[int, bytes]:
-        return mode, z.read(info)[:MAX_BYTES]
+def _zip_reader(z: zipfile.ZipFile, info: zipfile.ZipInfo, mode: int) -> Opener:
+    def read() -> tuple[int, IO[bytes]]:
+        return mode, z.open(info)
 
     return read
 
 
-def _tar_reader(t: tarfile.TarFile, member: tarfile.TarInfo) -> Callable[[], tuple[int, bytes]]:
-    def read() -> tuple[int, bytes]:
+def _tar_reader(t: tarfile.TarFile, member: tarfile.TarInfo) -> Opener:
+    def read() -> tuple[int, IO[bytes]]:
         f = t.extractfile(member)
-        return member.mode, (f.read(MAX_BYTES + 1) if f is not None else b"")
+        return member.mode, (f if f is not None else io.BytesIO())
 
     return read
 
 
 def _members(archive: Path) -> list[Member]:
-    """(name, size, reader or None for a folder) of every member; refuses links and devices."""
+    """(name, size, opener or None for a folder) of every member, at most one past the bounds;
+    refuses links, devices and damaged archives."""
     out: list[Member] = []
     if archive.name.endswith(".zip"):
         try:
             z = zipfile.ZipFile(archive)
-        except zipfile.BadZipFile as exc:
-            raise BotFolderError(f"{archive}: not a zip archive ({exc}); repack it") from None
-        for info in z.infolist()[: MAX_FILES + 1]:
+            infos = z.infolist()
+        except BAD_ARCHIVE as exc:
+            raise BotFolderError(f"{archive}: not a zip archive ({_why(exc)}); repack it") from None
+        for info in infos[: MAX_FILES + 1]:
             mode = info.external_attr >> 16
             if stat.S_ISLNK(mode):
                 raise BotFolderError(f"{archive}: member {info.filename!r} is a link; put the file itself in")
@@ -402,16 +461,19 @@ def _members(archive: Path) -> list[Member]:
             else:
                 out.append((info.filename, info.file_size, _zip_reader(z, info, mode)))
         return out
+    infos_tar: list[tarfile.TarInfo] = []
+    claimed = 0
     try:
         t = tarfile.open(archive, "r:gz")
-        infos: list[tarfile.TarInfo] = []
+        # finding each header decompresses the members before it: stop once past a bound
         for tar_info in t:
-            infos.append(tar_info)
-            if len(infos) > MAX_FILES:
+            infos_tar.append(tar_info)
+            claimed += tar_info.size
+            if len(infos_tar) > MAX_FILES or claimed > MAX_BYTES:
                 break
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise BotFolderError(f"{archive}: not a .tar.gz archive ({exc}); repack it") from None
-    for member in infos:
+    except BAD_ARCHIVE as exc:
+        raise BotFolderError(f"{archive}: not a .tar.gz archive ({_why(exc)}); repack it") from None
+    for member in infos_tar:
         if member.isdir():
             out.append((member.name.rstrip("/"), 0, None))
         elif member.isfile():

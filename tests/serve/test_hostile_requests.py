@@ -217,6 +217,30 @@ def test_an_archive_with_impossible_paths_fails_its_check_in_one_line_without_se
     assert report.startswith("weird.zip: ")
 
 
+@pytest.mark.parametrize("how", ["liar", "crc", "method9", "deflate", "truncated"])
+def test_a_damaged_or_lying_archive_fails_its_check_in_one_line_and_logs_no_traceback(
+    ladder_env, tmp_path, monkeypatch, caplog, how
+):
+    """A member that decompresses past the size it claims, a bad CRC, deflate64, a corrupt
+    stream, a cut .tar.gz: the entrant reads why, the server's log holds no traceback."""
+    from tests.support.bot_folders import damaged_archive, liar_zip
+
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "envs"))
+    app, tokens, _ = ladder_env
+    c = client(app)
+    if how == "liar":
+        archive = liar_zip(tmp_path / "liar.zip", QUITTER, real_bytes=32 << 20, crc_matches=False)
+    else:
+        archive = damaged_archive(tmp_path, how, QUITTER)
+    r = upload(c, tokens["ann"], archive.read_bytes(), archive.name, "damaged")
+    assert r.status_code == 202, r.text
+    v = checked(c, tokens["ann"], r.json()["bot_id"])
+    report = v["check"]
+    assert v["status"] == "failed" and "repack it" in report and "\n" not in report.strip(), report
+    assert report.startswith("damaged.") and str(tmp_path) not in report
+    assert not [rec for rec in caplog.records if rec.exc_info], [rec.getMessage() for rec in caplog.records]
+
+
 @pytest.mark.slow
 def test_identical_bot_folders_under_two_names_both_pass_and_show_their_source(ladder_env, tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "envs"))

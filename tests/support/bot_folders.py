@@ -1,4 +1,5 @@
-"""A bot folder with a pinned package pip finds offline: a tiny pure-Python wheel written by hand.
+"""A bot folder with a pinned package pip finds offline: a tiny pure-Python wheel written by hand;
+and archives that lie or are damaged, as an audit made them.
 
 The bot-folder tests (tests/match) and the shipping of folders to workers and nodes (tests/tournament)
 play it; the root conftest.py's ``offline`` fixture points pip at these wheels only."""
@@ -7,7 +8,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
+import struct
+import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 
 TINY_BOT = """
@@ -69,3 +74,59 @@ def tiny_folder(base: Path, pin: str = "tinypkg==1.0", data: str = "7") -> Path:
     (folder / "data.txt").write_text(data)
     (folder / "requirements.txt").write_text(f"# pinned\n{pin}\n")
     return folder
+
+
+def liar_zip(path: Path, main: bytes, real_bytes: int, claimed: int = 10, crc_matches: bool = True) -> Path:
+    """A zip of ``bot/main.py`` and ``bot/zeros.bin``: ``real_bytes`` zeros whose local and central
+    headers claim ``claimed`` bytes (their CRC that of ``claimed`` zeros, or left as it was)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("bot/main.py", main)
+        with z.open("bot/zeros.bin", "w") as f:
+            block = b"\0" * (1 << 20)
+            for start in range(0, real_bytes, len(block)):
+                f.write(block[: real_bytes - start])
+    data = bytearray(path.read_bytes())
+    for sig, crc_at, size_at in ((b"PK\x03\x04", 14, 22), (b"PK\x01\x02", 16, 24)):
+        at = data.rfind(sig)  # zeros.bin's headers: the last of each kind
+        if crc_matches:
+            struct.pack_into("<I", data, at + crc_at, zlib.crc32(b"\0" * claimed))
+        struct.pack_into("<I", data, at + size_at, claimed)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def damaged_archive(folder: Path, how: str, main: bytes = b"print()\n") -> Path:
+    """An archive of ``bot/main.py`` broken in one way: ``crc`` (a zip member's CRC wrong),
+    ``method9`` (deflate64, which zipfile cannot read), ``deflate`` (a corrupt deflate stream),
+    ``encrypted`` (a member flagged encrypted), ``truncated`` (a .tar.gz cut in half)."""
+    if how == "truncated":
+        out = folder / f"{how}.tar.gz"
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as t:
+            data = main + b"#" + bytes(range(256)) * 400
+            info = tarfile.TarInfo("bot/main.py")
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        out.write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])
+        return out
+    out = folder / f"{how}.zip"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("bot/main.py", main + b"#" * 20000)
+    data = bytearray(out.read_bytes())
+    local, central = data.find(b"PK\x03\x04"), data.find(b"PK\x01\x02")
+    if how == "crc":
+        for at in (local + 14, central + 16):
+            data[at] ^= 0xFF
+    elif how == "method9":
+        for at in (local + 8, central + 10):
+            struct.pack_into("<H", data, at, 9)
+    elif how == "deflate":
+        start = local + 30 + len("bot/main.py")
+        data[start : start + 8] = b"\xff" * 8
+    elif how == "encrypted":
+        for at in (local + 6, central + 8):
+            data[at] |= 1
+    else:
+        raise ValueError(how)
+    out.write_bytes(bytes(data))
+    return out

@@ -1,0 +1,106 @@
+"""Bot folders and archives an audit made to break the arena: archives whose headers lie or
+whose data is damaged, links to folders, to nothing or out of the folder, a linked bot folder,
+a private one. Each is a one-line error (exit 2) or plays; none is a traceback or exit 70."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from arena.match import botfolder
+from arena.tournament.roster import RosterError, bot_entry
+from tests.hostile.test_match_hostile import ROOT
+from tests.support.bot_folders import damaged_archive, liar_zip
+from tests.support.cli import invoke, one_line_error
+
+RANDOM_BOT = (ROOT / "bots" / "random_bot.py").read_bytes()
+DATA_BOT = b"""
+import random
+from pathlib import Path
+from botkit import run
+
+DATA = (Path(__file__).parent / "data" / "x.txt").read_text()
+
+
+def choose(observation, match):
+    return random.choice(observation["legal_actions"])["id"]
+
+
+run(choose, name="databot")
+"""
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own bot cache (where archives unpack)."""
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def data_folder(base: Path, name: str = "databot") -> Path:
+    """A bot folder whose bot reads data/x.txt; data/ is a link to realdata/ beside it."""
+    folder = base / name
+    (folder / "realdata").mkdir(parents=True)
+    (folder / "realdata" / "x.txt").write_text("7")
+    (folder / "data").symlink_to("realdata")
+    (folder / "main.py").write_bytes(DATA_BOT)
+    return folder
+
+
+# ---------------------------------------------------------------- archives
+
+
+def test_a_member_whose_headers_understate_its_size_is_never_read_whole(cache: Path) -> None:
+    """384 MiB of zeros claiming 10 bytes (CRC patched to match): unpacking reads a block at a
+    time and stops at the size claimed, so its memory stays far below the member's size."""
+    archive = liar_zip(cache / "liar.zip", RANDOM_BOT, real_bytes=384 << 20)
+    assert archive.stat().st_size < 1 << 20
+    code = (
+        "import json, resource, sys; from pathlib import Path; from arena.match import botfolder\n"
+        "folder = botfolder.unpack(Path(sys.argv[1]))\n"
+        "print(json.dumps([str(folder), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(archive)], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr
+    folder, max_rss_kib = json.loads(out.stdout)
+    assert max_rss_kib < 192 * 1024, f"unpacking used {max_rss_kib >> 10} MiB"
+    assert (Path(folder) / "zeros.bin").stat().st_size == 10
+
+
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [
+        ("crc", "Bad CRC-32"),
+        ("method9", "compression method is not supported"),
+        ("deflate", "Error -3 while decompressing"),
+        ("encrypted", "encrypted"),
+        ("truncated", "ended before the end-of-stream marker"),
+    ],
+)
+def test_a_damaged_archive_is_one_line_exit_2(cache: Path, how: str, reason: str) -> None:
+    archive = damaged_archive(cache, how)
+    one_line_error(invoke("check", archive, "--sandbox", "none"), str(archive), reason, "repack it", code=2)
+
+
+def test_a_member_that_lies_without_a_matching_crc_is_one_line_exit_2(cache: Path) -> None:
+    archive = liar_zip(cache / "liar.zip", RANDOM_BOT, real_bytes=4 << 20, crc_matches=False)
+    one_line_error(invoke("check", archive, "--sandbox", "none"), "'bot/zeros.bin'", "Bad CRC-32", code=2)
+
+
+def test_an_archive_too_large_for_any_bot_is_refused_by_its_size_before_it_is_read(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = cache / "big.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("bot/main.py", RANDOM_BOT)
+    monkeypatch.setattr(botfolder, "MAX_ARCHIVE_BYTES", archive.stat().st_size - 1)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"{self} read whole"))
+    with pytest.raises(RosterError, match=r"big.zip: 0 MiB, more than any archive of 512 MiB of files"):
+        bot_entry(str(archive))
