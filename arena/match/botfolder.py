@@ -16,6 +16,10 @@ configuration (``PIP_INDEX_URL``, ``PIP_FIND_LINKS``, ``PIP_NO_INDEX``, pip.conf
 index is whatever pip is set to reach. Nothing installs during a match: a bot whose
 environment is missing then fails to start. The folder and the environment are bound
 read-only in the sandbox, and the bot's numeric libraries get one thread each.
+
+Links inside a folder are followed while they stay in it (files and folders alike: a run
+plays a copy); links out of it, to nothing, or to a folder that holds them are refused.
+Archive members are read in blocks, never past the size they claim.
 """
 
 from __future__ import annotations
@@ -90,36 +94,67 @@ def is_archive(path: Path) -> bool:
 
 
 def folder_files(folder: Path) -> list[tuple[str, Path]]:
-    """Every file of the folder as (relative posix path, path), sorted; refuses links leaving
-    it, special files, and folders over the bounds."""
+    """Every file of the folder as (relative posix path, path): each folder's files sorted, then
+    its subfolders in turn. A link is followed (and copied as what it names) while it stays in
+    the folder; refuses links leaving it or to nothing, special files, and folders over the bounds."""
     out: list[tuple[str, Path]] = []
     total = 0
-    root = folder.resolve()
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        if dirnames and len(Path(dirpath).relative_to(folder).parts) >= MAX_DEPTH:
-            raise BotFolderError(f"{folder}: folders nested deeper than {MAX_DEPTH}; flatten the bot folder")
-        for name in sorted(filenames):
-            p = Path(dirpath) / name
-            rel = p.relative_to(folder).as_posix()
-            real = p.resolve()
-            if real != root and root not in real.parents:
-                raise BotFolderError(f"{p}: a link out of the bot folder {folder}; copy the file in instead")
+    folders = 0
+    root = Path(os.path.realpath(folder))
+
+    def inside(p: Path, real: Path, what: str) -> None:
+        if real != root and root not in real.parents:
+            raise BotFolderError(f"{p}: a link out of the bot folder {folder}; copy the {what} in instead")
+
+    def walk(here: Path, rel: tuple[str, ...], above: tuple[Path, ...]) -> None:
+        nonlocal total, folders
+        folders += 1
+        if folders > MAX_FILES:  # each folder a link leads to counts: two links a level multiply them
+            raise BotFolderError(f"{folder}: more than {MAX_FILES} folders; keep the bot folder smaller")
+        try:
+            names = sorted(os.listdir(here))
+        except OSError as exc:
+            raise BotFolderError(
+                f"{here}: cannot read the folder ({exc.strerror or exc}); make it readable: chmod -R a+rX {folder}"
+            ) from None
+        subfolders: list[tuple[str, Path]] = []
+        for name in names:
+            p = here / name
+            if os.path.islink(p) and not os.path.exists(p):
+                raise BotFolderError(f"{p}: a link to nothing; remove it")
+            real = Path(os.path.realpath(p))
+            if os.path.isdir(p):
+                if name != "__pycache__":
+                    subfolders.append((name, real))
+                continue
+            inside(p, real, "file")
             st = p.stat()
             if not stat.S_ISREG(st.st_mode):
                 raise BotFolderError(f"{p}: not a regular file; leave it out of the bot folder")
             total += st.st_size
-            out.append((rel, p))
-            if len(out) > MAX_FILES or total > MAX_BYTES:
-                raise BotFolderError(
-                    f"{folder}: more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB; keep the bot folder smaller"
-                )
+            out.append(("/".join((*rel, name)), p))
+            if len(out) > MAX_FILES:
+                raise BotFolderError(f"{folder}: more than {MAX_FILES} files; keep the bot folder smaller")
+            if total > MAX_BYTES:
+                raise BotFolderError(f"{folder}: more than {MAX_BYTES >> 20} MiB of files; keep the bot folder smaller")
+        if subfolders and len(rel) >= MAX_DEPTH:
+            raise BotFolderError(f"{folder}: folders nested deeper than {MAX_DEPTH}; flatten the bot folder")
+        for name, real in subfolders:
+            p = here / name
+            inside(p, real, "folder")
+            if real in above:
+                raise BotFolderError(f"{p}: a link to a folder that holds it; remove it")
+            walk(p, (*rel, name), (*above, real))
+
+    walk(Path(folder), (), (root,))
     return out
 
 
 def entry_file(folder: Path) -> Path:
     """The file that runs the bot: bot.toml's ``entry``, else main.py, else the one executable."""
     manifest = folder / MANIFEST
+    if os.path.lexists(manifest) and not manifest.is_file():
+        raise BotFolderError(f'{manifest}: not a file; make it a file that names the entry (entry = "main.py")')
     if manifest.is_file():
         try:
             data = tomllib.loads(manifest.read_text(encoding="utf-8"))

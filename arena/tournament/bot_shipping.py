@@ -159,10 +159,11 @@ def _check_files(name: str, files: Any) -> None:
         ):
             raise BotShippingError(f"refusing shipped bot folder {name!r} with file {rel[:80]!r}")
         total += len(data)
-    if len(files) > botfolder.MAX_FILES or total > botfolder.MAX_BYTES:
+    if len(files) > botfolder.MAX_FILES:
+        raise BotShippingError(f"refusing shipped bot folder {name!r}: more than {botfolder.MAX_FILES} files")
+    if total > botfolder.MAX_BYTES:
         raise BotShippingError(
-            f"refusing shipped bot folder {name!r}: more than {botfolder.MAX_FILES} files "
-            f"or {botfolder.MAX_BYTES >> 20} MiB"
+            f"refusing shipped bot folder {name!r}: more than {botfolder.MAX_BYTES >> 20} MiB of files"
         )
 
 

@@ -131,8 +131,8 @@ def _entry(path: Path, name: str) -> BotEntry:
         # an archive plays from its unpacked folder; the requirements are installed now, never
         # during a match, and the identity covers the files and the resolved packages
         folder = botfolder.unpack(path) if path.is_file() else path
+        botfolder.folder_files(folder)  # links out or to nothing, special files, size: refused before any install
         botfolder.entry_file(folder)
-        botfolder.folder_files(folder)  # links out, special files, size: refused before any install
         env = botfolder.ensure_env(folder)
         return BotEntry(
             name=name,

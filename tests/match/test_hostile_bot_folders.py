@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena.match import botfolder
-from arena.tournament.roster import RosterError, bot_entry
+from arena.tournament.roster import RosterError, bot_entry, snapshot_bots
 from tests.hostile.test_match_hostile import ROOT
 from tests.support.bot_folders import damaged_archive, liar_zip
 from tests.support.cli import invoke, one_line_error
@@ -104,3 +104,81 @@ def test_an_archive_too_large_for_any_bot_is_refused_by_its_size_before_it_is_re
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"{self} read whole"))
     with pytest.raises(RosterError, match=r"big.zip: 0 MiB, more than any archive of 512 MiB of files"):
         bot_entry(str(archive))
+
+
+def test_size_refusals_say_which_bound_was_passed(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = cache / "heavy"
+    folder.mkdir()
+    (folder / "main.py").write_bytes(RANDOM_BOT)
+    (folder / "w.bin").write_bytes(b"\0" * 3000)
+    archive = cache / "heavy.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(folder / "main.py", "heavy/main.py")
+        z.write(folder / "w.bin", "heavy/w.bin")
+    monkeypatch.setattr(botfolder, "MAX_BYTES", 2 << 20)
+    monkeypatch.setattr(botfolder, "MAX_FILES", 1)
+    with pytest.raises(RosterError, match=r"heavy: more than 1 files; keep the bot folder smaller"):
+        bot_entry(str(folder))
+    with pytest.raises(RosterError, match=r"heavy.zip: more than 1 files; keep the bot smaller"):
+        bot_entry(str(archive))
+    monkeypatch.setattr(botfolder, "MAX_BYTES", 2000)
+    monkeypatch.setattr(botfolder, "MAX_FILES", 2000)
+    with pytest.raises(RosterError, match=r"heavy: more than 0 MiB of files; keep the bot folder smaller"):
+        bot_entry(str(folder))
+    with pytest.raises(RosterError, match=r"heavy.zip: more than 0 MiB unpacked; keep the bot smaller"):
+        bot_entry(str(archive))
+
+
+# ---------------------------------------------------------------- links in a folder
+
+
+def test_a_linked_folder_inside_the_bot_folder_is_followed_hashed_and_copied(cache: Path) -> None:
+    folder = data_folder(cache)
+    entry = bot_entry(str(folder))
+    assert [rel for rel, _ in botfolder.folder_files(folder)] == ["main.py", "data/x.txt", "realdata/x.txt"]
+    [snap] = snapshot_bots([entry], cache / "results")
+    assert (Path(snap.path) / "data" / "x.txt").read_text() == "7"  # what the bot reads in a run
+    assert not (Path(snap.path) / "data").is_symlink()
+    (folder / "realdata" / "x.txt").write_text("8")
+    assert bot_entry(str(folder)).sha256 != entry.sha256
+
+
+def test_a_linked_folder_leaving_the_bot_folder_or_holding_it_is_one_line(cache: Path) -> None:
+    folder = cache / "linky"
+    folder.mkdir()
+    (folder / "main.py").write_bytes(RANDOM_BOT)
+    outside = cache / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("s")
+    (folder / "outdir").symlink_to(outside)
+    one_line_error(
+        invoke("check", folder, "--sandbox", "none"),
+        f"{folder / 'outdir'}: a link out of the bot folder",
+        "copy the folder in instead",
+        code=2,
+    )
+    (folder / "outdir").unlink()
+    (folder / "sub").mkdir()
+    (folder / "sub" / "up").symlink_to("..")
+    one_line_error(
+        invoke("check", folder, "--sandbox", "none"), f"{folder / 'sub' / 'up'}: a link to a folder that holds it"
+    )
+
+
+@pytest.mark.parametrize("command", ["check", "play"])
+def test_a_link_to_nothing_is_one_line_exit_2(cache: Path, command: str) -> None:
+    folder = cache / "dangling"
+    folder.mkdir()
+    (folder / "main.py").write_bytes(RANDOM_BOT)
+    (folder / "w.npy").symlink_to("./missing")
+    args = [folder, "--sandbox", "none"] if command == "check" else ["tightwad", folder, "random", "random"]
+    one_line_error(invoke(command, *args), f"{folder / 'w.npy'}: a link to nothing; remove it", code=2)
+
+
+def test_a_manifest_that_is_a_folder_is_refused(cache: Path) -> None:
+    folder = cache / "tomlfolder"
+    folder.mkdir()
+    (folder / "main.py").write_bytes(RANDOM_BOT)
+    (folder / "bot.toml").mkdir()
+    with pytest.raises(RosterError, match=r"bot.toml: not a file; make it a file that names the entry"):
+        bot_entry(str(folder))
