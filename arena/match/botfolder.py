@@ -524,6 +524,8 @@ def runtime(folder: Path) -> tuple[list[str], dict[str, str], list[Path]]:
     from arena.match.sandbox.launch import bot_env, interpreter
 
     mark_used(folder)  # an unpacked archive or a shipped folder: in use, not to be pruned
+    # the sandbox binds each folder at its real path: a linked folder's own path is not there
+    folder = Path(os.path.realpath(folder))
     entry = entry_file(folder)
     argv = [interpreter(), "-s", "-S", str(entry)] if entry.suffix == ".py" else [str(entry)]
     extra = {v: "1" for v in THREAD_VARS}
@@ -531,6 +533,7 @@ def runtime(folder: Path) -> tuple[list[str], dict[str, str], list[Path]]:
     ro: list[Path] = []
     if env is not None:
         base = bot_env(None, "")["PYTHONPATH"]
-        extra["PYTHONPATH"] = os.pathsep.join([str(env.site), base]) if base else str(env.site)
+        site = os.path.realpath(env.site)
+        extra["PYTHONPATH"] = os.pathsep.join([site, base]) if base else site
         ro.append(env.path)
     return argv, extra, ro

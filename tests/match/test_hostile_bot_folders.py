@@ -15,6 +15,7 @@ import pytest
 from arena.match import botfolder
 from arena.tournament.roster import RosterError, bot_entry, snapshot_bots
 from tests.hostile.test_match_hostile import ROOT
+from tests.hostile.test_safe_levels import safe_level
 from tests.support.bot_folders import damaged_archive, liar_zip
 from tests.support.cli import invoke, one_line_error
 
@@ -182,3 +183,20 @@ def test_a_manifest_that_is_a_folder_is_refused(cache: Path) -> None:
     (folder / "bot.toml").mkdir()
     with pytest.raises(RosterError, match=r"bot.toml: not a file; make it a file that names the entry"):
         bot_entry(str(folder))
+
+
+# ---------------------------------------------------------------- the sandbox
+
+
+@pytest.mark.parametrize("level", ["full", "landlock"])
+def test_a_bot_folder_named_by_a_link_plays_at_each_safe_level(cache: Path, level: str) -> None:
+    from tests.match.test_bot_folders import play
+
+    sandbox = safe_level(level)
+    folder = data_folder(cache / "real")
+    (cache / "bots").mkdir()
+    (cache / "bots" / "linkedbot").symlink_to(folder)
+    entry = bot_entry(str(cache / "bots" / "linkedbot"))
+    assert entry.name == "linkedbot"
+    record = play(entry, sandbox)
+    assert record["faults"] == [None, None, None], record["faults"]
