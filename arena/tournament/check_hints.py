@@ -1,15 +1,18 @@
 """What `arena check` tells a bot's author to fix: the fault, its stderr and the bot file
 read together, so a known mistake gets its own hint rather than the fault kind's generic one.
 
-Recognised (each has a fixture bot in tests/support/bots/): a stray print on stdout, an
-import of a package the sandbox does not offer, the action object sent instead of its id,
+Recognised (each has a fixture bot in tests/support/bots/ or a test that builds one): a stray print on stdout, an
+import of a package the sandbox does not offer (a bot folder pins it; a folder's entry file is
+not the bot), a bot the sandbox's user may not read, the action object sent instead of its id,
 a script without a ``#!`` line, a file with Windows line endings; and a slow bot, by how
 much of the move limit its slowest answer took.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +63,15 @@ def fault_hint(
     """The most specific fix for a fault of ``kind``."""
     missing = _MISSING.search(stderr_tail or "")
     if missing:
-        module = missing.group(1)
-        return (
-            f"the bot imports {module!r}, which is not there in the sandbox: a Python bot runs with the "
-            "standard library, botkit and games only (python -s -S, no site-packages, not even your "
-            f"virtual environment's); copy what it needs from {module} into the bot's file, or write "
-            "the bot as an executable in another language"
-        )
+        return _missing_hint(missing.group(1), path)
+    if "Permission denied" in (stderr_tail or ""):
+        private = _private(path)
+        if private is not None:
+            fix = f"chmod -R a+rX {path}" if path.is_dir() else f"chmod a+r {path}"
+            return (
+                f"the sandbox runs the bot as a user of its own, who cannot read {private}: "
+                f"make the bot readable to all: {fix}"
+            )
     if "not 'dict'" in (stderr_tail or "") and "botkit" in (stderr_tail or ""):
         return (
             "choose() returned a whole action; return its id instead: "
@@ -89,6 +94,47 @@ def fault_hint(
     if not first_match and kind == "crash" and exit_code == 0:
         return "keep reading stdin after a result message; exit only on bye"
     return GENERIC.get(kind, "")
+
+
+def _missing_hint(module: str, path: Path) -> str:
+    """The fix for an import the sandbox lacks: a folder pins it, a folder's file is not the bot,
+    a single file copies it in (or becomes a folder)."""
+    if path.is_dir():
+        return (
+            f"the bot imports {module!r}, which its folder does not provide: pin the package in the "
+            "folder's requirements.txt, one line name==version (e.g. numpy==2.4.6, docs/first-bot.md)"
+        )
+    if (path.parent / "requirements.txt").is_file() or (path.parent / "bot.toml").is_file():
+        return (
+            f"the bot imports {module!r}, which {path.name} run alone does not have: name the bot folder, "
+            f"not its {path.name}, and its requirements.txt is installed: arena check {path.parent}"
+        )
+    return (
+        f"the bot imports {module!r}, which is not there in the sandbox: a Python bot runs with the "
+        "standard library, botkit and games only (python -s -S, no site-packages, not even your "
+        f"virtual environment's); copy what it needs from {module} into the bot's file, make the bot "
+        "a folder that pins the package in its requirements.txt (docs/first-bot.md), or write the bot "
+        "as an executable in another language"
+    )
+
+
+def _private(path: Path) -> Path | None:
+    """The bot's first file or folder that another user may not read (None: all readable)."""
+    todo = [path]
+    for _ in range(4096):  # a bot folder holds at most 2,000 files: enough to find one
+        if not todo:
+            return None
+        p = todo.pop()
+        try:
+            st = os.stat(p)
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if st.st_mode & (0o005 if is_dir else 0o004) != (0o005 if is_dir else 0o004):
+                return p
+            if is_dir:
+                todo.extend(sorted(p.iterdir(), reverse=True))
+        except OSError:
+            continue
+    return None
 
 
 def timing_verdict(slowest_ms: float | None, move_s: float | None) -> tuple[str, str]:

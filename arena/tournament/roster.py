@@ -213,7 +213,7 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
             if not SAFE_NAME.match(name):
                 raise tournament.config_error(
                     loc,
-                    f"bot name {name!r} (from {_shown(path, base)}) is not allowed; rename the file or "
+                    f"bot name {name!r} (from {_shown(path, base)}) is not allowed; rename the {_what(path)} or "
                     f"give a name: - {{path: {_shown(path, base)}, name: my_bot}} ({SAFE_NAME_TEXT})",
                 )
             if name in found:
@@ -298,11 +298,17 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None, *, allow_builtin:
         raise RosterError(f"{path_or_name}: neither a .py file nor executable; chmod +x {path_or_name}")
     name = _stem(path)
     if not SAFE_NAME.match(name):
-        raise RosterError(f"{path_or_name}: the bot name {name!r} is not allowed; rename the file ({SAFE_NAME_TEXT})")
+        raise RosterError(
+            f"{path_or_name}: the bot name {name!r} is not allowed; rename the {_what(path)} ({SAFE_NAME_TEXT})"
+        )
     try:
         return _entry(_absolute(path), name)
     except botfolder.BotFolderError as exc:
         raise RosterError(str(exc)) from None
+
+
+def _what(path: Path) -> str:
+    return "folder" if path.is_dir() else "file"
 
 
 def _stem(path: Path) -> str:

@@ -5,6 +5,8 @@ a private one. Each is a one-line error (exit 2) or plays; none is a traceback o
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.match import botfolder
+from arena.tournament.check_hints import fault_hint
 from arena.tournament.roster import RosterError, bot_entry, snapshot_bots
 from tests.hostile.test_match_hostile import ROOT
 from tests.hostile.test_safe_levels import safe_level
@@ -185,6 +188,14 @@ def test_a_manifest_that_is_a_folder_is_refused(cache: Path) -> None:
         bot_entry(str(folder))
 
 
+def test_a_bad_folder_name_says_rename_the_folder(cache: Path) -> None:
+    folder = cache / "bad name"
+    folder.mkdir()
+    (folder / "main.py").write_bytes(RANDOM_BOT)
+    with pytest.raises(RosterError, match=r"not allowed; rename the folder"):
+        bot_entry(str(folder))
+
+
 # ---------------------------------------------------------------- the sandbox
 
 
@@ -200,3 +211,37 @@ def test_a_bot_folder_named_by_a_link_plays_at_each_safe_level(cache: Path, leve
     assert entry.name == "linkedbot"
     record = play(entry, sandbox)
     assert record["faults"] == [None, None, None], record["faults"]
+
+
+def test_a_private_bot_folder_at_full_names_the_chmod_that_fixes_it(cache: Path) -> None:
+    safe_level("full")
+    if os.geteuid() != 0:
+        pytest.skip("bots run as the user's own uid, who reads a private folder, unless the arena runs as root")
+    folder = data_folder(cache)
+    for p in (folder, folder / "realdata"):
+        p.chmod(0o700)
+    for p in (folder / "main.py", folder / "realdata" / "x.txt"):
+        p.chmod(0o600)
+    res = invoke("check", folder, "--sandbox", "full", "--startup-s", "10")
+    assert res.exit_code == 1 and "RESULT: FAIL" in res.output, res.output
+    assert f"who cannot read {folder}: make the bot readable to all: chmod -R a+rX {folder}" in res.output
+    assert "--sandbox none" not in res.output
+
+
+# ---------------------------------------------------------------- check's hints
+
+
+def test_a_missing_import_in_a_bot_folder_is_pinned_in_its_requirements(tmp_path: Path) -> None:
+    stderr = "ModuleNotFoundError: No module named 'numpy'"
+    folder = tmp_path / "npbot"
+    folder.mkdir()
+    (folder / "main.py").write_text("import numpy\n")
+    hint = fault_hint("crash", "exited", stderr, folder)
+    assert "pin the package in the folder's requirements.txt" in hint and "copy what it needs" not in hint
+    (folder / "requirements.txt").write_text("tinypkg==1.0\n")
+    hint = fault_hint("crash", "exited", stderr, folder / "main.py")
+    assert "name the bot folder, not its main.py" in hint and f"arena check {folder}" in hint
+    alone = tmp_path / "alone.py"
+    shutil.copy(folder / "main.py", alone)
+    hint = fault_hint("crash", "exited", stderr, alone)
+    assert "copy what it needs from numpy" in hint and "pins the package in its requirements.txt" in hint
