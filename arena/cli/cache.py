@@ -46,9 +46,10 @@ def cache(ctx: click.Context, as_json: bool) -> None:
 )
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 def prune(unused_for: float, dry_run: bool) -> None:
-    """Remove the cache entries not used for a while. Every bot start marks its entries used,
-    so what a run or a ladder still plays stays; anything removed is made again when needed
-    (installed by pip again, unpacked or shipped again)."""
+    """Remove the cache entries not used for a while. An entry that a running `arena run`
+    plays from, or that a running bot process (of a run, `arena play`, `check`, a ladder) was
+    started from, is kept whatever its age; every use marks an entry too. Anything removed is
+    made again when needed (installed by pip again, unpacked or shipped again)."""
     from arena.match import bot_cache
 
     bot_cache.prune(unused_for * 86_400, dry_run=dry_run, say=click.echo)

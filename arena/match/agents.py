@@ -12,7 +12,7 @@ from typing import Any
 
 from arena import __version__
 from arena.match import protocol
-from arena.match.bot_cache import mark_used
+from arena.match.bot_cache import Hold, entry_folder, hold, mark_used
 from arena.match.bot_log import ledger_path
 from arena.match.faults import BotFault, FaultKind
 from arena.match.sandbox import Limits, SandboxInfo
@@ -91,6 +91,8 @@ class ProcessAgent(Agent):
         self.last_start_fault: BotFault | None = None
         self._starting: Any = None  # a launched process not yet ready (process.Starting)
         self._launch_fault: BotFault | None = None
+        # shared locks on the cache entries it runs from, kept while it may start the bot again
+        self._holds: dict[Path, Hold] = {}
 
     def launch(self) -> None:
         """Spawn this bot's process if the next match needs a new one, without waiting for
@@ -108,6 +110,7 @@ class ProcessAgent(Agent):
         log_path = self.log_dir / f"{self.name}.stderr.log" if self.log_dir else None
         try:
             argv, env, extra_ro = self._command(bot_command)
+            self._hold_cache([Path(self.entry.path), *extra_ro])
             self._starting = BotProcess.launch(
                 argv,
                 bot_file=self.entry.path,
@@ -135,6 +138,23 @@ class ProcessAgent(Agent):
             return runtime(Path(self.entry.path))
         except BotFolderError as exc:
             raise BotFault(FaultKind.SANDBOX, str(exc), name=self.name) from None
+
+    def _hold_cache(self, paths: list[Path]) -> None:
+        """Hold the cache entries of ``paths`` (an environment, an unpacked or shipped bot), so
+        that `arena cache prune` keeps them while this agent lives."""
+        for path in paths:
+            if path in self._holds or entry_folder(path) is None:
+                continue
+            got = hold(path)
+            if got is not None and path.exists():
+                self._holds[path] = got
+            else:  # pruned between resolving it and holding it
+                raise BotFault(
+                    FaultKind.SANDBOX,
+                    f"{path} was removed from the bot cache (arena cache prune) as the bot started; "
+                    "run the command again (it installs or unpacks the bot again)",
+                    name=self.name,
+                )
 
     def _disabled(self) -> bool:
         return self.failed_starts >= MAX_FAILED_STARTS and self.last_start_fault is not None

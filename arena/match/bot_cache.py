@@ -14,10 +14,17 @@ used, and ``prune`` removes the entries unused for longer than a given age. A fo
 name starts with a dot is an install or unpack that never finished (its process was killed):
 it is listed as *partial* and pruned by the same age, but never within ``PARTIAL_GRACE`` of
 its last change, the longest an install may still be running (pip's timeout is 30 minutes).
+
+An age cannot tell that a bot started a minute ago is still playing, so a process that runs a
+bot from an entry also holds a shared ``flock`` on the entry folder (``hold``; the agent keeps
+it as long as it may start the bot again), and ``prune`` removes an entry only once it has
+taken that lock exclusively, without waiting: an entry in use is kept, whatever its age.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -60,19 +67,86 @@ class CacheEntry:
         return self.path.name
 
 
-def mark_used(path: Path) -> None:
-    """Record a use of the cache entry that holds ``path`` (nothing if it is not in the cache).
-    Best effort: a cache on a read-only disk is still usable, only never pruned by age."""
+def entry_folder(path: Path) -> Path | None:
+    """The cache entry folder that holds ``path``, or None if ``path`` is not in the cache."""
     try:
         root = cache_root().resolve()
         rel = Path(path).resolve().relative_to(root)
     except (OSError, ValueError):
-        return
+        return None
     if len(rel.parts) >= 2 and rel.parts[0] in KINDS:
+        return root / rel.parts[0] / rel.parts[1]
+    return None
+
+
+def mark_used(path: Path) -> None:
+    """Record a use of the cache entry that holds ``path`` (nothing if it is not in the cache).
+    Best effort: a cache on a read-only disk is still usable, only never pruned by age."""
+    folder = entry_folder(path)
+    if folder is not None:
         try:
-            os.utime(root / rel.parts[0] / rel.parts[1])
+            os.utime(folder)
         except OSError:
             pass
+
+
+class Hold:
+    """A shared lock on one cache entry: ``prune`` keeps the entry while any process holds one.
+    Released by ``release`` or when the object is dropped (the kernel also drops it at exit)."""
+
+    def __init__(self, folder: Path, fd: int) -> None:
+        self.folder = folder
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def hold(path: Path) -> Hold | None:
+    """Mark the entry that holds ``path`` used and hold it against ``prune``; None if ``path``
+    is not in the cache, or the entry is being pruned at this instant (it is then found whole or
+    not at all, as without a hold)."""
+    folder = entry_folder(path)
+    if folder is None:
+        return None
+    mark_used(folder)
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        # prune renames an entry before deleting it: a lock won on the old folder guards nothing
+        same = os.path.samestat(os.fstat(fd), os.stat(folder))
+    except OSError:
+        same = False
+    if not same:
+        os.close(fd)
+        return None
+    return Hold(folder, fd)
+
+
+def _lock_for_removal(path: Path) -> int | None:
+    """An fd holding ``path`` locked exclusively, or None if a process holds it (in use)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except PermissionError:  # a folder without read access: ours to open up, as remove does anyway
+        os.chmod(path, 0o755)
+        fd = os.open(path, flags)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return None
+        raise
+    return fd
 
 
 def _size(path: Path) -> int:
@@ -127,15 +201,23 @@ def stale(found: list[CacheEntry], unused_for: float, now: float | None = None) 
     ]
 
 
-def remove(entry: CacheEntry) -> None:
-    """Remove one entry: renamed out of the way first (a bot resolving it at this moment finds
-    it whole or not at all), then deleted; a link is removed, never followed."""
+def remove(entry: CacheEntry) -> bool:
+    """Remove one entry unless a process holds it (False: kept, in use): renamed out of the way
+    first (a bot resolving it at this moment finds it whole or not at all), then deleted; a link
+    is removed, never followed."""
     path = entry.path
     if path.is_symlink() or not path.is_dir():
         path.unlink(missing_ok=True)
-        return
-    doomed = path.with_name(f".pruning-{path.name}-{os.getpid()}")
-    os.rename(path, doomed)
+        return True
+    fd = _lock_for_removal(path)
+    if fd is None:
+        return False
+    try:
+        doomed = path.with_name(f".pruning-{path.name}-{os.getpid()}")
+        os.rename(path, doomed)
+    finally:
+        # released once renamed: a process that opened the old name sees it moved (``hold``)
+        os.close(fd)
     # a package may ship read-only folders: each is opened up before os.walk enters it
     os.chmod(doomed, 0o755)
     for dirpath, dirnames, _ in os.walk(doomed):
@@ -144,34 +226,53 @@ def remove(entry: CacheEntry) -> None:
             if not os.path.islink(sub):
                 os.chmod(sub, 0o755)
     shutil.rmtree(doomed)
+    return True
+
+
+def _free(entry: CacheEntry) -> bool:
+    """Whether ``remove`` would remove the entry now (no process holds it)."""
+    if entry.path.is_symlink() or not entry.path.is_dir():
+        return True
+    fd = _lock_for_removal(entry.path)
+    if fd is not None:
+        os.close(fd)
+    return fd is not None
 
 
 def prune(
     unused_for: float, root: Path | None = None, dry_run: bool = False, say: Callable[[str], object] | None = None
 ) -> list[CacheEntry]:
     """Remove (with ``dry_run``: only list) the entries unused for more than ``unused_for``
-    seconds, telling ``say`` a line for each and one in the end."""
+    seconds and held by no process, telling ``say`` a line for each and one in the end.
+    Returns those removed (would be removed)."""
     root = cache_root() if root is None else root
     doomed = stale(entries(root), unused_for)
-    for done, e in enumerate(doomed):
-        if not dry_run:
-            try:
-                remove(e)
-            except OSError as exc:
-                raise BotCacheError(
-                    f"{e.path}: cannot remove it ({exc.strerror or exc}); check its permissions, then prune "
-                    f"again ({done} of {len(doomed)} entries removed so far)"
-                ) from None
+    gone: list[CacheEntry] = []
+    for e in doomed:
+        try:
+            removed = _free(e) if dry_run else remove(e)
+        except OSError as exc:
+            raise BotCacheError(
+                f"{e.path}: cannot remove it ({exc.strerror or exc}); check its permissions, then prune "
+                f"again ({len(gone)} of {len(doomed)} entries removed so far)"
+            ) from None
+        if not removed:
+            if say is not None:
+                say(f"kept {e.kind}/{e.key}: a running bot uses it")
+            continue
+        gone.append(e)
         if say is not None:
             verb = "would remove" if dry_run else "removed"
             say(f"{verb} {e.kind}/{e.key} ({human_size(e.size)}, last used {when(e.last_used)})")
     if say is not None:
-        freed = human_size(sum(e.size for e in doomed))
+        freed = human_size(sum(e.size for e in gone))
+        kept = len(doomed) - len(gone)
+        also = f", kept {kept} in use" if kept else ""
         say(
-            f"{len(doomed)} {'entry' if len(doomed) == 1 else 'entries'} unused for over {unused_for / 86_400:g} "
-            f"days; {'would free' if dry_run else 'freed'} {freed} in {root}"
+            f"{len(gone)} {'entry' if len(gone) == 1 else 'entries'} unused for over {unused_for / 86_400:g} "
+            f"days{also}; {'would free' if dry_run else 'freed'} {freed} in {root}"
         )
-    return doomed
+    return gone
 
 
 def human_size(n: int) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from arena.errors import ArenaError
-from arena.match import botfolder
+from arena.match import bot_cache, botfolder
 from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, BuiltinSpec, Tournament
 
 BotKind = Literal["python", "executable", "builtin", "folder"]
@@ -142,6 +142,20 @@ def _entry(path: Path, name: str) -> BotEntry:
             source=path if folder != path else None,
         )
     return BotEntry(name=name, path=path, sha256=file_sha256(path), kind=kind)
+
+
+def hold_entries(entries: list[BotEntry]) -> list[bot_cache.Hold]:
+    """Hold, against `arena cache prune`, the cache entries the roster plays from (an unpacked
+    or shipped bot, a folder's environment) until the holds are released: a run resolves its
+    roster before its workers start any bot."""
+    held = []
+    for e in entries:
+        paths = [e.path]
+        if e.kind == "folder":
+            env = botfolder.installed_env(e.path)
+            paths += [env.path] if env is not None else []
+        held += [h for h in map(bot_cache.hold, paths) if h is not None]
+    return held
 
 
 def _absolute(path: Path) -> Path:

@@ -730,11 +730,12 @@ def run_tournament(
 
         require_ray()  # before anything is written
     from arena.tournament.folder_lock import FolderLock
-    from arena.tournament.roster import resolve_bots
+    from arena.tournament.roster import hold_entries, resolve_bots
     from arena.tournament.schedule import check_schedule
 
     entries = resolve_bots(tournament)
     check_schedule(tournament, entries)  # config errors before anything is written
+    held = hold_entries(entries)  # `arena cache prune` keeps what this run plays, to its end
     results = Path(tournament.results_dir)
     new_folder = not results.exists()
     make_results_folder(results, tournament)
@@ -777,6 +778,8 @@ def run_tournament(
     finally:
         for sig, old in zip(stops, old_handlers):
             signal.signal(sig, old)
+        for h in held:
+            h.release()
     return summary
 
 

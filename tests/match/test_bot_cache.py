@@ -216,3 +216,103 @@ def test_a_cache_that_cannot_be_read_is_one_line(cache: Path) -> None:
     got = _arena(cache)
     assert got.returncode == 2 and "Traceback" not in got.stderr
     assert len(got.stderr.strip().splitlines()) == 1 and str(cache) in got.stderr
+
+
+SLOW_FOLDER_BOT = """
+import time
+from pathlib import Path
+import tinypkg
+from botkit import run
+
+
+def choose(observation, match):
+    Path((Path(__file__).parent / "marker.txt").read_text()).write_text("deciding")
+    time.sleep(120)  # in the middle of a match, as long as the test needs
+    return observation["legal_actions"][0]["id"]
+
+
+run(choose, name="slow-folder-bot")
+"""
+
+
+def test_prune_keeps_the_environment_of_a_bot_in_the_middle_of_a_match(cache: Path, tmp_path: Path) -> None:
+    """`arena cache prune --unused-for 0` while `arena play` waits on a folder bot's first decision:
+    the bot's environment stays (its process holds it), and goes once that process has ended."""
+    import signal
+
+    from tests.own_processes import in_session, with_marker
+
+    env = _entry(cache, "envs", botfolder.env_key(["tinypkg==1.0"]), 0)
+    (env / "site" / "tinypkg").mkdir()
+    (env / "site" / "tinypkg" / "__init__.py").write_text("")
+    (env / "resolved.txt").write_text("tinypkg==1.0\n")
+    idle = _entry(cache, "envs", "idle", 0)
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    (folder / "main.py").write_text(SLOW_FOLDER_BOT)
+    (folder / "requirements.txt").write_text("tinypkg==1.0\n")
+    marker = tmp_path / "deciding.txt"
+    (folder / "marker.txt").write_text(str(marker))
+    play = subprocess.Popen(
+        [sys.executable, "-m", "arena", "play", "tightwad", str(folder), str(BOTS / "plain_random.py")]
+        + [str(BOTS / "plain_random.py"), "--seed", "1", "--no-timeouts", "--sandbox", "none", "--quiet"],
+        cwd=tmp_path,
+        env=dict(os.environ, ARENA_BOT_ENVS=str(cache)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert play.poll() is None, play.stderr.read().decode() if play.stderr else ""
+            assert time.monotonic() < deadline, "the bot never reached its first decision"
+            time.sleep(0.05)
+        time.sleep(0.01)
+        pruned = _arena(cache, "prune", "--unused-for", "0")
+        assert pruned.returncode == 0, pruned.stderr
+        assert env.is_dir() and (env / "site" / "tinypkg").is_dir(), pruned.stdout
+        assert f"kept envs/{env.name}: a running bot uses it" in pruned.stdout
+        assert "removed envs/idle" in pruned.stdout and not idle.exists()
+        assert "1 entry unused for over 0 days, kept 1 in use" in pruned.stdout
+    finally:
+        play.terminate()  # arena stops its bots on SIGTERM, as on Ctrl-C
+        try:
+            play.wait(timeout=30)
+        finally:
+            for pid in with_marker(str(folder)) + in_session(play.pid):
+                os.kill(pid, signal.SIGKILL)
+            if play.stderr:
+                play.stderr.close()
+    # every process that held it is gone: the environment is free to go
+    deadline = time.monotonic() + 30
+    while with_marker(str(folder)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    again = _arena(cache, "prune", "--unused-for", "0")
+    assert again.returncode == 0, again.stderr
+    assert f"removed envs/{env.name}" in again.stdout and not env.exists()
+
+
+def test_a_run_holds_what_its_roster_plays_until_it_releases_it(cache: Path, tmp_path: Path) -> None:
+    """`arena run` resolves its roster before any worker starts a bot: it holds the roster's
+    entries (hold_entries) for the whole run, so a prune meanwhile keeps them."""
+    from arena.tournament.roster import hold_entries
+
+    env = _entry(cache, "envs", botfolder.env_key(["tinypkg==1.0"]), 0)
+    (env / "resolved.txt").write_text("tinypkg==1.0\n")
+    archive = tmp_path / "bot.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        t.add(tiny_folder(tmp_path / "src"), arcname="tinybot")
+    entry = bot_entry(str(archive))
+    unpacked = entry.path.parents[1]
+    assert unpacked.parent == cache / "unpacked"
+    held = hold_entries([entry, bot_entry(str(BOTS / "plain_random.py"))])
+    assert sorted(h.folder for h in held) == sorted([env, unpacked])
+    lines: list[str] = []
+    assert bot_cache.prune(0.0, dry_run=True, say=lines.append) == []
+    assert bot_cache.prune(0.0, say=lines.append) == []
+    assert env.is_dir() and unpacked.is_dir()
+    assert f"kept envs/{env.name}: a running bot uses it" in lines
+    for h in held:
+        h.release()
+    assert {e.path for e in bot_cache.prune(0.0)} == {env, unpacked}
