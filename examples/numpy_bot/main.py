@@ -1,4 +1,5 @@
-"""A bot folder: numpy and a weights file next to this one (see docs/first-bot.md, step 6).
+"""A bot folder: numpy and a weights file next to this one
+(docs/first-bot.md#a-bot-with-packages-and-data-a-folder).
 
 Tightwad: each legal card is scored by a small linear model, ``weights.npy`` (four
 weights over the card's features), and the best one is played; the other games use

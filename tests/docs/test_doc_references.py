@@ -1,0 +1,49 @@
+"""References from the code and the examples into docs/ name sections that exist: a
+``docs/page.md#anchor`` names a heading (or an explicit anchor) of that page, a
+``docs/page.md, step N`` a "Step N"."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ANCHOR = re.compile(r"docs/([\w-]+\.md)#([\w-]+)")
+STEP = re.compile(r"docs/([\w-]+\.md),? step (\d+)", re.IGNORECASE)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _headings(page: str) -> list[str]:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return [m.group(1) for m in re.finditer(r"^#+\s+(.*)$", text, re.MULTILINE)]
+
+
+def _anchors(page: str) -> set[str]:
+    """The headings' anchors and the explicit ones (``<a id="adaptive"></a>``)."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return {_slug(h) for h in _headings(page)} | set(re.findall(r'<a id="([\w-]+)"></a>', text))
+
+
+def _sources() -> list[Path]:
+    return sorted(p for top in ("arena", "examples", "bots") for p in (ROOT / top).rglob("*.py"))
+
+
+def test_every_reference_into_the_docs_names_a_section_that_exists() -> None:
+    broken = []
+    for path in _sources():
+        text = path.read_text(encoding="utf-8")
+        for m in ANCHOR.finditer(text):
+            page, anchor = m.groups()
+            if not (ROOT / "docs" / page).is_file() or anchor not in _anchors(page):
+                broken.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+        for m in STEP.finditer(text):
+            page, n = m.groups()
+            if not (ROOT / "docs" / page).is_file() or not any(
+                h.lower().startswith(f"step {n}:") for h in _headings(page)
+            ):
+                broken.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+    assert not broken, "references to sections that do not exist: " + "; ".join(broken)
