@@ -23,6 +23,7 @@ from typing import Any
 from arena.errors import ArenaError
 from arena.match import botfolder
 from arena.match.bot_cache import SHIPPED, cache_root, mark_used
+from arena.match.pip_failure import explain
 
 
 class BotShippingError(ArenaError):
@@ -198,7 +199,7 @@ def _unpack_folder(name: str, bot: Mapping[str, Any], cache: Path) -> Any:
         try:
             env = botfolder.ensure_env(dest)  # this node's pip, this node's cache; never during a match
         except botfolder.BotFolderError as exc:
-            raise botfolder.BotFolderError(f"bot folder {name!r} on this node: {exc}") from None
+            raise botfolder.BotFolderError(f"bot folder {name!r} on this node: {explain(exc)}") from None
         got = botfolder.folder_sha256(dest, env)
         if got == sha:
             return BotEntry(name=name, path=dest, sha256=got, kind="folder")

@@ -22,6 +22,7 @@ from typing import Literal
 
 from arena.errors import ArenaError
 from arena.match import bot_cache, botfolder
+from arena.match.pip_failure import explain
 from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT, BotSpec, BuiltinSpec, Tournament
 
 BotKind = Literal["python", "executable", "builtin", "folder"]
@@ -133,7 +134,10 @@ def _entry(path: Path, name: str) -> BotEntry:
         folder = botfolder.unpack(path) if path.is_file() else path
         botfolder.folder_files(folder)  # links out or to nothing, special files, size: refused before any install
         botfolder.entry_file(folder)
-        env = botfolder.ensure_env(folder)
+        try:
+            env = botfolder.ensure_env(folder)
+        except botfolder.BotFolderError as exc:
+            raise explain(exc) from None
         return BotEntry(
             name=name,
             path=folder,

@@ -293,3 +293,39 @@ def test_the_example_folder_pins_numpy() -> None:
     assert botfolder.entry_file(folder) == folder / "main.py"
     assert [r.split("==")[0] for r in botfolder.requirements(folder)] == ["numpy"]
     assert (folder / "weights.npy").stat().st_size < 1024
+
+
+def _sdist(folder: Path, name: str, version: str) -> Path:
+    """A source release only (what PyPI holds for trueskill 0.4.5): no wheel of it anywhere."""
+    import io
+    import tarfile
+
+    out = folder / f"{name}-{version}.tar.gz"
+    files = {
+        f"{name}-{version}/setup.py": f"from setuptools import setup\nsetup(name={name!r}, version={version!r})\n",
+        f"{name}-{version}/PKG-INFO": f"Metadata-Version: 1.0\nName: {name}\nVersion: {version}\n",
+    }
+    with tarfile.open(out, "w:gz") as t:
+        for path, text in files.items():
+            info = tarfile.TarInfo(path)
+            info.size = len(text.encode())
+            t.addfile(info, io.BytesIO(text.encode()))
+    return out
+
+
+@pytest.mark.slow  # pip runs (a few seconds on a busy machine)
+def test_a_package_with_only_a_source_release_says_only_wheels_are_installed(
+    offline: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    links = offline / "links"
+    links.mkdir()
+    _sdist(links, "srconly", "0.4.5")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
+    folder = tiny_folder(offline, pin="srconly==0.4.5")
+    with pytest.raises(RosterError) as err:
+        bot_entry(str(folder))
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(
+        f"{folder / 'requirements.txt'}: pip found no binary wheel of srconly==0.4.5"
+    )
+    assert "installs wheels only" in msg and "PIP_FIND_LINKS" in msg and "from versions: none" not in msg
