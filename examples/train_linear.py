@@ -21,13 +21,28 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+try:
+    import numpy as np
+
+    from arena.rl.env import DecktetEnv
+    from arena.rl.policy import LinearPolicy
+except ImportError as err:  # the rl extra is not installed: one line, not a traceback
+    sys.exit(f"train_linear.py: error: {err.name or err} is missing; install the rl extra: pip install -e '.[rl]'")
 
 from arena.rl.bridge import export_bot
-from arena.rl.env import DecktetEnv
-from arena.rl.policy import LinearPolicy
 
 EVAL_SEED = 10**9  # evaluation deals start here; training deals count up from 0
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line naming the option and the fix, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's errors in one line (without the usage block above them)."""
+
+    def error(self, message: str):
+        raise UsageError(message)
 
 
 def play(
@@ -115,7 +130,7 @@ def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
     d = 1 + z * z / n
     c = (p + z * z / (2 * n)) / d
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return c - h, c + h
+    return max(c - h, 0.0), min(c + h, 1.0)  # rounding put 0 wins at -0.0%
 
 
 def evaluate(env: DecktetEnv, choose, games: int, seed: int, progress=None) -> dict:
@@ -134,28 +149,93 @@ def evaluate(env: DecktetEnv, choose, games: int, seed: int, progress=None) -> d
         "win_rate": wins / games,
         "win_ci95": [lo, hi],
         "mean_place": mean,
-        "mean_place_ci95": [mean - half, mean + half],
+        "mean_place_ci95": [max(mean - half, 0.0), min(mean + half, env.players - 1.0)],
     }
 
 
+def game_options(game: str, players: int, pairs: list[str]) -> dict:
+    """The ``--option KEY=JSON`` pairs as the game's options for ``players`` seats, checked
+    here (one line naming the option and the fix) rather than deep in the environment."""
+    from games import GameError, get_game
+
+    spec = get_game(game)
+    if not spec.min_players <= players <= spec.max_players:
+        raise UsageError(
+            f"--players {players}: {game} takes {spec.min_players} to {spec.max_players} players; "
+            f"give --players {spec.min_players} to {spec.max_players}"
+        )
+    options = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option {pair!r}: expected KEY=JSON, e.g. --option bidding=true")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            raise UsageError(
+                f"--option {pair!r}: the value is not JSON; give true, false, a number or a quoted "
+                f"string, e.g. --option {key}=true"
+            ) from None
+    try:
+        spec.resolve_options(players, options)
+    except GameError as err:
+        raise UsageError(f"--option: {err}; fix or drop that --option") from None
+    return options
+
+
+def writable(option: str, path: Path | None) -> None:
+    """Refuse, before hours of training, a file whose folder is missing: a typo in the path
+    would otherwise create folders wherever it points (as root, anywhere)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; give a file path, e.g. {path / 'policy.json'}")
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: the folder {path.parent} does not exist; create it first (mkdir -p)")
+
+
+def at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    return parse
+
+
+def interval(lo: float, hi: float, fmt: str) -> str:
+    return f"[{lo:{fmt}}, {hi:{fmt}}] 95%"
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    try:
+        return run(argv)
+    except UsageError as err:
+        print(f"train_linear.py: error: {err}", file=sys.stderr)
+        return 2
+
+
+def run(argv: list[str] | None) -> int:
+    ap = OneLineParser(description=__doc__.split("\n")[0])
     ap.add_argument("--game", default="tightwad", choices=["tightwad", "divers-weights", "palace"])
     ap.add_argument("--players", type=int, default=3)
     ap.add_argument(
         "--option", action="append", default=[], metavar="KEY=JSON", help="a game option, e.g. --option bidding=true"
     )
-    ap.add_argument("--games", type=int, default=5000, help="training games (seeded: the same run every time)")
+    ap.add_argument("--games", type=at_least(1), default=5000, help="training games (seeded: the same run every time)")
     ap.add_argument("--lr", type=float, default=0.02)
-    ap.add_argument("--eval-games", type=int, default=2000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, help="write the policy JSON here")
-    ap.add_argument("--export", type=Path, help="write an arena bot file here")
+    ap.add_argument("--eval-games", type=at_least(2), default=2000)
+    ap.add_argument("--seed", type=at_least(0), default=0)
+    ap.add_argument("--out", type=Path, help="write the policy JSON here (its folder must exist)")
+    ap.add_argument("--export", type=Path, help="write an arena bot file here (its folder must exist)")
     args = ap.parse_args(argv)
-    options = {}
-    for pair in args.option:
-        key, _, raw = pair.partition("=")
-        options[key] = json.loads(raw)
+    options = game_options(args.game, args.players, args.option)
+    writable("--out", args.out)
+    writable("--export", args.export)
 
     env = DecktetEnv(args.game, args.players, options)
     policy = LinearPolicy(args.game, args.players)
@@ -173,16 +253,22 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(
             f"{label:>13} vs random, {r['games']} games: win rate {r['win_rate']:.1%} "
-            f"(95% {r['win_ci95'][0]:.1%}-{r['win_ci95'][1]:.1%}), mean place {r['mean_place']:.3f} "
-            f"(95% {r['mean_place_ci95'][0]:.3f}-{r['mean_place_ci95'][1]:.3f})"
+            f"{interval(*r['win_ci95'], '.1%')}, mean place {r['mean_place']:.3f} "
+            f"{interval(*r['mean_place_ci95'], '.3f')}"
         )
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(policy.to_json()))
+        try:
+            args.out.write_text(json.dumps(policy.to_json()))
+        except OSError as err:
+            raise UsageError(
+                f"--out {args.out}: cannot write it ({err.strerror or err}); give a writable path"
+            ) from None
         print(f"policy: {args.out}")
     if args.export:
-        args.export.parent.mkdir(parents=True, exist_ok=True)
-        export_bot(policy.to_json(), args.export, name=f"linear-{args.game}")
+        try:
+            export_bot(policy.to_json(), args.export, name=f"linear-{args.game}")
+        except ValueError as err:
+            raise UsageError(f"--export {err}; give a writable path") from None
         print(f"bot: {args.export} (try: arena check {args.export})")
     return 0
 

@@ -60,3 +60,52 @@ def test_the_training_command_trains_measures_and_exports(tmp_path):
     )
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "b.py").read_text() == bot.read_text()
+
+
+def _train(tmp_path, *args):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "train_linear.py"), "--games", "2", "--eval-games", "4", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--players", "2"], "--players 2: tightwad takes 3 to 10 players; give --players 3 to 10"),
+        (["--option", "bidding=yes"], "--option 'bidding=yes': the value is not JSON"),
+        (["--option", "bidding"], "--option 'bidding': expected KEY=JSON"),
+        (["--option", "nosuch=1"], "option 'nosuch': unknown option"),
+        (["--games", "0"], "argument --games: 0 is below 1"),
+        (["--out", "missing/p.json"], "--out missing/p.json: the folder missing does not exist"),
+        (["--export", "missing/b.py"], "--export missing/b.py: the folder missing does not exist"),
+    ],
+)
+def test_the_training_script_refuses_bad_input_in_one_line(tmp_path, args, named):
+    res = _train(tmp_path, *args)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines() == [res.stderr.strip()] and named in res.stderr, res.stderr
+    assert res.stdout == "" and not (tmp_path / "missing").exists()  # refused before training, nothing made
+
+
+def test_the_training_script_prints_readable_intervals(tmp_path):
+    res = _train(tmp_path, "--out", "p.json")
+    assert res.returncode == 0, res.stderr
+    pct, num = r"\d+\.\d%", r"\d+\.\d{3}"
+    line = rf"win rate {pct} \[{pct}, {pct}\] 95%, mean place {num} \[{num}, {num}\] 95%$"
+    assert len(re.findall(line, res.stdout, re.M)) == 2, res.stdout
+    assert (tmp_path / "p.json").is_file()
+
+
+def test_an_interval_never_reaches_below_zero():
+    """With no win, the Wilson bound's rounding printed -0.0%."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_linear", ROOT / "examples" / "train_linear.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    lo, hi = module.wilson(0, 20)
+    assert lo == 0.0 and f"{lo:.1%}" == "0.0%" and 0 < hi < 1
