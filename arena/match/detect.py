@@ -394,6 +394,29 @@ def detect_sandbox(requested: str = "auto") -> SandboxInfo:
         return info
 
 
+def safe_level_here() -> tuple[str | None, str]:
+    """(the strongest level proven safe on this machine, "") or, if none is, (None, what would
+    give one here: bubblewrap, root, or why each safe candidate failed). Runs the self-tests."""
+    failed = []
+    for level in SAFE_CANDIDATES:
+        try:
+            info = detect_sandbox(level)
+        except SandboxUnavailable as exc:
+            failed.append(str(exc).removeprefix("sandbox level "))
+            continue
+        if info.safe:
+            return level, ""
+        failed.append(f"{level!r} passed but is not safe ({'; '.join(info.details.get('unsafe', []))})")
+    steps = []
+    if not bwrap_path():
+        steps.append("install bubblewrap (apt-get install bubblewrap)")
+    if os.geteuid() != 0:
+        steps.append("run as root (landlock as root is safe)")
+    if steps:
+        return None, " or ".join(steps)
+    return None, f"make one pass its self-test ({'; '.join(failed)}; docs/sandbox.md)"
+
+
 def open_sandbox(level: str, err: TextIO | None = None) -> SandboxInfo:
     """Detect (self-test) the sandbox and say which level is in force."""
     try:

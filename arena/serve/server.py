@@ -75,15 +75,12 @@ def open_ladder(ladder: Ladder, data: Path, err: TextIO) -> Any:
 def require_safe_sandbox(sandbox: Any, ladder: Ladder) -> None:
     """`arena run`'s refusal, with only the fixes a ladder file accepts (not trust_bots: a ladder
     refuses it)."""
-    from arena.tournament.runner import GET_SAFE_LEVEL
+    from arena.tournament.runner import asked_level, get_safe_level
     from arena.tournament.runner import require_safe_sandbox as refuse
 
-    fix = (
-        f"{GET_SAFE_LEVEL} for a safe level (docs/sandbox.md)"
-        if ladder.tournament.sandbox == "auto"
-        else f"set 'sandbox: auto' (the strongest level that passes here) or a safe level; if none passes, "
-        f"{GET_SAFE_LEVEL}"
-    )
+    if sandbox.safe:
+        return
+    fix = get_safe_level(asked_level(ladder.tournament, None))
     refuse(sandbox, ladder.tournament, where=f"{ladder.source}: sandbox", fix=f"a ladder runs uploaded bots: {fix}")
 
 

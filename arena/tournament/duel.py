@@ -561,7 +561,7 @@ def _run_locked(
     level_lines = io.StringIO()
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
     if any(e.kind != "builtin" for e in duel.entries):  # builtin players run in process
-        runner.require_safe_sandbox(sandbox, tournament)
+        runner.require_safe_sandbox(sandbox, tournament, sandbox_level=sandbox_level)
     store = ResultStore(results)
     try:
         if fresh:

@@ -677,18 +677,50 @@ def make_results_folder(results: Path, tournament: Any) -> None:
         ) from None
 
 
-GET_SAFE_LEVEL = "install bubblewrap (apt-get install bubblewrap) or run as root"
+def get_safe_level(asked_by: str) -> str:
+    """How to get a level safe for untrusted bots on this machine (self-tests the safe levels):
+    choose the one that passes here instead of the level ``asked_by`` names, or, if none passes,
+    what this machine lacks."""
+    from arena.match.detect import safe_level_here
+
+    level, missing = safe_level_here()
+    if level is None:
+        then = {"-": "--sandbox auto", "S": "unset SANDBOX_LEVEL", "'": "'sandbox: auto'"}[asked_by[0]]
+        auto = asked_by == "'sandbox: auto'"
+        return f"{missing} for a safe level" + ("" if auto else f", then ask for it: {then} instead of {asked_by}")
+    if asked_by.startswith("--sandbox"):
+        return f"give --sandbox auto (takes {level} here, safe) or --sandbox {level} instead of {asked_by}"
+    if asked_by.startswith("SANDBOX_LEVEL"):
+        return f"unset SANDBOX_LEVEL (auto takes {level} here, safe) or set SANDBOX_LEVEL={level} instead of {asked_by}"
+    return f"set 'sandbox: auto' (takes {level} here, safe) or 'sandbox: {level}' instead of {asked_by}"
 
 
-def require_safe_sandbox(sandbox: Any, tournament: Any, *, where: str | None = None, fix: str | None = None) -> None:
+def asked_level(tournament: Any, sandbox_level: str | None) -> str:
+    """Where the level in force was asked for: the --sandbox option, SANDBOX_LEVEL, or the file."""
+    if sandbox_level and sandbox_level != "auto":
+        return f"--sandbox {sandbox_level}"
+    if tournament.sandbox == "auto" and os.environ.get("SANDBOX_LEVEL", "auto") not in ("", "auto"):
+        return f"SANDBOX_LEVEL={os.environ['SANDBOX_LEVEL']}"
+    return f"'sandbox: {tournament.sandbox}'"
+
+
+def require_safe_sandbox(
+    sandbox: Any,
+    tournament: Any,
+    *,
+    where: str | None = None,
+    fix: str | None = None,
+    sandbox_level: str | None = None,
+) -> None:
     """Refuse a sandbox level that is not safe for untrusted bots, unless the file trusts its bots.
-    ``where`` and ``fix`` replace the file's name and the fixes (a ladder accepts no trust_bots)."""
+    ``where`` and ``fix`` replace the file's name and the fixes (a ladder accepts no trust_bots);
+    ``sandbox_level`` is the command's --sandbox, if any."""
     if sandbox.safe or tournament.trust_bots:
         return
     why = "; ".join(sandbox.details.get("unsafe", [])) or "not proven safe"
     fix = fix or (
-        f"{GET_SAFE_LEVEL} for a safe level, "
-        "or add 'trust_bots: true' to the tournament file if you trust every bot in it"
+        f"{get_safe_level(asked_level(tournament, sandbox_level))}, "
+        "or add 'trust_bots: true' to the tournament file if you wrote or trust every bot in it"
     )
     raise ArenaError(
         f"{where or tournament.source or 'tournament'}: sandbox level {sandbox.level} is not safe for untrusted "
@@ -829,7 +861,7 @@ def _run_locked(
     if lost:  # a deleted or truncated store: never replayed unasked
         raise ArenaError(lost)
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
-    require_safe_sandbox(sandbox, tournament)  # before anything of this run is stored or reset
+    require_safe_sandbox(sandbox, tournament, sandbox_level=sandbox_level)  # before anything is stored or reset
     store = ResultStore(results)
     if fresh:
         store.reset()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.match.detect import detect_sandbox
+from arena.match.detect import detect_sandbox, safe_level_here
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = """import json, random, sys
@@ -55,8 +55,54 @@ def test_unsafe_level_is_refused_without_trust_bots(tmp_path):
     err = r.stderr.strip().splitlines()
     assert len(err) == 1, r.stderr  # one line: the level, why it is unsafe, the fix
     assert "sandbox level rlimits is not safe for untrusted bots" in err[0] and "trust_bots: true" in err[0]
-    assert "t.yaml" in err[0] and "install bubblewrap" in err[0]
+    assert "t.yaml" in err[0]
+    # the fix that applies on this machine: the safe level that passes here, else what is missing
+    level, missing = safe_level_here()
+    if level is not None:
+        assert f"give --sandbox auto (takes {level} here, safe) or --sandbox {level}" in err[0]
+        assert "install bubblewrap" not in err[0] and "run as root" not in err[0]
+    else:
+        assert missing in err[0]
     assert not list((tmp_path / "results").glob("**/leaderboard.*"))
+
+
+@pytest.mark.parametrize(
+    ("here", "asked", "said"),
+    [
+        (("full", ""), "--sandbox rlimits", "give --sandbox auto (takes full here, safe) or --sandbox full instead"),
+        (("landlock", ""), "'sandbox: none'", "set 'sandbox: auto' (takes landlock here, safe) or 'sandbox: landlock'"),
+        (("full", ""), "SANDBOX_LEVEL=rlimits", "unset SANDBOX_LEVEL (auto takes full here, safe)"),
+        ((None, "install bubblewrap (apt-get install bubblewrap)"), "'sandbox: auto'", "install bubblewrap"),
+        (
+            (None, "run as root (landlock as root is safe)"),
+            "'sandbox: rlimits'",
+            "run as root (landlock as root is safe) for a safe level, then ask for it: 'sandbox: auto' instead",
+        ),
+    ],
+)
+def test_the_fix_for_an_unsafe_level_is_the_one_this_machine_allows(monkeypatch, here, asked, said):
+    """With bubblewrap installed and run as root, "install bubblewrap or run as root" was no fix."""
+    import arena.match.detect as detect
+    from arena.tournament.runner import get_safe_level
+
+    monkeypatch.setattr(detect, "safe_level_here", lambda: here)
+    fix = get_safe_level(asked)
+    assert fix.startswith(said), fix
+    if here[0] is not None:
+        assert "bubblewrap" not in fix and "root" not in fix
+
+
+def test_where_the_level_was_asked_for(monkeypatch):
+    from types import SimpleNamespace
+
+    from arena.tournament.runner import asked_level
+
+    monkeypatch.delenv("SANDBOX_LEVEL", raising=False)
+    assert asked_level(SimpleNamespace(sandbox="auto"), "rlimits") == "--sandbox rlimits"
+    assert asked_level(SimpleNamespace(sandbox="rlimits"), None) == "'sandbox: rlimits'"
+    monkeypatch.setenv("SANDBOX_LEVEL", "none")
+    assert asked_level(SimpleNamespace(sandbox="auto"), None) == "SANDBOX_LEVEL=none"
+    assert asked_level(SimpleNamespace(sandbox="rlimits"), None) == "'sandbox: rlimits'"  # the file's level wins
 
 
 @pytest.mark.slow
