@@ -17,7 +17,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -691,7 +691,7 @@ def machine() -> dict[str, Any]:
 
 def run_all(sizes: Sizes, only: list[str] | None = None, progress: Callable[[str], None] | None = None) -> BenchResult:
     """Every measure in order; a measure that fails is a row with its error, not a crash."""
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     before = machine()
     rows: list[BenchRow] = []
     for key, measure in MEASURES.items():

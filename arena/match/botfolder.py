@@ -35,14 +35,13 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
-
-import tomllib
 
 from arena.errors import ArenaError
 from arena.match.bot_cache import ENVS, UNPACKED, cache_root, mark_used

@@ -294,7 +294,7 @@ def play_match(
     exception from a bot ever escapes: bot failures become faults in the record.
     ``prefix`` is a list of (seat, action) applied first, without asking anyone.
     """
-    started_at = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started_at = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     t0 = time.monotonic()
     run = _Match(match, agents, time_control or TimeControl(), sandbox, observer, no_timeouts, tournament)
     run.begin()
