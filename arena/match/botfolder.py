@@ -338,6 +338,12 @@ def packed_sha256(files: list[tuple[str, int, bytes]], resolved: tuple[str, ...]
     return h.hexdigest()
 
 
+def unpacked_folder(archive: Path) -> Path:
+    """Where ``archive`` unpacks to in the bot cache (named by its content's hash)."""
+    with open(archive, "rb") as f:
+        return cache_root() / UNPACKED / hashlib.file_digest(f, "sha256").hexdigest()[:32]
+
+
 def unpack(archive: Path) -> Path:
     """The folder an archive unpacks to (cached by the archive's hash); refuses absolute or
     ``..`` paths, links, devices, damaged archives, and archives over the bounds."""
@@ -346,9 +352,8 @@ def unpack(archive: Path) -> Path:
         raise BotFolderError(
             f"{archive}: {size >> 20} MiB, more than any archive of {MAX_BYTES >> 20} MiB of files; keep the bot smaller"
         )
-    with open(archive, "rb") as f:
-        data_hash = hashlib.file_digest(f, "sha256").hexdigest()[:32]
-    dest = cache_root() / UNPACKED / data_hash
+    dest = unpacked_folder(archive)
+    data_hash = dest.name
     if (dest / ".complete").is_file():
         mark_used(dest)
         return _top(dest)

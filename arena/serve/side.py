@@ -113,8 +113,25 @@ class Ladderside:
             except Exception as exc:  # noqa: BLE001 - a check that cannot run fails the upload, not the server
                 log.exception("check of %s v%d failed", row["name"], row["n"])
                 status, text = "failed", f"the check could not run: {type(exc).__name__}: {exc}"
+            if status == "failed":
+                self._drop_unpacked(Path(row["path"]))
             self.db.run("UPDATE versions SET status = ?, report = ? WHERE id = ?", status, self.public(text), vid)
             log.info("upload %s v%d: check %s", row["name"], row["n"], status)
+
+    @staticmethod
+    def _drop_unpacked(path: Path) -> None:
+        """A failed archive's unpacked copy leaves the bot cache at once (an entrant's failing
+        uploads would otherwise each keep up to 64 MiB there until a prune); one in use stays."""
+        from arena.match import bot_cache, botfolder
+
+        try:
+            if not botfolder.is_archive(path) or not path.is_file():
+                return
+            folder = botfolder.unpacked_folder(path)
+            if folder.is_dir():
+                bot_cache.remove(bot_cache.CacheEntry("unpacked", folder, 0, 0.0, False))
+        except OSError as exc:
+            log.warning("could not remove the unpacked copy of %s: %s", path.name, exc)
 
     def public(self, text: str) -> str:
         """``text`` as an entrant may read it: this machine's folders (the data folder, the bot

@@ -292,6 +292,9 @@ def test_a_bot_folder_uploads_as_an_archive_and_a_bad_one_fails_its_check_in_one
 
     v = wait_until(checked, what="the archive's check")
     assert v["status"] == "failed" and "no entry file" in v["check"] and "\n" not in v["check"].strip()
+    # a failed archive's unpacked copy leaves the bot cache (each could hold 64 MiB until a prune)
+    unpacked = tmp_path / "envs" / "unpacked"
+    assert not [p for p in unpacked.iterdir() if not p.name.startswith(".")] if unpacked.is_dir() else True
     r = upload(
         c,
         tokens["ann"],
