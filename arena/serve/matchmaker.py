@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from arena.errors import ArenaError
 from arena.serve.db import INDEX_STRIDE, LadderDB  # noqa: F401 - INDEX_STRIDE: side.py reads it here
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("arena.serve")
 
 ROSTER_POLL_S = 1.0
+MATCHMAKER_REFUSED = 2  # its exit code after an ArenaError, whose line it sent the server
 RATINGS_EVERY_S = 2.0  # the leaderboard's freshness while matches arrive
 RATINGS_REST = 3.0  # after a pass of d seconds, none for RATINGS_REST * d: the loop rates a quarter of the time at most
 
@@ -387,7 +389,19 @@ class Matchmaker:
 
     # ---- the loop --------------------------------------------------------------
 
-    def run(self, should_stop: Callable[[], bool] = lambda: False) -> None:
+    def run(self, should_stop: Callable[[], bool] = lambda: False, started: Callable[[], None] = lambda: None) -> None:
+        """Play until ``should_stop()``; ``started()`` once it can play (Ray reached, with ``ray``)."""
+        owns_ray = self._start_ray() if self.executor == "ray" else False
+        try:
+            started()
+            self._run(should_stop)
+        finally:
+            if owns_ray:  # a forked process runs no atexit: Ray's local processes would be left behind
+                import ray
+
+                ray.shutdown()
+
+    def _run(self, should_stop: Callable[[], bool]) -> None:
         from arena.tournament.runner import limits_from, time_control_from
         from arena.tournament.store import ResultStore
 
@@ -408,8 +422,6 @@ class Matchmaker:
             "display": _Quiet,
         }
         (self.data / "logs").mkdir(exist_ok=True)
-        if self.executor == "ray":
-            self._start_ray()
         from arena.serve.luck import start_luck
 
         luck = start_luck(self.t, self.data)  # the luck-adjusted place's baselines, off the workers' CPU
@@ -442,12 +454,12 @@ class Matchmaker:
                 _Pool(ctx, summary, _Quiet()).run(pending, self.workers, top_up)
             self.publish_standings(store)  # the drained pool's last matches
 
-    def _start_ray(self) -> None:
+    def _start_ray(self) -> bool:
         """One Ray session for the matchmaker's life (each roster's actors start in it); a caller's
-        (a test's) instance is used as it is."""
+        (a test's) instance is used as it is. True: started here, to shut down at the end."""
         from arena.tournament.ray_executor import connect
 
-        connect(self.ray_address)
+        return connect(self.ray_address)
 
     def _play_on_ray(self, pending: list[Any], ctx: dict[str, Any], top_up: Callable[[Any], None]) -> None:
         """The local pool's supervisor, over Ray actors: the same top-up hook, each record stored here."""
@@ -587,8 +599,10 @@ def matchmaker_main(
     workers: int | None = None,
     executor: str = "local",
     ray_address: str | None = None,
+    news: Any = None,
 ) -> None:
-    """The matchmaker process: dies with the server (a kill -9 of it too), logs to run.log."""
+    """The matchmaker process: dies with the server (a kill -9 of it too), logs to run.log. It tells
+    the server through ``news`` (a pipe's end) that it plays, or the one line that stopped it."""
     import signal
 
     from arena.interrupts import this_process_only
@@ -605,10 +619,24 @@ def matchmaker_main(
 
     signal.signal(signal.SIGTERM, this_process_only(on_term))
     setup_logging(Path(data), sys.stderr)
+
+    def tell(*message: Any) -> None:
+        if news is not None:
+            try:
+                news.send(message)
+            except OSError:  # the server is gone
+                pass
+
     try:
-        Matchmaker(ladder, data, sandbox, workers, executor, ray_address).run(lambda: stop["now"])
+        Matchmaker(ladder, data, sandbox, workers, executor, ray_address).run(
+            lambda: stop["now"], started=lambda: tell("ready")
+        )
     except KeyboardInterrupt:
         pass
+    except ArenaError as exc:  # the server says it as its own one line; starting again will not help
+        log.info("the matchmaker stopped: %s", exc)
+        tell("error", str(exc), getattr(exc, "exit_code", 2))
+        os._exit(MATCHMAKER_REFUSED)
     except Exception:  # noqa: BLE001 - the server must see it stopped: logged, then a non-zero exit
         log.exception("the matchmaker failed")
         os._exit(3)
@@ -622,14 +650,19 @@ def start_matchmaker(
     executor: str = "local",
     ray_address: str | None = None,
 ) -> Any:
-    """Fork the matchmaker process (before the server starts any thread) and return it."""
+    """Fork the matchmaker process (before the server starts any thread) and return it; its
+    ``news`` is the pipe's end it tells through (``matchmaker_main``)."""
     import multiprocessing as mp
 
-    proc = mp.get_context("fork").Process(
+    ctx = mp.get_context("fork")
+    news, tell = ctx.Pipe(duplex=False)
+    proc = ctx.Process(
         target=matchmaker_main,
         name="matchmaker",
-        args=(ladder, Path(data), sandbox, os.getpid(), workers, executor, ray_address),
+        args=(ladder, Path(data), sandbox, os.getpid(), workers, executor, ray_address, tell),
         daemon=False,
     )
     proc.start()
+    tell.close()  # the child's: its end closes when it dies
+    proc.news = news
     return proc

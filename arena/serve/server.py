@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, MachineTrouble
 from arena.interrupts import this_process_only
 from arena.serve.db import LadderDB
 from arena.serve.ladder import Ladder, load_ladder
@@ -143,6 +143,41 @@ def _watch(matchmaker: Any, server: Any) -> list[bool]:
     return stopped
 
 
+def _refusal(matchmaker: Any) -> ArenaError | None:
+    """The one line of the ArenaError that stopped the matchmaker, if it sent one, with its exit code."""
+    found = None
+    try:
+        while matchmaker.news.poll(0):
+            news = matchmaker.news.recv()
+            if news[0] == "error":
+                _, message, code = news
+                found = MachineTrouble(message) if code == MachineTrouble.exit_code else ArenaError(message)
+    except (EOFError, OSError):
+        pass
+    return found
+
+
+def _await_start(matchmaker: Any, folder: Path) -> None:
+    """Wait until the matchmaker can play (with Ray: Ray started or reached); its refusal is raised."""
+    while not matchmaker.news.poll(0.2):
+        if not matchmaker.is_alive():  # its pool's processes may hold the pipe open: no EOF then
+            break
+    try:
+        news = matchmaker.news.recv() if matchmaker.news.poll(0) else ("gone",)
+    except (EOFError, OSError):
+        news = ("gone",)
+    if news[0] == "ready":
+        return
+    if news[0] == "error":
+        _, message, code = news
+        raise MachineTrouble(message) if code == MachineTrouble.exit_code else ArenaError(message)
+    matchmaker.join(5)
+    raise ArenaError(
+        f"the matchmaker stopped while starting (exit code {matchmaker.exitcode}); "
+        f"the reason is in {folder / 'run.log'}"
+    )
+
+
 def _console(stream: TextIO, level: int) -> logging.Handler:
     console = logging.StreamHandler(stream)
     console.setLevel(level)
@@ -204,9 +239,9 @@ def serve(
 
     ladder = load_ladder(ladder_file)
     if executor == "ray":
-        from arena.tournament.ray_executor import require_ray
+        from arena.tournament.ray_executor import check_ray
 
-        require_ray()
+        check_ray(ray_address)  # before the server says it serves
     folder = Path(data).resolve()
     lock = lock_data(folder)
     try:
@@ -221,6 +256,7 @@ def serve(
         matchmaker = start_matchmaker(
             ladder, folder, sandbox, workers, executor, ray_address
         )  # forked before any thread starts
+        _await_start(matchmaker, folder)  # a ladder that cannot play (Ray unreachable) never serves
         handler = logging.FileHandler(folder / "server.log")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logging.getLogger("arena.serve").addHandler(handler)
@@ -256,6 +292,9 @@ def serve(
         server.run()
         side.close()
         if stopped:
+            refusal = _refusal(matchmaker)
+            if refusal is not None:
+                raise refusal
             raise ArenaError(
                 f"the matchmaker stopped (exit code {matchmaker.exitcode}; see {folder / 'run.log'}), "
                 "so the server stopped too; start it again (finished matches are kept)"

@@ -30,7 +30,10 @@ import logging
 import os
 import re
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -241,24 +244,71 @@ def connect(address: str | None) -> bool:
 
     if ray.is_initialized():
         return False
-    # ray.init(address=None) joins RAY_ADDRESS when set, retrying a dead one for minutes
-    from_env = address is None and bool(os.environ.get("RAY_ADDRESS"))
-    _check_reachable(os.environ["RAY_ADDRESS"] if from_env else address, "RAY_ADDRESS" if from_env else "--ray-address")
+    target, given_by = check_address(address)
+    _notices_to_run_log()
+    before = _signal_handlers()
     t0 = time.monotonic()
     try:
         ray.init(
-            address=address,
+            address=target,
             include_dashboard=False,
             log_to_driver=False,
             logging_level=logging.WARNING,
             configure_logging=False,
         )
-    except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; the user needs one line
+    except BaseException as exc:
+        if ray.is_initialized():  # half started: its local processes must not outlive us
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+        if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
+            raise KeyboardInterrupt from None  # Ray's own SIGTERM handler, while ray.init ran
+        if not isinstance(exc, Exception):
+            raise
+        fix = f"check {given_by}" if given_by else "see run.log"
         raise ArenaError(
-            f"cannot start or reach Ray at {address or 'a new local instance'}: {_brief(exc)}; check --ray-address"
+            f"cannot start or reach Ray at {target or 'a new local instance'}: {_brief(exc)}; {fix}"
         ) from None
+    finally:
+        # ray.init puts its own SIGTERM handlers in place (a C++ one prints a crash dump and kills the
+        # process): the run's own stops must stay in force, so a SIGTERM ends it as Ctrl-C does
+        _restore_signal_handlers(before)
     log.info("ray: connected in %.1f s", time.monotonic() - t0)
     return True
+
+
+_STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+
+
+def _signal_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}  # only the main thread sets handlers; Ray sets none from here either
+    found = {getattr(signal, name): signal.getsignal(getattr(signal, name)) for name in _STOP_SIGNALS}
+    return {sig: handler for sig, handler in found.items() if handler is not None}
+
+
+def _restore_signal_handlers(handlers: Mapping[int, Any]) -> None:
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)  # sets the C-level handler again even when Python's is unchanged
+
+
+def _notices_to_run_log() -> None:
+    """Ray's driver prints the cluster's notices ("(raylet) A worker died ...") to stdout, colour
+    codes and all, amid the progress lines; the arena reports lost workers itself, so they go to
+    run.log only."""
+    try:
+        from ray._private import worker as ray_worker
+    except ImportError:  # another Ray: its notices stay where it prints them
+        return
+    if getattr(ray_worker, "print_to_stdstream", None) is None:
+        return
+
+    def to_run_log(data: Mapping[str, Any], ignore_prefix: bool = False) -> None:
+        for line in data.get("lines", []):
+            text = _ANSI.sub("", str(line)).rstrip()
+            if text:
+                log.info("ray (%s): %s", data.get("pid", "?"), text)
+
+    ray_worker.print_to_stdstream = to_run_log
 
 
 @contextlib.contextmanager
@@ -337,9 +387,57 @@ def _replace_wait_s() -> float:
     return value
 
 
+def check_ray(address: str | None) -> None:
+    """Everything about Ray that can be refused before a run writes or resets anything: Ray
+    installed, ``ARENA_RAY_REPLACE_WAIT_S``, and the address (``check_address``)."""
+    require_ray()
+    _replace_wait_s()
+    check_address(address)
+
+
+def ray_target(address: str | None) -> tuple[str | None, str]:
+    """The address ray.init is to join and what gave it ("--ray-address", "RAY_ADDRESS"; None and
+    "": a new local instance), refused in one line when it cannot be an address."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if address is not None and not address.strip():
+        raise ArenaError(
+            "--ray-address is empty; give the Ray head's HOST:PORT (e.g. 10.0.0.5:6379) or auto, "
+            "or leave the option out for a new local Ray instance"
+        )
+    if (address is None or address.strip() == "auto") and env:  # ray.init uses RAY_ADDRESS then
+        target, given_by = env, "RAY_ADDRESS"
+    elif address is None:
+        return None, ""
+    else:
+        target, given_by = address.strip(), "--ray-address"
+    if target in ("auto", "local") or "://" in target:
+        return target, given_by
+    host, sep, port = target.rpartition(":")
+    if not sep or not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
+        fix = (
+            "set RAY_ADDRESS to the Ray head's HOST:PORT (e.g. 10.0.0.5:6379), or unset it"
+            if given_by == "RAY_ADDRESS"
+            else "give the Ray head's HOST:PORT (e.g. 10.0.0.5:6379) or auto"
+        )
+        shown = f"RAY_ADDRESS={target!r}" if given_by == "RAY_ADDRESS" else f"--ray-address {target!r}"
+        raise ArenaError(f"{shown} is not a Ray address (HOST:PORT); {fix}")
+    return target, given_by
+
+
+def check_address(address: str | None) -> tuple[str | None, str]:
+    """``ray_target``, then, for a HOST:PORT, that a Ray head answers there: Ray itself retries a
+    dead address or a port that is not its GCS for minutes, printing C++ warnings. Returns
+    ``ray_target``'s answer."""
+    target, given_by = ray_target(address)
+    if target is not None:
+        _check_reachable(target, given_by)
+        _probe_gcs(target, given_by)
+    return target, given_by
+
+
 def _check_reachable(address: str | None, given_by: str = "--ray-address", timeout_s: float = 5.0) -> None:
     """Fail fast on a HOST:PORT nobody listens on (Ray itself retries for minutes)."""
-    if not address or "://" in address or address == "auto":
+    if not address or "://" in address or address in ("auto", "local"):
         return
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit():
@@ -351,6 +449,63 @@ def _check_reachable(address: str | None, given_by: str = "--ray-address", timeo
             f"cannot reach Ray at {address} ({given_by}): {exc.strerror or exc}; is `ray start --head` "
             f"running there? check {given_by}"
         ) from None
+
+
+GCS_PROBE_S = 2.0  # how long a HOST:PORT has to answer as a Ray head's GCS (Ray waits about thrice that)
+# In a child process: Ray's GCS client prints its C++ warnings on stderr and keeps threads,
+# neither of which belongs in the driver (nor in `arena serve` before it forks its matchmaker).
+_PROBE = """
+import sys
+try:
+    from ray._raylet import InnerGcsClient
+    probe = InnerGcsClient.standalone
+except (ImportError, AttributeError):
+    sys.exit(0)  # another Ray version: ray.init decides
+try:
+    probe(sys.argv[1], None, int(sys.argv[2]))
+except Exception as exc:
+    print(f"{type(exc).__name__}: {exc} rpc_code: {getattr(exc, 'rpc_code', '?')}".replace(chr(10), " "))
+    sys.exit(3)
+"""
+_probed: set[str] = set()  # addresses that answered as a GCS in this process
+
+
+def _probe_gcs(address: str, given_by: str) -> None:
+    """Refuse in one line, within seconds, a HOST:PORT that is not a Ray head's GCS port (a raylet's
+    port, another service, a listener that never answers)."""
+    if "://" in address or address in ("auto", "local") or address in _probed:
+        return
+    env = dict(os.environ)
+    env.setdefault("RAY_gcs_rpc_server_connect_timeout_s", str(int(GCS_PROBE_S)))
+    try:
+        res = subprocess.run(
+            [sys.executable, "-c", _PROBE, address, str(int(GCS_PROBE_S * 1000))],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            timeout=4 * GCS_PROBE_S + 30,  # Python and Ray's imports on a busy machine
+        )
+    except subprocess.TimeoutExpired:
+        why = f"no answer in {4 * GCS_PROBE_S + 30:.0f} s"
+    else:
+        if res.returncode == 0:
+            _probed.add(address)
+            return
+        if res.returncode != 3:  # the probe itself failed (killed, out of memory): ray.init decides
+            return
+        why = res.stdout.strip() or "no answer"
+    if "rpc_code: 16" in why or "Authentication" in why:
+        raise ArenaError(
+            f"the Ray head at {address} ({given_by}) requires its token (Ray's token auth); put it in "
+            "~/.ray/auth_token or RAY_AUTH_TOKEN on this machine (docs/cluster.md)"
+        )
+    detail = "it answers, but not as a Ray head" if "rpc_code: 12" in why else "nothing there answers as a Ray head"
+    raise ArenaError(
+        f"cannot reach Ray at {address} ({given_by}): {detail}; give the head's GCS port (the --port of "
+        f"`ray start --head`, 6379 by default): check {given_by}"
+    )
 
 
 @dataclass
@@ -526,6 +681,14 @@ class RayBackend:
         try:
             info = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
+            missing = _ARENA_MISSING.search(_ANSI.sub("", str(exc)))
+            if missing:  # every worker on that node would die the same way: another try cannot help
+                from arena import __version__
+
+                raise ArenaError(
+                    f"Ray worker on {_node_of(exc)}: {missing.group(0)}: this node has no decktet-arena "
+                    f"{__version__} (the driver's); install the same version everywhere (docs/cluster.md)"
+                ) from None
             self._lose(a, f"failed to start: {_brief(exc)}", exc, events)
             return
         a.where = f"{info['host']} pid {info['pid']}"
@@ -682,9 +845,29 @@ class RayBackend:
         gc.collect()  # Ray's refs and handles left in cycles go here, not in a process the local pool forks later
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# a node without decktet-arena (or with a version lacking one of its modules) cannot load BotWorker
+_ARENA_MISSING = re.compile(r"ModuleNotFoundError: No module named '(arena)(\.[\w.]+)?'")
+
+
+def _node_of(exc: BaseException) -> str:
+    """Where the actor of a Ray error ran: its node's address and id, as far as Ray tells."""
+    ip = re.search(r"\bip=([^,\s)]+)", _ANSI.sub("", str(exc)))
+    node = ""
+    try:
+        from ray._private import state
+
+        info = state.actors(getattr(exc, "actor_id", None)) or {}
+        node = str(info.get("Address", {}).get("NodeID") or "")
+    except Exception:  # noqa: BLE001 - a private API of Ray's: the address alone will do
+        pass
+    where = ip.group(1) if ip else "a Ray node"
+    return f"{where} (node {node[:8]})" if node else where
+
+
 def _brief(exc: BaseException) -> str:
     """One line of a Ray error: its root cause (the last ``...Error: ...`` line) if shown, else its first line."""
-    lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in _ANSI.sub("", str(exc)).splitlines() if ln.strip()]
     if not lines:
         return type(exc).__name__
     return lines[-1] if re.match(r"^[\w.]+(Error|Exception)\b", lines[-1]) else lines[0]

@@ -758,9 +758,9 @@ def run_tournament(
     if executor not in ("local", "ray"):
         raise ArenaError(f"unknown executor {executor!r}; choose local or ray")
     if executor == "ray":
-        from arena.tournament.ray_executor import require_ray
+        from arena.tournament.ray_executor import check_ray
 
-        require_ray()  # before anything is written
+        check_ray(ray_address)  # before anything is written or reset (--fresh)
     from arena.tournament.folder_lock import FolderLock
     from arena.tournament.roster import hold_entries, resolve_bots
     from arena.tournament.schedule import check_schedule
