@@ -163,3 +163,17 @@ def test_an_unsafe_sandbox_is_refused_with_fixes_a_ladder_accepts(tmp_path):
     assert "trust_bots" not in r.stderr  # a ladder refuses it
     path.write_text(path.read_text().replace("sandbox: rlimits", "sandbox: auto"))
     assert load_ladder(path).tournament.sandbox == "auto"  # the fix it names is accepted
+
+
+def test_an_unreachable_ray_address_is_refused_before_the_server_serves(tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    with socket.socket() as dead:
+        dead.bind(("127.0.0.1", 0))  # bound, never listening: refused
+        port = dead.getsockname()[1]
+        args = ("serve", str(ladder_file(tmp_path)), "--data", str(tmp_path / "data"), "--executor", "ray")
+        r = arena(*args, "--ray-address", f"127.0.0.1:{port}")
+        one_line_error(r, f"cannot reach Ray at 127.0.0.1:{port} (--ray-address)", "check --ray-address")
+        assert "http://" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+        one_line_error(arena(*args), f"cannot reach Ray at 127.0.0.1:{port} (RAY_ADDRESS)", "check RAY_ADDRESS")
+    assert not (tmp_path / "data" / "results.sqlite").exists()

@@ -77,3 +77,37 @@ def test_the_matchmaker_plays_deal_sets_on_ray(tmp_path):
         assert per_set[deal] <= players
     assert len({r[0] for r in rows}) == len(rows)
     assert json.loads((data / "standings.json").read_text())["matches"] >= 1  # what the server reads
+
+
+def test_the_matchmakers_refusal_is_the_servers_one_line(tmp_path, monkeypatch):
+    """Said only in run.log before ("the matchmaker failed ... start it again"): the server now says
+    the matchmaker's line itself, with its exit code, whether it stopped while starting or later."""
+    from arena.errors import ArenaError, MachineTrouble
+    from arena.serve import matchmaker as mm
+    from arena.serve.server import _await_start, _refusal
+
+    ladder = load_ladder(ladder_file(tmp_path))
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def refuse(self, should_stop=None, started=None):
+        raise ArenaError("cannot reach Ray at 10.0.0.1:6379 (--ray-address): nothing there answers")
+
+    monkeypatch.setattr(mm.Matchmaker, "run", refuse)  # the fork inherits it
+    proc = mm.start_matchmaker(ladder, data, None, executor="ray")
+    with pytest.raises(ArenaError) as info:
+        _await_start(proc, data)
+    assert str(info.value) == "cannot reach Ray at 10.0.0.1:6379 (--ray-address): nothing there answers"
+    proc.join(30)
+    assert proc.exitcode == mm.MATCHMAKER_REFUSED
+
+    def later(self, should_stop=None, started=None):
+        started()
+        raise MachineTrouble("every Ray worker was lost")
+
+    monkeypatch.setattr(mm.Matchmaker, "run", later)
+    proc = mm.start_matchmaker(ladder, data, None, executor="ray")
+    _await_start(proc, data)  # it started: the server serves
+    proc.join(30)
+    refusal = _refusal(proc)  # what the server raises once its watcher saw the matchmaker stop
+    assert isinstance(refusal, MachineTrouble) and str(refusal) == "every Ray worker was lost"

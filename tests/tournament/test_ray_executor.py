@@ -678,3 +678,179 @@ def test_each_play_call_names_the_match_that_worker_plays_next_and_a_lost_worker
     assert sorted(backend.actors) == [0, 2] and sorted(sup.workers) == [0, 2]
     a_matches = {m for m, _ in a.handle.calls} | {a.held[0][1].match_id}
     assert a_matches | {m.match_id for m in sup.queue} == {m.match_id for m in matches}
+
+
+# ---- refused before anything is written, and stopped as Ctrl-C stops ---------------------
+
+
+def test_an_empty_or_malformed_ray_address_is_refused_naming_where_it_came_from(monkeypatch):
+    from arena.tournament.ray_executor import check_address
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ArenaError, match="^--ray-address is empty; give the Ray head's HOST:PORT"):
+        check_address("")
+    with pytest.raises(ArenaError, match="^--ray-address 'nosuch' is not a Ray address"):
+        check_address("nosuch")
+    monkeypatch.setenv("RAY_ADDRESS", "nosuch")
+    for given in (None, "auto"):  # ray.init takes RAY_ADDRESS for both
+        with pytest.raises(ArenaError, match="^RAY_ADDRESS='nosuch' is not a Ray address.*set RAY_ADDRESS") as info:
+            check_address(given)
+        assert "\n" not in str(info.value)
+    monkeypatch.delenv("RAY_ADDRESS")
+    assert check_address("auto") == ("auto", "--ray-address")  # left to Ray, as before
+    assert check_address(None) == (None, "")  # a new local instance
+
+
+def test_a_port_that_never_answers_as_a_ray_head_is_refused_within_seconds():
+    """A listener that accepts and never answers made ray.init retry for minutes, printing Ray's
+    C++ warnings; the probe bounds it and keeps them off the console."""
+    import socket
+
+    pytest.importorskip("ray")
+    from arena.tournament.ray_executor import check_address
+
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)  # the kernel accepts; nobody answers
+        port = srv.getsockname()[1]
+        t0 = time.monotonic()
+        with pytest.raises(ArenaError, match=f"cannot reach Ray at 127.0.0.1:{port} \\(--ray-address\\): nothing"):
+            check_address(f"127.0.0.1:{port}")
+    assert time.monotonic() - t0 < 30
+
+
+def test_fresh_with_an_unreachable_ray_address_or_a_bad_wait_keeps_the_stored_results(tmp_path, monkeypatch):
+    import socket
+
+    pytest.importorskip("ray")
+    path = write_tournament(tmp_path, "keep", deals=1, games=("tightwad",))
+    run_file(path)
+    results = tmp_path / "results-keep"
+    before = stored(results)
+    assert before
+    with socket.socket() as dead:
+        dead.bind(("127.0.0.1", 0))  # bound, never listening: refused
+        port = dead.getsockname()[1]
+        with pytest.raises(ArenaError, match=f"cannot reach Ray at 127.0.0.1:{port}"):
+            run_file(path, fresh=True, executor="ray", ray_address=f"127.0.0.1:{port}")
+    assert stored(results) == before
+    monkeypatch.setenv("ARENA_RAY_REPLACE_WAIT_S", "soon")
+    with pytest.raises(ArenaError, match="ARENA_RAY_REPLACE_WAIT_S='soon'"):
+        run_file(path, fresh=True, executor="ray")
+    assert stored(results) == before
+
+
+def test_ray_notices_go_to_run_log_not_amid_the_progress_lines(monkeypatch, capsys, caplog):
+    """The driver prints the cluster's notices ("(raylet) A worker died ...", colour codes and all)
+    to stdout; the arena reports lost workers itself."""
+    pytest.importorskip("ray")
+    from ray._private import worker as ray_worker
+
+    from arena.tournament.ray_executor import _notices_to_run_log
+
+    monkeypatch.setattr(ray_worker, "print_to_stdstream", ray_worker.print_to_stdstream)  # put back after
+    _notices_to_run_log()
+    notice = "\x1b[33m(raylet)\x1b[0m A worker died or was killed while executing a task."
+    with caplog.at_level(logging.INFO, logger="arena.ray"):
+        ray_worker.print_to_stdstream({"lines": [notice], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    out, err = capsys.readouterr()
+    assert out == err == ""
+    assert "ray (raylet): (raylet) A worker died or was killed while executing a task." in caplog.text
+    assert "\x1b" not in caplog.text
+
+
+# what Ray 2.60 raised at ready() on a node whose workers cannot import decktet-arena
+NO_ARENA_ERROR = (
+    "The actor died because of an error raised in its creation task, \x1b[36mray::BotWorker.__init__()\x1b[39m "
+    "(pid=8180, ip=10.0.0.7, actor_id=a84a84a6cc449aa29cd7f14e01000000, repr=<TemporaryActor>)\n"
+    "RuntimeError: The actor with name BotWorker failed to import on the worker. This may be because needed "
+    "library dependencies are not installed in the worker environment:\n\n"
+    '  File "/home/ray/x.py", line 1, in <module>\n'
+    "ModuleNotFoundError: No module named 'arena'"
+)
+
+
+def test_a_node_without_decktet_arena_stops_the_run_in_one_line_naming_the_node(tmp_path):
+    """Its workers cannot load the actor class: each dies at start, and replacing them cannot help."""
+    from types import SimpleNamespace
+
+    from arena import __version__
+    from arena.tournament.ray_executor import RayBackend, _Actor
+
+    class Died(Exception):
+        actor_id = "a84a84a6cc449aa29cd7f14e01000000"
+
+    def get(ref):
+        raise Died(NO_ARENA_ERROR)
+
+    fake = SimpleNamespace(
+        exceptions=SimpleNamespace(RayError=Died), get=get, wait=_FakeRay().wait, kill=_FakeRay().kill
+    )
+    backend = RayBackend(
+        fake,
+        _FakeHandle,
+        store=lambda r: Played(r["match_id"]),
+        entries={},
+        driver_level=None,
+        results=tmp_path,
+        stderr_cap=0,
+        replace_wait_s=10,
+    )
+    backend.start()
+    a: _Actor = backend.actors[0]
+    with pytest.raises(ArenaError) as info:
+        backend._on_ready(a, a.ready_ref, [])
+    msg = str(info.value)
+    assert msg.startswith("Ray worker on 10.0.0.7") and "\n" not in msg, msg
+    assert f"ModuleNotFoundError: No module named 'arena': this node has no decktet-arena {__version__}" in msg
+    assert msg.endswith("install the same version everywhere (docs/cluster.md)")
+    assert backend.lost == 0  # refused at the first death, not replaced again and again
+
+
+def _own_ray_env(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """The environment of an `arena` that starts a local Ray of its own (short: Ray's socket paths)."""
+    folder = Path(tempfile.mkdtemp(prefix="arena-rt-", dir="/tmp"))
+    env = {**os.environ, "RAY_TMPDIR": str(folder)}
+    env.pop("RAY_ADDRESS", None)
+    return env, folder
+
+
+@pytest.mark.slow
+def test_sigterm_on_ray_stops_as_ctrl_c_does_and_leaves_no_ray_process(tmp_path):
+    """ray.init replaced the run's SIGTERM handler with Ray's, which printed a crash dump and
+    killed the driver before it could stop its local Ray (its agents were left running)."""
+    import shutil
+
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
+    bots = [ROOT / "bots/random_bot.py", SLOW, ROOT / "bots/divers_heuristic.py"]
+    path = write_tournament(tmp_path, "term", bots=bots, deals=3, workers=2)
+    results = tmp_path / "results-term"
+    env, folder = _own_ray_env(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--executor", "ray"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        end = time.monotonic() + 180
+        while stored_matches(results) < 2:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < end, "the run made no progress"
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGTERM)  # the arena alone, as `kill PID` or a service manager does
+        out, err = proc.communicate(timeout=90)
+        assert proc.returncode == 130, err
+        assert "SIGTERM received" not in out + err and "Traceback" not in out + err
+        assert "arena: interrupted" in err and f"resume with: arena run {path} --executor ray" in err
+        assert (results / "leaderboard.json").exists()
+        _wait_until(lambda: own.in_session(proc.pid) == [], "Ray's processes outlived the run", 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in own.in_session(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
