@@ -289,7 +289,8 @@ def leaderboard(source: str, fmt: str, write: bool | None, open_page: bool) -> N
     try:
         report, folder = load_report(Path(source))
         guard.results_folder(folder)
-        click.echo(render(report, fmt, folder, write))
+        text = render(report, fmt, folder, write)
+        click.echo(text, nl=not text.endswith("\n"))  # md, csv, json: byte for byte the files'
         if open_page:
             page = Path(render(report, "html", folder)).resolve()
             import webbrowser

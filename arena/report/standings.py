@@ -136,12 +136,13 @@ def render(report: RatingReport, fmt: str, folder: Path, write: bool | None = Fa
         if not write:
             note = f"arena: note: {folder} is read-only: its report files were not rewritten and may be out of date"
             print(note, file=sys.stderr)
+    written = written_line(report)  # the page printed and the page written say the same
     if write or fmt == "html":
-        paths = write_reports(report, folder)
+        paths = write_reports(report, folder, written=written)
         if fmt == "html":
             return str(paths["html"])
     if fmt == "md":
-        return lb.render_markdown(report)
+        return lb.render_markdown(report, title=report_title(report), written=written)
     if fmt == "csv":
         return lb.render_csv(report)
     if fmt == "json":
@@ -204,15 +205,20 @@ def _fill_extras(
         extras[(first.match_id, first.seat)] = extra
 
 
-def write_reports(report: RatingReport, folder: str | Path, *, title: str | None = None) -> dict[str, Path]:
+def report_title(report: RatingReport) -> str:
+    return f"Leaderboard: {report.tournament}" if getattr(report, "tournament", None) else "Leaderboard"
+
+
+def write_reports(
+    report: RatingReport, folder: str | Path, *, title: str | None = None, written: str | None = None
+) -> dict[str, Path]:
     """Write leaderboard.{md,csv,json,html} into ``folder``; returns {kind: path}. The pages
-    (md, html) say when they were written; the JSON and CSV stay byte-identical for the same
-    results."""
+    (md, html) say when they were written (``written``, else now); the JSON and CSV stay
+    byte-identical for the same results."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    if title is None:
-        title = f"Leaderboard: {report.tournament}" if getattr(report, "tournament", None) else "Leaderboard"
-    written = written_line(report)
+    title = title or report_title(report)
+    written = written or written_line(report)
     texts = {
         "md": lb.render_markdown(report, title=title, written=written),
         "csv": lb.render_csv(report),

@@ -283,7 +283,7 @@ FULL = "free space and rerun; stored matches are kept"
 def test_full_disk_while_writing_reports(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import arena.report.standings as standings
 
-    def full(report, folder):
+    def full(report, folder, **_):
         raise OSError(errno.ENOSPC, "No space left on device", str(folder / "leaderboard.html"))
 
     monkeypatch.setattr(standings, "write_reports", full)

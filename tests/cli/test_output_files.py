@@ -227,3 +227,12 @@ def test_a_leaderboard_linked_into_another_folder_stays_a_link(results: Path, tm
     assert res.exit_code == 0, res.stderr
     assert (results / "leaderboard.html").is_symlink()
     assert "<html" in (web / "board.html").read_text()
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv", "json"])
+def test_a_printed_leaderboard_is_byte_for_byte_the_file_it_writes(results: Path, fmt: str) -> None:
+    """--write keeps the pages on disk showing what is printed: the JSON and CSV printed had an
+    extra blank line, the Markdown another title and no 'Written' line."""
+    res = invoke("leaderboard", results, "--format", fmt, "--write")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (results / f"leaderboard.{fmt}").read_text(encoding="utf-8")
