@@ -388,30 +388,32 @@ def replay(
     move_s: float,
     sandbox_level: str,
 ) -> None:
-    """Replay a stored match (SOURCE = results folder + MATCH_ID, or a record .json) and verify it.
+    """Replay a stored match (SOURCE = results folder or tournament file + MATCH_ID, a record .json,
+    or an export .jsonl) and verify it.
 
     With --from K --bot SEAT=FILE, decisions before K are replayed, then FILE plays SEAT live;
     exit 1 if it faulted.
     """
     from arena.match.trace import Tracer
-    from arena.report.replay import load_record, mark_shown, take_over, verify_record
+    from arena.report.replay import load_record, mark_shown, replay_source, take_over, verify_record
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
-    if Path(source).is_dir():
-        guard.results_folder(source)
-    record = load_record(Path(source), match_id, seat=seat)  # an ArenaError is the guard's one line
+    src = replay_source(Path(source))  # a tournament file: its results folder
+    if src.is_dir():
+        guard.results_folder(str(src))
+    record = load_record(src, match_id, seat=seat)  # an ArenaError is the guard's one line
     if start is None and bot_spec is None:
         verify_record(record, tracer)
         click.echo(f"replay ok: {len(record['decisions'])} decisions reproduce the recorded result")
         if html_out:
-            mark_shown(Path(source), record)
+            mark_shown(src, record)
             _write_replay(record, html_out)
         return
     new, said = take_over(
         record, start, bot_spec, move_s=move_s, sandbox_level=sandbox_level, no_timeouts=no_timeouts, observer=tracer
     )
     if html_out:
-        mark_shown(Path(source), new)
+        mark_shown(src, new)
         _write_replay(new, html_out)
     click.echo(said)
     _exit_if_faulted(new, ())

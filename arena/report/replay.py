@@ -51,6 +51,16 @@ def mark_shown(source: Path, record: RecordJson) -> None:
         ) from None
 
 
+def replay_source(source: Path) -> Path:
+    """What to read a record from: a tournament file (as `arena matches` and `export` take it)
+    stands for its results folder; anything else is itself."""
+    if source.suffix in (".yaml", ".yml") and source.is_file():
+        from arena.report.standings import results_folder
+
+        return results_folder(source)
+    return source
+
+
 def load_record(source: Path, match_id: str | None = None, *, seat: int | None = None) -> RecordJson:
     """A record from a JSON file, a results folder or an export (.jsonl) by match id; ``seat``
     (the one a trace shows) must be one of its seats, else the trace would silently show nothing."""

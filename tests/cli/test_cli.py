@@ -144,6 +144,17 @@ def test_replay_a_stored_match_exactly(results):
     assert "replay ok" in res.stdout and "#0 · seat" in res.stdout
 
 
+def test_replay_takes_the_tournament_file_as_matches_and_export_do(results):
+    """`arena matches t.yaml` ends "see one with: arena replay t.yaml <match id>", which said the
+    YAML was not a match record."""
+    t, folder = results
+    mid = _a_match_id(folder)
+    hint = arena("matches", str(t)).stdout.splitlines()[-1]
+    assert f"arena replay {t} <match id>" in hint
+    res = arena("replay", str(t), mid)
+    assert res.returncode == 0 and "replay ok" in res.stdout, res.stderr
+
+
 def test_replay_detects_a_tampered_record(results, tmp_path):
     _, folder = results
     from arena.tournament.store import ResultStore
