@@ -399,8 +399,7 @@ def replay(
 
     tracer = Tracer(sys.stdout, seat=seat, quiet=quiet)
     src = replay_source(Path(source))  # a tournament file: its results folder
-    if src.is_dir():
-        guard.results_folder(str(src))
+    guard.results_folder(src if src.is_dir() else None)
     record = load_record(src, match_id, seat=seat)  # an ArenaError is the guard's one line
     if start is None and bot_spec is None:
         verify_record(record, tracer)
