@@ -289,10 +289,9 @@ def leaderboard(source: str, fmt: str, write: bool | None, open_page: bool) -> N
     try:
         report, folder = load_report(Path(source))
         guard.results_folder(folder)
-        text = render(report, fmt, folder, write)
-        click.echo(text, nl=not text.endswith("\n"))  # md, csv, json: byte for byte the files'
+        click.echo(render(report, fmt, folder, write), nl=False)  # md, csv, json: byte for byte the files'
         if open_page:
-            page = Path(render(report, "html", folder)).resolve()
+            page = Path(render(report, "html", folder).strip()).resolve()
             import webbrowser
 
             if not webbrowser.open(page.as_uri()):

@@ -128,8 +128,9 @@ def _naming(folder: Path, err: Exception) -> str:
 
 
 def render(report: RatingReport, fmt: str, folder: Path, write: bool | None = False) -> str:
-    """The leaderboard in ``fmt``; ``write`` (and ``html``) also refreshes the four report
-    files, or raises an ArenaError when they cannot be written. ``write=None``: only in a folder
+    """The leaderboard in ``fmt``, as printed (md, csv and json byte for byte the files; every
+    format ends in a newline; html: the page's path); ``write`` (and ``html``) also refreshes
+    the four report files, or raises an ArenaError when they cannot be written. ``write=None``: only in a folder
     that can be written (a finished folder on read-only media is viewed), with a note where not."""
     if write is None and fmt != "html":
         write = os.access(folder, os.W_OK)
@@ -140,14 +141,15 @@ def render(report: RatingReport, fmt: str, folder: Path, write: bool | None = Fa
     if write or fmt == "html":
         paths = write_reports(report, folder, written=written)
         if fmt == "html":
-            return str(paths["html"])
+            return f"{paths['html']}\n"
     if fmt == "md":
         return lb.render_markdown(report, title=report_title(report), written=written)
     if fmt == "csv":
         return lb.render_csv(report)
     if fmt == "json":
         return lb.render_json(report)
-    return lb.render_terminal(report, results=str(folder))
+    text = lb.render_terminal(report, results=str(folder))
+    return text if text.endswith("\n") else text + "\n"
 
 
 REPLAYS = "replays"  # sub-folder of the results with the notable matches' replay pages
