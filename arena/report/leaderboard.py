@@ -192,6 +192,8 @@ def luck_line(report: RatingReport) -> str:
         "the same seats of the same deals (unbiased; docs/luck.md)"
     )
     luck = report.luck
+    if luck is None and report.luck_off:
+        return text + "; n/a: the tournament file computes no luck baselines (luck_rollouts: 0)."
     if luck is None:
         return text + "; n/a: no luck baselines are stored for these results (arena run computes them)."
     note = f"; reference {luck.get('reference')}, {luck.get('rollouts')} games per seat and deal"

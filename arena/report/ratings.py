@@ -411,6 +411,7 @@ class RatingReport:
     # how the luck-adjusted mean places were made (arena.report.luck.describe); None: no baselines
     luck: LuckJson | None = None
     tournament: str | None = None  # its name, for the pages' titles (not in the JSON)
+    luck_off: bool = False  # the tournament computes no baselines (luck_rollouts: 0; not in the JSON)
     # schedule: adaptive entries, as recorded by the run (arena/tournament/adaptive.py): the race
     adaptive: tuple[dict[str, Any], ...] = field(default=())
 

@@ -111,6 +111,8 @@ def _luck_adjusted(report: RatingReport, rows: list[ResultRow], store: ResultSto
         rollouts = DEFAULT_ROLLOUTS
     if type(rollouts) is not int:
         return report
+    if rollouts == 0:  # turned off on purpose: the pages say so, not "arena run computes them"
+        return dataclasses.replace(report, luck_off=True)
     try:
         baselines = load(store, rows, rollouts)
     except (sqlite3.Error, ValueError, TypeError) as exc:
