@@ -127,18 +127,30 @@ class Option:
             return value
         if self.kind is bool:
             if type(value) is not bool:
-                raise OptionError(game, self.name, f"expected true or false, got {value!r}")
+                raise OptionError(
+                    game, self.name, f"expected true or false, got {value!r}; write true or false, unquoted"
+                )
             return value
         if self.kind is int:
+            extra = "".join(f" or '{c}'" for c in self.choices)
             if type(value) is not int:
-                extra = "".join(f" or '{c}'" for c in self.choices)
-                raise OptionError(game, self.name, f"expected an integer{extra}, got {value!r}")
+                raise OptionError(game, self.name, f"expected an integer{extra}, got {value!r}; {self._use(extra)}")
             if self.min is not None and value < self.min:
-                raise OptionError(game, self.name, f"must be at least {self.min}, got {value}")
+                raise OptionError(game, self.name, f"must be at least {self.min}, got {value}; {self._use(extra)}")
             if self.max is not None and value > self.max:
-                raise OptionError(game, self.name, f"must be at most {self.max}, got {value}")
+                raise OptionError(game, self.name, f"must be at most {self.max}, got {value}; {self._use(extra)}")
             return value
         raise OptionError(game, self.name, f"unsupported option kind {self.kind}")
+
+    def _use(self, extra: str) -> str:
+        """The fix of a bad integer: the range it must lie in."""
+        if self.min is not None and self.max is not None:
+            return f"use an integer from {self.min} to {self.max}{extra}"
+        if self.min is not None:
+            return f"use an integer of at least {self.min}{extra}"
+        if self.max is not None:
+            return f"use an integer of at most {self.max}{extra}"
+        return f"use an integer{extra}"
 
     def to_json(self) -> dict[str, Any]:
         return {

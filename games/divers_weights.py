@@ -525,7 +525,7 @@ def _check_options(players: int, options: dict[str, Any]) -> None:
         raise OptionError(
             "divers-weights",
             "target",
-            "set either 'hands' or 'target', not both (R-D7: target replaces the hand count)",
+            "set either 'hands' or 'target', not both (R-D7: target replaces the hand count); remove one of them",
         )
 
 

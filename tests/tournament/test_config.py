@@ -488,3 +488,25 @@ def test_a_tournament_file_in_a_loop_of_links_says_so(project: Path) -> None:
     (project / "b.yaml").symlink_to("a.yaml")
     with pytest.raises(ConfigError, match=r"symbolic links\); point it at the real file$"):
         load_tournament("a.yaml")
+
+
+@pytest.mark.parametrize(
+    "options, fix",
+    [
+        ("{decision_cap: 0}", "use an integer from 1 to 10000000"),
+        ("{hands: 0}", "use an integer from 1 to 1000"),
+        ("{bidding: 'no'}", "write true or false, unquoted"),
+        ("{hands: 2, target: 30}", "remove one of them"),
+        ("{hands: two}", "use an integer from 1 to 1000"),
+    ],
+)
+def test_a_bad_game_option_says_the_fix(tmp_path, options, fix):
+    """Every other field's error ends with its fix; the game options' said only what was wrong."""
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        "name: t\nseed: 1\nbots: [{builtin: random, name: a}, {builtin: random, name: b}]\n"
+        f"games: [{{id: divers-weights, players: 2, deals: 1, options: {options}}}]\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        load_tournament(path)
+    assert fix in str(err.value) and "\n" not in str(err.value)
