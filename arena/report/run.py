@@ -66,6 +66,11 @@ def render_plan(plan: Plan, out: TextIO, *, limit: int = 20) -> None:
     )
     if plan.roster_news:
         out.write(f"since the last run: {plan.roster_news}\n")
+    if plan.provisional:
+        out.write(
+            "match ids are provisional: the results folder has no deal secret yet (the run draws it), "
+            "so the run deals other cards and its ids differ from these\n"
+        )
     for title, items in (
         ("play", [_line(m) for m in plan.play]),
         ("keep", [_line(m) for m in plan.keep]),

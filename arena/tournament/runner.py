@@ -566,6 +566,7 @@ class Plan:
     keep: list[Any]
     drop: list[str]
     roster_news: str = ""  # the roster against the folder's previous run, with its match count
+    provisional: bool = False  # no deal secret yet: the run draws it, and its match ids differ
 
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
@@ -618,6 +619,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
         keep=[m for m in schedule if m.match_id in stored],
         drop=sorted(stored - wanted),
         roster_news=with_match_count(roster_changes(before, entries), previous, len(schedule)),
+        provisional=tournament.deals != "public" and not db.exists(),
     )
 
 

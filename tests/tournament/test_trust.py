@@ -349,6 +349,17 @@ def test_dry_run_says_what_would_be_played_kept_and_dropped(tmp_path):
     assert (tmp_path / "res" / "results.sqlite").stat().st_mtime_ns == before
 
 
+def test_a_dry_run_before_the_first_run_says_its_match_ids_are_provisional(tmp_path):
+    """Before the folder's deal secret exists the dry run listed ids that were never played."""
+    b = tmp_path / "b"
+    path = tour(tmp_path, [make_bot(b, "a"), make_bot(b, "c", tag="c")])
+    first = arena("run", str(path), "--dry-run")
+    assert first.returncode == 0 and "match ids are provisional" in first.stdout, first.stderr
+    run_in_process(path)
+    again = arena("run", str(path), "--dry-run")
+    assert again.returncode == 0 and "provisional" not in again.stdout
+
+
 # ---- harness failures are not results -------------------------------------------------
 
 
