@@ -24,6 +24,16 @@ PROTOCOL_VERSION = 1
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+_JSON_KINDS = {
+    str: "a string",
+    float: "a number with a fraction",
+    bool: "true or false",
+    dict: "an object",
+    list: "a list",
+    type(None): "null",
+}
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """One message as a protocol line (compact JSON; the process layer adds the newline)."""
     return _dumps(message).encode("utf-8")
@@ -193,8 +203,11 @@ def parse_action(line: bytes, legal_count: int) -> int:
     else:
         action = msg
     if type(action) is not int:
+        sent = shorten(json.dumps(action, ensure_ascii=True), 60)
         raise BotFault(
-            FaultKind.PROTOCOL, f"action must be an integer id, got {shorten(ascii(action), 60)}", line=shorten(line)
+            FaultKind.PROTOCOL,
+            f"action must be an integer id, got {sent} ({_JSON_KINDS.get(type(action), 'not an integer')})",
+            line=shorten(line),
         )
     if not 0 <= action < legal_count:
         raise BotFault(

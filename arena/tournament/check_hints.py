@@ -16,9 +16,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
+FLUSH = "flush stdout after each line (Python: print(..., flush=True); C: fflush(stdout); Perl: $| = 1; awk: fflush())"
 GENERIC = {
-    "timeout": "answer every act message within the move limit (--move-s); if it answered in time, "
-    "flush stdout after each line (print(..., flush=True))",
+    "timeout": f"answer every act message within the move limit (--move-s); if it answered in time, {FLUSH}",
     "crash": "the bot exited; run it with `arena play ... --sandbox none --no-timeouts` and read its stderr",
     "protocol": 'reply to act with one line: {"type": "action", "action": <id>} (or just the id)',
     "illegal": "answer with an `id` taken from observation['legal_actions']",
@@ -76,6 +76,18 @@ def fault_hint(
         return (
             "choose() returned a whole action; return its id instead: "
             "action['id'] (an element of observation['legal_actions'])"
+        )
+    if kind == "timeout" and "no hello within the start-up limit" in detail:
+        return (
+            "answer the arena's hello with a hello line as soon as the bot starts, within the start-up "
+            f"limit (--startup-s); if it did, {FLUSH}"
+        )
+    if kind == "protocol" and 'action must be an integer id, got "' in detail:
+        return 'send the id as a number, not a string: {"type": "action", "action": 0}, not "0"'
+    if kind == "protocol" and detail.startswith('expected {"type": "action"'):
+        return (
+            "the bot sent a line where its action was due: it answers act messages only, with its "
+            "action, and sends nothing in reply to start, result or any other message (docs/protocol.md)"
         )
     if kind == "protocol" and "action must be an integer id, got {" in detail:
         return (

@@ -243,6 +243,9 @@ def _fix(stdout: str) -> str:
             "'perl\\r', which does not exist; convert the file with `dos2unix crlf_endings.pl`",
         ),
         ("never_answers.py", "fix: answer every act message within the move limit (--move-s)"),
+        ("sends_string_id.py", 'fix: send the id as a number, not a string: {"type": "action", "action": 0}'),
+        ("answers_start.py", "fix: the bot sent a line where its action was due: it answers act messages only"),
+        ("never_says_hello.sh", "fix: answer the arena's hello with a hello line as soon as the bot starts"),
     ],
 )
 def test_check_gives_the_specific_hint_for_a_known_mistake(bot, hint):
