@@ -160,10 +160,11 @@ def _replays_only_of_finished_deals(side) -> None:
     page = c.get(shown[0]["replay"])
     assert page.status_code == 200 and shown[0]["match_id"] in page.text
     assert shown[0]["replay"] in c.get("/matches").text
-    by_deal: dict[str, int] = {}
-    for m in matches:
-        prefix = m["match_id"].rsplit("/r", 1)[0]
-        by_deal[prefix] = by_deal.get(prefix, 0) + 1
+    by_deal: dict[str, int] = {}  # over every stored match: the list holds the last 500 only
+    with sqlite3.connect(side.data / "results.sqlite") as con:
+        for (mid,) in con.execute("SELECT match_id FROM matches"):
+            prefix = mid.rsplit("/r", 1)[0]
+            by_deal[prefix] = by_deal.get(prefix, 0) + 1
     for m in matches:  # a deal with a rotation missing (cut by the kill -9 and not yet replayed) shows none
         if by_deal[m["match_id"].rsplit("/r", 1)[0]] < m["players"]:
             assert m["replay"] is None
