@@ -181,7 +181,7 @@ def entry_file(folder: Path) -> Path:
     if len(exe) == 1:
         return exe[0]
     if len(exe) > 1:
-        names = ", ".join(p.name for p in exe[:5])
+        names = ", ".join(p.name for p in exe[:5]) + (", ..." if len(exe) > 5 else "")
         raise BotFolderError(
             f"{folder}: {len(exe)} executable files ({names}) and no main.py; name the one that runs the bot in "
             f'{MANIFEST}: entry = "{exe[0].name}"'

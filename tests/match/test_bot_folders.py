@@ -208,6 +208,13 @@ def test_a_misspelt_manifest_field_and_two_executables_are_named(offline: Path) 
         (folder / name).chmod(0o755)
     with pytest.raises(RosterError, match=r"2 executable files \(a.sh, b.sh\) and no main.py; name the one"):
         bot_entry(str(folder))
+    for name in ("c.sh", "d.sh", "e.sh", "f.sh"):  # more than are named: the list says it goes on
+        (folder / name).write_text("#!/bin/sh\n")
+        (folder / name).chmod(0o755)
+    with pytest.raises(RosterError, match=r"6 executable files \(a.sh, b.sh, c.sh, d.sh, e.sh, ...\)"):
+        bot_entry(str(folder))
+    for name in ("c.sh", "d.sh", "e.sh", "f.sh"):
+        (folder / name).unlink()
     (folder / "bot.toml").write_text('entri = "a.sh"\n')
     with pytest.raises(RosterError, match=r"unknown field 'entri'; did you mean 'entry'\?"):
         bot_entry(str(folder))
