@@ -260,9 +260,11 @@ def takeover(
     time_control: TimeControl | None = None,
     sandbox: SandboxArg = None,
     no_timeouts: bool = False,
+    diverged: dict[int, int | None] | None = None,
 ) -> RecordJson:
     """Replay decisions 0..start-1 as recorded, then ``agent`` plays ``seat`` live and
-    the other seats play their recorded actions while they apply."""
+    the other seats play their recorded actions while they apply, then random legal ones;
+    ``diverged`` (if given) gets each other seat's first decision off the record (None: none)."""
     from arena.match.referee import play_match
 
     rec = MatchRecord.from_json(record)
@@ -281,9 +283,12 @@ def takeover(
         else:
             agents.append(RecordedAgent(bot.name, [d.text for d in later if d.seat == s]))
     m = dataclasses.replace(MatchSpec.of_record(record), match_id=f"{record['match_id']}/from{start}/seat{seat}")
-    return play_match(
+    new = play_match(
         m, agents, time_control=time_control, sandbox=sandbox, observer=observer, no_timeouts=no_timeouts, prefix=prefix
     )
+    if diverged is not None:
+        diverged.update({s: a.diverged_at for s, a in enumerate(agents) if isinstance(a, RecordedAgent)})
+    return new
 
 
 def take_over(
@@ -312,12 +317,32 @@ def take_over(
     tc = TimeControl(move_s=move_s)
     sandbox = open_sandbox(sandbox_level)
     agent = ProcessAgent(bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc, no_timeouts=no_timeouts)
+    diverged: dict[int, int | None] = {}
     try:
         new = takeover(
-            record, start, seat, agent, observer=observer, time_control=tc, sandbox=sandbox, no_timeouts=no_timeouts
+            record,
+            start,
+            seat,
+            agent,
+            observer=observer,
+            time_control=tc,
+            sandbox=sandbox,
+            no_timeouts=no_timeouts,
+            diverged=diverged,
         )
     finally:
         agent.close()
     before = MatchRecord.from_json(record).result.places[seat] + 1
     after = MatchRecord.from_json(new).result.places[seat] + 1
-    return new, f"seat {seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}"
+    said = f"seat {seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}"
+    return new, said + "; " + _followed(diverged)
+
+
+def _followed(diverged: dict[int, int | None]) -> str:
+    """How long the other seats followed the record: once the game leaves it, they play random
+    legal moves, so a place after that is against random opponents."""
+    off = {s: d for s, d in sorted(diverged.items()) if d is not None}
+    if not off:
+        return "the other seats played their recorded moves throughout"
+    parts = ", ".join(f"seat {s} from decision {d}" for s, d in off.items())
+    return f"off the record, random legal moves: {parts}"

@@ -175,6 +175,19 @@ def test_replay_from_k_with_a_live_bot(results):
     res = arena("replay", str(folder), mid, "--from", "10", "--bot", f"1={ROOT}/bots/palace_heuristic.py", "--quiet")
     assert res.returncode == 0, res.stderr
     assert "seat 1: placed" in res.stdout and "from decision 10" in res.stdout
+    # the other seats follow the record while it applies: the line says where each left it
+    said = res.stdout.strip().splitlines()[-1]
+    assert "the other seats played their recorded moves throughout" in said or "off the record" in said, said
+
+
+def test_the_seats_that_leave_the_record_are_named_with_the_decision():
+    from arena.report.replay import _followed
+
+    assert _followed({0: None, 2: None}) == "the other seats played their recorded moves throughout"
+    assert (
+        _followed({0: 11, 2: 7})
+        == "off the record, random legal moves: seat 0 from decision 11, seat 2 from decision 7"
+    )
 
 
 def test_replay_from_k_with_a_live_bot_that_crashes_exits_1(results):
