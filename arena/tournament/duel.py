@@ -26,6 +26,7 @@ import dataclasses
 import io
 import math
 import os
+import re
 import signal
 import threading
 from collections import deque
@@ -634,6 +635,9 @@ def _run_locked(
     return outcome
 
 
+_DEAL = re.compile(r"/d(\d+)/")  # a match id's deal number
+
+
 class _DuelProgress(Progress):
     """runner.Progress's fault notes, with the duel's status as its periodic line."""
 
@@ -644,14 +648,35 @@ class _DuelProgress(Progress):
         self.duel = duel
         self.feeder = feeder
         self.shown = -1
+        self.by_deal: list[tuple[int, list[tuple[str, str]]]] = []  # (deal, faults) per match stored
 
     def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
         self.feeder.on_stored(match_id)
+        deal = _DEAL.search(match_id)
+        self.by_deal.append((int(deal.group(1)) if deal else -1, faults))
         super().update(match_id, faults)
+
+    def counted(self) -> dict[tuple[str, str], int]:
+        """The faults of the deals the test has read, as the match count says (a match played
+        beyond the stop, or ahead of the deals read so far, is not in either)."""
+        out: dict[tuple[str, str], int] = {}
+        for deal, faults in self.by_deal:
+            if 0 <= deal < self.feeder.tested:
+                for key in faults:
+                    out[key] = out.get(key, 0) + 1
+        return out
+
+    def fault_summary(self) -> list[str]:
+        return [f"{bot}: {kind} x{n}" for (bot, kind), n in sorted(self.counted().items(), key=lambda kv: -kv[1])]
+
+    def close(self) -> None:
+        if self.counted():
+            self.out.write("arena: faults by bot and kind: " + "; ".join(self.fault_summary()) + "\n")
+            self.out.flush()
 
     def line(self) -> str:
         f = self.feeder
-        faults = sum(self.faults.values())
+        faults = sum(self.counted().values())
         return status_line(self.duel, f.status, f.tested * self.duel.matches_per_deal) + (
             f" · faults {faults}" if faults else ""
         )

@@ -5,6 +5,7 @@ copy gets H0 or the cap, and an interrupted duel resumes to the same result."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -186,7 +187,11 @@ def test_a_crashing_bot_is_counted_in_the_live_line_and_the_closing_fault_summar
     assert "crash_at_start faulted (crash)" in done.stderr
     summary = [line for line in done.stderr.splitlines() if line.startswith("arena: faults by bot and kind: ")]
     assert summary and "crash_at_start: crash x" in summary[-1], done.stderr
-    assert " · faults " in done.stderr  # the live line counts them
+    # the live line counts them once the test has read their deals (here it may print before any)
+    # it faults in every match it plays (head to head: all of them), and only the matches the
+    # test read count: one played beyond the stop had made the summary one more than the list
+    counted = re.search(r"after (\d+) matches", done.stdout.strip().splitlines()[-1])
+    assert counted and summary[-1].endswith(f"crash_at_start: crash x{counted.group(1)}"), done.stdout + done.stderr
 
 
 @pytest.mark.slow
@@ -274,3 +279,22 @@ def test_the_verdict_says_what_the_accepted_hypothesis_says_whatever_the_signs(e
     assert verdict("H1").startswith(f"H1: {h1} (difference ")
     assert verdict("H0").startswith(f"H0: {h0} (mean place difference ")
     assert [t.split(" (")[0] for t in hypotheses_text(duel)] == [h0, h1]  # type: ignore[arg-type]
+
+
+def test_the_fault_summary_counts_the_deals_the_test_read_only():
+    """A match played beyond the stop (or ahead of the deals read) made the summary one fault
+    more than the faulted matches listed: 'protocol x22' beside 21."""
+    import io
+    from types import SimpleNamespace
+
+    from arena.tournament.duel import _DuelProgress
+
+    feeder = SimpleNamespace(tested=1, on_stored=lambda mid: None)
+    out = io.StringIO()
+    progress = _DuelProgress(SimpleNamespace(), feeder, out)  # type: ignore[arg-type]
+    progress.line = lambda: ""  # type: ignore[method-assign]  (the status line is not under test)
+    progress.update("tightwad/p3/d00/r0/aa", [("new", "protocol")])
+    progress.update("tightwad/p3/d00/r1/bb", [("new", "protocol")])
+    progress.update("tightwad/p3/d01/r0/cc", [("new", "protocol")])  # deal 1: played, never read
+    progress.close()
+    assert out.getvalue().splitlines()[-1] == "arena: faults by bot and kind: new: protocol x2"
