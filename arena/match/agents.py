@@ -129,6 +129,9 @@ class ProcessAgent(Agent):
     def _command(self, bot_command: Any) -> tuple[list[str], dict[str, str] | None, list[Path]]:
         """argv, extra environment and read-only paths: a bot folder adds its installed
         environment (never installed here, during a match) and thread caps."""
+        forfeit = getattr(self.entry, "forfeit", None)
+        if forfeit:  # the bot's own failure, as an import error at its start would be
+            raise BotFault(FaultKind.CRASH, f"cannot start: {forfeit}", name=self.name)
         if not Path(self.entry.path).is_dir():
             mark_used(Path(self.entry.path))  # a bot shipped to this node: in use, not to be pruned
             return bot_command(self.entry.path), None, []

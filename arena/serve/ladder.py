@@ -82,7 +82,7 @@ def load_ladder(path: str | os.PathLike[str]) -> Ladder:
         err: dict[str, Any] = exc.errors()[0]
         loc = ("ladder", *err["loc"])
         raise ConfigError(label, _message(err), format_loc(loc)) from None
-    check_schedule(tournament, resolve_bots(tournament))
+    check_schedule(tournament, resolve_bots(tournament, forfeits=False))
     return Ladder(tournament, settings, label)
 
 

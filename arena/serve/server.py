@@ -33,7 +33,7 @@ def import_bundled(ladder: Ladder, data: Path) -> list[str]:
 
     db = LadderDB(data)
     names = []
-    for e in snapshot_bots(resolve_bots(ladder.tournament), data):
+    for e in snapshot_bots(resolve_bots(ladder.tournament, forfeits=False), data):
         bot = db.one("SELECT * FROM bots WHERE name = ?", e.name)
         if bot is None:
             bot_id = db.run("INSERT INTO bots (name, owner_id, created) VALUES (?, NULL, ?)", e.name, time.time())

@@ -52,7 +52,8 @@ def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if entry.kind == "folder":
             folder = Path(entry.path)
             try:
-                env = botfolder.installed_env(folder)
+                # a bot that forfeits (its install failed) is its files alone, whatever is installed since
+                env = None if getattr(entry, "forfeit", None) else botfolder.installed_env(folder)
                 files = botfolder.pack_files(folder)
             except (OSError, botfolder.BotFolderError) as exc:
                 raise BotShippingError(
@@ -66,6 +67,7 @@ def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
                 "sha256": entry.sha256,
                 "files": files,
                 "packages": list(resolved) if resolved is not None else None,
+                "forfeit": getattr(entry, "forfeit", None),
             }
             continue
         data = Path(entry.path).read_bytes()
@@ -196,13 +198,14 @@ def _unpack_folder(name: str, bot: Mapping[str, Any], cache: Path) -> Any:
                 os.rename(tmp, dest)
             except OSError:  # another worker of this node wrote it first: checked below
                 shutil.rmtree(tmp, ignore_errors=True)
-        try:
-            env = botfolder.ensure_env(dest)  # this node's pip, this node's cache; never during a match
+        forfeit = bot.get("forfeit")
+        try:  # a bot whose install failed on the driver forfeits here too, without trying again
+            env = None if forfeit else botfolder.ensure_env(dest)  # this node's pip and cache; never in a match
         except botfolder.BotFolderError as exc:
             raise botfolder.BotFolderError(f"bot folder {name!r} on this node: {explain(exc)}") from None
         got = botfolder.folder_sha256(dest, env)
         if got == sha:
-            return BotEntry(name=name, path=dest, sha256=got, kind="folder")
+            return BotEntry(name=name, path=dest, sha256=got, kind="folder", forfeit=forfeit)
         here = env.resolved if env is not None else ()
         if packages is not None and tuple(here) != packages:
             raise BotShippingError(

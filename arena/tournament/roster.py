@@ -15,6 +15,7 @@ import glob
 import hashlib
 import os
 import shutil
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,8 @@ class BotEntry:
     kind: BotKind
     source: Path | None = None  # for a snapshot: the file it was copied from
     builtin: str | None = None  # kind "builtin": which player of arena/match/builtin.py
+    # why the bot cannot start (its requirements did not install): it forfeits every match
+    forfeit: str | None = None
 
     def to_json(self) -> dict[str, str]:
         out = {"name": self.name, "path": str(self.path), "sha256": self.sha256, "kind": self.kind}
@@ -49,6 +52,8 @@ class BotEntry:
             out["source"] = str(self.source)
         if self.builtin is not None:
             out["builtin"] = self.builtin
+        if self.forfeit is not None:
+            out["forfeit"] = self.forfeit
         return out
 
 
@@ -125,7 +130,29 @@ def _not_a_system_program(path: Path, shown: str) -> str | None:
     )
 
 
-def _entry(path: Path, name: str) -> BotEntry:
+# (folder, requirements) whose install failed in this process, with why: pip is tried once,
+# though a tournament file's roster is resolved more than once (loading it, then running it)
+_FAILED_INSTALLS: dict[tuple[str, str], botfolder.BotFolderError] = {}
+
+
+def _install(folder: Path) -> botfolder.BotEnv | None:
+    try:
+        key = (os.path.realpath(folder), botfolder.env_key(botfolder.requirements(folder)))
+    except botfolder.BotFolderError as exc:  # a line that is not pinned
+        raise explain(exc) from None
+    if key in _FAILED_INSTALLS:
+        raise _FAILED_INSTALLS[key]
+    try:
+        return botfolder.ensure_env(folder)
+    except botfolder.BotFolderError as exc:
+        _FAILED_INSTALLS[key] = explain(exc)
+        raise _FAILED_INSTALLS[key] from None
+
+
+def _entry(path: Path, name: str, *, forfeits: bool = False) -> BotEntry:
+    """``forfeits``: a tournament's bot whose requirements cannot be installed forfeits its
+    matches (a broken bot never stops a tournament); else (a duel, a check, a one-off match,
+    a ladder's own bots) that failure is the command's error."""
     kind = bot_kind(path)
     assert kind is not None
     if kind == "folder":
@@ -134,16 +161,22 @@ def _entry(path: Path, name: str) -> BotEntry:
         folder = botfolder.unpack(path) if path.is_file() else path
         botfolder.folder_files(folder)  # links out or to nothing, special files, size: refused before any install
         botfolder.entry_file(folder)
+        forfeit = None
         try:
-            env = botfolder.ensure_env(folder)
+            env = _install(folder)
         except botfolder.BotFolderError as exc:
-            raise explain(exc) from None
+            if not forfeits:
+                raise
+            # once installed, its identity (files and packages) changes: its matches play again
+            _warn_once(f"arena: bot {name!r} forfeits its matches: {exc} (fixed, its matches are played again)")
+            env, forfeit = None, str(exc)
         return BotEntry(
             name=name,
             path=folder,
             sha256=botfolder.folder_sha256(folder, env),
             kind=kind,
             source=path if folder != path else None,
+            forfeit=forfeit,
         )
     return BotEntry(name=name, path=path, sha256=file_sha256(path), kind=kind)
 
@@ -156,10 +189,19 @@ def hold_entries(entries: list[BotEntry]) -> list[bot_cache.Hold]:
     for e in entries:
         paths = [e.path]
         if e.kind == "folder":
-            env = botfolder.installed_env(e.path)
+            env = None if e.forfeit else botfolder.installed_env(e.path)
             paths += [env.path] if env is not None else []
         held += [h for h in map(bot_cache.hold, paths) if h is not None]
     return held
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(line: str) -> None:
+    if line not in _WARNED:
+        _WARNED.add(line)
+        print(line, file=sys.stderr, flush=True)
 
 
 def _absolute(path: Path) -> Path:
@@ -174,8 +216,10 @@ def _shown(path: Path, base: Path) -> str:
         return str(path)
 
 
-def resolve_bots(tournament: Tournament) -> list[BotEntry]:
-    """Every bot of the tournament, sorted by name; raises ``arena.tournament.config.ConfigError``."""
+def resolve_bots(tournament: Tournament, *, forfeits: bool = True) -> list[BotEntry]:
+    """Every bot of the tournament, sorted by name; raises ``arena.tournament.config.ConfigError``.
+    ``forfeits``: a bot folder whose requirements cannot be installed is in the roster and
+    forfeits its matches (``BotEntry.forfeit``); False: that is a ``ConfigError`` too."""
     base = tournament.base_dir
     found: dict[str, tuple[BotEntry, int]] = {}
     for i, item in enumerate(tournament.bots):
@@ -245,7 +289,7 @@ def resolve_bots(tournament: Tournament) -> list[BotEntry]:
                     f"name: {name}_2}}",
                 )
             try:
-                found[name] = (_entry(_absolute(path), name), i)
+                found[name] = (_entry(_absolute(path), name, forfeits=forfeits), i)
             except botfolder.BotFolderError as exc:
                 raise tournament.config_error(loc, str(exc)) from None
     return sorted((e for e, _ in found.values()), key=lambda e: e.name)
@@ -421,7 +465,7 @@ def _snapshot_folder(e: BotEntry, folder: Path) -> BotEntry:
             os.replace(tmp, dest)
         except OSError:  # made meanwhile by another process: the same files
             shutil.rmtree(tmp, ignore_errors=True)
-    sha = botfolder.folder_sha256(dest, botfolder.installed_env(dest))
+    sha = botfolder.folder_sha256(dest, None if e.forfeit else botfolder.installed_env(dest))
     if sha != e.sha256:
         raise ArenaError(f"{e.path}: bot folder {e.name!r} changed while it was copied; run again")
-    return BotEntry(name=e.name, path=dest, sha256=sha, kind=e.kind, source=e.source or Path(e.path))
+    return BotEntry(name=e.name, path=dest, sha256=sha, kind=e.kind, source=e.source or Path(e.path), forfeit=e.forfeit)

@@ -18,7 +18,7 @@ from arena.match import botfolder
 from arena.tournament.bot_shipping import BotShippingError, pack_bots, unpack_bots
 from arena.tournament.load import load_tournament
 from arena.tournament.ray_executor import BotWorker
-from arena.tournament.roster import bot_entry
+from arena.tournament.roster import BotEntry, bot_entry
 from arena.tournament.schedule import build_schedule
 from tests.match.test_bot_folders import any_safe_level
 from tests.support.bot_folders import tiny_folder
@@ -114,3 +114,30 @@ def test_a_folder_changed_after_the_roster_was_read_is_not_shipped(offline: Path
     with pytest.raises(BotShippingError, match="plain.*changed"):
         pack_bots({entry.name: entry})
     assert os.path.isdir(folder)
+
+
+def test_a_bot_that_forfeits_on_the_driver_forfeits_on_the_node_without_pip(
+    offline: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A roster's bot whose requirements did not install (``BotEntry.forfeit``) ships as such:
+    the node runs no pip for it (pip could find tinypkg 1.0 there) and its matches fault."""
+    folder = tmp_path / "pinned"
+    folder.mkdir()
+    (folder / "main.py").write_text("import tinypkg\n")
+    (folder / "requirements.txt").write_text("tinypkg==1.0\n")
+    entry = BotEntry(
+        name="pinned",
+        path=folder,
+        sha256=botfolder.folder_sha256(folder, None),
+        kind="folder",
+        forfeit="requirements.txt: pip could not install tinypkg==1.0 (the driver's index was down)",
+    )
+    packed = pack_bots({entry.name: entry})
+    assert packed["pinned"]["packages"] is None and packed["pinned"]["forfeit"] == entry.forfeit
+
+    def no_pip(folder: Path) -> None:
+        raise AssertionError(f"the node ran pip for {folder}")
+
+    monkeypatch.setattr(botfolder, "ensure_env", no_pip)
+    got = unpack_bots(packed, tmp_path / "node")["pinned"]
+    assert got.forfeit == entry.forfeit and got.sha256 == entry.sha256
