@@ -209,6 +209,8 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, on_term)
+    if ctx.get("up") is not None:
+        ctx["up"].value = 1  # set up: the parent's watch for a worker stuck at its start ends
     number = 0
     ahead: list[Any] = []  # the next match, when the parent has sent it already
     try:
@@ -1191,6 +1193,15 @@ class _Process:
     proc: Any  # multiprocessing.Process
     conn: Any  # the parent's end of its pipe
     playing: Any  # shared memory: the number of the match the worker is playing, 0 between
+    up: Any = None  # shared memory: 1 once the worker has set itself up (its store is open)
+    started: float = 0.0  # time.monotonic() at its start
+    hung: bool = False  # killed for not setting itself up in time
+
+
+# A forked worker that has not opened its store by then is stuck: a lock another thread of the
+# parent held at the fork (SQLite's own, inside a connection a garbage collection closed on a
+# thread) stays held in the child for ever. It is killed and another takes its place.
+WORKER_SETUP_LIMIT_S = 60.0
 
 
 class LocalBackend:
@@ -1213,12 +1224,16 @@ class LocalBackend:
         wid = self.next_wid
         self.next_wid += 1
         playing = self.mp.RawValue("q", 0)
+        up = self.mp.RawValue("b", 0)
         proc = self.mp.Process(
-            target=_worker_main, args=(wid, child, dict(self.ctx, playing=playing)), name=f"worker-{wid}", daemon=False
+            target=_worker_main,
+            args=(wid, child, dict(self.ctx, playing=playing, up=up)),
+            name=f"worker-{wid}",
+            daemon=False,
         )
         proc.start()
         child.close()
-        self.procs[wid] = _Process(proc, parent, playing)
+        self.procs[wid] = _Process(proc, parent, playing, up, time.monotonic())
         return wid
 
     def send(self, wid: int, match: MatchSpec) -> None:
@@ -1234,10 +1249,26 @@ class LocalBackend:
         for wid, p in list(self.procs.items()):
             if p.conn in ready:
                 events.extend(self._receive(wid, p))
+        self._kill_hung()
         for wid, p in list(self.procs.items()):
             if p.proc.exitcode is not None or (p.proc.sentinel in ready and not p.proc.is_alive()):
                 events.extend(self._buried(wid, p))
         return events
+
+    def _kill_hung(self) -> None:
+        now = time.monotonic()
+        for wid, p in self.procs.items():
+            if p.up is None or p.up.value or p.hung or now - p.started < WORKER_SETUP_LIMIT_S:
+                continue
+            log.error(
+                "worker-%d did not set itself up in %.0f s (stuck at its start); it is killed and another "
+                "takes its place",
+                wid,
+                WORKER_SETUP_LIMIT_S,
+            )
+            p.hung = True
+            p.proc.kill()
+            p.proc.join(timeout=5)
 
     def _receive(self, wid: int, p: _Process) -> list[Event]:
         got: list[Event] = []
@@ -1258,7 +1289,9 @@ class LocalBackend:
         if code and free_log_queues():
             log.warning("worker-%d died while sending a log record; its queue is freed, the record is lost", wid)
         playing = p.playing.value or None
-        if playing is None:
+        if p.hung:
+            how = f"stuck at its start, killed after {WORKER_SETUP_LIMIT_S:.0f} s"
+        elif playing is None:
             log.error("worker-%d died (%s) between matches", wid, how)
         events.append(Lost(wid, f"worker-{wid} died ({how})", playing))
         return events

@@ -510,3 +510,41 @@ def test_bot_logs_append_per_process_and_run_log_names_seats(tmp_path):
     assert (tmp_path / "res" / "run.log").read_text().count("tournament t:") == 2  # history kept
     run_in_process(path, fresh=True)
     assert (tmp_path / "res" / "run.log").read_text().count("tournament t:") == 1  # --fresh starts over
+
+
+# ---- a worker stuck at its start -------------------------------------------------------
+
+
+def test_a_worker_stuck_at_its_start_is_killed_and_replaced(tmp_path, monkeypatch):
+    """A forked worker can inherit a lock held for ever (SQLite's, held by another thread of the
+    parent at the fork: seen once in CI, the run waited on the worker until the job's limit).
+    The first worker here sticks before its store is open; the run replaces it and finishes."""
+    import arena.match.sandbox as sandbox
+    from arena.tournament import runner
+
+    first = tmp_path / "first-worker-started"
+    parent = os.getpid()
+
+    def stuck_once() -> bool:
+        if os.getpid() != parent and not first.exists():  # the first worker, not the run itself
+            first.touch()
+            time.sleep(3600)  # the parent kills it
+        return True
+
+    monkeypatch.setattr(sandbox, "become_subreaper", stuck_once)  # forked workers inherit the patch
+    monkeypatch.setattr(runner, "WORKER_SETUP_LIMIT_S", 1.0)
+    b = tmp_path / "b"
+
+    def too_long(*_):
+        raise TimeoutError("the run waited on the stuck worker (no watch for a worker's start)")
+
+    old = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(120)  # fail, not hang, without the watch
+    try:
+        summary = run_in_process(tour(tmp_path, [make_bot(b, "x"), make_bot(b, "y")], deals=2))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert summary.complete and summary.played == 4
+    run_log = (tmp_path / "res" / "run.log").read_text()
+    assert "worker-0 did not set itself up in 1 s (stuck at its start); it is killed" in run_log
