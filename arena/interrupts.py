@@ -50,6 +50,11 @@ def _stop(*_: object) -> None:
 
 
 def _started_as_arena() -> bool:
+    if "--multiprocessing-fork" in getattr(sys, "orig_argv", ()):
+        # a child spawned by the command (the ladder's luck process) runs the `arena` script again
+        # to import it: it keeps the default handlers, or a SIGTERM to the whole process group
+        # (`systemctl stop`, `timeout`) would print "arena: interrupted" once more from it
+        return False
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
     return (

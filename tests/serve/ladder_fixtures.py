@@ -60,13 +60,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(ladder: Path, data: Path, port: int, log: Path, *more: str) -> subprocess.Popen:
-    """`arena serve` in a session of its own (so the test can find everything it started)."""
+def start_server(
+    ladder: Path, data: Path, port: int, log: Path, *more: str, command: list[str] | None = None
+) -> subprocess.Popen:
+    """`arena serve` in a session of its own (so the test can find everything it started);
+    ``command``: how `arena` is run (default ``python -m arena``)."""
     return subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "arena",
+            *(command or [sys.executable, "-m", "arena"]),
             "serve",
             str(ladder),
             "--host",

@@ -8,8 +8,10 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -34,12 +36,14 @@ def _serving(port: int) -> bool:
         return False
 
 
-def _started(tmp_path, *, ignore_sigint: bool = False) -> tuple[subprocess.Popen, int]:
+def _started(
+    tmp_path, *, ignore_sigint: bool = False, command: list[str] | None = None
+) -> tuple[subprocess.Popen, int]:
     safe_sandbox()
     port = free_port()
     old = signal.signal(signal.SIGINT, signal.SIG_IGN) if ignore_sigint else None  # inherited, as `cmd &` does
     try:
-        server = start_server(ladder_file(tmp_path), tmp_path / "data", port, tmp_path / "server.out")
+        server = start_server(ladder_file(tmp_path), tmp_path / "data", port, tmp_path / "server.out", command=command)
     finally:
         if old is not None:
             signal.signal(signal.SIGINT, old)
@@ -80,6 +84,42 @@ def test_sigterm_stops_the_server_and_its_matchmaker_as_an_interruption(tmp_path
 def test_ctrl_c_stops_it_as_an_interruption_even_when_started_in_the_background(tmp_path):
     server, _ = _started(tmp_path, ignore_sigint=True)  # a shell's background job: SIGINT ignored
     _stopped_by(server, signal.SIGINT, tmp_path / "server.out")
+
+
+def _luck_process_started(sid: int) -> bool:
+    """The luck process is a spawned interpreter in the server's session (arena/serve/luck.py)."""
+    for pid in in_session(sid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"spawn_main" in f.read():
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+@pytest.mark.slow
+def test_sigterm_to_its_whole_process_group_says_interrupted_once(tmp_path):
+    """systemd's `systemctl stop` (KillMode=control-group) and `timeout` signal every process of
+    the server: the spawned luck process, which re-imports the `arena` command, must not say
+    "arena: interrupted" a second time on the console. Started as the `arena` command, as an
+    organiser does (a spawned child of `python -m arena` does not re-import it)."""
+    script = Path(sys.executable).with_name("arena")
+    if not script.exists():
+        pytest.skip(f"no `arena` command beside {sys.executable}")
+    server, _ = _started(tmp_path, command=[str(script)])
+    wait_until(
+        lambda: _luck_process_started(server.pid) and (tmp_path / "data" / "luck.json").exists(),
+        what="the luck process to finish a pass",
+    )
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        assert server.wait(60) == 130, (tmp_path / "server.out").read_text()
+    finally:
+        _kill(server)
+    text = (tmp_path / "server.out").read_text()
+    assert text.count("arena: interrupted") == 1, text
+    wait_until(lambda: not in_session(server.pid), timeout_s=60, what="the matchmaker and workers to stop")
 
 
 @pytest.mark.slow
