@@ -627,11 +627,11 @@ def serve_admin() -> None:
 def serve_invite(data: str, url: str, organiser: bool) -> None:
     """Print a one-time invite link: its holder chooses a name and password (valid 14 days)."""
     _need_serve_extra()
-    from arena.serve.accounts import invite_link, new_invite
+    from arena.serve import accounts, db
 
-    invite_link(url, "")  # a bad --url is refused before an invite is made
-    Path(data).mkdir(parents=True, exist_ok=True)
-    click.echo(invite_link(url, new_invite(Path(data), organiser=organiser)))
+    accounts.invite_link(url, "")  # a bad --url is refused before an invite is made
+    db.data_folder(Path(data))  # one line if it cannot be made
+    click.echo(accounts.invite_link(url, accounts.new_invite(Path(data), organiser=organiser)))
 
 
 @serve_admin.command("add-user")
@@ -642,14 +642,14 @@ def serve_invite(data: str, url: str, organiser: bool) -> None:
 def serve_add_user(name: str, data: str, organiser: bool, password_stdin: bool) -> None:
     """Create an account NAME; prints its API token (shown once)."""
     _need_serve_extra()
-    from arena.serve.accounts import add_user, admin_password
+    from arena.serve import accounts, db
 
-    Path(data).mkdir(parents=True, exist_ok=True)
-    password = admin_password(
+    db.data_folder(Path(data))  # one line if it cannot be made, before the password is asked for
+    password = accounts.admin_password(
         sys.stdin if password_stdin else None,
         lambda: click.prompt("password", hide_input=True, confirmation_prompt=True),
     )
-    token = add_user(Path(data), name, password, organiser=organiser)  # an ArenaError: the guard's one line
+    token = accounts.add_user(Path(data), name, password, organiser=organiser)  # an ArenaError: one line
     click.echo(f"user {name} added; API token (shown once): {token}")
 
 

@@ -50,6 +50,18 @@ CREATE TABLE IF NOT EXISTS deal_sets (
 """
 
 
+def data_folder(data: Path) -> Path:
+    """Make the ladder's data folder (and its parents); one line naming ``--data`` if it cannot be
+    made (a read-only file system, a parent in /proc), never a traceback."""
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArenaError(
+            f"--data {data}: cannot create the folder ({exc.strerror or exc}); give a writable folder"
+        ) from None
+    return data
+
+
 class LadderDBError(ArenaError):
     """ladder.sqlite cannot be used: one line naming it (not the results store beside it)."""
 

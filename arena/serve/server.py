@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from arena.errors import ArenaError, MachineTrouble
 from arena.interrupts import this_process_only
-from arena.serve.db import LadderDB
+from arena.serve.db import LadderDB, data_folder
 from arena.serve.ladder import Ladder, load_ladder
 from arena.serve.matchmaker import BUILTIN_PREFIX
 
@@ -87,13 +87,7 @@ def require_safe_sandbox(sandbox: Any, ladder: Ladder) -> None:
 def lock_data(data: Path) -> Any:
     from arena.tournament.folder_lock import FolderBusy, FolderLock
 
-    try:
-        data.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ArenaError(
-            f"--data {data}: cannot create the folder ({exc.strerror or exc}); give a writable folder"
-        ) from None
-    lock = FolderLock(data)
+    lock = FolderLock(data_folder(data))
     try:
         lock.acquire()
     except FolderBusy as exc:

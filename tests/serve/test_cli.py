@@ -85,6 +85,29 @@ def test_invite_prints_a_one_time_link(tmp_path):
     assert token not in (tmp_path / "data" / "ladder.sqlite").read_bytes().decode("latin-1")  # only its hash
 
 
+def test_a_data_folder_that_cannot_be_made_is_one_line_for_the_admin_commands(tmp_path, monkeypatch):
+    """A read-only file system, a parent that is not a real folder (EROFS, ENOENT): one line
+    naming --data, as `arena serve` says it, not "unexpected OSError ... a bug in arena"."""
+    import errno
+    from pathlib import Path
+
+    real_mkdir = Path.mkdir
+    data = tmp_path / "readonly" / "data"
+
+    def mkdir(self, *args, **kwargs):
+        if self == data:
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    one_line_error(
+        arena("serve-admin", "add-user", "--data", str(data), "ann", "--password-stdin", stdin="long enough\n"),
+        f"--data {data}: cannot create the folder (Read-only file system)",
+    )
+    one_line_error(arena("serve-admin", "invite", "--data", str(data)), f"--data {data}", "cannot create")
+    one_line_error(arena("serve", str(ladder_file(tmp_path)), "--data", str(data)), f"--data {data}", "cannot create")
+
+
 def _damaged_ladder_db(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
