@@ -25,16 +25,22 @@ from arena.serve.db import LadderDB, data_folder
 from arena.serve.ladder import Ladder, load_ladder
 from arena.serve.matchmaker import BUILTIN_PREFIX
 
+LEFT_THE_FILE = 2  # bots.retired of a bundled bot the ladder file no longer lists (1: retired on its page)
+
 
 def import_bundled(ladder: Ladder, data: Path) -> list[str]:
     """Register the ladder file's bots (owned by the organiser) as playing versions, their code
-    copied into the data folder; a changed file becomes a new version. Returns their names."""
+    copied into the data folder; a changed file becomes a new version. A bundled bot the file no
+    longer lists is retired (its results kept), and plays again once listed again, unless it was
+    retired on its page. Returns their names."""
     from arena.tournament.roster import resolve_bots, snapshot_bots
 
     db = LadderDB(data)
     names = []
     for e in snapshot_bots(resolve_bots(ladder.tournament, forfeits=False), data):
         bot = db.one("SELECT * FROM bots WHERE name = ?", e.name)
+        if bot is not None and bot["owner_id"] is None and bot["retired"] == LEFT_THE_FILE:
+            db.run("UPDATE bots SET retired = 0 WHERE id = ?", bot["id"])
         if bot is None:
             bot_id = db.run("INSERT INTO bots (name, owner_id, created) VALUES (?, NULL, ?)", e.name, time.time())
         elif bot["owner_id"] is not None:
@@ -49,6 +55,11 @@ def import_bundled(ladder: Ladder, data: Path) -> list[str]:
             path = f"{BUILTIN_PREFIX}{e.builtin}" if e.kind == "builtin" else str(e.path)
             db.add_version(bot_id, e.sha256, path, e.kind, "ok")
         names.append(e.name)
+    db.run(
+        f"UPDATE bots SET retired = ? WHERE owner_id IS NULL AND retired = 0 AND name NOT IN ({','.join('?' * len(names))})",
+        LEFT_THE_FILE,
+        *names,
+    )
     return names
 
 

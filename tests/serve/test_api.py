@@ -415,3 +415,30 @@ def test_a_parsed_form_and_its_upload_are_closed_when_the_request_ends_even_on_a
     (form,) = closed
     uploads = [v for _, v in form.multi_items() if isinstance(v, UploadFile)]
     assert len(uploads) == 1 and uploads[0].file.closed
+
+
+def test_a_bundled_bot_the_ladder_file_no_longer_lists_stops_playing_until_listed_again(tmp_path):
+    """The ladder file says which bundled bots play: one removed from it was still dealt sets and
+    shown on the leaderboard after the next start (from its copy in the data folder)."""
+    from arena.serve.db import LadderDB
+
+    data = tmp_path / "data"
+    data.mkdir()
+    path = ladder_file(tmp_path)
+    three = "{builtin: random, name: gamma}]"
+    full = path.read_text().replace(three, "{builtin: random, name: delta}, " + three)
+    db = LadderDB(data)
+
+    def playing() -> list[str]:
+        return [r["name"] for r in db.playing_versions()]
+
+    path.write_text(full)
+    import_bundled(load_ladder(path), data)
+    assert playing() == ["alpha", "beta", "delta", "gamma"]
+    path.write_text(full.replace("{builtin: random, name: delta}, ", ""))
+    import_bundled(load_ladder(path), data)
+    assert playing() == ["alpha", "beta", "gamma"]  # delta left the file: retired, its results kept
+    db.run("UPDATE bots SET retired = 1 WHERE name = 'gamma'")  # the organiser retired gamma on its page
+    path.write_text(full)
+    import_bundled(load_ladder(path), data)
+    assert playing() == ["alpha", "beta", "delta"]  # delta listed again plays; gamma stays retired
