@@ -400,7 +400,9 @@ async def api_upload(request: Request) -> Response:
 async def api_retire(request: Request) -> Response:
     user = _require_user(request)
     if not getattr(request.state, "bearer", False) and not _csrf_ok(request, request.headers.get("x-csrf-token")):
-        raise HTTPException(403, "send the X-CSRF-Token header (the arena_csrf cookie) or use a bearer token")
+        raise HTTPException(
+            403, "send the X-CSRF-Token header (the csrf_token of this session's page forms) or use a bearer token"
+        )
     bot_id = _int(request.path_params["bot_id"])
     _side(request).retire(user, bot_id)
     return JSONResponse({"id": bot_id, "retired": True})

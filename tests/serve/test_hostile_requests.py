@@ -286,6 +286,34 @@ def test_a_planted_csrf_cookie_cannot_forge_a_sessions_form(ladder_env):
     assert r.status_code == 401
 
 
+def test_a_session_scripts_retire_is_told_which_csrf_token_to_send(ladder_env):
+    """Logged in, the API's X-CSRF-Token is the csrf_token of the session's pages (bound to the
+    session); the 403 sent scripts to the arena_csrf cookie, which is HttpOnly and, once logged
+    in, never accepted."""
+    import re
+
+    app, tokens, side = ladder_env
+    side.login_limit = RateLimit(burst=100, every_s=1.0)
+    side.upload_limit = RateLimit(burst=100, every_s=1.0)
+    c = client(app)
+    r = c.post("/api/bots", headers=bearer(tokens["ann"]), data={"name": "retireme"}, files={"file": ("r.py", QUITTER)})
+    assert r.status_code == 202, r.text
+    bot_id = r.json()["bot_id"]
+    c.get("/login")
+    r = c.post(
+        "/login",
+        data={"name": "ann", "password": "correct horse", "csrf_token": c.cookies.get(CSRF_COOKIE)},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303
+    r = c.post(f"/api/bots/{bot_id}/retire", headers={"X-CSRF-Token": c.cookies.get(CSRF_COOKIE)})
+    assert r.status_code == 403
+    assert "arena_csrf" not in r.json()["error"] and "csrf_token" in r.json()["error"]
+    token = re.search(r'name="csrf_token" value="([^"]+)"', c.get("/").text).group(1)
+    r = c.post(f"/api/bots/{bot_id}/retire", headers={"X-CSRF-Token": token})
+    assert r.status_code == 200 and r.json()["retired"] is True
+
+
 def test_an_archives_source_page_lists_it_once_not_at_every_view(ladder_env, tmp_path, monkeypatch):
     """Listing a .tar.gz reads its whole stream: a bomb's owner made the server decompress
     250 MiB at every view of its source page."""
