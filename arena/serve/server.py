@@ -10,6 +10,7 @@ second one (and an `arena run` on it).
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -122,6 +123,10 @@ def check_address(host: str, port: int) -> None:
         try:
             probe.bind(address)
         except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:  # another port would not help
+                raise ArenaError(
+                    f"--host {host}: not an address of this machine ({exc.strerror}); e.g. --host 127.0.0.1"
+                ) from None
             raise ArenaError(
                 f"--host {host} --port {port}: cannot listen there ({exc.strerror}); "
                 "choose another --port, or stop what uses it"

@@ -45,6 +45,12 @@ def test_an_address_in_use_is_refused_before_anything_starts(tmp_path):
     assert not (tmp_path / "data" / "results.sqlite").exists()
 
 
+def test_a_host_that_is_not_this_machines_says_so_not_to_change_the_port(tmp_path):
+    r = arena("serve", str(ladder_file(tmp_path)), "--host", "192.0.2.1", "--data", str(tmp_path / "data"))
+    one_line_error(r, "--host 192.0.2.1: not an address of this machine")
+    assert "--port" not in r.stderr
+
+
 def test_ray_address_without_the_ray_executor_is_refused(tmp_path):
     one_line_error(
         arena("serve", str(ladder_file(tmp_path)), "--data", str(tmp_path / "data"), "--ray-address", "10.0.0.1:6379"),
