@@ -148,7 +148,9 @@ def _user(row: object) -> User | None:
 
 
 def check_password(db: LadderDB, name: str, password: str) -> User | None:
-    row = db.one("SELECT * FROM users WHERE name = ?", name)
+    # names are unique regardless of case ('Ann' cannot join beside 'ann'), so 'ann' logs in as
+    # 'Ann'; an exact match first, for a database made before that rule held
+    row = db.one("SELECT * FROM users WHERE name = ? COLLATE NOCASE ORDER BY name = ? DESC LIMIT 1", name, name)
     if row is None:
         _HASHER.hash(password)  # the same time whether or not the name exists
         return None

@@ -286,6 +286,21 @@ def test_a_planted_csrf_cookie_cannot_forge_a_sessions_form(ladder_env):
     assert r.status_code == 401
 
 
+def test_login_takes_the_name_in_any_case_as_names_are_unique_regardless_of_case(ladder_env):
+    app, _, side = ladder_env
+    side.login_limit = RateLimit(burst=100, every_s=1.0)
+    c = client(app)
+    c.get("/login")
+    csrf = c.cookies.get(CSRF_COOKIE)
+    r = c.post("/login", data={"name": "ANN", "password": "correct horse", "csrf_token": csrf}, follow_redirects=False)
+    assert r.status_code == 303 and c.cookies.get("arena_session")
+    assert '<span class="who">ann</span>' in c.get("/").text  # the account as it was made
+    other = client(app)
+    other.get("/login")
+    data = {"name": "ANN", "password": "wrong horse!", "csrf_token": other.cookies.get(CSRF_COOKIE)}
+    assert other.post("/login", data=data).status_code == 401
+
+
 def test_a_session_scripts_retire_is_told_which_csrf_token_to_send(ladder_env):
     """Logged in, the API's X-CSRF-Token is the csrf_token of the session's pages (bound to the
     session); the 403 sent scripts to the arena_csrf cookie, which is HttpOnly and, once logged
