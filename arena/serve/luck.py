@@ -80,8 +80,8 @@ def stored_schedule(
         "SELECT match_id, game, players, deal_seed, idx FROM matches WHERE rowid <= ? ORDER BY rowid", (through,)
     ):
         opts = options.get((game, players))
-        if opts is None and by_set is not None:
-            opts = by_set.get(idx // INDEX_STRIDE)
+        if opts is None and (game, players) in options and by_set is not None:  # not a game the file dropped:
+            opts = by_set.get(idx // INDEX_STRIDE)  # its set's entry may be another game's now
         if opts is None or seed is None:
             continue
         out.append(LuckSpec(mid, game, players, opts, int(seed)))

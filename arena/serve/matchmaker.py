@@ -336,6 +336,7 @@ class Matchmaker:
         self.rated_at = -1  # the highest rowid in the standings file
         self.play_order = PlayOrder()  # the stored rows, read once each
         self.luck_at = -1  # the highest rowid its luck-adjusted places cover (luck.py)
+        self.dropped: set[int] = set()  # deal sets the ladder file no longer deals (said once)
 
     # ---- the roster ------------------------------------------------------------
 
@@ -352,21 +353,44 @@ class Matchmaker:
             entries[entry.name] = entry
         return [p for p in playing if p in entries], entries
 
-    def unfinished(self, db: LadderDB, entries: dict[str, BotEntry], secret: str, done: set[str]) -> list[MatchSpec]:
-        """Matches of stored deal sets not yet in the store (after a restart: those in flight)."""
+    def unfinished(self, db: LadderDB, entries: dict[str, BotEntry], secret: str, store: Any) -> list[MatchSpec]:
+        """Matches of stored deal sets not yet in the store (after a restart: those in flight).
+
+        A set whose every rotation is stored is done, whatever the ladder file says now; a set
+        the file can no longer deal as it began (its game entry removed, or another game or seat
+        count at that place) is left unfinished, said once in run.log. Recomputing every set's
+        match ids from the file instead crashed the matchmaker at each start once a game was
+        removed, and queued every finished set of a game again once its options changed."""
         import json
 
+        with store._lock:
+            done = {r[0] for r in store.conn.execute("SELECT match_id FROM matches WHERE has_sandbox_fault = 0")}
+            stored = {
+                sid: (n, game)
+                for sid, n, game in store.conn.execute(
+                    "SELECT idx / ?, COUNT(*), MIN(game) FROM matches WHERE has_sandbox_fault = 0 GROUP BY idx / ?",
+                    (INDEX_STRIDE, INDEX_STRIDE),
+                )
+            }
         out = []
         for row in db.deal_sets_since(0):
+            n, game = stored.get(row["id"], (0, None))
+            if n >= row["players"]:
+                continue
+            g = self.t.games[row["entry"]] if row["entry"] < len(self.t.games) else None
             bots = json.loads(row["bots"])
             if not all(b in entries for b in bots):
                 continue  # a version whose file is gone: its set cannot be finished
             sha = {b: entries[b].sha256 for b in bots}
-            out += [
-                m
-                for m in deal_set_matches(self.t, row["id"], row["entry"], row["players"], bots, sha, secret)
-                if m.match_id not in done
-            ]
+            ms = []
+            if g is not None and row["players"] in g.players and game in (None, g.id):
+                ms = deal_set_matches(self.t, row["id"], row["entry"], row["players"], bots, sha, secret)
+            if not ms or (n and not any(m.match_id in done for m in ms)):  # dealt otherwise now (options)
+                if row["id"] not in self.dropped:
+                    self.dropped.add(row["id"])
+                    log.info("deal set %d (%s) left unfinished: the ladder file no longer deals it", row["id"], game)
+                continue
+            out += [m for m in ms if m.match_id not in done]
         return out
 
     # ---- ratings for the server -------------------------------------------------
@@ -440,7 +464,7 @@ class Matchmaker:
         while not should_stop():
             playing, entries = self.roster(db)
             store.init_tournament(self.t.name, _config_json(self.t), [e.to_json() for e in entries.values()])
-            pending = self.unfinished(db, entries, secret, store.completed_ids())
+            pending = self.unfinished(db, entries, secret, store)
             if not pending and not self._can_deal(playing):
                 time.sleep(ROSTER_POLL_S)
                 continue

@@ -158,3 +158,69 @@ def test_bots_that_always_fault_cannot_keep_the_honest_bots_from_playing():
     assert all(deal(200, None)[h] == 0 for h in ("h1", "h2", "h3"))  # without the window: starved
     seen = deal(600, RecentSets(len(playing)))
     assert min(seen[h] for h in ("h1", "h2", "h3")) >= 600 * 3 / 6 / 2 * 0.8, seen  # near half a fair share or more
+
+
+def _two_game_ladder(folder, divers_options: str = "{bidding: false}", with_divers: bool = True):
+    path = folder / "ladder.yaml"
+    divers = (
+        f"""  - id: divers-weights
+    players: [2]
+    deals: 1
+    options: {divers_options}
+"""
+        if with_divers
+        else ""
+    )
+    path.write_text(f"""name: fixture
+seed: 7
+bots: [{{builtin: random, name: alpha}}, {{builtin: random, name: beta}}, {{builtin: random, name: gamma}}]
+games:
+  - id: tightwad
+    players: [3]
+    deals: 1
+{divers}workers: 1
+""")
+    return load_ladder(path)
+
+
+def test_editing_the_ladder_files_games_neither_replays_finished_sets_nor_stops_the_matchmaker(tmp_path):
+    """Deal sets are stored by game entry index: with a game removed from the file the
+    matchmaker raised IndexError at every start; with a game's options changed it queued every
+    finished set of that game again; the luck process gave a finished set's matches another
+    game's options. Finished sets stay finished; a set the file no longer deals is left."""
+    from arena.serve.db import INDEX_STRIDE, LadderDB
+    from arena.serve.luck import options_by_config, stored_schedule
+    from arena.serve.matchmaker import Matchmaker
+    from arena.serve.server import import_bundled
+    from arena.tournament.store import ResultStore
+    from tests.support.record_factory import make_record
+
+    data = tmp_path / "data"
+    data.mkdir()
+    ladder = _two_game_ladder(tmp_path)
+    import_bundled(ladder, data)
+    db, store = LadderDB(data), ResultStore(data)
+    secret = store.deal_secret()
+    _, entries = Matchmaker(ladder, data, None).roster(db)
+    sha = {b: e.sha256 for b, e in entries.items()}
+    done_sets = [(0, 3, ["alpha.v1", "beta.v1", "gamma.v1"]), (1, 2, ["alpha.v1", "beta.v1"])]
+    for entry, players, bots in done_sets:
+        set_id = db.add_deal_set(entry, players, bots)
+        for m in deal_set_matches(ladder.tournament, set_id, entry, players, bots, sha, secret):
+            record = make_record(m.index, list(m.bots), list(range(players)), game=m.game, match_id=m.match_id)
+            record.update(deal=set_id, rotation=m.index % INDEX_STRIDE, deal_seed=m.deal_seed)
+            store.record_match(record)
+    in_flight = db.add_deal_set(1, 2, ["beta.v1", "gamma.v1"])
+
+    def pending(file) -> list[str]:
+        return sorted(m.match_id for m in Matchmaker(file, data, None).unfinished(db, entries, secret, store))
+
+    assert [mid.split("/")[:3] for mid in pending(ladder)] == [["divers-weights", "p2", f"d{in_flight:02d}"]] * 2
+    assert pending(_two_game_ladder(tmp_path, with_divers=False)) == []  # was: IndexError
+    rebid = pending(_two_game_ladder(tmp_path, divers_options="{bidding: true}"))
+    assert [mid.split("/")[2] for mid in rebid] == [f"d{in_flight:02d}"] * 2  # was: the finished set's too
+    with store._lock:
+        no_divers = options_by_config(_two_game_ladder(tmp_path, with_divers=False).tournament)
+        by_set = {i: {"hands": 3} for i in range(1, in_flight + 1)}  # the entries' options by set id
+        specs = stored_schedule(store.conn, 10**9, no_divers, by_set)
+    assert {s.game for s in specs} == {"tightwad"}  # a dropped game's matches are left out, not misread
