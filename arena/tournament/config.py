@@ -698,6 +698,8 @@ def _describe(err: dict[str, Any]) -> tuple[tuple[str | int, ...], str]:
         model = BuiltinSpec if "~builtin" in err["loc"] else _MODELS.get(parent)
         known = _field_names(model)
         hint = _suggest(loc[-1], known)
+        if loc == ("ladder",):  # a ladder file given to `arena run` (or as a tournament elsewhere)
+            hint = "a ladder file is served, not run: arena serve FILE --data DIR (docs/ladder.md); "
         return loc, f"unknown key; {hint}known keys here: {', '.join(known)}"
     if kind == "invalid_key":  # YAML made the key null, true or a number
         parent = loc[:-1]

@@ -51,6 +51,11 @@ def test_a_host_that_is_not_this_machines_says_so_not_to_change_the_port(tmp_pat
     assert "--port" not in r.stderr
 
 
+def test_a_ladder_file_given_to_arena_run_says_to_serve_it(tmp_path):
+    r = arena("run", str(ladder_file(tmp_path)), "--dry-run")
+    one_line_error(r, "ladder: unknown key; a ladder file is served, not run: arena serve FILE --data DIR")
+
+
 def test_ray_address_without_the_ray_executor_is_refused(tmp_path):
     one_line_error(
         arena("serve", str(ladder_file(tmp_path)), "--data", str(tmp_path / "data"), "--ray-address", "10.0.0.1:6379"),
