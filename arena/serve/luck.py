@@ -230,6 +230,16 @@ def start_luck(tournament: Tournament, data: Path) -> BaseProcess | None:
     return proc
 
 
+def kept_alive(proc: BaseProcess | None, tournament: Tournament, data: Path) -> BaseProcess | None:
+    """``proc``, or the luck process started again if it died (the OOM killer, a stray kill):
+    the ladder plays on without it, so its figure would stop following without a word."""
+    if proc is None or proc.is_alive():
+        return proc
+    log.warning("the luck process stopped (exit code %s); starting it again", proc.exitcode)
+    proc.join()
+    return start_luck(tournament, data)
+
+
 def ladder_rollouts(tournament: Tournament) -> int:
     """The ladder file's ``luck_rollouts`` (games per seat of each deal's baseline; 0: none)."""
     got = getattr(tournament, "luck_rollouts", 0)

@@ -337,6 +337,7 @@ class Matchmaker:
         self.play_order = PlayOrder()  # the stored rows, read once each
         self.luck_at = -1  # the highest rowid its luck-adjusted places cover (luck.py)
         self.dropped: set[int] = set()  # deal sets the ladder file no longer deals (said once)
+        self.luck: Any = None  # the luck process (luck.py), started by run()
 
     # ---- the roster ------------------------------------------------------------
 
@@ -448,17 +449,18 @@ class Matchmaker:
         (self.data / "logs").mkdir(exist_ok=True)
         from arena.serve.luck import start_luck
 
-        luck = start_luck(self.t, self.data)  # the luck-adjusted place's baselines, off the workers' CPU
+        self.luck = start_luck(self.t, self.data)  # the luck-adjusted place's baselines, off the workers' CPU
         try:
             self._loop(db, store, secret, ctx_base, should_stop)
         finally:
-            if luck is not None:
-                luck.kill()
-                luck.join()
+            if self.luck is not None:
+                self.luck.kill()
+                self.luck.join()
 
     def _loop(
         self, db: LadderDB, store: Any, secret: str, ctx_base: dict[str, Any], should_stop: Callable[[], bool]
     ) -> None:
+        from arena.serve.luck import kept_alive
         from arena.tournament.runner import RunSummary, _config_json, _Pool
 
         while not should_stop():
@@ -466,6 +468,7 @@ class Matchmaker:
             store.init_tournament(self.t.name, _config_json(self.t), [e.to_json() for e in entries.values()])
             pending = self.unfinished(db, entries, secret, store)
             if not pending and not self._can_deal(playing):
+                self.luck = kept_alive(self.luck, self.t, self.data)
                 time.sleep(ROSTER_POLL_S)
                 continue
             log.info("matchmaker: %d bots playing, %d matches of unfinished deal sets", len(playing), len(pending))
@@ -515,6 +518,7 @@ class Matchmaker:
     ) -> Callable[[Any], None]:
         import json
 
+        from arena.serve.luck import kept_alive
         from arena.tournament.runner import _Pool
 
         scheduled: Counter = Counter()
@@ -552,6 +556,7 @@ class Matchmaker:
                     state["ratings"] = fresh
             if now - state["polled"] >= ROSTER_POLL_S:
                 state["polled"] = now
+                self.luck = kept_alive(self.luck, self.t, self.data)
                 if should_stop() or self.roster(db)[0] != playing:
                     state["closed"] = True  # the pool drains; run() starts again with the new roster
                     return

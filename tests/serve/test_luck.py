@@ -213,3 +213,29 @@ def test_play_order_reads_only_new_matches_and_matches_a_whole_read(ladder_env):
     con.close()
     with pytest.raises(AlteredError):
         order.update(store)
+
+
+def test_a_luck_process_that_died_is_started_again(ladder_env, caplog):
+    """Killed (the OOM killer, a stray kill), it stayed dead while the ladder played on: the
+    luck-adjusted place stopped following the matches without a word until the next start."""
+    import logging
+    import signal
+
+    from arena.serve.luck import kept_alive, read_through, start_luck
+    from arena.serve.matchmaker import last_stored
+
+    ladder, data, side = ladder_env
+    proc = start_luck(ladder.tournament, data)
+    assert proc is not None and kept_alive(proc, ladder.tournament, data) is proc
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join()
+    _store_deal_sets(side.store, 3)
+    with caplog.at_level(logging.WARNING, logger="arena.serve"):
+        again = kept_alive(proc, ladder.tournament, data)
+    try:
+        assert again is not None and again is not proc and again.is_alive()
+        assert "the luck process stopped (exit code -9); starting it again" in caplog.text
+        wait_until(lambda: read_through(data) == last_stored(side.store), what="the new luck process's pass")
+    finally:
+        again.kill()
+        again.join()
