@@ -536,6 +536,10 @@ class Ladderside:
             )
         if bot is not None and bot["owner_id"] != user.id and not user.organiser:
             raise HTTPException(403, f"the bot name {name!r} belongs to another entrant; choose another name")
+        if bot is not None and bot["owner_id"] is None:  # the next start would put the file's code back
+            raise HTTPException(
+                409, f"{name!r} is a bundled bot: change its file in the ladder file (its next start adds the version)"
+            )
         if not write:
             return 0 if bot is None else bot["id"]
         if bot is None:

@@ -442,3 +442,20 @@ def test_a_bundled_bot_the_ladder_file_no_longer_lists_stops_playing_until_liste
     path.write_text(full)
     import_bundled(load_ladder(path), data)
     assert playing() == ["alpha", "beta", "delta"]  # delta listed again plays; gamma stays retired
+
+
+def test_an_upload_under_a_bundled_bots_name_is_refused_not_undone_at_the_next_start(ladder_env):
+    """The organiser may replace any bot, but a bundled bot's code comes from the ladder file:
+    an uploaded version of it was accepted (202), then replaced by the file's at the next start."""
+    from arena.serve.accounts import RateLimit
+
+    app, tokens, side = ladder_env
+    side.upload_limit = RateLimit(burst=100, every_s=1.0)
+    c = client(app)
+    r = upload(c, tokens["org"], (BOTS / "upload_me.py").read_bytes(), "alpha.py", "alpha")
+    assert r.status_code == 409 and "bundled bot" in r.json()["error"] and "ladder file" in r.json()["error"]
+    assert upload(c, tokens["ben"], b"print(1)\n", "alpha.py", "alpha").status_code == 403  # as before
+    assert (
+        side.db.one("SELECT COUNT(*) AS n FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = 'alpha'")["n"]
+        == 1
+    )
