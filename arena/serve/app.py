@@ -286,7 +286,9 @@ async def login_page(request: Request) -> Response:
         return _page(request, "login.html")
     side = _side(request)
     if not side.login_limit.allow(_client(request)):
-        return _form_error(request, "login.html", 429, "too many login attempts; wait a minute", side.login_limit)
+        return _form_error(
+            request, "login.html", 429, f"too many login attempts; wait {_wait(side.login_limit)}", side.login_limit
+        )
     form = await _form(request)
     if not _csrf_ok(request, form.get("csrf_token")):
         raise HTTPException(403, "the form's CSRF token is missing or stale; reload the page and try again")
@@ -316,7 +318,12 @@ async def invite_page(request: Request) -> Response:
         return _page(request, "invite.html", token=token)
     if not side.login_limit.allow(_client(request)):
         return _form_error(
-            request, "invite.html", 429, "too many attempts; wait a minute", side.login_limit, token=token
+            request,
+            "invite.html",
+            429,
+            f"too many attempts; wait {_wait(side.login_limit)}",
+            side.login_limit,
+            token=token,
         )
     form = await _form(request)
     if not _csrf_ok(request, form.get("csrf_token")):
@@ -413,7 +420,9 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
     if user is None:
         raise HTTPException(401, "log in or send 'Authorization: Bearer <token>' to upload a bot")
     if not side.upload_limit.allow(f"{_client(request)}/{user.id}"):
-        raise HTTPException(429, "too many uploads; wait a minute", headers=_retry_after(side.upload_limit))
+        raise HTTPException(
+            429, f"too many uploads; wait {_wait(side.upload_limit)}", headers=_retry_after(side.upload_limit)
+        )
     most = side.ladder.settings.upload_max_bytes
     form = await _form(  # the bot file plus room for the form's other fields
         request, most + FORM_MAX_BYTES, f"the bot file is larger than {most} bytes; send one bot file under that size"
@@ -459,6 +468,11 @@ def _wants_json(request: Request) -> bool:
 def _retry_after(limit: accounts.RateLimit) -> dict[str, str]:
     """A refused client gets its next allowance within one refill interval."""
     return {"Retry-After": str(max(1, math.ceil(limit.every_s)))}
+
+
+def _wait(limit: accounts.RateLimit) -> str:
+    """What a refusal tells a person: the same interval as its Retry-After header."""
+    return f"{max(1, math.ceil(limit.every_s))} seconds"
 
 
 def _form_error(
