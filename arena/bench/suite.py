@@ -10,6 +10,7 @@ that a tiny run completes and reports every id).
 from __future__ import annotations
 
 import dataclasses
+import json
 import multiprocessing as mp
 import os
 import platform
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from arena.bench import SAMPLE
+from arena.errors import ArenaError
 
 ROOT = SAMPLE  # relative paths in the measures' tournaments: package data, not the checkout
 IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P11")
@@ -738,3 +740,19 @@ def render_table(result: BenchResult) -> str:
         + tabulate(rows, headers=["id", "measure", "figure", "target", "met"], tablefmt="github", disable_numparse=True)
         + "\n"
     )
+
+
+def write_json(result: dict[str, Any], path: Path) -> None:
+    """`arena bench --json`: the table as JSON, or one line saying why it cannot be written."""
+    try:
+        Path(path).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ArenaError(f"--json {path}: cannot write ({exc.strerror or exc})") from None
+
+
+def unmeasured(result: dict[str, Any], path: Path) -> str | None:
+    """The line that ends a bench run in which some measure failed (None: all were measured)."""
+    failed = [f"{r['id']} ({r['details'].get('error', 'error')})" for r in result["rows"] if r["figure"] == "error"]
+    if not failed:
+        return None
+    return f"bench did not measure {'; '.join(failed)}; every other row is in the table and {path}"

@@ -224,7 +224,7 @@ def run(
 
     Exits 0 only when every scheduled match is stored; otherwise 1 with a line
     "incomplete: N of M matches" (130 when interrupted)."""
-    from arena.report.run import incomplete_lines, render_plan, resume_hint, run_and_publish, summary_lines
+    from arena.report.run import print_outcome, render_plan, resume_hint, run_and_publish
     from arena.tournament.load import load_tournament
     from arena.tournament.runner import plan_run
 
@@ -251,15 +251,7 @@ def run(
         )
     except ArenaError as err:
         _fail(str(err))
-    if summary.interrupted:
-        sys.exit(130)
-    click.echo(summary.leaderboard)
-    for line in summary_lines(summary):
-        click.echo(line)
-    if not summary.complete:
-        for line in incomplete_lines(summary):
-            click.echo(f"arena: {line}", err=True)
-        sys.exit(1)
+    sys.exit(print_outcome(summary, sys.stdout, sys.stderr))
 
 
 @cli.command()
@@ -282,7 +274,7 @@ def run(
 @click.option("--open", "open_page", is_flag=True, help="Open leaderboard.html in a browser (writes it first).")
 def leaderboard(source: str, fmt: str, write: bool | None, open_page: bool) -> None:
     """Leaderboards of a tournament, from its file or its results folder."""
-    from arena.report.standings import load_report, render
+    from arena.report.standings import load_report, open_in_browser, render
 
     if Path(source).is_dir():
         guard.results_folder(source)
@@ -290,12 +282,8 @@ def leaderboard(source: str, fmt: str, write: bool | None, open_page: bool) -> N
         report, folder = load_report(Path(source))
         guard.results_folder(folder)
         click.echo(render(report, fmt, folder, write), nl=False)  # md, csv, json: byte for byte the files'
-        if open_page:
-            page = Path(render(report, "html", folder).strip()).resolve()
-            import webbrowser
-
-            if not webbrowser.open(page.as_uri()):
-                click.echo(f"arena: no browser found; open {page} yourself", err=True)
+        if open_page and (why := open_in_browser(report, folder)):
+            click.echo(f"arena: {why}", err=True)
     except ArenaError as err:
         _fail(str(err))
 
@@ -507,7 +495,7 @@ def bench(
         return
     import dataclasses
 
-    from arena.bench.suite import Sizes, render_table, run_all
+    from arena.bench.suite import Sizes, render_table, run_all, unmeasured, write_json
 
     sizes = Sizes.tiny() if tiny else Sizes(repeats=repeats)
     if rating_store:
@@ -515,14 +503,10 @@ def bench(
     result = run_all(sizes, list(only) or None, progress=lambda key: click.echo(f"arena bench: {key} ...", err=True))
     result["command"] = "arena bench " + " ".join(sys.argv[2:])
     click.echo(render_table(result), nl=False)
-    try:
-        json_path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    except OSError as exc:
-        _fail(f"--json {json_path}: cannot write ({exc.strerror or exc})")
+    write_json(result, json_path)  # an ArenaError: one line, exit 2
     click.echo(f"written: {json_path}")
-    failed = [f"{r['id']} ({r['details'].get('error', 'error')})" for r in result["rows"] if r["figure"] == "error"]
-    if failed:  # the other figures stand, but a run that did not measure everything is not a success
-        _fail(f"bench did not measure {'; '.join(failed)}; every other row is in the table and {json_path}", 1)
+    if why := unmeasured(result, json_path):  # the other figures stand, but the run is no success
+        _fail(why, 1)
 
 
 @bench.command("games")
@@ -565,12 +549,9 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
 
 
 def _need_serve_extra() -> None:
-    import importlib.util
+    from arena.serve import missing_extra
 
-    missing = [
-        m for m in ("starlette", "uvicorn", "jinja2", "argon2", "multipart") if importlib.util.find_spec(m) is None
-    ]
-    if missing:
+    if missing := missing_extra():
         _fail(f"the ladder needs {', '.join(missing)}: pip install -e '.[serve]'")
 
 
@@ -613,44 +594,64 @@ def serve(
     )
 
 
+data_option = click.option("--data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")
+stdin_option = click.option("--password-stdin", is_flag=True, help="Read the password from standard input (scripts).")
+
+
+def _password(password_stdin: bool) -> str:
+    from arena.serve import accounts
+
+    return accounts.admin_password(
+        sys.stdin if password_stdin else None,
+        lambda: click.prompt("password", hide_input=True, confirmation_prompt=True),
+    )
+
+
 @cli.group("serve-admin")
 def serve_admin() -> None:
     """Manage a ladder's accounts (docs/ladder.md)."""
 
 
 @serve_admin.command("invite")
-@click.option("--data", "data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")
-@click.option(
-    "--url", default="http://127.0.0.1:8000", show_default=True, help="The ladder's address as entrants see it."
-)
+@data_option
+@click.option("--url", default="http://127.0.0.1:8000", show_default=True, help="The address entrants see.")
 @click.option("--organiser", is_flag=True, help="The account it makes may see every bot's source and retire any bot.")
 def serve_invite(data: str, url: str, organiser: bool) -> None:
     """Print a one-time invite link: its holder chooses a name and password (valid 14 days)."""
     _need_serve_extra()
-    from arena.serve import accounts, db
+    from arena.serve import accounts
 
-    accounts.invite_link(url, "")  # a bad --url is refused before an invite is made
-    db.data_folder(Path(data))  # one line if it cannot be made
-    click.echo(accounts.invite_link(url, accounts.new_invite(Path(data), organiser=organiser)))
+    click.echo(accounts.invite(Path(data), url, organiser=organiser))
 
 
 @serve_admin.command("add-user")
 @click.argument("name")
-@click.option("--data", "data", type=click.Path(file_okay=False), required=True, help="The ladder's data folder.")
+@data_option
 @click.option("--organiser", is_flag=True, help="May see every bot's source and retire any bot.")
-@click.option("--password-stdin", is_flag=True, help="Read the password from standard input (scripts).")
+@stdin_option
 def serve_add_user(name: str, data: str, organiser: bool, password_stdin: bool) -> None:
     """Create an account NAME; prints its API token (shown once)."""
     _need_serve_extra()
     from arena.serve import accounts, db
 
     db.data_folder(Path(data))  # one line if it cannot be made, before the password is asked for
-    password = accounts.admin_password(
-        sys.stdin if password_stdin else None,
-        lambda: click.prompt("password", hide_input=True, confirmation_prompt=True),
-    )
-    token = accounts.add_user(Path(data), name, password, organiser=organiser)  # an ArenaError: one line
+    token = accounts.add_user(Path(data), name, _password(password_stdin), organiser=organiser)
     click.echo(f"user {name} added; API token (shown once): {token}")
+
+
+@serve_admin.command("reset")
+@click.argument("name")
+@data_option
+@stdin_option
+def serve_reset(name: str, data: str, password_stdin: bool) -> None:
+    """A lost password or API token, or an account someone else may hold: set a new password,
+    log NAME out everywhere, revoke its API tokens and print a new one (shown once)."""
+    _need_serve_extra()
+    from arena.serve import accounts
+
+    folder = accounts.existing_ladder(Path(data))  # before the password is asked for
+    shown, token = accounts.reset_user(folder, name, _password(password_stdin))
+    click.echo(f"user {shown}: new password set, logged out, old API tokens revoked; API token (shown once): {token}")
 
 
 def main() -> None:

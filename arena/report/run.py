@@ -103,3 +103,16 @@ def resume_hint(tournament_file: str, executor: str, ray_address: str | None) ->
     if executor == "ray":
         hint += " --executor ray" + (f" --ray-address {ray_address}" if ray_address else "")
     return hint
+
+
+def print_outcome(summary: RunSummary, out: TextIO, err: TextIO) -> int:
+    """What `arena run` prints once it has stopped, and its exit code: 130 interrupted (said
+    already), 1 incomplete (why, on ``err``), 0 every match stored."""
+    if summary.interrupted:
+        return 130
+    print(summary.leaderboard, *summary_lines(summary), sep="\n", file=out, flush=True)
+    if summary.complete:
+        return 0
+    for line in incomplete_lines(summary):
+        print(f"arena: {line}", file=err, flush=True)
+    return 1

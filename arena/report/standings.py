@@ -304,3 +304,11 @@ def publish(folder: Path, *, title: str) -> tuple[dict[str, Path], str]:
     their paths with the terminal text."""
     report, folder = load_report(folder)
     return write_reports(report, folder, title=title), lb.render_terminal(report, results=str(folder))
+
+
+def open_in_browser(report: RatingReport, folder: Path) -> str | None:
+    """`arena leaderboard --open`: write leaderboard.html and open it; why not, if no browser did."""
+    import webbrowser
+
+    page = Path(render(report, "html", folder).strip()).resolve()
+    return None if webbrowser.open(page.as_uri()) else f"no browser found; open {page} yourself"

@@ -12,3 +12,10 @@ SQLite in WAL mode), ``accounts.py`` (argon2 passwords, tokens, sessions),
 the handlers share: leaderboard, matches, bots, uploads), ``app.py``
 (Starlette pages and JSON API), ``server.py`` (one command: lock, start, serve).
 """
+
+
+def missing_extra() -> list[str]:
+    """The packages of the ``serve`` extra this Python lacks (the ladder needs them all)."""
+    import importlib.util
+
+    return [m for m in ("starlette", "uvicorn", "jinja2", "argon2", "multipart") if importlib.util.find_spec(m) is None]

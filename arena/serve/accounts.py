@@ -55,6 +55,32 @@ def add_user(data: Path, name: str, password: str, *, organiser: bool = False) -
         return new_token(db, uid)
 
 
+def reset_user(data: Path, name: str, password: str) -> tuple[str, str]:
+    """A lost password or API token: give the account ``name`` (any case) a new password, end
+    its sessions, revoke every API token it has and return (its name, a new token, shown once).
+    Also what to do with an account someone else may hold. Raises ArenaError."""
+    if len(password) < MIN_PASSWORD:
+        raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
+    with reported(data):
+        db = LadderDB(data)
+        row = db.one("SELECT * FROM users WHERE name = ? COLLATE NOCASE ORDER BY name = ? DESC LIMIT 1", name, name)
+        if row is None:
+            names = [r["name"] for r in db.all("SELECT name FROM users ORDER BY name COLLATE NOCASE LIMIT 21")]
+            known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "") if names else "none yet"
+            raise ArenaError(f"--data {data}: no user {name!r}; its users: {known}")
+        db.run("UPDATE users SET pw_hash = ? WHERE id = ?", _HASHER.hash(password), row["id"])
+        db.run("DELETE FROM tokens WHERE user_id = ?", row["id"])
+        db.run("DELETE FROM sessions WHERE user_id = ?", row["id"])
+        return row["name"], new_token(db, row["id"])
+
+
+def existing_ladder(data: Path) -> Path:
+    """A data folder that holds a ladder's accounts already (reading or resetting one makes none)."""
+    if not (Path(data) / "ladder.sqlite").is_file():
+        raise ArenaError(f"--data {data}: no ladder here (no ladder.sqlite); give the folder `arena serve --data` uses")
+    return Path(data)
+
+
 def admin_password(stdin: TextIO | None, prompt: Callable[[], str]) -> str:
     """`serve-admin add-user`'s password: the first line of ``stdin`` (--password-stdin), else
     ``prompt()``, which needs a terminal (getpass would read stdin with a warning, then stop)."""
@@ -75,6 +101,16 @@ def admin_password(stdin: TextIO | None, prompt: Callable[[], str]) -> str:
 
 
 INVITE_DAYS = 14
+
+
+def invite(data: Path, url: str, *, organiser: bool = False) -> str:
+    """`serve-admin invite`: a new invite's link; a bad ``url`` or a folder that cannot be made is
+    refused before any invite is made."""
+    from arena.serve.db import data_folder
+
+    invite_link(url, "")
+    data_folder(data)
+    return invite_link(url, new_invite(data, organiser=organiser))
 
 
 def new_invite(data: Path, *, organiser: bool = False) -> str:

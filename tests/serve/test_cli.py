@@ -211,3 +211,33 @@ def test_an_unreachable_ray_address_is_refused_before_the_server_serves(tmp_path
         monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
         one_line_error(arena(*args), f"cannot reach Ray at 127.0.0.1:{port} (RAY_ADDRESS)", "check RAY_ADDRESS")
     assert not (tmp_path / "data" / "results.sqlite").exists()
+
+
+def test_reset_gives_a_new_password_and_token_and_revokes_the_old_ones(tmp_path):
+    from arena.serve.accounts import check_password, new_session, user_for_session, user_for_token
+    from arena.serve.db import LadderDB
+
+    data = str(tmp_path / "data")
+    old = arena("serve-admin", "add-user", "--data", data, "ann", "--password-stdin", stdin="long enough\n")
+    old_token = old.stdout.split(": ")[-1].strip()
+    db = LadderDB(tmp_path / "data")
+    sid = new_session(db, user_for_token(db, old_token).id)  # logged in somewhere
+
+    r = arena("serve-admin", "reset", "--data", data, "ANN", "--password-stdin", stdin="another one\n")
+    assert r.exit_code == 0, r.output
+    assert "user ann: new password set" in r.stdout and "API token (shown once): arena_" in r.stdout
+    new_token = r.stdout.split(": ")[-1].strip()
+    assert user_for_token(db, new_token).name == "ann"
+    assert user_for_token(db, old_token) is None and user_for_session(db, sid) is None  # revoked, logged out
+    assert check_password(db, "ann", "another one") and not check_password(db, "ann", "long enough")
+
+    one_line_error(
+        arena("serve-admin", "reset", "--data", data, "nobody", "--password-stdin", stdin="long enough\n"),
+        "no user 'nobody'; its users: ann",
+    )
+    one_line_error(
+        arena("serve-admin", "reset", "--data", data, "ann", "--password-stdin", stdin="short\n"), "shorter than 8"
+    )
+    empty = str(tmp_path / "empty")
+    one_line_error(arena("serve-admin", "reset", "--data", empty, "ann", "--password-stdin"), "no ladder here")
+    assert not (tmp_path / "empty").exists()  # reading accounts makes no ladder
