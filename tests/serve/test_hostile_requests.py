@@ -5,6 +5,7 @@ upload left on disk. In process (Starlette's TestClient); no matchmaker runs her
 from __future__ import annotations
 
 import io
+import re
 import threading
 import zipfile
 from typing import Any
@@ -259,26 +260,33 @@ def test_identical_bot_folders_under_two_names_both_pass_and_show_their_source(l
         assert "==> main.py <==\n" in source.text and "==> weights.bin <== (3 bytes, not shown)" in source.text
 
 
+def page_token(c: Any, path: str = "/") -> str:
+    """The csrf_token of a page's forms, as a logged-in visitor's page script reads it."""
+    found = re.search(r'name="csrf_token" value="([^"]+)"', c.get(path).text)
+    assert found, f"no form token on {path}"
+    return found.group(1)
+
+
+def log_in(c: Any, name: str = "ann", password: str = "correct horse") -> str:
+    """Log ``c`` in through the form (double submit of the arena_csrf cookie); returns the
+    session's form token."""
+    c.get("/login")
+    data = {"name": name, "password": password, "csrf_token": c.cookies.get(CSRF_COOKIE)}
+    assert c.post("/login", data=data, follow_redirects=False).status_code == 303
+    return page_token(c)
+
+
 def test_a_planted_csrf_cookie_cannot_forge_a_sessions_form(ladder_env):
     """Double submit alone trusts whoever can set the arena_csrf cookie (another app on the same
     host, any port); a logged-in visitor's token is bound to the session instead."""
-    import re
-
     app, _, side = ladder_env
     side.login_limit = RateLimit(burst=100, every_s=1.0)
     c = client(app)
-    c.get("/login")
-    r = c.post(
-        "/login",
-        data={"name": "ann", "password": "correct horse", "csrf_token": c.cookies.get(CSRF_COOKIE)},
-        follow_redirects=False,
-    )
-    assert r.status_code == 303
+    token = log_in(c)
     c.cookies.set(CSRF_COOKIE, "planted")
     r = c.post("/api/bots", data={"csrf_token": "planted"}, files={"file": ("p.py", QUITTER)})
     assert r.status_code == 403 and "CSRF" in r.json()["error"]
-    token = re.search(r'name="csrf_token" value="([^"]+)"', c.get("/upload").text).group(1)
-    assert token != "planted"
+    assert token != "planted" and page_token(c, "/upload") == token  # the session's, whatever the cookie
     r = c.post("/api/bots", data={"csrf_token": token, "name": "sessionbot"}, files={"file": ("p.py", QUITTER)})
     assert r.status_code == 202, r.text
     old = c.cookies.get("arena_session")
@@ -292,10 +300,8 @@ def test_login_takes_the_name_in_any_case_as_names_are_unique_regardless_of_case
     app, _, side = ladder_env
     side.login_limit = RateLimit(burst=100, every_s=1.0)
     c = client(app)
-    c.get("/login")
-    csrf = c.cookies.get(CSRF_COOKIE)
-    r = c.post("/login", data={"name": "ANN", "password": "correct horse", "csrf_token": csrf}, follow_redirects=False)
-    assert r.status_code == 303 and c.cookies.get("arena_session")
+    log_in(c, "ANN")
+    assert c.cookies.get("arena_session")
     assert '<span class="who">ann</span>' in c.get("/").text  # the account as it was made
     other = client(app)
     other.get("/login")
@@ -307,8 +313,6 @@ def test_a_session_scripts_retire_is_told_which_csrf_token_to_send(ladder_env):
     """Logged in, the API's X-CSRF-Token is the csrf_token of the session's pages (bound to the
     session); the 403 sent scripts to the arena_csrf cookie, which is HttpOnly and, once logged
     in, never accepted."""
-    import re
-
     app, tokens, side = ladder_env
     side.login_limit = RateLimit(burst=100, every_s=1.0)
     side.upload_limit = RateLimit(burst=100, every_s=1.0)
@@ -316,17 +320,10 @@ def test_a_session_scripts_retire_is_told_which_csrf_token_to_send(ladder_env):
     r = c.post("/api/bots", headers=bearer(tokens["ann"]), data={"name": "retireme"}, files={"file": ("r.py", QUITTER)})
     assert r.status_code == 202, r.text
     bot_id = r.json()["bot_id"]
-    c.get("/login")
-    r = c.post(
-        "/login",
-        data={"name": "ann", "password": "correct horse", "csrf_token": c.cookies.get(CSRF_COOKIE)},
-        follow_redirects=False,
-    )
-    assert r.status_code == 303
+    token = log_in(c)
     r = c.post(f"/api/bots/{bot_id}/retire", headers={"X-CSRF-Token": c.cookies.get(CSRF_COOKIE)})
     assert r.status_code == 403
     assert "arena_csrf" not in r.json()["error"] and "csrf_token" in r.json()["error"]
-    token = re.search(r'name="csrf_token" value="([^"]+)"', c.get("/").text).group(1)
     r = c.post(f"/api/bots/{bot_id}/retire", headers={"X-CSRF-Token": token})
     assert r.status_code == 200 and r.json()["retired"] is True
 
