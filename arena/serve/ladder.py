@@ -57,7 +57,7 @@ def load_ladder(path: str | os.PathLike[str]) -> Ladder:
 
     label = str(path)
     file = Path(path)
-    text, data = _read(file, label)
+    text, data = _read(file, label, "ladder file")
     section = data.pop("ladder", None) or {}
     if not isinstance(section, dict):
         raise ConfigError(label, "expected a mapping, e.g. ladder: {match_rate: 0}", "ladder")

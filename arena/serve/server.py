@@ -103,7 +103,11 @@ def lock_data(data: Path) -> Any:
     try:
         lock.acquire()
     except FolderBusy as exc:
-        raise ArenaError(str(exc).replace("another arena run", "another arena server (or arena run)")) from None
+        raise ArenaError(
+            str(exc)
+            .replace("another arena run", "another arena server (or arena run)")
+            .replace("use another results folder", "give another --data folder")
+        ) from None
     return lock
 
 

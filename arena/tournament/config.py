@@ -836,23 +836,24 @@ def _line_of(text: str | None, loc: tuple[str | int, ...]) -> int | None:
     return line
 
 
-def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
+def _read(path: Path, label: str, kind: str = "tournament file") -> tuple[str, dict[str, Any]]:
+    """The file's text and its YAML; ``kind`` names it in errors (a ladder file too)."""
     try:
         with path.open("rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
         if len(raw) > MAX_FILE_BYTES:
             raise ConfigError(
                 label,
-                f"is larger than {MAX_FILE_BYTES // 1024} KiB; a tournament file is a "
+                f"is larger than {MAX_FILE_BYTES // 1024} KiB; a {kind} is a "
                 "few lines of YAML: check that this is the right file",
             )
         text = raw.decode("utf-8")
     except FileNotFoundError:
-        raise ConfigError(label, "no such file; check the path of the tournament file") from None
+        raise ConfigError(label, f"no such file; check the path of the {kind}") from None
     except IsADirectoryError:
-        raise ConfigError(label, "is a folder; give the tournament's .yaml file") from None
+        raise ConfigError(label, f"is a folder; give the {kind} (.yaml)") from None
     except UnicodeDecodeError:
-        raise ConfigError(label, "is not UTF-8 text; save the tournament file as UTF-8") from None
+        raise ConfigError(label, f"is not UTF-8 text; save the {kind} as UTF-8") from None
     except OSError as e:
         fix = {
             errno.ELOOP: "point it at the real file",
@@ -869,7 +870,7 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
             raise ConfigError(label, f"the YAML {what}", where, mark.line + 1 if mark else None) from None
         if isinstance(e, yaml.constructor.ConstructorError):
             if "constructor for the tag" in what:
-                what += "; remove the tag: a tournament file is plain YAML (text, numbers, lists, mappings)"
+                what += f"; remove the tag: a {kind} is plain YAML (text, numbers, lists, mappings)"
             elif "unhashable key" in what:
                 what += "; a key is a field name, not a list or mapping"
             raise ConfigError(label, f"{what}", where, mark.line + 1 if mark else None) from None
@@ -882,9 +883,7 @@ def _read(path: Path, label: str) -> tuple[str, dict[str, Any]]:
     except yaml.YAMLError as e:
         raise ConfigError(label, f"YAML error: {e}; fix the YAML") from None
     except (RecursionError, MemoryError):  # the bounds above should make this unreachable
-        raise ConfigError(
-            label, "the YAML is too large or too deeply nested; a tournament file is a few lines"
-        ) from None
+        raise ConfigError(label, f"the YAML is too large or too deeply nested; a {kind} is a few lines") from None
     if data is None:
         raise ConfigError(
             label, "the file is empty; a tournament needs at least name, seed, bots and games (see docs/tournament.md)"

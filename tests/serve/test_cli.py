@@ -241,3 +241,9 @@ def test_reset_gives_a_new_password_and_token_and_revokes_the_old_ones(tmp_path)
     empty = str(tmp_path / "empty")
     one_line_error(arena("serve-admin", "reset", "--data", empty, "ann", "--password-stdin"), "no ladder here")
     assert not (tmp_path / "empty").exists()  # reading accounts makes no ladder
+
+
+def test_a_ladder_file_that_is_missing_or_a_folder_is_called_a_ladder_file(tmp_path):
+    data = str(tmp_path / "data")
+    one_line_error(arena("serve", str(tmp_path / "nosuch.yaml"), "--data", data), "check the path of the ladder file")
+    one_line_error(arena("serve", str(tmp_path), "--data", data), "is a folder; give the ladder file (.yaml)")

@@ -87,7 +87,11 @@ def test_one_server_per_folder_readers_under_load_and_a_kill_9_loses_and_double_
 
         second = CliRunner().invoke(cli, ["serve", str(ladder), "--port", str(free_port()), "--data", str(data)])
         assert second.exit_code == 2
-        assert "in use by another arena server" in second.stderr and "Traceback" not in second.output
+        assert (
+            "in use by another arena server" in second.stderr
+            and "give another --data folder" in second.stderr
+            and "Traceback" not in second.output
+        )
 
         # 50 concurrent readers while 2 workers play: every read answered, play goes on
         # (the latencies are P10's, measured by benchmarks/ladder_load.py, never asserted)
