@@ -86,9 +86,19 @@ def cluster():
 
 
 def _lose_node(node: dict) -> None:
-    """What a machine's loss does to its Ray node: the raylet and everything below it die at once."""
-    tree = own.descendants(node["raylet"])
-    for pid in [node["raylet"], *tree]:
+    """What a machine's loss does to its Ray node: the raylet and everything below it die at once.
+    The tree is frozen first, until no new process appears: killed one by one from a snapshot, a
+    worker could start a sandbox in between, which, orphaned before it armed its death signal,
+    outlived the node (a CI run found one running 10 s after)."""
+    frozen: set[int] = set()
+    while new := {node["raylet"], *own.descendants(node["raylet"])} - frozen:
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        frozen |= new
+    for pid in frozen:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
