@@ -132,7 +132,10 @@ def run_check(
     except BotFault as fault:
         report.stderr_tail = agent.stderr_tail() or str(fault.extra.get("stderr_tail", ""))
         report.add(
-            "handshake", False, fault.detail, fault_hint(fault.kind.value, fault.detail, report.stderr_tail, path)
+            "handshake",
+            False,
+            fault.detail,
+            fault_hint(fault.kind.value, fault.detail, report.stderr_tail, path, handshake=True),
         )
         return report
     report.add("handshake", True, f"said hello as {agent.bot_name!r} in {(time.monotonic() - t0) * 1000:.0f} ms")

@@ -5,7 +5,10 @@ Recognised (each has a fixture bot in tests/support/bots/ or a test that builds 
 import of a package the sandbox does not offer (a bot folder pins it; a folder's entry file is
 not the bot), a bot the sandbox's user may not read, the action object sent instead of its id,
 a script without a ``#!`` line, a file with Windows line endings; and a slow bot, by how
-much of the move limit its slowest answer took.
+much of the move limit its slowest answer took. A line the bot meant as a message but that is
+not one (malformed JSON, a Python dict's repr, an empty line, not UTF-8, too long, an action
+without its "action" key, a bad hello) gets a hint naming what is wrong with it, not the
+stray print's or the generic act reply's (tests/tournament/test_check_hints.py).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ GENERIC = {
 WARN_SHARE = 0.5  # of the move limit: half on a quiet machine is a timeout on a busy one
 DANGER_SHARE = 0.8
 
+_JSONISH = re.compile(r'\s*(\{|\[\s*[-\d"\[{\]])')  # an object, or a list of JSON: not "[debug] ..."
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
 
 
@@ -58,9 +62,16 @@ def file_hint(path: Path) -> str:
 
 
 def fault_hint(
-    kind: str, detail: str, stderr_tail: str, path: Path, *, first_match: bool = True, exit_code: Any = None
+    kind: str,
+    detail: str,
+    stderr_tail: str,
+    path: Path,
+    *,
+    first_match: bool = True,
+    exit_code: Any = None,
+    handshake: bool = False,
 ) -> str:
-    """The most specific fix for a fault of ``kind``."""
+    """The most specific fix for a fault of ``kind`` (``handshake``: in reply to hello)."""
     missing = _MISSING.search(stderr_tail or "")
     if missing:
         return _missing_hint(missing.group(1), path)
@@ -80,14 +91,20 @@ def fault_hint(
     if kind == "timeout" and "no hello within the start-up limit" in detail:
         return (
             "answer the arena's hello with a hello line as soon as the bot starts, within the start-up "
-            f"limit (--startup-s); if it did, {FLUSH}"
+            f"limit (--startup-s); if it did, {FLUSH}; and read stdin a line at a time: "
+            "sys.stdin.read() or readlines() wait for the end of input, which never comes "
+            "(Debian's awk, mawk, needs -W interactive for the same reason)"
         )
     if kind == "protocol" and 'action must be an integer id, got "' in detail:
         return 'send the id as a number, not a string: {"type": "action", "action": 0}, not "0"'
+    line_hint = _line_hint(detail, handshake) if kind == "protocol" else ""
+    if line_hint:
+        return line_hint
     if kind == "protocol" and detail.startswith('expected {"type": "action"'):
         return (
-            "the bot sent a line where its action was due: it answers act messages only, with its "
-            "action, and sends nothing in reply to start, result or any other message (docs/protocol.md)"
+            "the bot sent a line where its action was due: it answers act messages only, with "
+            '{"type": "action", "action": <id>}, and sends nothing in reply to start, result or any '
+            "other message (docs/protocol.md)"
         )
     if kind == "protocol" and "action must be an integer id, got {" in detail:
         return (
@@ -105,7 +122,61 @@ def fault_hint(
         return from_file
     if not first_match and kind == "crash" and exit_code == 0:
         return "keep reading stdin after a result message; exit only on bye"
+    if handshake and kind == "protocol":
+        return 'answer the arena\'s hello with one line: {"type": "hello", "name": "my-bot"}'
+    if not first_match and kind == "crash":
+        return (
+            "the bot exited during a later match of its one process, and arena play runs one match in "
+            "a fresh process, so it may not crash there: read the end of its stderr, and look at what "
+            "the bot keeps from one match to the next (reset it at start)"
+        )
     return GENERIC.get(kind, "")
+
+
+def _line_hint(detail: str, handshake: bool) -> str:
+    """The fix for a line that is not a valid message, read from the fault's detail ('' if
+    the caller's hints say it better): how the line is broken, not the generic act reply."""
+    if detail.startswith("not UTF-8"):
+        return (
+            "the line is not UTF-8 (text in another encoding, such as Latin-1 or a Windows code page): "
+            "write UTF-8, or keep the line ASCII (Python's json.dumps escapes every other character)"
+        )
+    if detail.startswith("starts with a byte order mark"):
+        return "the line starts with a byte order mark: write UTF-8 without a BOM (not utf-8-sig)"
+    if detail.startswith("contains a NUL byte"):
+        return "the line holds a NUL byte (a C string written with its terminator, or UTF-16): write UTF-8 text only"
+    if detail.startswith("line over "):
+        limit = detail.split(":", 1)[0].removeprefix("line over ")
+        return (
+            f"a line may be at most {limit} (limits: stdout_line_kb): answer with the id alone and "
+            "write anything bigger (debugging data, dumps) to stderr"
+        )
+    if detail.startswith("not JSON"):
+        line = detail.split("): ", 1)[-1].strip("'\"")
+        if not line.strip():
+            return (
+                "the bot wrote an empty line (print() without arguments, or an extra newline): "
+                "write exactly one line per hello and per act, and nothing else on stdout"
+            )
+        if _JSONISH.match(line) or "NaN" in detail or "Infinity" in detail:
+            return (
+                "the line was meant as a message but is not valid JSON: build it with a JSON library "
+                "(Python: json.dumps(message); print(dict) or str(dict) writes single quotes and "
+                "True, not JSON) and end it with one newline"
+            )
+        return ""  # plain text: the stray print's hint
+    if handshake and detail.startswith('expected {"type": "hello"'):
+        return 'answer the arena\'s hello with {"type": "hello", "name": "my-bot"}: "type": "hello" is required'
+    if handshake and detail.startswith(("hello 'protocol'", "hello 'name'")):
+        return 'the hello\'s "name" must be a string and its "protocol", if given, the integer 1 (or leave it out)'
+    if detail.startswith('expected {"type": "action"'):
+        got = detail.split("got ", 1)[-1]
+        if '"type"' not in got or re.search(r'"type"\s*:\s*"action"', got):
+            return 'name the id under "action": {"type": "action", "action": <id>} (or send just the id)'
+        return ""
+    if detail.startswith("action must be an integer id") and "got {" not in detail:
+        return 'send the id as a JSON integer: {"type": "action", "action": 3} or 3, not 3.0, true or null'
+    return ""
 
 
 def _missing_hint(module: str, path: Path) -> str:

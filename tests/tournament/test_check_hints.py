@@ -1,0 +1,96 @@
+"""`arena check`'s hints for lines that are not valid messages: each names what is wrong with the
+line (arena/tournament/check_hints.py), where the stray print's hint or the generic act reply
+misdescribed it (a Latin-1 hello was told to "reply to act with one line", a single-quoted dict
+was called a stray print)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.match.detect import open_sandbox
+from arena.match.sandbox import Limits
+from arena.tournament.check import run_check
+from arena.tournament.check_hints import fault_hint
+from arena.tournament.roster import bot_entry
+
+BOT = Path("bot.py")
+
+
+@pytest.mark.parametrize(
+    "detail,start",
+    [
+        ('not UTF-8 (byte 30): \'{"type": "hello", "name": "caf\\ufffd"}\'', "the line is not UTF-8"),
+        ("starts with a byte order mark; send plain UTF-8", "the line starts with a byte order mark"),
+        ("contains a NUL byte: '0\\x00'", "the line holds a NUL byte"),
+        ('line over 1024 KiB: \'{"type": "action", "action": 0, "dbg": "xxx\'', "a line may be at most 1024 KiB"),
+        ("not JSON (Expecting value): ''", "the bot wrote an empty line"),
+        (
+            "not JSON (Expecting property name enclosed in double quotes): \"{'type': 'action', 'action': 0}\"",
+            "the line was meant as a message but is not valid JSON",
+        ),
+        ('not JSON (Expecting \',\' delimiter): \'{"type": "action", "action": 0\'', "the line was meant as"),
+        ('not JSON (NaN is not JSON): \'{"type": "action", "action": NaN}\'', "the line was meant as"),
+        ("not JSON (Expecting value): 'thinking about 7'", "a stray print: the bot wrote 'thinking about 7'"),
+        ("not JSON (Expecting value): '[debug] 7 legal'", "a stray print: the bot wrote '[debug] 7 legal'"),
+        ("not JSON (Expecting ',' delimiter): '[1 2]'", "the line was meant as"),
+        (
+            'expected {"type": "action", "action": <id>}, got \'{"type": "action", "id": 0}\'',
+            'name the id under "action"',
+        ),
+        ('expected {"type": "action", "action": <id>}, got \'{"id": 0}\'', 'name the id under "action"'),
+        ('expected {"type": "action", "action": <id>}, got \'{"type": "ok"}\'', "the bot sent a line where"),
+        ("action must be an integer id, got 1.0 (a number with a fraction)", "send the id as a JSON integer"),
+        ("action must be an integer id, got true (true or false)", "send the id as a JSON integer"),
+        ('action must be an integer id, got "3" (a string)', "send the id as a number, not a string"),
+        ('action must be an integer id, got {"id": 0} (an object)', "reply with the action's id"),
+    ],
+)
+def test_a_malformed_answer_is_told_what_is_wrong_with_it(detail, start):
+    assert fault_hint("protocol", detail, "", BOT).startswith(start)
+
+
+def test_a_bad_hello_is_told_about_hello_not_act():
+    detail = 'expected {"type": "hello", "name": ...}, got \'{"name":"x"}\''
+    assert fault_hint("protocol", detail, "", BOT, handshake=True).startswith(
+        'answer the arena\'s hello with {"type": "hello", "name": "my-bot"}'
+    )
+    deep = "nested deeper than 32 levels: '[[[['"
+    assert "hello" in fault_hint("protocol", deep, "", BOT, handshake=True)
+    assert "act" in fault_hint("protocol", deep, "", BOT)  # in a match: the act reply's hint
+
+
+def test_a_crash_in_a_later_match_says_arena_play_may_not_show_it():
+    later = fault_hint("crash", "closed its output (exit code 1)", "", BOT, first_match=False, exit_code=1)
+    assert "later match of its one process" in later and "reset it at start" in later
+    first = fault_hint("crash", "closed its output (exit code 1)", "", BOT, first_match=True, exit_code=1)
+    assert first.startswith("the bot exited; run it with `arena play")
+
+
+def test_a_bot_that_waits_for_the_end_of_input_is_told_to_read_lines():
+    hint = fault_hint("timeout", "no hello within the start-up limit of 10 s", "", BOT)
+    assert "read stdin a line at a time" in hint and "mawk" in hint
+
+
+def test_check_names_a_latin1_hello_as_not_utf8(tmp_path):
+    bot = tmp_path / "latin1.py"
+    bot.write_text(
+        "import sys\n"
+        "for line in sys.stdin.buffer:\n"
+        '    sys.stdout.buffer.write(b\'{"type": "hello", "name": "caf\\xe9"}\\n\')\n'
+        "    sys.stdout.buffer.flush()\n"
+    )
+    report = run_check(bot_entry(str(bot)), sandbox=open_sandbox("none"), limits=Limits())
+    [check] = report.checks
+    assert (check.name, check.ok) == ("handshake", False)
+    assert check.detail.startswith("not UTF-8") and check.fix.startswith("the line is not UTF-8"), check
+
+
+def test_the_hello_hint_reaches_check_through_a_real_handshake(tmp_path):
+    bot = tmp_path / "no_type.py"
+    bot.write_text('import sys\nfor line in sys.stdin:\n    print(\'{"name": "x"}\', flush=True)\n')
+    report = run_check(bot_entry(str(bot)), sandbox=open_sandbox("none"), limits=Limits())
+    [check] = report.checks
+    assert (check.name, check.ok) == ("handshake", False)
+    assert check.fix.startswith("answer the arena's hello with"), check
