@@ -75,7 +75,8 @@ class Tracer:
     def on_fault(self, seat: int, bot: str, fault: dict[str, Any]) -> None:
         if self.quiet or self._hidden(seat):
             return
-        self._p(f"\n!! seat {seat} ({bot}) faulted: {fault['kind']}: {printable(str(fault['detail']))}")
+        at = f" at decision {fault['decision']}" if isinstance(fault.get("decision"), int) else ""
+        self._p(f"\n!! seat {seat} ({bot}) faulted{at}: {fault['kind']}: {printable(str(fault['detail']))}")
         if fault.get("stderr_tail"):
             self._p(_indent(printable(str(fault["stderr_tail"])), "   | "))
         self._p("   its seat plays on with random legal actions and takes last place")

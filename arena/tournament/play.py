@@ -199,9 +199,15 @@ def play_one(
 
 
 def faulted_bots(record: RecordJson, humans: list[int] | tuple[int, ...]) -> list[str]:
-    """``seat N (bot): kind`` for each bot seat that faulted (a person may leave: not a fault)."""
+    """``seat N (bot): kind at decision D`` for each bot seat that faulted (a person may leave:
+    not a fault); D is what `arena replay --from` takes to try a fix from there."""
     return [
-        f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}"
+        f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}{_at_decision(fault)}"
         for seat, fault in enumerate(record["faults"])
         if fault is not None and seat not in humans
     ]
+
+
+def _at_decision(fault: dict[str, Any]) -> str:
+    decision = fault.get("decision")
+    return f" at decision {decision}" if isinstance(decision, int) else ""

@@ -315,7 +315,10 @@ def test_play_exits_1_when_a_bot_faulted_after_showing_the_match():
     )
     assert res.returncode == 1, res.stderr
     assert "crash" in res.stdout and "random_bot" in res.stdout  # the table still came
-    assert res.stderr.strip().splitlines()[-1] == "arena: a bot faulted, seat 0 (crash_at_start): crash; exit code 1"
+    assert (
+        res.stderr.strip().splitlines()[-1]
+        == "arena: a bot faulted, seat 0 (crash_at_start): crash at decision 0; exit code 1"
+    )
     as_json = arena(
         "play", "tightwad", str(BOTS / "crash_at_start.py"), "random_bot", "random_bot", "--seed", "3", "--json"
     )

@@ -132,7 +132,10 @@ def test_escape_sequences_from_a_bot_never_reach_the_terminal(tmp_path):
     bot = make_bot(tmp_path, "escapes")
     r = arena("play", "tightwad", bot, RANDOM, RANDOM, "--seed", "3")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.strip().splitlines()[-1] == "arena: a bot faulted, seat 0 (escapes_bot): crash; exit code 1"
+    assert (
+        r.stderr.strip().splitlines()[-1]
+        == "arena: a bot faulted, seat 0 (escapes_bot): crash at decision 2; exit code 1"
+    )
     assert "crash" in r.stdout and "cleared your screen" in r.stdout
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout
     c = arena("check", bot)

@@ -41,3 +41,9 @@ def test_faulted_bots_names_bot_seats_only():
     }
     assert faulted_bots(record, humans=[1]) == ["seat 0 (a): timeout"]
     assert faulted_bots(record, humans=[]) == ["seat 0 (a): timeout", "seat 1 (me): crash"]
+
+
+def test_faulted_bots_say_the_decision_replay_from_takes():
+    # a bot author reproduces a fault with `arena replay REC --from D --bot SEAT=fixed.py`: D is here
+    record = {"seats": [{"bot": "a"}, {"bot": "b"}], "faults": [None, {"kind": "crash", "decision": 14}]}
+    assert faulted_bots(record, humans=[]) == ["seat 1 (b): crash at decision 14"]
