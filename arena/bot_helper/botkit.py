@@ -20,6 +20,7 @@ docs/protocol.md; this helper is a convenience, never a requirement.
 from __future__ import annotations
 
 import json
+import numbers
 import random
 import sys
 from collections.abc import Callable
@@ -62,6 +63,15 @@ def _send(msg: Any) -> None:
     sys.stdout.flush()
 
 
+def _action_id(choice: Any) -> int:
+    """What ``choose`` returned, as the id to send: an int (numpy's too). Anything else stops
+    the bot with a TypeError saying what it was: int() would have sent 2 for 2.7 and 1 for True,
+    a legal move the bot never chose."""
+    if isinstance(choice, numbers.Integral) and not isinstance(choice, bool):
+        return int(choice)
+    raise TypeError(f"choose() must return an action id (an int), not {type(choice).__name__!r}: {repr(choice)[:80]}")
+
+
 def log(*parts: Any) -> None:
     """Write to the bot's own log (stderr); never mixes with the protocol."""
     print(*parts, file=sys.stderr, flush=True)
@@ -86,7 +96,7 @@ def run(
             random.seed(match.seed)
         elif kind == "act":
             assert match is not None, "act before start"
-            _send({"type": "action", "action": int(choose(msg["observation"], match))})
+            _send({"type": "action", "action": _action_id(choose(msg["observation"], match))})
         elif kind == "result":
             if on_result is not None and match is not None:
                 on_result(msg, match)

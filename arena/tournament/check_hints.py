@@ -88,6 +88,13 @@ def fault_hint(
             "choose() returned a whole action; return its id instead: "
             "action['id'] (an element of observation['legal_actions'])"
         )
+    if "choose() must return an action id" in (stderr_tail or ""):
+        if "not 'NoneType'" in stderr_tail:
+            return "choose() returned None: every path through it must end in `return <id>`"
+        return (
+            "choose() must return the id of one of observation['legal_actions'], an int "
+            "(not a float, a bool or a string)"
+        )
     if kind == "timeout" and "no hello within the start-up limit" in detail:
         return (
             "answer the arena's hello with a hello line as soon as the bot starts, within the start-up "
