@@ -162,6 +162,7 @@ def run_check(
                 path,
                 first_match=i == 0,
                 exit_code=fault.get("exit_code"),
+                first_answer=report.decisions == 0,
             )
             report.add(label, False, f"{fault['kind']} at decision {fault.get('decision')}: {fault['detail']}", hint)
             failed = True

@@ -70,8 +70,10 @@ def fault_hint(
     first_match: bool = True,
     exit_code: Any = None,
     handshake: bool = False,
+    first_answer: bool = False,
 ) -> str:
-    """The most specific fix for a fault of ``kind`` (``handshake``: in reply to hello)."""
+    """The most specific fix for a fault of ``kind`` (``handshake``: in reply to hello;
+    ``first_answer``: at the process's first act)."""
     missing = _MISSING.search(stderr_tail or "")
     if missing:
         return _missing_hint(missing.group(1), path)
@@ -127,6 +129,12 @@ def fault_hint(
     from_file = file_hint(path)
     if from_file and kind in ("crash", "sandbox", "timeout", "protocol"):
         return from_file
+    if kind == "timeout" and first_answer and not from_file:
+        return (
+            f"{GENERIC['timeout']}; it timed out on its very first act: slow set-up (loading data, "
+            "building tables, importing) belongs before the bot answers hello, which has the "
+            "start-up limit (--startup-s, 10 s by default), not in the first decision"
+        )
     if not first_match and kind == "crash" and exit_code == 0:
         return "keep reading stdin after a result message; exit only on bye"
     if handshake and kind == "protocol":

@@ -11,6 +11,7 @@ import pytest
 
 from arena.match.detect import open_sandbox
 from arena.match.sandbox import Limits
+from arena.match.timecontrol import TimeControl
 from arena.tournament.check import run_check
 from arena.tournament.check_hints import fault_hint
 from arena.tournament.roster import bot_entry
@@ -94,3 +95,28 @@ def test_the_hello_hint_reaches_check_through_a_real_handshake(tmp_path):
     [check] = report.checks
     assert (check.name, check.ok) == ("handshake", False)
     assert check.fix.startswith("answer the arena's hello with"), check
+
+
+def test_a_timeout_on_the_first_act_points_at_start_up():
+    first = fault_hint("timeout", "no answer within 1 s", "", BOT, first_answer=True)
+    assert (
+        first.startswith("answer every act message within the move limit") and "before the bot answers hello" in first
+    )
+    later = fault_hint("timeout", "no answer within 1 s", "", BOT)
+    assert "before the bot answers hello" not in later
+
+
+def test_check_tells_a_bot_slow_at_its_first_act_to_set_up_before_hello(tmp_path):
+    bot = tmp_path / "lazy.py"
+    bot.write_text(
+        "import time\nfrom botkit import run\nready = []\n\n"
+        "def choose(observation, match):\n"
+        "    if not ready:\n        time.sleep(2)  # set-up done lazily\n        ready.append(1)\n"
+        "    return observation['legal_actions'][0]['id']\n\nrun(choose)\n"
+    )
+    report = run_check(
+        bot_entry(str(bot)), sandbox=open_sandbox("none"), limits=Limits(), time_control=TimeControl(move_s=0.5)
+    )
+    failed = [c for c in report.checks if not c.ok]
+    assert failed and "timeout at decision 0" in failed[0].detail, report.checks
+    assert "before the bot answers hello" in failed[0].fix
