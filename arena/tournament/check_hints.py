@@ -24,7 +24,11 @@ GENERIC = {
     "timeout": f"answer every act message within the move limit (--move-s); if it answered in time, {FLUSH}",
     "crash": "the bot exited; run it with `arena play ... --sandbox none --no-timeouts` and read its stderr",
     "protocol": 'reply to act with one line: {"type": "action", "action": <id>} (or just the id)',
-    "illegal": "answer with an `id` taken from observation['legal_actions']",
+    "illegal": (
+        "answer with an `id` taken from observation['legal_actions'] of the act just read; if it "
+        "did, it writes more than one line for some message (two per act, or one for start or "
+        "result), so every answer after that arrives one act late"
+    ),
     "resource": "the bot hit a sandbox limit (CPU, memory, output or processes); use less",
     "sandbox": "the harness could not start the bot: is the file executable, with a valid shebang?",
 }

@@ -120,3 +120,17 @@ def test_check_tells_a_bot_slow_at_its_first_act_to_set_up_before_hello(tmp_path
     failed = [c for c in report.checks if not c.ok]
     assert failed and "timeout at decision 0" in failed[0].detail, report.checks
     assert "before the bot answers hello" in failed[0].fix
+
+
+def test_check_says_an_illegal_id_may_be_an_answer_one_act_late(tmp_path):
+    bot = tmp_path / "double.py"  # answers every act twice: the second line answers the next act
+    bot.write_text(
+        "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n"
+        "    if m['type'] == 'hello':\n        print(json.dumps({'type': 'hello'}), flush=True)\n"
+        "    elif m['type'] == 'act':\n        print(len(m['observation']['legal_actions']) - 1, flush=True)\n"
+        "        print(0, flush=True)\n"
+    )
+    report = run_check(bot_entry(str(bot)), sandbox=open_sandbox("none"), limits=Limits())
+    failed = [c for c in report.checks if not c.ok]
+    assert failed and failed[0].detail.startswith("illegal"), report.checks
+    assert "one act late" in failed[0].fix
