@@ -149,7 +149,8 @@ def _parse(line: bytes) -> Any:
     try:
         text = bytes(line).decode("utf-8")  # strict: json.loads(bytes) would guess UTF-16
     except UnicodeDecodeError as err:
-        raise _fault(f"not UTF-8 (byte {err.start}): {shorten(line, 80)!a}", line) from None
+        bad = bytes(line)[err.start]  # the line as shown has U+FFFD there: name the byte itself
+        raise _fault(f"not UTF-8 (byte {err.start} is 0x{bad:02x}): {shorten(line, 80)!a}", line) from None
     if text.startswith("\ufeff"):
         raise _fault("starts with a byte order mark; send plain UTF-8", line)
     if "\x00" in text:

@@ -22,7 +22,7 @@ BOT = Path("bot.py")
 @pytest.mark.parametrize(
     "detail,start",
     [
-        ('not UTF-8 (byte 30): \'{"type": "hello", "name": "caf\\ufffd"}\'', "the line is not UTF-8"),
+        ('not UTF-8 (byte 30 is 0xe9): \'{"type": "hello", "name": "caf\\ufffd"}\'', "the line is not UTF-8"),
         ("starts with a byte order mark; send plain UTF-8", "the line starts with a byte order mark"),
         ("contains a NUL byte: '0\\x00'", "the line holds a NUL byte"),
         ('line over 1024 KiB: \'{"type": "action", "action": 0, "dbg": "xxx\'', "a line may be at most 1024 KiB"),
@@ -85,7 +85,8 @@ def test_check_names_a_latin1_hello_as_not_utf8(tmp_path):
     report = run_check(bot_entry(str(bot)), sandbox=open_sandbox("none"), limits=Limits())
     [check] = report.checks
     assert (check.name, check.ok) == ("handshake", False)
-    assert check.detail.startswith("not UTF-8") and check.fix.startswith("the line is not UTF-8"), check
+    assert check.detail.startswith("not UTF-8 (byte 30 is 0xe9)"), check  # the byte, not the U+FFFD shown
+    assert check.fix.startswith("the line is not UTF-8"), check
 
 
 def test_the_hello_hint_reaches_check_through_a_real_handshake(tmp_path):
