@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import numbers
 import random
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -64,10 +65,15 @@ def _send(msg: Any) -> None:
 
 
 def _action_id(choice: Any) -> int:
-    """What ``choose`` returned, as the id to send: an int (numpy's too). Anything else stops
-    the bot with a TypeError saying what it was: int() would have sent 2 for 2.7 and 1 for True,
-    a legal move the bot never chose."""
+    """What ``choose`` returned, as the id to send: an int (numpy's too), or what botkit always
+    took for one and means the same (3.0, "3"). Anything else stops the bot with a TypeError
+    saying what it was: int() would have sent 2 for 2.7 and 1 for True, a legal move the bot
+    never chose."""
     if isinstance(choice, numbers.Integral) and not isinstance(choice, bool):
+        return int(choice)
+    if isinstance(choice, float) and choice.is_integer():
+        return int(choice)
+    if isinstance(choice, str) and re.fullmatch(r"\s*-?[0-9]+\s*", choice):
         return int(choice)
     raise TypeError(f"choose() must return an action id (an int), not {type(choice).__name__!r}: {repr(choice)[:80]}")
 

@@ -40,7 +40,8 @@ def test_ints_pass_and_nothing_else_is_guessed():
     numbers.Integral.register(_NumpyLikeInt)
     assert botkit._action_id(3) == 3
     assert botkit._action_id(_NumpyLikeInt(4)) == 4
-    for bad in (2.7, 3.0, True, "3", None, {"id": 0}):
+    assert botkit._action_id(3.0) == botkit._action_id("3") == botkit._action_id(" 3\n") == 3  # as before
+    for bad in (2.7, float("nan"), True, "3.5", "x", "", "--3", "٣", None, {"id": 0}):
         with pytest.raises(TypeError, match="choose\\(\\) must return an action id"):
             botkit._action_id(bad)
 
