@@ -186,6 +186,11 @@ def entry_file(folder: Path) -> Path:
             f"{folder}: {len(exe)} executable files ({names}) and no main.py; name the one that runs the bot in "
             f'{MANIFEST}: entry = "{exe[0].name}"'
         )
+    scripts = sorted(p.name for p in folder.glob("*.py") if p.is_file())
+    if len(scripts) == 1:  # bot.py, say: the one Python file is surely the bot
+        raise BotFolderError(
+            f'{folder}: no entry file; rename {scripts[0]} to main.py, or name it in {MANIFEST}: entry = "{scripts[0]}"'
+        )
     raise BotFolderError(f'{folder}: no entry file; add main.py, or name the entry in {MANIFEST}: entry = "mybot"')
 
 

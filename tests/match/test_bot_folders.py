@@ -190,6 +190,12 @@ def test_a_folder_without_an_entry_says_how_to_name_one(offline: Path) -> None:
     (folder / "weights.bin").write_bytes(b"\0")
     with pytest.raises(RosterError, match=r"no entry file; add main.py, or name the entry in bot.toml"):
         bot_entry(str(folder))
+    (folder / "bot.py").write_text("print()\n")  # one Python file, not named main.py: surely the bot
+    with pytest.raises(
+        RosterError, match=r'no entry file; rename bot.py to main.py, or name it in bot.toml: entry = "bot.py"'
+    ):
+        bot_entry(str(folder))
+    (folder / "bot.py").unlink()
     (folder / "bot.toml").write_text('entry = "run.sh"\n')
     with pytest.raises(RosterError, match="entry 'run.sh' is not a file"):
         bot_entry(str(folder))
