@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -63,7 +63,7 @@ def reset_user(data: Path, name: str, password: str) -> tuple[str, str]:
         raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
     with reported(data):
         db = LadderDB(data)
-        row = db.one("SELECT * FROM users WHERE name = ? COLLATE NOCASE ORDER BY name = ? DESC LIMIT 1", name, name)
+        row = _named(db, name)
         if row is None:
             names = [r["name"] for r in db.all("SELECT name FROM users ORDER BY name COLLATE NOCASE LIMIT 21")]
             known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "") if names else "none yet"
@@ -183,10 +183,14 @@ def _user(row: object) -> User | None:
     return None if row is None else User(row["id"], row["name"], bool(row["organiser"]))  # type: ignore[index]
 
 
+def _named(db: LadderDB, name: str) -> Any:
+    """The account ``name``, in any case: names are unique regardless of case ('Ann' cannot join
+    beside 'ann'), so 'ann' is 'Ann'; an exact match first, for a database made before that rule."""
+    return db.one("SELECT * FROM users WHERE name = ? COLLATE NOCASE ORDER BY name = ? DESC LIMIT 1", name, name)
+
+
 def check_password(db: LadderDB, name: str, password: str) -> User | None:
-    # names are unique regardless of case ('Ann' cannot join beside 'ann'), so 'ann' logs in as
-    # 'Ann'; an exact match first, for a database made before that rule held
-    row = db.one("SELECT * FROM users WHERE name = ? COLLATE NOCASE ORDER BY name = ? DESC LIMIT 1", name, name)
+    row = _named(db, name)
     if row is None:
         _HASHER.hash(password)  # the same time whether or not the name exists
         return None

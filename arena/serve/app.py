@@ -465,14 +465,18 @@ def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", "")
 
 
-def _retry_after(limit: accounts.RateLimit) -> dict[str, str]:
+def _retry_s(limit: accounts.RateLimit) -> int:
     """A refused client gets its next allowance within one refill interval."""
-    return {"Retry-After": str(max(1, math.ceil(limit.every_s)))}
+    return max(1, math.ceil(limit.every_s))
+
+
+def _retry_after(limit: accounts.RateLimit) -> dict[str, str]:
+    return {"Retry-After": str(_retry_s(limit))}
 
 
 def _wait(limit: accounts.RateLimit) -> str:
-    """What a refusal tells a person: the same interval as its Retry-After header."""
-    return f"{max(1, math.ceil(limit.every_s))} seconds"
+    """What a refusal tells a person: the interval of its Retry-After header."""
+    return f"{_retry_s(limit)} seconds"
 
 
 def _form_error(

@@ -364,8 +364,8 @@ class Matchmaker:
         removed, and queued every finished set of a game again once its options changed."""
         import json
 
-        with store._lock:
-            done = {r[0] for r in store.conn.execute("SELECT match_id FROM matches WHERE has_sandbox_fault = 0")}
+        done = store.completed_ids()
+        with store._lock:  # stored rotations per set (its id is the index's block), played by the harness
             stored = {
                 sid: (n, game)
                 for sid, n, game in store.conn.execute(

@@ -97,17 +97,12 @@ def require_safe_sandbox(sandbox: Any, ladder: Ladder) -> None:
 
 
 def lock_data(data: Path) -> Any:
-    from arena.tournament.folder_lock import FolderBusy, FolderLock
+    from arena.tournament.folder_lock import FolderLock
 
-    lock = FolderLock(data_folder(data))
-    try:
-        lock.acquire()
-    except FolderBusy as exc:
-        raise ArenaError(
-            str(exc)
-            .replace("another arena run", "another arena server (or arena run)")
-            .replace("use another results folder", "give another --data folder")
-        ) from None
+    lock = FolderLock(
+        data_folder(data), holder="another arena server (or arena run)", elsewhere="give another --data folder"
+    )
+    lock.acquire()  # FolderBusy: one line
     return lock
 
 

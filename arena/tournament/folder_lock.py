@@ -24,8 +24,13 @@ class FolderBusy(ArenaError):
 class FolderLock:
     """``with FolderLock(folder):`` the folder is ours; raises ``FolderBusy`` otherwise."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(
+        self, folder: Path, *, holder: str = "another arena run", elsewhere: str = "use another results folder"
+    ) -> None:
+        """``holder`` and ``elsewhere`` name, in the refusal, what holds such a folder and the
+        other way out (the ladder: another arena server, another --data folder)."""
         self.path = Path(folder) / LOCK_NAME
+        self.holder, self.elsewhere = holder, elsewhere
         self.fd: int | None = None
 
     def acquire(self) -> None:
@@ -37,8 +42,8 @@ class FolderLock:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
             raise FolderBusy(
-                f"{self.path.parent} is in use by another arena run (pid {holder}); "
-                "wait for it to finish or stop it, or use another results folder"
+                f"{self.path.parent} is in use by {self.holder} (pid {holder}); "
+                f"wait for it to finish or stop it, or {self.elsewhere}"
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
