@@ -33,6 +33,12 @@ class BotFault(Exception):
         return out
 
 
+def at_decision(fault: dict[str, Any]) -> str:
+    """ " at decision D" for a recorded fault that has one (what `arena replay --from` takes), else ""."""
+    decision = fault.get("decision")
+    return f" at decision {decision}" if isinstance(decision, int) else ""
+
+
 def shorten(text: str | bytes, limit: int = 200) -> str:
     """A bad line or stderr tail, cut to ``limit`` characters for records."""
     if isinstance(text, bytes):

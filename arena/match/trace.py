@@ -7,7 +7,7 @@ from typing import Any, TextIO
 
 from tabulate import tabulate
 
-from arena.match.faults import printable
+from arena.match.faults import at_decision, printable
 from arena.records.spec import MatchSpec
 
 
@@ -75,8 +75,9 @@ class Tracer:
     def on_fault(self, seat: int, bot: str, fault: dict[str, Any]) -> None:
         if self.quiet or self._hidden(seat):
             return
-        at = f" at decision {fault['decision']}" if isinstance(fault.get("decision"), int) else ""
-        self._p(f"\n!! seat {seat} ({bot}) faulted{at}: {fault['kind']}: {printable(str(fault['detail']))}")
+        self._p(
+            f"\n!! seat {seat} ({bot}) faulted{at_decision(fault)}: {fault['kind']}: {printable(str(fault['detail']))}"
+        )
         if fault.get("stderr_tail"):
             self._p(_indent(printable(str(fault["stderr_tail"])), "   | "))
         self._p("   its seat plays on with random legal actions and takes last place")

@@ -52,8 +52,7 @@ def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if entry.kind == "folder":
             folder = Path(entry.path)
             try:
-                # a bot that forfeits (its install failed) is its files alone, whatever is installed since
-                env = None if getattr(entry, "forfeit", None) else botfolder.installed_env(folder)
+                env = entry.env()  # None for a bot that forfeits: its files alone, whatever is installed since
                 files = botfolder.pack_files(folder)
             except (OSError, botfolder.BotFolderError) as exc:
                 raise BotShippingError(
@@ -67,7 +66,7 @@ def pack_bots(entries: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
                 "sha256": entry.sha256,
                 "files": files,
                 "packages": list(resolved) if resolved is not None else None,
-                "forfeit": getattr(entry, "forfeit", None),
+                "forfeit": entry.forfeit,
             }
             continue
         data = Path(entry.path).read_bytes()

@@ -99,7 +99,7 @@ def fault_hint(
             return "choose() returned None: every path through it must end in `return <id>`"
         return (
             "choose() must return the id of one of observation['legal_actions'], an int "
-            "(not a float, a bool or a string)"
+            "(not a fraction, a bool or other text)"
         )
     if kind == "timeout" and "no hello within the start-up limit" in detail:
         return (

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from arena.errors import ArenaError, one_line
 from arena.match.agents import Agent
 from arena.match.detect import open_sandbox
+from arena.match.faults import at_decision
 from arena.records import Limits, MatchSpec, RecordJson, TimeControl
 from games import REGISTRY, GameError, get_game
 from games.rng import derive_seed
@@ -202,12 +203,7 @@ def faulted_bots(record: RecordJson, humans: list[int] | tuple[int, ...]) -> lis
     """``seat N (bot): kind at decision D`` for each bot seat that faulted (a person may leave:
     not a fault); D is what `arena replay --from` takes to try a fix from there."""
     return [
-        f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}{_at_decision(fault)}"
+        f"seat {seat} ({record['seats'][seat]['bot']}): {fault['kind']}{at_decision(fault)}"
         for seat, fault in enumerate(record["faults"])
         if fault is not None and seat not in humans
     ]
-
-
-def _at_decision(fault: dict[str, Any]) -> str:
-    decision = fault.get("decision")
-    return f" at decision {decision}" if isinstance(decision, int) else ""

@@ -46,6 +46,11 @@ class BotEntry:
     # why the bot cannot start (its requirements did not install): it forfeits every match
     forfeit: str | None = None
 
+    def env(self, folder: Path | None = None) -> botfolder.BotEnv | None:
+        """The installed environment of this folder bot (or of its copy ``folder``); None for a
+        bot that needs none or forfeits (its identity is then its files alone)."""
+        return None if self.forfeit else botfolder.installed_env(Path(folder or self.path))
+
     def to_json(self) -> dict[str, str]:
         out = {"name": self.name, "path": str(self.path), "sha256": self.sha256, "kind": self.kind}
         if self.source is not None:
@@ -189,7 +194,7 @@ def hold_entries(entries: list[BotEntry]) -> list[bot_cache.Hold]:
     for e in entries:
         paths = [e.path]
         if e.kind == "folder":
-            env = None if e.forfeit else botfolder.installed_env(e.path)
+            env = e.env()
             paths += [env.path] if env is not None else []
         held += [h for h in map(bot_cache.hold, paths) if h is not None]
     return held
@@ -465,7 +470,7 @@ def _snapshot_folder(e: BotEntry, folder: Path) -> BotEntry:
             os.replace(tmp, dest)
         except OSError:  # made meanwhile by another process: the same files
             shutil.rmtree(tmp, ignore_errors=True)
-    sha = botfolder.folder_sha256(dest, None if e.forfeit else botfolder.installed_env(dest))
+    sha = botfolder.folder_sha256(dest, e.env(dest))
     if sha != e.sha256:
         raise ArenaError(f"{e.path}: bot folder {e.name!r} changed while it was copied; run again")
     return BotEntry(name=e.name, path=dest, sha256=sha, kind=e.kind, source=e.source or Path(e.path), forfeit=e.forfeit)

@@ -1193,8 +1193,8 @@ class _Process:
     proc: Any  # multiprocessing.Process
     conn: Any  # the parent's end of its pipe
     playing: Any  # shared memory: the number of the match the worker is playing, 0 between
-    up: Any = None  # shared memory: 1 once the worker has set itself up (its store is open)
-    started: float = 0.0  # time.monotonic() at its start
+    up: Any  # shared memory: 1 once the worker has set itself up (its store is open)
+    started: float  # time.monotonic() at its start
     hung: bool = False  # killed for not setting itself up in time
 
 
@@ -1258,7 +1258,7 @@ class LocalBackend:
     def _kill_hung(self) -> None:
         now = time.monotonic()
         for wid, p in self.procs.items():
-            if p.up is None or p.up.value or p.hung or now - p.started < WORKER_SETUP_LIMIT_S:
+            if p.up.value or p.hung or now - p.started < WORKER_SETUP_LIMIT_S:
                 continue
             log.error(
                 "worker-%d did not set itself up in %.0f s (stuck at its start); it is killed and another "
