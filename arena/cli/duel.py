@@ -144,6 +144,8 @@ def duel(
     for line in outcome.incomplete[:5]:
         click.echo(f"arena: {line}", err=True)
     verdict = d.verdict_line(the_duel, outcome)
+    for bot, n in outcome.broken:
+        click.echo(f"arena: {bot} faulted in all {n} of its matches: the verdict below is about its faults", err=True)
     if outcome.decision is not None:
         click.echo(verdict)
         return

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Played:
-    """Played and stored. ``faults``: (bot, fault kind) of each seat that faulted."""
+    """Played and stored. ``faults``: (bot, fault kind) of each seat that faulted; ``reasons``:
+    what each of those faults was, in a line (its detail and the end of the bot's stderr)."""
 
     match_id: str
     faults: tuple[tuple[str, str], ...] = ()
+    reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

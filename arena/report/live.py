@@ -103,7 +103,7 @@ class LiveDisplay:
         )
         self.live.start()
 
-    def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
+    def update(self, match_id: str, faults: list[tuple[str, str]], reasons: tuple[str, ...] = ()) -> None:
         for key in faults:
             self.faults[key] = self.faults.get(key, 0) + 1
         done = self.bar.tasks[0].completed + 1

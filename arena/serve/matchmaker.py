@@ -305,7 +305,7 @@ class _Quiet:
     def __init__(self, *_: object) -> None:
         self.done = 0
 
-    def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
+    def update(self, match_id: str, faults: list[tuple[str, str]], reasons: tuple[str, ...] = ()) -> None:
         self.done += 1
 
     def close(self) -> None:

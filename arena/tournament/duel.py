@@ -357,6 +357,7 @@ class DuelOutcome:
     capped: bool = False
     interrupted: bool = False
     incomplete: list[str] = field(default_factory=list)  # why the duel cannot go on now
+    broken: list[tuple[str, int]] = field(default_factory=list)  # (bot, matches): faulted in every one
     sandbox_level: str = ""
     results: Path = Path(".")
 
@@ -622,6 +623,7 @@ def _run_locked(
                 if resume_hint:
                     err.write(f"arena: resume with: {resume_hint}\n")
             progress.close()  # the faults by bot and kind, as `arena run` ends with them
+            outcome.broken = progress.always_faulted()
             outcome.played = summary.played
             outcome.incomplete += [f"given up: {g}" for g in summary.given_up]
             outcome.incomplete += [f"the harness could not play {h}" for h in summary.harness_failures]
@@ -650,11 +652,11 @@ class _DuelProgress(Progress):
         self.shown = -1
         self.by_deal: list[tuple[int, list[tuple[str, str]]]] = []  # (deal, faults) per match stored
 
-    def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
+    def update(self, match_id: str, faults: list[tuple[str, str]], reasons: tuple[str, ...] = ()) -> None:
         self.feeder.on_stored(match_id)
         deal = _DEAL.search(match_id)
         self.by_deal.append((int(deal.group(1)) if deal else -1, faults))
-        super().update(match_id, faults)
+        super().update(match_id, faults, reasons)
 
     def counted(self) -> dict[tuple[str, str], int]:
         """The faults of the deals the test has read, as the match count says (a match played
@@ -665,6 +667,18 @@ class _DuelProgress(Progress):
                 for key in faults:
                     out[key] = out.get(key, 0) + 1
         return out
+
+    def always_faulted(self) -> list[tuple[str, int]]:
+        """(bot, its matches) for each bot that faulted in every match of the deals tested: what
+        the duel measured of it is its faults, not its play."""
+        per_bot: dict[str, int] = {}
+        for (bot, _kind), n in self.counted().items():
+            per_bot[bot] = per_bot.get(bot, 0) + n
+        d, deals = self.duel, self.feeder.tested
+        side = 2 if d.head_to_head else d.players  # NEW's and OLD's matches per deal
+        sat = {d.new.name: side * deals, d.old.name: side * deals}
+        sat.update({e.name: d.matches_per_deal * deals for e in d.field})
+        return [(bot, n) for bot, n in per_bot.items() if n and n == sat.get(bot)]
 
     def fault_summary(self) -> list[str]:
         return [f"{bot}: {kind} x{n}" for (bot, kind), n in sorted(self.counted().items(), key=lambda kv: -kv[1])]

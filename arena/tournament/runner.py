@@ -39,6 +39,7 @@ from typing import Any, TextIO
 
 from arena.errors import ArenaError, WorkersLost
 from arena.interrupts import this_process_only
+from arena.match.faults import printable, shorten
 from arena.records.controls import Limits, TimeControl
 from arena.records.record import RecordJson
 from arena.records.replies import HarnessFailed, NoSpace, Played, Raised, Reply
@@ -351,7 +352,7 @@ class _Committer:
     def _store(self, match: MatchSpec, record: RecordJson) -> Reply:
         try:
             stored = self.store.record_match(record)
-            return Played(match.match_id, tuple(_log_match(record, stored)))
+            return _played(record, stored)
         except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
             brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
             if disk_full(exc, self.results):  # no retry can help: the parent stops the run
@@ -392,17 +393,35 @@ class DiskFull(Exception):
         super().__init__(f"no space left on the device for {folder} ({detail})")
 
 
+def _played(record: dict[str, Any], stored: bool) -> Played:
+    faults = _log_match(record, stored)
+    reasons = tuple(fault_reason(f) for f in record["faults"] if f is not None)
+    return Played(record["match_id"], tuple(faults), reasons)
+
+
+def fault_reason(fault: dict[str, Any]) -> str:
+    """One line on what a recorded fault was: its detail, and the last line the bot wrote to
+    stderr before it (where a crash's cause usually is), bounded and safe for a terminal."""
+    reason = str(fault.get("detail") or "")
+    tail = [ln.strip() for ln in str(fault.get("stderr_tail") or "").splitlines() if ln.strip()]
+    if tail:
+        reason += f"; its stderr ends: {shorten(tail[-1], 120)}"
+    return printable(shorten(reason, 240)).replace("\n", " ")
+
+
 def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
-    """Log one finished match with who sat where (its faults as warnings, to run.log only:
-    the console's display summarises them per bot and kind); returns its faults as (bot, kind)."""
-    faults = [(s, f["kind"]) for s, f in enumerate(record["faults"]) if f is not None]
-    for seat, kind in faults:
+    """Log one finished match with who sat where (its faults as warnings, with what each was, to
+    run.log only: the console's display summarises them per bot and kind); returns its faults
+    as (bot, kind)."""
+    faults = [(s, f) for s, f in enumerate(record["faults"]) if f is not None]
+    for seat, fault in faults:
         log.warning(
-            "match %s: seat %d (%s) faulted: %s",
+            "match %s: seat %d (%s) faulted: %s (%s)",
             record["match_id"],
             seat,
             record["seats"][seat]["bot"],
-            kind,
+            fault["kind"],
+            fault_reason(fault),
             extra={MATCH_FAULT: True},
         )
     bots = [s["bot"] for s in record["seats"]]
@@ -413,7 +432,7 @@ def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
         [p + 1 for p in record["result"]["places"]],
         "" if stored else " (already stored)",
     )  # 1 = first
-    return [(record["seats"][seat]["bot"], kind) for seat, kind in faults]
+    return [(record["seats"][seat]["bot"], fault["kind"]) for seat, fault in faults]
 
 
 MATCH_FAULT = "arena_match_fault"  # marks a per-match fault record, kept out of the console
@@ -439,12 +458,13 @@ class Progress:
         self._last_print = 0.0
         self.open_ended = False  # an adaptive schedule: the total grows round by round
 
-    def update(self, match_id: str, faults: list[tuple[str, str]]) -> None:
+    def update(self, match_id: str, faults: list[tuple[str, str]], reasons: tuple[str, ...] = ()) -> None:
         self.done += 1
-        for key in faults:
+        for i, key in enumerate(faults):
             if key not in self.faults:
+                why = f" ({reasons[i]})" if i < len(reasons) and reasons[i] else ""
                 self.out.write(
-                    f"arena: {key[0]} faulted ({key[1]}) in match {match_id}; "
+                    f"arena: {key[0]} faulted ({key[1]}) in match {match_id}{why}; "
                     "repeats are counted below, details in run.log\n"
                 )
             self.faults[key] = self.faults.get(key, 0) + 1
@@ -1374,7 +1394,7 @@ class _Pool:
         if isinstance(reply, Played):
             self.summary.played += 1
             self.summary.faults += len(reply.faults)
-            self.progress.update(match.match_id, list(reply.faults))
+            self.progress.update(match.match_id, list(reply.faults), reply.reasons)
         elif isinstance(reply, HarnessFailed):
             self.summary.harness_failures.append(f"{match.match_id}: {reply.why}")
         elif isinstance(reply, NoSpace):
@@ -1401,7 +1421,7 @@ def store_in_driver(ctx: dict[str, Any], summary: RunSummary) -> Callable[[dict[
                 failure,
             )
             return HarnessFailed(record["match_id"], failure)
-        return Played(record["match_id"], tuple(_log_match(record, store.record_match(record))))
+        return _played(record, store.record_match(record))
 
     return store_record
 

@@ -180,11 +180,14 @@ def test_a_clearly_better_bot_gets_h1_and_the_folder_is_a_normal_results_folder(
 def test_a_crashing_bot_is_counted_in_the_live_line_and_the_closing_fault_summary(tmp_path):
     """The first fault said 'repeats are counted below', and nothing counted them."""
     crash = tmp_path / "crash_at_start.py"
-    crash.write_text("import sys\nsys.exit(3)\n")
+    crash.write_text("import sys\nsys.exit('weights.bin is missing')\n")
     results = _fixed_deals(tmp_path / "crash")
     done = _duel(results, "divers-weights", str(crash), str(RANDOM), "--max-matches", "8")
     assert done.returncode in (0, EXIT_CAPPED), done.stderr
     assert "crash_at_start faulted (crash)" in done.stderr
+    assert "its stderr ends: weights.bin is missing" in done.stderr  # why, at the first fault
+    # a bot that faulted in every match is named: the verdict measured its faults, not its play
+    assert re.search(r"crash_at_start faulted in all \d+ of its matches: the verdict", done.stderr), done.stderr
     summary = [line for line in done.stderr.splitlines() if line.startswith("arena: faults by bot and kind: ")]
     assert summary and "crash_at_start: crash x" in summary[-1], done.stderr
     # the live line counts them once the test has read their deals (here it may print before any)
