@@ -78,6 +78,7 @@ class LiveDisplay:
         self.results = results
         self.live_standings = live_standings
         self.faults: dict[tuple[str, str], int] = {}
+        self.first_reason: dict[tuple[str, str], str] = {}  # what each bot's first fault of a kind was
         self.bar = Progress(
             TextColumn("matches"),
             BarColumn(),
@@ -104,8 +105,10 @@ class LiveDisplay:
         self.live.start()
 
     def update(self, match_id: str, faults: list[tuple[str, str]], reasons: tuple[str, ...] = ()) -> None:
-        for key in faults:
+        for i, key in enumerate(faults):
             self.faults[key] = self.faults.get(key, 0) + 1
+            if key not in self.first_reason and i < len(reasons):
+                self.first_reason[key] = reasons[i]
         done = self.bar.tasks[0].completed + 1
         elapsed = time.monotonic() - self.t0
         self.bar.update(self.task, completed=done, rate=f"{done / elapsed:.1f}/s" if elapsed > 0 else "")
@@ -126,8 +129,10 @@ class LiveDisplay:
             t.add_column("bot")
             t.add_column("kind")
             t.add_column("matches", justify="right")
+            t.add_column("the first was", overflow="ellipsis", no_wrap=True)
             for (bot, kind), n in sorted(self.faults.items(), key=lambda kv: -kv[1]):
-                t.add_row(visible(bot, keep=""), visible(kind, keep=""), str(n))
+                why = visible(self.first_reason.get((bot, kind), ""), keep="")
+                t.add_row(visible(bot, keep=""), visible(kind, keep=""), str(n), why)
             parts.append(t)
         if self._standings is not None:
             parts.append(self._standings)

@@ -112,6 +112,7 @@ def test_in_a_terminal_a_live_bar_with_faults_summarised_and_standings(tournamen
     assert "\x1b[" in screen  # it is a live display
     assert re.search(r"matches .*\d+/\d+\s+100%", plain), plain[-2000:]
     assert "faults by bot and kind" in plain and re.search(r"crasher\s+crash\s+\d+", plain)
+    assert re.search(r"crasher\s+crash\s+\d+\s+closed its output \(exit code 3\)", plain), plain[-2000:]
     assert "standings after" in plain
     # its mean places say how sure they are, as the leaderboard does (2 deals: no interval claimed)
     live = plain[plain.index("standings after") :]
