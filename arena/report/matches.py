@@ -1,7 +1,7 @@
 """`arena matches`: the stored matches of a results folder, findable by bot, game and fault.
 
 One row per match, in schedule order, with its id (what `arena replay` takes), the
-bots by seat with their places (1-based) and any faults.
+bots by seat with their places (1-based) and any faults, each with its detail.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from tabulate import tabulate
 
 from arena.errors import ArenaError
 from arena.inert import visible
+from arena.match.faults import shorten
 from arena.report.standings import results_folder
 from arena.tournament.store import ResultRow, ResultStore, StoreError
 
@@ -44,7 +45,11 @@ def match_table(rows: list[ResultRow]) -> list[list[Any]]:
     table = []
     for r in rows:
         seats = ", ".join(f"{b} ({p + 1})" for b, p in zip(r.bots, r.places))
-        faults = "; ".join(f"s{s} {b}: {k}" for s, (b, k) in enumerate(zip(r.bots, r.faults)) if k)
+        faults = "; ".join(
+            f"s{s} {b}: {k}" + (f" ({shorten(d, 80)})" if d else "")
+            for s, (b, k, d) in enumerate(zip(r.bots, r.faults, r.fault_details))
+            if k
+        )
         # one line per cell, nothing a terminal would act on (a name from the store is hostile)
         table.append([visible(c, keep="") for c in (r.match_id, r.game, seats, faults)])
     return table

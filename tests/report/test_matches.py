@@ -64,7 +64,9 @@ def test_filters_narrow_by_bot_game_and_fault(results):
     by_bot = arena("matches", str(results), "--bot", "alpha", cwd=results).stdout.split("\n\n")[0]
     assert len(ids(by_bot)) == 3 + 4 and all("alpha" in line for line in by_bot.splitlines()[2:])
     faults = arena("matches", str(results), "--fault", "illegal", cwd=results).stdout.split("\n\n")[0]
-    assert len(ids(faults)) == 3 + 4 and all("illegal: illegal" in line for line in faults.splitlines()[2:])
+    assert len(ids(faults)) == 3 + 4 and all(
+        "illegal: illegal (" in line and "is not legal" in line for line in faults.splitlines()[2:]
+    )
     none = arena("matches", str(results), "--bot", "alpha", "--fault", "any", cwd=results)
     assert none.returncode == 0 and "no stored match fits" in none.stdout
 
