@@ -296,7 +296,7 @@ async def login_page(request: Request) -> Response:
         accounts.check_password, side.db, str(form.get("name", "")), str(form.get("password", ""))
     )
     if user is None:
-        return _form_error(request, "login.html", 401, "wrong name or password")
+        return _form_error(request, "login.html", 401, "wrong name or password", name=_typed(form, "name"))
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
@@ -333,7 +333,7 @@ async def invite_page(request: Request) -> Response:
             accounts.redeem_invite, side.db, token, str(form.get("name", "")).strip(), str(form.get("password", ""))
         )
     except ArenaError as exc:
-        return _form_error(request, "invite.html", 400, str(exc), token=token)
+        return _form_error(request, "invite.html", 400, str(exc), token=token, name=_typed(form, "name"))
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
@@ -364,7 +364,15 @@ async def upload_page(request: Request) -> Response:
     except HTTPException as exc:
         if exc.status_code in (401,):
             raise
-        return _form_error(request, "upload.html", exc.status_code, exc.detail, headers=exc.headers)
+        form = request.scope.get(FORM_KEY)  # parsed unless refused before its body was read
+        return _form_error(
+            request,
+            "upload.html",
+            exc.status_code,
+            exc.detail,
+            headers=exc.headers,
+            name=_typed(form, "name") if form is not None else "",
+        )
     return RedirectResponse(doc["url"], status_code=303)
 
 
@@ -376,6 +384,13 @@ async def retire_page(request: Request) -> Response:
     bot_id = _int(request.path_params["bot_id"])
     _side(request).retire(user, bot_id)
     return RedirectResponse(f"/bots/{bot_id}", status_code=303)
+
+
+def _typed(form: Any, field: str) -> str:
+    """What the visitor typed in a text field of ``form``, for its page shown again after a
+    refusal (a form keeps its values; a browser never refills a password or a file)."""
+    value = form.get(field)
+    return value[:200] if isinstance(value, str) else ""
 
 
 # ---- the JSON API -----------------------------------------------------------------

@@ -4,12 +4,14 @@ API, forms keep what was typed after a refusal, and a page says what to do next.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
 
-from arena.serve.app import Ladderside, create_app  # noqa: E402
+from arena.serve.app import CSRF_COOKIE, Ladderside, create_app  # noqa: E402
 from arena.serve.ladder import load_ladder  # noqa: E402
 from arena.serve.server import import_bundled  # noqa: E402
 from tests.serve.in_process import client  # noqa: E402
@@ -42,3 +44,50 @@ def test_the_matches_page_counts_places_from_one_as_the_leaderboard_does(ladder)
     page = client(app).get("/matches").text
     assert "alpha.v1 (3)" in page and "beta.v1 (1)" in page and "gamma.v1 (2)" in page
     assert "1 = first" in page
+
+
+def _log_in(c) -> str:
+    """Log ``c`` in as ann through the form; returns the session's form token."""
+    c.get("/login")
+    data = {"name": "ann", "password": "correct horse", "csrf_token": c.cookies.get(CSRF_COOKIE)}
+    assert c.post("/login", data=data, follow_redirects=False).status_code == 303
+    return re.search(r'name="csrf_token" value="([^"]+)"', c.get("/").text).group(1)
+
+
+def _field(page: str, name: str) -> str | None:
+    """The value a page's text input ``name`` shows (None: no value attribute)."""
+    tag = re.search(rf'<input[^>]*\bname="{name}"[^>]*>', page)
+    assert tag, f"no input {name}"
+    value = re.search(r'\bvalue="([^"]*)"', tag.group(0))
+    return None if value is None else value.group(1)
+
+
+def test_a_refused_form_keeps_the_name_that_was_typed(ladder):
+    """A wrong password, a short invite password, a refused bot name: the page comes back with
+    the reason, and the name field still holds what the visitor typed (only the password and the
+    file have to be given again, which a browser never refills)."""
+    from arena.serve.accounts import new_invite
+
+    app, side = ladder
+    c = client(app)
+    c.get("/login")
+    csrf = c.cookies.get(CSRF_COOKIE)
+    r = c.post("/login", data={"name": "ann", "password": "not it", "csrf_token": csrf}, headers=HTML)
+    assert r.status_code == 401 and "wrong name or password" in r.text
+    assert _field(r.text, "name") == "ann"
+
+    token = new_invite(side.data)
+    r = c.post(f"/invite/{token}", data={"name": "ivy", "password": "short", "csrf_token": csrf}, headers=HTML)
+    assert r.status_code == 400 and "shorter than 8" in r.text
+    assert _field(r.text, "name") == "ivy"
+
+    form = _log_in(c)
+    r = c.post(
+        "/upload",
+        data={"name": "my bot!", "csrf_token": form},
+        files={"file": ("my_bot.py", b"print(1)\n")},
+        headers=HTML,
+    )
+    assert r.status_code == 400 and "is not allowed" in r.text
+    assert _field(r.text, "name") == "my bot!"
+    assert "choose the file again" in r.text
