@@ -91,3 +91,15 @@ def test_a_refused_form_keeps_the_name_that_was_typed(ladder):
     assert r.status_code == 400 and "is not allowed" in r.text
     assert _field(r.text, "name") == "my bot!"
     assert "choose the file again" in r.text
+
+
+def test_the_upload_form_names_every_kind_of_bot_the_ladder_takes(ladder):
+    """The server takes a .py file, a #! script or a bot folder as .zip or .tar.gz
+    (docs/ladder.md), but the form's label named only the first two: an entrant with a bot
+    folder was told it could not upload it."""
+    app, _ = ladder
+    c = client(app)
+    _log_in(c)
+    label = re.search(r"<label>Bot file(.*?)<input", c.get("/upload").text, re.S).group(1)
+    for kind in (".py", "#!", ".zip", ".tar.gz"):
+        assert kind in label, kind
