@@ -218,7 +218,23 @@ async def bot_page(request: Request) -> Response:
         bot=doc,
         mine="source" in (doc["versions"][0] if doc["versions"] else {}),
         plots=[(h["version"], rating_plot(h["points"])) for h in doc["history"] if h["points"]],
+        **_version_states(doc),
     )
+
+
+def _version_states(doc: dict[str, Any]) -> dict[str, Any]:
+    """What the bot page tells an entrant about its versions: which one plays (the latest that
+    passed its check; None when retired or none passed), which are being checked, and the
+    latest one if its check failed after the one playing."""
+    versions = doc["versions"]
+    passed = [v["version"] for v in versions if v["status"] == "ok"]
+    playing = passed[-1] if passed and not doc["retired"] else None
+    last = versions[-1] if versions else None
+    return {
+        "playing": playing,
+        "checking": [v["version"] for v in versions if v["status"] == "checking"],
+        "failed": last["version"] if last and last["status"] == "failed" else None,
+    }
 
 
 def rating_plot(points: list[list[float]], width: int = 600, height: int = 160) -> dict[str, Any]:

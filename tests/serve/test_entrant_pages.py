@@ -103,3 +103,37 @@ def test_the_upload_form_names_every_kind_of_bot_the_ladder_takes(ladder):
     label = re.search(r"<label>Bot file(.*?)<input", c.get("/upload").text, re.S).group(1)
     for kind in (".py", "#!", ".zip", ".tar.gz"):
         assert kind in label, kind
+
+
+def _ann_bot(side, *statuses: str) -> int:
+    """A bot of ann's with one version per status, none queued for a check (the page is judged
+    as it stands)."""
+    ann = side.db.one("SELECT id FROM users WHERE name = 'ann'")["id"]
+    bot_id = side.db.run("INSERT INTO bots (name, owner_id, created) VALUES ('annbot', ?, 0)", ann)
+    for i, status in enumerate(statuses):
+        vid, _ = side.db.add_version(bot_id, f"{i:064x}", side.data / f"annbot{i}.py", "python", status)
+        side.db.run("UPDATE versions SET report = ? WHERE id = ?", f"report of v{i + 1}", vid)
+    return bot_id
+
+
+def test_the_bot_page_says_what_happens_while_a_version_is_checked_and_after_it_failed(ladder):
+    """Right after an upload the bot page said 'checking' and, in every ratings row, 'not
+    playing', with nothing about what happens next or that the page does not update by itself;
+    a failed check said 'failed' and nothing about which version still plays."""
+    app, side = ladder
+    c = client(app)
+    _log_in(c)
+    first = _ann_bot(side, "checking")
+    page = c.get(f"/bots/{first}").text
+    assert "v1 is being checked" in page and "reload" in page
+    assert "not playing" not in page and "waiting for its check" in page
+
+    side.db.run("UPDATE bots SET name = 'annbot_old' WHERE id = ?", first)
+    second = _ann_bot(side, "ok", "checking")
+    page = c.get(f"/bots/{second}").text
+    assert "v2 is being checked" in page and "v1 plays until then" in page
+
+    side.db.run("UPDATE versions SET status = 'failed' WHERE bot_id = ? AND n = 2", second)
+    page = c.get(f"/bots/{second}").text
+    assert "v2 failed its check" in page and "v1 keeps playing" in page
+    assert "is being checked" not in page
