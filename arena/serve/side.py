@@ -135,10 +135,13 @@ class Ladderside:
 
     def public(self, text: str) -> str:
         """``text`` as an entrant may read it: this machine's folders (the data folder, the bot
-        cache) left out of every path, which keeps its last part ('bots/<sha>/x.zip' is 'x.zip')."""
+        cache, the arena's own package, whose botkit is in every Python bot's traceback) left
+        out of every path, which keeps its last part ('bots/<sha>/x.zip' is 'x.zip')."""
+        import arena
         from arena.match.bot_cache import cache_root
 
-        roots = {str(self.data), str(self.data.resolve()), str(cache_root()), str(cache_root().resolve())}
+        package = Path(arena.__file__).parent
+        roots = {str(p) for folder in (self.data, cache_root(), package) for p in (folder, folder.resolve())}
         for root in sorted(roots, key=len, reverse=True):
             text = re.sub(r"(?<![\w./-])" + re.escape(root.rstrip("/")) + r"/(?:[^\s'\":]*/)?", "", text)
         return text
@@ -446,7 +449,7 @@ class Ladderside:
         for mid, name, kind, detail in rows:
             item = {"match_id": mid, "version": name, "kind": kind, "detail": detail}
             if mine:
-                item["stderr_tail"] = self._stderr_tail(mid, name)
+                item["stderr_tail"] = self.public(self._stderr_tail(mid, name))
             faults.append(item)
         with self.board_lock:
             history = self._ratings().get("history", {})

@@ -137,3 +137,43 @@ def test_the_bot_page_says_what_happens_while_a_version_is_checked_and_after_it_
     page = c.get(f"/bots/{second}").text
     assert "v2 failed its check" in page and "v1 keeps playing" in page
     assert "is being checked" not in page
+
+
+def test_the_owners_fault_tails_and_check_reports_name_no_folder_of_the_server(ladder):
+    """docs/ladder.md: a check report names the bot's own files, never the server's folders.
+    A traceback through botkit named the arena's install folder in the report, and the fault
+    tails on the owner's page named the data folder too (the bot's file under bots/<sha256>/)."""
+    from pathlib import Path
+
+    import arena.bot_helper.botkit as botkit
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    c = client(app)
+    _log_in(c)
+    bot_id = _ann_bot(side, "ok")
+    mine = side.data / "bots" / ("ab" * 32) / "annbot.py"
+    tail = (
+        "Traceback (most recent call last):\n"
+        f'  File "{mine}", line 22, in <module>\n'
+        f'  File "{botkit.__file__}", line 105, in run\n'
+        "RuntimeError: gave up\n"
+    )
+    side.store.record_match(
+        make_record(
+            0,
+            ["annbot.v1", "alpha.v1", "beta.v1"],
+            [2, 0, 1],
+            match_id="tightwad/p3/d0/r0/00000000000000ab",
+            faults=[{"kind": "crash", "detail": "closed its output (exit code 1)", "stderr_tail": tail}, None, None],
+        )
+    )
+    shown = c.get(f"/api/bots/{bot_id}").json()["faults"][0]["stderr_tail"]
+    assert 'File "annbot.py", line 22' in shown and 'File "botkit.py", line 105' in shown
+    install = str(Path(botkit.__file__).resolve().parents[2])
+    assert str(side.data) not in shown and install not in shown
+    page = c.get(f"/bots/{bot_id}").text
+    assert str(side.data) not in page and install not in page
+
+    report = side.public(f'   |   File "{botkit.__file__}", line 105, in run\n')
+    assert report == '   |   File "botkit.py", line 105, in run\n'
