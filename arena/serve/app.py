@@ -217,7 +217,7 @@ async def bot_page(request: Request) -> Response:
         "bot.html",
         bot=doc,
         mine="source" in (doc["versions"][0] if doc["versions"] else {}),
-        plots=[(h["version"], rating_plot(h["points"])) for h in doc["history"] if h["points"]],
+        plots=_rating_plots(doc["history"]),
         **_version_states(doc),
     )
 
@@ -237,12 +237,30 @@ def _version_states(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def rating_plot(points: list[list[float]], width: int = 600, height: int = 160) -> dict[str, Any]:
+def _rating_plots(history: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """Each version's rating plot, all on one μ scale: the same height is the same μ in every
+    plot, so a bot's versions compare at a glance ('is my new version better?')."""
+    shown = [h for h in history if h["points"]]
+    if not shown:
+        return []
+    lo = min(p[1] - p[2] for h in shown for p in h["points"])
+    hi = max(p[1] + p[2] for h in shown for p in h["points"])
+    return [(h["version"], rating_plot(h["points"], lo=lo, hi=hi)) for h in shown]
+
+
+def rating_plot(
+    points: list[list[float]],
+    width: int = 600,
+    height: int = 160,
+    lo: float | None = None,
+    hi: float | None = None,
+) -> dict[str, Any]:
     """An inline SVG plot of a rating history (drawn here: no script, no CDN): μ as a line,
-    μ ± σ as a band; x is the match number in play order."""
+    μ ± σ as a band; x is the match number in play order; y from ``lo`` to ``hi`` (default:
+    this history's own range)."""
     xs = [p[0] for p in points]
-    lo = min(p[1] - p[2] for p in points)
-    hi = max(p[1] + p[2] for p in points)
+    lo = min(p[1] - p[2] for p in points) if lo is None else lo
+    hi = max(p[1] + p[2] for p in points) if hi is None else hi
     x0, xspan = xs[0], max(1, xs[-1] - xs[0])
     yspan = max(1e-9, hi - lo)
 

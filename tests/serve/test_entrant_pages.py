@@ -177,3 +177,28 @@ def test_the_owners_fault_tails_and_check_reports_name_no_folder_of_the_server(l
 
     report = side.public(f'   |   File "{botkit.__file__}", line 105, in run\n')
     assert report == '   |   File "botkit.py", line 105, in run\n'
+
+
+def test_the_rating_plots_of_a_bots_versions_share_one_scale(ladder):
+    """'Is my new version better?': each version's rating history was drawn on a scale of its
+    own (v1 from 9.8 to 26.2, v2 from 12.1 to 26.9), so the same height meant a different μ in
+    each plot and a worse version could look as high as a better one."""
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok", "ok")
+    for i in range(60):
+        version, place = ("annbot.v1", 2) if i < 30 else ("annbot.v2", 0)  # v1 always last, v2 first
+        others = [1, 2] if place == 0 else [0, 1]
+        side.store.record_match(
+            make_record(
+                i * 16,
+                [version, "alpha.v1", "beta.v1"],
+                [place, *others],
+                match_id=f"tightwad/p3/d{i}/r0/{i:016x}",
+            )
+        )
+    page = client(app).get(f"/bots/{bot_id}").text
+    scales = re.findall(r"v(\d): μ \(line\).*?, ([-\d.]+) to ([-\d.]+)[^;]*; now μ", page)
+    assert [s[0] for s in scales] == ["1", "2"], page
+    assert scales[0][1:] == scales[1][1:]
