@@ -202,3 +202,53 @@ def test_the_rating_plots_of_a_bots_versions_share_one_scale(ladder):
     scales = re.findall(r"v(\d): μ \(line\).*?, ([-\d.]+) to ([-\d.]+)[^;]*; now μ", page)
     assert [s[0] for s in scales] == ["1", "2"], page
     assert scales[0][1:] == scales[1][1:]
+
+
+def _in_browser(app, pages: list[str], width: int = 375):
+    """Each page of ``app`` loaded in chromium at ``width`` CSS pixels (a phone), every request
+    answered in process by the TestClient (no server, no network): yields (path, page)."""
+    from tests.serve.test_browser import CHROMIUM, CHROMIUM_FLAGS
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    c = client(app)
+    _log_in(c)
+
+    def answer(route):
+        url = route.request.url.removeprefix("http://ladder.test")
+        r = c.get(url, headers={"Accept": "text/html"})
+        route.fulfill(status=r.status_code, headers={"content-type": r.headers["content-type"]}, body=r.content)
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 800})
+            page.route("http://ladder.test/**", answer)
+            for path in pages:
+                page.goto("http://ladder.test" + path)
+                yield path, page
+        finally:
+            browser.close()
+
+
+def test_the_ladder_pages_fit_a_phone_without_scrolling_the_whole_page_sideways(ladder):
+    """At 375 px the leaderboard's tables (782 px on the demo ladder), the matches table and the
+    rating plot (600 px) widened the whole page: it scrolled sideways, the header's bar ended
+    at the screen's edge and the nav was cut. A wide table now scrolls inside its own box."""
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok")
+    for i in range(10):
+        side.store.record_match(
+            make_record(
+                i * 16,
+                ["annbot.v1", "alpha.v1", "beta.v1"],
+                [i % 3, (i + 1) % 3, (i + 2) % 3],
+                match_id=f"tightwad/p3/d{i}/r0/{i:016x}",
+            )
+        )
+    for path, page in _in_browser(app, ["/", "/matches", f"/bots/{bot_id}", "/upload"]):
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 375, f"{path} is {wide} px wide"
