@@ -266,3 +266,29 @@ def test_the_page_links_decisions_scrolls_to_the_choice_and_logs_palace_in_chrom
             assert "1" not in everywhere and "A" in everywhere and set(labels) <= {"A"}
         finally:
             browser.close()
+
+
+def test_the_page_fits_a_phone_and_stepping_never_scrolls_the_window_sideways_in_chromium(tmp_path):
+    """At 375 px the two columns (the table and a 340 px panel) made the page 504 px wide, and
+    each step's scrollIntoView of the chosen action scrolled the whole window sideways: the
+    seats were cut off at the left. The panel now goes under the table on a narrow screen, and
+    a step scrolls only the list of actions."""
+    sync_playwright, chromium = _browser()
+    page_file = tmp_path / "replay.html"
+    page_file.write_text(replay_html(play_record(tmp_path, "tightwad", [RANDOM] * 3, 1)))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 375, "height": 700})
+            page.goto(page_file.as_uri())
+            page.wait_for_function("document.body.dataset.ready || document.body.dataset.error", timeout=30_000)
+            for _ in range(4):
+                assert page.evaluate("document.documentElement.scrollWidth") <= 375
+                assert page.evaluate("[window.scrollX, window.scrollY]") == [0, 0]
+                page.keyboard.press("ArrowRight")
+            seen = page.evaluate("""() => { const box = document.getElementById('legal').getBoundingClientRect();
+                const li = document.querySelector('#legal li.chosen').getBoundingClientRect();
+                return li.top >= box.top - 1 && li.bottom <= box.bottom + 1; }""")
+            assert seen, "the chosen action is still scrolled into view within its list"
+        finally:
+            browser.close()

@@ -99,7 +99,9 @@ function draw(){
       for(const [id,t] of f.legal){ const li=el("li", id===f.action?"chosen":""); li.dataset.action=id;
         const num=el("span","num",id+"."); num.style.minWidth=width+"ch"; li.append(num, el("span","text",t)); legal.append(li); }
       const chosen = legal.querySelector("li.chosen");
-      if(chosen) chosen.scrollIntoView({block:"center"});
+      // scroll the list alone (scrollIntoView would scroll the window too, sideways on a phone)
+      if(chosen) legal.scrollTop += chosen.getBoundingClientRect().top - legal.getBoundingClientRect().top
+        - (legal.clientHeight - chosen.clientHeight) / 2;
     }
   }
   drawLog(f);
