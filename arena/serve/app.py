@@ -204,9 +204,13 @@ async def home(request: Request) -> Response:
 
 
 async def matches_page(request: Request) -> Response:
+    """The recent matches, or with ``?bot=NAME`` those of one bot's versions (its bot page links here)."""
     side = _side(request)
-    rows = side.recent_matches(RECENT)
-    return _page(request, "matches.html", cache_key=side.recent[(RECENT, None)][1], matches=rows)
+    bot = request.query_params.get("bot") or None
+    if bot is not None and not SAFE_NAME.match(bot):
+        raise HTTPException(400, f"bot must be a bot name ({SAFE_NAME_TEXT})")
+    rows = side.recent_matches(RECENT, bot)
+    return _page(request, "matches.html", cache_key=(bot, side.recent[(RECENT, bot)][1]), matches=rows, bot=bot)
 
 
 async def bot_page(request: Request) -> Response:

@@ -447,7 +447,14 @@ class Ladderside:
             names,
         ).fetchall()
         for mid, name, kind, detail in rows:
-            item = {"match_id": mid, "version": name, "kind": kind, "detail": detail}
+            shown = self.replay_allowed(mid)
+            item = {
+                "match_id": mid,
+                "version": name,
+                "kind": kind,
+                "detail": detail,
+                "replay": f"/matches/{mid}/replay" if shown else None,
+            }
             if mine:
                 item["stderr_tail"] = self.public(self._stderr_tail(mid, name))
             faults.append(item)

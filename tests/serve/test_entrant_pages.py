@@ -252,3 +252,35 @@ def test_the_ladder_pages_fit_a_phone_without_scrolling_the_whole_page_sideways(
     for path, page in _in_browser(app, ["/", "/matches", f"/bots/{bot_id}", "/upload"]):
         wide = page.evaluate("document.documentElement.scrollWidth")
         assert wide <= 375, f"{path} is {wide} px wide"
+
+
+def test_a_bots_page_links_to_its_own_matches_and_its_faults_to_their_replays(ladder):
+    """An entrant could not list its bot's matches on the site (the matches page showed the
+    last 50 of everyone; only the JSON API took ?bot=), and a fault on the bot page named its
+    match id without a link to the replay that shows it."""
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    c = client(app)
+    bot_id = _ann_bot(side, "ok")
+    crash = {"kind": "crash", "detail": "closed its output (exit code 1)", "decision": 2}
+    for i in range(3):  # a whole deal set of three rotations: its replays are public
+        side.store.record_match(
+            make_record(
+                5 * 16 + i,
+                ["annbot.v1", "alpha.v1", "beta.v1"][i:] + ["annbot.v1", "alpha.v1", "beta.v1"][:i],
+                [2, 0, 1],
+                match_id=f"tightwad/p3/d5/r{i}/{i:016x}",
+                faults=[crash if i == 0 else None, None, None],
+            )
+        )
+    side.store.record_match(make_record(6 * 16, ["alpha.v1", "beta.v1", "gamma.v1"], [0, 1, 2]))
+    bot_page = c.get(f"/bots/{bot_id}").text
+    assert 'href="/matches?bot=annbot"' in bot_page
+    assert 'href="/matches/tightwad/p3/d5/r0/0000000000000000/replay"' in bot_page
+
+    page = c.get("/matches?bot=annbot")
+    assert page.status_code == 200 and "annbot" in page.text
+    assert page.text.count("<tr><td><code>") == 3 and "gamma.v1" not in page.text
+    assert c.get("/matches?bot=nobody").status_code == 200  # no such bot: no match, not an error
+    assert c.get("/matches?bot=no%20such%20name", headers=HTML).status_code == 400
