@@ -447,16 +447,21 @@ class Ladderside:
             names,
         ).fetchall()
         for mid, name, kind, detail in rows:
-            shown = self.replay_allowed(mid)
+            fault = self._fault_of(mid, name)
+            at = fault.get("decision")
+            at = at if isinstance(at, int) and not isinstance(at, bool) else None
             item = {
                 "match_id": mid,
                 "version": name,
                 "kind": kind,
                 "detail": detail,
-                "replay": f"/matches/{mid}/replay" if shown else None,
+                "decision": at,  # the decision it faulted at: the replay's #d<n>, `arena replay --from`
+                "replay": (
+                    f"/matches/{mid}/replay" + ("" if at is None else f"#d{at}") if self.replay_allowed(mid) else None
+                ),
             }
             if mine:
-                item["stderr_tail"] = self.public(self._stderr_tail(mid, name))
+                item["stderr_tail"] = self.public(str(fault.get("stderr_tail") or "")[-2000:])
             faults.append(item)
         with self.board_lock:
             history = self._ratings().get("history", {})
@@ -474,16 +479,18 @@ class Ladderside:
             "faults": faults,
         }
 
-    def _stderr_tail(self, match_id: str, bot: str) -> str:
+    def _fault_of(self, match_id: str, bot: str) -> dict[str, Any]:
+        """``bot``'s fault in a stored match record as stored (its decision, its stderr tail);
+        {} when the record is missing or altered."""
         try:
             record = self.store.get_record(match_id)
-        except (KeyError, Exception):  # noqa: BLE001 - a missing or altered record shows no tail
-            return ""
+        except (KeyError, Exception):  # noqa: BLE001 - a missing or altered record shows no details
+            return {}
         seats = sorted(record.get("bots") or (), key=lambda b: b.get("seat", 0))  # every record has "bots"
         for seat, fault in zip(seats, record.get("faults") or ()):
-            if fault and seat.get("name") == bot:
-                return str(fault.get("stderr_tail") or "")[-2000:]
-        return ""
+            if isinstance(fault, dict) and seat.get("name") == bot:
+                return fault
+        return {}
 
     # ---- uploads ----------------------------------------------------------------
 

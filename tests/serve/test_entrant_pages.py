@@ -277,10 +277,35 @@ def test_a_bots_page_links_to_its_own_matches_and_its_faults_to_their_replays(la
     side.store.record_match(make_record(6 * 16, ["alpha.v1", "beta.v1", "gamma.v1"], [0, 1, 2]))
     bot_page = c.get(f"/bots/{bot_id}").text
     assert 'href="/matches?bot=annbot"' in bot_page
-    assert 'href="/matches/tightwad/p3/d5/r0/0000000000000000/replay"' in bot_page
+    assert 'href="/matches/tightwad/p3/d5/r0/0000000000000000/replay#d2"' in bot_page
 
     page = c.get("/matches?bot=annbot")
     assert page.status_code == 200 and "annbot" in page.text
     assert page.text.count("<tr><td><code>") == 3 and "gamma.v1" not in page.text
     assert c.get("/matches?bot=nobody").status_code == 200  # no such bot: no match, not an error
     assert c.get("/matches?bot=no%20such%20name", headers=HTML).status_code == 400
+
+
+def test_a_faults_replay_link_opens_at_the_decision_it_faulted_and_names_it(ladder):
+    """A fault's replay opened at decision 0: in a Palace match of 246 decisions its author had
+    to hunt for the fault, and the page never said at which decision it happened (the number
+    `arena replay --from` takes)."""
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok")
+    crash = {"kind": "crash", "detail": "closed its output (exit code 1)", "decision": 3}
+    for i in range(3):
+        side.store.record_match(
+            make_record(
+                5 * 16 + i,
+                ["annbot.v1", "alpha.v1", "beta.v1"][i:] + ["annbot.v1", "alpha.v1", "beta.v1"][:i],
+                [2, 0, 1],
+                match_id=f"tightwad/p3/d5/r{i}/{i:016x}",
+                faults=[crash if i == 0 else None, None, None],
+            )
+        )
+    fault = client(app).get(f"/api/bots/{bot_id}").json()["faults"][0]
+    assert fault["decision"] == 3 and fault["replay"].endswith("/replay#d3")
+    page = client(app).get(f"/bots/{bot_id}").text
+    assert "at decision 3" in page and 'replay#d3"' in page
