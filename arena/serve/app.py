@@ -565,9 +565,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _server_error(request: Request, exc: Exception) -> Response:
     log.error("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc, exc_info=exc)
-    return JSONResponse(
-        {"error": "internal error; the organiser finds it in the server log", "status": 500}, status_code=500
-    )
+    error = "internal error; the organiser finds it in the server log"
+    if not _wants_json(request):  # a browser gets the site's page, as for a 4xx
+        try:
+            return _page(request, "error.html", status=500, error=error, code=500)
+        except Exception:  # noqa: BLE001 - the page itself failed: the plain answer below
+            log.exception("the error page for %s failed", request.url.path)
+    return JSONResponse({"error": error, "status": 500}, status_code=500)
 
 
 def create_app(side: Ladderside) -> Starlette:

@@ -309,3 +309,21 @@ def test_a_faults_replay_link_opens_at_the_decision_it_faulted_and_names_it(ladd
     assert fault["decision"] == 3 and fault["replay"].endswith("/replay#d3")
     page = client(app).get(f"/bots/{bot_id}").text
     assert "at decision 3" in page and 'replay#d3"' in page
+
+
+def test_an_unexpected_error_is_a_page_for_a_browser_without_details(ladder, monkeypatch):
+    """A 4xx reached a browser as a page with the site's header, but a 500 as raw JSON text
+    ({"error": ..., "status": 500}) with no way back to the ladder."""
+    app, side = ladder
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret detail of the failure")
+
+    monkeypatch.setattr(side, "bot_doc", broken)
+    c = client(app)
+    r = c.get("/bots/1", headers=HTML)
+    assert r.status_code == 500 and r.headers["content-type"].startswith("text/html")
+    assert "the organiser finds it in the server log" in r.text and 'href="/"' in r.text
+    assert "secret detail" not in r.text and "Traceback" not in r.text
+    r = c.get("/api/bots/1")
+    assert r.status_code == 500 and r.json()["status"] == 500 and "secret" not in r.text
