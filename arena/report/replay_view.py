@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +104,17 @@ def _legal_window(legal: list[str], chosen: int) -> list[list[Any]]:
     return [[a, legal[a]] for a in ids]
 
 
-def replay_html(record: RecordJson) -> str:
-    """The whole page as text."""
+def replay_html(record: RecordJson, links: Sequence[tuple[str, str]] = ()) -> str:
+    """The whole page as text; ``links``: (href, text) shown in its header (the ladder's way
+    back to its pages; a page written to a file has none)."""
     data = replay_frames(record)
     blob = base64.b64encode(gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0)).decode()
-    return render("replay.html.j2", title=visible(f"{record['game']} · {record['match_id']}", keep=""), data=blob)
+    return render(
+        "replay.html.j2",
+        title=visible(f"{record['game']} · {record['match_id']}", keep=""),
+        data=blob,
+        links=[(href, visible(text, keep="")) for href, text in links],
+    )
 
 
 def write_replay_html(record: RecordJson, path: str | Path) -> Path:

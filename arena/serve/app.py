@@ -299,7 +299,18 @@ async def replay_page(request: Request) -> Response:
             403, "this deal is still being played; its replay is shown once every seat rotation of the deal is stored"
         )
     record = await run_in_threadpool(side.public_record, mid)
-    return HTMLResponse(replay_html(record))
+    return HTMLResponse(replay_html(record, links=_replay_links(side, record)))
+
+
+def _replay_links(side: Ladderside, record: dict[str, Any]) -> list[tuple[str, str]]:
+    """The replay's way back: the leaderboard, the matches, the page of each bot that played."""
+    links = [("/", f"{side.ladder.name} ladder"), ("/matches", "matches")]
+    for seat in sorted(record.get("bots") or (), key=lambda b: b.get("seat", 0)):
+        name = str(seat.get("name") or "")
+        bot = side.db.one("SELECT id, name FROM bots WHERE name = ?", name.rpartition(".v")[0])
+        if bot is not None:
+            links.append((f"/bots/{bot['id']}", name))
+    return links
 
 
 async def source_page(request: Request) -> Response:

@@ -327,3 +327,30 @@ def test_an_unexpected_error_is_a_page_for_a_browser_without_details(ladder, mon
     assert "secret detail" not in r.text and "Traceback" not in r.text
     r = c.get("/api/bots/1")
     assert r.status_code == 500 and r.json()["status"] == 500 and "secret" not in r.text
+
+
+def test_a_replay_on_the_ladder_links_back_to_the_ladder_and_its_bots(ladder):
+    """A match's replay was a dead end: no link to the leaderboard, the matches or the pages of
+    the bots that played it (a spectator had only the browser's back button)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok")
+    played = CliRunner().invoke(cli, ["play", "tightwad", *["builtin:random"] * 3, "--seed", "3", "--json"])
+    real = json.loads(played.stdout)
+    names = ("annbot.v1", "alpha.v1", "beta.v1")
+    for rotation in range(3):
+        record = dict(real, match_id=f"tightwad/p3/d7/r{rotation}/{rotation:016x}", index=7 * 16 + rotation)
+        record["bots"] = [dict(b, name=n) for b, n in zip(real["bots"], names)]
+        side.store.record_match(record)
+    page = client(app).get("/matches/tightwad/p3/d7/r0/0000000000000000/replay")
+    assert page.status_code == 200
+    header = re.search(r"<header>(.*?)</header>", page.text, re.S).group(1)
+    assert 'href="/"' in header and 'href="/matches"' in header
+    assert f'href="/bots/{bot_id}"' in header
+    alpha = side.db.one("SELECT id FROM bots WHERE name = 'alpha'")["id"]
+    assert f'href="/bots/{alpha}"' in header
