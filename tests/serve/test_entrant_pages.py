@@ -354,3 +354,27 @@ def test_a_replay_on_the_ladder_links_back_to_the_ladder_and_its_bots(ladder):
     assert f'href="/bots/{bot_id}"' in header
     alpha = side.db.one("SELECT id FROM bots WHERE name = 'alpha'")["id"]
     assert f'href="/bots/{alpha}"' in header
+
+
+def test_the_live_leaderboard_keeps_the_keyboard_focus_when_it_redraws(ladder):
+    """The leaderboard redraws its tables whenever the ratings change (every few seconds on a
+    busy ladder) by replacing their rows: a keyboard user tabbing through the bot links lost the
+    focus at each redraw (it fell back to the page itself) and had to start again."""
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    for path, page in _in_browser(app, ["/"], width=1200):
+        link = None
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            link = page.evaluate("document.activeElement.getAttribute('href')")
+            if link and link.startswith("/bots/"):
+                break
+        assert link and link.startswith("/bots/"), "no bot link reached with Tab"
+        section = page.evaluate("document.activeElement.closest('section').dataset.scope")
+        side.store.record_match(make_record(0, ["alpha.v1", "beta.v1", "gamma.v1"], [0, 1, 2]))
+        page.wait_for_function("document.getElementById('match-count').textContent === '1'", timeout=30_000)
+        focused = page.evaluate(
+            "[document.activeElement.getAttribute('href'), document.activeElement.closest('section')?.dataset.scope]"
+        )
+        assert focused == [link, section]

@@ -4,7 +4,17 @@
   if (!boards) return;
   var every = parseInt(document.body.dataset.refreshMs || "3000", 10);
   function cell(row, text) { var td = document.createElement("td"); td.textContent = text; row.appendChild(td); return td; }
+  var shown = "";
   function draw(doc) {
+    var text = JSON.stringify(doc);
+    if (text === shown) return;  // nothing changed: leave the tables (and the focus) alone
+    shown = text;
+    // a keyboard user's focus on a bot link is put back on the same link once redrawn
+    var active = document.activeElement, keep = null;
+    if (active && active !== document.body && boards.contains(active)) {
+      var at = active.closest("section");
+      keep = at ? {scope: at.dataset.scope, href: active.getAttribute("href")} : null;
+    }
     document.getElementById("match-count").textContent = doc.matches;
     var luck = document.getElementById("luck-count");
     if (luck) luck.textContent = doc.luck_matches;
@@ -28,6 +38,12 @@
         body.appendChild(tr);
       });
     });
+    if (keep && keep.href) {
+      var again = Array.prototype.find.call(
+        boards.querySelectorAll('section[data-scope="' + keep.scope + '"] a'),
+        function (a) { return a.getAttribute("href") === keep.href; });
+      if (again) again.focus({preventScroll: true});
+    }
   }
   function poll() {
     fetch("/api/leaderboard", {credentials: "same-origin"}).then(function (r) { return r.ok ? r.json() : null; })
