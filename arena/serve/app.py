@@ -222,6 +222,7 @@ async def bot_page(request: Request) -> Response:
         bot=doc,
         mine="source" in (doc["versions"][0] if doc["versions"] else {}),
         plots=_rating_plots(doc["history"]),
+        bundled=_side(request).db.one("SELECT owner_id FROM bots WHERE id = ?", doc["id"])["owner_id"] is None,
         **_version_states(doc),
     )
 

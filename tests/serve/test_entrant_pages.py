@@ -378,3 +378,17 @@ def test_the_live_leaderboard_keeps_the_keyboard_focus_when_it_redraws(ladder):
             "[document.activeElement.getAttribute('href'), document.activeElement.closest('section')?.dataset.scope]"
         )
         assert focused == [link, section]
+
+
+def test_retiring_a_bot_asks_first_and_its_page_says_how_to_bring_it_back(ladder):
+    """One click on 'Retire this bot' retired it at once, and the retired bot's page said only
+    'retired': nothing about its kept results or that an upload under its name brings it back."""
+    app, side = ladder
+    c = client(app)
+    form = _log_in(c)
+    bot_id = _ann_bot(side, "ok")
+    page = c.get(f"/bots/{bot_id}").text
+    assert re.search(r'<form[^>]*action="/bots/\d+/retire"[^>]*onsubmit="return confirm\(', page)
+    r = c.post(f"/bots/{bot_id}/retire", data={"csrf_token": form}, follow_redirects=True)
+    assert r.status_code == 200
+    assert "its results are kept" in r.text and "upload a version under the name annbot" in r.text
