@@ -15,6 +15,7 @@ import hmac
 import logging
 import math
 import secrets
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,7 @@ async def _form(request: Request, limit: int = FORM_MAX_BYTES, too_large: str = 
 # ---- pages ------------------------------------------------------------------------
 
 _ENV = Environment(loader=PackageLoader("arena.serve", "templates"), autoescape=select_autoescape(["html"]))
+_ENV.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t))  # Unix seconds, as UTC
 
 
 def _page(request: Request, template: str, status: int = 200, cache_key: Any = None, **context: Any) -> HTMLResponse:

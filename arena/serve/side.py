@@ -464,7 +464,24 @@ class Ladderside:
                 item["stderr_tail"] = self.public(str(fault.get("stderr_tail") or "")[-2000:])
             faults.append(item)
         with self.board_lock:
-            history = self._ratings().get("history", {})
+            rated = self._ratings()
+            history = rated.get("history", {})
+            overall = rated.get("scopes", {}).get("overall", {})
+        for item in versions:  # every version is rated under its own name: they compare here
+            b = overall.get(item["name"])
+            item["rating"] = (
+                None
+                if not b
+                else {
+                    "mu": round(b[0], 3),
+                    "sigma": round(b[1], 3),
+                    "conservative": round(b[0] - 3 * b[1], 3),
+                    "matches": b[2],
+                    "mean_place": None if b[3] is None else round(b[3], 3),
+                    "adjusted_place": _place(b, 5),
+                    "faults": b[4],
+                }
+            )
         plots = [{"version": v["version"], "points": history[v["name"]]} for v in versions if v["name"] in history]
         return {
             "format": API_FORMAT,

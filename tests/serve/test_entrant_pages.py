@@ -392,3 +392,33 @@ def test_retiring_a_bot_asks_first_and_its_page_says_how_to_bring_it_back(ladder
     r = c.post(f"/bots/{bot_id}/retire", data={"csrf_token": form}, follow_redirects=True)
     assert r.status_code == 200
     assert "its results are kept" in r.text and "upload a version under the name annbot" in r.text
+
+
+def test_the_versions_table_compares_the_versions_and_says_when_each_was_uploaded(ladder):
+    """'Is my new version better?': the bot page rated only the version playing; an older
+    version's rating (kept under its own name) was nowhere but a plot caption, and no page said
+    when a version was uploaded (the API's 'created' is bare Unix seconds)."""
+    import time as clock
+
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok", "ok")
+    side.db.run("UPDATE versions SET created = ? WHERE bot_id = ? AND n = 1", 1796640951.9, bot_id)
+    for i in range(40):
+        version, place = ("annbot.v1", 2) if i < 20 else ("annbot.v2", 0)
+        others = [1, 2] if place == 0 else [0, 1]
+        side.store.record_match(
+            make_record(
+                i * 16, [version, "alpha.v1", "beta.v1"], [place, *others], match_id=f"tightwad/p3/d{i}/r0/{i:016x}"
+            )
+        )
+    versions = client(app).get(f"/api/bots/{bot_id}").json()["versions"]
+    assert [v["rating"]["matches"] for v in versions] == [20, 20]
+    assert versions[0]["rating"]["mean_place"] == 3.0 and versions[1]["rating"]["mean_place"] == 1.0
+    page = client(app).get(f"/bots/{bot_id}").text
+    table = re.search(r"<h3>Versions</h3>(.*?)</table>", page, re.S).group(1)
+    assert "uploaded (UTC)" in table and clock.strftime("%Y-%m-%d %H:%M", clock.gmtime(1796640951.9)) in table
+    rows = re.findall(r"<tr><td>v(\d)</td>(.*?)</tr>", table, re.S)
+    assert [n for n, _ in rows] == ["1", "2"]
+    assert "3.00" in rows[0][1] and "1.00" in rows[1][1]  # each version's mean place
