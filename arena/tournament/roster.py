@@ -154,6 +154,14 @@ def _install(folder: Path) -> botfolder.BotEnv | None:
         raise _FAILED_INSTALLS[key] from None
 
 
+def _as_given(exc: botfolder.BotFolderError, folder: Path, path: Path) -> botfolder.BotFolderError:
+    """A bot folder's error as its owner gave the bot: an archive's unpacked copy in the bot
+    cache (a folder its owner never made) is named by the archive, 'mybot.zip: no entry file'."""
+    if folder == path:
+        return exc
+    return botfolder.BotFolderError(str(exc).replace(str(folder), str(path)))
+
+
 def _entry(path: Path, name: str, *, forfeits: bool = False) -> BotEntry:
     """``forfeits``: a tournament's bot whose requirements cannot be installed forfeits its
     matches (a broken bot never stops a tournament); else (a duel, a check, a one-off match,
@@ -164,14 +172,18 @@ def _entry(path: Path, name: str, *, forfeits: bool = False) -> BotEntry:
         # an archive plays from its unpacked folder; the requirements are installed now, never
         # during a match, and the identity covers the files and the resolved packages
         folder = botfolder.unpack(path) if path.is_file() else path
-        botfolder.folder_files(folder)  # links out or to nothing, special files, size: refused before any install
-        botfolder.entry_file(folder)
+        try:
+            botfolder.folder_files(folder)  # links out or to nothing, special files, size: refused before any install
+            botfolder.entry_file(folder)
+        except botfolder.BotFolderError as exc:
+            raise _as_given(exc, folder, path) from None
         forfeit = None
         try:
             env = _install(folder)
         except botfolder.BotFolderError as exc:
+            exc = _as_given(exc, folder, path)
             if not forfeits:
-                raise
+                raise exc from None
             # once installed, its identity (files and packages) changes: its matches play again
             _warn_once(f"arena: bot {name!r} forfeits its matches: {exc} (fixed, its matches are played again)")
             env, forfeit = None, str(exc)

@@ -342,3 +342,21 @@ def test_a_package_with_only_a_source_release_says_only_wheels_are_installed(
         f"{folder / 'requirements.txt'}: pip found no binary wheel of srconly==0.4.5"
     )
     assert "installs wheels only" in msg and "PIP_FIND_LINKS" in msg and "from versions: none" not in msg
+
+
+def test_an_archive_without_an_entry_is_named_as_given_not_by_its_unpacked_copy(offline: Path) -> None:
+    """`arena check mybot.zip` with no entry file said '~/.cache/.../unpacked/<hash>/bot: no entry
+    file', a folder the entrant never made (on a ladder: 'bot: no entry file'); it names the
+    archive it was given."""
+    folder = offline / "src"
+    folder.mkdir()
+    for name in ("bot.py", "other.py"):
+        (folder / name).write_text("print()\n")
+    archive = offline / "twopy.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for name in ("bot.py", "other.py"):
+            z.write(folder / name, name)
+    with pytest.raises(RosterError) as err:
+        bot_entry(str(archive))
+    assert str(err.value).startswith(f"{archive}: no entry file; add main.py")
+    assert "unpacked" not in str(err.value) and str(offline / "shared") not in str(err.value)
