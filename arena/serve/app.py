@@ -333,9 +333,17 @@ async def source_page(request: Request) -> Response:
     return PlainTextResponse(await run_in_threadpool(side.source_text, Path(v["path"])))
 
 
+def _local_path(value: Any) -> str:
+    """``value`` if it is a path of this site ('/upload'), else '': a login's way back never
+    leads to another site ('//evil.example', 'https://...', '/\\evil.example')."""
+    if not isinstance(value, str) or len(value) > 200 or not value.startswith("/") or value.startswith("//"):
+        return ""
+    return "" if "\\" in value or not value.isprintable() else value
+
+
 async def login_page(request: Request) -> Response:
     if request.method in READS:
-        return _page(request, "login.html")
+        return _page(request, "login.html", next=_local_path(request.query_params.get("next")))
     side = _side(request)
     if not side.login_limit.allow(_client(request)):
         return _form_error(
@@ -347,9 +355,10 @@ async def login_page(request: Request) -> Response:
     user = await run_in_threadpool(
         accounts.check_password, side.db, str(form.get("name", "")), str(form.get("password", ""))
     )
+    back = _local_path(form.get("next"))
     if user is None:
-        return _form_error(request, "login.html", 401, "wrong name or password", name=_typed(form, "name"))
-    response = RedirectResponse("/", status_code=303)
+        return _form_error(request, "login.html", 401, "wrong name or password", name=_typed(form, "name"), next=back)
+    response = RedirectResponse(back or "/", status_code=303)
     response.set_cookie(
         SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
     )
@@ -409,7 +418,7 @@ async def upload_page(request: Request) -> Response:
     user = current_user(request)
     if request.method in READS:
         if user is None:
-            return RedirectResponse("/login", status_code=303)
+            return RedirectResponse("/login?next=/upload", status_code=303)
         return _page(request, "upload.html")
     try:
         doc = await _upload(request, user, form_post=True)

@@ -422,3 +422,25 @@ def test_the_versions_table_compares_the_versions_and_says_when_each_was_uploade
     rows = re.findall(r"<tr><td>v(\d)</td>(.*?)</tr>", table, re.S)
     assert [n for n, _ in rows] == ["1", "2"]
     assert "3.00" in rows[0][1] and "1.00" in rows[1][1]  # each version's mean place
+
+
+def test_logging_in_from_the_upload_page_leads_back_to_it(ladder):
+    """/upload without a session sent the visitor to the login page, which neither said why
+    nor led back: after logging in they landed on the leaderboard and had to find the upload
+    page again. Only a path of this site is followed (never another site)."""
+    app, _ = ladder
+    c = client(app)
+    r = c.get("/upload", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/login?next=/upload"
+    page = c.get(r.headers["location"]).text
+    assert "log in to upload a bot" in page.lower()
+    assert _field(page, "next") == "/upload"
+    data = {"name": "ann", "password": "correct horse", "csrf_token": c.cookies.get(CSRF_COOKIE), "next": "/upload"}
+    r = c.post("/login", data=data, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/upload"
+    for elsewhere in ("//evil.example/upload", "https://evil.example/", "/\\evil.example", "upload"):
+        c.cookies.clear()
+        c.get("/login")
+        data.update(csrf_token=c.cookies.get(CSRF_COOKIE), next=elsewhere)
+        r = c.post("/login", data=data, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/", elsewhere
