@@ -281,7 +281,7 @@ def test_a_bots_page_links_to_its_own_matches_and_its_faults_to_their_replays(la
 
     page = c.get("/matches?bot=annbot")
     assert page.status_code == 200 and "annbot" in page.text
-    assert page.text.count("<tr><td><code>") == 3 and "gamma.v1" not in page.text
+    assert page.text.count("<td><code>tightwad/") == 3 and "gamma.v1" not in page.text
     assert c.get("/matches?bot=nobody").status_code == 200  # no such bot: no match, not an error
     assert c.get("/matches?bot=no%20such%20name", headers=HTML).status_code == 400
 
@@ -444,3 +444,19 @@ def test_logging_in_from_the_upload_page_leads_back_to_it(ladder):
         data.update(csrf_token=c.cookies.get(CSRF_COOKIE), next=elsewhere)
         r = c.post("/login", data=data, follow_redirects=False)
         assert r.status_code == 303 and r.headers["location"] == "/", elsewhere
+
+
+def test_the_matches_page_says_when_each_match_was_played_and_how_long_it_took(ladder):
+    """The recent matches listed no time at all: a spectator could not tell a match of a minute
+    ago from one of last week (the API has started_at and duration_s)."""
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    record = make_record(
+        0, ["alpha.v1", "beta.v1", "gamma.v1"], [0, 1, 2], match_id="tightwad/p3/d0/r0/00000000000000cc"
+    )
+    record.update(started_at="2026-11-29T18:40:00Z", duration_s=1.25)
+    side.store.record_match(record)
+    page = client(app).get("/matches").text
+    assert "started (UTC)" in page and "2026-11-29 18:40:00" in page
+    assert "1.25 s" in page
