@@ -454,6 +454,11 @@ def _typed(form: Any, field: str) -> str:
     return value[:200] if isinstance(value, str) else ""
 
 
+async def favicon(request: Request) -> Response:
+    """No icon: every browser asks, and a 404 is an error in its console."""
+    return Response(status_code=204)
+
+
 # ---- the JSON API -----------------------------------------------------------------
 
 
@@ -609,6 +614,7 @@ def create_app(side: Ladderside) -> Starlette:
         Route("/logout", logout, methods=["POST"]),
         Route("/invite/{token}", invite_page, methods=["GET", "POST"]),
         Route("/upload", upload_page, methods=["GET", "POST"]),
+        Route("/favicon.ico", favicon),
         Route("/api/leaderboard", api_leaderboard),
         Route("/api/matches", api_matches),
         Route("/api/bots", api_upload, methods=["POST"]),

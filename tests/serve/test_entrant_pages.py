@@ -460,3 +460,11 @@ def test_the_matches_page_says_when_each_match_was_played_and_how_long_it_took(l
     page = client(app).get("/matches").text
     assert "started (UTC)" in page and "2026-11-29 18:40:00" in page
     assert "1.25 s" in page
+
+
+def test_a_browsers_favicon_request_is_not_a_404(ladder):
+    """Every browser asks for /favicon.ico; the ladder answered 404, an error in the console of
+    the first page each visitor opened (the replay page too)."""
+    app, _ = ladder
+    r = client(app).get("/favicon.ico")
+    assert r.status_code == 204 and not r.content
