@@ -341,6 +341,25 @@ def _local_path(value: Any) -> str:
     return "" if "\\" in value or not value.isprintable() else value
 
 
+async def log_page(request: Request) -> Response:
+    """A version's stderr log (botkit's log, on_result lines, tracebacks): its owner's and the
+    organiser's only, as its source; the end of each worker's file."""
+    side = _side(request)
+    user = current_user(request)
+    bot = side.db.one("SELECT * FROM bots WHERE id = ?", _int(request.path_params["bot_id"]))
+    if bot is None:
+        raise HTTPException(404, "no such bot")
+    if user is None:
+        raise HTTPException(401, "log in to read your bot's log")
+    if not _may_see_source(user, bot):
+        raise HTTPException(403, "a bot's log is shown to its owner and the organiser only")
+    n = _int(request.query_params.get("version", "0") or "0", "version", 0)  # 0: the latest
+    v = side.db.one("SELECT * FROM versions WHERE bot_id = ? AND (n = ? OR ? = 0) ORDER BY n DESC", bot["id"], n, n)
+    if v is None:
+        raise HTTPException(404, "no such version")
+    return PlainTextResponse(await run_in_threadpool(side.log_text, f"{bot['name']}.v{v['n']}"))
+
+
 async def login_page(request: Request) -> Response:
     if request.method in READS:
         return _page(request, "login.html", next=_local_path(request.query_params.get("next")))
@@ -609,6 +628,7 @@ def create_app(side: Ladderside) -> Starlette:
         Route("/matches/{match_id:path}/replay", replay_page),
         Route("/bots/{bot_id}", bot_page),
         Route("/bots/{bot_id}/source", source_page),
+        Route("/bots/{bot_id}/log", log_page),
         Route("/bots/{bot_id}/retire", retire_page, methods=["POST"]),
         Route("/login", login_page, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),

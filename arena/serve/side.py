@@ -46,6 +46,7 @@ API_VERSION = 1
 RECENT_MIN_S = 0.5  # recent matches are read again at most this often (pages poll every refresh_s)
 UNPACKED_MAX_BYTES = 64 * 1024 * 1024  # an uploaded bot folder's files, unpacked
 SOURCE_MAX_BYTES = 1024 * 1024  # text a source page shows
+LOG_TAIL_BYTES = 64 * 1024  # of each worker's stderr log of a version, on its log page
 
 
 class Ladderside:
@@ -609,6 +610,24 @@ class Ladderside:
             return self.public(str(exc))
         except OSError:
             raise HTTPException(404, "this version's files are no longer in the data folder") from None
+
+    def log_text(self, version_name: str) -> str:
+        """A version's stderr log as its owner may read it: the end (``LOG_TAIL_BYTES``) of each
+        worker's file (logs/<worker>/<name>.stderr.log), this machine's folders left out."""
+        parts = []
+        for path in sorted((self.data / "logs").glob(f"*/{version_name}.stderr.log")):
+            try:
+                with path.open("rb") as f:
+                    size = f.seek(0, os.SEEK_END)
+                    f.seek(max(0, size - LOG_TAIL_BYTES))
+                    text = f.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            cut = f" (its last {LOG_TAIL_BYTES // 1024} KiB of {size} bytes)" if size > LOG_TAIL_BYTES else ""
+            parts.append(f"==> {path.parent.name}{cut} <==\n{self.public(text)}")
+        if not parts:
+            return f"{version_name}: no log yet (a bot's stderr is kept once it has played a match)\n"
+        return "\n".join(parts)
 
     def retire(self, user: User, bot_id: int) -> None:
         bot = self.db.one("SELECT * FROM bots WHERE id = ?", bot_id)

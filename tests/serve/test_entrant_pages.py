@@ -468,3 +468,40 @@ def test_a_browsers_favicon_request_is_not_a_404(ladder):
     app, _ = ladder
     r = client(app).get("/favicon.ico")
     assert r.status_code == 204 and not r.content
+
+
+def test_an_owner_reads_its_bots_log_on_the_site(ladder):
+    """What a bot writes to stderr (botkit's log, on_result lines: docs/first-bot.md) went to the
+    data folder's logs/, which only the organiser can read: an entrant saw no line of its own
+    bot's log unless it faulted. The owner (and the organiser) now read each version's log."""
+    from arena.serve.accounts import add_user as add
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok", "ok")
+    for worker, text in (("worker-0", "seat 0 place 1\n"), ("worker-1", "seat 2 place 3\n")):
+        folder = side.data / "logs" / worker
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "annbot.v2.stderr.log").write_text(
+            f"[arena: annbot.v2: new process at 2026-12-07T10:57:24Z]\n{text}"
+            f'  File "{side.data}/bots/{"ab" * 32}/annbot.py", line 3\n'
+        )
+    (side.data / "logs" / "worker-0" / "annbot.v1.stderr.log").write_text("old version's line\n")
+    c = client(app)
+    assert c.get(f"/bots/{bot_id}/log").status_code == 401
+    add(side.data, "ben", "correct horse")
+    c.get("/login")
+    data = {"name": "ben", "password": "correct horse", "csrf_token": c.cookies.get(CSRF_COOKIE)}
+    assert c.post("/login", data=data, follow_redirects=False).status_code == 303
+    assert c.get(f"/bots/{bot_id}/log").status_code == 403  # another entrant's bot
+
+    c = client(app)
+    _log_in(c)
+    assert f'href="/bots/{bot_id}/log?version=2"' in c.get(f"/bots/{bot_id}").text
+    log = c.get(f"/bots/{bot_id}/log?version=2")
+    assert log.status_code == 200 and log.headers["content-type"].startswith("text/plain")
+    assert "seat 0 place 1" in log.text and "seat 2 place 3" in log.text and "old version" not in log.text
+    assert str(side.data) not in log.text and 'File "annbot.py", line 3' in log.text
+    assert "old version's line" in c.get(f"/bots/{bot_id}/log?version=1").text
+    assert c.get(f"/bots/{bot_id}/log?version=3").status_code == 404
+    (side.data / "logs" / "worker-0" / "annbot.v1.stderr.log").unlink()
+    assert "no log yet" in c.get(f"/bots/{bot_id}/log?version=1").text
