@@ -620,7 +620,10 @@ class Ladderside:
                 with path.open("rb") as f:
                     size = f.seek(0, os.SEEK_END)
                     f.seek(max(0, size - LOG_TAIL_BYTES))
-                    text = f.read().decode("utf-8", "replace")
+                    data = f.read()
+                    if size > LOG_TAIL_BYTES:  # from the first whole line on
+                        data = data[data.find(b"\n") + 1 :]
+                    text = data.decode("utf-8", "replace")
             except OSError:
                 continue
             cut = f" (its last {LOG_TAIL_BYTES // 1024} KiB of {size} bytes)" if size > LOG_TAIL_BYTES else ""

@@ -505,3 +505,21 @@ def test_an_owner_reads_its_bots_log_on_the_site(ladder):
     assert c.get(f"/bots/{bot_id}/log?version=3").status_code == 404
     (side.data / "logs" / "worker-0" / "annbot.v1.stderr.log").unlink()
     assert "no log yet" in c.get(f"/bots/{bot_id}/log?version=1").text
+
+
+def test_a_long_logs_tail_starts_at_a_whole_line(ladder):
+    """The log page shows the end of a long log; it began in the middle of a line ('a: mybot.v1:
+    new process at ...'), cut at a byte count."""
+    from arena.serve.side import LOG_TAIL_BYTES
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok")
+    folder = side.data / "logs" / "worker-0"
+    folder.mkdir(parents=True)
+    line = "[arena: annbot.v1: new process at 2026-12-07T10:57:24Z]\n"
+    (folder / "annbot.v1.stderr.log").write_text(line * (2 * LOG_TAIL_BYTES // len(line)))
+    c = client(app)
+    _log_in(c)
+    text = c.get(f"/bots/{bot_id}/log?version=1").text
+    header, _, rest = text.partition("\n")
+    assert "its last" in header and rest.startswith("[arena: annbot.v1")
