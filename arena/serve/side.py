@@ -537,9 +537,20 @@ class Ladderside:
         name = (name or (base[: -len(archive)] if archive else Path(base).stem)).strip()
         if not SAFE_NAME.match(name):
             raise HTTPException(400, f"bot name {name[:70]!r} is not allowed; use {SAFE_NAME_TEXT}")
-        self._claim(user, name, write=False)  # a refused upload writes nothing
+        bot_id = self._claim(user, name, write=False)  # a refused upload writes nothing
         sha = hashlib.sha256(data).hexdigest()
         home = self.data / SNAPSHOTS / sha
+        latest = self.db.one("SELECT * FROM versions WHERE bot_id = ? ORDER BY n DESC", bot_id) if bot_id else None
+        if (
+            latest is not None
+            and latest["status"] != "failed"
+            and sha in (latest["sha256"], Path(latest["path"]).parent.name)
+        ):
+            raise HTTPException(  # a form sent twice would start the bot's rating again, for the same code
+                409,
+                f"this is the same file as {name} v{latest['n']} ({latest['status']}); nothing to upload: "
+                "change the bot first",
+            )
         home.mkdir(parents=True, exist_ok=True)
         for d in (home.parent, home):
             d.chmod(0o755)  # the sandbox may run the bot under another uid

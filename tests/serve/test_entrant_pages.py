@@ -523,3 +523,29 @@ def test_a_long_logs_tail_starts_at_a_whole_line(ladder):
     text = c.get(f"/bots/{bot_id}/log?version=1").text
     header, _, rest = text.partition("\n")
     assert "its last" in header and rest.startswith("[arena: annbot.v1")
+
+
+def test_uploading_the_version_that_plays_again_is_refused_not_rated_from_scratch(ladder):
+    """An upload of the very file the bot's latest version holds (a form sent twice, a script run
+    again) was stored as a new version: the bot's rating started again from μ 25, σ 8.33 and its
+    rank fell, for the same code. It is now refused with the version it repeats; an older
+    version's file is still taken (going back to it is a choice)."""
+    import queue
+
+    from arena.serve.accounts import User
+
+    app, side = ladder
+    side.checks = queue.Queue()  # no check runs: the versions' states are the test's to set
+    ann_id = side.db.one("SELECT id FROM users WHERE name = 'ann'")["id"]
+    ann = User(id=ann_id, name="ann", organiser=False)
+    first, second = b"import botkit\n# one\n", b"import botkit\n# two\n"
+    assert side.accept_upload(ann, "annbot.py", first, None)["version"] == 1
+    side.db.run("UPDATE versions SET status = 'ok'")
+    with pytest.raises(Exception) as refused:
+        side.accept_upload(ann, "annbot.py", first, None)
+    assert getattr(refused.value, "status_code", None) == 409
+    assert "the same file as annbot v1" in str(getattr(refused.value, "detail", ""))
+    count = "SELECT COUNT(*) AS n FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = 'annbot'"
+    assert side.db.one(count)["n"] == 1
+    assert side.accept_upload(ann, "annbot.py", second, None)["version"] == 2
+    assert side.accept_upload(ann, "annbot.py", first, None)["version"] == 3  # back to v1's code: allowed
