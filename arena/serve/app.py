@@ -212,7 +212,15 @@ async def matches_page(request: Request) -> Response:
     if bot is not None and not SAFE_NAME.match(bot):
         raise HTTPException(400, f"bot must be a bot name ({SAFE_NAME_TEXT})")
     rows = side.recent_matches(RECENT, bot)
-    return _page(request, "matches.html", cache_key=(bot, side.recent[(RECENT, bot)][1]), matches=rows, bot=bot)
+    ids = {r["name"]: r["id"] for r in side.db.all("SELECT id, name FROM bots")}  # a seat's page: its bot's
+    return _page(
+        request,
+        "matches.html",
+        cache_key=(bot, side.recent[(RECENT, bot)][1], len(ids)),
+        matches=rows,
+        bot=bot,
+        bot_ids={name: ids.get(name.rpartition(".v")[0]) for m in rows for name in m["bots"]},
+    )
 
 
 async def bot_page(request: Request) -> Response:

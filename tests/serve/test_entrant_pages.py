@@ -41,7 +41,7 @@ def test_the_matches_page_counts_places_from_one_as_the_leaderboard_does(ladder)
     side.store.record_match(
         make_record(0, ["alpha.v1", "beta.v1", "gamma.v1"], [2, 0, 1], match_id="tightwad/p3/d0/r0/00000000000000aa")
     )
-    page = client(app).get("/matches").text
+    page = re.sub(r"<[^>]+>", "", client(app).get("/matches").text)  # the text a visitor reads
     assert "alpha.v1 (3)" in page and "beta.v1 (1)" in page and "gamma.v1 (2)" in page
     assert "1 = first" in page
 
@@ -549,3 +549,17 @@ def test_uploading_the_version_that_plays_again_is_refused_not_rated_from_scratc
     assert side.db.one(count)["n"] == 1
     assert side.accept_upload(ann, "annbot.py", second, None)["version"] == 2
     assert side.accept_upload(ann, "annbot.py", first, None)["version"] == 3  # back to v1's code: allowed
+
+
+def test_the_matches_page_links_each_bot_to_its_page(ladder):
+    """The matches page named each seat's bot as plain text: a spectator had to go back to the
+    leaderboard to find a bot's page (and an old version's bot is not on the leaderboard)."""
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok")
+    side.store.record_match(make_record(0, ["annbot.v1", "alpha.v1", "beta.v1"], [0, 1, 2]))
+    page = client(app).get("/matches").text
+    assert f'<a href="/bots/{bot_id}">annbot.v1</a>' in page
+    alpha = side.db.one("SELECT id FROM bots WHERE name = 'alpha'")["id"]
+    assert f'<a href="/bots/{alpha}">alpha.v1</a>' in page
