@@ -563,3 +563,14 @@ def test_the_matches_page_links_each_bot_to_its_page(ladder):
     assert f'<a href="/bots/{bot_id}">annbot.v1</a>' in page
     alpha = side.db.one("SELECT id FROM bots WHERE name = 'alpha'")["id"]
     assert f'<a href="/bots/{alpha}">alpha.v1</a>' in page
+
+
+def test_the_leaderboard_says_what_ranks_the_bots_and_what_its_columns_mean(ladder):
+    """The leaderboard ranked by μ−3σ and showed μ, σ and μ−3σ with no word on what they are or
+    which one ranks (a new bot at μ 25 ranks below one at μ 23: its σ is 8.33), while the place
+    columns explained themselves."""
+    app, _ = ladder
+    page = client(app).get("/").text
+    assert "ranked by μ−3σ" in page
+    for column in ("μ", "σ", "μ−3σ"):
+        assert re.search(rf'<th title="[^"]+">{column}</th>', page), column
