@@ -574,3 +574,13 @@ def test_the_leaderboard_says_what_ranks_the_bots_and_what_its_columns_mean(ladd
     assert "ranked by μ−3σ" in page
     for column in ("μ", "σ", "μ−3σ"):
         assert re.search(rf'<th title="[^"]+">{column}</th>', page), column
+
+
+def test_a_versions_hash_stays_on_one_line_on_a_wide_screen(ladder):
+    """Letting code break anywhere (for a match id on a phone) also broke each version's
+    12-character sha256 over two lines in the versions table at 1280 px."""
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok")
+    for _, page in _in_browser(app, [f"/bots/{bot_id}"], width=1280):
+        heights = page.evaluate("[...document.querySelectorAll('td code')].map(c => c.getClientRects().length)")
+        assert heights and all(n == 1 for n in heights), heights
