@@ -447,6 +447,9 @@ class Ladderside:
             " IS NOT NULL ORDER BY rowid DESC LIMIT 20",
             names,
         ).fetchall()
+        faults_total = self.reader.execute(
+            f"SELECT COUNT(*) FROM seats WHERE bot IN ({_marks(names)}) AND fault_kind IS NOT NULL", names
+        ).fetchone()[0]
         for mid, name, kind, detail in rows:
             fault = self._fault_of(mid, name)
             at = fault.get("decision")
@@ -495,6 +498,7 @@ class Ladderside:
             "ratings": ratings,
             "history": plots,
             "faults": faults,
+            "faults_total": faults_total,
         }
 
     def _fault_of(self, match_id: str, bot: str) -> dict[str, Any]:

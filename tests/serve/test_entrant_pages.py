@@ -584,3 +584,27 @@ def test_a_versions_hash_stays_on_one_line_on_a_wide_screen(ladder):
     for _, page in _in_browser(app, [f"/bots/{bot_id}"], width=1280):
         heights = page.evaluate("[...document.querySelectorAll('td code')].map(c => c.getClientRects().length)")
         assert heights and all(n == 1 for n in heights), heights
+
+
+def test_the_bot_page_says_how_many_faults_its_recent_list_is_of(ladder):
+    """The leaderboard counted a bot's faults (794 on the audit's ladder) and its page listed
+    'Recent faults', 20 of them, without saying so: the two numbers seemed to disagree."""
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok")
+    crash = {"kind": "crash", "detail": "closed its output (exit code 1)", "decision": 1}
+    for i in range(25):
+        side.store.record_match(
+            make_record(
+                i * 16,
+                ["annbot.v1", "alpha.v1", "beta.v1"],
+                [2, 0, 1],
+                faults=[crash, None, None],
+                match_id=f"tightwad/p3/d{i}/r0/{i:016x}",
+            )
+        )
+    doc = client(app).get(f"/api/bots/{bot_id}").json()
+    assert len(doc["faults"]) == 20 and doc["faults_total"] == 25
+    page = re.sub(r"<[^>]+>", "", client(app).get(f"/bots/{bot_id}").text)
+    assert "the last 20 of 25" in page
