@@ -544,7 +544,15 @@ class Ladderside:
         bot_id = self._claim(user, name, write=False)  # a refused upload writes nothing
         sha = hashlib.sha256(data).hexdigest()
         home = self.data / SNAPSHOTS / sha
-        latest = self.db.one("SELECT * FROM versions WHERE bot_id = ? ORDER BY n DESC", bot_id) if bot_id else None
+        latest = (  # a retired bot comes back with any file, its last one too
+            self.db.one(
+                "SELECT v.* FROM versions v JOIN bots b ON b.id = v.bot_id WHERE v.bot_id = ? AND NOT b.retired"
+                " ORDER BY v.n DESC",
+                bot_id,
+            )
+            if bot_id
+            else None
+        )
         if (
             latest is not None
             and latest["status"] != "failed"

@@ -608,3 +608,20 @@ def test_the_bot_page_says_how_many_faults_its_recent_list_is_of(ladder):
     assert len(doc["faults"]) == 20 and doc["faults_total"] == 25
     page = re.sub(r"<[^>]+>", "", client(app).get(f"/bots/{bot_id}").text)
     assert "the last 20 of 25" in page
+
+
+def test_a_retired_bot_comes_back_with_the_same_file(ladder):
+    """A retired bot's page says an upload under its name brings it back; the refusal of a
+    repeated file must not refuse that upload when it is the file the bot last played."""
+    import queue
+
+    from arena.serve.accounts import User
+
+    app, side = ladder
+    side.checks = queue.Queue()  # no check runs
+    ann = User(id=side.db.one("SELECT id FROM users WHERE name = 'ann'")["id"], name="ann", organiser=False)
+    bot_id = side.accept_upload(ann, "annbot.py", b"import botkit\n", None)["bot_id"]
+    side.db.run("UPDATE versions SET status = 'ok'")
+    side.retire(ann, bot_id)
+    assert side.accept_upload(ann, "annbot.py", b"import botkit\n", None)["version"] == 2
+    assert side.db.one("SELECT retired FROM bots WHERE id = ?", bot_id)["retired"] == 0
