@@ -105,6 +105,17 @@ def test_the_upload_form_names_every_kind_of_bot_the_ladder_takes(ladder):
         assert kind in label, kind
 
 
+def _no_checks(side) -> None:
+    """Stop the upload checker (it would fail every upload here: no sandbox), so that the
+    versions' states are the test's to set."""
+    import queue
+
+    side.close()
+    side.checker.join(10)
+    assert not side.checker.is_alive()
+    side.checks = queue.Queue()
+
+
 def _ann_bot(side, *statuses: str) -> int:
     """A bot of ann's with one version per status, none queued for a check (the page is judged
     as it stands)."""
@@ -530,12 +541,11 @@ def test_uploading_the_version_that_plays_again_is_refused_not_rated_from_scratc
     again) was stored as a new version: the bot's rating started again from μ 25, σ 8.33 and its
     rank fell, for the same code. It is now refused with the version it repeats; an older
     version's file is still taken (going back to it is a choice)."""
-    import queue
 
     from arena.serve.accounts import User
 
     app, side = ladder
-    side.checks = queue.Queue()  # no check runs: the versions' states are the test's to set
+    _no_checks(side)
     ann_id = side.db.one("SELECT id FROM users WHERE name = 'ann'")["id"]
     ann = User(id=ann_id, name="ann", organiser=False)
     first, second = b"import botkit\n# one\n", b"import botkit\n# two\n"
@@ -613,12 +623,11 @@ def test_the_bot_page_says_how_many_faults_its_recent_list_is_of(ladder):
 def test_a_retired_bot_comes_back_with_the_same_file(ladder):
     """A retired bot's page says an upload under its name brings it back; the refusal of a
     repeated file must not refuse that upload when it is the file the bot last played."""
-    import queue
 
     from arena.serve.accounts import User
 
     app, side = ladder
-    side.checks = queue.Queue()  # no check runs
+    _no_checks(side)
     ann = User(id=side.db.one("SELECT id FROM users WHERE name = 'ann'")["id"], name="ann", organiser=False)
     bot_id = side.accept_upload(ann, "annbot.py", b"import botkit\n", None)["bot_id"]
     side.db.run("UPDATE versions SET status = 'ok'")
