@@ -28,6 +28,8 @@ class LadderSettings(_Model):
     upload_max_bytes: int = Field(256 * 1024, ge=1024, le=MAX_UPLOAD_BYTES)
     # a new bot's deal sets come first until it has played this many matches
     new_bot_matches: int = Field(20, ge=0, le=100_000)
+    # bots one entrant may have playing at once (versions of a bot count once); 0: no limit
+    max_bots_per_entrant: int = Field(5, ge=0, le=10_000)
     refresh_s: float = Field(3.0, ge=0.5, le=3600)  # how often the pages poll the JSON API
     # niceness of the matchmaker, its workers and bots: readers are answered first (the server
     # needs well under 1 ms of CPU a request), matches take what is left

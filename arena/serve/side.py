@@ -598,6 +598,8 @@ class Ladderside:
             raise HTTPException(
                 409, f"{name!r} is a bundled bot: change its file in the ladder file (its next start adds the version)"
             )
+        if (bot is None or bot["retired"]) and not user.organiser:
+            self._room_for_a_bot(user, name)
         if not write:
             return 0 if bot is None else bot["id"]
         if bot is None:
@@ -606,6 +608,22 @@ class Ladderside:
             )
         self.db.run("UPDATE bots SET retired = 0 WHERE id = ?", bot["id"])
         return bot["id"]
+
+    def _room_for_a_bot(self, user: User, name: str) -> None:
+        """409 when ``user`` already has ``max_bots_per_entrant`` bots not retired and ``name`` would
+        be one more (a new name, or a retired bot brought back): each bot costs every entrant
+        matches, and one account must not crowd the ladder. Organisers are not counted."""
+        most = self.ladder.settings.max_bots_per_entrant
+        playing = [
+            r["name"]
+            for r in self.db.all("SELECT name FROM bots WHERE owner_id = ? AND retired = 0 ORDER BY name", user.id)
+        ]
+        if most and len(playing) >= most:
+            raise HTTPException(
+                409,
+                f"you have {len(playing)} bots not retired ({', '.join(playing)}), the most this ladder allows; "
+                f"to enter {name!r}, retire one on its page, or upload the code as a new version of one",
+            )
 
     def source_text(self, path: Path) -> str:
         """A version's source page: the file, or every file of a bot folder under its name (text

@@ -634,3 +634,38 @@ def test_a_retired_bot_comes_back_with_the_same_file(ladder):
     side.retire(ann, bot_id)
     assert side.accept_upload(ann, "annbot.py", b"import botkit\n", None)["version"] == 2
     assert side.db.one("SELECT retired FROM bots WHERE id = ?", bot_id)["retired"] == 0
+
+
+def test_an_entrant_may_have_only_max_bots_per_entrant_bots_not_retired(tmp_path):
+    """One account could enter any number of bots (a new name each upload), and each one costs
+    every entrant matches; now the ladder's max_bots_per_entrant bounds the bots not retired,
+    while new versions, retiring and organisers are not held back."""
+    from arena.serve.accounts import User
+
+    data = tmp_path / "data"
+    add_user(data, "ann")
+    add_user(data, "org", organiser=True)
+    ladder = load_ladder(ladder_file(tmp_path, extra="  max_bots_per_entrant: 2\n"))
+    import_bundled(ladder, data)
+    side = Ladderside(ladder, data, None)
+    try:
+        _no_checks(side)
+        uid = {r["name"]: r["id"] for r in side.db.all("SELECT id, name FROM users")}
+        ann, org = User(id=uid["ann"], name="ann", organiser=False), User(id=uid["org"], name="org", organiser=True)
+        side.accept_upload(ann, "one.py", b"import botkit\n# 1\n", None)
+        side.accept_upload(ann, "two.py", b"import botkit\n# 2\n", None)
+        with pytest.raises(Exception) as refused:
+            side.accept_upload(ann, "three.py", b"import botkit\n# 3\n", None)
+        assert getattr(refused.value, "status_code", None) == 409
+        assert "you have 2 bots not retired (one, two)" in str(getattr(refused.value, "detail", ""))
+        assert side.db.one("SELECT 1 FROM bots WHERE name = 'three'") is None  # nothing written
+        assert side.accept_upload(ann, "one.py", b"import botkit\n# 1b\n", None)["version"] == 2  # a version: fine
+        side.retire(ann, side.db.one("SELECT id FROM bots WHERE name = 'two'")["id"])
+        assert side.accept_upload(ann, "three.py", b"import botkit\n# 3\n", None)["version"] == 1
+        with pytest.raises(Exception) as back:  # bringing a retired bot back counts as one more
+            side.accept_upload(ann, "two.py", b"import botkit\n# 2b\n", None)
+        assert getattr(back.value, "status_code", None) == 409
+        for i in range(3):  # the organiser is not counted
+            side.accept_upload(org, f"org{i}.py", f"import botkit\n# {i}\n".encode(), None)
+    finally:
+        side.close()

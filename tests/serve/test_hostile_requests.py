@@ -24,7 +24,10 @@ from tests.serve.ladder_fixtures import BOTS, wait_until  # noqa: E402
 @pytest.fixture(scope="module")
 def ladder_env(tmp_path_factory):
     app, tokens, side = ladder_app(
-        tmp_path_factory.mktemp("hostile"), {"ann": False, "ben": False, "cat": False}, upload_max_bytes=65536
+        tmp_path_factory.mktemp("hostile"),
+        {"ann": False, "ben": False, "cat": False},
+        upload_max_bytes=65536,
+        extra="  max_bots_per_entrant: 0\n",  # these tests enter many bots as one entrant
     )
     side.upload_limit = RateLimit(burst=1000, every_s=0.01)
     yield app, tokens, side
