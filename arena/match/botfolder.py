@@ -6,7 +6,7 @@ Layout::
       main.py            the entry (or name another file: bot.toml ``entry = "run.sh"``,
                          or leave exactly one executable file at the top)
       weights.npy        any data files; the bot finds them next to ``__file__``
-      requirements.txt   optional, every line pinned: ``numpy==2.4.6``
+      requirements.txt   optional, every line pinned: ``numpy==2.4.6`` (``--hash=`` options checked)
 
 Requirements are installed before play (``arena check``, ``arena play`` and every run
 resolve the roster first) with pip, into an environment folder cached by the hash of the
@@ -71,6 +71,7 @@ BAD_ARCHIVE = (
     RuntimeError,
     ValueError,
 )
+_HASH = re.compile(r"\s*--hash[=\s]\s*(sha(?:256|384|512):[0-9A-Fa-f]+)(?=\s|$)")
 _PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9,._-]+\])?==([A-Za-z0-9.+!_-]+)$")
 # numpy, OpenBLAS, MKL, OpenMP (torch), numexpr, Accelerate, BLIS: one thread each, so that a bot
 # stays within its CPU share and its process limit
@@ -194,24 +195,53 @@ def entry_file(folder: Path) -> Path:
     raise BotFolderError(f'{folder}: no entry file; add main.py, or name the entry in {MANIFEST}: entry = "mybot"')
 
 
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each requirement line, comments dropped and lines ending in a
+    backslash joined to the next, as pip reads them (pip-compile --generate-hashes writes those)."""
+    out: list[tuple[int, str]] = []
+    start, parts = 0, list[str]()
+    for i, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].rstrip()  # a hash's value never holds '#'
+        if not parts:
+            start = i
+        if line.endswith("\\"):
+            parts.append(line[:-1])
+            continue
+        parts.append(line)
+        joined = " ".join(p.strip() for p in parts).strip()
+        parts = []
+        if joined:
+            out.append((start, joined))
+    if parts and " ".join(parts).strip():
+        out.append((start, " ".join(p.strip() for p in parts).strip()))
+    return out
+
+
 def requirements(folder: Path) -> list[str]:
-    """The pinned requirement lines of the folder (``name==version``), normalised and sorted."""
+    """The pinned requirement lines of the folder (``name==version``, then any ``--hash=``
+    options pip is to check), normalised and sorted."""
     path = folder / REQUIREMENTS
     if not path.is_file():
         return []
     out = []
-    for i, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        m = _PINNED.match(line.replace(" ", ""))
-        if not m:
+    for i, line in _logical_lines(path.read_text(encoding="utf-8", errors="replace")):
+        req, *options = line.split(" --", 1)
+        hashes = _HASH.findall(" --" + options[0]) if options else []
+        rest = _HASH.sub("", " --" + options[0]).strip() if options else ""
+        m = _PINNED.match(req.replace(" ", ""))
+        if not m or rest:
             raise BotFolderError(
-                f"{path}:{i}: {raw.strip()!r} is not pinned; write one package per line "
-                "as name==version (e.g. numpy==2.4.6)"
+                f"{path}:{i}: {line!r} is not pinned; write one package per line "
+                "as name==version (e.g. numpy==2.4.6), optionally with --hash=sha256:... options"
             )
-        out.append(f"{m.group(1).lower().replace('_', '-')}{m.group(2) or ''}=={m.group(3)}")
+        pin = f"{m.group(1).lower().replace('_', '-')}{m.group(2) or ''}=={m.group(3)}"
+        out.append(" ".join([pin, *(f"--hash={h.lower()}" for h in sorted(set(hashes)))]))
     return sorted(out)
+
+
+def _pins(reqs: list[str]) -> str:
+    """The requirements as people read them: name==version, without their hashes."""
+    return ", ".join(r.split(" ", 1)[0] for r in reqs) + (" (hash-checked)" if any(" " in r for r in reqs) else "")
 
 
 def env_key(reqs: list[str]) -> str:
@@ -262,7 +292,7 @@ def ensure_env(folder: Path) -> BotEnv | None:
     if (path / "resolved.txt").is_file():
         return installed_env(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
-    print(f"arena: installing {', '.join(reqs)} for {folder} into {path} (once)", file=sys.stderr, flush=True)
+    print(f"arena: installing {_pins(reqs)} for {folder} into {path} (once)", file=sys.stderr, flush=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         (tmp / REQUIREMENTS).write_text("\n".join(reqs) + "\n")
@@ -292,7 +322,7 @@ def ensure_env(folder: Path) -> BotEnv | None:
             lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
             why = next((ln for ln in lines if ln.startswith("ERROR")), lines[-1] if lines else "no output")
             raise BotFolderError(
-                f"{folder / REQUIREMENTS}: pip could not install {', '.join(reqs)} ({why}); "
+                f"{folder / REQUIREMENTS}: pip could not install {_pins(reqs)} ({why}); "
                 "check the pins, or the index pip reaches (PIP_INDEX_URL, PIP_FIND_LINKS)"
             )
         resolved = _resolved(tmp / "site")

@@ -360,3 +360,32 @@ def test_an_archive_without_an_entry_is_named_as_given_not_by_its_unpacked_copy(
         bot_entry(str(archive))
     assert str(err.value).startswith(f"{archive}: no entry file; add main.py")
     assert "unpacked" not in str(err.value) and str(offline / "shared") not in str(err.value)
+
+
+def _pip_compile_hashed(folder: Path, wheel: Path, digest: str | None = None) -> None:
+    """requirements.txt as `pip-compile --generate-hashes` writes it (continuation lines, a comment)."""
+    import hashlib
+
+    digest = digest or hashlib.sha256(wheel.read_bytes()).hexdigest()
+    (folder / "requirements.txt").write_text(
+        f"# pip-compile --generate-hashes\ntinypkg==1.0 \\\n    --hash=sha256:{digest}\n    # via -r requirements.in\n"
+    )
+
+
+@pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
+def test_hash_checked_requirements_install_and_a_wrong_hash_is_one_line(offline: Path) -> None:
+    """A pinned line with `--hash` (pip-compile --generate-hashes) is pinned: pip checks the hash."""
+    wheel = next((Path(os.environ["PIP_FIND_LINKS"])).glob("tinypkg-1.0-*.whl"))
+    folder = tiny_folder(offline / "good")
+    _pip_compile_hashed(folder, wheel)
+    entry = bot_entry(str(folder))
+    env = botfolder.installed_env(Path(entry.path))
+    assert env is not None and env.resolved == ("tinypkg==1.0",)
+    assert botfolder.env_key(botfolder.requirements(folder)) != botfolder.env_key(["tinypkg==1.0"])
+    bad = tiny_folder(offline / "bad")
+    _pip_compile_hashed(bad, wheel, digest="0" * 64)
+    with pytest.raises(RosterError) as err:
+        bot_entry(str(bad))
+    msg = str(err.value)
+    assert "\n" not in msg and f"{bad / 'requirements.txt'}: pip could not install tinypkg==1.0" in msg
+    assert "DO NOT MATCH THE HASHES" in msg and "not pinned" not in msg
