@@ -225,6 +225,7 @@ def requirements(folder: Path) -> list[str]:
         return []
     out = []
     for i, line in _logical_lines(path.read_text(encoding="utf-8", errors="replace")):
+        _refuse_option_or_marker(path, i, line)
         req, *options = line.split(" --", 1)
         hashes = _HASH.findall(" --" + options[0]) if options else []
         rest = _HASH.sub("", " --" + options[0]).strip() if options else ""
@@ -237,6 +238,38 @@ def requirements(folder: Path) -> list[str]:
         pin = f"{m.group(1).lower().replace('_', '-')}{m.group(2) or ''}=={m.group(3)}"
         out.append(" ".join([pin, *(f"--hash={h.lower()}" for h in sorted(set(hashes)))]))
     return sorted(out)
+
+
+# pip options a requirements file may hold, and the pip setting that does the same for the arena
+_PIP_SETTINGS = {
+    "-i": "PIP_INDEX_URL",
+    "--index-url": "PIP_INDEX_URL",
+    "--extra-index-url": "PIP_EXTRA_INDEX_URL",
+    "-f": "PIP_FIND_LINKS",
+    "--find-links": "PIP_FIND_LINKS",
+    "--no-index": "PIP_NO_INDEX",
+    "--trusted-host": "PIP_TRUSTED_HOST",
+}
+
+
+def _refuse_option_or_marker(path: Path, i: int, line: str) -> None:
+    """A pip option line or an environment marker, refused with what to do instead."""
+    if line.startswith("-"):
+        option = line.split()[0].split("=", 1)[0]
+        setting = _PIP_SETTINGS.get(option)
+        instead = (
+            f"set {setting} in the environment (or pip.conf) where the arena runs, on every Ray node too"
+            if setting
+            else "keep only name==version pins (and their --hash options) in it"
+        )
+        raise BotFolderError(
+            f"{path}:{i}: {line!r}: the arena reads no pip options from requirements.txt; {instead} (docs/first-bot.md)"
+        )
+    if ";" in line:
+        raise BotFolderError(
+            f"{path}:{i}: {line!r} has an environment marker; the bot's packages are installed for the "
+            "Python that runs the arena, so drop the marker and pin what that Python needs"
+        )
 
 
 def _pins(reqs: list[str]) -> str:

@@ -389,3 +389,21 @@ def test_hash_checked_requirements_install_and_a_wrong_hash_is_one_line(offline:
     msg = str(err.value)
     assert "\n" not in msg and f"{bad / 'requirements.txt'}: pip could not install tinypkg==1.0" in msg
     assert "DO NOT MATCH THE HASHES" in msg and "not pinned" not in msg
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("--index-url https://example.invalid/simple", "PIP_INDEX_URL"),
+        ("--extra-index-url https://example.invalid/simple", "PIP_EXTRA_INDEX_URL"),
+        ("-f /some/wheels", "PIP_FIND_LINKS"),
+        ('tinypkg==1.0 ; python_version >= "3.8"', "marker"),
+    ],
+)
+def test_an_index_option_or_a_marker_is_told_what_to_do_instead(offline: Path, line: str, says: str) -> None:
+    """Not 'is not pinned': an index option goes to pip's own settings, a marker is dropped."""
+    folder = tiny_folder(offline, pin=f"{line}\ntinypkg==1.0")
+    with pytest.raises(RosterError) as err:
+        bot_entry(str(folder))
+    msg = str(err.value)
+    assert "\n" not in msg and "requirements.txt:2" in msg and says in msg and "not pinned" not in msg, msg
