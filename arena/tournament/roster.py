@@ -185,7 +185,9 @@ def _entry(path: Path, name: str, *, forfeits: bool = False) -> BotEntry:
             if not forfeits:
                 raise exc from None
             # once installed, its identity (files and packages) changes: its matches play again
-            _warn_once(f"arena: bot {name!r} forfeits its matches: {exc} (fixed, its matches are played again)")
+            _warn_once(
+                f"arena: bot {name!r} forfeits its matches: {exc} (once it is fixed, its matches are played again)"
+            )
             env, forfeit = None, str(exc)
         return BotEntry(
             name=name,
