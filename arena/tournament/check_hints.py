@@ -3,7 +3,8 @@ read together, so a known mistake gets its own hint rather than the fault kind's
 
 Recognised (each has a fixture bot in tests/support/bots/ or a test that builds one): a stray print on stdout, an
 import of a package the sandbox does not offer (a bot folder pins it; a folder's entry file is
-not the bot), a bot the sandbox's user may not read, the action object sent instead of its id,
+not the bot), a data file opened by a path relative to the working directory (the bot's scratch),
+a bot the sandbox's user may not read, the action object sent instead of its id,
 a script without a ``#!`` line, a file with Windows line endings; and a slow bot, by how
 much of the move limit its slowest answer took. A line the bot meant as a message but that is
 not one (malformed JSON, a Python dict's repr, an empty line, not UTF-8, too long, an action
@@ -38,6 +39,7 @@ DANGER_SHARE = 0.8
 
 _JSONISH = re.compile(r'\s*(\{|\[\s*[-\d"\[{\]])')  # an object, or a list of JSON: not "[debug] ..."
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
+_NO_FILE = re.compile(r"(?:FileNotFoundError|OSError|IOError): \[Errno 2\] No such file or directory: '([^'/][^']*)'")
 
 
 def _head(path: Path, n: int = 65536) -> bytes:
@@ -81,6 +83,9 @@ def fault_hint(
     missing = _MISSING.search(stderr_tail or "")
     if missing:
         return _missing_hint(missing.group(1), path)
+    relative = _relative_data_hint(stderr_tail or "", path)
+    if relative:
+        return relative
     if "Permission denied" in (stderr_tail or ""):
         private = _private(path)
         if private is not None:
@@ -195,6 +200,21 @@ def _line_hint(detail: str, handshake: bool) -> str:
         return ""
     if detail.startswith("action must be an integer id") and "got {" not in detail:
         return 'send the id as a JSON integer: {"type": "action", "action": 3} or 3, not 3.0, true or null'
+    return ""
+
+
+def _relative_data_hint(stderr_tail: str, path: Path) -> str:
+    """The fix for a data file the bot opened by a path relative to its working directory (its
+    scratch, at every sandbox level) that lies next to the bot ('' if it does not)."""
+    for m in _NO_FILE.finditer(stderr_tail):
+        name = m.group(1)
+        home = path if path.is_dir() else path.parent
+        if (home / name).exists():
+            return (
+                f"the bot opened {name!r} in its working directory, which is its scratch folder at every "
+                f"sandbox level (--sandbox none too), not the folder it lies in: open it next to the bot "
+                f"file, Path(__file__).parent / {name!r}"
+            )
     return ""
 
 

@@ -135,3 +135,34 @@ def test_check_says_an_illegal_id_may_be_an_answer_one_act_late(tmp_path):
     failed = [c for c in report.checks if not c.ok]
     assert failed and failed[0].detail.startswith("illegal"), report.checks
     assert "one act late" in failed[0].fix
+
+
+DATA_BY_RELATIVE_PATH = """
+from botkit import run
+
+WEIGHTS = [float(x) for x in open("weights.txt").read().split()]  # relative: the scratch, not the folder
+
+run(lambda observation, match: observation["legal_actions"][0]["id"], name="relative-data")
+"""
+
+
+@pytest.mark.parametrize("folder", [True, False])
+def test_a_data_file_opened_by_a_relative_path_is_told_to_open_it_next_to_the_bot(tmp_path: Path, folder: bool) -> None:
+    """The bot's working directory is its scratch at every level, so `open("weights.txt")` fails
+    though the file is right there, and `--sandbox none` fails the same way: the generic crash
+    hint sent the author there."""
+    from tests.support.cli import invoke
+
+    here = tmp_path / "relbot"
+    here.mkdir()
+    (here / "main.py").write_text(DATA_BY_RELATIVE_PATH)
+    (here / "weights.txt").write_text("1 2 3\n")
+    res = invoke("check", here if folder else here / "main.py", "--sandbox", "none")
+    assert res.exit_code == 1, res.output
+    assert "fix: the bot opened 'weights.txt' in its working directory, which is its scratch folder" in res.output
+    assert "Path(__file__).parent / 'weights.txt'" in res.output
+
+
+def test_a_missing_file_that_is_not_next_to_the_bot_keeps_the_generic_hint(tmp_path: Path) -> None:
+    tail = "FileNotFoundError: [Errno 2] No such file or directory: 'elsewhere.txt'"
+    assert fault_hint("crash", "exit code 1", tail, tmp_path).startswith("the bot exited; run it")
