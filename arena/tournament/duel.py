@@ -579,10 +579,13 @@ def _run_locked(
             duel, new=snap[duel.new.name], old=snap[duel.old.name], field=tuple(snap[e.name] for e in duel.field)
         )
         config = {**tournament.model_dump(mode="json"), "duel": duel.describe()}
+        news = runner.roster_changes(store.bots(), entries)  # a changed bot's stored deals stop counting
         store.init_tournament(tournament.name, config, [e.to_json() for e in entries])
         altered = store.forget_altered()
         store.forget_harness_failures()
         err.write(level_lines.getvalue())
+        if news:
+            err.write(f"arena: since the last run: {news}\n")
         if altered:
             err.write(
                 f"arena: {len(altered)} stored matches were altered after they were stored "

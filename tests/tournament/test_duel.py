@@ -301,3 +301,21 @@ def test_the_fault_summary_counts_the_deals_the_test_read_only():
     progress.update("tightwad/p3/d01/r0/cc", [("new", "protocol")])  # deal 1: played, never read
     progress.close()
     assert out.getvalue().splitlines()[-1] == "arena: faults by bot and kind: new: protocol x2"
+
+
+def test_a_bot_changed_between_runs_is_said_when_its_stored_matches_stop_counting(tmp_path):
+    """Rerunning the same command after NEW's file changed (new weights, say) started the test
+    over from deal 0 without a word: the stored deals no longer counted and nothing said why."""
+    new = tmp_path / "mine.py"
+    shutil.copy(RANDOM, new)
+    results = _fixed_deals(tmp_path / "folder")
+    args = ["divers-weights", str(new), str(RANDOM), "--max-matches", "4", "--sandbox", "none", "--trust-bots"]
+    first = _duel(results, *args)
+    assert first.returncode in (0, EXIT_CAPPED), first.stderr
+    again = _duel(results, *args)
+    assert "resuming: 2 deals (4 matches) already played" in again.stderr and "since the last run" not in again.stderr
+    new.write_text(new.read_text() + "\n# new weights\n")
+    changed = _duel(results, *args)
+    assert changed.returncode in (0, EXIT_CAPPED), changed.stderr
+    assert "arena: since the last run: bot mine changed (its matches are played again)" in changed.stderr
+    assert "resuming" not in changed.stderr
