@@ -69,6 +69,9 @@ from arena.errors import ArenaError
 @click.option("--workers", type=click.IntRange(1, 256), default=None, help="Worker processes (default: one per CPU).")
 @click.option("--move-s", type=Seconds("move_s"), default=1.0, show_default=True, help="Time per decision.")
 @click.option(
+    "--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True, help="Time to start and say hello."
+)
+@click.option(
     "--sandbox",
     "sandbox_level",
     default="auto",
@@ -92,6 +95,7 @@ def duel(
     fresh: bool,
     workers: int | None,
     move_s: float,
+    startup_s: float,
     sandbox_level: str,
     trust_bots: bool,
 ) -> None:
@@ -123,7 +127,13 @@ def duel(
         folder = results or d.default_results(the_duel)
         guard.results_folder(folder)
         tournament = d.duel_tournament(
-            the_duel, folder, sandbox=sandbox_level, trust_bots=trust_bots, move_s=move_s, workers=workers
+            the_duel,
+            folder,
+            sandbox=sandbox_level,
+            trust_bots=trust_bots,
+            move_s=move_s,
+            startup_s=startup_s,
+            workers=workers,
         )
         click.echo(d.opening_line(the_duel, folder), err=True)
         hint = d.resume_command(sys.argv[2:])

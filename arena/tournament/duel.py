@@ -310,6 +310,7 @@ def duel_tournament(
     sandbox: str = "auto",
     trust_bots: bool = False,
     move_s: float = 1.0,
+    startup_s: float = 10.0,
     workers: int | None = None,
 ) -> Any:
     """The tournament model a duel's folder is recorded with (sandbox, limits, time control)."""
@@ -332,7 +333,7 @@ def duel_tournament(
         "trust_bots": trust_bots,
         "luck_rollouts": 0,
         "workers": workers or "auto",
-        "time_control": {"move_s": move_s},
+        "time_control": {"move_s": move_s, "startup_s": startup_s},
         "games": [
             {
                 "id": duel.game,

@@ -319,3 +319,18 @@ def test_a_bot_changed_between_runs_is_said_when_its_stored_matches_stop_countin
     assert changed.returncode in (0, EXIT_CAPPED), changed.stderr
     assert "arena: since the last run: bot mine changed (its matches are played again)" in changed.stderr
     assert "resuming" not in changed.stderr
+
+
+def test_a_bot_slow_to_load_gets_the_start_up_time_it_needs(tmp_path):
+    """A bot loading a model before its hello timed out in every match of a duel, which had no
+    --startup-s to give it more (arena check and tournament files have one): the duel then
+    concluded "NEW is not better" from forfeits."""
+    slow = tmp_path / "slow_loader.py"
+    slow.write_text("import time\ntime.sleep(1.5)  # loading the weights\n" + RANDOM.read_text())
+    args = ["divers-weights", str(slow), str(RANDOM), "--max-matches", "2", "--sandbox", "none", "--trust-bots"]
+    short = _duel(_fixed_deals(tmp_path / "short"), *args, "--startup-s", "0.5")
+    assert short.returncode in (0, EXIT_CAPPED), short.stderr
+    assert "slow_loader: timeout x2" in short.stderr
+    enough = _duel(_fixed_deals(tmp_path / "enough"), *args, "--startup-s", "20")
+    assert enough.returncode in (0, EXIT_CAPPED), enough.stderr
+    assert "faulted" not in enough.stderr and "faults by bot" not in enough.stderr, enough.stderr
