@@ -17,7 +17,8 @@ index is whatever pip is set to reach. Nothing installs during a match: a bot wh
 environment is missing then fails to start. The folder and the environment are bound
 read-only in the sandbox, and the bot's numeric libraries get one thread each.
 
-Links inside a folder are followed while they stay in it (files and folders alike: a run
+Version control's own files (``.git``, ``.hg``, ``.svn``) are not part of the bot, as
+``__pycache__`` is not. Links inside a folder are followed while they stay in it (files and folders alike: a run
 plays a copy); links out of it, to nothing, or to a folder that holds them are refused.
 Archive members are read in blocks, never past the size they claim.
 """
@@ -49,6 +50,9 @@ from arena.match.bot_cache import ENVS, UNPACKED, cache_root, mark_used
 MANIFEST = "bot.toml"
 MANIFEST_KEYS = frozenset({"entry"})
 REQUIREMENTS = "requirements.txt"
+# version control's own files and folders, anywhere in a bot folder: not the bot (not hashed, copied
+# or shipped), so that `git status` rewriting .git/index does not make the folder another bot
+NOT_THE_BOT = frozenset({".git", ".hg", ".svn"})
 MAX_FILES = 2000  # files in a bot folder or archive
 MAX_BYTES = 512 * 1024 * 1024  # their total size (unpacked)
 # an archive holds its files' bytes and, per file, headers and a name of at most ~8 KiB
@@ -122,6 +126,8 @@ def folder_files(folder: Path) -> list[tuple[str, Path]]:
             p = here / name
             if os.path.islink(p) and not os.path.exists(p):
                 raise BotFolderError(f"{p}: a link to nothing; remove it")
+            if name in NOT_THE_BOT:  # git, hg and svn's own files change as they please (git status)
+                continue
             real = Path(os.path.realpath(p))
             if os.path.isdir(p):
                 if name != "__pycache__":

@@ -407,3 +407,23 @@ def test_an_index_option_or_a_marker_is_told_what_to_do_instead(offline: Path, l
         bot_entry(str(folder))
     msg = str(err.value)
     assert "\n" not in msg and "requirements.txt:2" in msg and says in msg and "not pinned" not in msg, msg
+
+
+def test_a_git_checkout_is_the_same_bot_whatever_git_does_to_its_own_folder(offline: Path) -> None:
+    """A bot folder that is a git checkout: `git status` rewrites .git/index when a file's
+    timestamp changed, and that made the folder another bot (every match played again);
+    .git's objects also counted toward the folder's 2,000 files and were snapshot and shipped."""
+    plain = tiny_folder(offline / "plain")
+    checkout = tiny_folder(offline / "checkout")
+    git = checkout / ".git"
+    (git / "objects" / "ab").mkdir(parents=True)
+    (git / "objects" / "ab" / "cdef").write_bytes(b"blob")
+    (git / "index").write_bytes(b"DIRC 1")
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    entry = bot_entry(str(checkout))
+    assert entry.sha256 == bot_entry(str(plain)).sha256
+    (git / "index").write_bytes(b"DIRC 2")  # what `git status` does after a touch
+    assert bot_entry(str(checkout)).sha256 == entry.sha256
+    assert not any(rel.startswith(".git/") for rel, _ in botfolder.folder_files(checkout))
+    (checkout / "data.txt").write_text("8")  # the bot's own files still make it another bot
+    assert bot_entry(str(checkout)).sha256 != entry.sha256
