@@ -564,7 +564,9 @@ def _run_locked(
     level_lines = io.StringIO()
     sandbox = open_sandbox(sandbox_level or tournament.sandbox, level_lines)
     if any(e.kind != "builtin" for e in duel.entries):  # builtin players run in process
-        runner.require_safe_sandbox(sandbox, tournament, sandbox_level=sandbox_level)
+        safe = runner.get_safe_level(runner.asked_level(tournament, sandbox_level))
+        fix = f"{safe}, or add --trust-bots if you wrote or trust every bot of the duel"  # it has no file
+        runner.require_safe_sandbox(sandbox, tournament, fix=fix, sandbox_level=sandbox_level)
     store = ResultStore(results)
     try:
         if fresh:

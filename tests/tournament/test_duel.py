@@ -334,3 +334,14 @@ def test_a_bot_slow_to_load_gets_the_start_up_time_it_needs(tmp_path):
     enough = _duel(_fixed_deals(tmp_path / "enough"), *args, "--startup-s", "20")
     assert enough.returncode in (0, EXIT_CAPPED), enough.stderr
     assert "faulted" not in enough.stderr and "faults by bot" not in enough.stderr, enough.stderr
+
+
+def test_an_unsafe_level_is_refused_with_the_duels_own_fix(tmp_path):
+    """A duel has no tournament file: the refusal told the user to add 'trust_bots: true' to one."""
+    args = ["duel", "divers-weights", str(SIMPLE), str(RANDOM), "--sandbox", "rlimits", "--results", str(tmp_path)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output + result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("arena: error: ") and "sandbox level rlimits is not safe for untrusted bots" in last
+    assert last.endswith("or add --trust-bots if you wrote or trust every bot of the duel"), last
+    assert "tournament file" not in last
