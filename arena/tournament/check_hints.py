@@ -222,6 +222,9 @@ def _missing_hint(module: str, path: Path) -> str:
     """The fix for an import the sandbox lacks: a folder pins it, a folder's file is not the bot,
     a single file copies it in (or becomes a folder)."""
     if path.is_dir():
+        damaged = _damaged_env(module, path)
+        if damaged:
+            return damaged
         return (
             f"the bot imports {module!r}, which its folder does not provide: pin the package in the "
             "folder's requirements.txt, one line name==version (e.g. numpy==2.4.6, docs/first-bot.md)"
@@ -237,6 +240,27 @@ def _missing_hint(module: str, path: Path) -> str:
         f"virtual environment's); copy what it needs from {module} into the bot's file, make the bot "
         "a folder that pins the package in its requirements.txt (docs/first-bot.md), or write the bot "
         "as an executable in another language"
+    )
+
+
+def _damaged_env(module: str, folder: Path) -> str:
+    """The fix for a module the folder's requirements pin (under the same name) that its cached
+    environment lacks: a damaged cache entry, not a missing pin ('' if it is not pinned)."""
+    from arena.match import botfolder
+    from arena.match.bot_cache import ENVS, cache_root
+
+    try:
+        reqs = botfolder.requirements(folder)
+    except botfolder.BotFolderError:
+        return ""
+    pinned = {r.split("==", 1)[0].split("[", 1)[0] for r in reqs}
+    if module.split(".", 1)[0].lower().replace("_", "-") not in pinned:
+        return ""
+    env = cache_root() / ENVS / botfolder.env_key(reqs)
+    return (
+        f"the bot imports {module!r}, which its requirements.txt pins, but its environment in the bot cache "
+        f"({env}) lacks it: the cache entry is damaged; remove it (rm -rf {env}) and run "
+        f"`arena check {folder}` to install it again"
     )
 
 

@@ -166,3 +166,28 @@ def test_a_data_file_opened_by_a_relative_path_is_told_to_open_it_next_to_the_bo
 def test_a_missing_file_that_is_not_next_to_the_bot_keeps_the_generic_hint(tmp_path: Path) -> None:
     tail = "FileNotFoundError: [Errno 2] No such file or directory: 'elsewhere.txt'"
     assert fault_hint("crash", "exit code 1", tail, tmp_path).startswith("the bot exited; run it")
+
+
+def test_a_pinned_package_missing_from_its_environment_is_a_damaged_cache_not_a_missing_pin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder pins numpy, but a file of its cached environment was deleted: the hint told
+    the author to pin numpy in requirements.txt, which it already does."""
+    from arena.match import botfolder
+
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "cache"))
+    folder = tmp_path / "mybot"
+    folder.mkdir()
+    (folder / "main.py").write_text("import numpy\n")
+    (folder / "requirements.txt").write_text("numpy==2.4.6\n")
+    env = tmp_path / "cache" / "envs" / botfolder.env_key(botfolder.requirements(folder))
+    tail = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'numpy'"
+    hint = fault_hint("crash", "exit code 1", tail, folder, handshake=True)
+    assert "pin the package" not in hint
+    assert hint == (
+        f"the bot imports 'numpy', which its requirements.txt pins, but its environment in the bot cache "
+        f"({env}) lacks it: the cache entry is damaged; remove it (rm -rf {env}) and run "
+        f"`arena check {folder}` to install it again"
+    )
+    (folder / "requirements.txt").write_text("scipy==1.17.1\n")  # not pinned: the pin hint stays
+    assert "pin the package" in fault_hint("crash", "exit code 1", tail, folder, handshake=True)
