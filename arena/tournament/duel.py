@@ -582,7 +582,10 @@ def _run_locked(
             duel, new=snap[duel.new.name], old=snap[duel.old.name], field=tuple(snap[e.name] for e in duel.field)
         )
         config = {**tournament.model_dump(mode="json"), "duel": duel.describe()}
-        news = runner.roster_changes(store.bots(), entries)  # a changed bot's stored deals stop counting
+        news = runner.joined_news(  # a changed bot's stored deals stop counting; a new time control's do not
+            runner.roster_changes(store.bots(), entries),
+            runner.settings_changes(store.tournament(), config) if store.completed_ids() else "",
+        )
         store.init_tournament(tournament.name, config, [e.to_json() for e in entries])
         altered = store.forget_altered()
         store.forget_harness_failures()

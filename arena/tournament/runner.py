@@ -608,6 +608,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     outcomes: dict[str, Any] = {}
     before: list[dict[str, Any]] = []
     previous = 0
+    settings_news = ""
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
     if db.exists():
         store = ResultStore(db.parent)
@@ -619,6 +620,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
             if not fresh:
                 stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
                 before, previous = store.bots(), _previous_scheduled(store)
+                settings_news = settings_changes(store.tournament(), _config_json(tournament)) if stored else ""
             revealed = store.revealed_deals()
             if has_adaptive(tournament) and not fresh:
                 outcomes = stored_outcomes(store)
@@ -640,7 +642,9 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
         play=[m for m in schedule if m.match_id not in stored],
         keep=[m for m in schedule if m.match_id in stored],
         drop=sorted(stored - wanted),
-        roster_news=with_match_count(roster_changes(before, entries), previous, len(schedule)),
+        roster_news=joined_news(
+            with_match_count(roster_changes(before, entries), previous, len(schedule)), settings_news
+        ),
         provisional=tournament.deals != "public" and not db.exists(),
     )
 
@@ -653,6 +657,38 @@ def _previous_scheduled(store: Any) -> int:
         return store.progress()[0] if store.has_schedule() else 0
     except StoreError:
         return 0
+
+
+# settings that are not part of a match's identity (arena.tournament.schedule.match_key): a change
+# keeps the matches stored under the old ones, so it is said
+_UNKEYED_SETTINGS = (("time_control", "time control"), ("limits", "limits"))
+
+
+def settings_changes(previous: Any, config: dict[str, Any]) -> str:
+    """'time control changed (startup_s 10 -> 30): the matches stored under the old settings
+    still count; ...' against the config the folder's previous run recorded ('' if the same,
+    or if none was recorded)."""
+    old = previous.get("config") if isinstance(previous, dict) else None  # store.tournament()'s
+    if not isinstance(old, dict):
+        return ""
+
+    def shown(v: Any) -> str:
+        return "none" if v is None else f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+    parts = []
+    for key, what in _UNKEYED_SETTINGS:
+        a, b = old.get(key), config.get(key)
+        if not isinstance(a, dict) or not isinstance(b, dict) or a == b:
+            continue
+        diffs = [f"{k} {shown(a.get(k))} -> {shown(b.get(k))}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        parts.append(f"{what} changed ({', '.join(diffs)})")
+    if not parts:
+        return ""
+    return "; ".join(parts) + ": the matches stored under the old settings still count; --fresh plays them all again"
+
+
+def joined_news(*news: str) -> str:
+    return "; ".join(n for n in news if n)
 
 
 def with_match_count(news: str, previous: int, scheduled: int) -> str:
@@ -912,7 +948,10 @@ def _run_locked(
             f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
             "compute every hand; for research, not for competition\n"
         )
-    roster_news = with_match_count(roster_changes(store.bots(), entries), _previous_scheduled(store), len(schedule))
+    roster_news = joined_news(
+        with_match_count(roster_changes(store.bots(), entries), _previous_scheduled(store), len(schedule)),
+        settings_changes(store.tournament(), _config_json(tournament)) if store.completed_ids() else "",
+    )
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too
     store.forget_harness_failures()

@@ -345,3 +345,17 @@ def test_an_unsafe_level_is_refused_with_the_duels_own_fix(tmp_path):
     assert last.startswith("arena: error: ") and "sandbox level rlimits is not safe for untrusted bots" in last
     assert last.endswith("or add --trust-bots if you wrote or trust every bot of the duel"), last
     assert "tournament file" not in last
+
+
+def test_a_changed_time_control_says_the_stored_deals_still_count(tmp_path):
+    """Rerun with a longer --startup-s after NEW timed out at hello: its stored forfeits still
+    counted, and nothing said so (the duel could decide again from them at once)."""
+    results = _fixed_deals(tmp_path / "folder")
+    args = ["divers-weights", str(SIMPLE), str(RANDOM), "--max-matches", "2", "--sandbox", "none", "--trust-bots"]
+    first = _duel(results, *args)
+    assert first.returncode in (0, EXIT_CAPPED), first.stderr
+    longer = _duel(results, *args, "--startup-s", "20")
+    assert (
+        "arena: since the last run: time control changed (startup_s 10 -> 20): the matches stored under "
+        "the old settings still count; --fresh plays them all again"
+    ) in longer.stderr.splitlines(), longer.stderr

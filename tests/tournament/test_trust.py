@@ -548,3 +548,22 @@ def test_a_worker_stuck_at_its_start_is_killed_and_replaced(tmp_path, monkeypatc
     assert summary.complete and summary.played == 4
     run_log = (tmp_path / "res" / "run.log").read_text()
     assert "worker-0 did not set itself up in 1 s (stuck at its start); it is killed" in run_log
+
+
+def test_a_changed_time_control_says_the_stored_matches_still_count(tmp_path):
+    """Raising startup_s after a bot timed out kept those timeouts without a word: the time
+    control is not part of a match's identity, so the stored matches still count."""
+    b = tmp_path / "b"
+    path = tour(tmp_path, [make_bot(b, "a"), make_bot(b, "c", tag="c")])
+    assert arena("run", str(path)).returncode == 0
+    path.write_text(path.read_text().replace("{startup_s: 60, move_s: 30}", "{startup_s: 90, move_s: 30}"))
+    line = (
+        "since the last run: time control changed (startup_s 60 -> 90): the matches stored under "
+        "the old settings still count; --fresh plays them all again"
+    )
+    dry = arena("run", str(path), "--dry-run")
+    assert dry.returncode == 0 and line in dry.stdout.splitlines(), dry.stdout
+    res = arena("run", str(path))
+    assert res.returncode == 0 and f"arena: {line}" in res.stderr.splitlines(), res.stderr
+    again = arena("run", str(path))
+    assert again.returncode == 0 and "since the last run" not in again.stderr
