@@ -141,6 +141,8 @@ def export_bot(policy: dict[str, Any], path: str | Path, name: str = "linear-pol
     """Write the bot file for ``policy`` to ``path``; returns the path."""
     out = Path(path)
     source = bot_source(policy, name)
+    if not out.parent.is_dir():
+        raise ValueError(f"{out}: the folder {out.parent} does not exist; create it first (mkdir -p {out.parent})")
     try:
         out.write_text(source, encoding="utf-8")
     except OSError as err:

@@ -137,3 +137,14 @@ def test_load_policy_round_trips_and_the_bot_source_compiles(tmp_path):
     source = bot_source(doc, name="zero")
     compile(source, "bot.py", "exec")
     assert "POLICY = _json.loads(" in source and "def encode(" in source
+
+
+def test_export_into_a_folder_that_does_not_exist_says_to_create_it(tmp_path):
+    """'No such file or directory' did not say which part was missing nor the fix
+    (train_linear.py already says it for its --out and --export)."""
+    from arena.rl.bridge import export_bot
+
+    out = tmp_path / "bots" / "mine.py"
+    with pytest.raises(ValueError) as err:
+        export_bot(_policy_json("tightwad", 3, 0), out)
+    assert str(err.value) == f"{out}: the folder {out.parent} does not exist; create it first (mkdir -p {out.parent})"
