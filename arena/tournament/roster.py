@@ -197,6 +197,12 @@ def _entry(path: Path, name: str, *, forfeits: bool = False) -> BotEntry:
             source=path if folder != path else None,
             forfeit=forfeit,
         )
+    marker = next((m for m in (botfolder.REQUIREMENTS, botfolder.MANIFEST) if (path.parent / m).is_file()), None)
+    if marker:  # mybot/main.py named instead of mybot/: it runs without the folder's packages and data
+        _warn_once(
+            f"arena: {path} is a file of the bot folder {path.parent} (it has {marker}): it plays alone, without "
+            f"the folder's packages and files; name the folder ({path.parent}) to play the bot"
+        )
     return BotEntry(name=name, path=path, sha256=file_sha256(path), kind=kind)
 
 

@@ -427,3 +427,23 @@ def test_a_git_checkout_is_the_same_bot_whatever_git_does_to_its_own_folder(offl
     assert not any(rel.startswith(".git/") for rel, _ in botfolder.folder_files(checkout))
     (checkout / "data.txt").write_text("8")  # the bot's own files still make it another bot
     assert bot_entry(str(checkout)).sha256 != entry.sha256
+
+
+def test_naming_a_folders_main_py_warns_that_it_plays_without_the_folder(
+    offline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`arena duel tightwad mybot/main.py old` ran main.py alone: 'No module named numpy' in
+    every match, and the duel concluded that NEW is not better, with nothing said up front."""
+    folder = tiny_folder(offline)
+    entry = bot_entry(str(folder / "main.py"))
+    assert entry.kind == "python"
+    err = capsys.readouterr().err
+    assert (
+        f"arena: {folder / 'main.py'} is a file of the bot folder {folder} (it has requirements.txt): it plays "
+        f"alone, without the folder's packages and files; name the folder ({folder}) to play the bot"
+    ) in err.splitlines(), err
+    lone = offline / "lone"
+    lone.mkdir()
+    (lone / "bot.py").write_text((folder / "main.py").read_text())
+    bot_entry(str(lone / "bot.py"))
+    assert "is a file of the bot folder" not in capsys.readouterr().err
