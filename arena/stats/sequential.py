@@ -170,10 +170,22 @@ class Status:
     decision: str | None  # "H0", "H1" or None (go on)
     log_h1: float = 0.0  # log K1
     log_h0: float = 0.0  # log K0
+    ahead: int = 0  # samples above 0 (a duel: deals NEW won), as fastchess counts wins
+    behind: int = 0  # samples below 0
 
     @property
     def interval(self) -> tuple[float, float]:
         return mean_interval(self.n, self.mean, self.var)
+
+    @property
+    def los(self) -> float | None:
+        """The likelihood of superiority, P(mean > 0), from the normal approximation of the
+        mean (as fastchess reports it; for reading, not part of the test); None below 2 samples."""
+        if self.n < 2:
+            return None
+        if self.var <= 0:
+            return 1.0 if self.mean > 0 else 0.0 if self.mean < 0 else 0.5
+        return 0.5 * math.erfc(-self.mean / math.sqrt(2 * self.var / self.n))
 
 
 @dataclass
@@ -211,6 +223,8 @@ class SequentialTest:
     total_sq: float = 0.0
     log_h1: float = 0.0
     log_h0: float = 0.0
+    ahead: int = 0
+    behind: int = 0
     decided: Status | None = None
 
     def __post_init__(self) -> None:
@@ -244,6 +258,8 @@ class SequentialTest:
         self.n += 1
         self.total += x
         self.total_sq += x * x
+        self.ahead += x > 0
+        self.behind += x < 0
         status = self.status()
         if status.decision is not None:
             self.decided = status
@@ -266,4 +282,6 @@ class SequentialTest:
         var = max(0.0, (self.total_sq - n * mean * mean) / (n - 1)) if n > 1 else 0.0
         llr = self.log_h1 if self.log_h1 >= self.log_h0 else -self.log_h0
         decision = "H1" if self.log_h1 >= self.upper else "H0" if -self.log_h0 <= self.lower else None
-        return Status(n, mean, var, llr, self.lower, self.upper, decision, self.log_h1, self.log_h0)
+        return Status(
+            n, mean, var, llr, self.lower, self.upper, decision, self.log_h1, self.log_h0, self.ahead, self.behind
+        )

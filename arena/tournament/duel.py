@@ -429,6 +429,10 @@ def status_line(duel: Duel, status: Status, matches: int) -> str:
     if duel.hyp.elo is not None:
         elo = [difference_to_elo(v, duel.players) for v in (status.mean, lo, hi)]
         text += f" · {elo[0]:+.0f} Elo {_interval(elo[1], elo[2], '.0f')}"
+    if status.n:  # fastchess's W-L-D and LOS, by deal
+        text += f" · deals W-L-D {status.ahead}-{status.behind}-{status.n - status.ahead - status.behind}"
+        if status.los is not None:
+            text += f" · LOS {100 * status.los:.1f}%"
     return text
 
 

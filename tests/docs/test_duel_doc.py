@@ -29,3 +29,22 @@ def test_exit_codes_and_the_elo_example_are_the_codes():
     shown = re.search(r"--elo0 0 --elo1 30` test D = 0 against D = ([0-9]+\.[0-9]+)", DOC)
     assert shown and float(shown.group(1)) == round(duel.elo_to_difference(30, 4), 3)
     assert f"default {duel.DEFAULT_MARGIN:g}" in DOC
+
+
+def test_the_example_lines_have_the_fields_the_duel_prints(tmp_path):
+    """The doc's closing status line shows what status_line prints, field by field."""
+
+    shown = next(line for line in DOC.splitlines() if line.startswith("duel: "))
+    for name in ("tightwad_heuristic.py", "random_bot.py"):  # the example's names; nothing runs
+        (tmp_path / name).write_text("")
+    d = duel.make_duel("tightwad", str(tmp_path / "tightwad_heuristic.py"), str(tmp_path / "random_bot.py"), players=4)
+    test = d.test()
+    for x in (1.0, -0.5, 0.0, 0.75):
+        status = test.add(x)
+    printed = duel.status_line(d, status, 32)
+
+    def shape(text: str) -> str:
+        return re.sub(r"[+-]?\d+(\.\d+)?", "#", text)
+
+    assert shape(shown) == shape(printed), (shown, printed)
+    assert "deals W-L-D 2-1-1" in printed and "LOS " in printed

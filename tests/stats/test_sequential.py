@@ -110,3 +110,23 @@ def test_interval_and_elo_helpers():
     assert mean_interval(1, 0.5, 0.0) == (-math.inf, math.inf)
     assert logistic_elo(logistic_score(120.0)) == pytest.approx(120.0)
     assert logistic_score(0.0) == 0.5 and logistic_elo(1.0) == math.inf
+
+
+def test_wins_losses_draws_and_los_are_counted_by_sample():
+    """fastchess's W-L-D and LOS: samples above, below and at 0; P(mean > 0) by the normal
+    approximation (0.5 when the mean is 0, certain when every sample agrees)."""
+    test = SequentialTest(0.0, 0.2, 0.05, 0.05, -2.0, 2.0)
+    for x in (1.0, -0.5, 0.0, 0.75):
+        status = test.add(x)
+    assert (status.ahead, status.behind, status.n) == (2, 1, 4)
+    se = math.sqrt(status.var / status.n)
+    assert status.los == pytest.approx(0.5 * math.erfc(-status.mean / (se * math.sqrt(2))))
+    assert 0.5 < status.los < 1.0
+    even = SequentialTest(0.0, 0.2, 0.05, 0.05, -2.0, 2.0)
+    assert even.status().los is None  # no samples: nothing to say
+    for _ in range(3):
+        last = even.add(0.0)
+    assert last.los == 0.5 and (last.ahead, last.behind) == (0, 0)
+    sure = SequentialTest(0.0, 0.2, 0.05, 0.05, -2.0, 2.0)
+    sure.add(0.5)
+    assert sure.add(0.5).los == 1.0
