@@ -9,10 +9,13 @@ probability q, else a uniformly random legal action; the field is uniformly rand
 setting is a duel as `arena duel` plays it (arena.tournament.duel's ``layout``: the same
 deal for NEW and OLD, in every seat, against the same field, or head to head in both seat
 orders), sampled per deal by the duel's own ``deal_sample`` and tested by its own
-``duel_test``:
+``duel_test``, with the field's seeds paired between NEW's and OLD's matches as `arena duel`
+pairs them (``--unpaired``: every match its own, as duels were played before):
 
-* H0 true: NEW and OLD are the same player (strength q_old); the true mean difference is
-  0 = mu0 by symmetry, so every H1 accepted is a false positive (rate <= alpha?).
+* H0 true: NEW and OLD are players of the same strength (q_old), NEW drawing from seeds of
+  its own (a different bot as strong, not a copy: a copy would play OLD's very games, every
+  sample 0); the true mean difference is 0 = mu0 by symmetry, so every H1 accepted is a false
+  positive (rate <= alpha?).
 * H1 true: NEW has strength q_new; the true difference D is calibrated first on
   ``--calibration-deals`` deals of its own seeds, and the duel's margin is set to it, so
   mu1 = D (up to the calibration's error, printed): every H0 accepted is a false negative
@@ -21,7 +24,8 @@ orders), sampled per deal by the duel's own ``deal_sample`` and tested by its ow
 Each duel draws fresh deals (seeds from the setting, the duel's number and the deal's)
 and goes on until the test decides or ``--max-deals``. Rates come with Wilson 95%
 intervals. ``--statistic gsprt`` runs fishtest's GSPRT on the same duels (same seeds)
-instead, for comparison. ``simulate`` is importable (tests/tournament/test_duel_errors.py runs a small one).
+instead, for comparison. ``--pairing DUELS`` measures instead what pairing saves: the deals a
+duel needs, paired and unpaired, on a small change of OLD. ``simulate`` is importable (tests/tournament/test_duel_errors.py runs a small one).
 """
 
 from __future__ import annotations
@@ -60,6 +64,9 @@ SETTINGS = [
     Setting("tightwad-4p-field", "tightwad", 4, False, 1.0, 0.0),
     Setting("divers-2p-h2h", "divers-weights", 2, True, 1.0, 0.0),
 ]
+# a small change of OLD (the reference policy at 60% of its decisions instead of 50%): where
+# pairing the field's seeds with NEW's and OLD's matters most (``--pairing``)
+TWEAK = Setting("tightwad-4p-tweak", "tightwad", 4, False, 0.6, 0.5)
 
 
 def mixed(q: float, game: str) -> Any:
@@ -75,16 +82,33 @@ def mixed(q: float, game: str) -> Any:
     return policy
 
 
-def play_deal(s: Setting, q_new: float, q_old: float, seed: int) -> float:
-    """One deal of a duel: its sample (mean place of OLD minus NEW over the rotations)."""
+def play_deal(
+    s: Setting, q_new: float, q_old: float, seed: int, *, paired: bool = True, new_own: bool = False
+) -> float:
+    """One deal of a duel: its sample (mean place of OLD minus NEW over the rotations).
+
+    Each seat draws from its own generator, as each bot draws from the seed its ``start`` gives
+    it. ``paired`` (what `arena duel` does, arena.tournament.duel.seat_seeds): in one rotation
+    NEW's and OLD's matches give every seat the same seed, so the field, and NEW against OLD,
+    draw the same numbers; else every match has its own (how duels were played before).
+    ``new_own``: NEW draws from seeds of its own all the same (a different bot of its strength,
+    not a version of OLD that chooses alike where it can)."""
     spec = REGISTRY[s.game]
     roles = {"new": mixed(q_new, s.game), "old": mixed(q_old, s.game)}
     matches = []
     for group, r, seats in layout(s.players, s.head_to_head):
-        policies = [roles.get(role, random_policy) for role in seats]
-        state = play_out(spec.new_game(s.players, seed, None), policies, DealRng(derive_seed(seed, group, r)))
+        policies = []
+        for k, role in enumerate(seats):
+            own = derive_seed(seed, "new", r, k) if new_own and role == "new" else None
+            rng = DealRng(own or (derive_seed(seed, r, k) if paired else derive_seed(seed, group, r, k)))
+            policies.append(_with_rng(roles.get(role, random_policy), rng))
+        state = play_out(spec.new_game(s.players, seed, None), policies, DealRng(0))  # each seat uses its own
         matches.append((seats, tuple(state.result().places)))
     return deal_sample(matches)
+
+
+def _with_rng(policy: Any, rng: DealRng) -> Any:
+    return lambda state, seat, _shared: policy(state, seat, rng)
 
 
 def calibrate(s: Setting, deals: int) -> tuple[float, float]:
@@ -116,9 +140,9 @@ class Gsprt:
         return self.status()
 
 
-def one_duel(job: tuple[Setting, str, int, float, float, float, int, str]) -> tuple[str | None, int]:
+def one_duel(job: tuple[Setting, str, int, float, float, float, int, str, bool]) -> tuple[str | None, int]:
     """(decision, deals) of one simulated duel."""
-    s, truth, k, margin, alpha, beta, max_deals, statistic = job
+    s, truth, k, margin, alpha, beta, max_deals, statistic, paired = job
     q_new = s.q_new if truth == "H1" else s.q_old
     test: Any = (
         duel_test(s.players, Hypotheses(0.0, margin), alpha, beta)
@@ -127,7 +151,8 @@ def one_duel(job: tuple[Setting, str, int, float, float, float, int, str]) -> tu
     )
     status = test.status()
     for d in range(max_deals):
-        status = test.add(play_deal(s, q_new, s.q_old, derive_seed("duel", s.name, truth, k, d)))
+        x = play_deal(s, q_new, s.q_old, derive_seed("duel", s.name, truth, k, d), paired=paired, new_own=truth == "H0")
+        status = test.add(x)
         if status.decision is not None:
             break
     return status.decision, status.n
@@ -152,11 +177,13 @@ def simulate(
     max_deals: int = 2000,
     workers: int = 1,
     statistic: str = "betting",
+    paired: bool = True,
+    truths: tuple[str, ...] = ("H0", "H1"),
 ) -> dict[str, Any]:
     """Run ``duels`` H0-true and ``duels`` H1-true duels of setting ``s`` at ``margin``."""
     out: dict[str, Any] = {}
-    for truth in ("H0", "H1"):
-        jobs = [(s, truth, k, margin, alpha, beta, max_deals, statistic) for k in range(duels)]
+    for truth in truths:
+        jobs = [(s, truth, k, margin, alpha, beta, max_deals, statistic, paired) for k in range(duels)]
         if workers > 1:
             with mp.get_context("fork").Pool(workers) as pool:
                 runs = pool.map(one_duel, jobs, chunksize=4)
@@ -177,8 +204,36 @@ def simulate(
             "max_deals": max(deals),
             "matches_per_deal": 2 if s.head_to_head else 2 * s.players,
             "bound": alpha if truth == "H0" else beta,
+            "deals": deals,
         }
     return out
+
+
+def pairing_saving(duels: int, workers: int, calibration_deals: int, max_deals: int) -> dict[str, Any]:
+    """Deals a duel needs with the field's seeds paired (arena duel) and unpaired (as before), on
+    ``TWEAK``: a version of OLD that decides like it more often, H1 true at its calibrated
+    difference; the saving is the ratio of the mean deals, with a bootstrap 95% interval."""
+    import random
+
+    margin, se = calibrate(TWEAK, calibration_deals)
+    runs = {
+        way: simulate(
+            TWEAK, duels, margin, workers=workers, paired=way == "paired", truths=("H1",), max_deals=max_deals
+        )["H1"]
+        for way in ("paired", "unpaired")
+    }
+    a, b = runs["unpaired"]["deals"], runs["paired"]["deals"]
+    rng = random.Random(7)
+    ratios = sorted(
+        sum(rng.choices(a, k=len(a))) / len(a) / (sum(rng.choices(b, k=len(b))) / len(b)) for _ in range(2000)
+    )
+    return {
+        "margin": margin,
+        "margin_se": se,
+        **runs,
+        "saving": (sum(a) / len(a)) / (sum(b) / len(b)),
+        "saving_interval95": [ratios[49], ratios[1949]],
+    }
 
 
 def main() -> None:
@@ -195,7 +250,39 @@ def main() -> None:
         default="betting",
         help="the duel's test (betting), or fishtest's GSPRT on the same duels for comparison",
     )
+    ap.add_argument(
+        "--pairing",
+        type=int,
+        default=0,
+        metavar="DUELS",
+        help="instead: deals a duel needs with the field's seeds paired and unpaired (DUELS each, H1 true)",
+    )
+    ap.add_argument("--unpaired", action="store_true", help="every match its own seeds (duels before pairing)")
     args = ap.parse_args()
+    if args.pairing:
+        t0 = time.perf_counter()
+        res = pairing_saving(args.pairing, args.workers, args.calibration_deals, args.max_deals)
+        print(
+            f"{TWEAK.name}: q_new {TWEAK.q_new} vs q_old {TWEAK.q_old}: true difference {res['margin']:.4f} "
+            f"± {1.96 * res['margin_se']:.4f} (95%, {args.calibration_deals} deals); margin set to it",
+            flush=True,
+        )
+        for way in ("paired", "unpaired"):
+            r = res[way]
+            print(
+                f"  {way}: {r['mean_deals']:.1f} deals a duel (most {r['max_deals']}); false negatives "
+                f"{r['errors']}/{r['duels']}; capped {r['capped']}",
+                flush=True,
+            )
+        lo, hi = res["saving_interval95"]
+        print(
+            f"  pairing saves {res['saving']:.2f}x the deals [{lo:.2f}, {hi:.2f}] (bootstrap 95%); "
+            f"{time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
+        if args.json:
+            Path(args.json).write_text(json.dumps({k: v for k, v in res.items()}, indent=1, default=str) + "\n")
+        return
     report = {}
     for s in SETTINGS:
         if args.only and s.name != args.only:
@@ -207,7 +294,15 @@ def main() -> None:
             f"(95%, {args.calibration_deals} deals); margin set to it",
             flush=True,
         )
-        res = simulate(s, args.duels, margin, workers=args.workers, statistic=args.statistic, max_deals=args.max_deals)
+        res = simulate(
+            s,
+            args.duels,
+            margin,
+            workers=args.workers,
+            statistic=args.statistic,
+            max_deals=args.max_deals,
+            paired=not args.unpaired,
+        )
         for truth, r in res.items():
             what = (
                 "false positives (H1 accepted, NEW = OLD)"

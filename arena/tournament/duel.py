@@ -110,6 +110,15 @@ def duel_test(players: int, hyp: Hypotheses, alpha: float, beta: float) -> Seque
     return SequentialTest(hyp.mu0, hyp.mu1, alpha, beta, -span, span)
 
 
+def seat_seeds(key: int | str, dseed: int, rotation: int) -> int:
+    """The match seed of a deal's matches in one seat rotation, NEW's and OLD's alike: each seat
+    (so each field bot, and NEW or OLD) gets the same bot seed (arena.match.referee.bot_seed) in
+    both, so a field player that draws its moves from its seed answers the same position the same
+    way, and a change of NEW is not drowned in the field's own luck (duplicate play of the field's
+    choices as well as the cards). It tells nothing about the cards, as every match seed."""
+    return derive_seed(key, "duel-seats", dseed, rotation)
+
+
 def layout(players: int, head_to_head: bool) -> list[tuple[int, int, tuple[str, ...]]]:
     """One deal's matches in schedule order: (group, rotation, role per seat).
 
@@ -202,7 +211,7 @@ class Duel:
                     deal=deal,
                     rotation=r,
                     deal_seed=dseed,
-                    match_seed=derive_seed(key, mid),
+                    match_seed=seat_seeds(key, dseed, r),
                     bots=order,
                     key=content,
                 )

@@ -99,6 +99,47 @@ def test_names_stay_apart_and_the_field_fills_every_other_seat():
     assert not fielded.head_to_head and fielded.matches_per_deal == 6
 
 
+def test_new_and_old_meet_the_fields_seeds_as_they_meet_its_cards():
+    """In one seat rotation NEW's and OLD's matches share the match seed, so every seat's bot
+    seed: a field player seeded by it makes the same choices in the same positions for both."""
+    d = make_duel("tightwad", str(SIMPLE), str(RANDOM), players=4)
+    matches = d.deal_matches(12345, 0) + d.deal_matches(12345, 1)
+    by = {(m.deal, m.rotation, m.group): m for m in matches}
+    for deal in (0, 1):
+        for r in range(4):
+            new, old = by[(deal, r, 0)], by[(deal, r, 1)]
+            assert new.match_seed == old.match_seed and new.deal_seed == old.deal_seed
+            assert new.match_id != old.match_id
+    seeds = {(m.deal, m.rotation): m.match_seed for m in matches}
+    assert len(set(seeds.values())) == 8  # apart between rotations and deals
+    assert (
+        make_duel("tightwad", str(SIMPLE), str(RANDOM), players=4).deal_matches(54321, 0)[0].match_seed != seeds[(0, 0)]
+    )
+
+
+@pytest.mark.slow
+def test_two_copies_of_a_seeded_bot_play_the_same_games_against_a_random_field(tmp_path):
+    """Duplicate play of the field's luck too: a copy of a bot that draws its moves from the seed
+    botkit gives it plays exactly what the original plays, deal after deal (every sample 0), where
+    the field's own random choices used to make them differ."""
+    copy = tmp_path / "copy_of_random.py"
+    shutil.copy(RANDOM, copy)
+    results = _fixed_deals(tmp_path / "copies")
+    done = _duel(results, "tightwad", str(RANDOM), str(copy), "--players", "4", "--max-matches", "32")
+    assert done.returncode in (0, EXIT_CAPPED), done.stderr
+    with sqlite3.connect(results / "results.sqlite") as con:
+        rows = con.execute("SELECT match_id, bot, seat, place FROM seats").fetchall()
+    places: dict[tuple[str, int], dict[str, int]] = {}
+    for mid, bot, seat, place in rows:
+        key = (re.search(r"/d(\d+)/r(\d+)/", mid).group(0), seat)
+        places.setdefault(key, {})[bot] = place
+    pairs = [
+        (v["duel_random"], v["copy_of_random"]) for v in places.values() if {"duel_random", "copy_of_random"} <= set(v)
+    ]
+    assert len(pairs) == 16 and all(a == b for a, b in pairs), pairs
+    assert "deals W-L-D 0-0-4" in done.stdout, done.stdout
+
+
 def _one_line(args: list[str], *pieces: str) -> None:
     result = CliRunner().invoke(cli, ["duel", *args])
     assert result.exit_code == 2, result.output
