@@ -18,7 +18,7 @@ def test_every_option_the_doc_names_exists():
     help_text = CliRunner().invoke(cli, ["duel", "--help"]).output
     named = set(re.findall(r"`(--[a-z][a-z0-9-]*)", DOC)) | set(re.findall(r" (--[a-z][a-z0-9-]*)", DOC))
     assert {"--margin", "--elo0", "--alpha", "--beta", "--max-matches", "--field", "--results"} <= named
-    bench = {"--duels", "--calibration-deals", "--statistic"}  # benchmarks/duel_errors.py's, quoted with its figures
+    bench = {"--duels", "--calibration-deals", "--statistic", "--pairing", "--unpaired"}  # benchmarks/duel_errors.py
     for option in named - bench:
         assert option in help_text, f"docs/duel.md names {option}, which arena duel does not take"
 
