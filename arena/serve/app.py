@@ -326,19 +326,27 @@ def _replay_links(side: Ladderside, record: dict[str, Any]) -> list[tuple[str, s
 
 async def source_page(request: Request) -> Response:
     side = _side(request)
+    v = _owners_version(request, "see your bot's source", "a bot's source")
+    return PlainTextResponse(await run_in_threadpool(side.source_text, Path(v["path"])))
+
+
+def _owners_version(request: Request, log_in_to: str, what: str) -> Any:
+    """The version row ``?version=N`` (0 or none: the latest) of the bot in the path, for its
+    owner and the organiser only: 404, 401 or 403 otherwise, each saying why."""
+    side = _side(request)
     user = current_user(request)
     bot = side.db.one("SELECT * FROM bots WHERE id = ?", _int(request.path_params["bot_id"]))
     if bot is None:
         raise HTTPException(404, "no such bot")
     if user is None:
-        raise HTTPException(401, "log in to see your bot's source")
+        raise HTTPException(401, f"log in to {log_in_to}")
     if not _may_see_source(user, bot):
-        raise HTTPException(403, "a bot's source is shown to its owner and the organiser only")
+        raise HTTPException(403, f"{what} is shown to its owner and the organiser only")
     n = _int(request.query_params.get("version", "0") or "0", "version", 0)  # 0: the latest
     v = side.db.one("SELECT * FROM versions WHERE bot_id = ? AND (n = ? OR ? = 0) ORDER BY n DESC", bot["id"], n, n)
     if v is None:
         raise HTTPException(404, "no such version")
-    return PlainTextResponse(await run_in_threadpool(side.source_text, Path(v["path"])))
+    return {**dict(v), "bot_name": bot["name"]}
 
 
 def _local_path(value: Any) -> str:
@@ -353,19 +361,8 @@ async def log_page(request: Request) -> Response:
     """A version's stderr log (botkit's log, on_result lines, tracebacks): its owner's and the
     organiser's only, as its source; the end of each worker's file."""
     side = _side(request)
-    user = current_user(request)
-    bot = side.db.one("SELECT * FROM bots WHERE id = ?", _int(request.path_params["bot_id"]))
-    if bot is None:
-        raise HTTPException(404, "no such bot")
-    if user is None:
-        raise HTTPException(401, "log in to read your bot's log")
-    if not _may_see_source(user, bot):
-        raise HTTPException(403, "a bot's log is shown to its owner and the organiser only")
-    n = _int(request.query_params.get("version", "0") or "0", "version", 0)  # 0: the latest
-    v = side.db.one("SELECT * FROM versions WHERE bot_id = ? AND (n = ? OR ? = 0) ORDER BY n DESC", bot["id"], n, n)
-    if v is None:
-        raise HTTPException(404, "no such version")
-    return PlainTextResponse(await run_in_threadpool(side.log_text, f"{bot['name']}.v{v['n']}"))
+    v = _owners_version(request, "read your bot's log", "a bot's log")
+    return PlainTextResponse(await run_in_threadpool(side.log_text, f"{v['bot_name']}.v{v['n']}"))
 
 
 async def login_page(request: Request) -> Response:
