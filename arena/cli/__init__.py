@@ -649,7 +649,7 @@ def serve_reset(name: str, data: str, password_stdin: bool) -> None:
     _need_serve_extra()
     from arena.serve import accounts
 
-    folder = accounts.existing_ladder(Path(data))  # before the password is asked for
+    folder = accounts.existing_ladder(Path(data), name)  # the folder and the name before the password
     shown, token = accounts.reset_user(folder, name, _password(password_stdin))
     click.echo(f"user {shown}: new password set, logged out, old API tokens revoked; API token (shown once): {token}")
 

@@ -63,21 +63,31 @@ def reset_user(data: Path, name: str, password: str) -> tuple[str, str]:
         raise ArenaError(f"the password is shorter than {MIN_PASSWORD} characters; choose a longer one")
     with reported(data):
         db = LadderDB(data)
-        row = _named(db, name)
-        if row is None:
-            names = [r["name"] for r in db.all("SELECT name FROM users ORDER BY name COLLATE NOCASE LIMIT 21")]
-            known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "") if names else "none yet"
-            raise ArenaError(f"--data {data}: no user {name!r}; its users: {known}")
+        row = _known_user(db, data, name)
         db.run("UPDATE users SET pw_hash = ? WHERE id = ?", _HASHER.hash(password), row["id"])
         db.run("DELETE FROM tokens WHERE user_id = ?", row["id"])
         db.run("DELETE FROM sessions WHERE user_id = ?", row["id"])
         return row["name"], new_token(db, row["id"])
 
 
-def existing_ladder(data: Path) -> Path:
-    """A data folder that holds a ladder's accounts already (reading or resetting one makes none)."""
+def _known_user(db: LadderDB, data: Path, name: str) -> Any:
+    """The account ``name`` (any case), or an ArenaError naming the users there are."""
+    row = _named(db, name)
+    if row is None:
+        names = [r["name"] for r in db.all("SELECT name FROM users ORDER BY name COLLATE NOCASE LIMIT 21")]
+        known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "") if names else "none yet"
+        raise ArenaError(f"--data {data}: no user {name!r}; its users: {known}")
+    return row
+
+
+def existing_ladder(data: Path, user: str | None = None) -> Path:
+    """A data folder that holds a ladder's accounts already (reading or resetting one makes none),
+    and with ``user``, that account: checked before a password is asked for."""
     if not (Path(data) / "ladder.sqlite").is_file():
         raise ArenaError(f"--data {data}: no ladder here (no ladder.sqlite); give the folder `arena serve --data` uses")
+    if user is not None:
+        with reported(data):
+            _known_user(LadderDB(data), data, user)
     return Path(data)
 
 

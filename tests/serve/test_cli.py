@@ -238,6 +238,11 @@ def test_reset_gives_a_new_password_and_token_and_revokes_the_old_ones(tmp_path)
     one_line_error(
         arena("serve-admin", "reset", "--data", data, "ann", "--password-stdin", stdin="short\n"), "shorter than 8"
     )
+    # an unknown name is said before the password is judged (or, at a terminal, asked for)
+    one_line_error(
+        arena("serve-admin", "reset", "--data", data, "nobody", "--password-stdin", stdin="short\n"),
+        "no user 'nobody'",
+    )
     empty = str(tmp_path / "empty")
     one_line_error(arena("serve-admin", "reset", "--data", empty, "ann", "--password-stdin"), "no ladder here")
     assert not (tmp_path / "empty").exists()  # reading accounts makes no ladder
