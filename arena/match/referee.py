@@ -91,7 +91,8 @@ class _Match:
         info["decision"] = self.state.decisions
         agent = self.agents[seat]
         tail = getattr(agent, "stderr_tail", None)
-        if fault.kind is FaultKind.CRASH and tail is not None and "stderr_tail" not in info:
+        # what the bot last wrote to stderr says why it died or what it was doing when it ran out
+        if fault.kind in (FaultKind.CRASH, FaultKind.TIMEOUT) and tail is not None and "stderr_tail" not in info:
             info["stderr_tail"] = shorten(tail(), 1000)
         self.faults[seat] = info
         agent.discard()

@@ -275,6 +275,18 @@ def test_check_of_a_bot_that_never_answers_reports_real_timings():
     assert "  no decision answered\n" in res.stdout
 
 
+def test_a_timeouts_record_keeps_what_the_bot_wrote_to_stderr_before_its_time_ran_out():
+    """A timeout recorded no stderr tail (only a crash did), so an author could not see what the
+    bot was doing when it ran out of time; the record, and the fault's line, now say it."""
+    res = arena(
+        "play", "tightwad", str(BOTS / "thinks_aloud_for_ever.py"), "builtin:random", "builtin:random",
+        "--seed", "1", "--move-s", "0.5", "--json",
+    )  # fmt: skip
+    assert res.returncode == 1, res.stderr  # a bot faulted
+    fault = json.loads(res.stdout)["faults"][0]
+    assert fault["kind"] == "timeout" and "searching depth 12 of 40..." in fault["stderr_tail"], fault
+
+
 def test_a_script_that_is_not_executable_is_told_to_chmod(tmp_path):
     script = tmp_path / "mybot.pl"
     script.write_text("#!/usr/bin/env perl\nprint 1;\n")
