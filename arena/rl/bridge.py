@@ -51,6 +51,13 @@ def check_policy(data: Any, source: str = "policy") -> dict[str, Any]:
         or len(weights) != rows
         or not all(isinstance(r, list) and len(r) == cols for r in weights)
     ):
+        trained = _trained_for(game, weights, rows)
+        if trained is not None and trained != players:  # an edited `players`, not broken weights
+            raise bad(
+                "players",
+                f"{players}, but the weights are for {game} with {trained} players; set players back to "
+                f"{trained}, or train a policy for {players} players",
+            )
         raise bad("weights", f"expected {rows} rows of {cols} numbers for {game} with {players} players")
     if not isinstance(bias, list) or len(bias) != rows:
         raise bad("bias", f"expected {rows} numbers")
@@ -63,6 +70,19 @@ def check_policy(data: Any, source: str = "policy") -> dict[str, Any]:
     if not all(number(v) for v in bias):
         raise bad("bias", "every bias must be a finite number")
     return data
+
+
+def _trained_for(game: str, weights: Any, rows: int) -> int | None:
+    """The player count whose encoding has as many numbers as each of ``weights``' rows, if the
+    rows are all alike and one count fits."""
+    if not isinstance(weights, list) or len(weights) != rows or not all(isinstance(r, list) for r in weights):
+        return None
+    lengths = {len(r) for r in weights}
+    if len(lengths) != 1:
+        return None
+    (length,) = lengths
+    fits = [n for n in range(2, 11) if encoding.obs_size(game, n) == length]
+    return fits[0] if len(fits) == 1 else None
 
 
 def load_policy(path: str | Path) -> dict[str, Any]:

@@ -117,6 +117,19 @@ def test_a_bad_policy_is_refused_naming_the_field(change, field):
         check_policy(doc, "p.json")
 
 
+def test_an_edited_player_count_is_named_not_the_weights():
+    """A policy for 3 players with `players` edited to 4 was refused naming 'weights', which were
+    fine; the error now names `players` and the count the weights were trained for."""
+    doc = _small_policy()
+    doc["players"] = 4
+    with pytest.raises(ValueError, match="field 'players': 4, but the weights are for tightwad with 3 players"):
+        check_policy(doc, "p.json")
+    doc = _small_policy()
+    doc["weights"][3].append(1.0)  # rows of two lengths: the weights are broken, and said to be
+    with pytest.raises(ValueError, match="field 'weights'"):
+        check_policy(doc, "p.json")
+
+
 def test_export_bot_command_refuses_bad_files_in_one_line(tmp_path):
     cases = {"notjson.json": "{not json", "list.json": "[1, 2]", "deep.json": "[" * 100_000}
     for name, text in cases.items():
