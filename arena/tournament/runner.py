@@ -394,34 +394,17 @@ class DiskFull(Exception):
 
 
 def _played(record: dict[str, Any], stored: bool) -> Played:
-    faults = _log_match(record, stored)
-    reasons = tuple(fault_reason(f) for f in record["faults"] if f is not None)
-    return Played(record["match_id"], tuple(faults), reasons)
-
-
-def fault_reason(fault: dict[str, Any]) -> str:
-    """One line on what a recorded fault was: its detail, and the last line the bot wrote to
-    stderr before it (where a crash's cause usually is), bounded and safe for a terminal."""
-    reason = str(fault.get("detail") or "")
-    tail = [ln.strip() for ln in str(fault.get("stderr_tail") or "").splitlines() if ln.strip()]
-    if tail:
-        reason += f"; its stderr ends: {shorten(tail[-1], 120)}"
-    return printable(shorten(reason, 240)).replace("\n", " ")
-
-
-def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
     """Log one finished match with who sat where (its faults as warnings, with what each was, to
-    run.log only: the console's display summarises them per bot and kind); returns its faults
-    as (bot, kind)."""
-    faults = [(s, f) for s, f in enumerate(record["faults"]) if f is not None]
-    for seat, fault in faults:
+    run.log only: the console's display summarises them per bot and kind) and answer it."""
+    faults = [(s, f, fault_reason(f)) for s, f in enumerate(record["faults"]) if f is not None]
+    for seat, fault, reason in faults:
         log.warning(
             "match %s: seat %d (%s) faulted: %s (%s)",
             record["match_id"],
             seat,
             record["seats"][seat]["bot"],
             fault["kind"],
-            fault_reason(fault),
+            reason,
             extra={MATCH_FAULT: True},
         )
     bots = [s["bot"] for s in record["seats"]]
@@ -432,7 +415,18 @@ def _log_match(record: dict[str, Any], stored: bool) -> list[tuple[str, str]]:
         [p + 1 for p in record["result"]["places"]],
         "" if stored else " (already stored)",
     )  # 1 = first
-    return [(record["seats"][seat]["bot"], fault["kind"]) for seat, fault in faults]
+    kinds = tuple((record["seats"][seat]["bot"], fault["kind"]) for seat, fault, _ in faults)
+    return Played(record["match_id"], kinds, tuple(reason for *_, reason in faults))
+
+
+def fault_reason(fault: dict[str, Any]) -> str:
+    """One line on what a recorded fault was: its detail, and the last line the bot wrote to
+    stderr before it (where a crash's cause usually is), bounded and safe for a terminal."""
+    reason = str(fault.get("detail") or "")
+    tail = [ln.strip() for ln in str(fault.get("stderr_tail") or "").splitlines() if ln.strip()]
+    if tail:
+        reason += f"; its stderr ends: {shorten(tail[-1], 120)}"
+    return printable(shorten(reason, 240)).replace("\n", " ")
 
 
 MATCH_FAULT = "arena_match_fault"  # marks a per-match fault record, kept out of the console
