@@ -241,7 +241,8 @@ def requirements(folder: Path) -> list[str]:
                 f"{path}:{i}: {line!r} is not pinned; write one package per line "
                 "as name==version (e.g. numpy==2.4.6), optionally with --hash=sha256:... options"
             )
-        pin = f"{m.group(1).lower().replace('_', '-')}{m.group(2) or ''}=={m.group(3)}"
+        # PEP 503: Zope.Interface, zope_interface and zope-interface are one package, one environment
+        pin = f"{re.sub(r'[-_.]+', '-', m.group(1)).lower()}{m.group(2) or ''}=={m.group(3)}"
         out.append(" ".join([pin, *(f"--hash={h.lower()}" for h in sorted(set(hashes)))]))
     return sorted(out)
 

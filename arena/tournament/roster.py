@@ -273,6 +273,13 @@ def resolve_bots(tournament: Tournament, *, forfeits: bool = True) -> list[BotEn
         else:
             loc = ("bots", i)
             candidates = [(p, None) for p in _expand(tournament, item)]
+            if not candidates and item.startswith("builtin:"):  # the command line's spelling
+                kind = item[len("builtin:") :] or "random"
+                raise tournament.config_error(
+                    loc,
+                    f"{item!r} is how the command line names a builtin player; in a tournament file "
+                    f"write it as an entry with a name: - {{builtin: {kind}, name: house_{kind}}}",
+                )
             if not candidates:
                 raise tournament.config_error(
                     loc,

@@ -93,6 +93,14 @@ def test_requirements_must_be_pinned_one_line_with_the_fix(offline: Path) -> Non
     assert "\n" not in msg and "requirements.txt:2" in msg and "name==version" in msg
 
 
+def test_package_names_are_normalised_as_pip_does_so_spellings_share_one_environment(tmp_path: Path) -> None:
+    spellings = ["Zope.Interface==7.2", "zope_interface==7.2", "zope--interface==7.2"]
+    for i, pin in enumerate(spellings):
+        (tmp_path / str(i)).mkdir()
+        (tmp_path / str(i) / "requirements.txt").write_text(pin + "\n")
+    assert {tuple(botfolder.requirements(tmp_path / str(i))) for i in range(3)} == {("zope-interface==7.2",)}
+
+
 @pytest.mark.slow  # pip installs (a few seconds each on a busy machine)
 def test_a_package_pip_cannot_find_is_one_line_naming_the_file(offline: Path) -> None:
     folder = tiny_folder(offline, pin="tinypkg==9.9")

@@ -109,6 +109,12 @@ BAD = [
     ("workers-word", BASE + "workers: many\n", "workers", ["'auto' or an integer from 1 to 256", "'many'"]),
     ("glob-no-match", swap("bots/*.py", "robots/*.py"), "bots[0]", ["'robots/*.py' matches no bot file"]),
     (
+        "builtin-as-cli-string",
+        swap("[bots/*.py]", "[bots/*.py, 'builtin:random']"),
+        "bots[1]",
+        ["how the command line names a builtin player", "{builtin: random, name: house_random}"],
+    ),
+    (
         "missing-bot-file",
         swap("[bots/*.py]", "[bots/*.py, {path: bots/nobody.py}]"),
         "bots[1].path",
