@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 PRIOR = 1e-3  # count given to an end of the range that was not observed
 Z95 = 1.959963984540054
@@ -172,6 +172,7 @@ class Status:
     log_h0: float = 0.0  # log K0
     ahead: int = 0  # samples above 0 (a duel: deals NEW won), as fastchess counts wins
     behind: int = 0  # samples below 0
+    counts: tuple[tuple[float, int], ...] = ()  # (sample, how often), by sample: fastchess's pentanomial head to head
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -225,6 +226,7 @@ class SequentialTest:
     log_h0: float = 0.0
     ahead: int = 0
     behind: int = 0
+    counts: dict[float, int] = field(default_factory=dict)
     decided: Status | None = None
 
     def __post_init__(self) -> None:
@@ -260,6 +262,7 @@ class SequentialTest:
         self.total_sq += x * x
         self.ahead += x > 0
         self.behind += x < 0
+        self.counts[x] = self.counts.get(x, 0) + 1
         status = self.status()
         if status.decision is not None:
             self.decided = status
@@ -283,5 +286,16 @@ class SequentialTest:
         llr = self.log_h1 if self.log_h1 >= self.log_h0 else -self.log_h0
         decision = "H1" if self.log_h1 >= self.upper else "H0" if -self.log_h0 <= self.lower else None
         return Status(
-            n, mean, var, llr, self.lower, self.upper, decision, self.log_h1, self.log_h0, self.ahead, self.behind
+            n,
+            mean,
+            var,
+            llr,
+            self.lower,
+            self.upper,
+            decision,
+            self.log_h1,
+            self.log_h0,
+            self.ahead,
+            self.behind,
+            tuple(sorted(self.counts.items())),
         )

@@ -442,7 +442,19 @@ def status_line(duel: Duel, status: Status, matches: int) -> str:
         text += f" · deals W-L-D {status.ahead}-{status.behind}-{status.n - status.ahead - status.behind}"
         if status.los is not None:
             text += f" · LOS {100 * status.los:.1f}%"
+        if duel.head_to_head:
+            text += f" · pairs Ptnml(0-2) {pentanomial(status)}"
     return text
+
+
+def pentanomial(status: Status) -> list[int]:
+    """Head to head, fastchess's pentanomial: how many deals gave NEW 0, 0.5, 1, 1.5 and 2 points
+    over its two games (a win 1, a tie 0.5). A deal's sample is OLD's mean place minus NEW's,
+    in {-1, -0.5, 0, 0.5, 1}, so NEW's points are 2 * (sample + 1) / 2 = sample + 1."""
+    out = [0] * 5
+    for sample, count in status.counts:
+        out[round(2 * (sample + 1))] += count
+    return out
 
 
 def _interval(lo: float, hi: float, fmt: str) -> str:

@@ -130,3 +130,15 @@ def test_wins_losses_draws_and_los_are_counted_by_sample():
     sure = SequentialTest(0.0, 0.2, 0.05, 0.05, -2.0, 2.0)
     sure.add(0.5)
     assert sure.add(0.5).los == 1.0
+
+
+def test_head_to_head_deals_are_counted_as_fastchess_pentanomial():
+    """A head-to-head deal's sample (OLD's mean place minus NEW's over both seat orders) is
+    NEW's points over the pair minus 1: -1 is 0 of 2 points, 0.5 is a win and a tie."""
+    from arena.tournament.duel import pentanomial
+
+    test = SequentialTest(0.0, 0.2, 0.05, 0.05, -1.0, 1.0)
+    for x in (-1.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, -0.5):
+        status = test.add(x)
+    assert pentanomial(status) == [1, 1, 3, 2, 1]
+    assert status.counts == ((-1.0, 1), (-0.5, 1), (0.0, 3), (0.5, 2), (1.0, 1))

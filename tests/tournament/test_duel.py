@@ -201,6 +201,9 @@ def test_a_clearly_better_bot_gets_h1_and_the_folder_is_a_normal_results_folder(
     last = done.stdout.strip().splitlines()
     assert last[-1].startswith("H1: duel_simple is better than duel_random"), done.stdout
     assert "LLR" in last[-2] and "95%" in last[-2]
+    ptnml = re.search(r"Ptnml\(0-2\) \[(\d+), (\d+), (\d+), (\d+), (\d+)\]", last[-2])
+    deals = re.search(r"\((\d+) deals\)", last[-2])
+    assert ptnml and deals and sum(map(int, ptnml.groups())) == int(deals.group(1)), last[-2]
     matches = int(last[-2].split("duel: ")[1].split(" matches")[0])
     con = sqlite3.connect(results / "results.sqlite")
     assert con.execute("SELECT count(*) FROM schedule").fetchone()[0] == matches  # the deals the test used
@@ -231,6 +234,9 @@ def test_a_crashing_bot_is_counted_in_the_live_line_and_the_closing_fault_summar
     assert re.search(r"crash_at_start faulted in all \d+ of its matches: the verdict", done.stderr), done.stderr
     summary = [line for line in done.stderr.splitlines() if line.startswith("arena: faults by bot and kind: ")]
     assert summary and "crash_at_start: crash x" in summary[-1], done.stderr
+    # head to head, the pentanomial of deals: a bot that never starts scores 0 of 2 in every one
+    deals = re.search(r"\((\d+) deals\)", done.stdout.strip().splitlines()[-2])
+    assert deals and f"pairs Ptnml(0-2) [{deals.group(1)}, 0, 0, 0, 0]" in done.stdout, done.stdout
     # the live line counts them once the test has read their deals (here it may print before any)
     # it faults in every match it plays (head to head: all of them), and only the matches the
     # test read count: one played beyond the stop had made the summary one more than the list
