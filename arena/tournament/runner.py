@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -637,7 +637,12 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
         keep=[m for m in schedule if m.match_id in stored],
         drop=sorted(stored - wanted),
         roster_news=joined_news(
-            with_match_count(roster_changes(before, entries), previous, len(schedule)), settings_news
+            with_match_count(
+                roster_changes(before, entries, kept=[m for m in schedule if m.match_id in stored]),
+                previous,
+                len(schedule),
+            ),
+            settings_news,
         ),
         provisional=tournament.deals != "public" and not db.exists(),
     )
@@ -693,13 +698,18 @@ def with_match_count(news: str, previous: int, scheduled: int) -> str:
     return f"{news}; {scheduled} matches scheduled, was {previous} ({scheduled / previous:.1f}x)"
 
 
-def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int = 5) -> str:
+def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int = 5, kept: Iterable[Any] = ()) -> str:
     """'bot d left; bot e joined; bot c changed (new sha256)': the roster against the one the
-    store registered last time ('' if the same, or if nothing was registered)."""
+    store registered last time ('' if the same, or if nothing was registered). ``kept``: the
+    scheduled matches already stored; a bot changed back to a version that played them before
+    is told they count again (match ids name the bots' SHA-256, so they are that version's)."""
     if not before:
         return ""
     old = {b["name"]: b["sha256"] for b in before}
     new = {e.name: e.sha256 for e in entries}
+    changed = sorted(n for n in old.keys() & new.keys() if old[n] != new[n])
+    counted = {n: sum(n in m.bots for m in kept) for n in changed} if changed else {}
+    back = [n for n in changed if counted[n]]
 
     def names(items: list[str]) -> str:
         return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
@@ -708,10 +718,14 @@ def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int 
     for what, items in (
         ("left (no longer counted)", sorted(old.keys() - new.keys())),
         ("joined", sorted(new.keys() - old.keys())),
-        ("changed (its matches are played again)", sorted(n for n in old.keys() & new.keys() if old[n] != new[n])),
+        ("changed (its matches are played again)", [n for n in changed if n not in back]),
     ):
         if items:
             parts.append(f"{'bot' if len(items) == 1 else 'bots'} {names(items)} {what}")
+    for n in back[:shown]:  # e.g. an edit undone: nothing of that version is played again
+        parts.append(
+            f"bot {n} changed back to a version played before ({counted[n]} of its stored matches count again)"
+        )
     return "; ".join(parts)
 
 
@@ -942,8 +956,10 @@ def _run_locked(
             f"arena: deals are PUBLIC (deals: public, seed {tournament.seed}): any bot can "
             "compute every hand; for research, not for competition\n"
         )
+    done = store.completed_ids()
+    changes = roster_changes(store.bots(), entries, kept=[m for m in schedule if m.match_id in done])
     roster_news = joined_news(
-        with_match_count(roster_changes(store.bots(), entries), _previous_scheduled(store), len(schedule)),
+        with_match_count(changes, _previous_scheduled(store), len(schedule)),
         settings_changes(store.tournament(), _config_json(tournament)) if store.completed_ids() else "",
     )
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])

@@ -305,6 +305,13 @@ def test_a_bot_whose_file_left_a_glob_roster_is_named_not_quietly_dropped(tmp_pa
     assert {s["bot"] for s in board(tmp_path / "res")["scopes"][0]["standings"]} == {"a", "c", "e"}
     again = arena("run", str(path))
     assert again.returncode == 0 and "since the last run" not in again.stderr
+    # the edit undone: c's first version is played by no new match, and the news says so
+    c.write_text(c.read_text().removesuffix("# changed\n"))
+    undone = arena("run", str(path))
+    assert undone.returncode == 0, undone.stderr
+    assert "arena: since the last run: bot c changed back to a version played before (" in undone.stderr
+    news = next(line for line in undone.stderr.splitlines() if "since the last run" in line)
+    assert "played again" not in news, news
 
 
 def test_bot_files_dropped_into_a_globbed_folder_are_announced_with_the_new_match_count(tmp_path):
