@@ -261,19 +261,20 @@ def _valid_entry(e: Any) -> bool:
     }
     if any(not isinstance(e.get(k), t) or isinstance(e.get(k), bool) for k, t in types.items()):
         return False
-    if e.get("top") is not None and not isinstance(e.get("top"), int):
+    if e.get("top") is not None and (not isinstance(e.get("top"), int) or isinstance(e.get("top"), bool)):
         return False
     margin = e.get("margin", 0.0)  # absent in files written before the margin existed
     if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not 0 <= margin < 1:
         return False
     for s in e["standings"]:
+        if not isinstance(s, dict):  # first: a number or a string is no standing (``in`` would raise)
+            return False
         if "rating" in s and (
             not isinstance(s["rating"], (int, float)) or isinstance(s["rating"], bool) or not math.isfinite(s["rating"])
         ):
             return False
         if not (
-            isinstance(s, dict)
-            and isinstance(s.get("bot"), str)
+            isinstance(s.get("bot"), str)
             and isinstance(s.get("ranks"), list)
             and len(s["ranks"]) == 2
             and all(isinstance(x, int) for x in s["ranks"])

@@ -418,3 +418,39 @@ def test_the_planner_starts_from_its_last_plan_only_while_its_results_stand() ->
         names, 3, confidence=0.8, top=None, seed=1, key="k", game="g", cap=600, outcome=outcome_with(1)
     ).to_json()
     assert changed == fresh(1) and changed != first
+
+
+def _state_entry() -> dict[str, Any]:
+    standing = {"bot": "a", "rating": 0.1, "score": 0.6, "low": 0.4, "high": 0.8, "samples": 4}
+    return {
+        "key": "tightwad",
+        "game": "tightwad",
+        "players": 3,
+        "confidence": 0.95,
+        "top": None,
+        "margin": 0.05,
+        "status": "cap",
+        "rounds": 4,
+        "matches": 12,
+        "matches_rated": 12,
+        "cap": 12,
+        "standings": [standing | {"ranks": [1, 2], "decided": False}],
+        "decided_pairs": [],
+    }
+
+
+@pytest.mark.parametrize("standing", [7, "rating", None, ["rating"]], ids=["int", "str", "null", "list"])
+def test_a_malformed_standing_in_adaptive_json_is_ignored_not_a_crash(tmp_path: Path, standing: Any) -> None:
+    """A standing that is no mapping made ``"rating" in s`` raise (TypeError: exit 70 from
+    `arena leaderboard`); a malformed file is to be ignored."""
+    import json
+
+    from arena.tournament.adaptive import STATE_FORMAT, read_state
+
+    good = _state_entry()
+    bad = _state_entry()
+    bad["standings"] = [standing]
+    odd_top = _state_entry() | {"top": True}
+    data = {"format": STATE_FORMAT, "version": 1, "entries": [good, bad, odd_top]}
+    (tmp_path / "adaptive.json").write_text(json.dumps(data))
+    assert read_state(tmp_path) == [good]
