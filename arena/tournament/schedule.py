@@ -182,6 +182,14 @@ def check_schedule(tournament: Tournament, bots: Sequence[BotEntry]) -> None:
                     f"matches_per_bot: {suggest} (or raise max_matches)",
                 )
         elif g.schedule == "adaptive":
+            p = g.players[0]
+            if g.max_matches < p:  # its cap: not one deal set would fit, nothing would be played
+                raise tournament.config_error(
+                    ("games", i, "max_matches"),
+                    f"an adaptive schedule of {g.id} with {p} players plays deal sets of {p} matches "
+                    f"(one per seat rotation), and max_matches {g.max_matches} holds none; "
+                    f"use max_matches: {p} or more, or remove it (default 2000)",
+                )
             top = g.adaptive_settings.top
             if top is not None and top >= n:
                 raise tournament.config_error(

@@ -306,6 +306,8 @@ BAD = [
     ),
     ("not-adaptive", "adaptive: {top: 1}, schedule: round-robin", None, []),
     ("two-counts", "adaptive: {top: 1}", "games[0].players", ["one player count", "players: 3"]),
+    # a cap below one deal set scheduled nothing: "Complete: all 0 scheduled matches", exit 0
+    ("cap-below-a-deal-set", "max_matches: 2", "games[0].max_matches", ["holds none", "max_matches: 3 or more"]),
 ]
 
 
