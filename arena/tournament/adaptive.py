@@ -226,6 +226,12 @@ def write_state(folder: Path, plans: Sequence[AdaptivePlan]) -> None:
     os.replace(tmp, folder / STATE_FILE)
 
 
+def clear_state(folder: Path) -> None:
+    """No adaptive entry in the tournament (any more): the leaderboards must not show an earlier
+    file's race from a stale ``adaptive.json``."""
+    (folder / STATE_FILE).unlink(missing_ok=True)
+
+
 MAX_STATE_BYTES = 8 << 20
 
 

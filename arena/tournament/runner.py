@@ -919,7 +919,7 @@ def _run_locked(
 ) -> RunSummary:
     from arena.match.detect import open_sandbox
     from arena.tournament import fair_play
-    from arena.tournament.adaptive import has_adaptive, stored_outcomes
+    from arena.tournament.adaptive import clear_state, has_adaptive, stored_outcomes, write_state
     from arena.tournament.roster import snapshot_bots
     from arena.tournament.schedule import build_schedule
     from arena.tournament.store import ResultStore, StoreError, lost_store
@@ -977,6 +977,9 @@ def _run_locked(
             results=stored_outcomes(store),
             plans=plans,
         )
+        write_state(results, plans)  # where the race stands, for a leaderboard read while it runs
+    else:  # an earlier file's race is no part of this tournament's leaderboards
+        clear_state(results)
     store.set_schedule([(m.match_id, m.index) for m in schedule])
     err.write(level_lines.getvalue())
     err.write(fair_play.process_line(tournament))

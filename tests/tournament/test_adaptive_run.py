@@ -152,3 +152,28 @@ def test_a_finished_adaptive_run_has_the_luck_baselines_of_every_round(tmp_path:
     places = [row["adjusted_place"] for row in board["scopes"][0]["standings"]]
     assert len(places) == 4 and None not in places
     assert "luck baselines: 0 of" not in arena("run", str(path)).stderr  # nothing was left to compute
+
+
+def write_builtin_file(tmp: Path, name: str, schedule: str = "adaptive") -> Path:
+    """Four builtin random players (no bot process): a cheap adaptive entry of several rounds."""
+    path = tmp / f"{name}.yaml"
+    path.write_text(
+        f"name: {name}\nseed: 5\n"
+        "bots: [{builtin: random, name: r1}, {builtin: random, name: r2}, {builtin: random, name: r3},"
+        " {builtin: random, name: r4}]\n"
+        f"games:\n  - {{id: tightwad, players: 3, deals: 3, schedule: {schedule}}}\n"
+        f"workers: 1\nluck_rollouts: 0\nresults: {tmp / ('results-' + name)}\n"
+    )
+    return path
+
+
+def test_an_entry_no_longer_adaptive_leaves_no_race_on_the_leaderboards(tmp_path: Path) -> None:
+    """adaptive.json of an earlier run was read by every later leaderboard, even after the entry
+    became a round robin (and after --fresh): its table, 'stopped at its cap, NOT decided', stayed."""
+    first = run_file(write_builtin_file(tmp_path, "sw"))
+    assert first.complete and "adaptive" in json.loads((first.results / "leaderboard.json").read_text())
+    second = run_file(write_builtin_file(tmp_path, "sw", schedule="round-robin"))
+    assert second.complete
+    assert not (second.results / "adaptive.json").exists()
+    assert "adaptive" not in json.loads((second.results / "leaderboard.json").read_text())
+    assert "Adaptive schedule" not in (second.results / "leaderboard.md").read_text()
