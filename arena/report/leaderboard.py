@@ -25,7 +25,7 @@ removed field, or a changed meaning, bumps ``version``. Floats are rounded to 6 
 
     {
       "format": "decktet-arena-leaderboard", "version": 1,
-      "complete": bool,                # counted == scheduled
+      "complete": bool,                # counted == scheduled, no adaptive race playing
       "scheduled": int,                # matches of the tournament's schedule
       "counted": int,                  # of them, stored as played and counted below
       "rating": {"system": "trueskill", "conservative": "mu - 3 * sigma",
@@ -324,6 +324,11 @@ def status_line(report: RatingReport) -> str:
     """The first thing every leaderboard says: complete, or INCOMPLETE and how far."""
     if report.complete:
         return f"Complete: all {report.scheduled} scheduled matches counted."
+    if report.counted >= report.scheduled:  # stopped between an adaptive schedule's rounds
+        return (
+            f"INCOMPLETE: {report.counted} of {report.scheduled} scheduled matches counted, and the adaptive "
+            f"schedule {', '.join(report.adaptive_playing)} has rounds still to play; run `arena run` again to finish."
+        )
     return (
         f"INCOMPLETE: {report.counted} of {report.scheduled} scheduled matches counted; "
         "run `arena run` again to finish."

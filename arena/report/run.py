@@ -49,6 +49,12 @@ def incomplete_lines(summary: RunSummary) -> list[str]:
             f"{len(summary.harness_failures)} matches the harness could not play (not stored), "
             f"e.g. {first}" + (f" (and {more} more, see run.log)" if more else "")
         )
+    if summary.adaptive_open and summary.counted == summary.scheduled:
+        lines.append(
+            f"incomplete: {summary.counted} of {summary.scheduled} matches, and the adaptive schedule "
+            f"{', '.join(summary.adaptive_open)} has rounds still to play; rerun to finish"
+        )
+        return lines
     lines.append(f"incomplete: {summary.counted} of {summary.scheduled} matches; rerun to finish")
     return lines
 

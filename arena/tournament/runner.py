@@ -62,13 +62,15 @@ class RunSummary:
     harness_failures: list[str] = field(default_factory=list)  # matches the harness could not play
     interrupted: bool = False
     stopped: str = ""  # why the run stopped before every match was tried (WorkersLost)
+    # schedule: adaptive entries whose race is not over (a round still to plan or to store)
+    adaptive_open: list[str] = field(default_factory=list)
     sandbox_level: str = ""
     reports: dict[str, Path] = field(default_factory=dict)
     leaderboard: str = ""
 
     @property
     def complete(self) -> bool:
-        return not self.interrupted and self.counted == self.scheduled
+        return not self.interrupted and self.counted == self.scheduled and not self.adaptive_open
 
 
 def limits_from(tournament: Any) -> Limits:
@@ -1058,6 +1060,7 @@ def _run_locked(
     if next_round is not None:
         next_round.finish(results)
         schedule = next_round.schedule or schedule  # the rounds played after the first need baselines too
+        summary.adaptive_open = next_round.open_entries()
     if not summary.interrupted:
         _luck_baselines(
             store,
@@ -1106,16 +1109,17 @@ class _NextRound:
         from arena.tournament.adaptive import stored_outcomes
         from arena.tournament.schedule import build_schedule
 
-        self.plans.clear()
-        schedule = build_schedule(
+        plans: list[Any] = []  # filled in full before it replaces the last plans: an interruption
+        schedule = build_schedule(  # while planning leaves every entry's last plan to finish()
             self.tournament,
             self.entries,
             self.secret,
             revealed=self.revealed,
             stored=_kept(self.store, self.revealed),
             results=stored_outcomes(self.store),
-            plans=self.plans,
+            plans=plans,
         )
+        self.plans[:] = plans
         self.store.set_schedule([(m.match_id, m.index) for m in schedule])
         self.schedule = schedule
         done = self.store.completed_ids()
@@ -1124,6 +1128,12 @@ class _NextRound:
             return []
         self.tried |= {m.match_id for m in more}
         return more
+
+    def open_entries(self) -> list[str]:
+        """The entries whose race this run did not finish (stopped between or within rounds)."""
+        from arena.tournament.adaptive import still_playing
+
+        return still_playing(self.plans)
 
     def finish(self, results: Path) -> None:
         from arena.tournament.adaptive import write_state

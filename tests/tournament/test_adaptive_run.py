@@ -167,6 +167,54 @@ def write_builtin_file(tmp: Path, name: str, schedule: str = "adaptive") -> Path
     return path
 
 
+def test_a_run_stopped_between_rounds_is_incomplete_in_every_leaderboard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted while it planned its next round, an adaptive run had every match planned so
+    far stored: the leaderboards said 'Complete' (JSON complete: true, CSV status complete),
+    and the adaptive table was gone (the plans were cleared before the planning that stopped)."""
+    from arena.tournament import schedule as schedule_module
+
+    real = schedule_module.build_schedule
+    calls = {"planned": 0}
+
+    def planning(*args: object, **kw: object) -> list:
+        if kw.get("plans") is not None and kw.get("results") is not None:
+            calls["planned"] += 1
+            if calls["planned"] == 3:  # the run's first plan, round 1, then Ctrl-C while planning round 2
+                raise KeyboardInterrupt
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(schedule_module, "build_schedule", planning)
+    summary = run_file(write_builtin_file(tmp_path, "cut"))
+    assert summary.interrupted and calls["planned"] == 3
+    assert summary.counted == summary.scheduled == 12  # rounds 0 and 1 (two groups each) were stored
+    board = json.loads((summary.results / "leaderboard.json").read_text())
+    assert board["complete"] is False and board["counted"] == board["scheduled"] == 12
+    assert [a["status"] for a in board["adaptive"]] == ["playing"]
+    md = (summary.results / "leaderboard.md").read_text()
+    assert "INCOMPLETE: 12 of 12 scheduled matches counted, and the adaptive schedule tightwad has rounds" in md
+    assert "Complete:" not in md
+    csv_rows = (summary.results / "leaderboard.csv").read_text().splitlines()
+    assert all(",INCOMPLETE,12,12," in row for row in csv_rows[1:])
+
+    monkeypatch.setattr(schedule_module, "build_schedule", real)
+    again = run_file(write_builtin_file(tmp_path, "cut"))  # resumed: it plans on and finishes
+    assert again.complete and json.loads((again.results / "leaderboard.json").read_text())["complete"]
+
+
+def test_a_run_that_leaves_its_race_open_does_not_exit_0(tmp_path: Path) -> None:
+    import io
+
+    from arena.report.run import print_outcome
+    from arena.tournament.runner import RunSummary
+
+    summary = RunSummary(results=tmp_path, scheduled=12, already_done=0, counted=12, adaptive_open=["tightwad"])
+    err = io.StringIO()
+    assert not summary.complete and print_outcome(summary, io.StringIO(), err) == 1
+    assert "adaptive schedule tightwad has rounds still to play" in err.getvalue()
+
+
 def test_an_entry_no_longer_adaptive_leaves_no_race_on_the_leaderboards(tmp_path: Path) -> None:
     """adaptive.json of an earlier run was read by every later leaderboard, even after the entry
     became a round robin (and after --fresh): its table, 'stopped at its cap, NOT decided', stayed."""
