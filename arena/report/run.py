@@ -70,6 +70,16 @@ def render_plan(plan: Plan, out: TextIO, *, limit: int = 20) -> None:
         f"{len(plan.keep)} already stored (kept), {len(plan.drop)} stored but no longer "
         "in the tournament (dropped from the leaderboard, kept in the store)\n"
     )
+    for a in plan.adaptive:  # its later rounds follow from results not yet played: not listed
+        if a.status == "playing":
+            where = (
+                f"{len(a.rounds)} round{'' if len(a.rounds) == 1 else 's'} planned so far ({a.matches} matches, "
+                "listed here); each further round "
+                f"is planned from the results of the one before, until the ranking is decided or {a.cap} matches"
+            )
+        else:
+            where = f"{'decided' if a.status == 'decided' else 'at its cap'} after {a.matches} matches: no more rounds"
+        out.write(f"adaptive schedule {a.key} ({a.players} players): {where}\n")
     if plan.roster_news:
         out.write(f"since the last run: {plan.roster_news}\n")
     if plan.provisional:

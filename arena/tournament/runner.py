@@ -585,6 +585,7 @@ class Plan:
     drop: list[str]
     roster_news: str = ""  # the roster against the folder's previous run, with its match count
     provisional: bool = False  # no deal secret yet: the run draws it, and its match ids differ
+    adaptive: list[Any] = field(default_factory=list)  # AdaptivePlan of each adaptive entry: its race so far
 
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
@@ -606,6 +607,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     previous = 0
     settings_news = ""
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
+    plans: list[Any] = []
     if db.exists():
         store = ResultStore(db.parent)
         try:
@@ -631,6 +633,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
         revealed=revealed,
         stored=stored,
         results=outcomes,
+        plans=plans,
     )
     wanted = {m.match_id for m in schedule}
     return Plan(
@@ -647,6 +650,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
             settings_news,
         ),
         provisional=tournament.deals != "public" and not db.exists(),
+        adaptive=plans,
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.tournament.load import load_tournament
 from tests import support
 from tests.tournament.test_runner import run_file, share_secret, stored
 from tests.tournament.tournament_fixtures import start_arena, stored_matches, write_gated_bot
@@ -225,3 +226,29 @@ def test_an_entry_no_longer_adaptive_leaves_no_race_on_the_leaderboards(tmp_path
     assert not (second.results / "adaptive.json").exists()
     assert "adaptive" not in json.loads((second.results / "leaderboard.json").read_text())
     assert "Adaptive schedule" not in (second.results / "leaderboard.md").read_text()
+
+
+def test_dry_run_says_an_adaptive_entry_plays_more_rounds_than_it_lists(tmp_path: Path) -> None:
+    """`--dry-run` said '6 matches scheduled: 6 to play' for an adaptive entry that goes on
+    to play up to its cap: only its first round can be listed, and now it says so."""
+    import io
+
+    from arena.report.run import render_plan
+    from arena.tournament.runner import plan_run
+
+    path = write_builtin_file(tmp_path, "dry")
+    out = io.StringIO()
+    render_plan(plan_run(load_tournament(path)), out)
+    assert out.getvalue().startswith("6 matches scheduled: 6 to play")
+    assert (
+        "adaptive schedule tightwad (3 players): 1 round planned so far (6 matches, listed here); each further "
+        "round is planned from the results of the one before, until the ranking is decided or 36 matches"
+    ) in out.getvalue()
+    done = run_file(path)
+    out = io.StringIO()
+    render_plan(plan_run(load_tournament(path)), out)
+    status = json.loads((done.results / "adaptive.json").read_text())["entries"][0]["status"]
+    word = "decided" if status == "decided" else "at its cap"
+    assert f"adaptive schedule tightwad (3 players): {word} after {done.scheduled} matches: no more rounds" in (
+        out.getvalue()
+    )
