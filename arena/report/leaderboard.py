@@ -6,8 +6,9 @@ written by ``arena.report.standings.write_reports`` (keys ``md``, ``csv``, ``jso
 * ``leaderboard.md``: per scope (``overall`` first, then each game) a standings table
   and a head-to-head table, then the notable matches.
 * ``leaderboard.csv``: one row per (scope, bot), columns ``CSV_COLUMNS`` (``status`` =
-  complete or INCOMPLETE, ``scheduled``, ``counted``, and the last, ``deals``, says ``secret``
-  or ``public (seed N)``; each repeats on every row).
+  complete or INCOMPLETE, ``scheduled``, ``counted``, then ``deals``, ``secret`` or
+  ``public (seed N)``, and the last, ``sandbox``, ``level:safe`` or ``level:unsafe`` per level
+  run, separated by spaces; each repeats on every row).
 
 Every format starts with (or, in the CSV, carries) whether the tournament is complete:
 ``scheduled`` matches in the tournament, ``counted`` of them stored as played.
