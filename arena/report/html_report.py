@@ -309,8 +309,10 @@ def _notable(report: RatingReport, extras: dict[tuple[str, int | None], dict[str
 
 def _adaptive(entry: dict[str, Any]) -> dict[str, Any]:
     return {
-        "slug": "adaptive-" + _slug(entry["key"]),
+        # with its player count: two adaptive entries of one game (players 3 and 4) share a key
+        "slug": "adaptive-" + _slug(f"{entry['key']}-p{entry['players']}"),
         "key": entry["key"],
+        "players": entry["players"],
         "line": adaptive_line(entry),
         "headers": ADAPTIVE_HEADERS,
         "rows": adaptive_rows(entry),

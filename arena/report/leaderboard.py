@@ -590,7 +590,7 @@ def render_markdown(
             ]
     for entry in report.adaptive:
         out += [
-            f"## Adaptive schedule: {esc(entry['key'])}",
+            f"## Adaptive schedule: {esc(entry['key'])} ({entry['players']} players)",
             "",
             esc(adaptive_line(entry)),
             "",

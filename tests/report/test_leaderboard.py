@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import html
 import io
 import json
@@ -245,3 +246,58 @@ def test_notable_matches_are_grouped_by_bot_and_kind() -> None:
         total += count
         assert ", …" in ln or count <= 3
     assert total == 160
+
+
+def _adaptive_entry(players: int, status: str = "cap") -> dict:
+    standings = [
+        {
+            "bot": b,
+            "rating": 0.0,
+            "score": 0.5,
+            "low": 0.4,
+            "high": 0.6,
+            "samples": 4,
+            "ranks": [1, 2],
+            "decided": False,
+        }
+        for b in ("alpha", "bravo")
+    ]
+    return {
+        "key": "tightwad",
+        "game": "tightwad",
+        "players": players,
+        "confidence": 0.95,
+        "top": None,
+        "margin": 0.05,
+        "status": status,
+        "rounds": 4,
+        "matches": 4 * players,
+        "matches_rated": 4 * players,
+        "cap": 4 * players,
+        "standings": standings,
+        "decided_pairs": [],
+    }
+
+
+def test_two_adaptive_entries_of_one_game_get_their_own_section_ids_and_titles() -> None:
+    """Adaptive tightwad at 3 and at 4 players (both keyed 'tightwad'): the page had two
+    sections with id="adaptive-scope-tightwad" (invalid HTML, an anchor that finds only the first)
+    and both files two identical titles."""
+    from arena.report.html_report import render_html
+
+    report = dataclasses.replace(_report(), adaptive=(_adaptive_entry(3), _adaptive_entry(4)))
+    ids = re.findall(r'id="([^"]+)"', render_html(report))
+    assert len(ids) == len(set(ids)) and {"adaptive-scope-tightwad-p3", "adaptive-scope-tightwad-p4"} <= set(ids)
+    md = render_markdown(report)
+    assert "## Adaptive schedule: tightwad (3 players)" in md and "## Adaptive schedule: tightwad (4 players)" in md
+
+
+def test_an_adaptive_race_still_playing_leaves_the_report_incomplete() -> None:
+    """Every match planned so far counted, but an adaptive entry between rounds: not complete."""
+    base = _report()
+    full = dataclasses.replace(base, scheduled=base.counted)
+    assert full.complete
+    open_race = dataclasses.replace(full, adaptive=(_adaptive_entry(3, "playing"),))
+    assert not open_race.complete and open_race.to_json()["complete"] is False
+    assert render_markdown(open_race).count("INCOMPLETE") >= 1
+    assert dataclasses.replace(full, adaptive=(_adaptive_entry(3, "decided"),)).complete
