@@ -8,6 +8,7 @@ harness's (SANDBOX) and anything after it is the bot's.
 from __future__ import annotations
 
 import atexit
+import glob
 import itertools
 import json
 import os
@@ -34,7 +35,9 @@ _READY_SH = f'echo {READY}; exec "$@"'
 INIT_NAME = "arena-init"
 START_MARKER = b"\0sh\0/arena-start\0"  # how a bubblewrap monitor's command line (and its init's) ends
 HOSTNAME = "arena-bot"  # the bot's hostname at every level with a uts namespace
-_SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
+# Debian's and Ubuntu's OpenJDK keep their configuration in /etc/java-N-openjdk, linked from
+# /usr/lib/jvm/*/conf and lib (java.security, jvm.cfg): without it their java fails to start
+_SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", *sorted(glob.glob("/etc/java-*")))
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
