@@ -5,7 +5,8 @@ Recognised (each has a fixture bot in tests/support/bots/ or a test that builds 
 import of a package the sandbox does not offer (a bot folder pins it; a folder's entry file is
 not the bot), a data file opened by a path relative to the working directory (the bot's scratch),
 a bot the sandbox's user may not read, the action object sent instead of its id,
-a script without a ``#!`` line, a file with Windows line endings; and a slow bot, by how
+a script without a ``#!`` line, a file with Windows line endings, a ``#!`` interpreter or a shared
+library the sandbox does not show (missing, or outside /usr); and a slow bot, by how
 much of the move limit its slowest answer took. A line the bot meant as a message but that is
 not one (malformed JSON, a Python dict's repr, an empty line, not UTF-8, too long, an action
 without its "action" key, a bad hello) gets a hint naming what is wrong with it, not the
@@ -16,9 +17,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 from typing import Any
+
+from arena.match.sandbox.launch import BOT_PATH
 
 FLUSH = "flush stdout after each line (Python: print(..., flush=True); C: fflush(stdout); Perl: $| = 1; awk: fflush())"
 GENERIC = {
@@ -39,6 +43,7 @@ DANGER_SHARE = 0.8
 
 _JSONISH = re.compile(r'\s*(\{|\[\s*[-\d"\[{\]])')  # an object, or a list of JSON: not "[debug] ..."
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
+_NO_LIB = re.compile(r"error while loading shared libraries: ([^:\s]+): cannot open shared object file")
 _NO_FILE = re.compile(r"(?:FileNotFoundError|OSError|IOError): \[Errno 2\] No such file or directory: '([^'/][^']*)'")
 
 
@@ -138,6 +143,10 @@ def fault_hint(
     from_file = file_hint(path)
     if from_file and kind in ("crash", "sandbox", "timeout", "protocol"):
         return from_file
+    if kind in ("crash", "sandbox"):
+        unseen = _unseen_hint(path, detail, stderr_tail or "", exit_code)
+        if unseen:
+            return unseen
     if kind == "timeout" and first_answer and not from_file:
         return (
             f"{GENERIC['timeout']}; it timed out on its very first act: slow set-up (loading data, "
@@ -200,6 +209,50 @@ def _line_hint(detail: str, handshake: bool) -> str:
         return ""
     if detail.startswith("action must be an integer id") and "got {" not in detail:
         return 'send the id as a JSON integer: {"type": "action", "action": 3} or 3, not 3.0, true or null'
+    return ""
+
+
+def _unseen_hint(path: Path, detail: str, stderr_tail: str, exit_code: Any) -> str:
+    """The fix for a program the bot needs that the sandbox does not show: its ``#!`` line's
+    interpreter or a shared library outside /usr ('' if that is not why it failed)."""
+    lib = _NO_LIB.search(stderr_tail)
+    if lib:
+        return (
+            f"{path.name} needs the shared library {lib.group(1)}, which the sandbox does not show (it shows "
+            "/usr and the bot's own file, not the folder it lies in): link the bot statically (gcc -static; "
+            "Rust: --target x86_64-unknown-linux-musl), or install the library under /usr"
+        )
+    not_found = exit_code == 127 or "exit code 127" in detail or "No such file or directory" in stderr_tail
+    if path.is_dir() or not not_found:
+        return ""
+    first = _head(path, 512).split(b"\n", 1)[0]
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if not words:
+        return ""
+    prog = words[0]
+    if os.path.basename(prog) == "env":
+        name = next((w for w in words[1:] if not w.startswith("-")), "")
+        if not name or shutil.which(name, path=BOT_PATH):
+            return ""
+        mine = shutil.which(name)
+        return (
+            f"the #! line of {path.name} runs `env {name}`, and the sandbox's PATH ({BOT_PATH}) has no {name}"
+            + (f": yours finds {mine}, which the sandbox does not show" if mine else "")
+            + f"; install {name} under /usr (e.g. from your system's packages) and check with "
+            f"`PATH={BOT_PATH} command -v {name}`"
+        )
+    if not os.path.exists(prog):
+        return (
+            f"the #! line of {path.name} names {prog}, which does not exist: name the interpreter where it is "
+            f"(`command -v {os.path.basename(prog)}`), or write `#!/usr/bin/env {os.path.basename(prog)}`"
+        )
+    real = os.path.realpath(prog)
+    if not real.startswith("/usr/"):
+        return (
+            f"the #! line of {path.name} names {prog}" + (f" ({real})" if real != prog else "") + ", outside /usr: "
+            "the sandbox shows /usr and the bot's own file only, so it is not found there; use an interpreter "
+            "installed under /usr (e.g. from your system's packages), or build the bot into one executable"
+        )
     return ""
 
 

@@ -5,6 +5,8 @@ was called a stray print)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -191,3 +193,56 @@ def test_a_pinned_package_missing_from_its_environment_is_a_damaged_cache_not_a_
     )
     (folder / "requirements.txt").write_text("scipy==1.17.1\n")  # not pinned: the pin hint stays
     assert "pin the package" in fault_hint("crash", "exit code 1", tail, folder, handshake=True)
+
+
+def _script(folder: Path, name: str, shebang: str) -> Path:
+    bot = folder / name
+    bot.write_text(f"#!{shebang}\nprint 1\n")
+    bot.chmod(0o755)
+    return bot
+
+
+def test_a_shebang_naming_a_missing_interpreter_says_so(tmp_path):
+    """`/arena-start: exec: bot.js: not found` named the bot file, which exists: the interpreter does not."""
+    bot = _script(tmp_path, "bot.js", str(tmp_path / "nowhere" / "node"))
+    stderr = f"/arena-start: 3: exec: {bot}: not found\n"
+    hint = fault_hint("crash", "closed its output (exit code 127)", stderr, bot)
+    assert hint.startswith(f"the #! line of bot.js names {tmp_path}/nowhere/node, which does not exist"), hint
+    assert "#!/usr/bin/env node" in hint
+
+
+def test_a_shebang_naming_an_interpreter_outside_usr_says_the_sandbox_does_not_show_it(tmp_path):
+    """An interpreter in a home folder (nvm, pyenv, sdkman) runs on the host, not in the sandbox."""
+    interp = tmp_path / "mynode"
+    interp.write_text("#!/bin/sh\n")
+    interp.chmod(0o755)
+    bot = _script(tmp_path, "bot.js", str(interp))
+    hint = fault_hint("crash", "closed its output", "No such file or directory", bot, exit_code=127)
+    assert hint.startswith(f"the #! line of bot.js names {interp}, outside /usr"), hint
+    env_bot = _script(tmp_path, "env.js", "/usr/bin/env no-such-interpreter-here")
+    hint = fault_hint("crash", "closed its output (exit code 127)", "", env_bot)
+    assert "runs `env no-such-interpreter-here`, and the sandbox's PATH" in hint, hint
+    fine = _script(tmp_path, "sh.sh", "/bin/sh")  # a crash of its own: the generic hint stays
+    assert fault_hint("crash", "closed its output (exit code 127)", "", fine).startswith("the bot exited")
+    assert fault_hint("crash", "closed its output (exit code 1)", "", bot).startswith("the bot exited")
+
+
+def test_check_names_a_shared_library_the_sandbox_does_not_show(tmp_path):
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler here")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "f.c").write_text("int f(void) { return 0; }\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib / "libf.so"), str(lib / "f.c")], check=True)
+    (tmp_path / "bot.c").write_text("int f(void);\nint main(void) { return f(); }\n")
+    bot = tmp_path / "bot"
+    rpath = f"-Wl,-rpath,{lib}"
+    subprocess.run([cc, "-o", str(bot), str(tmp_path / "bot.c"), f"-L{lib}", "-lf", rpath], check=True)
+    for p in (tmp_path, lib, lib / "libf.so"):
+        p.chmod(0o755)
+    report = run_check(bot_entry(str(bot)), sandbox=open_sandbox("auto"), limits=Limits())
+    [check] = report.checks
+    if check.ok or "libf.so" not in report.stderr_tail:
+        pytest.skip(f"the strongest sandbox level here shows {lib}: nothing to hint")
+    assert check.fix.startswith("bot needs the shared library libf.so, which the sandbox does not show"), check

@@ -38,6 +38,7 @@ HOSTNAME = "arena-bot"  # the bot's hostname at every level with a uts namespace
 # Debian's and Ubuntu's OpenJDK keep their configuration in /etc/java-N-openjdk, linked from
 # /usr/lib/jvm/*/conf and lib (java.security, jvm.cfg): without it their java fails to start
 _SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", *sorted(glob.glob("/etc/java-*")))
+BOT_PATH = "/usr/local/bin:/usr/bin:/bin"  # the bot's PATH at every level
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
@@ -140,7 +141,7 @@ def bot_env(extra: dict[str, str] | None, home: str, *, inherit: bool = False) -
     env = dict(os.environ) if inherit else {}
     env.update(
         {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "PATH": BOT_PATH,
             "HOME": home,
             "TMPDIR": home,
             "LANG": "C.UTF-8",
