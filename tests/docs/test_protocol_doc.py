@@ -4,8 +4,8 @@
   recording (tests/docs/transcript.py) of the match the comment names.
 * The bot's side of each session is what bots/random_bot.py really writes when fed
   the arena's side, and the arena's side is the match `arena play` really plays.
-* Every ```python / ```perl block is a bot (``<!-- bot: file -->``) and plays a
-  match through `arena play` without a fault.
+* Every ```python / ```perl / ```c block is a bot (``<!-- bot: file -->``) and plays a
+  match through `arena play` without a fault (the C bot compiled first; skipped without gcc).
 * Every field of every observation and action, and every value of the enumerated
   fields, is named in its game's section; every message field in "Messages".
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -156,9 +157,9 @@ def test_arena_side_is_what_arena_play_plays(game: str) -> None:
 
 
 def test_every_code_block_of_a_program_is_a_tested_bot() -> None:
-    fences = re.findall(r"^```(python|perl)$", TEXT, re.M)
-    assert len(fences) == len(BOTS) >= 3
-    assert {m.group("lang") for m in BOTS.values()} == {"python", "perl"}
+    fences = re.findall(r"^```(python|perl|c)$", TEXT, re.M)
+    assert len(fences) == len(BOTS) >= 4
+    assert {m.group("lang") for m in BOTS.values()} == {"python", "perl", "c"}
 
 
 def test_plain_python_bot_uses_only_json_random_sys() -> None:
@@ -175,6 +176,12 @@ def test_documented_bot_plays_without_fault(name: str, tmp_path: Path) -> None:
     path = tmp_path / name
     path.write_text(BOTS[name].group("code"), encoding="utf-8")
     path.chmod(0o755)
+    if BOTS[name].group("lang") == "c":  # as the page says: gcc -O2 -o tiny_random tiny_random.c
+        gcc = shutil.which("gcc")
+        if gcc is None:
+            pytest.skip("no gcc on this machine to build the documented C bot")
+        path = tmp_path / path.stem
+        subprocess.run([gcc, "-O2", "-o", str(path), str(tmp_path / name)], check=True, capture_output=True)
     out = _run_arena("play", "tightwad", str(path), "random_bot", "random_bot", "--seed", "1", "--json")
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout)
