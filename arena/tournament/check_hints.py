@@ -6,7 +6,8 @@ import of a package the sandbox does not offer (a bot folder pins it; a folder's
 not the bot), a data file opened by a path relative to the working directory (the bot's scratch),
 a bot the sandbox's user may not read, the action object sent instead of its id,
 a script without a ``#!`` line, a file with Windows line endings, a ``#!`` interpreter or a shared
-library the sandbox does not show (missing, or outside /usr); and a slow bot, by how
+library the sandbox does not show (missing, or outside /usr), a Java VM that cannot start within
+the limits (its errors come on stdout); and a slow bot, by how
 much of the move limit its slowest answer took. A line the bot meant as a message but that is
 not one (malformed JSON, a Python dict's repr, an empty line, not UTF-8, too long, an action
 without its "action" key, a bad hello) gets a hint naming what is wrong with it, not the
@@ -43,6 +44,10 @@ DANGER_SHARE = 0.8
 
 _JSONISH = re.compile(r'\s*(\{|\[\s*[-\d"\[{\]])')  # an object, or a list of JSON: not "[debug] ..."
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
+_JVM_FAILS = re.compile(
+    r"Error occurred during initialization of VM|Java Runtime Environment to continue|Could not reserve enough space"
+    r"|Could not allocate compressed class space|Failed to start thread .* pthread_create failed|Failed to reserve memory"
+)
 _NO_LIB = re.compile(r"error while loading shared libraries: ([^:\s]+): cannot open shared object file")
 _NO_FILE = re.compile(r"(?:FileNotFoundError|OSError|IOError): \[Errno 2\] No such file or directory: '([^'/][^']*)'")
 
@@ -118,6 +123,9 @@ def fault_hint(
             "sys.stdin.read() or readlines() wait for the end of input, which never comes "
             "(Debian's awk, mawk, needs -W interactive for the same reason)"
         )
+    jvm = _jvm_hint(kind, detail, stderr_tail or "", path)
+    if jvm:
+        return jvm
     if kind == "protocol" and 'action must be an integer id, got "' in detail:
         return 'send the id as a number, not a string: {"type": "action", "action": 0}, not "0"'
     line_hint = _line_hint(detail, handshake) if kind == "protocol" else ""
@@ -210,6 +218,37 @@ def _line_hint(detail: str, handshake: bool) -> str:
     if detail.startswith("action must be an integer id") and "got {" not in detail:
         return 'send the id as a JSON integer: {"type": "action", "action": 3} or 3, not 3.0, true or null'
     return ""
+
+
+def _jvm_hint(kind: str, detail: str, stderr_tail: str, path: Path) -> str:
+    """The fix for a Java VM that could not start within the sandbox's limits ('' if it is not
+    one). The JVM writes these errors on stdout, where the arena reads them as the bot's answer."""
+    if kind not in ("protocol", "crash", "resource"):
+        return ""
+    text = f"{detail}\n{stderr_tail}"
+    hashed = kind == "protocol" and detail.endswith(": '#'") and _runs_java(path)  # its fatal error report
+    if not (_JVM_FAILS.search(text) or hashed):
+        return ""
+    return (
+        "the Java VM could not reserve its memory or start its threads: where memory_mb (1024 MB by default) "
+        "caps the address space (RLIMIT_AS: levels namespaces and rlimits, landlock without a cgroup) it must "
+        "hold all the JVM reserves, not just what it uses, and its threads count in `processes` (32); cap both "
+        "in the java command (its #! line or the bot folder's script): java -Xmx128m "
+        "-XX:ReservedCodeCacheSize=64m -XX:CompressedClassSpaceSize=64m -XX:CICompilerCount=2 "
+        "-XX:ParallelGCThreads=1 -XX:ConcGCThreads=1 -Xlog:all=warning:stderr (docs/protocol.md#java), "
+        "or raise limits: memory_mb and processes in the tournament file"
+    )
+
+
+def _runs_java(path: Path) -> bool:
+    """True if the bot is started by ``java``: its #! line, or a bot folder holding classes, a jar
+    or a script that calls java."""
+    if not path.is_dir():
+        return re.search(rb"\bjava\b", _head(path, 512).split(b"\n", 1)[0]) is not None
+    for f in sorted(p for p in path.iterdir() if p.is_file())[:50]:
+        if f.suffix in (".jar", ".class") or re.search(rb"\bjava\b", _head(f, 4096)):
+            return True
+    return False
 
 
 def _unseen_hint(path: Path, detail: str, stderr_tail: str, exit_code: Any) -> str:

@@ -74,3 +74,22 @@ def test_a_java_bot_plays_a_match_at_a_safe_level(level: str, tmp_path: Path) ->
     doc = json.loads(res.stdout)
     assert doc["faults"][0] is None, doc["faults"][0]
     assert res.returncode == 0, res.stderr
+
+
+def test_check_tells_a_java_bot_without_caps_how_to_start_under_rlimit_as(tmp_path: Path) -> None:
+    """At `rlimits`, memory_mb caps the address space: the JVM's defaults reserve more than 1 GiB
+    and it says so on stdout; `arena check` names the JVM and its flags, not a stray print."""
+    java = _java()
+    bot = tmp_path / "javabot"
+    bot.write_text(f"#!{java} --source 11\n{BOT}")
+    bot.chmod(0o755)
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "check", str(bot), "--sandbox", "rlimits", "--startup-s", "60"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if res.returncode == 0:
+        pytest.skip("this JVM's defaults start within the address-space limit here")
+    assert "fix: the Java VM could not reserve its memory or start its threads" in res.stdout, res.stdout

@@ -246,3 +246,31 @@ def test_check_names_a_shared_library_the_sandbox_does_not_show(tmp_path):
     if check.ok or "libf.so" not in report.stderr_tail:
         pytest.skip(f"the strongest sandbox level here shows {lib}: nothing to hint")
     assert check.fix.startswith("bot needs the shared library libf.so, which the sandbox does not show"), check
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [
+        "not JSON (Expecting value): 'Error occurred during initialization of VM'",
+        "not JSON (Expecting ',' delimiter): '[0.023s][warning][os,thread] Failed to start thread \"G1 Refine#0\" - "
+        "pthread_create failed (EAGAIN) for attributes: stack... (157 chars)'",
+    ],
+)
+def test_a_jvm_that_cannot_start_in_the_limits_is_told_how_to_cap_it(detail):
+    """The JVM prints these on stdout: they were called a stray print or malformed JSON."""
+    hint = fault_hint("protocol", detail, "", Path("bot"), handshake=True)
+    assert hint.startswith("the Java VM could not reserve its memory or start its threads"), hint
+    assert "-Xmx128m" in hint and "memory_mb" in hint and "docs/protocol.md#java" in hint
+
+
+def test_a_lone_hash_line_is_a_jvm_error_only_from_a_java_bot(tmp_path):
+    """'#' opens the JVM's fatal error report; from another bot it stays a stray print."""
+    java = _script(tmp_path, "javabot", "/usr/bin/java --source 17")
+    other = _script(tmp_path, "perlbot", "/usr/bin/env perl")
+    detail = "not JSON (Expecting value): '#'"
+    assert fault_hint("protocol", detail, "", java, handshake=True).startswith("the Java VM could not")
+    assert fault_hint("protocol", detail, "", other, handshake=True).startswith("a stray print")
+    folder = tmp_path / "java_folder"
+    folder.mkdir()
+    (folder / "Bot.class").write_bytes(b"\xca\xfe\xba\xbe")
+    assert fault_hint("protocol", detail, "", folder, handshake=True).startswith("the Java VM could not")
