@@ -22,7 +22,7 @@ from arena.match.sandbox import Limits, SandboxInfo
 from arena.match.timecontrol import TimeControl
 from arena.records import MatchRecord
 from arena.records.spec import MatchSpec
-from arena.tournament.check_hints import GENERIC, fault_hint, timing_verdict
+from arena.tournament.check_hints import GENERIC, fault_hint, startup_verdict, timing_verdict
 from games import REGISTRY
 from games.rng import derive_seed
 
@@ -49,6 +49,7 @@ class CheckResult:
     ok: bool
     detail: str
     fix: str = ""
+    warn: bool = False  # passed, but near a limit
 
 
 @dataclass
@@ -66,8 +67,8 @@ class CheckReport:
     def ok(self) -> bool:
         return all(c.ok for c in self.checks)
 
-    def add(self, name: str, ok: bool, detail: str, fix: str = "") -> None:
-        self.checks.append(CheckResult(name, ok, detail, fix))
+    def add(self, name: str, ok: bool, detail: str, fix: str = "", *, warn: bool = False) -> None:
+        self.checks.append(CheckResult(name, ok, detail, fix, warn))
         if self.echo is not None:
             self.echo("\n".join(_lines(self.checks[-1])))
 
@@ -87,7 +88,7 @@ class CheckReport:
 
 
 def _lines(c: CheckResult) -> list[str]:
-    out = [f"  {'PASS' if c.ok else 'FAIL'}  {c.name}: {printable(c.detail)}"]
+    out = [f"  {('WARN' if c.warn else 'PASS') if c.ok else 'FAIL'}  {c.name}: {printable(c.detail)}"]
     if not c.ok and c.fix:
         out.append(f"        fix: {c.fix}")
     return out
@@ -138,7 +139,8 @@ def run_check(
             fault_hint(fault.kind.value, fault.detail, report.stderr_tail, path, handshake=True),
         )
         return report
-    report.add("handshake", True, f"said hello as {agent.bot_name!r} in {(time.monotonic() - t0) * 1000:.0f} ms")
+    detail, fix, warn = startup_verdict(agent.bot_name, time.monotonic() - t0, tc.startup_s)
+    report.add("handshake", True, detail, fix, warn=warn)
     pid = agent.proc.pid
     failed = False
     for i, (game, players, options) in enumerate(matches or CHECK_MATCHES):

@@ -375,6 +375,23 @@ def _private(path: Path) -> Path | None:
     return None
 
 
+def startup_verdict(name: str | None, took_s: float, startup_s: float) -> tuple[str, str, bool]:
+    """(detail, fix, warn) of a handshake that passed: a start that took over half of the start-up
+    limit warns, since several bots starting side by side on a busy machine take longer."""
+    detail = f"said hello as {name!r} in {took_s * 1000:.0f} ms"
+    share = took_s / startup_s if startup_s else 0.0
+    if share <= WARN_SHARE:
+        return detail, "", False
+    return (
+        f"{detail}, {share:.0%} of the {startup_s:g} s start-up limit: over {WARN_SHARE:.0%}, a busy machine "
+        "(a tournament starts its bots side by side) will make it time out; start faster (a JVM: run compiled "
+        "classes, not a source file: docs/protocol.md#java) or raise the limit (--startup-s, the tournament "
+        "file's time_control: startup_s)",
+        "",
+        True,
+    )
+
+
 def timing_verdict(slowest_ms: float | None, move_s: float | None) -> tuple[str, str]:
     """('', line) for a comfortable bot, ('WARN', line) near the move limit: its slowest answer
     and the share of the limit it took."""

@@ -274,3 +274,29 @@ def test_a_lone_hash_line_is_a_jvm_error_only_from_a_java_bot(tmp_path):
     folder.mkdir()
     (folder / "Bot.class").write_bytes(b"\xca\xfe\xba\xbe")
     assert fault_hint("protocol", detail, "", folder, handshake=True).startswith("the Java VM could not")
+
+
+def test_check_warns_of_a_start_near_the_start_up_limit(tmp_path):
+    """A JVM compiling its source file said hello in 3 to 5 s of the 10 s limit: PASS, then a
+    timeout in a tournament starting bots side by side. Over half the limit now warns."""
+    bot = tmp_path / "slow_start.py"
+    bot.write_text("import time\ntime.sleep(0.8)\nfrom botkit import run\n\nrun(lambda o, m: 0)\n")
+    report = run_check(
+        bot_entry(str(bot)),
+        sandbox=open_sandbox("none"),
+        limits=Limits(),
+        time_control=TimeControl(startup_s=1.2),
+        matches=[("tightwad", 3, {})],
+    )
+    hello = report.checks[0]
+    assert (hello.name, hello.ok, hello.warn) == ("handshake", True, True), hello
+    assert "of the 1.2 s start-up limit" in hello.detail and "startup_s" in hello.detail
+    assert report.render().splitlines()[1].startswith("  WARN  handshake: said hello as")
+    fast = run_check(
+        bot_entry(str(bot)),
+        sandbox=open_sandbox("none"),
+        limits=Limits(),
+        time_control=TimeControl(startup_s=10),
+        matches=[("tightwad", 3, {})],
+    )
+    assert not fast.checks[0].warn and fast.render().splitlines()[1].startswith("  PASS  handshake")
