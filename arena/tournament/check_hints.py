@@ -39,6 +39,12 @@ GENERIC = {
     "sandbox": "the harness could not start the bot: is the file executable, with a valid shebang?",
 }
 
+_STDERR_PY = "botkit's log(...), or print(..., file=sys.stderr)"
+_STDERR_OTHER = (
+    "C: fprintf(stderr, ...); JavaScript: console.error(...); Rust: eprintln!(...); Java: System.err.println(...); "
+    "Perl: print STDERR ...; shell: echo ... >&2"
+)
+
 WARN_SHARE = 0.5  # of the move limit: half on a quiet machine is a timeout on a busy one
 DANGER_SHARE = 0.8
 
@@ -146,7 +152,7 @@ def fault_hint(
         line = detail.split(": ", 1)[-1]
         return (
             f"a stray print: the bot wrote {line} on stdout, which carries protocol lines only; "
-            "write debugging text to stderr (botkit's log(...), or print(..., file=sys.stderr))"
+            f"write debugging text to stderr ({_STDERR_PY if path.suffix == '.py' else _STDERR_OTHER})"
         )
     from_file = file_hint(path)
     if from_file and kind in ("crash", "sandbox", "timeout", "protocol"):
@@ -214,6 +220,9 @@ def _line_hint(detail: str, handshake: bool) -> str:
         got = detail.split("got ", 1)[-1]
         if '"type"' not in got or re.search(r'"type"\s*:\s*"action"', got):
             return 'name the id under "action": {"type": "action", "action": <id>} (or send just the id)'
+        kind = re.search(r'"type"\s*:\s*("[^"]*")', got)
+        if kind and re.search(r'"action"\s*:', got):  # an answer, under another type
+            return f'an answer\'s "type" is "action", not {kind.group(1)}: {{"type": "action", "action": <id>}} (or just the id)'
         return ""
     if detail.startswith("action must be an integer id") and "got {" not in detail:
         return 'send the id as a JSON integer: {"type": "action", "action": 3} or 3, not 3.0, true or null'

@@ -300,3 +300,17 @@ def test_check_warns_of_a_start_near_the_start_up_limit(tmp_path):
         matches=[("tightwad", 3, {})],
     )
     assert not fast.checks[0].warn and fast.render().splitlines()[1].startswith("  PASS  handshake")
+
+
+def test_a_stray_print_of_a_bot_in_another_language_names_its_stderr():
+    """A C bot was told to use botkit's log(...) or print(..., file=sys.stderr)."""
+    detail = "not JSON (Expecting value): 'debug: 7 legal'"
+    assert "print(..., file=sys.stderr)" in fault_hint("protocol", detail, "", BOT)
+    other = fault_hint("protocol", detail, "", Path("bot"))
+    assert other.startswith("a stray print") and "fprintf(stderr" in other and "sys.stderr" not in other
+    assert "console.error" in fault_hint("protocol", detail, "", Path("bot.js"))
+
+
+def test_an_answer_under_another_type_is_told_its_type():
+    detail = 'expected {"type": "action", "action": <id>}, got \'{"type":"move","action":0}\''
+    assert fault_hint("protocol", detail, "", BOT).startswith('an answer\'s "type" is "action", not "move"')
