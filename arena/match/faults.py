@@ -46,6 +46,11 @@ def shorten(text: str | bytes, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
+def shorten_tail(text: str, limit: int = 1000) -> str:
+    """A stderr tail cut to its last ``limit`` characters: a bot's last words say why it stopped."""
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
 def printable(text: str) -> str:
     """Bot text made safe for a terminal: control characters (escape sequences too) shown
     as ``\\xNN`` escapes; newlines and tabs kept."""

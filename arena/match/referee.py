@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from arena.match import protocol
 from arena.match.agents import ARENA_VERSION, Agent, ProcessAgent
-from arena.match.faults import BotFault, FaultKind, shorten
+from arena.match.faults import BotFault, FaultKind, shorten_tail
 from arena.match.sandbox import SandboxInfo
 from arena.match.timecontrol import Clock, TimeControl
 from arena.records.record import RECORD_SCHEMA, Decision, DecisionStatus, FaultJson, Outcome, RecordJson, new_record
@@ -93,7 +93,7 @@ class _Match:
         tail = getattr(agent, "stderr_tail", None)
         # what the bot last wrote to stderr says why it died or what it was doing when it ran out
         if fault.kind in (FaultKind.CRASH, FaultKind.TIMEOUT) and tail is not None and "stderr_tail" not in info:
-            info["stderr_tail"] = shorten(tail(), 1000)
+            info["stderr_tail"] = shorten_tail(tail(), 1000)
         self.faults[seat] = info
         agent.discard()
         self.emit("fault", seat=seat, bot=agent.name, fault=info)

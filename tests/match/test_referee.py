@@ -165,3 +165,22 @@ def test_takeover_with_the_same_policy_reproduces_the_original_match():
     new = takeover(rec, k, 0, Copycat(seat0))
     assert [(d["seat"], d["action"]) for d in new["decisions"]] == [(d["seat"], d["action"]) for d in rec["decisions"]]
     assert new["game_result"] == rec["game_result"]
+
+
+class ChattyTimeoutAgent(FaultyAgent):
+    """Times out at its first decision after a long stderr whose last line says why."""
+
+    def __init__(self) -> None:
+        super().__init__(FaultKind.TIMEOUT, at=1)
+
+    def stderr_tail(self) -> str:
+        return "".join(f"searching, step {i}\n" for i in range(200)) + "LAST: stuck in search\n"
+
+
+def test_a_timeout_keeps_the_end_of_the_bot_s_stderr():
+    """The record kept the first 1000 of the last 2000 characters: the bot's last words were cut."""
+    agents = [ChattyTimeoutAgent(), RandomAgent(seed=2), RandomAgent(seed=3)]
+    fault = play_match(match("tightwad", 3, seed=9), agents)["faults"][0]
+    assert fault["kind"] == "timeout"
+    assert fault["stderr_tail"].endswith("LAST: stuck in search\n"), fault["stderr_tail"][-200:]
+    assert len(fault["stderr_tail"]) <= 1003
