@@ -380,8 +380,13 @@ def bot_entry(path_or_name: str, bots_dir: Path | None = None, *, allow_builtin:
                 f"{path_or_name}: several bots in {bots_dir} have that name ({names}); give the file path"
             )
         else:
+            elsewhere = (
+                "" if bots_dir.is_dir() else f" (no {bots_dir} folder here: short names work in the project folder)"
+            )
+            builtin = ", or builtin:random for the arena's own random player" if allow_builtin else ""
             raise RosterError(
-                f"{path_or_name}: no such bot file, and no bot of that name in {bots_dir}; give the bot's file path"
+                f"{path_or_name}: no such bot file, and no bot of that name in {bots_dir}{elsewhere}; "
+                f"give the bot's file path{builtin}"
             )
     if not path.exists():
         raise RosterError(f"{path_or_name}: no such bot file; check the path")

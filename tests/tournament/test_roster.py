@@ -146,3 +146,13 @@ def test_arena_check_and_play_refuse_a_system_program_in_one_line(project: Path)
         assert result.exit_code == 2, result.output
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "/bin/true is a program of the system" in lines[0], result.stderr
+
+
+def test_a_short_name_outside_the_project_folder_says_where_short_names_work(tmp_path: Path, monkeypatch) -> None:
+    """`arena play tightwad ./mybot random_bot random_bot` run in the author's own folder (no
+    bots/ there) only said 'give the bot's file path'."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RosterError) as err:
+        bot_entry("random_bot", allow_builtin=True)
+    assert "no bots folder here: short names work in the project folder" in str(err.value)
+    assert "builtin:random" in str(err.value)
