@@ -22,7 +22,7 @@ from arena.match.sandbox import Limits, SandboxInfo
 from arena.match.timecontrol import TimeControl
 from arena.records import MatchRecord
 from arena.records.spec import MatchSpec
-from arena.tournament.check_hints import GENERIC, fault_hint, startup_verdict, timing_verdict
+from arena.tournament.check_hints import GENERIC, fault_hint, own_path, startup_verdict, timing_verdict
 from games import REGISTRY
 from games.rng import derive_seed
 
@@ -126,6 +126,9 @@ def run_check(
     if echo is not None:
         echo(f"arena check {entry.name}")
     path = Path(entry.path)
+    pinned = own_path(path) if path.is_dir() else None
+    if pinned is not None:
+        report.add("runs from a copy", False, *pinned)
     agent = ProcessAgent(entry, sandbox=sandbox, limits=limits, time_control=tc)
     t0 = time.monotonic()
     try:

@@ -260,6 +260,31 @@ def _runs_java(path: Path) -> bool:
     return False
 
 
+def own_path(folder: Path) -> tuple[str, str] | None:
+    """(detail, fix) if a file of a bot folder names the folder by its absolute path: it works
+    where the folder lies (arena check, arena play) and fails in every tournament match, which
+    runs a copy of the folder (results/<name>/bots/<sha256>/). None if no file does."""
+    wheres = {str(folder.absolute()), os.path.realpath(folder)}
+    pattern = re.compile(b"|".join(re.escape(w.encode()) for w in sorted(wheres)) + rb"(?![\w.-])")
+    seen = 0
+    for dirpath, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in (".git", ".hg", ".svn", "__pycache__"))
+        for name in sorted(files):
+            seen += 1
+            if seen > 2000:  # a folder's bound: enough to find one
+                return None
+            f = Path(dirpath) / name
+            m = pattern.search(_head(f, 256 * 1024))
+            if m:
+                return (
+                    f"{f.relative_to(folder)} names the bot folder by its absolute path {m.group().decode()}: a "
+                    "tournament runs a copy of the folder (results/<name>/bots/<sha256>/), where that path does not exist",
+                    'name the folder\'s files relative to the entry: "$(dirname "$0")/file" in sh, '
+                    "Path(__file__).parent / 'file' in Python; link a binary with -Wl,-rpath,'$ORIGIN', not a fixed path",
+                )
+    return None
+
+
 def _unseen_hint(path: Path, detail: str, stderr_tail: str, exit_code: Any) -> str:
     """The fix for a program the bot needs that the sandbox does not show: its ``#!`` line's
     interpreter or a shared library outside /usr ('' if that is not why it failed)."""

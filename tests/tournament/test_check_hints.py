@@ -314,3 +314,36 @@ def test_a_stray_print_of_a_bot_in_another_language_names_its_stderr():
 def test_an_answer_under_another_type_is_told_its_type():
     detail = 'expected {"type": "action", "action": <id>}, got \'{"type":"move","action":0}\''
     assert fault_hint("protocol", detail, "", BOT).startswith('an answer\'s "type" is "action", not "move"')
+
+
+ENGINE = """#!/bin/sh
+while IFS= read -r line; do
+  case "$line" in
+    *'"type":"hello"'*) echo '{"type":"hello"}' ;;
+    *'"type":"act"'*) echo 0 ;;
+    *'"type":"bye"'*) exit 0 ;;
+  esac
+done
+"""
+
+
+@pytest.mark.parametrize("absolute", [True, False])
+def test_check_fails_a_folder_that_names_itself_by_its_absolute_path(tmp_path, absolute):
+    """It passed arena check and arena play, which run the folder where it lies, and crashed in
+    every match of arena run, which runs a copy under results/<name>/bots/<sha256>/."""
+    folder = tmp_path / "engine_bot"
+    folder.mkdir()
+    (folder / "engine").write_text(ENGINE)
+    where = str(folder) if absolute else '"$(dirname "$0")"'
+    (folder / "run.sh").write_text(f"#!/bin/sh\nexec {where}/engine\n")
+    for f in ("engine", "run.sh"):
+        (folder / f).chmod(0o755)
+    (folder / "bot.toml").write_text('entry = "run.sh"\n')
+    report = run_check(
+        bot_entry(str(folder)), sandbox=open_sandbox("none"), limits=Limits(), matches=[("tightwad", 3, {})]
+    )
+    copied = [c for c in report.checks if c.name == "runs from a copy"]
+    assert [c.name for c in report.checks if not c.ok] == (["runs from a copy"] if absolute else [])
+    if absolute:
+        assert copied[0].detail.startswith(f"run.sh names the bot folder by its absolute path {folder}:")
+        assert '$(dirname "$0")' in copied[0].fix
