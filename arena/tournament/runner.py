@@ -427,7 +427,8 @@ def fault_reason(fault: dict[str, Any]) -> str:
     reason = str(fault.get("detail") or "")
     tail = [ln.strip() for ln in str(fault.get("stderr_tail") or "").splitlines() if ln.strip()]
     if tail:
-        reason += f"; its stderr ends: {shorten(tail[-1], 120)}"
+        last = tail[-1]  # its end says why (a long path first, "not found" last): cut the front
+        reason += f"; its stderr ends: {last if len(last) <= 120 else '...' + last[-117:]}"
     return printable(shorten(reason, 240)).replace("\n", " ")
 
 

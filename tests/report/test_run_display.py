@@ -120,3 +120,16 @@ def test_in_a_terminal_a_live_bar_with_faults_summarised_and_standings(tournamen
     assert "faulted: crash" not in plain  # never one line per faulty match
     # one game: its table alone, no Overall table repeating it
     assert "Tightwad" in plain and "Overall" not in plain and "leaderboard.html" in plain
+
+
+def test_a_fault_reason_keeps_the_end_of_a_long_last_stderr_line():
+    """A folder's copy ran from results/<t>/bots/<sha256>/...: the first 120 characters of
+    '<long path>/run.sh: 2: exec: /home/me/engine: not found' were the path, the cause was cut."""
+    from arena.tournament.runner import fault_reason
+
+    path = "/tmp/results/abs/bots/" + "0" * 64 + "/cfold/run.sh"
+    reason = fault_reason(
+        {"detail": "closed its output (exit code 127)", "stderr_tail": f"{path}: 2: exec: /x/e: not found\n"}
+    )
+    assert reason.startswith("closed its output (exit code 127); its stderr ends: ...")
+    assert reason.endswith("exec: /x/e: not found"), reason
