@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 import select
 import shutil
 import signal
@@ -75,6 +76,23 @@ def bot_command(bot_file: Path | str) -> list[str]:
     if not os.access(p, os.X_OK):
         raise ValueError(f"{bot_file}: not a .py file and not executable")
     return [p]
+
+
+# The line that names an error, where a language prints it before its stack: Java's
+# "Exception in thread ..." / "Caused by: ..." / "java.lang.StackOverflowError", Rust's panic
+_CAUSE = re.compile(
+    r"^(?:Exception in thread .*|Caused by: .*|thread '.*' panicked at .*|(?:[\w$]+\.)*[\w$]*(?:Error|Exception)(?:: .*)?)$",
+    re.M,
+)
+
+
+def stderr_cause(stderr: str, tail: str) -> str | None:
+    """The last line of ``stderr`` naming an error, when the shown ``tail`` has none (a deep
+    stack pushed it out: a Java StackOverflowError prints 1024 frames after its name)."""
+    if _CAUSE.search(tail) or not stderr.endswith(tail):
+        return None
+    found = [m.group() for m in _CAUSE.finditer(stderr[: len(stderr) - len(tail)])]
+    return shorten(found[-1], 300) if found else None
 
 
 class _Transient(Exception):
@@ -486,6 +504,9 @@ class BotProcess:
         tail = self.stderr_tail(2000)
         if tail and kind in (FaultKind.CRASH, FaultKind.RESOURCE, FaultKind.PROTOCOL):
             extra.setdefault("stderr_tail", tail)
+            cause = stderr_cause(bytes(self._tail).decode("utf-8", "replace"), tail)
+            if cause:
+                extra.setdefault("stderr_cause", cause)
         self._faulted = BotFault(kind, detail, **extra)
         return self._faulted
 

@@ -78,6 +78,8 @@ class Tracer:
         self._p(
             f"\n!! seat {seat} ({bot}) faulted{at_decision(fault)}: {fault['kind']}: {printable(str(fault['detail']))}"
         )
+        if fault.get("stderr_cause"):  # an error named above the tail (a deep stack trace)
+            self._p(_indent(printable(str(fault["stderr_cause"])), "   | ") + "\n   | [...]")
         if fault.get("stderr_tail"):
             self._p(_indent(printable(str(fault["stderr_tail"])), "   | "))
         self._p("   its seat plays on with random legal actions and takes last place")

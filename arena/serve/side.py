@@ -148,12 +148,12 @@ class Ladderside:
         return text
 
     def public_record(self, match_id: str) -> dict[str, Any]:
-        """A stored match record as anyone may see it in its replay: no fault's stderr tail (its
+        """A stored match record as anyone may see it in its replay: no fault's stderr tail or cause (its
         owner's and the organiser's only, on the bot's page) and no folder of this machine."""
 
         def scrub(value: Any) -> Any:
             if isinstance(value, dict):
-                return {k: scrub(v) for k, v in value.items() if k != "stderr_tail"}
+                return {k: scrub(v) for k, v in value.items() if k not in ("stderr_tail", "stderr_cause")}
             if isinstance(value, list):
                 return [scrub(v) for v in value]
             return self.public(value) if isinstance(value, str) and "/" in value else value

@@ -59,6 +59,7 @@ class CheckReport:
     decisions: int = 0
     slowest_ms: float | None = None  # None: no decision answered
     stderr_tail: str = ""
+    stderr_cause: str = ""  # the error named above the tail, if the tail does not name it
     move_s: float | None = None  # the move limit the timings are judged against
     # each check's lines as it ends (a slow bot's check takes minutes: never silent till the end)
     echo: Callable[[str], None] | None = None
@@ -82,6 +83,8 @@ class CheckReport:
         lines.append(f"  {'WARN  ' if mark else ''}{answered}{timing}")
         if not self.ok and self.stderr_tail:
             lines.append("  the bot's stderr ended with:")
+            if self.stderr_cause:
+                lines += [f"   | {printable(self.stderr_cause)}", "   | [...]"]
             lines.extend("   | " + ln for ln in printable(self.stderr_tail).splitlines()[-15:])
         lines.append("RESULT: " + ("PASS" if self.ok else "FAIL"))
         return "\n".join(lines)
@@ -135,6 +138,7 @@ def run_check(
         agent.prepare()
     except BotFault as fault:
         report.stderr_tail = agent.stderr_tail() or str(fault.extra.get("stderr_tail", ""))
+        report.stderr_cause = str(fault.extra.get("stderr_cause") or "")
         report.add(
             "handshake",
             False,
@@ -160,6 +164,7 @@ def run_check(
         label = f"{game} {players} players (seat {seat})"
         if fault is not None:
             report.stderr_tail = str(fault.get("stderr_tail") or "")
+            report.stderr_cause = str(fault.get("stderr_cause") or "")
             hint = fault_hint(
                 fault["kind"],
                 str(fault["detail"]),

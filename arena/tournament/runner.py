@@ -429,6 +429,8 @@ def fault_reason(fault: dict[str, Any]) -> str:
     if tail:
         last = tail[-1]  # its end says why (a long path first, "not found" last): cut the front
         reason += f"; its stderr ends: {last if len(last) <= 120 else '...' + last[-117:]}"
+    if fault.get("stderr_cause"):  # the error a deep stack trace pushed out of the tail
+        reason += f" (after {shorten(str(fault['stderr_cause']), 100)})"
     return printable(shorten(reason, 240)).replace("\n", " ")
 
 

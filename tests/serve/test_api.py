@@ -248,6 +248,7 @@ def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no
             "detail": "exited with code 1",
             "decision": 2,
             "stderr_tail": "ValueError: ben's secret trace",
+            "stderr_cause": "java.lang.IllegalStateException: ben's secret cause",  # a line above the tail
         }
         record["faults"] = [fault, None, None]
         record["seats"] = [dict(seat, fault=fault if seat["seat"] == 0 else None) for seat in real["seats"]]
@@ -257,6 +258,7 @@ def test_fault_stderr_tails_reach_the_owner_only_and_an_unfinished_deal_shows_no
     blob = re.search(r'<script id="data"[^>]*>([^<]*)</script>', page.text).group(1)
     shown = gzip.decompress(base64.b64decode(blob)).decode()
     assert "secret trace" not in shown and "stderr_tail" not in shown
+    assert "secret cause" not in shown and "stderr_cause" not in shown
     assert "exited with code 1" in shown  # the fault itself is shown
     assert str(side.data) not in shown
 
