@@ -158,8 +158,11 @@ class Status:
     """Where a sequential test stands after ``n`` samples.
 
     ``llr`` is the signed evidence shown to people: log K1 (the evidence for H1, see
-    ``SequentialTest``) when it is the larger, else -log K0; the test accepts H1 when it
-    reaches ``upper`` = log(1/alpha) and H0 when it reaches ``lower`` = log(beta)."""
+    ``SequentialTest``) or -log K0 (for H0), the one that decided, else the one nearer its
+    bound as a share of that bound; the test accepts H1 when log K1 reaches ``upper`` =
+    log(1/alpha) and H0 when -log K0 reaches ``lower`` = log(beta). Both wealths can grow at
+    once (a mean between the hypotheses), so with alpha != beta the larger is not always the
+    one nearer its bound."""
 
     n: int
     mean: float
@@ -283,8 +286,14 @@ class SequentialTest:
         n = self.n
         mean = self.total / n if n else 0.0
         var = max(0.0, (self.total_sq - n * mean * mean) / (n - 1)) if n > 1 else 0.0
-        llr = self.log_h1 if self.log_h1 >= self.log_h0 else -self.log_h0
         decision = "H1" if self.log_h1 >= self.upper else "H0" if -self.log_h0 <= self.lower else None
+        # the evidence that decided, else the one nearer its bound as a share of it (the larger
+        # at alpha = beta): with other bounds the larger may be the one that did not decide
+        if decision is not None:
+            h1 = decision == "H1"
+        else:
+            h1 = self.log_h1 / self.upper >= self.log_h0 / -self.lower
+        llr = self.log_h1 if h1 else -self.log_h0
         return Status(
             n,
             mean,

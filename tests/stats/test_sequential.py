@@ -142,3 +142,23 @@ def test_head_to_head_deals_are_counted_as_fastchess_pentanomial():
         status = test.add(x)
     assert pentanomial(status) == [1, 1, 3, 2, 1]
     assert status.counts == ((-1.0, 1), (-0.5, 1), (0.0, 3), (0.5, 2), (1.0, 1))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_llr_shown_is_the_evidence_that_decides_even_with_unequal_bounds(seed):
+    # alpha != beta, a mean between the hypotheses: both wealths grow, and the larger log
+    # wealth may not be the one that reaches its bound first; the LLR shown must stay inside
+    # the bounds until a decision and cross the bound of the hypothesis accepted
+    rng = random.Random(seed)
+    test = SequentialTest(0.0, 0.2, 0.01, 0.2, -3, 3)
+    for _ in range(5000):
+        status = test.add(rng.choice([-1, 0, 0, 1, 0.5, -0.5, 0.75]))
+        if status.decision is None:
+            assert status.lower < status.llr < status.upper
+        else:
+            break
+    assert status.decision is not None
+    if status.decision == "H1":
+        assert status.llr == status.log_h1 >= status.upper
+    else:
+        assert status.llr == -status.log_h0 <= status.lower
