@@ -534,6 +534,42 @@ def verdict_line(duel: Duel, outcome: DuelOutcome) -> str:
     return f"no decision yet ({where})"
 
 
+def _bounds_args(d: dict[str, Any]) -> str:
+    """The options that state a stored duel's hypotheses (its ``describe``)."""
+    elo = d.get("elo")
+    if isinstance(elo, list) and len(elo) == 2:
+        return f"--elo0 {elo[0]:g} --elo1 {elo[1]:g}"
+    mu1 = d.get("mu1")
+    return f"--margin {mu1:g}" if isinstance(mu1, (int, float)) else "--margin ?"
+
+
+def bounds_changes(previous: Any, duel: Duel) -> str:
+    """'the test's bounds changed (--margin 0.2 -> 0.1): ...' against the duel the folder's
+    previous run recorded ('' if the same, or if none was recorded). The stored deals are
+    tested again from the first under the new bounds, which is sound only if they were not
+    chosen from what the old ones showed."""
+    config = previous.get("config") if isinstance(previous, dict) else None
+    before = config.get("duel") if isinstance(config, dict) else None
+    if not isinstance(before, dict):
+        return ""
+    now = duel.describe()
+    diffs = []
+    if (before.get("mu0"), before.get("mu1"), before.get("elo")) != (now["mu0"], now["mu1"], now["elo"]):
+        diffs.append(f"{_bounds_args(before)} -> {_bounds_args(now)}")
+    for key in ("alpha", "beta"):
+        if before.get(key) != now[key]:
+            old = before.get(key)
+            diffs.append(
+                f"--{key} {old:g} -> {now[key]:g}" if isinstance(old, (int, float)) else f"--{key} {now[key]:g}"
+            )
+    if not diffs:
+        return ""
+    return (
+        f"the test's bounds changed ({', '.join(diffs)}): the stored deals are tested again from the first "
+        "under the new ones (the error rates hold only if the bounds were not chosen from the results)"
+    )
+
+
 def run_duel(
     duel: Duel,
     tournament: Any,
@@ -607,9 +643,11 @@ def _run_locked(
             duel, new=snap[duel.new.name], old=snap[duel.old.name], field=tuple(snap[e.name] for e in duel.field)
         )
         config = {**tournament.model_dump(mode="json"), "duel": duel.describe()}
+        stored = bool(store.completed_ids())
         news = runner.joined_news(  # a changed bot's stored deals stop counting; a new time control's do not
             runner.roster_changes(store.bots(), entries),
-            runner.settings_changes(store.tournament(), config) if store.completed_ids() else "",
+            runner.settings_changes(store.tournament(), config) if stored else "",
+            bounds_changes(store.tournament(), duel) if stored else "",
         )
         store.init_tournament(tournament.name, config, [e.to_json() for e in entries])
         altered = store.forget_altered()

@@ -406,3 +406,23 @@ def test_a_changed_time_control_says_the_stored_deals_still_count(tmp_path):
         "arena: since the last run: time control changed (startup_s 10 -> 20): the matches stored under "
         "the old settings still count; --fresh plays them all again"
     ) in longer.stderr.splitlines(), longer.stderr
+
+
+def test_changed_bounds_on_a_folder_are_said_before_its_deals_are_tested_again(tmp_path):
+    """Rerun with another --margin, --elo0/--elo1, --alpha or --beta: the stored deals were
+    tested again under the new bounds without a word, though bounds chosen after seeing the
+    results void the test's error rates."""
+    results = _fixed_deals(tmp_path / "folder")
+    args = ["divers-weights", str(SIMPLE), str(RANDOM), "--max-matches", "2", "--sandbox", "none", "--trust-bots"]
+    first = _duel(results, *args)
+    assert first.returncode in (0, EXIT_CAPPED), first.stderr
+    same = _duel(results, *args, "--max-matches", "4")  # a higher cap is how a duel goes on: no news
+    assert same.returncode in (0, EXIT_CAPPED), same.stderr
+    assert "since the last run" not in same.stderr, same.stderr
+    changed = _duel(results, *args, "--elo0", "0", "--elo1", "30", "--alpha", "0.01")
+    assert changed.returncode in (0, EXIT_CAPPED), changed.stderr
+    assert (
+        "arena: since the last run: the test's bounds changed (--margin 0.2 -> --elo0 0 --elo1 30, "
+        "--alpha 0.05 -> 0.01): the stored deals are tested again from the first under the new ones "
+        "(the error rates hold only if the bounds were not chosen from the results)"
+    ) in changed.stderr.splitlines(), changed.stderr
