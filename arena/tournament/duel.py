@@ -436,7 +436,7 @@ def status_line(duel: Duel, status: Status, matches: int) -> str:
         f"{status.mean:+.3f} places {_interval(lo, hi, '.3f')}"
     )
     if duel.hyp.elo is not None:
-        elo = [difference_to_elo(v, duel.players) for v in (status.mean, lo, hi)]
+        elo = [difference_to_elo(v, duel.players) + 0.0 for v in (status.mean, lo, hi)]  # + 0.0: no "-0 Elo"
         text += f" · {elo[0]:+.0f} Elo {_interval(elo[1], elo[2], '.0f')}"
     if status.n:  # fastchess's W-L-D and LOS, by deal
         text += f" · deals W-L-D {status.ahead}-{status.behind}-{status.n - status.ahead - status.behind}"
@@ -458,7 +458,8 @@ def pentanomial(status: Status) -> list[int]:
 
 
 def _interval(lo: float, hi: float, fmt: str) -> str:
-    if not (math.isfinite(lo) and math.isfinite(hi)):
+    """[lo, hi] 95%; an end past the range of Elo shows as ±inf, as fastchess shows it."""
+    if not (math.isfinite(lo) or math.isfinite(hi)) or math.isnan(lo) or math.isnan(hi):
         return "[95%: n/a]"
     return f"[{lo:+{fmt}}, {hi:+{fmt}}] 95%"
 

@@ -426,3 +426,16 @@ def test_changed_bounds_on_a_folder_are_said_before_its_deals_are_tested_again(t
         "--alpha 0.05 -> 0.01): the stored deals are tested again from the first under the new ones "
         "(the error rates hold only if the bounds were not chosen from the results)"
     ) in changed.stderr.splitlines(), changed.stderr
+
+
+def test_the_elo_shown_has_no_minus_zero_and_keeps_the_finite_end_of_its_interval():
+    """The live line began '-0 Elo', and an interval with one end past the range of Elo (a
+    mean place difference near its bound) showed no interval at all."""
+    from arena.stats.sequential import Status
+    from arena.tournament.duel import status_line
+
+    duel = make_duel("divers-weights", "builtin:random", "builtin:random", players=2, elo0=0, elo1=20)
+    start = status_line(duel, Status(0, 0.0, 0.0, 0.0, -3.0, 3.0, None), 0)
+    assert "· +0 Elo [95%: n/a]" in start, start
+    near_top = status_line(duel, Status(8, 0.75, 0.2, 3.4, -3.0, 3.0, "H1"), 16)
+    assert re.search(r"· \+338 Elo \[\+\d+, \+inf\] 95%", near_top), near_top
