@@ -5,10 +5,11 @@ field bots in the same seats around them, builtin random by default), or, in a
 two-player game without a field, against each other in both seat orders. The sample of
 one deal is the mean place of OLD minus the mean place of NEW over the deal's seat
 rotations (places 0 = best, so a positive sample favours NEW): one number per deal, as
-fastchess and fishtest pair the two games of an opening. The deals feed a GSPRT
-(arena/stats/sequential.py) in deal order; the duel stops at the first deal whose LLR
-crosses a bound, or at the cap (--max-matches). docs/duel.md has the hypotheses and
-what the test assumes.
+fastchess and fishtest pair the two games of an opening. The deals feed a sequential test
+by betting (arena/stats/sequential.py, exact error bounds; fishtest's GSPRT is there for
+comparison) in deal order; the duel stops at the first deal whose evidence crosses a
+bound, or at the cap (--max-matches). docs/duel.md has the hypotheses and what the test
+assumes.
 
 A duel results folder is a normal results folder: the same store, deal secret,
 sandbox selection and worker pool as `arena run` (arena/tournament/runner.py), with its
