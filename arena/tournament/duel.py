@@ -27,7 +27,6 @@ import dataclasses
 import io
 import math
 import os
-import re
 import signal
 import threading
 from collections import deque
@@ -662,7 +661,9 @@ def _run_locked(
                 f"arena: {len(altered)} stored matches were altered after they were stored "
                 f"(e.g. {altered[0]}); dropped, they are played again\n"
             )
-        places = {r.match_id: r.places for r in store.iter_results(scheduled=False)}
+        rows = list(store.iter_results(scheduled=False))
+        places = {r.match_id: r.places for r in rows}
+        stored_faults = {r.match_id: [(b, k) for b, k in zip(r.bots, r.faults) if k] for r in rows if any(r.faults)}
         summary = runner.RunSummary(results=results, scheduled=0, already_done=0)
         n_workers = max(1, runner.worker_count(tournament, workers))
         feeder = _Feeder(duel, key, store, summary, n_workers, places)
@@ -674,6 +675,7 @@ def _run_locked(
             err.write(f"arena: resuming: {feeder.tested} deals ({outcome.already} matches) already played\n")
         runner.setup_logging(results, err, fresh=fresh)
         (results / "logs").mkdir(exist_ok=True)
+        progress = _DuelProgress(duel, feeder, err, stored_faults)  # a resumed duel's faults count too
         if not feeder.done:
             ctx = {
                 "results": results,
@@ -686,7 +688,6 @@ def _run_locked(
                 "warm_bots": tournament.warm_bots,
                 "parent_pid": os.getpid(),
             }
-            progress = _DuelProgress(duel, feeder, err)
             try:
                 runner._Pool(ctx, summary, progress).run([], n_workers, top_up=feeder.top_up)
             except WorkersLost as exc:
@@ -696,11 +697,11 @@ def _run_locked(
                 err.write("\narena: interrupted; matches in flight are dropped, finished ones are kept\n")
                 if resume_hint:
                     err.write(f"arena: resume with: {resume_hint}\n")
-            progress.close()  # the faults by bot and kind, as `arena run` ends with them
-            outcome.broken = progress.always_faulted()
             outcome.played = summary.played
             outcome.incomplete += [f"given up: {g}" for g in summary.given_up]
             outcome.incomplete += [f"the harness could not play {h}" for h in summary.harness_failures]
+        progress.close()  # the faults by bot and kind of the deals tested, as `arena run` ends with them
+        outcome.broken = progress.always_faulted()
         outcome.status = feeder.status
         outcome.capped = feeder.status.decision is None and feeder.tested >= duel.max_deals
         used = [m for d in range(feeder.tested) for m in duel.deal_matches(key, d)]
@@ -711,36 +712,39 @@ def _run_locked(
     return outcome
 
 
-_DEAL = re.compile(r"/d(\d+)/")  # a match id's deal number
-
-
 class _DuelProgress(Progress):
-    """runner.Progress's fault notes, with the duel's status as its periodic line."""
+    """runner.Progress's fault notes, with the duel's status as its periodic line; its fault
+    counts are those of the deals the test has read, stored before this run or played in it."""
 
     every_s = 2.0
 
-    def __init__(self, duel: Duel, feeder: _Feeder, out: TextIO) -> None:
+    def __init__(
+        self, duel: Duel, feeder: _Feeder, out: TextIO, stored: dict[str, list[tuple[str, str]]] | None = None
+    ) -> None:
         super().__init__(1 << 62, out)
         self.duel = duel
         self.feeder = feeder
         self.shown = -1
-        self.by_deal: list[tuple[int, list[tuple[str, str]]]] = []  # (deal, faults) per match stored
+        self.fault_of: dict[str, list[tuple[str, str]]] = dict(stored or {})  # match id -> its faults
+        self.tally: dict[tuple[str, str], int] = {}  # the faults of the deals read so far
+        self.tallied = 0  # deals in ``tally``
 
     def update(self, match_id: str, faults: list[tuple[str, str]], reasons: tuple[str, ...] = ()) -> None:
+        if faults:
+            self.fault_of[match_id] = list(faults)
         self.feeder.on_stored(match_id)
-        deal = _DEAL.search(match_id)
-        self.by_deal.append((int(deal.group(1)) if deal else -1, faults))
         super().update(match_id, faults, reasons)
 
     def counted(self) -> dict[tuple[str, str], int]:
         """The faults of the deals the test has read, as the match count says (a match played
         beyond the stop, or ahead of the deals read so far, is not in either)."""
-        out: dict[tuple[str, str], int] = {}
-        for deal, faults in self.by_deal:
-            if 0 <= deal < self.feeder.tested:
-                for key in faults:
-                    out[key] = out.get(key, 0) + 1
-        return out
+        f = self.feeder
+        while self.tallied < f.tested:
+            for m in self.duel.deal_matches(f.key, self.tallied):
+                for key in self.fault_of.pop(m.match_id, ()):
+                    self.tally[key] = self.tally.get(key, 0) + 1
+            self.tallied += 1
+        return self.tally
 
     def always_faulted(self) -> list[tuple[str, int]]:
         """(bot, its matches) for each bot that faulted in every match of the deals tested: what

@@ -339,13 +339,15 @@ def test_the_fault_summary_counts_the_deals_the_test_read_only():
 
     from arena.tournament.duel import _DuelProgress
 
-    feeder = SimpleNamespace(tested=1, on_stored=lambda mid: None)
+    duel = make_duel("tightwad", "builtin:random", "builtin:random", players=3)
+    feeder = SimpleNamespace(tested=1, key=7, on_stored=lambda mid: None)
     out = io.StringIO()
-    progress = _DuelProgress(SimpleNamespace(), feeder, out)  # type: ignore[arg-type]
+    progress = _DuelProgress(duel, feeder, out)  # type: ignore[arg-type]
     progress.line = lambda: ""  # type: ignore[method-assign]  (the status line is not under test)
-    progress.update("tightwad/p3/d00/r0/aa", [("new", "protocol")])
-    progress.update("tightwad/p3/d00/r1/bb", [("new", "protocol")])
-    progress.update("tightwad/p3/d01/r0/cc", [("new", "protocol")])  # deal 1: played, never read
+    deal0, deal1 = duel.deal_matches(7, 0), duel.deal_matches(7, 1)
+    progress.update(deal0[0].match_id, [("new", "protocol")])
+    progress.update(deal0[1].match_id, [("new", "protocol")])
+    progress.update(deal1[0].match_id, [("new", "protocol")])  # deal 1: played, never read
     progress.close()
     assert out.getvalue().splitlines()[-1] == "arena: faults by bot and kind: new: protocol x2"
 
@@ -439,3 +441,22 @@ def test_the_elo_shown_has_no_minus_zero_and_keeps_the_finite_end_of_its_interva
     assert "· +0 Elo [95%: n/a]" in start, start
     near_top = status_line(duel, Status(8, 0.75, 0.2, 3.4, -3.0, 3.0, "H1"), 16)
     assert re.search(r"· \+338 Elo \[\+\d+, \+inf\] 95%", near_top), near_top
+
+
+def test_a_resumed_duel_counts_the_faults_of_its_stored_deals_too(tmp_path):
+    """A duel capped (or interrupted) and run again counted only the faults of the matches the
+    new run played: a NEW that crashed in all 10 of its matches ended 'crash x6', without the
+    warning that the verdict is about its faults, and a rerun of a decided duel said nothing."""
+    broken = tmp_path / "broken.py"
+    broken.write_text("import no_such_module_here\n")
+    results = _fixed_deals(tmp_path / "folder")
+    args = ["divers-weights", str(broken), str(RANDOM), "--sandbox", "none", "--trust-bots", "--workers", "1"]
+    capped = _duel(results, *args, "--max-matches", "4")
+    assert capped.returncode == EXIT_CAPPED, capped.stderr
+    assert "broken faulted in all 4 of its matches" in capped.stderr, capped.stderr
+    for run in ("resumed", "decided already"):
+        done = _duel(results, *args, "--max-matches", "200")
+        assert done.returncode == 0 and done.stdout.splitlines()[-1].startswith("H0: "), (run, done.stdout)
+        assert "after 10 matches" in done.stdout, (run, done.stdout)  # H0 after 5 deals lost in full
+        assert "arena: faults by bot and kind: broken: crash x10" in done.stderr.splitlines(), (run, done.stderr)
+        assert "broken faulted in all 10 of its matches" in done.stderr, (run, done.stderr)
