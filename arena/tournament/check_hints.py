@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import stat
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -274,7 +275,10 @@ def own_path(folder: Path) -> tuple[str, str] | None:
             if seen > 2000:  # a folder's bound: enough to find one
                 return None
             f = Path(dirpath) / name
-            m = pattern.search(_head(f, 256 * 1024))
+            head = _head(f, 256 * 1024)
+            # a binary names its build folder in its debug information, which nothing reads at run
+            # time: only the paths its loader follows count (#! lines are text, searched whole)
+            m = pattern.search(_elf_load_paths(f) if head.startswith(b"\x7fELF") else head)
             if m:
                 return (
                     f"{f.relative_to(folder)} names the bot folder by its absolute path {m.group().decode()}: a "
@@ -283,6 +287,46 @@ def own_path(folder: Path) -> tuple[str, str] | None:
                     "Path(__file__).parent / 'file' in Python; link a binary with -Wl,-rpath,'$ORIGIN', not a fixed path",
                 )
     return None
+
+
+def _elf_load_paths(path: Path) -> bytes:
+    """What the loader of an ELF binary reads as paths: its interpreter (PT_INTERP) and its
+    dynamic string table (DT_NEEDED, DT_RPATH, DT_RUNPATH); b"" if it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            ident = f.read(16)
+            e = {1: "<", 2: ">"}[ident[5]]
+            w = {1: "I", 2: "Q"}[ident[4]]
+            header = e + f"HHI{w}{w}{w}IHHHHHH"
+            fields = struct.unpack(header, f.read(struct.calcsize(header)))
+            phoff, shoff, phentsize, phnum, shentsize, shnum = fields[4], fields[5], *fields[8:12]
+
+            def table(offset: int, size: int, count: int, fmt: str) -> list[tuple[int, ...]]:
+                out = []
+                for i in range(min(count, 4096)):
+                    f.seek(offset + i * size)
+                    out.append(struct.unpack(fmt, f.read(struct.calcsize(fmt))))
+                return out
+
+            def read(offset: int, size: int) -> bytes:
+                f.seek(offset)
+                return f.read(min(size, 1 << 20))
+
+            out = []
+            program = e + (
+                "II" + w * 6 if w == "Q" else "I" * 8
+            )  # p_type first; p_offset and p_filesz where each puts them
+            for ph in table(phoff, phentsize, phnum, program):
+                if ph[0] == 3:  # PT_INTERP
+                    out.append(read(ph[2], ph[5]) if w == "Q" else read(ph[1], ph[4]))
+            sections = table(shoff, shentsize, shnum, e + ("II" + w * 4 + "II" + w * 2))
+            for sh in sections:
+                if sh[1] == 6 and sh[6] < len(sections):  # SHT_DYNAMIC: sh_link is its string table
+                    strtab = sections[sh[6]]
+                    out.append(read(strtab[4], strtab[5]))
+            return b"\0".join(out)
+    except (OSError, KeyError, IndexError, struct.error, ValueError):
+        return b""
 
 
 def _unseen_hint(path: Path, detail: str, stderr_tail: str, exit_code: Any) -> str:

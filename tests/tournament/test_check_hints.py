@@ -347,3 +347,21 @@ def test_check_fails_a_folder_that_names_itself_by_its_absolute_path(tmp_path, a
     if absolute:
         assert copied[0].detail.startswith(f"run.sh names the bot folder by its absolute path {folder}:")
         assert '$(dirname "$0")' in copied[0].fix
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_a_binary_built_in_its_folder_with_debug_information_is_no_absolute_path(tmp_path):
+    """gcc -g writes the build folder into the binary's debug information, which nothing reads at
+    run time: a C bot compiled in its folder failed arena check ("runs from a copy") and played
+    every tournament match fine. A run path (-Wl,-rpath) to the folder is still found."""
+    from arena.tournament.check_hints import own_path
+
+    (tmp_path / "bot.c").write_text("int main(void) { return 0; }\n")
+    folder = tmp_path / "c_bot"
+    folder.mkdir()
+    subprocess.run(["gcc", "-g", "-o", "bot", "../bot.c"], cwd=folder, check=True)
+    assert str(folder).encode() in (folder / "bot").read_bytes()  # the debug information names it
+    assert own_path(folder) is None
+    subprocess.run(["gcc", "-o", "bot", "../bot.c", f"-Wl,-rpath,{folder}/lib"], cwd=folder, check=True)
+    found = own_path(folder)
+    assert found is not None and found[0].startswith(f"bot names the bot folder by its absolute path {folder}:")
