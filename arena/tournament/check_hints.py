@@ -153,7 +153,7 @@ def fault_hint(
         line = detail.split(": ", 1)[-1]
         return (
             f"a stray print: the bot wrote {line} on stdout, which carries protocol lines only; "
-            f"write debugging text to stderr ({_STDERR_PY if path.suffix == '.py' else _STDERR_OTHER})"
+            f"write debugging text to stderr ({_STDERR_PY if _runs_python(path) else _STDERR_OTHER})"
         )
     from_file = file_hint(path)
     if from_file and kind in ("crash", "sandbox", "timeout", "protocol"):
@@ -259,6 +259,19 @@ def _runs_java(path: Path) -> bool:
         if f.suffix in (".jar", ".class") or re.search(rb"\bjava\b", _head(f, 4096)):
             return True
     return False
+
+
+def _runs_python(path: Path) -> bool:
+    """True if the bot is Python: a .py file, a script whose #! line runs python, or a folder
+    whose entry is one (main.py by default)."""
+    if path.is_dir():
+        from arena.match import botfolder
+
+        try:
+            path = botfolder.entry_file(path)
+        except botfolder.BotFolderError:
+            return False
+    return path.suffix == ".py" or re.search(rb"\bpython", _head(path, 512).split(b"\n", 1)[0]) is not None
 
 
 def own_path(folder: Path) -> tuple[str, str] | None:

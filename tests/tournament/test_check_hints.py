@@ -365,3 +365,20 @@ def test_a_binary_built_in_its_folder_with_debug_information_is_no_absolute_path
     subprocess.run(["gcc", "-o", "bot", "../bot.c", f"-Wl,-rpath,{folder}/lib"], cwd=folder, check=True)
     found = own_path(folder)
     assert found is not None and found[0].startswith(f"bot names the bot folder by its absolute path {folder}:")
+
+
+def test_a_stray_print_of_a_python_folder_or_script_names_pythons_stderr(tmp_path):
+    """A bot folder's path has no suffix: a folder whose entry is main.py, the usual Python bot
+    with packages, was told fprintf and console.error; so was a #!/usr/bin/env python3 script."""
+    detail = "not JSON (Expecting value): 'debug: 7 legal'"
+    folder = tmp_path / "py_bot"
+    folder.mkdir()
+    (folder / "main.py").write_text("print('hi')\n")
+    script = tmp_path / "py_script"
+    script.write_text("#!/usr/bin/env python3\nprint('hi')\n")
+    for bot in (folder, script):
+        hint = fault_hint("protocol", detail, "", bot)
+        assert "print(..., file=sys.stderr)" in hint and "fprintf" not in hint, hint
+    shell = tmp_path / "sh_bot"
+    shell.write_text("#!/bin/sh\necho hi\n")
+    assert "fprintf(stderr" in fault_hint("protocol", detail, "", shell)
