@@ -436,7 +436,7 @@ def status_line(duel: Duel, status: Status, matches: int) -> str:
         f"{status.mean:+.3f} places {_interval(lo, hi, '.3f')}"
     )
     if duel.hyp.elo is not None:
-        elo = [difference_to_elo(v, duel.players) + 0.0 for v in (status.mean, lo, hi)]  # + 0.0: no "-0 Elo"
+        elo = [_shown(difference_to_elo(v, duel.players)) for v in (status.mean, lo, hi)]
         text += f" · {elo[0]:+.0f} Elo {_interval(elo[1], elo[2], '.0f')}"
     if status.n:  # fastchess's W-L-D and LOS, by deal
         text += f" · deals W-L-D {status.ahead}-{status.behind}-{status.n - status.ahead - status.behind}"
@@ -445,6 +445,11 @@ def status_line(duel: Duel, status: Status, matches: int) -> str:
         if duel.head_to_head:
             text += f" · pairs Ptnml(0-2) {pentanomial(status)}"
     return text
+
+
+def _shown(elo: float) -> float:
+    """``elo`` rounded as shown (whole points), so that -0.3 reads +0, not -0; ±inf and nan kept."""
+    return round(elo) + 0.0 if math.isfinite(elo) else elo
 
 
 def pentanomial(status: Status) -> list[int]:

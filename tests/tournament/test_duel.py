@@ -460,3 +460,13 @@ def test_a_resumed_duel_counts_the_faults_of_its_stored_deals_too(tmp_path):
         assert "after 10 matches" in done.stdout, (run, done.stdout)  # H0 after 5 deals lost in full
         assert "arena: faults by bot and kind: broken: crash x10" in done.stderr.splitlines(), (run, done.stderr)
         assert "broken faulted in all 10 of its matches" in done.stderr, (run, done.stderr)
+
+
+def test_an_elo_just_below_zero_reads_plus_zero():
+    """'+ 0.0' only turned an exact -0.0 into 0.0: a mean of -0.001 places still read '-0 Elo'."""
+    from arena.stats.sequential import Status
+    from arena.tournament.duel import status_line
+
+    duel = make_duel("divers-weights", "builtin:random", "builtin:random", players=2, elo0=0, elo1=20)
+    line = status_line(duel, Status(10, -0.001, 0.2, -0.1, -3.0, 3.0, None), 20)
+    assert "· +0 Elo [" in line and "-0 " not in line, line
