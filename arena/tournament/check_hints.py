@@ -279,7 +279,8 @@ def own_path(folder: Path) -> tuple[str, str] | None:
     where the folder lies (arena check, arena play) and fails in every tournament match, which
     runs a copy of the folder (results/<name>/bots/<sha256>/). None if no file does."""
     wheres = {str(folder.absolute()), os.path.realpath(folder)}
-    pattern = re.compile(b"|".join(re.escape(w.encode()) for w in sorted(wheres)) + rb"(?![\w.-])")
+    # as the file system's bytes: a path that is not UTF-8 (a parent folder's name) is one too
+    pattern = re.compile(b"|".join(re.escape(os.fsencode(w)) for w in sorted(wheres)) + rb"(?![\w.-])")
     seen = 0
     for dirpath, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in (".git", ".hg", ".svn", "__pycache__"))
@@ -294,12 +295,18 @@ def own_path(folder: Path) -> tuple[str, str] | None:
             m = pattern.search(_elf_load_paths(f) if head.startswith(b"\x7fELF") else head)
             if m:
                 return (
-                    f"{f.relative_to(folder)} names the bot folder by its absolute path {m.group().decode()}: a "
+                    f"{_shown_path(f.relative_to(folder))} names the bot folder by its absolute path "
+                    f"{m.group().decode('utf-8', 'replace')}: a "
                     "tournament runs a copy of the folder (results/<name>/bots/<sha256>/), where that path does not exist",
                     'name the folder\'s files relative to the entry: "$(dirname "$0")/file" in sh, '
                     "Path(__file__).parent / 'file' in Python; link a binary with -Wl,-rpath,'$ORIGIN', not a fixed path",
                 )
     return None
+
+
+def _shown_path(path: Path) -> str:
+    """A path as text that can be printed, its bytes that are not UTF-8 shown as U+FFFD."""
+    return os.fsencode(path).decode("utf-8", "replace")
 
 
 def _elf_load_paths(path: Path) -> bytes:

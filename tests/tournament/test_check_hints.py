@@ -382,3 +382,22 @@ def test_a_stray_print_of_a_python_folder_or_script_names_pythons_stderr(tmp_pat
     shell = tmp_path / "sh_bot"
     shell.write_text("#!/bin/sh\necho hi\n")
     assert "fprintf(stderr" in fault_hint("protocol", detail, "", shell)
+
+
+def test_a_folder_under_a_path_that_is_not_utf8_is_checked(tmp_path):
+    """own_path encoded the folder's path as UTF-8: under a parent folder whose name is not
+    UTF-8 arena check stopped at once ('an argument or input is not valid UTF-8'), where it had
+    checked the bot before."""
+    import os
+
+    from arena.tournament.check_hints import own_path
+
+    folder = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")) / "engine_bot"
+    folder.mkdir(parents=True)
+    (folder / "run.sh").write_text('#!/bin/sh\nexec "$(dirname "$0")/engine"\n')
+    assert own_path(folder) is None
+    (folder / "run.sh").write_bytes(b"#!/bin/sh\nexec " + os.fsencode(folder) + b"/engine\n")
+    found = own_path(folder)
+    assert found is not None and found[0].startswith("run.sh names the bot folder by its absolute path ")
+    assert "caf\ufffd/engine_bot:" in found[0]
+    found[0].encode()  # printable text
