@@ -332,18 +332,18 @@ def _elf_load_paths(path: Path) -> bytes:
                 f.seek(offset)
                 return f.read(min(size, 1 << 20))
 
+            # a loader reads one PT_INTERP and one SHT_DYNAMIC (whose sh_link is its string table):
+            # the first of each, at most 1 MiB apiece, whatever a crafted file lists
             out = []
-            program = e + (
-                "II" + w * 6 if w == "Q" else "I" * 8
-            )  # p_type first; p_offset and p_filesz where each puts them
-            for ph in table(phoff, phentsize, phnum, program):
-                if ph[0] == 3:  # PT_INTERP
-                    out.append(read(ph[2], ph[5]) if w == "Q" else read(ph[1], ph[4]))
+            program = e + ("II" + w * 6 if w == "Q" else "I" * 8)  # where p_offset and p_filesz lie
+            interp = next((ph for ph in table(phoff, phentsize, phnum, program) if ph[0] == 3), None)
+            if interp is not None:
+                out.append(read(interp[2], interp[5]) if w == "Q" else read(interp[1], interp[4]))
             sections = table(shoff, shentsize, shnum, e + ("II" + w * 4 + "II" + w * 2))
-            for sh in sections:
-                if sh[1] == 6 and sh[6] < len(sections):  # SHT_DYNAMIC: sh_link is its string table
-                    strtab = sections[sh[6]]
-                    out.append(read(strtab[4], strtab[5]))
+            dynamic = next((sh for sh in sections if sh[1] == 6), None)
+            if dynamic is not None:
+                strtab = sections[dynamic[6]]
+                out.append(read(strtab[4], strtab[5]))
             return b"\0".join(out)
     except (OSError, KeyError, IndexError, struct.error, ValueError):
         return b""

@@ -401,3 +401,25 @@ def test_a_folder_under_a_path_that_is_not_utf8_is_checked(tmp_path):
     assert found is not None and found[0].startswith("run.sh names the bot folder by its absolute path ")
     assert "caf\ufffd/engine_bot:" in found[0]
     found[0].encode()  # printable text
+
+
+def test_a_crafted_elf_file_costs_the_check_little(tmp_path):
+    """An upload's ELF header is the uploader's: truncated, it is no path; listing a dynamic
+    section many times over, its string table is read once, not once per listing."""
+    import struct
+
+    from arena.tournament.check_hints import _elf_load_paths, own_path
+
+    folder = tmp_path / "crafted"
+    folder.mkdir()
+    (folder / "short").write_bytes(b"\x7fELF\x02\x01")
+    assert _elf_load_paths(folder / "short") == b"" and own_path(folder) is None
+    body = 1 << 20  # one string table of 1 MiB, then 64 section headers that all name it
+    header = (
+        b"\x7fELF\x02\x01\x01"
+        + bytes(9)
+        + struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, 0, 0, 64 + body, 0, 64, 56, 0, 64, 64, 0)
+    )
+    sections = b"".join(struct.pack("<IIQQQQIIQQ", 0, 6, 0, 0, 64, body, 0, 0, 1, 0) for _ in range(64))
+    (folder / "many").write_bytes(header + b"x" * body + sections)
+    assert len(_elf_load_paths(folder / "many")) <= body
