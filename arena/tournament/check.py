@@ -131,7 +131,8 @@ def run_check(
     path = Path(entry.path)
     pinned = own_path(path) if path.is_dir() else None
     if pinned is not None:
-        report.add("runs from a copy", False, *pinned)
+        detail, fix, runs = pinned  # in a file that runs: surely broken; in a data file: maybe
+        report.add("runs from a copy", not runs, detail, fix, warn=not runs)
     agent = ProcessAgent(entry, sandbox=sandbox, limits=limits, time_control=tc)
     t0 = time.monotonic()
     try:

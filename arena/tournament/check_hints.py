@@ -274,10 +274,18 @@ def _runs_python(path: Path) -> bool:
     return path.suffix == ".py" or re.search(rb"\bpython", _head(path, 512).split(b"\n", 1)[0]) is not None
 
 
-def own_path(folder: Path) -> tuple[str, str] | None:
-    """(detail, fix) if a file of a bot folder names the folder by its absolute path: it works
-    where the folder lies (arena check, arena play) and fails in every tournament match, which
-    runs a copy of the folder (results/<name>/bots/<sha256>/). None if no file does."""
+# files a bot runs without an executable bit: its code (main.py and the modules it imports)
+_SOURCE_SUFFIXES = {".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".pl", ".pm", ".rb", ".lua", ".r", ".jl", ".php"}
+
+
+def own_path(folder: Path) -> tuple[str, str, bool] | None:
+    """(detail, fix, runs) if a file of a bot folder names the folder by its absolute path: it
+    works where the folder lies (arena check, arena play) and fails in every tournament match,
+    which runs a copy of the folder (results/<name>/bots/<sha256>/). ``runs``: the file is
+    executable or code (a .py module), so the path is surely followed; a data file (a README,
+    a config) only may be.
+    None if no file does; an executable file is reported before any data file."""
+    found: tuple[str, str, bool] | None = None
     wheres = {str(folder.absolute()), os.path.realpath(folder)}
     # as the file system's bytes: a path that is not UTF-8 (a parent folder's name) is one too
     pattern = re.compile(b"|".join(re.escape(os.fsencode(w)) for w in sorted(wheres)) + rb"(?![\w.-])")
@@ -287,21 +295,26 @@ def own_path(folder: Path) -> tuple[str, str] | None:
         for name in sorted(files):
             seen += 1
             if seen > 2000:  # a folder's bound: enough to find one
-                return None
+                return found
             f = Path(dirpath) / name
             head = _head(f, 256 * 1024)
             # a binary names its build folder in its debug information, which nothing reads at run
             # time: only the paths its loader follows count (#! lines are text, searched whole)
             m = pattern.search(_elf_load_paths(f) if head.startswith(b"\x7fELF") else head)
-            if m:
-                return (
+            runs = os.access(f, os.X_OK) or f.suffix.lower() in _SOURCE_SUFFIXES
+            if m and (found is None or runs and not found[2]):
+                found = (
                     f"{_shown_path(f.relative_to(folder))} names the bot folder by its absolute path "
                     f"{m.group().decode('utf-8', 'replace')}: a "
-                    "tournament runs a copy of the folder (results/<name>/bots/<sha256>/), where that path does not exist",
+                    "tournament runs a copy of the folder (results/<name>/bots/<sha256>/), where that path does not exist"
+                    + ("" if runs else " (a problem if the bot reads this file and follows the path)"),
                     'name the folder\'s files relative to the entry: "$(dirname "$0")/file" in sh, '
                     "Path(__file__).parent / 'file' in Python; link a binary with -Wl,-rpath,'$ORIGIN', not a fixed path",
+                    runs,
                 )
-    return None
+                if runs:
+                    return found
+    return found
 
 
 def _shown_path(path: Path) -> str:

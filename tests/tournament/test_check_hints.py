@@ -349,6 +349,24 @@ def test_check_fails_a_folder_that_names_itself_by_its_absolute_path(tmp_path, a
         assert '$(dirname "$0")' in copied[0].fix
 
 
+def test_a_data_file_naming_the_folder_is_a_warning_and_code_naming_it_a_failure(tmp_path):
+    """A README or a notes file that mentions where the folder lies need not break anything:
+    WARN. Code does (main.py opening a file by the folder's absolute path): FAIL, before any
+    data file is named."""
+    from arena.tournament.check_hints import own_path
+
+    folder = tmp_path / "py_bot"
+    folder.mkdir()
+    (folder / "main.py").write_text("import pathlib\nW = pathlib.Path(__file__).parent / 'w.json'\n")
+    (folder / "README.md").write_text(f"Built in {folder} on my laptop.\n")
+    found = own_path(folder)
+    assert found is not None and found[0].startswith("README.md names") and found[2] is False
+    assert "a problem if the bot reads this file" in found[0]
+    (folder / "helpers.py").write_text(f"W = '{folder}/w.json'\n")  # code, not executable
+    found = own_path(folder)
+    assert found is not None and found[0].startswith("helpers.py names") and found[2] is True
+
+
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 def test_a_binary_built_in_its_folder_with_debug_information_is_no_absolute_path(tmp_path):
     """gcc -g writes the build folder into the binary's debug information, which nothing reads at
@@ -365,6 +383,7 @@ def test_a_binary_built_in_its_folder_with_debug_information_is_no_absolute_path
     subprocess.run(["gcc", "-o", "bot", "../bot.c", f"-Wl,-rpath,{folder}/lib"], cwd=folder, check=True)
     found = own_path(folder)
     assert found is not None and found[0].startswith(f"bot names the bot folder by its absolute path {folder}:")
+    assert found[2]  # an executable: surely followed
 
 
 def test_a_stray_print_of_a_python_folder_or_script_names_pythons_stderr(tmp_path):
