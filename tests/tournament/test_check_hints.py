@@ -211,6 +211,22 @@ def test_a_shebang_naming_a_missing_interpreter_says_so(tmp_path):
     assert "#!/usr/bin/env node" in hint
 
 
+def test_an_interpreter_in_a_top_folder_the_sandbox_shows_is_not_said_to_be_hidden(tmp_path, monkeypatch):
+    """Where /bin is a real folder, not a link into /usr, the sandbox shows it too: a #!/bin/sh
+    script that exits 127 of its own must not be told its interpreter is outside what it sees."""
+    from arena.match.sandbox import launch
+
+    top = tmp_path / "bin"  # stands for a real /bin
+    top.mkdir()
+    interp = top / "sh"
+    interp.write_text("#!/bin/sh\n")
+    interp.chmod(0o755)
+    monkeypatch.setattr(launch, "_TOP_LINKS", (str(top),))
+    bot = _script(tmp_path, "bot.sh", str(interp))
+    hint = fault_hint("crash", "closed its output (exit code 127)", "", bot, exit_code=127)
+    assert "outside /usr" not in hint, hint
+
+
 def test_a_shebang_naming_an_interpreter_outside_usr_says_the_sandbox_does_not_show_it(tmp_path):
     """An interpreter in a home folder (nvm, pyenv, sdkman) runs on the host, not in the sandbox."""
     interp = tmp_path / "mynode"
