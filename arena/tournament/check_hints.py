@@ -237,7 +237,10 @@ def _jvm_hint(kind: str, detail: str, stderr_tail: str, path: Path) -> str:
         return ""
     text = f"{detail}\n{stderr_tail}"
     hashed = kind == "protocol" and detail.endswith(": '#'") and _runs_java(path)  # its fatal error report
-    if not (_JVM_FAILS.search(text) or hashed):
+    # the JVM writes why on stdout, which the arena may not read before the process is gone:
+    # then stderr holds only its generic line (an unrecognised option names itself there)
+    generic = "Could not create the Java Virtual Machine" in text and "Unrecognized" not in text
+    if not (_JVM_FAILS.search(text) or hashed or generic):
         return ""
     return (
         "the Java VM could not reserve its memory or start its threads: where memory_mb (1024 MB by default) "

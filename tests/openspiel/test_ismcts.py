@@ -117,11 +117,13 @@ def test_the_timer_stops_a_simulation_past_the_hard_share_and_drops_it():
     rollout = bot.run_simulation
 
     def slow_simulation(*args):  # surely past the stop, however fast the machine runs a rollout
-        time.sleep(5)
+        time.sleep(10)
         return rollout(*args)
 
     bot.run_simulation = slow_simulation
-    action = bot.choose(state, 10.0, None, 0.002)
+    # a move time long enough that the stop cannot fire before the first simulation starts (at
+    # 0.002 s a CI machine under load reached the loop late: the timer had fired, none started)
+    action = bot.choose(state, 10.0, None, 1.0)
     assert (bot.last_sims, bot.stops) == (0, 1)
     assert bot._root_node.total_visits <= 0 and not bot._root_node.child_info
     assert action in state.legal_actions()

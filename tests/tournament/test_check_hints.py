@@ -458,3 +458,16 @@ def test_a_crafted_elf_file_costs_the_check_little(tmp_path):
     sections = b"".join(struct.pack("<IIQQQQIIQQ", 0, 6, 0, 0, 64, body, 0, 0, 1, 0) for _ in range(64))
     (folder / "many").write_bytes(header + b"x" * body + sections)
     assert len(_elf_load_paths(folder / "many")) <= body
+
+
+def test_a_jvm_gone_before_its_stdout_was_read_still_gets_the_jvm_hint():
+    """The JVM says why it cannot start on stdout; when it exits before the arena reads that,
+    the fault is 'stdin closed' and stderr has only the generic line (seen in CI under load)."""
+    stderr = (
+        "Error: Could not create the Java Virtual Machine.\nError: A fatal exception has occurred. Program will exit.\n"
+    )
+    detail = "stdin closed (bot exited or closed its input) (exit code 1)"
+    hint = fault_hint("crash", detail, stderr, Path("javabot"))
+    assert hint.startswith("the Java VM could not reserve its memory or start its threads"), hint
+    bad_flag = "Unrecognized VM option 'UseFoo'\n" + stderr  # its own reason, shown with the stderr
+    assert "Java VM could not reserve" not in fault_hint("crash", detail, bad_flag, Path("javabot"))
