@@ -64,8 +64,8 @@ def test_a_java_bot_plays_a_match_at_a_safe_level(level: str, tmp_path: Path) ->
     bot.chmod(0o755)
     tmp_path.chmod(0o755)
     res = subprocess.run(
-        [sys.executable, "-m", "arena", "play", "tightwad", str(bot), "random_bot", "random_bot"]
-        + ["--seed", "7", "--json", "--sandbox", level, "--startup-s", "60"],
+        [sys.executable, "-m", "arena", "play", "tightwad", str(bot), "builtin:random", "builtin:random"]
+        + ["--seed", "7", "--json", "--sandbox", level, "--startup-s", "60", "--move-s", "10"],
         cwd=ROOT,
         capture_output=True,
         text=True,
