@@ -15,6 +15,8 @@ lets one process play a deal again, as before; ``fresh`` starts a process for ev
 
 from __future__ import annotations
 
+import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -22,7 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger("arena.run")
+
 WARM_BOTS = 64  # arena.tournament.config.WARM_BOTS, the tournament file's default
+# CPU seconds a warm process's tree may use between its matches (a JVM's compiler finishing, a
+# GC); more is processes left running (a fork bomb's children, a search that never stops),
+# which take the CPU the other bots' matches are timed on: the process is stopped
+IDLE_CPU_S = 2.0
+SWEEP_S = 0.5
 SPARES = 2  # processes a bot that needed a new one keeps starting ahead (fair play only)
 
 
@@ -80,6 +89,8 @@ class MatchPlayer:
         self.last_used: dict[str, int] = {}
         self.clock = 0
         self.spares: dict[str, list[Any]] = {}  # bot -> agents starting processes for later matches
+        self.idle_from: dict[Any, float] = {}  # warm process -> its tree's CPU when its last match ended
+        self.swept = 0.0  # time.monotonic() of the last look at idle processes' CPU
 
     def play(self, match: Any, upcoming: Any = None) -> dict[str, Any]:
         """Play one scheduled match (a ``MatchSpec``) and return its record. ``upcoming``, the
@@ -89,6 +100,7 @@ class MatchPlayer:
         from arena.match.referee import play_match
 
         self.clock += 1
+        self._stop_busy_idlers()
         deal = deal_of(match)
         seats = []
         for name in match.bots:
@@ -117,6 +129,54 @@ class MatchPlayer:
             if not self.deal_memory:
                 for name in match.bots:
                     self._played(name, deal)
+            for name in match.bots:
+                self._idle_from_now(getattr(self.agents[name], "proc", None))
+
+    def _idle_from_now(self, proc: Any) -> None:
+        try:
+            if proc is not None and proc.alive():
+                self.idle_from[proc] = proc.cpu_seconds()
+        except Exception:  # noqa: BLE001 - a process gone meanwhile is simply not watched
+            self.idle_from.pop(proc, None)
+
+    def _stop_busy_idlers(self) -> None:
+        """Stop every warm process whose tree used more than ``IDLE_CPU_S`` of CPU since its
+        last match ended; the bot's next match starts a new one. The sandbox's limits count a
+        warm process's children across matches, but not the CPU they take from others. At most
+        every ``SWEEP_S``: without a cgroup each look walks the process's tree in /proc."""
+        if time.monotonic() - self.swept < SWEEP_S:
+            return
+        self.swept = time.monotonic()
+        for proc in [p for p in self.idle_from if not p.alive()]:
+            del self.idle_from[proc]
+        for name, agent in self.agents.items():
+            proc = getattr(agent, "proc", None)
+            if proc is not None and self._busy_idle(name, proc):
+                agent.discard()
+        for name, kept in self.kept.items():
+            for k in [k for k in kept if self._busy_idle(name, k.held[0])]:
+                kept.remove(k)
+                k.held[0].kill()
+
+    def _busy_idle(self, name: str, proc: Any) -> bool:
+        start = self.idle_from.get(proc)
+        if start is None:
+            return False
+        try:
+            used = proc.cpu_seconds() - start
+        except Exception:  # noqa: BLE001 - a process gone meanwhile is stopped anyway
+            used = math.inf
+        if used <= IDLE_CPU_S:
+            return False
+        del self.idle_from[proc]
+        log.warning(
+            "bot %s: its process used %.1f s of CPU between its matches (more than %.0f s: processes or "
+            "threads left running); stopped, its next match starts a new one",
+            name,
+            used,
+            IDLE_CPU_S,
+        )
+        return True
 
     def _deals(self, name: str) -> set[tuple[str, int, int]]:
         """The deals played by the process now seated for ``name`` (empty for a new one)."""

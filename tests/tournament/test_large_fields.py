@@ -7,6 +7,7 @@ import os
 import re
 import resource
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,43 @@ def test_a_sampled_field_runs_with_descriptors_above_1023(tmp_path: Path, monkey
             os.close(fd)
     assert result.exit_code == 0, result.output
     assert re.search(r"\b40 matches played now, 0 before; 0 faults", result.output), result.output
+
+
+SPINNER = """\
+import json, os, sys
+if os.fork() == 0:  # a child left running: it spins between the matches too
+    while True:
+        pass
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "spinner"}), flush=True)
+    elif msg["type"] == "act":
+        print(json.dumps({"type": "action", "action": msg["observation"]["legal_actions"][0]["id"]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+def test_a_warm_process_whose_children_spin_between_its_matches_is_stopped(player: MatchPlayer, tmp_path) -> None:
+    """A fork bomb's children kept spinning while its warm process waited for its next match,
+    taking the CPU other bots' matches are timed on (a ladder's load went from 3.6 to 78)."""
+    from arena.tournament import match_player
+
+    spinner = tmp_path / "spinner.py"
+    spinner.write_text(SPINNER)
+    player.warm_bots = 10  # room for every bot: only the sweep stops a process here
+    player.entries = {**player.entries, "spinner": bot_entry(str(spinner))}
+    record = player.play(match(0, "spinner", "b000"))
+    assert not any(record["faults"]), record["faults"]
+    proc = player.agents["spinner"].proc
+    start = player.idle_from[proc]
+    deadline = time.monotonic() + 120
+    while proc.cpu_seconds() - start <= match_player.IDLE_CPU_S + 0.5 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert proc.cpu_seconds() - start > match_player.IDLE_CPU_S, "the child never spun"
+    player.play(match(1, "b001", "b002"))  # another match of this worker: the idle spinner is stopped
+    assert player.agents["spinner"].proc is None and not proc.alive()
+    assert player.agents["b000"].proc is not None  # an idle honest bot stays warm
+    again = player.play(match(2, "spinner", "b000"))  # a new process plays its next match
+    assert not any(again["faults"]), again["faults"]
