@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
 import secrets
 import sqlite3
 import threading
@@ -23,6 +25,7 @@ from arena.errors import ArenaError, one_line
 INDEX_STRIDE = 16  # schedule index of a deal set's match: set id * stride + rotation (at most 10 seats)
 
 DB_NAME = "ladder.sqlite"
+_SHA256 = re.compile(r"[0-9a-f]{64}")  # bots/<sha256>/: where every version's code is kept
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -181,6 +184,30 @@ class LadderDB:
             bot_id,
         )
         return vid, self.one("SELECT n FROM versions WHERE id = ?", vid)["n"]
+
+    def rehome_versions(self) -> int:
+        """Point every version whose code lies in another folder's ``bots/<sha256>/`` at this
+        data folder's copy, when it has one: the folder was moved, or a backup restored
+        elsewhere. Versions store absolute paths, so without this a moved ladder played no
+        match at all, without a word (every version's code looked gone). Returns how many."""
+        moved = 0
+        for row in self.all("SELECT id, path FROM versions"):
+            here = self._here(str(row["path"]))
+            if here is not None:
+                self.run("UPDATE versions SET path = ? WHERE id = ?", str(here), row["id"])
+                moved += 1
+        return moved
+
+    def _here(self, stored: str) -> Path | None:
+        """This folder's copy of a version's code stored at ``stored`` in another data folder."""
+        parts = Path(stored).parts
+        for i in range(len(parts) - 3, -1, -1):
+            if parts[i] == "bots" and _SHA256.fullmatch(parts[i + 1]):
+                here = self.data.resolve().joinpath(*parts[i:])
+                if str(here) != stored and os.path.lexists(here):
+                    return here
+                return None
+        return None
 
     # ---- deal sets -------------------------------------------------------------
 

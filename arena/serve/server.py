@@ -37,6 +37,7 @@ def import_bundled(ladder: Ladder, data: Path) -> list[str]:
     from arena.tournament.roster import resolve_bots, snapshot_bots
 
     db = LadderDB(data)
+    db.rehome_versions()  # a moved or restored data folder plays its own copies
     names = []
     for e in snapshot_bots(resolve_bots(ladder.tournament, forfeits=False), data):
         bot = db.one("SELECT * FROM bots WHERE name = ?", e.name)

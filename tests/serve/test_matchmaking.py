@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -224,3 +225,38 @@ def test_editing_the_ladder_files_games_neither_replays_finished_sets_nor_stops_
         by_set = {i: {"hands": 3} for i in range(1, in_flight + 1)}  # the entries' options by set id
         specs = stored_schedule(store.conn, 10**9, no_divers, by_set)
     assert {s.game for s in specs} == {"tightwad"}  # a dropped game's matches are left out, not misread
+
+
+def test_a_moved_or_restored_data_folder_plays_its_own_copies_of_the_bots(tmp_path):
+    """Versions stored absolute paths into the data folder: restored from a backup elsewhere (or
+    moved), with the old folder gone, every version's code looked gone and the ladder played no
+    match at all, while its pages showed every bot as before."""
+    import shutil
+
+    from arena.serve.accounts import add_user
+    from arena.serve.db import LadderDB
+    from arena.serve.matchmaker import Matchmaker
+    from arena.serve.server import import_bundled
+    from arena.tournament.roster import BotEntry, snapshot_bots
+    from tests.serve.ladder_fixtures import BOTS
+
+    ladder = load_ladder(ladder_file(tmp_path, programs=True))
+    old, new = tmp_path / "old", tmp_path / "restored"
+    old.mkdir()
+    import_bundled(ladder, old)
+    db = LadderDB(old)
+    upload = snapshot_bots([BotEntry(name="up", path=BOTS / "upload_me.py", sha256="", kind="python")], old)[0]
+    add_user(old, "ann", "a password of ann's")
+    bot_id = db.run("INSERT INTO bots (name, owner_id, created) SELECT 'up', id, 0 FROM users WHERE name = 'ann'")
+    db.add_version(bot_id, upload.sha256, upload.path, "python", "ok")
+    playing = Matchmaker(ladder, old, None).roster(db)[0]
+    assert playing == ["alpha.v1", "beta.v1", "gamma.v1", "up.v1"]
+
+    shutil.copytree(old, new)
+    shutil.rmtree(old)
+    import_bundled(ladder, new)  # the server's start
+    db = LadderDB(new)
+    playing, entries = Matchmaker(ladder, new, None).roster(db)
+    assert playing == ["alpha.v1", "beta.v1", "gamma.v1", "up.v1"]
+    assert all(Path(e.path).is_relative_to(new) for e in entries.values())
+    assert Path(db.one("SELECT path FROM versions WHERE bot_id = ?", bot_id)["path"]).is_file()
