@@ -666,8 +666,14 @@ def matchmaker_main(
         log.info("the matchmaker stopped: %s", exc)
         tell("error", str(exc), getattr(exc, "exit_code", 2))
         os._exit(MATCHMAKER_REFUSED)
-    except Exception:  # noqa: BLE001 - the server must see it stopped: logged, then a non-zero exit
-        log.exception("the matchmaker failed")
+    except Exception as exc:  # noqa: BLE001 - the server must see it stopped: logged, then a non-zero exit
+        from arena.errors import MachineTrouble
+        from arena.tournament.failure import disk_full
+
+        full = disk_full(exc, Path(data))
+        log.exception("the matchmaker failed%s", f": {full}" if full else "")
+        if full:  # run.log cannot hold the reason then (its traceback was cut short): the server says it
+            tell("error", full, MachineTrouble.exit_code)
         os._exit(3)
 
 

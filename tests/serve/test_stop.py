@@ -146,3 +146,28 @@ def test_a_malformed_upload_is_answered_400_without_noise_on_the_console(tmp_pat
     assert "boundary" not in console  # python-multipart's warning stays off it
     assert "Invalid HTTP request" not in console  # uvicorn's too: it is in server.log
     assert "Invalid HTTP request" in (tmp_path / "data" / "server.log").read_text()
+
+
+def test_a_full_disk_that_stops_the_matchmaker_is_said_in_one_line(tmp_path, monkeypatch):
+    """A full disk stopped the matchmaker with 'exit code 3; see run.log', and run.log, on that
+    full disk, held only the start of a traceback: the operator never learnt why. The server
+    now says it (exit 1, as `arena run` on a full disk)."""
+    import sqlite3
+
+    from arena.errors import MachineTrouble
+    from arena.serve.ladder import load_ladder
+    from arena.serve.matchmaker import Matchmaker, start_matchmaker
+    from arena.serve.server import _refusal
+
+    def full(*_args, **_kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Matchmaker, "run", full)
+    data = tmp_path / "data"
+    data.mkdir()
+    matchmaker = start_matchmaker(load_ladder(ladder_file(tmp_path)), data, None)
+    matchmaker.join(60)
+    assert matchmaker.exitcode == 3
+    refusal = _refusal(matchmaker)
+    assert isinstance(refusal, MachineTrouble) and refusal.exit_code == 1
+    assert str(refusal).startswith("no space left on the device") and "free space" in str(refusal)
