@@ -211,9 +211,14 @@ class LadderDB:
 
     # ---- deal sets -------------------------------------------------------------
 
-    def add_deal_set(self, entry: int, players: int, bots: list[str]) -> int:
+    def add_deal_set(self, entry: int, players: int, bots: list[str], first: int = 1) -> int:
+        """A new deal set's id: past every set stored here and at least ``first`` (the first set
+        id the results store holds no match of: a ladder.sqlite older than results.sqlite, restored
+        from a backup, would otherwise deal its sets' ids, and so their deals, a second time)."""
         return self.run(
-            "INSERT INTO deal_sets (entry, players, bots, created) VALUES (?, ?, ?, ?)",
+            "INSERT INTO deal_sets (id, entry, players, bots, created)"
+            " SELECT MAX(COALESCE(MAX(id), 0) + 1, ?), ?, ?, ?, ? FROM deal_sets",
+            first,
             entry,
             players,
             json.dumps(bots),

@@ -294,6 +294,13 @@ def write_standings(data: Path, doc: StandingsDoc) -> None:
     os.replace(tmp, path)
 
 
+def first_free_set(store: ResultStore) -> int:
+    """The first deal set id whose matches the results store holds none of (the ids after it too)."""
+    with store._lock:
+        top = store.conn.execute("SELECT MAX(idx) FROM matches").fetchone()[0]
+    return 1 if top is None else int(top) // INDEX_STRIDE + 1
+
+
 def last_stored(store: ResultStore) -> int:
     with store._lock:
         return int(store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0)
@@ -538,6 +545,7 @@ class Matchmaker:
             "closed": False,
         }
         candidates = candidates_of(self.t)
+        first_set = first_free_set(store)
         if self.rated_at >= 0 and (self.data / STANDINGS_FILE).is_file():
             state["ratings"] = standings_of_file(self.data)
 
@@ -578,7 +586,7 @@ class Matchmaker:
                 if choice is None:
                     return
                 entry, players, bots = choice
-                set_id = db.add_deal_set(entry, players, bots)
+                set_id = db.add_deal_set(entry, players, bots, first_set)
                 recent.add(bots)
                 for b in bots:
                     scheduled[b] += players

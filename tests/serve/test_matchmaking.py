@@ -260,3 +260,44 @@ def test_a_moved_or_restored_data_folder_plays_its_own_copies_of_the_bots(tmp_pa
     assert playing == ["alpha.v1", "beta.v1", "gamma.v1", "up.v1"]
     assert all(Path(e.path).is_relative_to(new) for e in entries.values())
     assert Path(db.one("SELECT path FROM versions WHERE bot_id = ?", bot_id)["path"]).is_file()
+
+
+def test_a_ladder_db_older_than_the_results_store_never_deals_a_stored_deal_set_again(tmp_path):
+    """ladder.sqlite restored from a backup older than results.sqlite (docs/ladder.md: a damaged
+    ladder.sqlite is restored from the backup; or the backup copied it first, as the docs said)
+    numbered its next deal sets from its own last one: ids whose matches were stored already,
+    so their deals were dealt again, to other bots, and the stored rotations of two sets were
+    counted as one set's."""
+    from collections import deque
+
+    from arena.serve.db import INDEX_STRIDE, LadderDB
+    from arena.serve.matchmaker import Matchmaker
+    from arena.serve.server import import_bundled
+    from arena.tournament.store import ResultStore
+    from tests.support.record_factory import make_record
+
+    data = tmp_path / "data"
+    data.mkdir()
+    ladder = load_ladder(ladder_file(tmp_path))
+    import_bundled(ladder, data)
+    db, store = LadderDB(data), ResultStore(data)
+    secret = store.deal_secret()
+    matchmaker = Matchmaker(ladder, data, None)
+    playing, entries = matchmaker.roster(db)
+    sha = {b: e.sha256 for b, e in entries.items()}
+    stored_seeds = set()
+    for set_id in (1, 2, 3):  # stored in results.sqlite; ladder.sqlite (the backup) knows only set 1
+        if set_id == 1:
+            assert db.add_deal_set(0, 3, playing) == 1
+        for m in deal_set_matches(ladder.tournament, set_id, 0, 3, playing, sha, secret):
+            record = make_record(m.index, list(m.bots), [0, 1, 2], game=m.game, match_id=m.match_id)
+            record.update(deal=set_id, rotation=m.index % INDEX_STRIDE, deal_seed=m.deal_seed)
+            store.record_match(record)
+            stored_seeds.add(m.deal_seed)
+
+    queue: deque = deque()
+    matchmaker._top_up(db, store, secret, playing, entries, lambda: False)(queue)
+    assert queue
+    assert {m.deal for m in queue} and min(m.deal for m in queue) > 3
+    assert not {m.deal_seed for m in queue} & stored_seeds
+    assert matchmaker.unfinished(db, entries, secret, store) == list(queue)
