@@ -475,6 +475,7 @@ class Matchmaker:
             store.init_tournament(self.t.name, _config_json(self.t), [e.to_json() for e in entries.values()])
             pending = self.unfinished(db, entries, secret, store)
             if not pending and not self._can_deal(playing):
+                reap_orphans()
                 self.luck = kept_alive(self.luck, self.t, self.data)
                 time.sleep(ROSTER_POLL_S)
                 continue
@@ -564,6 +565,7 @@ class Matchmaker:
                     state["ratings"] = fresh
             if now - state["polled"] >= ROSTER_POLL_S:
                 state["polled"] = now
+                reap_orphans()
                 self.luck = kept_alive(self.luck, self.t, self.data)
                 if should_stop() or self.roster(db)[0] != playing:
                     state["closed"] = True  # the pool drains; run() starts again with the new roster
@@ -597,6 +599,30 @@ class Matchmaker:
                 self.last_set = now
 
         return top_up
+
+
+def reap_orphans() -> int:
+    """Reap the zombies re-parented to this process, the matchmaker (a child subreaper): the
+    sandbox processes of a worker that died (the OOM killer, kill -9), which their sandbox kills
+    with it. They went to the server, which never reaps them: 116 zombies after one worker's
+    death, for the server's life. The processes multiprocessing started are left to it.
+    Returns how many were reaped."""
+    import multiprocessing.process as mp_process
+    from multiprocessing import resource_tracker
+
+    from arena.match.sandbox import procs
+
+    ours = {p.pid for p in getattr(mp_process, "_children", ())}
+    ours.add(getattr(resource_tracker._resource_tracker, "_pid", None))
+    reaped = 0
+    for pid in procs.children(os.getpid()):
+        if pid in ours or procs._state(pid) != b"Z":
+            continue
+        try:
+            reaped += os.waitpid(pid, os.WNOHANG)[0] == pid
+        except ChildProcessError:
+            pass
+    return reaped
 
 
 def standings_of_file(data: Path) -> dict[str, dict[str, Standing]]:
@@ -647,6 +673,9 @@ def matchmaker_main(
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent_pid)
+    from arena.match.sandbox import become_subreaper
+
+    become_subreaper()  # a dead worker's bots come here, not to the server, which never reaps them (reap_orphans)
     if ladder.settings.workers_nice:
         os.nice(ladder.settings.workers_nice)  # inherited by the workers and their bots
     stop = {"now": False}

@@ -171,3 +171,57 @@ def test_a_full_disk_that_stops_the_matchmaker_is_said_in_one_line(tmp_path, mon
     refusal = _refusal(matchmaker)
     assert isinstance(refusal, MachineTrouble) and refusal.exit_code == 1
     assert str(refusal).startswith("no space left on the device") and "free space" in str(refusal)
+
+
+def _tree(root: int) -> dict[int, tuple[str, int]]:
+    """Every process under ``root`` (pid -> (state, ppid)), zombies included, found by parent."""
+    from tests.own_processes import _pids, stat
+
+    table = {pid: (st[0], st[1]) for pid in _pids() if (st := stat(pid))}
+    out: dict[int, tuple[str, int]] = {}
+    todo = [root]
+    while todo:
+        parent = todo.pop()
+        for pid, (state, ppid) in table.items():
+            if ppid == parent and pid not in out:
+                out[pid] = (state, ppid)
+                todo.append(pid)
+    return out
+
+
+def _zombies(root: int) -> list[int]:
+    return [pid for pid, (state, _) in _tree(root).items() if state == "Z"]
+
+
+def _worker_with_bots(root: int) -> int | None:
+    """A worker of the server's matchmaker (a forked `arena serve`) with bot processes running."""
+    tree = _tree(root)
+    for pid, (state, parent) in tree.items():
+        if state != "Z" and tree.get(parent, ("", 0))[1] == root and any(p == pid for _, p in tree.values()):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"serve" in f.read():
+                        return pid
+            except OSError:
+                pass
+    return None
+
+
+@pytest.mark.slow
+def test_a_worker_killed_leaves_no_zombie_processes_behind(tmp_path):
+    """A worker that dies (the OOM killer, kill -9) leaves its bots' sandbox processes, which the
+    sandbox kills with it; they were re-parented to the server, which never reaped them (116
+    zombies after one worker's death, on the demo ladder). The matchmaker reaps them now."""
+    safe_sandbox()
+    port = free_port()
+    server = start_server(ladder_file(tmp_path, programs=True), tmp_path / "data", port, tmp_path / "server.out")
+    try:
+        wait_until(lambda: _serving(port), what="the server to answer")
+        worker = wait_until(lambda: _worker_with_bots(server.pid), what="a worker playing with bot processes")
+        os.kill(worker, signal.SIGKILL)
+        wait_until(lambda: _worker_with_bots(server.pid) not in (None, worker), what="a new worker with bots")
+        wait_until(lambda: not _zombies(server.pid), timeout_s=30, what="no zombie left under the server")
+    except BaseException:
+        _kill(server)
+        raise
+    _stopped_by(server, signal.SIGTERM, tmp_path / "server.out")
