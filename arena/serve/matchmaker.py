@@ -605,8 +605,8 @@ def reap_orphans() -> int:
     """Reap the zombies re-parented to this process, the matchmaker (a child subreaper): the
     sandbox processes of a worker that died (the OOM killer, kill -9), which their sandbox kills
     with it. They went to the server, which never reaps them: 116 zombies after one worker's
-    death, for the server's life. The processes multiprocessing started are left to it.
-    Returns how many were reaped."""
+    death, for the server's life. The processes multiprocessing started are left to it; the
+    dead worker's scratch folders are removed. Returns how many were reaped."""
     import multiprocessing.process as mp_process
     from multiprocessing import resource_tracker
 
@@ -622,6 +622,10 @@ def reap_orphans() -> int:
             reaped += os.waitpid(pid, os.WNOHANG)[0] == pid
         except ChildProcessError:
             pass
+    if reaped:  # a worker died: its bots' scratch folders would stay in the temporary folder until the next start
+        from arena.match.sandbox.launch import sweep_stale_scratch
+
+        sweep_stale_scratch()
     return reaped
 
 

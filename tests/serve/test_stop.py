@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -211,7 +212,8 @@ def _worker_with_bots(root: int) -> int | None:
 def test_a_worker_killed_leaves_no_zombie_processes_behind(tmp_path):
     """A worker that dies (the OOM killer, kill -9) leaves its bots' sandbox processes, which the
     sandbox kills with it; they were re-parented to the server, which never reaped them (116
-    zombies after one worker's death, on the demo ladder). The matchmaker reaps them now."""
+    zombies after one worker's death, on the demo ladder), and their scratch folders stayed until
+    the next start. The matchmaker reaps them now, and removes the folders."""
     safe_sandbox()
     port = free_port()
     server = start_server(ladder_file(tmp_path, programs=True), tmp_path / "data", port, tmp_path / "server.out")
@@ -221,6 +223,12 @@ def test_a_worker_killed_leaves_no_zombie_processes_behind(tmp_path):
         os.kill(worker, signal.SIGKILL)
         wait_until(lambda: _worker_with_bots(server.pid) not in (None, worker), what="a new worker with bots")
         wait_until(lambda: not _zombies(server.pid), timeout_s=30, what="no zombie left under the server")
+        scratch = Path(tempfile.gettempdir())
+        wait_until(
+            lambda: not list(scratch.glob(f"arena-scratch-{worker}-*")),  # the dead worker's bots'
+            timeout_s=30,
+            what="the dead worker's scratch folders to go",
+        )
     except BaseException:
         _kill(server)
         raise
