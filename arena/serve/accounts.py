@@ -215,13 +215,19 @@ def user_for_token(db: LadderDB, token: str) -> User | None:
     return _user(db.one("SELECT u.* FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?", _sha(token)))
 
 
+SESSION_MAX_AGE_S = 14 * 86400  # the session cookie's max_age (app.py)
+
+
 def new_session(db: LadderDB, user_id: int) -> str:
+    """A new session's id; the expired sessions go (a login made a row that stayed for good)."""
     sid = secrets.token_urlsafe(32)
-    db.run("INSERT INTO sessions (hash, user_id, created) VALUES (?, ?, ?)", _sha(sid), user_id, time.time())
+    now = time.time()
+    db.run("DELETE FROM sessions WHERE created <= ?", now - SESSION_MAX_AGE_S)
+    db.run("INSERT INTO sessions (hash, user_id, created) VALUES (?, ?, ?)", _sha(sid), user_id, now)
     return sid
 
 
-def user_for_session(db: LadderDB, sid: str, max_age_s: float = 14 * 86400) -> User | None:
+def user_for_session(db: LadderDB, sid: str, max_age_s: float = SESSION_MAX_AGE_S) -> User | None:
     return _user(
         db.one(
             "SELECT u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ? AND s.created > ?",

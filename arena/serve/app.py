@@ -384,7 +384,11 @@ async def login_page(request: Request) -> Response:
         return _form_error(request, "login.html", 401, "wrong name or password", name=_typed(form, "name"), next=back)
     response = RedirectResponse(back or "/", status_code=303)
     response.set_cookie(
-        SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
+        SESSION_COOKIE,
+        accounts.new_session(side.db, user.id),
+        httponly=True,
+        samesite="strict",
+        max_age=accounts.SESSION_MAX_AGE_S,
     )
     return response
 
@@ -421,7 +425,11 @@ async def invite_page(request: Request) -> Response:
         return _form_error(request, "invite.html", 400, str(exc), token=token, name=_typed(form, "name"))
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
-        SESSION_COOKIE, accounts.new_session(side.db, user.id), httponly=True, samesite="strict", max_age=14 * 86400
+        SESSION_COOKIE,
+        accounts.new_session(side.db, user.id),
+        httponly=True,
+        samesite="strict",
+        max_age=accounts.SESSION_MAX_AGE_S,
     )
     return response
 

@@ -252,3 +252,21 @@ def test_a_ladder_file_that_is_missing_or_a_folder_is_called_a_ladder_file(tmp_p
     data = str(tmp_path / "data")
     one_line_error(arena("serve", str(tmp_path / "nosuch.yaml"), "--data", data), "check the path of the ladder file")
     one_line_error(arena("serve", str(tmp_path), "--data", data), "is a folder; give the ladder file (.yaml)")
+
+
+def test_expired_sessions_go_as_new_ones_are_made(tmp_path):
+    """Every login stored a session row that stayed for good, expired or not: the accounts
+    database of a ladder that runs for months grew with every login."""
+    from arena.serve import accounts
+    from arena.serve.db import LadderDB
+
+    data = tmp_path / "data"
+    data.mkdir()
+    accounts.add_user(data, "ann", "a password of ann's")
+    db = LadderDB(data)
+    ann = db.one("SELECT id FROM users WHERE name = 'ann'")["id"]
+    old = accounts.new_session(db, ann)
+    db.run("UPDATE sessions SET created = created - 15 * 86400")  # past the cookie's 14 days
+    kept = accounts.new_session(db, ann)
+    assert db.one("SELECT COUNT(*) AS n FROM sessions")["n"] == 1
+    assert accounts.user_for_session(db, kept) is not None and accounts.user_for_session(db, old) is None
