@@ -220,6 +220,33 @@ def test_cpu_loop_while_answering(run, lvl, bot):
     assert f.extra["cpu_s"] >= 2.0 and asked < 2400
 
 
+def test_a_bot_weighs_as_one_group_in_the_cpu_scheduler(tmp_path):
+    """Where the cgroup v1 cpu controller exists, every process of a bot runs in the bot's own
+    cpu group, so the scheduler gives its children (a fork bomb's) together the share of one
+    process of another bot, not one share each."""
+    info = level("strongest")
+    bot = BotProcess.start(
+        bot_command(BOTS / "echo.py"), bot_file=BOTS / "echo.py", name="cpu-group", sandbox=info, limits=Limits()
+    )
+    try:
+        group = bot._cgroup
+        if group is None:
+            pytest.skip(f"level {info.level} runs bots in no cgroup here")
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+        if not any(" - cgroup " in m and "cpu" in m.split()[-1].split(",") for m in mounts):
+            pytest.skip("no cgroup v1 cpu controller is mounted here")
+        assert "cpu" in group.dirs, group.dirs
+        bot.send_line(b"ping", time.monotonic() + 30)
+        assert bot.read_line(time.monotonic() + 30)[0] == b"ping"
+        pids = {int(p) for p in (group.dirs["cpu"] / "cgroup.procs").read_text().split()}
+        tree = set(own.descendants(bot.pid)) | {bot.pid}
+        assert pids and pids <= tree, (pids, tree)
+        assert tree - pids <= {bot.pid}  # all but, at most, the launcher that joined it for them
+    finally:
+        bot.close()
+    assert not group.dirs["cpu"].exists()  # removed with the bot
+
+
 # ---------------------------------------------------------------- time
 
 

@@ -47,6 +47,12 @@ def _own_paths() -> dict[str, str]:
     return out
 
 
+# cgroup v1 controllers a bot's group joins: pids and memory enforce the limits, cpuacct
+# counts its CPU, and cpu makes the scheduler share CPU between groups, so a bot's many
+# processes (a fork bomb's) weigh as much as one process of another bot, not each as much
+V1_CONTROLLERS = ("pids", "memory", "cpuacct", "cpu")
+
+
 def discover() -> Hierarchy:
     """Locate our cgroup in each usable hierarchy (nothing is created here)."""
     h = Hierarchy()
@@ -62,7 +68,7 @@ def discover() -> Hierarchy:
             continue
         root, mnt, fstype, opts = lf[3], lf[4], rf[0], rf[2].split(",")
         if fstype == "cgroup":
-            for ctl in ("pids", "memory", "cpuacct"):
+            for ctl in V1_CONTROLLERS:
                 if ctl in opts and ctl not in h.v1 and ctl in own:
                     rel = own[ctl]
                     if root != "/" and rel.startswith(root):
@@ -155,7 +161,8 @@ class BotCgroup:
         try:
             for ctl, base in h.v1.items():
                 d = base / self.name
-                d.mkdir()
+                if d not in self.dirs.values():  # cpu and cpuacct are often mounted together
+                    d.mkdir()
                 self.dirs[ctl] = d
             if h.v2 is not None:
                 d = h.v2 / self.name
@@ -187,7 +194,7 @@ class BotCgroup:
 
     def procs_files(self) -> list[str]:
         """Files the launcher writes its own pid into (v1 groups first, then v2)."""
-        out = [str(d / "cgroup.procs") for d in self.dirs.values()]
+        out = list(dict.fromkeys(str(d / "cgroup.procs") for d in self.dirs.values()))
         if self.v2 is not None:
             out.append(str(self.v2 / "cgroup.procs"))
         return out
@@ -267,6 +274,6 @@ class BotCgroup:
             except (OSError, ValueError):
                 pass
         ok = True
-        for d in [*self.dirs.values(), *([self.v2] if self.v2 else [])]:
+        for d in dict.fromkeys([*self.dirs.values(), *([self.v2] if self.v2 else [])]):
             ok &= _rmdir_when_empty(d, timeout)
         return ok
