@@ -233,6 +233,7 @@ def test_a_moved_or_restored_data_folder_plays_its_own_copies_of_the_bots(tmp_pa
     match at all, while its pages showed every bot as before."""
     import shutil
 
+    pytest.importorskip("argon2")  # accounts hash passwords: the serve extra
     from arena.serve.accounts import add_user
     from arena.serve.db import LadderDB
     from arena.serve.matchmaker import Matchmaker
