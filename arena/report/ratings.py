@@ -423,7 +423,7 @@ class RatingReport:
     def adaptive_playing(self) -> list[str]:
         """The adaptive entries whose race is not over: their next round may still be unplanned,
         so every scheduled match being counted does not make the tournament complete."""
-        return [str(a.get("key")) for a in self.adaptive if a.get("status") == "playing"]
+        return [f"{a.get('key')} ({a.get('players')} players)" for a in self.adaptive if a.get("status") == "playing"]
 
     def scope(self, name: str) -> ScopeReport:
         for s in self.scopes:

@@ -235,7 +235,7 @@ def clear_state(folder: Path) -> None:
 def still_playing(plans: Sequence[AdaptivePlan]) -> list[str]:
     """The keys of the entries whose race is not over: a round is planned and not completely
     stored, or the next round is not planned yet (the run stopped between rounds)."""
-    return [p.key for p in plans if p.status == "playing"]
+    return [f"{p.key} ({p.players} players)" for p in plans if p.status == "playing"]
 
 
 MAX_STATE_BYTES = 8 << 20
