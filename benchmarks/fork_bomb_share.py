@@ -54,27 +54,21 @@ for line in sys.stdin:
 def answer_times(info, folder: Path, spinner: bool, answers: int = 5) -> list[float]:
     """Wall seconds per answer of the worker bot, beside a spinner or alone."""
     bots = []
+
+    def start(name: str) -> BotProcess:
+        bot = BotProcess.start(
+            bot_command(folder / f"{name}.py"), bot_file=folder / f"{name}.py", name=name, sandbox=info, limits=Limits()
+        )
+        bots.append(bot)
+        return bot
+
     try:
         if spinner:
-            spin = BotProcess.start(
-                bot_command(folder / "spinner.py"),
-                bot_file=folder / "spinner.py",
-                name="spinner",
-                sandbox=info,
-                limits=Limits(),
-            )
-            bots.append(spin)
+            spin = start("spinner")
             spin.send_line(b"ready", time.monotonic() + 60)
             spin.read_line(time.monotonic() + 60)
             time.sleep(0.5)  # its children are spinning
-        work = BotProcess.start(
-            bot_command(folder / "worker.py"),
-            bot_file=folder / "worker.py",
-            name="worker",
-            sandbox=info,
-            limits=Limits(),
-        )
-        bots.append(work)
+        work = start("worker")
         out = []
         for _ in range(answers):
             t0 = time.monotonic()

@@ -400,9 +400,9 @@ def _unseen_hint(path: Path, detail: str, stderr_tail: str, exit_code: Any) -> s
             f"(`command -v {os.path.basename(prog)}`), or write `#!/usr/bin/env {os.path.basename(prog)}`"
         )
     real = os.path.realpath(prog)
-    from arena.match.sandbox.launch import _TOP_LINKS  # /bin, /lib...: shown too where they are real folders
+    from arena.match.sandbox.launch import TOP_LINKS  # /bin, /lib...: shown too where they are real folders
 
-    shown = ("/usr/", *(d + "/" for d in _TOP_LINKS if os.path.isdir(d) and not os.path.islink(d)))
+    shown = ("/usr/", *(d + "/" for d in TOP_LINKS if os.path.isdir(d) and not os.path.islink(d)))
     if not real.startswith(shown):
         return (
             f"the #! line of {path.name} names {prog}" + (f" ({real})" if real != prog else "") + ", outside /usr: "

@@ -639,17 +639,14 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
         plans=plans,
     )
     wanted = {m.match_id for m in schedule}
+    keep = [m for m in schedule if m.match_id in stored]
     return Plan(
         schedule=schedule,
         play=[m for m in schedule if m.match_id not in stored],
-        keep=[m for m in schedule if m.match_id in stored],
+        keep=keep,
         drop=sorted(stored - wanted),
         roster_news=joined_news(
-            with_match_count(
-                roster_changes(before, entries, kept=[m for m in schedule if m.match_id in stored]),
-                previous,
-                len(schedule),
-            ),
+            with_match_count(roster_changes(before, entries, kept=keep), previous, len(schedule)),
             settings_news,
         ),
         provisional=tournament.deals != "public" and not db.exists(),
@@ -969,7 +966,7 @@ def _run_locked(
     changes = roster_changes(store.bots(), entries, kept=[m for m in schedule if m.match_id in done])
     roster_news = joined_news(
         with_match_count(changes, _previous_scheduled(store), len(schedule)),
-        settings_changes(store.tournament(), _config_json(tournament)) if store.completed_ids() else "",
+        settings_changes(store.tournament(), _config_json(tournament)) if done else "",
     )
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too

@@ -89,14 +89,16 @@ def test_ctrl_c_stops_it_as_an_interruption_even_when_started_in_the_background(
 
 def _luck_process_started(sid: int) -> bool:
     """The luck process is a spawned interpreter in the server's session (arena/serve/luck.py)."""
-    for pid in in_session(sid):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"spawn_main" in f.read():
-                    return True
-        except OSError:
-            pass
-    return False
+    return any(b"spawn_main" in _cmdline(pid) for pid in in_session(sid))
+
+
+def _cmdline(pid: int) -> bytes:
+    """A process's command line, b"" once it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 @pytest.mark.slow
@@ -199,12 +201,8 @@ def _worker_with_bots(root: int) -> int | None:
     tree = _tree(root)
     for pid, (state, parent) in tree.items():
         if state != "Z" and tree.get(parent, ("", 0))[1] == root and any(p == pid for _, p in tree.values()):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"serve" in f.read():
-                        return pid
-            except OSError:
-                pass
+            if b"serve" in _cmdline(pid):
+                return pid
     return None
 
 

@@ -221,7 +221,7 @@ def test_an_interpreter_in_a_top_folder_the_sandbox_shows_is_not_said_to_be_hidd
     interp = top / "sh"
     interp.write_text("#!/bin/sh\n")
     interp.chmod(0o755)
-    monkeypatch.setattr(launch, "_TOP_LINKS", (str(top),))
+    monkeypatch.setattr(launch, "TOP_LINKS", (str(top),))
     bot = _script(tmp_path, "bot.sh", str(interp))
     hint = fault_hint("crash", "closed its output (exit code 127)", "", bot, exit_code=127)
     assert "outside /usr" not in hint, hint

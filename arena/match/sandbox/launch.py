@@ -39,7 +39,8 @@ HOSTNAME = "arena-bot"  # the bot's hostname at every level with a uts namespace
 # /usr/lib/jvm/*/conf and lib (java.security, jvm.cfg): without it their java fails to start
 _SYSTEM_RO = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", *sorted(glob.glob("/etc/java-*")))
 BOT_PATH = "/usr/local/bin:/usr/bin:/bin"  # the bot's PATH at every level
-_TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# top folders every bot sees: recreated as links where they link into /usr, bound where they are real
+TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
 SCRATCH_PREFIX = "arena-scratch-"
@@ -267,7 +268,7 @@ def _build_landlock(
     sources = _ro_sources(argv, bot_file, extra_ro)
     ro = [
         "/usr",
-        *(p for p in _TOP_LINKS if os.path.exists(p)),
+        *(p for p in TOP_LINKS if os.path.exists(p)),
         *_SYSTEM_RO,
         "/proc",
         "/dev/urandom",
@@ -293,8 +294,8 @@ def _build_landlock(
         "rlimits": [[_RES[k], s, h] for k, (s, h) in r.items()],
     }
     if mode["namespaces"]:
-        links = {p: os.readlink(p) for p in _TOP_LINKS if os.path.islink(p)}
-        ns_ro = ["/usr", *(p for p in _TOP_LINKS if os.path.isdir(p) and not os.path.islink(p)), *_SYSTEM_RO, *sources]
+        links = {p: os.readlink(p) for p in TOP_LINKS if os.path.islink(p)}
+        ns_ro = ["/usr", *(p for p in TOP_LINKS if os.path.isdir(p) and not os.path.islink(p)), *_SYSTEM_RO, *sources]
         uid = bot_uid()
         cfg["uid"] = uid
         # the scratch is a tmpfs of its own (scratch_mb, inode cap) at the host scratch's path
@@ -364,7 +365,7 @@ def _build_bwrap(
     else:  # bubblewrap's own tmpfs caps the size only (it has no inode option)
         cmd += ["--size", str(limits.scratch_mb * MiB), "--perms", "0700", "--tmpfs", home]
     cmd += ["--ro-bind", "/usr", "/usr"]
-    for p in _TOP_LINKS:
+    for p in TOP_LINKS:
         if os.path.islink(p):
             cmd += ["--symlink", os.readlink(p), p]
         elif os.path.isdir(p):
