@@ -90,7 +90,9 @@ def _median_us(samples: list[float]) -> float:
     return samples[len(samples) // 2] * 1e6
 
 
-def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4, level: str = "auto") -> dict[str, Any]:
+def bench_protocol(
+    rounds: int = 2000, game: str = "tightwad", players: int = 4, level: str = "auto", ponder: bool = False
+) -> dict[str, Any]:
     """Median decision round trip: raw pipe ping-pong vs the full harness, same run.
 
     * raw minimal: a 5-byte line echoed by a bare Python child;
@@ -98,7 +100,8 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
       Python child that answers id 0;
     * harness: what the referee does per decision: build the observation, encode
       it, send it to a warm sandboxed bot (bots/random_bot.py through botkit), read
-      and validate its answer.
+      and validate its answer (``ponder`` False, the default: the bot is stopped after
+      each answer and resumed before each request, as in a tournament).
     """
     import subprocess
     import sys
@@ -141,7 +144,7 @@ def bench_protocol(rounds: int = 2000, game: str = "tightwad", players: int = 4,
     from arena.bench import SAMPLE
 
     entry = bot_entry(str(SAMPLE / "bots" / "random_bot.py"))
-    agent = ProcessAgent(entry, sandbox=sandbox, limits=Limits(), time_control=TimeControl())
+    agent = ProcessAgent(entry, sandbox=sandbox, limits=Limits(), time_control=TimeControl(ponder=ponder))
     agent.prepare()
     spec = REGISTRY[game]
     first = positions[0][0]

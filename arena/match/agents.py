@@ -179,6 +179,7 @@ class ProcessAgent(Agent):
         if starting is None:
             return  # warm: its process serves this match too
         proc = starting.wait()
+        proc.pause_after_answer = not self.tc.ponder  # stopped between its turns (time_control.ponder)
         self.proc = proc
         budget = UNLIMITED_S if self.no_timeouts else self.tc.startup_s
         deadline = time.monotonic() + budget
@@ -202,6 +203,8 @@ class ProcessAgent(Agent):
         self._send(start_msg, time.monotonic() + self._io_budget())
 
     def ask(self, act_msg: dict[str, Any], deadline: float) -> None:
+        if self.proc is not None:
+            self.proc.resume()  # its clock runs from here
         self._send(act_msg, deadline)
 
     def answer(self, deadline: float) -> tuple[bytes, float]:
@@ -249,10 +252,7 @@ class ProcessAgent(Agent):
         bots told first, then waited for, all exit side by side."""
         if self.proc is None or not self.proc.input_open:
             return
-        try:
-            self.proc.send_line(protocol.encode(protocol.bye()), time.monotonic() + 0.2)
-        except BotFault:
-            pass
+        self.proc.say_bye()
         self.proc.close_input()
 
     def close(self) -> None:

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.match import protocol
 from arena.match.bot_log import BotLog
 from arena.match.faults import BotFault, FaultKind, shorten
 from arena.match.sandbox import READY, Limits, SandboxInfo
@@ -135,6 +136,9 @@ class BotProcess:
         self._next_cpu_check = 0.0
         self._main_exited = False
         self._known: dict[int, int] = {}
+        # ponder off: stopped from each answer until resume(), so it computes on its own clock only
+        self.pause_after_answer = False
+        self._paused = ""  # how it is stopped now: "cgroup", "signal" or "" (running)
 
     # ------------------------------------------------------------------ start
     @classmethod
@@ -367,6 +371,17 @@ class BotProcess:
                     )
                 return line, t
 
+    def say_bye(self, timeout_s: float = 0.2) -> None:
+        """Send the goodbye (resumed first, so it can read it and exit); a bot that will not
+        take it within ``timeout_s`` is not waited for: the kill that follows ends it."""
+        if not self.input_open:
+            return
+        self.resume()
+        try:
+            self.send_line(protocol.encode(protocol.bye()), time.monotonic() + timeout_s)
+        except BotFault:
+            pass
+
     def alive(self) -> bool:
         """True while the bot's main process runs and no fault was raised."""
         if self._killed or self._faulted is not None:
@@ -378,6 +393,7 @@ class BotProcess:
         caller goes on, e.g. to say goodbye to the other bots before waiting for any."""
         if self._killed or self._in < 0:
             return
+        self.resume()  # it must run to see the end of file and exit
         try:
             if self._popen.stdin is not None:
                 self._popen.stdin.close()
@@ -711,7 +727,34 @@ class BotProcess:
         line = bytes(self._buf[:i])
         del self._buf[: i + 1]
         self._scan = 0
+        if self.pause_after_answer:
+            self.pause()
         return line
+
+    def pause(self) -> None:
+        """Stop all its processes until :meth:`resume` (its cgroup frozen, else its process group
+        stopped): between its turns it takes no CPU from the bots whose clock runs."""
+        if self._paused or self._killed or self._status is not None or self._main_exited:
+            return
+        if self._cgroup is not None and self._cgroup.freeze(True):
+            self._paused = "cgroup"
+            return
+        try:
+            os.killpg(self.pid, signal.SIGSTOP)
+            self._paused = "signal"
+        except OSError:
+            pass
+
+    def resume(self) -> None:
+        """Undo :meth:`pause` (before a request, a goodbye or a kill); idempotent."""
+        how, self._paused = self._paused, ""
+        if how == "cgroup" and self._cgroup is not None:
+            self._cgroup.freeze(False)
+        elif how == "signal" and self._status is None:
+            try:
+                os.killpg(self.pid, signal.SIGCONT)
+            except OSError:
+                pass
 
     def _check_cpu(self, now: float) -> None:
         if now < self._next_cpu_check:

@@ -54,6 +54,9 @@ class TimeControl:
     move_s: Annotated[float, _seconds("move_s")] = 1.0  # per decision
     bank_s: Annotated[float | None, _seconds("bank_s")] = None  # optional per-match bank, spent over move_s
     grace_s: Annotated[float, _seconds("grace_s")] = 0.05  # pipe and scheduling latency on every limit
+    # False: a bot's processes are stopped from each answer to its next request, so it computes
+    # only while its own clock runs (chess's "pondering" off); True: they run all the time
+    ponder: Annotated[bool, Field(strict=True)] = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

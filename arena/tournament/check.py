@@ -201,15 +201,10 @@ def run_check(
 
 def _exits_on_bye(agent: ProcessAgent, grace_s: float = 2.0) -> bool:
     """Send bye and watch whether the bot leaves by itself within the grace period."""
-    from arena.match import protocol
-
     proc = agent.proc
     if proc is None:
         return False
-    try:
-        proc.send_line(protocol.encode(protocol.bye()), time.monotonic() + 0.5)
-    except BotFault:
-        pass
+    proc.say_bye(0.5)
     end = time.monotonic() + grace_s
     while time.monotonic() < end and proc.alive():
         time.sleep(0.02)

@@ -335,13 +335,12 @@ def _stop(agent: Any) -> None:
 
 
 def _bye_held(held: Any) -> None:
-    from arena.match import protocol
     from arena.match.faults import BotFault
 
     proc = held[0]
     try:
         if proc.input_open:
-            proc.send_line(protocol.encode(protocol.bye()), time.monotonic() + 0.2)
+            proc.say_bye()
             proc.close_input()
     except (BotFault, OSError):
         pass

@@ -58,10 +58,11 @@ MAIN_DIGESTS = {
     "public": (2054, "463e25768e3b0a05adb9095d5c0f3498230950f5f4555e7fc009f6212d244455"),
     "secret": (2054, "9ce517ec6c2231604f84c7a17f5c35bd79eb2b352744e26b4b9e0185b7efcb58"),
 }
-# The stored config of a file that sets no new key. Changed once on purpose: warm_bots' default
-# went from 32 to 64 (fair play keeps a process per bot and rotation; docs/tournament.md). No
-# match depends on it: the schedule digests above are unchanged.
-MAIN_CONFIG_DIGEST = "d90a29dfa7af56fd448988c9f62f38afe35a056302a0e16f73adc527a4d25bd0"
+# The stored config of a file that sets no new key. Changed on purpose twice: warm_bots' default
+# went from 32 to 64 (fair play keeps a process per bot and rotation; docs/tournament.md), and
+# time_control gained ``ponder`` (false: bots stopped between their turns). No match depends on
+# either: the schedule digests above are unchanged.
+MAIN_CONFIG_DIGEST = "c27aa542d114c2382be66b37ffb7b3813667b3bf54e6399a9ebdef899aab1dd2"
 
 
 @pytest.mark.parametrize("deals", ["public", "secret"])

@@ -185,11 +185,14 @@ for line in sys.stdin:
 
 def test_a_warm_process_whose_children_spin_between_its_matches_is_stopped(player: MatchPlayer, tmp_path) -> None:
     """A fork bomb's children kept spinning while its warm process waited for its next match,
-    taking the CPU other bots' matches are timed on (a ladder's load went from 3.6 to 78)."""
+    taking the CPU other bots' matches are timed on (a ladder's load went from 3.6 to 78).
+    With ``ponder: true`` nothing else stops them (nor, at levels without a cgroup, a child
+    in a session of its own)."""
     from arena.tournament import match_player
 
     spinner = tmp_path / "spinner.py"
     spinner.write_text(SPINNER)
+    player.tc = TimeControl(startup_s=20, move_s=5, ponder=True)
     player.warm_bots = 10  # room for every bot: only the sweep stops a process here
     player.entries = {**player.entries, "spinner": bot_entry(str(spinner))}
     record = player.play(match(0, "spinner", "b000"))
@@ -205,3 +208,25 @@ def test_a_warm_process_whose_children_spin_between_its_matches_is_stopped(playe
     assert player.agents["b000"].proc is not None  # an idle honest bot stays warm
     again = player.play(match(2, "spinner", "b000"))  # a new process plays its next match
     assert not any(again["faults"]), again["faults"]
+
+
+def test_with_ponder_off_a_warm_spinner_is_stopped_between_its_matches_and_stays_warm(
+    player: MatchPlayer, tmp_path
+) -> None:
+    """The default: its process group is stopped from its last answer, children included, so
+    it takes no CPU while it waits, the sweep has nothing to stop, and it plays on warm."""
+    spinner = tmp_path / "spinner.py"
+    spinner.write_text(SPINNER)
+    player.warm_bots = 10
+    player.entries = {**player.entries, "spinner": bot_entry(str(spinner))}
+    record = player.play(match(0, "spinner", "b000"))
+    assert not any(record["faults"]), record["faults"]
+    proc = player.agents["spinner"].proc
+    before = proc.cpu_seconds()
+    time.sleep(1.0)
+    assert proc.cpu_seconds() - before < 0.05
+    player.play(match(1, "b001", "b002"))
+    assert player.agents["spinner"].proc is proc  # not swept: still warm
+    again = player.play(match(2, "spinner", "b000"))  # resumed for its turns, the same process
+    assert not any(again["faults"]), again["faults"]
+    assert player.agents["spinner"].proc is proc

@@ -243,6 +243,23 @@ class BotCgroup:
         txt = self._read("pids", "pids.current")
         return int(txt) if txt else 0
 
+    def freeze(self, frozen: bool) -> bool:
+        """Stop (True) or resume (False) every task in the group, forked or ``setsid`` alike
+        (v2 ``cgroup.freeze``; frozen tasks still die of SIGKILL). False: not possible here."""
+        if self.v2 is None:
+            return False
+        try:
+            fd = os.open(self.v2 / "cgroup.freeze", os.O_WRONLY)
+        except OSError:
+            return False  # a kernel before 5.2
+        try:
+            os.write(fd, b"1" if frozen else b"0")
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
     def kill(self, timeout: float = 2.0) -> int:
         """Kill every task in the group, until none is left. Returns tasks seen."""
         seen: set[int] = set()

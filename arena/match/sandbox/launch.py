@@ -232,13 +232,14 @@ def build(
         return _build_bwrap(level, argv, bot_file, limits, extra_ro, env)
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     wrapped = ["/bin/sh", "-c", _READY_SH, "arena-bot", *argv]
+    # the bot dies with the referee (bwrap's --die-with-parent does this at the bwrap levels, the
+    # keeper's own at landlock): a bot stopped between its turns would never see its input end
+    death = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
     if level == "none":
-        return Launch(wrapped, bot_env(env, str(scratch), inherit=True), str(scratch), scratch=scratch)
+        return Launch(death + wrapped, bot_env(env, str(scratch), inherit=True), str(scratch), scratch=scratch)
     r = _rlimits(limits, address_space=True)
     benv = bot_env(env, str(scratch))
     if level == "rlimits":
-        # the bot dies with the referee (bwrap's --die-with-parent does this at the bwrap levels)
-        death = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
         return Launch(_prlimit(r) + death + wrapped, benv, str(scratch), scratch=scratch, rlimits=r)
     if level == "landlock":
         return _build_landlock(argv, bot_file, limits, extra_ro, benv, scratch)
