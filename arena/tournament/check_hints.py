@@ -29,7 +29,10 @@ from arena.match.sandbox.launch import BOT_PATH
 FLUSH = "flush stdout after each line (Python: print(..., flush=True); C: fflush(stdout); Perl: $| = 1; awk: fflush())"
 GENERIC = {
     "timeout": f"answer every act message within the move limit (--move-s); if it answered in time, {FLUSH}",
-    "crash": "the bot exited; run it with `arena play ... --sandbox none --no-timeouts` and read its stderr",
+    "crash": (
+        "the bot exited: read the end of its stderr in this report (if none is shown it wrote "
+        "nothing there: write its progress to stderr to see how far it got)"
+    ),
     "protocol": 'reply to act with one line: {"type": "action", "action": <id>} (or just the id)',
     "illegal": (
         "answer with an `id` taken from observation['legal_actions'] of the act just read; if it "

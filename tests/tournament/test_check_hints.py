@@ -68,7 +68,7 @@ def test_a_crash_in_a_later_match_says_arena_play_may_not_show_it():
     later = fault_hint("crash", "closed its output (exit code 1)", "", BOT, first_match=False, exit_code=1)
     assert "later match of its one process" in later and "reset it at start" in later
     first = fault_hint("crash", "closed its output (exit code 1)", "", BOT, first_match=True, exit_code=1)
-    assert first.startswith("the bot exited; run it with `arena play")
+    assert first.startswith("the bot exited: read the end of its stderr in this report")
 
 
 def test_a_bot_that_waits_for_the_end_of_input_is_told_to_read_lines():
@@ -167,7 +167,7 @@ def test_a_data_file_opened_by_a_relative_path_is_told_to_open_it_next_to_the_bo
 
 def test_a_missing_file_that_is_not_next_to_the_bot_keeps_the_generic_hint(tmp_path: Path) -> None:
     tail = "FileNotFoundError: [Errno 2] No such file or directory: 'elsewhere.txt'"
-    assert fault_hint("crash", "exit code 1", tail, tmp_path).startswith("the bot exited; run it")
+    assert fault_hint("crash", "exit code 1", tail, tmp_path).startswith("the bot exited: read the end of its stderr")
 
 
 def test_a_pinned_package_missing_from_its_environment_is_a_damaged_cache_not_a_missing_pin(
