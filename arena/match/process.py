@@ -139,6 +139,7 @@ class BotProcess:
         # ponder off: stopped from each answer until resume(), so it computes on its own clock only
         self.pause_after_answer = False
         self._paused = ""  # how it is stopped now: "cgroup", "signal" or "" (running)
+        self._groups: dict[int, int] | None = None  # bubblewrap: process groups to signal -> leader's start
 
     # ------------------------------------------------------------------ start
     @classmethod
@@ -739,11 +740,12 @@ class BotProcess:
         if self._cgroup is not None and self._cgroup.freeze(True):
             self._paused = "cgroup"
             return
-        try:
-            os.killpg(self.pid, signal.SIGSTOP)
-            self._paused = "signal"
-        except OSError:
-            pass
+        for group in self._signal_groups():
+            try:
+                os.killpg(group, signal.SIGSTOP)
+                self._paused = "signal"
+            except OSError:
+                pass
 
     def resume(self) -> None:
         """Undo :meth:`pause` (before a request, a goodbye or a kill); idempotent."""
@@ -751,10 +753,27 @@ class BotProcess:
         if how == "cgroup" and self._cgroup is not None:
             self._cgroup.freeze(False)
         elif how == "signal" and self._status is None:
-            try:
-                os.killpg(self.pid, signal.SIGCONT)
-            except OSError:
-                pass
+            for group in self._signal_groups():
+                try:
+                    os.killpg(group, signal.SIGCONT)
+                except OSError:
+                    pass
+
+    def _signal_groups(self) -> list[int]:
+        """The process groups a pause signals: its own and, under bubblewrap (whose
+        ``--new-session`` gives the sandbox's init and the bot a session of their own), the
+        groups of the processes inside, found once and each still led by the same process."""
+        if not self._launch.bwrap:
+            return [self.pid]
+        if self._groups is None:
+            self._groups = {}
+            for p in _procs.descendants(self.pid):
+                try:
+                    if os.getpgid(p) == p:  # a group leader: the sandbox's init, or a setsid child
+                        self._groups[p] = _procs.start_ticks(p)
+                except OSError:
+                    pass
+        return [self.pid, *(g for g, t in self._groups.items() if t and _procs.start_ticks(g) == t)]
 
     def _check_cpu(self, now: float) -> None:
         if now < self._next_cpu_check:

@@ -122,3 +122,22 @@ def test_at_a_cgroup_level_a_child_in_a_session_of_its_own_is_stopped_too(tmp_pa
         assert _answers(proc) == 7
     finally:
         proc.close()
+
+
+def test_at_the_namespaces_level_the_bot_inside_bubblewrap_is_stopped_too(tmp_path: Path) -> None:
+    """bubblewrap's ``--new-session`` puts the bot in a process group of its own: a signal to
+    the launched process's group stopped bubblewrap's monitor and left the bot spinning."""
+    try:
+        info = detect_sandbox("namespaces")
+    except SandboxUnavailable:
+        pytest.skip("no namespaces level here")
+    proc = _start(tmp_path, info, pause=True)
+    try:
+        assert proc._paused == "signal"
+        assert _cpu_over(proc, 1.0) < 0.05
+        assert _answers(proc) == 7
+        assert _cpu_over(proc, 1.0) < 0.05
+    finally:
+        proc.say_bye()
+        proc.close()
+    assert not proc.alive()
