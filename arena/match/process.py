@@ -303,13 +303,16 @@ class BotProcess:
         data = memoryview(bytes(line) + b"\n")
         self._since_send = 0
         wpoll = None
+        woken = False  # stopped between its turns, and resumed here to read what its pipe cannot hold
         while data:
             try:
                 n = os.write(self._in, data)
                 data = data[n:]
                 continue
             except BlockingIOError:
-                pass
+                if self._paused:
+                    self.resume()
+                    woken = True
             except (BrokenPipeError, ConnectionResetError):
                 raise self._exit_fault("stdin closed (bot exited or closed its input)") from None
             now = time.monotonic()
@@ -334,6 +337,8 @@ class BotProcess:
                     raise self._exit_fault("exited while its input was being written")
                 elif ev & (select.POLLERR | select.POLLHUP) and fd == self._in:
                     raise self._exit_fault("stdin closed (bot exited or closed its input)")
+        if woken:
+            self.pause()
 
     def read_line(self, deadline: float) -> tuple[bytes, float]:
         """The next line (without newline) and its monotonic arrival time, before ``deadline``.

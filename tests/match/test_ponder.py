@@ -141,3 +141,20 @@ def test_at_the_namespaces_level_the_bot_inside_bubblewrap_is_stopped_too(tmp_pa
         proc.say_bye()
         proc.close()
     assert not proc.alive()
+
+
+def test_a_message_longer_than_its_pipe_reaches_a_stopped_bot_which_stays_stopped(tmp_path: Path) -> None:
+    """``start`` and ``result`` are written while the bot is stopped: one its input pipe cannot
+    hold (a warm bot's ``result`` and the next ``start`` of a 16-deck Palace are 60 KB and more
+    with a few faults' stderr in the result; a pipe is 64 KiB, or 4 KiB past the kernel's
+    pipe-user-pages-soft) blocked until the deadline, and the bot faulted for not reading."""
+    proc = _start(tmp_path, open_sandbox("rlimits"), pause=True)
+    try:
+        big = json.dumps({"type": "start", "cards": ["x" * 100] * 2000}).encode()  # 200 KB
+        proc.send_line(big, time.monotonic() + 10)  # resumed for as long as it takes
+        assert proc._paused
+        assert _cpu_over(proc, 1.0) < 0.05  # and stopped again
+        assert _answers(proc) == 7
+    finally:
+        proc.say_bye()
+        proc.close()
