@@ -1012,8 +1012,13 @@ def _retry_pending_cgroups() -> None:
 
 
 def _cleanup_at_exit() -> None:
+    """Kill every bot process still registered: at the interpreter's exit, and from a worker's
+    SIGTERM handler before ``os._exit`` (which runs no atexit hook)."""
     for bot in list(_LIVE.values()):
         try:
+            # still registered although marked killed: a signal handler (this exit's) ran inside
+            # its kill before the tree was swept; sweep it now, or its children outlive us, stopped
+            bot._killed = False
             bot.kill()
         except Exception:  # noqa: BLE001
             pass

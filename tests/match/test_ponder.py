@@ -158,3 +158,45 @@ def test_a_message_longer_than_its_pipe_reaches_a_stopped_bot_which_stays_stoppe
     finally:
         proc.say_bye()
         proc.close()
+
+
+CHILD = """\
+import json, os, sys
+
+if os.fork() == 0:  # a child in the bot's own process group, spinning
+    while True:
+        pass
+for line in sys.stdin:
+    if json.loads(line)["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "parent"}), flush=True)
+"""
+
+
+def test_a_kill_cut_short_by_the_worker_s_end_is_finished_by_the_exit_cleanup(tmp_path: Path) -> None:
+    """SIGTERM ends a worker from a handler that may run inside a bot's ``kill`` (marked killed,
+    its tree not yet swept): the cleanup then skipped that bot, the worker's death took its main
+    process (``--pdeathsig``) and left its child stopped, or running, for good."""
+    from arena.match import process
+    from arena.match.sandbox import procs
+
+    path = tmp_path / "parent.py"
+    path.write_text(CHILD)
+    proc = BotProcess.start(
+        bot_command(path), bot_file=path, name="parent", sandbox=open_sandbox("rlimits"), limits=Limits()
+    )
+    proc.pause_after_answer = True
+    proc.send_line(protocol.encode(protocol.hello("test")), time.monotonic() + 30)
+    proc.read_line(time.monotonic() + 30)
+    deadline = time.monotonic() + 30
+    while not procs.descendants(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    tree = {proc.pid, *procs.descendants(proc.pid)}
+    assert len(tree) == 2 and proc._paused
+    proc._killed = True  # what kill() does first; the signal's handler runs before its sweep
+    try:
+        process._cleanup_at_exit()
+        assert not [p for p in tree if procs._state(p) not in (None, b"Z")]
+    finally:
+        proc._killed = False
+        proc.kill()
+        procs.kill_pids(tree)
