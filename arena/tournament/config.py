@@ -616,7 +616,7 @@ _HELP: dict[str, tuple[str, str]] = {
     "time_control.move_s": ("a number of seconds from {} to {}", "move_s: 1.0"),
     "time_control.bank_s": ("a number of seconds from {} to {}, or null", "bank_s: 30"),
     "time_control.grace_s": ("a number of seconds from {} to {}", "grace_s: 0.05"),
-    "time_control.ponder": ("true or false (bots run between their turns)", "ponder: false"),
+    "time_control.ponder": ("true (bots run between their turns) or false (stopped)", "ponder: false"),
     "workers": (f"'auto' or an integer from 1 to {MAX_WORKERS}", "workers: auto"),
     "warm_bots": (f"an integer from 1 to {MAX_WARM_BOTS}", f"warm_bots: {WARM_BOTS}"),
     "results": ("a folder path", "results: results/spring"),
