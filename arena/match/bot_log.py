@@ -11,7 +11,8 @@ What counts: everything the arena writes into the bot's logs, the header line a
 process gets before its first kept byte included (a process that never writes to
 stderr leaves no header), so a bot restarted 35,000 times still keeps at most the cap.
 The process whose output reached the cap adds one note saying so (a short line, outside
-the budget); later processes add nothing.
+the budget); later processes add nothing. A budget spent exactly, with nothing cut, is noted by
+the first process refused after it (the ledger then holds cap + 1: "noted").
 """
 
 from __future__ import annotations
@@ -70,19 +71,19 @@ class BotLog:
             if room <= len(head):
                 self._full = True
                 self.dropped += len(data)
-                if used < self.cap:  # the first refusal spends the budget: this process says so
-                    os.pwrite(self._ledger, _COUNT.pack(self.cap), 0)
+                if used <= self.cap:  # the first refusal: this process says so (cap + 1: said)
+                    os.pwrite(self._ledger, _COUNT.pack(self.cap + 1), 0)
                     self._reached_cap = True
                 return
             out = head + data[: room - len(head)]
             assert self._file is not None
             os.write(self._file, out)
             self._started = True
-            os.pwrite(self._ledger, _COUNT.pack(used + len(out)), 0)
             kept = len(out) - len(head)
-            if kept < len(data):
+            if kept < len(data):  # cut here: this process says so, and no later one
                 self.dropped += len(data) - kept
                 self._full = self._reached_cap = True
+            os.pwrite(self._ledger, _COUNT.pack(self.cap + 1 if self._reached_cap else used + len(out)), 0)
         finally:
             fcntl.flock(self._ledger, fcntl.LOCK_UN)
 

@@ -52,6 +52,26 @@ def test_interleaved_processes_never_keep_more_than_the_cap(cap, writes):
             assert own == sum(n for _, n in writes) and notes == 0
 
 
+def test_a_budget_spent_exactly_is_noted_by_the_first_refused_write(tmp_path: Path) -> None:
+    """Hypothesis found it (cap 49, two 1-byte writes): the first write's header and byte filled
+    the budget exactly, so nothing was cut, and the refused second write left no note."""
+    log = tmp_path / "worker-0" / "b.stderr.log"
+    ledger = ledger_path(log.parent, "b")
+    first = BotLog(log, name="b", cap_bytes=1, ledger=ledger)
+    cap = len(first._header()) + 1
+    first.close()
+    log.unlink()
+    ledger.unlink()
+    procs = [BotLog(log, name="b", cap_bytes=cap, ledger=ledger) for _ in range(3)]
+    procs[0].write(b"\n")  # header + 1 byte: exactly the cap
+    procs[0].write(b"\n")  # refused: noted once, by this process
+    procs[1].write(b"x\n")  # refused too: no second note
+    for p in procs:
+        p.close()
+    kept, _own, notes = _kept([log])
+    assert kept == cap and notes == 1
+
+
 def _writer(log: str, ledger: str, cap: int, n: int) -> None:
     w = BotLog(Path(log), name="b", cap_bytes=cap, ledger=Path(ledger))
     for _ in range(n):
