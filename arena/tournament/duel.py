@@ -27,6 +27,7 @@ import dataclasses
 import io
 import math
 import os
+import shutil
 import signal
 import threading
 from collections import deque
@@ -591,6 +592,7 @@ def run_duel(
     from arena.tournament.folder_lock import FolderLock
 
     results = Path(tournament.results_dir)
+    new_folder = not results.exists()
     runner.make_results_folder(results, tournament)
     in_main = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, this_process_only(runner._on_sigterm)) if in_main else None
@@ -606,6 +608,12 @@ def run_duel(
                 err=err,
                 resume_hint=resume_hint,
             )
+    except KeyboardInterrupt:  # while starting (the pool's own interrupt is an outcome)
+        if new_folder and runner._nothing_stored(results):
+            shutil.rmtree(results, ignore_errors=True)  # stopped before anything was kept: leave no trace
+        elif resume_hint:
+            err.write(f"arena: resume with: {resume_hint}\n")
+        raise
     finally:
         if in_main:
             signal.signal(signal.SIGTERM, old_term)

@@ -142,3 +142,40 @@ def test_a_stop_handler_acts_only_in_its_own_process_and_a_fresh_fork_dies_of_th
         assert calls == [signal.SIGUSR1]
     finally:
         signal.signal(signal.SIGUSR1, old)
+
+
+def _duel_args(tmp_path: Path, max_matches: int) -> list[str]:
+    new = make_bot(tmp_path / "b", "new", tag="new")
+    old = make_bot(tmp_path / "b", "old", tag="old")
+    return ["duel", "divers-weights", str(new), str(old), "--results", "res", "--sandbox", "none", "--trust-bots"] + [
+        "--max-matches",
+        str(max_matches),
+    ]
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGHUP", "SIGTERM"])
+def test_a_duel_interrupted_while_it_starts_leaves_no_results_folder(tmp_path, sig):
+    """It left a results folder holding only its lock, as `arena run` no longer does."""
+    res = run_tripped(tmp_path, "arena.match.detect", sig, *_duel_args(tmp_path, 40))
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.splitlines()[-1] == "arena: interrupted", res.stderr
+    assert "resume with" not in res.stderr  # nothing to resume
+    assert not (tmp_path / "res").exists()
+
+
+def test_a_duel_interrupted_before_its_first_match_says_how_to_resume_what_is_kept(tmp_path):
+    """A rerun stopped before it played anything printed no "resume with" line, though the
+    folder held the earlier run's matches."""
+    first = subprocess.run(
+        [sys.executable, "-m", "arena", *_duel_args(tmp_path, 4)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert first.returncode in (0, 3), first.stderr  # decided, or capped after 4 matches
+    res = run_tripped(tmp_path, "arena.match.detect", "SIGINT", *_duel_args(tmp_path, 40))
+    assert res.returncode == 130, res.stderr
+    assert "arena: resume with: arena duel divers-weights" in res.stderr
+    assert "--max-matches 40" in res.stderr
+    assert (tmp_path / "res" / "results.sqlite").exists()
