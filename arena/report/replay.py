@@ -314,7 +314,9 @@ def take_over(
     from arena.records import Limits
     from arena.tournament.roster import bot_entry
 
-    tc = TimeControl(move_s=move_s)
+    recorded = record.get("time_control")
+    ponder = isinstance(recorded, dict) and recorded.get("ponder") is True  # as the bots of the match ran
+    tc = TimeControl(move_s=move_s, ponder=ponder)
     sandbox = open_sandbox(sandbox_level)
     agent = ProcessAgent(bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc, no_timeouts=no_timeouts)
     diverged: dict[int, int | None] = {}

@@ -432,3 +432,18 @@ def test_export_writes_every_stored_record_as_one_json_line_that_replays(results
     assert "\n" not in str(err.value)
     res = arena("export", str(tmp_path / "nowhere"))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("ponder", [True, False])
+def test_replay_from_k_runs_the_live_bot_as_the_recorded_match_ran_its_bots(results, ponder):
+    """`replay --from` always stopped the live bot between its turns, even when the match was
+    played with `time_control.ponder: true`: a bot that thinks on the others' time then played
+    another match than the one it is debugged against."""
+    from arena.report.replay import load_record, take_over
+
+    _, folder = results
+    record = load_record(folder, _a_match_id(folder))
+    record["time_control"] = {**record["time_control"], "ponder": ponder}
+    new, said = take_over(record, 10, f"1={ROOT}/bots/palace_heuristic.py", sandbox_level="none")
+    assert new["time_control"]["ponder"] is ponder, new["time_control"]
+    assert "from decision 10" in said
