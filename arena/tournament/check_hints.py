@@ -243,8 +243,8 @@ def _jvm_hint(kind: str, detail: str, stderr_tail: str, path: Path) -> str:
     # the JVM writes why on stdout, which the arena may not read before the process is gone:
     # then stderr holds only its generic line (an unrecognised option names itself there)
     generic = "Could not create the Java Virtual Machine" in text and "Unrecognized" not in text
-    if not (_JVM_FAILS.search(text) or hashed or generic):
-        return ""
+    if not (hashed or ((_JVM_FAILS.search(text) or generic) and not _surely_not_java(path))):
+        return ""  # a Python or JavaScript bot printing a JVM's words is not a JVM
     return (
         "the Java VM could not reserve its memory or start its threads: where memory_mb (1024 MB by default) "
         "caps the address space (RLIMIT_AS: levels namespaces and rlimits, landlock without a cgroup) it must "
@@ -265,6 +265,20 @@ def _runs_java(path: Path) -> bool:
         if f.suffix in (".jar", ".class") or re.search(rb"\bjava\b", _head(f, 4096)):
             return True
     return False
+
+
+def _surely_not_java(path: Path) -> bool:
+    """True if the bot is Python, JavaScript, Perl, Ruby or Lua and not started through java
+    (a Kotlin or Scala bot, or a script that runs java, may still be a JVM)."""
+    if _runs_java(path):
+        return False
+    if _runs_python(path):
+        return True
+    first = _head(path, 512).split(b"\n", 1)[0] if path.is_file() else b""
+    return path.suffix in _NOT_JVM_SUFFIXES or re.search(rb"^#!.*\b(node|perl|ruby|lua)\b", first) is not None
+
+
+_NOT_JVM_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".pl", ".rb", ".lua"}
 
 
 def _runs_python(path: Path) -> bool:

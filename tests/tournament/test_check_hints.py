@@ -471,3 +471,22 @@ def test_a_jvm_gone_before_its_stdout_was_read_still_gets_the_jvm_hint():
     assert hint.startswith("the Java VM could not reserve its memory or start its threads"), hint
     bad_flag = "Unrecognized VM option 'UseFoo'\n" + stderr  # its own reason, shown with the stderr
     assert "Java VM could not reserve" not in fault_hint("crash", detail, bad_flag, Path("javabot"))
+
+
+def test_a_bot_in_another_language_printing_a_jvms_words_gets_no_jvm_hint(tmp_path):
+    """A Python bot whose stray print or crash text looked like a JVM's error was told to cap
+    the Java VM; a script that runs java (or an unknown file) still gets the hint."""
+    detail = "not JSON (Expecting value): 'Error occurred during initialization of VM'"
+    stderr = "Error: Could not create the Java Virtual Machine.\n"
+    python_bot = tmp_path / "bot.py"
+    python_bot.write_text("print('Error occurred during initialization of VM')\n")
+    node_bot = _script(tmp_path, "nodebot", "/usr/bin/env node")
+    for bot in (python_bot, node_bot):
+        assert not fault_hint("protocol", detail, "", bot, handshake=True).startswith("the Java VM"), bot
+        assert not fault_hint("crash", "exit code 1", stderr, bot).startswith("the Java VM"), bot
+    shell = tmp_path / "run.sh"
+    shell.write_text("#!/bin/sh\nexec java -Xmx128m -jar bot.jar\n")
+    kotlin = _script(tmp_path, "ktbot", "/usr/bin/env kotlin")
+    for bot in (shell, kotlin, tmp_path / "missing"):
+        assert fault_hint("protocol", detail, "", bot, handshake=True).startswith("the Java VM"), bot
+        assert fault_hint("crash", "exit code 1", stderr, bot).startswith("the Java VM"), bot
