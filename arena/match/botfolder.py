@@ -20,11 +20,13 @@ read-only in the sandbox, and the bot's numeric libraries get one thread each.
 Version control's own files (``.git``, ``.hg``, ``.svn``) are not part of the bot, as
 ``__pycache__`` is not. Links inside a folder are followed while they stay in it (files and folders alike: a run
 plays a copy); links out of it, to nothing, or to a folder that holds them are refused.
-Archive members are read in blocks, never past the size they claim.
+Archive members are read in blocks, never more than a byte past the size they claim; one
+whose data is longer or shorter than that is refused.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import hashlib
 import io
@@ -482,7 +484,10 @@ def _copy_member(archive: Path, name: str, size: int, read: Opener, target: Path
                 break
             out.write(block)
     if written != size:
-        raise BotFolderError(f"{archive}: member {name!r} is not the size it claims; repack it")
+        more = "more" if written > size else "less"
+        raise BotFolderError(
+            f"{archive}: member {name!r} holds {more} than the {size} bytes its header claims; repack it"
+        )
     return mode
 
 
@@ -542,8 +547,17 @@ Member = tuple[str, int, "Opener | None"]  # name, size it claims, opener (None:
 
 
 def _zip_reader(z: zipfile.ZipFile, info: zipfile.ZipInfo, mode: int) -> Opener:
+    """A zip member's opener whose stream runs to the end of the member's data, whatever size its
+    headers claim. zipfile stops a member at that size and checks the CRC of what it gave, so
+    headers that understate the size, their CRC patched to match, made a truncated file
+    silently. Opened as longer than any member, its data past the claim shows (``_copy_member``
+    reads one byte past the claim and refuses the member), and zipfile checks the CRC where the
+    member's compressed data ends, not where its headers say."""
+    roomy = copy.copy(info)
+    roomy.file_size = MAX_ARCHIVE_BYTES << 8  # never reached: _copy_member stops a byte past the claim
+
     def read() -> tuple[int, IO[bytes]]:
-        return mode, z.open(info)
+        return mode, z.open(roomy)
 
     return read
 

@@ -59,16 +59,21 @@ def data_folder(base: Path, name: str = "databot") -> Path:
 # ---------------------------------------------------------------- archives
 
 
-def test_a_member_whose_headers_understate_its_size_is_never_read_whole(cache: Path) -> None:
+def test_a_member_whose_headers_understate_its_size_is_refused_without_being_read_whole(cache: Path) -> None:
     """384 MiB of zeros claiming 10 bytes (CRC patched to match): unpacking reads a block at a
-    time and stops at the size claimed, so its memory stays far below the member's size."""
+    time and stops one byte past the size claimed, so its memory stays far below the member's
+    size, and refuses the archive in one line naming the member (before, it unpacked the 10
+    bytes claimed as if they were the file: a bot folder silently cut short)."""
     archive = liar_zip(cache / "liar.zip", RANDOM_BOT, real_bytes=384 << 20)
     assert archive.stat().st_size < 1 << 20
     code = (
         "import json, sys; from pathlib import Path; from arena.match import botfolder\n"
-        "folder = botfolder.unpack(Path(sys.argv[1]))\n"
+        "try:\n"
+        "    said = str(botfolder.unpack(Path(sys.argv[1])))\n"
+        "except botfolder.BotFolderError as exc:\n"
+        "    said = 'refused: ' + str(exc)\n"
         "hwm = next(ln for ln in open('/proc/self/status') if ln.startswith('VmHWM:'))\n"
-        "print(json.dumps([str(folder), int(hwm.split()[1])]))\n"
+        "print(json.dumps([said, int(hwm.split()[1])]))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(archive)], capture_output=True, text=True, timeout=300, cwd=ROOT
@@ -76,9 +81,39 @@ def test_a_member_whose_headers_understate_its_size_is_never_read_whole(cache: P
     assert out.returncode == 0, out.stderr
     # the child's own peak (VmHWM), not ru_maxrss: that keeps the peak of the memory the child
     # was forked from across its exec (a pytest worker's 258 MiB failed this test in CI)
-    folder, max_rss_kib = json.loads(out.stdout)
+    said, max_rss_kib = json.loads(out.stdout)
     assert max_rss_kib < 192 * 1024, f"unpacking used {max_rss_kib >> 10} MiB"
-    assert (Path(folder) / "zeros.bin").stat().st_size == 10
+    assert (
+        said == f"refused: {archive}: member 'bot/zeros.bin' holds more than the 10 bytes its header claims; repack it"
+    )
+    assert not list((cache / "cache").rglob("zeros.bin"))  # nothing of it left unpacked
+
+
+def test_a_stored_member_whose_size_is_understated_is_refused_and_an_honest_one_unpacks(cache: Path) -> None:
+    """The same lie in a member stored without compression (its compressed size left true): zipfile
+    reads it to the end of its data, where the CRC of the 100 bytes claimed is wrong. An honest
+    archive of each method still unpacks whole."""
+    from tests.support.bot_folders import patch_zip_member
+
+    archive = cache / "stored.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("bot/main.py", RANDOM_BOT)
+        z.writestr("bot/w.bin", bytes(range(256)) * 4)
+    honest = archive.read_bytes()
+    patch_zip_member(archive, "bot/w.bin", claimed=100, data=bytes(range(100)))
+    with pytest.raises(botfolder.BotFolderError, match=r"member 'bot/w.bin' .*(Bad CRC-32|holds more than the 100)"):
+        botfolder.unpack(archive)
+    archive.write_bytes(honest)
+    assert (botfolder.unpack(archive) / "w.bin").read_bytes() == bytes(range(256)) * 4
+    with zipfile.ZipFile(cache / "deflated.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("bot/main.py", RANDOM_BOT)
+        z.writestr("bot/w.bin", b"\0" * 5000)
+    assert (botfolder.unpack(cache / "deflated.zip") / "w.bin").read_bytes() == b"\0" * 5000
+
+
+def test_a_member_understated_with_its_crc_patched_fails_arena_check_in_one_line(cache: Path) -> None:
+    archive = liar_zip(cache / "liar.zip", RANDOM_BOT, real_bytes=4096)
+    one_line_error(invoke("check", archive, "--sandbox", "none"), str(archive), "'bot/zeros.bin'", "repack it", code=2)
 
 
 @pytest.mark.parametrize(
@@ -98,7 +133,9 @@ def test_a_damaged_archive_is_one_line_exit_2(cache: Path, how: str, reason: str
 
 def test_a_member_that_lies_without_a_matching_crc_is_one_line_exit_2(cache: Path) -> None:
     archive = liar_zip(cache / "liar.zip", RANDOM_BOT, real_bytes=4 << 20, crc_matches=False)
-    one_line_error(invoke("check", archive, "--sandbox", "none"), "'bot/zeros.bin'", "Bad CRC-32", code=2)
+    one_line_error(
+        invoke("check", archive, "--sandbox", "none"), "'bot/zeros.bin'", "holds more than the 10 bytes", code=2
+    )
 
 
 def test_an_archive_too_large_for_any_bot_is_refused_by_its_size_before_it_is_read(

@@ -95,6 +95,21 @@ def liar_zip(path: Path, main: bytes, real_bytes: int, claimed: int = 10, crc_ma
     return path
 
 
+def patch_zip_member(path: Path, member: str, claimed: int, data: bytes) -> None:
+    """Make ``member``'s local and central headers of the zip at ``path`` claim ``claimed``
+    bytes whose CRC is that of ``data`` (its compressed size and its bytes left as they are)."""
+    raw = bytearray(path.read_bytes())
+    name = member.encode()
+    for sig, crc_at, size_at, name_at in ((b"PK\x03\x04", 14, 22, 30), (b"PK\x01\x02", 16, 24, 46)):
+        at = raw.find(sig)
+        while raw[at + name_at : at + name_at + len(name)] != name:
+            at = raw.find(sig, at + 1)
+            assert at >= 0, f"no header of {member} in {path}"
+        struct.pack_into("<I", raw, at + crc_at, zlib.crc32(data))
+        struct.pack_into("<I", raw, at + size_at, claimed)
+    path.write_bytes(bytes(raw))
+
+
 def damaged_archive(folder: Path, how: str, main: bytes = b"print()\n") -> Path:
     """An archive of ``bot/main.py`` broken in one way: ``crc`` (a zip member's CRC wrong),
     ``method9`` (deflate64, which zipfile cannot read), ``deflate`` (a corrupt deflate stream),
