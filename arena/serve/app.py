@@ -119,22 +119,36 @@ class CloseForms:
 FORM_MAX_BYTES = 16 * 1024  # a login, invite, logout or retire form
 
 
-async def _form(request: Request, limit: int = FORM_MAX_BYTES, too_large: str = "") -> Any:
-    """The request's form, its body read up to ``limit`` bytes (413 beyond, saying ``too_large``)."""
+FIELDS_KEY = "arena.fields"  # the text fields read from a form refused as too large (_fields_before)
+
+
+async def _form(request: Request, limit: int = FORM_MAX_BYTES, too_large: str = "", keep_fields: bool = False) -> Any:
+    """The request's form, its body read up to ``limit`` bytes (413 beyond, saying ``too_large``).
+    With ``keep_fields``, a form refused as too large still has the text fields sent before its
+    file read from the body's first ``FORM_MAX_BYTES`` (``request.scope[FIELDS_KEY]``), so that
+    its page comes back with what was typed; the rest of the body is never read."""
     too_large = too_large or f"the form is larger than {limit} bytes; send only the form's own fields"
     length = request.headers.get("content-length")
     if length is not None:
         if not (length.isascii() and length.isdigit()):
             raise HTTPException(400, "Content-Length is not a number")
-        if int(length) > limit:
-            raise HTTPException(413, too_large)
     body = bytearray()
     seconds = _side(request).ladder.settings.body_timeout_s
     try:
         async with asyncio.timeout(seconds):
+            if length is not None and int(length) > limit:
+                if keep_fields:
+                    async for chunk in request.stream():
+                        body += chunk
+                        if len(body) >= FORM_MAX_BYTES:
+                            break
+                    request.scope[FIELDS_KEY] = _fields_before(request, bytes(body))
+                raise HTTPException(413, too_large)
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > limit:
+                    if keep_fields:
+                        request.scope[FIELDS_KEY] = _fields_before(request, bytes(body))
                     raise HTTPException(413, too_large)
     except TimeoutError:
         raise HTTPException(
@@ -155,10 +169,61 @@ async def _form(request: Request, limit: int = FORM_MAX_BYTES, too_large: str = 
         ) from None
 
 
+def _fields_before(request: Request, body: bytes) -> dict[str, str]:
+    """The text fields of a multipart body that arrive whole in its first ``FORM_MAX_BYTES``: what
+    a visitor typed above a form's file input (a browser sends the fields in the form's order)."""
+    from python_multipart.multipart import MultipartParser, parse_options_header
+
+    kind, options = parse_options_header(request.headers.get("content-type", ""))
+    boundary = options.get(b"boundary")
+    if kind != b"multipart/form-data" or not boundary:
+        return {}
+    fields: dict[str, str] = {}
+    part: dict[str, Any] = {}
+
+    def begin() -> None:
+        part.clear()
+        part.update(header=b"", value=b"", name=None, file=True, data=b"")
+
+    def header_field(data: bytes, start: int, end: int) -> None:
+        part["header"] += data[start:end]
+
+    def header_value(data: bytes, start: int, end: int) -> None:
+        part["value"] += data[start:end]
+
+    def header_end() -> None:
+        if part["header"].lower() == b"content-disposition":
+            _, disposition = parse_options_header(part["value"])
+            part["name"], part["file"] = disposition.get(b"name"), b"filename" in disposition
+        part["header"] = part["value"] = b""
+
+    def data(data: bytes, start: int, end: int) -> None:
+        part["data"] = (part["data"] + data[start:end])[:FORM_MAX_BYTES]
+
+    def end() -> None:
+        if part.get("name") and not part["file"] and len(fields) < 10:
+            fields[part["name"].decode("utf-8", "replace")] = part["data"].decode("utf-8", "replace")
+
+    callbacks = {
+        "on_part_begin": begin,
+        "on_header_field": header_field,
+        "on_header_value": header_value,
+        "on_header_end": header_end,
+        "on_part_data": data,
+        "on_part_end": end,
+    }
+    try:
+        MultipartParser(boundary, callbacks).write(body[:FORM_MAX_BYTES])  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - a malformed body keeps what was read before it went wrong
+        pass
+    return fields
+
+
 # ---- pages ------------------------------------------------------------------------
 
 _ENV = Environment(loader=PackageLoader("arena.serve", "templates"), autoescape=select_autoescape(["html"]))
 _ENV.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t))  # Unix seconds, as UTC
+_ENV.filters["size"] = lambda n: _size(n)  # bytes, as a person reads them
 
 
 def _page(request: Request, template: str, status: int = 200, cache_key: Any = None, **context: Any) -> HTMLResponse:
@@ -457,7 +522,8 @@ async def upload_page(request: Request) -> Response:
     except HTTPException as exc:
         if exc.status_code in (401,):
             raise
-        form = request.scope.get(FORM_KEY)  # parsed unless refused before its body was read
+        # parsed unless refused before its body was read; refused as too large, the fields sent before the file
+        form = request.scope.get(FORM_KEY) or request.scope.get(FIELDS_KEY)
         return _form_error(
             request,
             "upload.html",
@@ -537,8 +603,9 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
             429, f"too many uploads; wait {_wait(side.upload_limit)}", headers=_retry_after(side.upload_limit)
         )
     most = side.ladder.settings.upload_max_bytes
+    too_large = f"the bot file is larger than {most} bytes ({_size(most)}), this ladder's limit; send a smaller file"
     form = await _form(  # the bot file plus room for the form's other fields
-        request, most + FORM_MAX_BYTES, f"the bot file is larger than {most} bytes; send one bot file under that size"
+        request, most + FORM_MAX_BYTES, too_large, keep_fields=form_post
     )
     bearer = getattr(request.state, "bearer", False)
     sent = form.get("csrf_token") if form_post else (form.get("csrf_token") or request.headers.get("x-csrf-token"))
@@ -547,13 +614,21 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise HTTPException(400, "no file: send the bot as the multipart field 'file'")
-    data = await upload.read(side.ladder.settings.upload_max_bytes + 1)
-    if len(data) > side.ladder.settings.upload_max_bytes:
-        raise HTTPException(413, f"the bot file is larger than {side.ladder.settings.upload_max_bytes} bytes")
+    data = await upload.read(most + 1)
+    if len(data) > most:
+        raise HTTPException(413, too_large)
     name = form.get("name")
     return await run_in_threadpool(
         side.accept_upload, user, upload.filename or "", data, name if isinstance(name, str) and name.strip() else None
     )
+
+
+def _size(n: int) -> str:
+    """A number of bytes as a person reads it: '256 KiB', '1.5 MiB', '900 bytes'."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} bytes"
 
 
 MAX_ID = 10**12 - 1  # ids and counts from a URL: longer digit strings are never parsed

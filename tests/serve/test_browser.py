@@ -56,6 +56,13 @@ def test_log_in_upload_and_watch_the_bot_get_rated_in_chromium(tmp_path):
             )
             page.click("button[type=submit]")
             assert "neither a .py file, a script starting with #!, nor a bot folder" in page.inner_text("[role=alert]")
+            page.fill("input[name=name]", "zoes_bot")  # a file over the limit: refused, the name kept
+            page.set_input_files(
+                "input[name=file]", {"name": "big.py", "mimeType": "text/plain", "buffer": b"#" * 200_000}
+            )
+            page.click("button[type=submit]")
+            assert "larger than 8192 bytes (8 KiB), this ladder's limit" in page.inner_text("[role=alert]")
+            assert page.input_value("input[name=name]") == "zoes_bot"
             page.set_input_files("input[name=file]", str(BOTS / "upload_me.py"))
             page.fill("input[name=name]", "zoes_bot")
             page.click("button[type=submit]")

@@ -93,6 +93,36 @@ def test_a_refused_form_keeps_the_name_that_was_typed(ladder):
     assert "choose the file again" in r.text
 
 
+def test_an_upload_refused_as_too_large_keeps_the_name_and_says_the_limit(ladder):
+    """A file over upload_max_bytes: the page comes back with the name typed and the limit in bytes
+    and in KiB. Before, a body over the bound was refused from its Content-Length without reading
+    any of it, so the page lost the name; now the first bytes are read for the fields sent before
+    the file (the form puts the name above the file input, and a browser sends them in that order)."""
+    app, side = ladder
+    c = client(app)
+    form = _log_in(c)
+    page = c.get("/upload").text
+    assert page.index('name="name"') < page.index('name="file"')
+    most = side.ladder.settings.upload_max_bytes
+    assert f"At most 8 KiB ({most} bytes)" in page
+    for size in (most + 1, most + 100_000):  # read and refused; refused by its Content-Length
+        r = c.post(
+            "/upload",
+            data={"csrf_token": form, "name": "my_big_bot"},
+            files={"file": ("big.py", b"#" * size)},
+            headers=HTML,
+        )
+        assert r.status_code == 413, size
+        assert f"the bot file is larger than {most} bytes (8 KiB), this ladder&#39;s limit" in r.text, size
+        assert _field(r.text, "name") == "my_big_bot", size
+        assert "choose the file again" in r.text
+    r = c.post(  # a script gets the same line as JSON
+        "/upload", data={"csrf_token": form, "name": "my_big_bot"}, files={"file": ("big.py", b"#" * 100_000)}
+    )
+    assert r.status_code == 413 and r.json()["error"].startswith(f"the bot file is larger than {most} bytes (8 KiB)")
+    assert side.db.one("SELECT COUNT(*) AS n FROM bots WHERE name = 'my_big_bot'")["n"] == 0
+
+
 def test_the_upload_form_names_every_kind_of_bot_the_ladder_takes(ladder):
     """The server takes a .py file, a #! script or a bot folder as .zip or .tar.gz
     (docs/ladder.md), but the form's label named only the first two: an entrant with a bot
