@@ -46,11 +46,15 @@ CREATE TABLE IF NOT EXISTS versions (
     sha256 TEXT NOT NULL, path TEXT NOT NULL, kind TEXT NOT NULL,
     status TEXT NOT NULL,            -- checking, ok, failed
     report TEXT NOT NULL DEFAULT '', created REAL NOT NULL, UNIQUE (bot_id, n));
+    -- upload_sha256 (added by _migrate): the SHA-256 of the file as uploaded (an archive's sha256
+    -- and path become its unpacked folder's once checked)
 CREATE TABLE IF NOT EXISTS keys (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS deal_sets (
     id INTEGER PRIMARY KEY, entry INTEGER NOT NULL, players INTEGER NOT NULL,
     bots TEXT NOT NULL, created REAL NOT NULL);
 """
+
+_ADDED = (("versions", "upload_sha256", "TEXT"),)  # (table, column, declaration): LadderDB._migrate
 
 
 def data_folder(data: Path) -> Path:
@@ -111,6 +115,17 @@ class LadderDB:
         self.local = threading.local()
         with reported(self.data):
             self.conn.executescript(_SCHEMA)
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Columns added since the first schema (a ladder.sqlite made before keeps its rows)."""
+        for table, column, decl in _ADDED:
+            if column not in {r["name"] for r in self.all(f"PRAGMA table_info({table})")}:
+                try:
+                    self.run(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+                except sqlite3.OperationalError as exc:  # another process added it meanwhile
+                    if "duplicate column" not in str(exc):
+                        raise
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -169,18 +184,21 @@ class LadderDB:
             raise
         conn.execute("COMMIT")
 
-    def add_version(self, bot_id: int, sha256: str, path: Path, kind: str, status: str) -> tuple[int, int]:
+    def add_version(
+        self, bot_id: int, sha256: str, path: Path, kind: str, status: str, upload_sha256: str | None = None
+    ) -> tuple[int, int]:
         """A bot's next version, numbered in the same statement that stores it (two uploads at
         once get two numbers); returns (version id, number)."""
         vid = self.run(
-            "INSERT INTO versions (bot_id, n, sha256, path, kind, status, created)"
-            " SELECT ?, COALESCE(MAX(n), 0) + 1, ?, ?, ?, ?, ? FROM versions WHERE bot_id = ?",
+            "INSERT INTO versions (bot_id, n, sha256, path, kind, status, created, upload_sha256)"
+            " SELECT ?, COALESCE(MAX(n), 0) + 1, ?, ?, ?, ?, ?, ? FROM versions WHERE bot_id = ?",
             bot_id,
             sha256,
             str(path),
             kind,
             status,
             time.time(),
+            upload_sha256,
             bot_id,
         )
         return vid, self.one("SELECT n FROM versions WHERE id = ?", vid)["n"]

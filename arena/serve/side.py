@@ -544,25 +544,7 @@ class Ladderside:
         bot_id = self._claim(user, name, write=False)  # a refused upload writes nothing
         sha = hashlib.sha256(data).hexdigest()
         home = self.data / SNAPSHOTS / sha
-        latest = (  # a retired bot comes back with any file, its last one too
-            self.db.one(
-                "SELECT v.* FROM versions v JOIN bots b ON b.id = v.bot_id WHERE v.bot_id = ? AND NOT b.retired"
-                " ORDER BY v.n DESC",
-                bot_id,
-            )
-            if bot_id
-            else None
-        )
-        if (
-            latest is not None
-            and latest["status"] != "failed"
-            and sha in (latest["sha256"], Path(latest["path"]).parent.name)
-        ):
-            raise HTTPException(  # a form sent twice would start the bot's rating again, for the same code
-                409,
-                f"this is the same file as {name} v{latest['n']} ({latest['status']}); nothing to upload: "
-                "change the bot first",
-            )
+        self._not_a_repeat(bot_id, name, sha, kind)
         home.mkdir(parents=True, exist_ok=True)
         for d in (home.parent, home):
             d.chmod(0o755)  # the sandbox may run the bot under another uid
@@ -573,8 +555,9 @@ class Ladderside:
         os.replace(tmp, path)
         try:
             with self.db.transaction():  # two uploads at once: one claims a new name, each gets its number
+                self._not_a_repeat(self._claim(user, name, write=False), name, sha, kind)  # a form sent twice at once
                 bot_id = self._claim(user, name, write=True)
-                vid, n = self.db.add_version(bot_id, sha, path, kind, "checking")
+                vid, n = self.db.add_version(bot_id, sha, path, kind, "checking", upload_sha256=sha)
         except HTTPException:
             if self.db.one("SELECT 1 FROM versions WHERE path = ?", str(path)) is None:
                 path.unlink(missing_ok=True)  # lost the name to another entrant meanwhile
@@ -582,6 +565,35 @@ class Ladderside:
         self.checks.put(vid)
         log.info("upload by %s: %s v%d (%d bytes), checking", user.name, name, n, len(data))
         return {"bot_id": bot_id, "name": name, "version": n, "status": "checking", "url": f"/bots/{bot_id}"}
+
+    def _not_a_repeat(self, bot_id: int, name: str, sha: str, kind: str) -> None:
+        """409 when the upload (SHA-256 ``sha``) is the very file bot ``bot_id``'s latest version was
+        uploaded as, unless that version failed its check or the bot is retired (an upload brings it
+        back): a form sent twice, or a script run again, would start the bot's rating again for the
+        same code. Compared by the digest of the file as uploaded: an archive's version holds its
+        unpacked folder's digest and path once checked, so comparing those alone missed every
+        archive sent again after its check. An older version's file is taken (going back to it is a
+        choice, as a new version)."""
+        if not bot_id:
+            return
+        latest = self.db.one(
+            "SELECT v.* FROM versions v JOIN bots b ON b.id = v.bot_id WHERE v.bot_id = ? AND NOT b.retired"
+            " ORDER BY v.n DESC",
+            bot_id,
+        )
+        if latest is None or latest["status"] == "failed":
+            return
+        if sha not in (latest["upload_sha256"], latest["sha256"], Path(latest["path"]).parent.name):
+            return
+        what = "archive" if kind == "folder" else "file"
+        state = {"ok": "it passed its check and plays", "checking": "it is being checked"}.get(
+            latest["status"], latest["status"]
+        )
+        raise HTTPException(
+            409,
+            f"this {what} is the same as {name} v{latest['n']} ({state}); nothing new to upload: "
+            "change the bot first (a new version starts its rating again)",
+        )
 
     def _claim(self, user: User, name: str, *, write: bool) -> int:
         """The id of bot ``name`` for ``user`` to upload to (with ``write``: made, or brought back

@@ -4,6 +4,7 @@ API, forms keep what was typed after a refusal, and a page says what to do next.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import pytest
@@ -584,11 +585,81 @@ def test_uploading_the_version_that_plays_again_is_refused_not_rated_from_scratc
     with pytest.raises(Exception) as refused:
         side.accept_upload(ann, "annbot.py", first, None)
     assert getattr(refused.value, "status_code", None) == 409
-    assert "the same file as annbot v1" in str(getattr(refused.value, "detail", ""))
+    assert "this file is the same as annbot v1 (it passed its check and plays)" in str(
+        getattr(refused.value, "detail", "")
+    )
     count = "SELECT COUNT(*) AS n FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = 'annbot'"
     assert side.db.one(count)["n"] == 1
     assert side.accept_upload(ann, "annbot.py", second, None)["version"] == 2
     assert side.accept_upload(ann, "annbot.py", first, None)["version"] == 3  # back to v1's code: allowed
+
+
+def test_an_archive_sent_again_after_its_check_is_refused_as_the_version_it_repeats(ladder, tmp_path, monkeypatch):
+    """A bot folder's version holds its unpacked folder's digest and path once checked, so the
+    same archive sent again (a form sent twice, a script run again) matched neither and became a
+    new version, checked again and rated from scratch. The digest of the file as uploaded is kept
+    and compared: the answer names the version it repeats, and nothing is stored or checked."""
+    import io
+    import zipfile
+
+    from arena.serve.accounts import User
+
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "envs"))
+    app, side = ladder
+    _no_checks(side)
+    ann = User(id=side.db.one("SELECT id FROM users WHERE name = 'ann'")["id"], name="ann", organiser=False)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("main.py", b"import botkit\n")
+        z.writestr("weights.bin", b"\0\1\2")
+    archive = buf.getvalue()
+    doc = side.accept_upload(ann, "annbot.zip", archive, None)
+    for status in ("checking", "ok"):  # being checked, then as the checker leaves it
+        with pytest.raises(Exception) as refused:
+            side.accept_upload(ann, "annbot.zip", archive, None)
+        assert getattr(refused.value, "status_code", None) == 409
+        assert "this archive is the same as annbot v1" in str(getattr(refused.value, "detail", ""))
+        row = side.db.one(
+            "SELECT v.*, b.name FROM versions v JOIN bots b ON b.id = v.bot_id WHERE v.bot_id = ?", doc["bot_id"]
+        )
+        side._unpacked(row)  # the check's first step: the version becomes the unpacked folder
+        side.db.run("UPDATE versions SET status = 'ok'")
+    row = side.db.one("SELECT * FROM versions WHERE bot_id = ?", doc["bot_id"])
+    assert row["sha256"] != hashlib.sha256(archive).hexdigest()  # what the comparison missed
+    assert side.db.one("SELECT COUNT(*) AS n FROM versions WHERE bot_id = ?", doc["bot_id"])["n"] == 1
+    assert side.checks.qsize() == 1  # the first upload's check only
+    r = client(app).post(  # over HTTP, as JSON
+        "/api/bots", headers={"Authorization": f"Bearer {_token(side, 'ann')}"}, files={"file": ("annbot.zip", archive)}
+    )
+    assert r.status_code == 409 and r.json()["error"].startswith("this archive is the same as annbot v1")
+
+
+def test_a_ladder_database_made_before_upload_digests_were_kept_gains_the_column(tmp_path):
+    import sqlite3
+
+    from arena.serve.db import LadderDB
+
+    data = tmp_path / "old"
+    data.mkdir()
+    conn = sqlite3.connect(data / "ladder.sqlite")
+    conn.executescript(
+        "CREATE TABLE versions (id INTEGER PRIMARY KEY, bot_id INTEGER NOT NULL, n INTEGER NOT NULL,"
+        " sha256 TEXT NOT NULL, path TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,"
+        " report TEXT NOT NULL DEFAULT '', created REAL NOT NULL, UNIQUE (bot_id, n));"
+        "INSERT INTO versions VALUES (1, 1, 1, 'ab', '/x/bots/ab/b.py', 'python', 'ok', '', 0);"
+    )
+    conn.commit()
+    conn.close()
+    db = LadderDB(data)
+    LadderDB(data)  # a second process opening it after
+    row = db.one("SELECT * FROM versions")
+    assert row["sha256"] == "ab" and row["upload_sha256"] is None
+
+
+def _token(side, name: str) -> str:
+    from arena.serve.accounts import new_token
+
+    return new_token(side.db, side.db.one("SELECT id FROM users WHERE name = ?", name)["id"])
 
 
 def test_the_matches_page_links_each_bot_to_its_page(ladder):
