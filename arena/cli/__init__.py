@@ -548,11 +548,15 @@ def bench_protocol_cmd(rounds: int, game: str, sandbox_level: str) -> None:
         click.echo(f"{key:>{width}}: {value}")
 
 
-def _need_serve_extra() -> None:
+def _need_serve_extra() -> Any:
+    """arena.serve.accounts, once the serve extra is installed (else one line saying to install it)."""
     from arena.serve import missing_extra
 
     if missing := missing_extra():
         _fail(f"the ladder needs {', '.join(missing)}: pip install -e '.[serve]'")
+    from arena.serve import accounts
+
+    return accounts
 
 
 @cli.command()
@@ -599,9 +603,7 @@ stdin_option = click.option("--password-stdin", is_flag=True, help="Read the pas
 
 
 def _password(password_stdin: bool) -> str:
-    from arena.serve import accounts
-
-    return accounts.admin_password(
+    return _need_serve_extra().admin_password(
         sys.stdin if password_stdin else None,
         lambda: click.prompt("password", hide_input=True, confirmation_prompt=True),
     )
@@ -618,10 +620,7 @@ def serve_admin() -> None:
 @click.option("--organiser", is_flag=True, help="The account it makes may see every bot's source and retire any bot.")
 def serve_invite(data: str, url: str, organiser: bool) -> None:
     """Print a one-time invite link: its holder chooses a name and password (valid 14 days)."""
-    _need_serve_extra()
-    from arena.serve import accounts
-
-    click.echo(accounts.invite(Path(data), url, organiser=organiser))
+    click.echo(_need_serve_extra().invite(Path(data), url, organiser=organiser))
 
 
 @serve_admin.command("add-user")
@@ -631,12 +630,7 @@ def serve_invite(data: str, url: str, organiser: bool) -> None:
 @stdin_option
 def serve_add_user(name: str, data: str, organiser: bool, password_stdin: bool) -> None:
     """Create an account NAME; prints its API token (shown once)."""
-    _need_serve_extra()
-    from arena.serve import accounts, db
-
-    db.data_folder(Path(data))  # one line if it cannot be made, before the password is asked for
-    token = accounts.add_user(Path(data), name, _password(password_stdin), organiser=organiser)
-    click.echo(f"user {name} added; API token (shown once): {token}")
+    click.echo(_need_serve_extra().add_user_line(Path(data), name, lambda: _password(password_stdin), organiser))
 
 
 @serve_admin.command("reset")
@@ -646,12 +640,16 @@ def serve_add_user(name: str, data: str, organiser: bool, password_stdin: bool) 
 def serve_reset(name: str, data: str, password_stdin: bool) -> None:
     """A lost password or API token, or an account someone else may hold: set a new password,
     log NAME out everywhere, revoke its API tokens and print a new one (shown once)."""
-    _need_serve_extra()
-    from arena.serve import accounts
+    click.echo(_need_serve_extra().reset_line(Path(data), name, lambda: _password(password_stdin)))
 
-    folder = accounts.existing_ladder(Path(data), name)  # the folder and the name before the password
-    shown, token = accounts.reset_user(folder, name, _password(password_stdin))
-    click.echo(f"user {shown}: new password set, logged out, old API tokens revoked; API token (shown once): {token}")
+
+@serve_admin.command("users")
+@data_option
+@click.option("--disable", metavar="NAME", help="Disable NAME first: no login or upload, its bots stop playing.")
+@click.option("--enable", metavar="NAME", help="Enable NAME again first.")
+def serve_users(data: str, disable: str | None, enable: str | None) -> None:
+    """List the accounts; --disable/--enable one (a spammer) first, the server running or not."""
+    click.echo(_need_serve_extra().users_report(Path(data), disable, enable))
 
 
 def main() -> None:

@@ -28,6 +28,7 @@ class User:
     id: int
     name: str
     organiser: bool
+    disabled: bool = False  # by the organiser (serve-admin users --disable): no login, no upload, its bots idle
 
 
 def _sha(text: str) -> str:
@@ -53,6 +54,23 @@ def add_user(data: Path, name: str, password: str, *, organiser: bool = False) -
             time.time(),
         )
         return new_token(db, uid)
+
+
+def add_user_line(data: Path, name: str, password: Callable[[], str], organiser: bool = False) -> str:
+    """`serve-admin add-user`: the folder made (one line if it cannot be) before ``password()`` is
+    asked for, then the account; the line it prints, with the API token (shown once)."""
+    from arena.serve.db import data_folder
+
+    data_folder(data)
+    token = add_user(data, name, password(), organiser=organiser)
+    return f"user {name} added; API token (shown once): {token}"
+
+
+def reset_line(data: Path, name: str, password: Callable[[], str]) -> str:
+    """`serve-admin reset`: the folder and the name checked before ``password()`` is asked for, then
+    ``reset_user``; the line it prints, with the new API token (shown once)."""
+    shown, token = reset_user(existing_ladder(data, name), name, password())
+    return f"user {shown}: new password set, logged out, old API tokens revoked; API token (shown once): {token}"
 
 
 def reset_user(data: Path, name: str, password: str) -> tuple[str, str]:
@@ -108,6 +126,42 @@ def admin_password(stdin: TextIO | None, prompt: Callable[[], str]) -> str:
             "no terminal to ask for the password on; give it on standard input with --password-stdin"
         ) from None
     return prompt()
+
+
+def users_report(data: Path, disable: str | None = None, enable: str | None = None) -> str:
+    """`serve-admin users`: disable or enable an account (``disable``/``enable``: its name, any
+    case), then list every account, one a line. A disabled account cannot log in (its sessions
+    end), its API tokens are refused, and its bots are dealt no new deal set and leave the
+    leaderboard; its matches, replays and bot pages stay. Enabling it undoes that (its tokens
+    work again). The server need not stop: it reads the accounts at every request."""
+    if disable is not None and enable is not None:
+        raise ArenaError("give --disable or --enable, not both")
+    existing_ladder(data)
+    said = ""
+    with reported(data):
+        db = LadderDB(data)
+        if disable is not None or enable is not None:
+            row = _known_user(db, data, str(disable if disable is not None else enable))
+            db.run("UPDATE users SET disabled = ? WHERE id = ?", int(disable is not None), row["id"])
+            if disable is not None:
+                db.run("DELETE FROM sessions WHERE user_id = ?", row["id"])
+            said = f"user {row['name']}: {'disabled' if disable is not None else 'enabled'}\n"
+        rows = db.all(
+            "SELECT u.name, u.organiser, u.disabled, u.created,"
+            " (SELECT COUNT(*) FROM bots b WHERE b.owner_id = u.id AND NOT b.retired) AS bots,"
+            " (SELECT COUNT(*) FROM bots b WHERE b.owner_id = u.id) AS all_bots"
+            " FROM users u ORDER BY u.name COLLATE NOCASE"
+        )
+    if not rows:
+        return said + "no users yet (arena serve-admin add-user, or invite)"
+    width = max(4, *(len(r["name"]) for r in rows))
+    lines = [f"{'name':<{width}}  {'role':<9}  {'state':<8}  {'bots':>4}  joined (UTC)"]
+    for r in rows:
+        bots = f"{r['bots']}/{r['all_bots']}"
+        role, state = ("organiser" if r["organiser"] else "entrant"), ("disabled" if r["disabled"] else "active")
+        joined = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["created"]))
+        lines.append(f"{r['name']:<{width}}  {role:<9}  {state:<8}  {bots:>4}  {joined}")
+    return said + "\n".join(lines) + "\n(bots: not retired/all)"
 
 
 INVITE_DAYS = 14
@@ -190,7 +244,9 @@ def new_token(db: LadderDB, user_id: int) -> str:
 
 
 def _user(row: object) -> User | None:
-    return None if row is None else User(row["id"], row["name"], bool(row["organiser"]))  # type: ignore[index]
+    if row is None:
+        return None
+    return User(row["id"], row["name"], bool(row["organiser"]), bool(row["disabled"]))  # type: ignore[index]
 
 
 def _named(db: LadderDB, name: str) -> Any:
@@ -228,9 +284,11 @@ def new_session(db: LadderDB, user_id: int) -> str:
 
 
 def user_for_session(db: LadderDB, sid: str, max_age_s: float = SESSION_MAX_AGE_S) -> User | None:
+    """The session's user; None for a disabled account (logged out: disabling one ends its sessions)."""
     return _user(
         db.one(
-            "SELECT u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ? AND s.created > ?",
+            "SELECT u.* FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.hash = ? AND s.created > ?"
+            " AND NOT u.disabled",
             _sha(sid),
             time.time() - max_age_s,
         )

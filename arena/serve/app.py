@@ -68,6 +68,8 @@ def current_user(request: Request) -> User | None:
         user = accounts.user_for_token(side.db, token.strip())
         if user is None:
             raise HTTPException(401, "unknown API token; ask the organiser for one (arena serve-admin add-user)")
+        if user.disabled:
+            raise HTTPException(403, f"the account {user.name} is disabled by the ladder's organiser; ask them")
         request.state.bearer = True
         return user
     sid = request.cookies.get(SESSION_COOKIE)
@@ -308,7 +310,7 @@ def _version_states(doc: dict[str, Any]) -> dict[str, Any]:
     latest one if its check failed after the one playing."""
     versions = doc["versions"]
     passed = [v["version"] for v in versions if v["status"] == "ok"]
-    playing = passed[-1] if passed and not doc["retired"] else None
+    playing = passed[-1] if passed and not doc["retired"] and not doc["owner_disabled"] else None
     last = versions[-1] if versions else None
     return {
         "playing": playing,
@@ -447,6 +449,9 @@ async def login_page(request: Request) -> Response:
     back = _local_path(form.get("next"))
     if user is None:
         return _form_error(request, "login.html", 401, "wrong name or password", name=_typed(form, "name"), next=back)
+    if user.disabled:  # said only to whoever knows its password
+        error = f"the account {user.name} is disabled by the ladder's organiser; ask them"
+        return _form_error(request, "login.html", 403, error, name=_typed(form, "name"), next=back)
     response = RedirectResponse(back or "/", status_code=303)
     response.set_cookie(
         SESSION_COOKIE,

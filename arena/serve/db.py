@@ -54,7 +54,11 @@ CREATE TABLE IF NOT EXISTS deal_sets (
     bots TEXT NOT NULL, created REAL NOT NULL);
 """
 
-_ADDED = (("versions", "upload_sha256", "TEXT"),)  # (table, column, declaration): LadderDB._migrate
+# columns added since the first schema, as (table, column, declaration): LadderDB._migrate
+_ADDED = (
+    ("versions", "upload_sha256", "TEXT"),
+    ("users", "disabled", "INTEGER NOT NULL DEFAULT 0"),  # serve-admin users --disable: no login, upload or play
+)
 
 
 def data_folder(data: Path) -> Path:
@@ -155,11 +159,13 @@ class LadderDB:
         return f"{row['name']}.v{row['n']}"
 
     def playing_versions(self) -> list[sqlite3.Row]:
-        """The current (latest passed) version of every bot not retired, by name."""
+        """The current (latest passed) version of every bot not retired whose owner's account is
+        not disabled, by name: what the matchmaker deals new sets to and the leaderboard lists."""
         return self.all(
             "SELECT b.id AS bot_id, b.name, b.owner_id, v.n, v.sha256, v.path, v.kind FROM bots b"
             " JOIN versions v ON v.bot_id = b.id AND v.status = 'ok'"
             " WHERE b.retired = 0 AND v.n = (SELECT MAX(n) FROM versions WHERE bot_id = b.id AND status = 'ok')"
+            " AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = b.owner_id AND u.disabled)"
             " ORDER BY b.name"
         )
 

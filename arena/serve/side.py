@@ -251,7 +251,8 @@ class Ladderside:
             "SELECT (SELECT COUNT(*) FROM versions) AS v,"
             " (SELECT COALESCE(SUM(status = 'ok'), 0) FROM versions) AS ok,"
             " (SELECT COALESCE(SUM(retired), 0) FROM bots) AS r,"
-            " (SELECT COUNT(*) FROM users) AS u"
+            " (SELECT COUNT(*) FROM users) AS u,"
+            " (SELECT COALESCE(SUM(disabled), 0) FROM users) AS d"
         )
         with self.board_lock:  # one thread builds; the others wait for it (a build is cheap: no rating)
             ratings = self._ratings()
@@ -410,7 +411,9 @@ class Ladderside:
 
     def bot_doc(self, bot_id: int, user: User | None) -> dict[str, Any]:
         bot = self.db.one(
-            "SELECT b.*, u.name AS owner FROM bots b LEFT JOIN users u ON u.id = b.owner_id WHERE b.id = ?", bot_id
+            "SELECT b.*, u.name AS owner, COALESCE(u.disabled, 0) AS owner_disabled FROM bots b"
+            " LEFT JOIN users u ON u.id = b.owner_id WHERE b.id = ?",
+            bot_id,
         )
         if bot is None:
             raise HTTPException(404, f"no bot {bot_id}")
@@ -494,6 +497,7 @@ class Ladderside:
             "name": bot["name"],
             "owner": bot["owner"] or "organiser",
             "retired": bool(bot["retired"]),
+            "owner_disabled": bool(bot["owner_disabled"]),
             "versions": versions,
             "ratings": ratings,
             "history": plots,
@@ -518,6 +522,8 @@ class Ladderside:
 
     def accept_upload(self, user: User, filename: str, data: bytes, name: str | None) -> dict[str, Any]:
         """Store an uploaded bot as a new version, queued for the conformance check."""
+        if user.disabled:
+            raise HTTPException(403, f"the account {user.name} is disabled by the ladder's organiser; ask them")
         from arena.match.botfolder import ARCHIVES
         from arena.tournament.roster import SNAPSHOTS
 

@@ -270,3 +270,31 @@ def test_expired_sessions_go_as_new_ones_are_made(tmp_path):
     kept = accounts.new_session(db, ann)
     assert db.one("SELECT COUNT(*) AS n FROM sessions")["n"] == 1
     assert accounts.user_for_session(db, kept) is not None and accounts.user_for_session(db, old) is None
+
+
+def test_users_lists_the_accounts_and_disables_and_enables_one(tmp_path):
+    data = str(tmp_path / "data")
+    for name, more in (("ann", ()), ("Org", ("--organiser",))):
+        assert (
+            arena(
+                "serve-admin", "add-user", "--data", data, name, *more, "--password-stdin", stdin="long enough\n"
+            ).exit_code
+            == 0
+        )
+    r = arena("serve-admin", "users", "--data", data)
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:4] == ["name", "role", "state", "bots"]
+    assert lines[1].split()[:4] == ["ann", "entrant", "active", "0/0"]
+    assert lines[2].split()[:4] == ["Org", "organiser", "active", "0/0"]
+    r = arena("serve-admin", "users", "--data", data, "--disable", "ANN")
+    assert r.exit_code == 0 and r.stdout.startswith("user ann: disabled\n"), r.output
+    assert r.stdout.splitlines()[2].split()[:3] == ["ann", "entrant", "disabled"]
+    r = arena("serve-admin", "users", "--data", data, "--enable", "ann")
+    assert r.exit_code == 0 and r.stdout.splitlines()[2].split()[:3] == ["ann", "entrant", "active"]
+    one_line_error(
+        arena("serve-admin", "users", "--data", data, "--disable", "nobody"), "no user 'nobody'; its users: ann, Org"
+    )
+    one_line_error(arena("serve-admin", "users", "--data", data, "--disable", "a", "--enable", "b"), "not both")
+    one_line_error(arena("serve-admin", "users", "--data", str(tmp_path / "empty")), "no ladder here")
+    assert not (tmp_path / "empty").exists()

@@ -662,6 +662,51 @@ def _token(side, name: str) -> str:
     return new_token(side.db, side.db.one("SELECT id FROM users WHERE name = ?", name)["id"])
 
 
+def test_a_disabled_account_cannot_log_in_or_upload_and_its_bots_stop_while_its_results_stay(ladder):
+    """`arena serve-admin users --disable ann` on a running ladder: ann's session ends, her password
+    and API token are refused with the reason (a wrong password still reads as one), her bot leaves
+    the roster the matchmaker deals to and the leaderboard, and its page, matches and replays stay.
+    --enable undoes it, her token working again."""
+    from arena.serve.accounts import users_report
+    from arena.serve.matchmaker import Matchmaker
+    from tests.support.record_factory import make_record
+
+    app, side = ladder
+    bot_id = _ann_bot(side, "ok")
+    (side.data / "annbot0.py").write_text("import botkit\n")
+    mid = "tightwad/p3/d0/r0/00000000000000ab"
+    side.store.record_match(make_record(0, ["annbot.v1", "alpha.v1", "beta.v1"], [0, 1, 2], match_id=mid))
+    token = _token(side, "ann")
+    c = client(app)
+    _log_in(c)
+    board = lambda: [r["bot"] for r in side.leaderboard()["scopes"][0]["standings"]]  # noqa: E731
+    assert "annbot" in board() and "annbot.v1" in Matchmaker(side.ladder, side.data, None).roster(side.db)[0]
+
+    assert users_report(side.data, disable="ANN").startswith("user ann: disabled\n")
+    assert c.get("/upload", follow_redirects=False).headers["location"] == "/login?next=/upload"  # logged out
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', c.get("/login").text).group(1)  # as a browser reads it
+    r = c.post("/login", data={"name": "ann", "password": "correct horse", "csrf_token": csrf}, headers=HTML)
+    assert r.status_code == 403 and "the account ann is disabled by the ladder&#39;s organiser" in r.text
+    r = c.post("/login", data={"name": "ann", "password": "wrong horse", "csrf_token": csrf}, headers=HTML)
+    assert r.status_code == 401 and "disabled" not in r.text  # only her password learns it
+    r = c.post("/api/bots", headers={"Authorization": f"Bearer {token}"}, files={"file": ("x.py", b"print(1)\n")})
+    assert (
+        r.status_code == 403 and r.json()["error"] == "the account ann is disabled by the ladder's organiser; ask them"
+    )
+    assert "annbot" not in board()
+    assert "annbot.v1" not in Matchmaker(side.ladder, side.data, None).roster(side.db)[0]  # dealt no new set
+    page = c.get(f"/bots/{bot_id}")
+    assert page.status_code == 200 and "Its owner's account is disabled" in page.text
+    assert c.get(f"/api/bots/{bot_id}").json()["owner_disabled"] is True
+    assert [m["match_id"] for m in c.get("/api/matches?bot=annbot").json()["matches"]] == [mid]
+    assert "ann " in users_report(side.data) and "disabled" in users_report(side.data).splitlines()[1]
+
+    assert users_report(side.data, enable="ann").startswith("user ann: enabled\n")
+    assert "annbot" in board()
+    r = c.post("/api/bots", headers={"Authorization": f"Bearer {token}"}, files={"file": ("x.py", b"print(1)\n")})
+    assert r.status_code == 202, r.text
+
+
 def test_the_matches_page_links_each_bot_to_its_page(ladder):
     """The matches page named each seat's bot as plain text: a spectator had to go back to the
     leaderboard to find a bot's page (and an old version's bot is not on the leaderboard)."""
