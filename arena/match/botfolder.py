@@ -597,8 +597,11 @@ def _members(archive: Path) -> list[Member]:
         for tar_info in t:
             infos_tar.append(tar_info)
             claimed += tar_info.size
+            _check_tar_padding(archive, t, tar_info)
             if len(infos_tar) > MAX_FILES or claimed > MAX_BYTES:
                 break
+        else:
+            _check_tar_end(archive, t, infos_tar)
     except BAD_ARCHIVE as exc:
         raise BotFolderError(f"{archive}: not a .tar.gz archive ({_why(exc)}); repack it") from None
     for member in infos_tar:
@@ -609,6 +612,45 @@ def _members(archive: Path) -> list[Member]:
         else:
             raise BotFolderError(f"{archive}: member {member.name!r} is a link or a device; put plain files in")
     return out
+
+
+def _check_tar_padding(archive: Path, t: tarfile.TarFile, info: tarfile.TarInfo) -> None:
+    """Refuse a member whose last block is not zeros past the size its header claims: the rest
+    of its data, cut off by a header that understates the size (its checksum fixed up)."""
+    tail = info.size % tarfile.BLOCKSIZE
+    if not info.isfile() or not tail:
+        return
+    assert t.fileobj is not None
+    t.fileobj.seek(info.offset_data + info.size)  # forward: the stream is read once, in order
+    if t.fileobj.read(tarfile.BLOCKSIZE - tail).strip(b"\0"):
+        raise BotFolderError(
+            f"{archive}: member {info.name!r} holds more than the {info.size} bytes its header claims; repack it"
+        )
+
+
+def _check_tar_end(archive: Path, t: tarfile.TarFile, infos: list[tarfile.TarInfo]) -> None:
+    """Refuse a tar with anything but zeros after the place its members end (the end-of-archive
+    blocks, and a record's padding). tarfile ends the archive silently at the first block that
+    is not a header, or is zeros: a member whose header understates its size (its checksum fixed
+    up) left the rest of its data there, and it unpacked cut short, the members after it gone."""
+    assert t.fileobj is not None
+    t.fileobj.seek(t.offset)
+    left = TAR_TRAILER_BYTES + 1
+    while left > 0:
+        block = t.fileobj.read(min(BLOCK, left))
+        if not block:
+            return
+        left -= len(block)
+        if block.strip(b"\0") or left <= 0:
+            last = (
+                f"member {infos[-1].name!r} holds more than the {infos[-1].size} bytes its header claims, or "
+                if infos
+                else ""
+            )
+            raise BotFolderError(f"{archive}: {last}data follows the archive's end; repack it")
+
+
+TAR_TRAILER_BYTES = 1 << 20  # zeros allowed after a tar's last member: its end blocks, a record's padding
 
 
 def runtime(folder: Path) -> tuple[list[str], dict[str, str], list[Path]]:

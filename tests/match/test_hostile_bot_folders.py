@@ -285,3 +285,27 @@ def test_a_missing_import_in_a_bot_folder_is_pinned_in_its_requirements(tmp_path
     shutil.copy(folder / "main.py", alone)
     hint = fault_hint("crash", "exited", stderr, alone)
     assert "copy what it needs from numpy" in hint and "pins the package in its requirements.txt" in hint
+
+
+@pytest.mark.parametrize(
+    ("real", "claimed", "late"),
+    [
+        (100, 10, False),  # the rest of its data in its last block's padding
+        (5000, 10, False),  # the rest runs on where the next header should be
+        (1024, 512, True),  # the rest is a block of zeros: read as the archive's end, the member after it lost
+    ],
+)
+def test_a_tar_member_whose_header_understates_its_size_is_refused(cache: Path, real: int, claimed: int, late: bool):
+    """A .tar.gz member whose header claims fewer bytes than it holds (its checksum fixed up)
+    unpacked cut short without a word, and the members after it vanished: tarfile ends the
+    archive at the first block that is not a header. An honest archive still unpacks."""
+    from tests.support.bot_folders import liar_tar
+
+    data = bytes(real) if late else bytes(i % 251 + 1 for i in range(real))
+    members = {"bot/main.py": RANDOM_BOT, "bot/w.bin": data} | ({"bot/late.py": b"x = 1\n"} if late else {})
+    archive = liar_tar(cache / "liar.tar.gz", members, "bot/w.bin", claimed)
+    with pytest.raises(botfolder.BotFolderError, match=rf"member 'bot/w.bin' holds more than the {claimed} bytes"):
+        botfolder.unpack(archive)
+    honest = liar_tar(cache / "honest.tar.gz", members, "bot/w.bin", real)
+    assert (botfolder.unpack(honest) / "w.bin").read_bytes() == data
+    one_line_error(invoke("check", archive, "--sandbox", "none"), "'bot/w.bin'", "repack it", code=2)

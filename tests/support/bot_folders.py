@@ -7,6 +7,7 @@ play it; the root conftest.py's ``offline`` fixture points pip at these wheels o
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import io
 import struct
@@ -92,6 +93,24 @@ def liar_zip(path: Path, main: bytes, real_bytes: int, claimed: int = 10, crc_ma
             struct.pack_into("<I", data, at + crc_at, zlib.crc32(b"\0" * claimed))
         struct.pack_into("<I", data, at + size_at, claimed)
     path.write_bytes(bytes(data))
+    return path
+
+
+def liar_tar(path: Path, members: dict[str, bytes], member: str, claimed: int) -> Path:
+    """A .tar.gz of ``members`` whose ``member`` header claims ``claimed`` bytes, its checksum
+    fixed up to match (its data left whole)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    raw = bytearray(buf.getvalue())
+    at = raw.find(member.encode() + b"\0")
+    raw[at + 124 : at + 136] = b"%011o\0" % claimed
+    raw[at + 148 : at + 156] = b" " * 8
+    raw[at + 148 : at + 156] = b"%06o\0 " % sum(raw[at : at + 512])
+    path.write_bytes(gzip.compress(bytes(raw)))
     return path
 
 
