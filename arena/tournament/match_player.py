@@ -124,13 +124,34 @@ class MatchPlayer:
         if upcoming is not None and not self.deal_memory and not self.fresh:
             self._start_spares(match, upcoming)
         try:
-            return play_match(match, seats, time_control=self.tc, sandbox=self.sandbox, tournament=self.tournament)
+            record = play_match(match, seats, time_control=self.tc, sandbox=self.sandbox, tournament=self.tournament)
         finally:
             if not self.deal_memory:
                 for name in match.bots:
                     self._played(name, deal)
             for name in match.bots:
                 self._idle_from_now(getattr(self.agents[name], "proc", None))
+        if not getattr(self.tc, "ponder", True):
+            self._settle_spares()
+        return record
+
+    def _settle_spares(self) -> None:
+        """``ponder: false``: finish the start of the processes launched ahead during the match
+        just played (their hello answered), so that they wait stopped, as a warm process does.
+        Left only launched, a spare ran free until the match that took it, maybe many matches
+        later: a thread or a child a bot starts at import (a pondering engine) took a core from
+        the bots whose clocks ran. One that fails to start is dropped (the seat starts another)."""
+        from arena.match.faults import BotFault
+
+        for spares in self.spares.values():
+            for spare in list(spares):
+                if getattr(spare, "proc", None) is not None:
+                    continue  # started and stopped already
+                try:
+                    spare.prepare()
+                except BotFault:
+                    spare.discard()
+                    spares.remove(spare)
 
     def _idle_from_now(self, proc: Any) -> None:
         try:

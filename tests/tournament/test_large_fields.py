@@ -230,3 +230,28 @@ def test_with_ponder_off_a_warm_spinner_is_stopped_between_its_matches_and_stays
     again = player.play(match(2, "spinner", "b000"))  # resumed for its turns, the same process
     assert not any(again["faults"]), again["faults"]
     assert player.agents["spinner"].proc is proc
+
+
+def test_with_ponder_off_a_process_started_ahead_for_the_next_match_waits_stopped(
+    player: MatchPlayer, tmp_path
+) -> None:
+    """A spare (a process started during one match for the worker's next) ran free from its
+    start until the match that took it, maybe many matches later: a child spinning from the
+    bot's import on took a core from the bots whose clocks ran (a Ray run of 36 matches:
+    three such processes of a bot spun 8 to 9 s each). Its hello is now answered after the
+    match that launched it, and it waits stopped, as a warm process does."""
+    spinner = tmp_path / "spinner.py"
+    spinner.write_text(SPINNER)
+    player.warm_bots = 10
+    player.entries = {**player.entries, "spinner": bot_entry(str(spinner))}
+    record = player.play(match(0, "b000", "b001"), upcoming=match(1, "spinner", "b002"))
+    assert not any(record["faults"]), record["faults"]
+    (spare,) = player.spares["spinner"]
+    proc = spare.proc if spare.proc is not None else spare._starting._proc
+    time.sleep(0.3)  # its start-up, if it is still starting
+    before = proc.cpu_seconds()
+    time.sleep(1.0)
+    assert proc.cpu_seconds() - before < 0.05
+    again = player.play(match(1, "spinner", "b002"))  # the spare takes its seat, resumed for its turns
+    assert not any(again["faults"]), again["faults"]
+    assert player.agents["spinner"].proc is proc
