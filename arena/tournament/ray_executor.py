@@ -461,6 +461,15 @@ try:
     probe = InnerGcsClient.standalone
 except (ImportError, AttributeError):
     sys.exit(0)  # another Ray version: ray.init decides
+try:  # token auth on here and no token: Ray's client aborts the process (a failed check), never raises
+    from ray._raylet import AuthenticationMode, AuthenticationTokenLoader, get_authentication_mode
+    if get_authentication_mode() == AuthenticationMode.TOKEN and not AuthenticationTokenLoader.instance().has_token(
+        ignore_auth_mode=True
+    ):
+        print("no token rpc_code: no-token")
+        sys.exit(3)
+except (ImportError, AttributeError):
+    pass  # a Ray without token auth
 try:
     probe(sys.argv[1], None, int(sys.argv[2]))
 except Exception as exc:
@@ -496,10 +505,20 @@ def _probe_gcs(address: str, given_by: str) -> None:
         if res.returncode != 3:  # the probe itself failed (killed, out of memory): ray.init decides
             return
         why = res.stdout.strip() or "no answer"
-    if "rpc_code: 16" in why or "Authentication" in why:
+    if "rpc_code: no-token" in why:
         raise ArenaError(
-            f"the Ray head at {address} ({given_by}) requires its token (Ray's token auth); put it in "
-            "~/.ray/auth_token or RAY_AUTH_TOKEN on this machine (docs/cluster.md)"
+            f"RAY_AUTH_MODE=token is set on this machine but Ray finds no token to join {address} ({given_by}) "
+            "with; put the Ray head's token in ~/.ray/auth_token or RAY_AUTH_TOKEN (docs/cluster.md)"
+        )
+    if "rpc_code: 16" in why or "Authentication" in why:
+        # a driver sends a token only with RAY_AUTH_MODE=token: a token file alone is not enough
+        fix = (
+            "this machine's token is not the head's: put the head's token in ~/.ray/auth_token or RAY_AUTH_TOKEN"
+            if os.environ.get("RAY_AUTH_MODE", "").strip().lower() == "token"
+            else "set RAY_AUTH_MODE=token on this machine, with the head's token in ~/.ray/auth_token or RAY_AUTH_TOKEN"
+        )
+        raise ArenaError(
+            f"the Ray head at {address} ({given_by}) requires its token (Ray's token auth); {fix} (docs/cluster.md)"
         )
     detail = "it answers, but not as a Ray head" if "rpc_code: 12" in why else "nothing there answers as a Ray head"
     raise ArenaError(

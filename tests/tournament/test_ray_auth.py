@@ -1,0 +1,128 @@
+"""Ray's token auth (Ray 2.60): `arena run --executor ray --ray-address` says in one line, before
+anything is written or reset, what this machine lacks to join a head that wants its token.
+
+A driver sends a token only with ``RAY_AUTH_MODE=token`` (the head's token in ``~/.ray/auth_token``
+alone is not enough), and with that mode but no token Ray's client aborts the process (a failed
+check) rather than raise: the address probe took that for a probe that failed, let the run go on,
+and ``--fresh`` had emptied the results folder before ``ray.init`` refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from arena.errors import ArenaError
+from tests import own_processes as own
+
+from .test_runner import ROOT, run_file, stored, write_tournament
+
+START_LIMIT_S = 300  # a busy 2-core machine takes tens of seconds to start a head
+
+
+def _driver(monkeypatch: pytest.MonkeyPatch, home: Path, *, mode: str | None, token: str | None) -> None:
+    """This process (and the probe it starts) as a driver whose home is ``home``."""
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(home / ".ray", ignore_errors=True)
+    if token is not None:
+        (home / ".ray").mkdir()
+        (home / ".ray" / "auth_token").write_text(token)
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)
+    if mode is None:
+        monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    else:
+        monkeypatch.setenv("RAY_AUTH_MODE", mode)
+
+
+def test_token_mode_without_a_token_is_refused_before_fresh_empties_the_results(tmp_path, monkeypatch):
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
+    from arena.tournament.ray_executor import check_address
+
+    path = write_tournament(tmp_path, "tok", deals=1, games=("tightwad",))
+    run_file(path)
+    results = tmp_path / "results-tok"
+    before = stored(results)
+    assert before
+    _driver(monkeypatch, tmp_path / "home", mode="token", token=None)
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)  # the probe's client aborts before it would send anything
+        address = f"127.0.0.1:{srv.getsockname()[1]}"
+        with pytest.raises(ArenaError, match="^RAY_AUTH_MODE=token is set on this machine but Ray finds no token"):
+            check_address(address)
+        with pytest.raises(ArenaError, match="finds no token"):
+            run_file(path, fresh=True, executor="ray", ray_address=address)
+    assert stored(results) == before
+
+
+@pytest.mark.slow
+def test_a_head_with_token_auth_is_joined_only_with_the_mode_and_its_token(tmp_path, monkeypatch):
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
+    from arena.tournament.ray_executor import check_address
+
+    folder = Path(tempfile.mkdtemp(prefix="arena-ra-", dir="/tmp"))  # short: Ray's socket paths
+    token = uuid.uuid4().hex
+    (folder / "home" / ".ray").mkdir(parents=True)
+    (folder / "home" / ".ray" / "auth_token").write_text(token)
+    env = {
+        **os.environ,
+        "HOME": str(folder / "home"),
+        "RAY_TMPDIR": str(folder),
+        "RAY_AUTH_MODE": "token",
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # every address on 127.0.0.1
+    }
+    for var in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS"):
+        env.pop(var, None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.tournament.ray_cluster", "0"],  # a head alone
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], START_LIMIT_S)
+        line = proc.stdout.readline() if ready else ""
+        if not line:
+            pytest.fail(f"the test head did not start (exit {proc.poll()})")
+        address = json.loads(line)["address"]
+        home = tmp_path / "driver"
+        _driver(monkeypatch, home, mode=None, token=None)
+        with pytest.raises(ArenaError, match="requires its token.*; set RAY_AUTH_MODE=token on this machine"):
+            check_address(address)
+        _driver(monkeypatch, home, mode=None, token=token)  # the token alone: Ray sends none
+        with pytest.raises(ArenaError, match="requires its token.*; set RAY_AUTH_MODE=token on this machine"):
+            check_address(address)
+        _driver(monkeypatch, home, mode="token", token=None)
+        with pytest.raises(ArenaError, match="finds no token"):
+            check_address(address)
+        _driver(monkeypatch, home, mode="token", token=uuid.uuid4().hex)
+        with pytest.raises(ArenaError, match="this machine's token is not the head's"):
+            check_address(address)
+        _driver(monkeypatch, home, mode="token", token=token)
+        assert check_address(address) == (address, "--ray-address")
+    finally:
+        proc.stdin.close()  # the cluster script shuts Ray down
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+        for pid in own.in_session(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
