@@ -247,6 +247,7 @@ def connect(address: str | None) -> bool:
     target, given_by = check_address(address)
     _notices_to_run_log()
     before = _signal_handlers()
+    children = _children_now()
     t0 = time.monotonic()
     try:
         ray.init(
@@ -257,9 +258,7 @@ def connect(address: str | None) -> bool:
             configure_logging=False,
         )
     except BaseException as exc:
-        if ray.is_initialized():  # half started: its local processes must not outlive us
-            with contextlib.suppress(Exception):
-                ray.shutdown()
+        _stop_half_started(ray, children)  # its local processes must not outlive us
         if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
             raise KeyboardInterrupt from None  # Ray's own SIGTERM handler, while ray.init ran
         if not isinstance(exc, Exception):
@@ -274,6 +273,27 @@ def connect(address: str | None) -> bool:
         _restore_signal_handlers(before)
     log.info("ray: connected in %.1f s", time.monotonic() - t0)
     return True
+
+
+def _children_now() -> set[tuple[int, int]]:
+    """This process's descendants now: (pid, start ticks)."""
+    from arena.match.sandbox import procs
+
+    return {(pid, procs.start_ticks(pid)) for pid in procs.descendants(os.getpid())}
+
+
+def _stop_half_started(ray: Any, before: set[tuple[int, int]]) -> None:
+    """After a ``ray.init`` that failed or was interrupted (a SIGTERM or Ctrl-C while it started a
+    local instance): Ray's shutdown stops the node it knows of, and the processes it started before
+    it knew its node are killed, as every descendant of this process not in ``before``. Left alone,
+    Ray's dashboard and runtime-env agents ran on for a minute after the arena had exited."""
+    from arena.match.sandbox import procs
+
+    started = {pid for pid in procs.descendants(os.getpid()) if (pid, procs.start_ticks(pid)) not in before}
+    with contextlib.suppress(Exception):
+        ray.shutdown()
+    procs.kill_pids(started)
+    procs.reap(started, timeout=1.0)
 
 
 _STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")

@@ -1,4 +1,7 @@
-"""Ray's token auth (Ray 2.60): `arena run --executor ray --ray-address` says in one line, before
+"""Reaching Ray (``ray_executor.connect``, ``check_address``), in a module of its own: these tests
+stop or fake the Ray of this process, which other modules keep running.
+
+Ray's token auth (Ray 2.60): `arena run --executor ray --ray-address` says in one line, before
 anything is written or reset, what this machine lacks to join a head that wants its token.
 
 A driver sends a token only with ``RAY_AUTH_MODE=token`` (the head's token in ``~/.ray/auth_token``
@@ -18,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -126,3 +130,30 @@ def test_a_head_with_token_auth_is_joined_only_with_the_mode_and_its_token(tmp_p
         for pid in own.in_session(proc.pid):
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_processes_an_interrupted_ray_init_started_are_stopped(monkeypatch):
+    """A SIGTERM while ray.init started a local instance (Ray's handler raises SystemExit inside
+    it, before Ray knows its node): the run stopped, and Ray's dashboard and runtime-env agents ran
+    on for a minute. Here ray.init starts a child with a grandchild of its own, as the raylet
+    starts its agents, and is interrupted."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
+    from arena.tournament import ray_executor
+
+    started: dict[int, int] = {}
+
+    def half_started_init(**_: object) -> None:
+        child = subprocess.Popen(["sh", "-c", "sleep 600 & sleep 600"], start_new_session=True)
+        deadline = time.monotonic() + 10
+        while len(own.descendants(child.pid)) < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        started.update({child.pid: own.stat(child.pid)[3], **own.descendants(child.pid)})
+        raise SystemExit(signal.SIGTERM)
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "init", half_started_init)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    with pytest.raises(KeyboardInterrupt):
+        ray_executor.connect(None)
+    assert len(started) >= 2
+    assert own.still_running(started) == []
