@@ -314,7 +314,13 @@ def _restore_signal_handlers(handlers: Mapping[int, Any]) -> None:
 def _notices_to_run_log() -> None:
     """Ray's driver prints the cluster's notices ("(raylet) A worker died ...") to stdout, colour
     codes and all, amid the progress lines; the arena reports lost workers itself, so they go to
-    run.log only."""
+    run.log only. So do the records of Ray's own loggers (ray.init's "Token authentication is
+    enabled ..."), which its handler printed on stderr: they reach the run's handlers, whose
+    console leaves them out (``setup_logging``)."""
+    ray_logger = logging.getLogger("ray")
+    for handler in list(ray_logger.handlers):
+        ray_logger.removeHandler(handler)
+    ray_logger.propagate = True
     try:
         from ray._private import worker as ray_worker
     except ImportError:  # another Ray: its notices stay where it prints them

@@ -508,7 +508,8 @@ def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> Non
     fh.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s %(message)s"))
     ch = logging.StreamHandler(console)
     ch.setLevel(logging.WARNING)
-    ch.addFilter(lambda record: not getattr(record, MATCH_FAULT, False))
+    # Ray's own loggers (ray.init's notice that it turned token auth on, ...) go to run.log only
+    ch.addFilter(lambda record: not getattr(record, MATCH_FAULT, False) and record.name.split(".")[0] != "ray")
     ch.setFormatter(_OneLine())
     # Only our two handlers are wrapped (install_mp_handler would wrap every handler of the
     # root logger, others' and earlier wrappers too, each with a thread that is never stopped:

@@ -157,3 +157,38 @@ def test_processes_an_interrupted_ray_init_started_are_stopped(monkeypatch):
         ray_executor.connect(None)
     assert len(started) >= 2
     assert own.still_running(started) == []
+
+
+def test_ray_s_own_warnings_go_to_run_log_not_to_the_console(tmp_path, monkeypatch, capfd):
+    """ray.init's warning that it turned token auth on came out on stderr amid the arena's lines
+    on every `--executor ray` run without `--ray-address` (Ray's own handler printed it), where
+    docs/cluster.md says Ray's own notices go to run.log and the console gets the arena's lines."""
+    import io
+    import logging
+
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'decktet-arena[ray]'")
+    from ray._private import worker as ray_worker
+
+    from arena.tournament.ray_executor import _notices_to_run_log
+    from arena.tournament.runner import close_run_logging, flush_log_queues, setup_logging
+
+    ray_logger = logging.getLogger("ray")
+    monkeypatch.setattr(ray_logger, "handlers", list(ray_logger.handlers))  # put back after
+    monkeypatch.setattr(ray_logger, "propagate", ray_logger.propagate)
+    monkeypatch.setattr(ray_worker, "print_to_stdstream", ray_worker.print_to_stdstream)
+    console = io.StringIO()
+    (tmp_path / "res").mkdir()
+    setup_logging(tmp_path / "res", console)
+    try:
+        _notices_to_run_log()
+        logging.getLogger("ray._private.authentication.authentication_token_setup").warning(
+            "Token authentication is enabled for this Ray cluster."
+        )
+        logging.getLogger("arena.ray").warning("ray: no worker ready after 60 s")
+        flush_log_queues()
+    finally:
+        close_run_logging()
+    out, err = capfd.readouterr()
+    assert "Token authentication" not in console.getvalue() + out + err
+    assert "no worker ready after 60 s" in console.getvalue()
+    assert "Token authentication is enabled" in (tmp_path / "res" / "run.log").read_text()
