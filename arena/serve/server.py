@@ -260,6 +260,7 @@ def serve(
         lock.release()
         raise
     matchmaker = None
+    side: Ladderside | None = None
     stops = _Stops()
     try:
         sandbox = open_ladder(ladder, folder, err)
@@ -313,6 +314,8 @@ def serve(
             raise KeyboardInterrupt
     finally:
         stops.restore()
+        if side is not None:
+            side.close()  # before the exit kills the bots of a check in flight
         if matchmaker is not None and matchmaker.is_alive():
             matchmaker.terminate()
             matchmaker.join(15)

@@ -76,6 +76,7 @@ class Ladderside:
         self.recent: dict[tuple[int, str | None], tuple[float, int, list[Any], bytes | None]] = {}
         self.pages: dict[str, tuple[Any, str]] = {}  # app.py: pages rendered for visitors not logged in
         self.checks: queue.Queue[int | None] = queue.Queue()
+        self.closing = threading.Event()  # the server stops: a check in flight is not judged
         self.checker = threading.Thread(target=self._check_loop, name="checker", daemon=True)
         self.checker.start()
         for row in self.db.all("SELECT id FROM versions WHERE status = 'checking'"):
@@ -114,6 +115,11 @@ class Ladderside:
             except Exception as exc:  # noqa: BLE001 - a check that cannot run fails the upload, not the server
                 log.exception("check of %s v%d failed", row["name"], row["n"])
                 status, text = "failed", f"the check could not run: {type(exc).__name__}: {exc}"
+            if self.closing.is_set():
+                # the server stops: the exit kills the check's bots (a "crash" that is not the bot's);
+                # still 'checking', the version is checked again at the next start
+                log.info("upload %s v%d: check cut short by the server's stop", row["name"], row["n"])
+                return
             if status == "failed":
                 self._drop_unpacked(Path(row["path"]))
             self.db.run("UPDATE versions SET status = ?, report = ? WHERE id = ?", status, self.public(text), vid)
@@ -189,6 +195,7 @@ class Ladderside:
         return entry
 
     def close(self) -> None:
+        self.closing.set()
         self.checks.put(None)
 
     # ---- reading ----------------------------------------------------------------

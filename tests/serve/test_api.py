@@ -461,3 +461,39 @@ def test_an_upload_under_a_bundled_bots_name_is_refused_not_undone_at_the_next_s
         side.db.one("SELECT COUNT(*) AS n FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = 'alpha'")["n"]
         == 1
     )
+
+
+def test_a_check_cut_short_by_the_servers_stop_is_run_again_at_the_next_start(tmp_path, monkeypatch):
+    """Stopping the server kills the bots of a check in flight (the exit's cleanup), and the check
+    recorded that kill as the bot's crash: a good upload was marked failed ("exited (signal
+    SIGKILL)"), and never checked again. Now its version stays 'checking', and the next start
+    checks it."""
+    import threading
+    from types import SimpleNamespace
+
+    from arena.tournament import check
+
+    entered, release = threading.Event(), threading.Event()
+
+    def killed_mid_check(entry, **_):
+        entered.set()
+        release.wait(30)  # the server stops meanwhile; its exit kills the bot
+        return SimpleNamespace(ok=False, render=lambda: "FAIL crash: exited (signal SIGKILL)")
+
+    monkeypatch.setattr(check, "run_check", killed_mid_check)
+    app, tokens, side = ladder_app(tmp_path, {"ann": False})
+    r = upload(client(app), tokens["ann"], (BOTS / "upload_me.py").read_bytes(), "upload_me.py", "annbot")
+    assert r.status_code == 202, r.text
+    assert entered.wait(30)
+    side.close()  # as the server does when it stops
+    release.set()
+    side.checker.join(30)
+    assert side.db.one("SELECT status FROM versions WHERE id = (SELECT MAX(id) FROM versions)")["status"] == "checking"
+
+    monkeypatch.setattr(check, "run_check", lambda entry, **_: SimpleNamespace(ok=True, render=lambda: "PASS"))
+    again = Ladderside(load_ladder(side.ladder.source), side.data, side.sandbox)  # the next start
+    try:
+        latest = "SELECT status FROM versions WHERE id = (SELECT MAX(id) FROM versions)"
+        wait_until(lambda: again.db.one(latest)["status"] == "ok", what="the check at the next start")
+    finally:
+        again.close()
