@@ -146,9 +146,13 @@ def test_the_worker_plays_from_its_own_copies_and_reports_a_bad_set_up_in_one_li
     assert [b["path"] for b in record["bots"]] == [str(copies / entries[n].sha256 / f"{n}.py") for n in match.bots]
     assert [b["sha256"] for b in record["bots"]] == [entries[n].sha256 for n in match.bots]
     assert record["faults"] == [None, None, None]
+    from arena.match.sandbox import launch
+
+    assert launch._bot_lib is not None and launch._bot_lib[1].is_dir()  # the bots' copy of the engines
     logs = worker.close()
     assert sorted(logs) == sorted(f"{n}.stderr.log" for n in match.bots)
     assert not worker.tmp.exists()
+    assert not launch._bot_lib[1].exists()  # the actor is killed next: its atexit hook never runs
 
     bad = pack_bots(entries)
     bad["random_bot"]["data"] = b"print('not the same bot')\n"
