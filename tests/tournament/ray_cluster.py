@@ -13,7 +13,16 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import shutil
+import signal
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+START_LIMIT_S = 300  # a busy 2-core machine takes tens of seconds to start a head, 30 s for four raylets
 
 
 def main() -> None:
@@ -43,6 +52,44 @@ def main() -> None:
         sys.stdin.read()  # the test closes it when done (or dies)
     finally:
         cluster.shutdown()
+
+
+@contextmanager
+def running_cluster(nodes: int, env: dict[str, str], folder: Path) -> Iterator[dict]:
+    """This script's cluster of ``nodes`` worker nodes (0: a head alone) started in a session of
+    its own with ``env``; yields its JSON line. On the way out the cluster is shut down, anything
+    of its session left is killed, and ``folder`` (its RAY_TMPDIR) is removed."""
+    import pytest
+
+    from tests import own_processes as own
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.tournament.ray_cluster", str(nodes)],
+        cwd=root,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], START_LIMIT_S)
+        line = proc.stdout.readline() if ready else ""
+        if not line:
+            pytest.fail(f"the test cluster did not start (exit {proc.poll()})")
+        yield json.loads(line)
+    finally:
+        proc.stdin.close()  # the cluster script shuts Ray down
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+        for pid in own.in_session(proc.pid):  # anything of this cluster left behind
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -12,14 +12,11 @@ and ``--fresh`` had emptied the results folder before ``ray.init`` refused.
 
 from __future__ import annotations
 
-import json
 import os
-import select
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -30,9 +27,8 @@ import pytest
 from arena.errors import ArenaError
 from tests import own_processes as own
 
-from .test_runner import ROOT, run_file, stored, write_tournament
-
-START_LIMIT_S = 300  # a busy 2-core machine takes tens of seconds to start a head
+from .ray_cluster import running_cluster
+from .test_runner import run_file, stored, write_tournament
 
 
 def _driver(monkeypatch: pytest.MonkeyPatch, home: Path, *, mode: str | None, token: str | None) -> None:
@@ -90,22 +86,8 @@ def test_a_head_with_token_auth_is_joined_only_with_the_mode_and_its_token(tmp_p
     }
     for var in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS"):
         env.pop(var, None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.tournament.ray_cluster", "0"],  # a head alone
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], START_LIMIT_S)
-        line = proc.stdout.readline() if ready else ""
-        if not line:
-            pytest.fail(f"the test head did not start (exit {proc.poll()})")
-        address = json.loads(line)["address"]
+    with running_cluster(0, env, folder) as info:  # a head alone
+        address = info["address"]
         home = tmp_path / "driver"
         _driver(monkeypatch, home, mode=None, token=None)
         with pytest.raises(ArenaError, match="requires its token.*; set RAY_AUTH_MODE=token on this machine"):
@@ -121,15 +103,6 @@ def test_a_head_with_token_auth_is_joined_only_with_the_mode_and_its_token(tmp_p
             check_address(address)
         _driver(monkeypatch, home, mode="token", token=token)
         assert check_address(address) == (address, "--ray-address")
-    finally:
-        proc.stdin.close()  # the cluster script shuts Ray down
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            pass
-        for pid in own.in_session(proc.pid):
-            os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_processes_an_interrupted_ray_init_started_are_stopped(monkeypatch):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import sqlite3
@@ -30,12 +29,12 @@ import pytest
 from arena.match import botfolder
 from tests import own_processes as own
 from tests.support.bot_folders import tiny_folder, tiny_wheel
+from tests.tournament.ray_cluster import running_cluster
 from tests.tournament.tournament_fixtures import stored_matches
 
 from .test_runner import ROOT, SLOW, _wait_for_matches, run_file, share_secret, write_tournament
 
 pytestmark = pytest.mark.slow
-START_LIMIT_S = 300  # a busy 2-core machine takes about 30 s to start four raylets
 
 
 @pytest.fixture(scope="module")
@@ -55,34 +54,10 @@ def cluster():
         # keep every address on 127.0.0.1 (Ray otherwise swaps loopback for the host's address)
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.tournament.ray_cluster", "2"],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], START_LIMIT_S)
-        line = proc.stdout.readline() if ready else ""
-        if not line:
-            pytest.fail(f"the test cluster did not start (exit {proc.poll()})")
-        info = json.loads(line)
+    with running_cluster(2, env, folder) as info:
         info["env"] = env
         info["pip"] = pip
         yield info
-    finally:
-        proc.stdin.close()  # the cluster script shuts Ray down
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            pass
-        for pid in own.in_session(proc.pid):  # anything of this cluster left behind
-            os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _lose_node(node: dict) -> None:
