@@ -533,10 +533,15 @@ def _checked_members(archive: Path, members: list[Member]) -> list[Member]:
     return out
 
 
+# what macOS's Finder adds beside the folder it compresses (AppleDouble copies of attributes)
+FINDER_EXTRAS = frozenset({"__MACOSX", ".DS_Store"})
+
+
 def _top(dest: Path) -> Path:
-    """An archive of one folder (``mybot/main.py``) is that folder; else its root."""
+    """An archive of one folder (``mybot/main.py``) is that folder; else its root. Finder's
+    ``__MACOSX`` beside the folder does not make it two (a zip made with "Compress mybot" on a Mac)."""
     root = dest / "bot"
-    kids = [p for p in root.iterdir()] if root.is_dir() else []
+    kids = [p for p in root.iterdir() if p.name not in FINDER_EXTRAS] if root.is_dir() else []
     if len(kids) == 1 and kids[0].is_dir():
         return kids[0]
     return root

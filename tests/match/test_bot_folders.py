@@ -455,3 +455,21 @@ def test_naming_a_folders_main_py_warns_that_it_plays_without_the_folder(
     (lone / "bot.py").write_text((folder / "main.py").read_text())
     bot_entry(str(lone / "bot.py"))
     assert "is a file of the bot folder" not in capsys.readouterr().err
+
+
+def test_a_zip_made_by_finder_is_the_folder_it_compressed(offline: Path) -> None:
+    """macOS Finder's "Compress mybot" writes mybot/... and __MACOSX/mybot/._main.py (and maybe a
+    .DS_Store): the bot was refused with 'no entry file; add main.py', though main.py was there."""
+    folder = offline / "src" / "mybot"
+    folder.mkdir(parents=True)
+    (folder / "main.py").write_text("from botkit import run, simple_choice\nrun(simple_choice)\n")
+    (folder / "weights.bin").write_bytes(b"\x00" * 64)
+    archive = offline / "mybot.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for name in ("main.py", "weights.bin"):
+            z.write(folder / name, f"mybot/{name}")
+        z.writestr("__MACOSX/mybot/._main.py", b"\x00\x05\x16\x07 attributes")
+        z.writestr(".DS_Store", b"finder")
+    a, f = bot_entry(str(archive)), bot_entry(str(folder))
+    assert a.name == "mybot" and a.kind == "folder" and a.sha256 == f.sha256
+    assert Path(a.path).name == "mybot"
