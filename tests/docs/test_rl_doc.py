@@ -109,3 +109,50 @@ def test_an_interval_never_reaches_below_zero():
     spec.loader.exec_module(module)
     lo, hi = module.wilson(0, 20)
     assert lo == 0.0 and f"{lo:.1%}" == "0.0%" and 0 < hi < 1
+
+
+def test_the_bot_folder_example_plays_the_policy_it_saved(tmp_path, monkeypatch):
+    """The numpy bot-folder example of docs/rl.md, run in process (botkit's `run` stubbed): its
+    `choose` picks what `LinearPolicy.choose` picks on real environment observations."""
+    import types
+
+    import numpy as np
+
+    from arena.bot_helper import botkit
+    from arena.rl import encoding
+    from arena.rl.env import env
+    from arena.rl.policy import LinearPolicy
+
+    blocks = re.findall(r"```python\n(.*?)```", DOC, re.S)
+    save = next(b for b in blocks if "np.savez(" in b)
+    main = next(b for b in blocks if "import encoding" in b)
+    rng = np.random.default_rng(1)
+    policy = LinearPolicy("tightwad", 3)
+    policy.weights = rng.normal(size=policy.weights.shape)
+    policy.bias = rng.normal(size=policy.bias.shape)
+    (tmp_path / "bots" / "mlp").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(save, "docs/rl.md", "exec"), {"np": np, "policy": policy})
+    caught = {}
+    fake = types.ModuleType("botkit")
+    fake.run = lambda choose, name=None: caught.update(choose=choose)
+    fake.simple_choice = botkit.simple_choice
+    monkeypatch.setitem(sys.modules, "botkit", fake)
+    monkeypatch.setitem(sys.modules, "encoding", encoding)
+    exec(compile(main, "docs/rl.md", "exec"), {"__file__": str(tmp_path / "bots" / "mlp" / "main.py")})
+    choose = caught["choose"]
+    match = types.SimpleNamespace(game="tightwad", players=3)
+    e = env("tightwad", players=3)
+    decisions = 0
+    for seed in range(3):
+        e.reset(seed=seed)
+        for agent in e.agent_iter():
+            obs, _, term, trunc, info = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            view = info["observation"]
+            assert choose(view, match) == policy.choose(view)
+            decisions += 1
+            e.step(policy.best_slot(obs["observation"], obs["action_mask"]))
+    assert decisions > 20
