@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from arena.serve import accounts
 from arena.serve.accounts import User
+from arena.serve.ladder import MAX_UPLOAD_BYTES
 from arena.serve.side import Ladderside, _may_see_source
 from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT
 
@@ -608,7 +609,7 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
             429, f"too many uploads; wait {_wait(side.upload_limit)}", headers=_retry_after(side.upload_limit)
         )
     most = side.ladder.settings.upload_max_bytes
-    too_large = f"the bot file is larger than {most} bytes ({_size(most)}), this ladder's limit; send a smaller file"
+    too_large = _too_large(most)
     form = await _form(  # the bot file plus room for the form's other fields
         request, most + FORM_MAX_BYTES, too_large, keep_fields=form_post
     )
@@ -626,6 +627,14 @@ async def _upload(request: Request, user: User | None, *, form_post: bool) -> di
     return await run_in_threadpool(
         side.accept_upload, user, upload.filename or "", data, name if isinstance(name, str) and name.strip() else None
     )
+
+
+def _too_large(most: int) -> str:
+    """The 413's one line: the limit, and who can raise it while it is below the most a ladder allows."""
+    line = f"the bot file is larger than {most} bytes ({_size(most)}), this ladder's limit; send a smaller file"
+    if most < MAX_UPLOAD_BYTES:
+        line += f", or ask the ladder's organiser to raise ladder.upload_max_bytes (at most {_size(MAX_UPLOAD_BYTES)})"
+    return line
 
 
 def _size(n: int) -> str:

@@ -100,6 +100,8 @@ def test_oversized_and_malformed_uploads_get_a_clear_4xx(ladder_env):
     big = b"# " + b"x" * 20_000 + b"\n"
     r = upload(c, tokens["ben"], big, "big.py")
     assert r.status_code == 413 and "larger than" in r.json()["error"]
+    # who can lift the limit: an ML entrant's few MB of weights are over the default 256 KiB
+    assert "ask the ladder's organiser to raise ladder.upload_max_bytes (at most 4 MiB)" in r.json()["error"]
     assert upload(c, tokens["ben"], b"\x7fELF\x00\x00", "a.out").status_code == 400
     assert upload(c, tokens["ben"], b"   \n", "empty.py").status_code == 400
     assert upload(c, tokens["ben"], b"print(1)\n", "x.py", "../../etc").status_code == 400
