@@ -281,9 +281,32 @@ def _refuse_option_or_marker(path: Path, i: int, line: str) -> None:
         )
 
 
+PINS_SHOWN = 6  # a pip freeze pins dozens: the line names a few, so pip's reason still fits after them
+
+
 def _pins(reqs: list[str]) -> str:
-    """The requirements as people read them: name==version, without their hashes."""
-    return ", ".join(r.split(" ", 1)[0] for r in reqs) + (" (hash-checked)" if any(" " in r for r in reqs) else "")
+    """The requirements as people read them: name==version, without their hashes, the first few."""
+    names = [r.split(" ", 1)[0] for r in reqs]
+    if len(names) > PINS_SHOWN:
+        names = [*names[: PINS_SHOWN - 1], f"and {len(names) - PINS_SHOWN + 1} more"]
+    return ", ".join(names) + (" (hash-checked)" if any(" " in r for r in reqs) else "")
+
+
+def _pip_reason(lines: list[str]) -> str:
+    """pip's ERROR line, its list of the versions the index has cut to the first and the last few.
+    Its "Ignored the following versions that require a different python version" comes first
+    whenever the index has such versions, but is a remark: the reason is the line after it."""
+    errors = [ln for ln in lines if ln.startswith("ERROR")]
+    reasons = [ln for ln in errors if not ln.startswith("ERROR: Ignored the following")]
+    why = (reasons or errors or lines[-1:] or ["no output"])[0]
+
+    def cut(m: re.Match[str]) -> str:
+        versions = [v.strip() for v in m.group(1).split(",")]
+        if len(versions) <= 6:
+            return m.group(0)
+        return f"(from versions: {versions[0]}, ..., {', '.join(versions[-4:])}: {len(versions)} in all)"
+
+    return re.sub(r"\(from versions: ([^)]*)\)", cut, why)
 
 
 def env_key(reqs: list[str]) -> str:
@@ -362,7 +385,7 @@ def ensure_env(folder: Path) -> BotEnv | None:
             ) from None
         if proc.returncode != 0:
             lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-            why = next((ln for ln in lines if ln.startswith("ERROR")), lines[-1] if lines else "no output")
+            why = _pip_reason(lines)
             raise BotFolderError(
                 f"{folder / REQUIREMENTS}: pip could not install {_pins(reqs)} ({why}); "
                 "check the pins, or the index pip reaches (PIP_INDEX_URL, PIP_FIND_LINKS)"

@@ -27,7 +27,7 @@ from arena.tournament.schedule import MatchSpec
 from games import REGISTRY
 from tests.hostile.test_match_hostile import ROOT, TC
 from tests.hostile.test_safe_levels import safe_level
-from tests.support.bot_folders import tiny_folder
+from tests.support.bot_folders import tiny_folder, wheel
 
 
 def play(entry, sandbox, game: str = "tightwad", players: int = 3):
@@ -473,3 +473,43 @@ def test_a_zip_made_by_finder_is_the_folder_it_compressed(offline: Path) -> None
     a, f = bot_entry(str(archive)), bot_entry(str(folder))
     assert a.name == "mybot" and a.kind == "folder" and a.sha256 == f.sha256
     assert Path(a.path).name == "mybot"
+
+
+def test_a_long_pip_freeze_that_fails_still_says_pips_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A requirements.txt from `pip freeze` pins dozens: the error listed every pin first, and the
+    line was cut before pip's reason (which package, which versions there are) was reached."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for i in range(30):
+        wheel(wheels, f"pkg{i:02d}", "1.0", {f"pkg{i:02d}/__init__.py": b""})
+    for v in range(1, 11):
+        wheel(wheels, "tinypkg", f"{v}.0", {"tinypkg/__init__.py": b""})
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(tmp_path / "envs"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    folder = tiny_folder(tmp_path / "bot", pin="tinypkg==99.0")
+    pins = [f"pkg{i:02d}==1.0" for i in range(30)] + ["tinypkg==99.0"]
+    (folder / "requirements.txt").write_text("\n".join(pins) + "\n")
+    with pytest.raises(RosterError) as err:
+        bot_entry(str(folder))
+    msg = str(err.value)
+    assert "\n" not in msg and not msg.endswith("..."), msg
+    assert "pip could not install pkg00==1.0, pkg01==1.0, pkg02==1.0, pkg03==1.0, pkg04==1.0, and 26 more (" in msg
+    assert "tinypkg==99.0 (from versions: 1.0, ..., 7.0, 8.0, 9.0, 10.0: 10 in all)" in msg, msg
+    assert len(msg) < 500, msg
+
+
+def test_pips_remark_on_other_pythons_versions_is_not_taken_for_its_reason() -> None:
+    """With a real index pip writes 'ERROR: Ignored the following versions that require a different
+    python version: ...' before its reason: the error quoted that remark, and the advice for a
+    package with no wheel (trueskill, from a pip freeze) never showed."""
+    lines = [
+        "WARNING: Location 'file:///x/simple/trueskill/' is ignored",
+        "ERROR: Ignored the following versions that require a different python version: 1.21.0 Requires-Python <3.11",
+        "ERROR: Could not find a version that satisfies the requirement trueskill==0.4.5 (from versions: none)",
+        "ERROR: No matching distribution found for trueskill==0.4.5",
+    ]
+    assert botfolder._pip_reason(lines) == lines[2]
+    assert botfolder._pip_reason(["ERROR: Ignored the following versions"]) == "ERROR: Ignored the following versions"
+    assert botfolder._pip_reason([]) == "no output"
