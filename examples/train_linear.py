@@ -236,6 +236,8 @@ def run(argv: list[str] | None) -> int:
     options = game_options(args.game, args.players, args.option)
     writable("--out", args.out)
     writable("--export", args.export)
+    if not args.out and not args.export:  # minutes of training, then nothing to export
+        print("train_linear.py: no --out or --export: the policy is measured, then not saved", file=sys.stderr)
 
     env = DecktetEnv(args.game, args.players, options)
     policy = LinearPolicy(args.game, args.players)

@@ -156,3 +156,14 @@ def test_the_bot_folder_example_plays_the_policy_it_saved(tmp_path, monkeypatch)
             decisions += 1
             e.step(policy.best_slot(obs["observation"], obs["action_mask"]))
     assert decisions > 20
+
+
+def test_training_without_out_or_export_says_the_policy_is_not_saved(tmp_path):
+    """The README's row ran `python examples/train_linear.py` alone, then `arena export-bot
+    POLICY.json`: there was no POLICY.json, and nothing had said so."""
+    res = _train(tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "no --out or --export: the policy is measured, then not saved" in res.stderr.splitlines()[0]
+    assert "not saved" not in _train(tmp_path, "--out", "p.json").stderr
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`python examples/train_linear.py --out policy.json`, then `arena export-bot policy.json" in readme
