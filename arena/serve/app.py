@@ -175,48 +175,21 @@ async def _form(request: Request, limit: int = FORM_MAX_BYTES, too_large: str = 
 def _fields_before(request: Request, body: bytes) -> dict[str, str]:
     """The text fields of a multipart body that arrive whole in its first ``FORM_MAX_BYTES``: what
     a visitor typed above a form's file input (a browser sends the fields in the form's order)."""
-    from python_multipart.multipart import MultipartParser, parse_options_header
+    from python_multipart import FormParser
+    from python_multipart.multipart import parse_options_header
 
     kind, options = parse_options_header(request.headers.get("content-type", ""))
     boundary = options.get(b"boundary")
     if kind != b"multipart/form-data" or not boundary:
         return {}
     fields: dict[str, str] = {}
-    part: dict[str, Any] = {}
 
-    def begin() -> None:
-        part.clear()
-        part.update(header=b"", value=b"", name=None, file=True, data=b"")
+    def on_field(field: Any) -> None:
+        if field.field_name and len(fields) < 10:
+            fields[field.field_name.decode("utf-8", "replace")] = (field.value or b"").decode("utf-8", "replace")
 
-    def header_field(data: bytes, start: int, end: int) -> None:
-        part["header"] += data[start:end]
-
-    def header_value(data: bytes, start: int, end: int) -> None:
-        part["value"] += data[start:end]
-
-    def header_end() -> None:
-        if part["header"].lower() == b"content-disposition":
-            _, disposition = parse_options_header(part["value"])
-            part["name"], part["file"] = disposition.get(b"name"), b"filename" in disposition
-        part["header"] = part["value"] = b""
-
-    def data(data: bytes, start: int, end: int) -> None:
-        part["data"] = (part["data"] + data[start:end])[:FORM_MAX_BYTES]
-
-    def end() -> None:
-        if part.get("name") and not part["file"] and len(fields) < 10:
-            fields[part["name"].decode("utf-8", "replace")] = part["data"].decode("utf-8", "replace")
-
-    callbacks = {
-        "on_part_begin": begin,
-        "on_header_field": header_field,
-        "on_header_value": header_value,
-        "on_header_end": header_end,
-        "on_part_data": data,
-        "on_part_end": end,
-    }
     try:
-        MultipartParser(boundary, callbacks).write(body[:FORM_MAX_BYTES])  # type: ignore[arg-type]
+        FormParser("multipart/form-data", on_field, lambda _file: None, boundary=boundary).write(body[:FORM_MAX_BYTES])
     except Exception:  # noqa: BLE001 - a malformed body keeps what was read before it went wrong
         pass
     return fields
