@@ -27,7 +27,6 @@ import dataclasses
 import io
 import math
 import os
-import shutil
 import signal
 import threading
 from collections import deque
@@ -609,9 +608,7 @@ def run_duel(
                 resume_hint=resume_hint,
             )
     except KeyboardInterrupt:  # while starting (the pool's own interrupt is an outcome)
-        if new_folder and runner._nothing_stored(results):
-            shutil.rmtree(results, ignore_errors=True)  # stopped before anything was kept: leave no trace
-        elif resume_hint:
+        if not runner.forget_unstarted(results, new_folder) and resume_hint:
             err.write(f"arena: resume with: {resume_hint}\n")
         raise
     finally:

@@ -874,8 +874,7 @@ def run_tournament(
                     before_play=before_play,
                 )
             except KeyboardInterrupt:
-                if new_folder and _nothing_stored(results):  # stopped while starting: leave no trace
-                    shutil.rmtree(results, ignore_errors=True)
+                forget_unstarted(results, new_folder)
                 raise
             if publish is not None and not summary.interrupted:
                 publish(summary)
@@ -894,6 +893,15 @@ def run_tournament(
         for h in held:
             h.release()
     return summary
+
+
+def forget_unstarted(results: Path, new_folder: bool) -> bool:
+    """A run stopped while starting leaves no trace: the results folder it made is removed if it
+    stores no match. True if removed."""
+    if new_folder and _nothing_stored(results):
+        shutil.rmtree(results, ignore_errors=True)
+        return True
+    return False
 
 
 def _nothing_stored(results: Path) -> bool:
