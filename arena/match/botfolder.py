@@ -507,11 +507,15 @@ def _copy_member(archive: Path, name: str, size: int, read: Opener, target: Path
                 break
             out.write(block)
     if written != size:
-        more = "more" if written > size else "less"
-        raise BotFolderError(
-            f"{archive}: member {name!r} holds {more} than the {size} bytes its header claims; repack it"
-        )
+        raise _size_lie(archive, name, size, "more" if written > size else "less")
     return mode
+
+
+def _size_lie(archive: Path, name: str, size: int, more: str = "more", end: str = "") -> BotFolderError:
+    """The one line for a member whose data is not the size its header claims."""
+    return BotFolderError(
+        f"{archive}: member {name!r} holds {more} than the {size} bytes its header claims{end}; repack it"
+    )
 
 
 def _why(exc: BaseException) -> str:
@@ -651,9 +655,7 @@ def _check_tar_padding(archive: Path, t: tarfile.TarFile, info: tarfile.TarInfo)
     assert t.fileobj is not None
     t.fileobj.seek(info.offset_data + info.size)  # forward: the stream is read once, in order
     if t.fileobj.read(tarfile.BLOCKSIZE - tail).strip(b"\0"):
-        raise BotFolderError(
-            f"{archive}: member {info.name!r} holds more than the {info.size} bytes its header claims; repack it"
-        )
+        raise _size_lie(archive, info.name, info.size)
 
 
 def _check_tar_end(archive: Path, t: tarfile.TarFile, infos: list[tarfile.TarInfo]) -> None:
@@ -670,12 +672,9 @@ def _check_tar_end(archive: Path, t: tarfile.TarFile, infos: list[tarfile.TarInf
             return
         left -= len(block)
         if block.strip(b"\0") or left <= 0:
-            last = (
-                f"member {infos[-1].name!r} holds more than the {infos[-1].size} bytes its header claims, or "
-                if infos
-                else ""
-            )
-            raise BotFolderError(f"{archive}: {last}data follows the archive's end; repack it")
+            if infos:
+                raise _size_lie(archive, infos[-1].name, infos[-1].size, end=", or data follows the archive's end")
+            raise BotFolderError(f"{archive}: data follows the archive's end; repack it")
 
 
 TAR_TRAILER_BYTES = 1 << 20  # zeros allowed after a tar's last member: its end blocks, a record's padding
