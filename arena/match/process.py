@@ -1011,7 +1011,7 @@ def _retry_pending_cgroups() -> None:
             _pending_cgroups.remove(cg)
 
 
-def _cleanup_at_exit() -> None:
+def kill_every_bot() -> None:
     """Kill every bot process still registered: at the interpreter's exit, and from a worker's
     SIGTERM handler before ``os._exit`` (which runs no atexit hook)."""
     for bot in list(_LIVE.values()):
@@ -1028,7 +1028,7 @@ def _cleanup_at_exit() -> None:
 
 import atexit  # noqa: E402
 
-atexit.register(_cleanup_at_exit)
+atexit.register(kill_every_bot)
 
 if sys.platform != "linux":  # pragma: no cover
     raise ImportError("arena.match.process needs Linux")

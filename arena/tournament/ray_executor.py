@@ -229,9 +229,9 @@ class BotWorker:
                     logs[path.name] = path.read_bytes()
             self.player = None
         shutil.rmtree(self.tmp, ignore_errors=True)
-        from arena.match.sandbox.launch import _remove_bot_lib
+        from arena.match.sandbox.launch import remove_bot_lib
 
-        _remove_bot_lib()  # the bots' copy of the engines: ray.kill follows, and runs no atexit hook
+        remove_bot_lib()  # the bots' copy of the engines: ray.kill follows, and runs no atexit hook
         return logs
 
 

@@ -207,14 +207,14 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     player = new_player()
 
     def on_term(*_: Any) -> None:
-        from arena.match.process import _cleanup_at_exit
+        from arena.match.process import kill_every_bot
 
         committer.settle(2.0)  # a match already finished is kept if its commit is under way
         player.close()
         # what that close cannot reach: the handler may run inside the player's own close (its kept
         # processes already taken off its lists), a bot's kill or a spare's start; os._exit runs no
         # atexit hook, and a bot's children outlive its main process (stopped, with ponder off)
-        _cleanup_at_exit()
+        kill_every_bot()
         os._exit(0)
 
     signal.signal(signal.SIGTERM, on_term)

@@ -194,7 +194,7 @@ def test_a_kill_cut_short_by_the_worker_s_end_is_finished_by_the_exit_cleanup(tm
     assert len(tree) == 2 and proc._paused
     proc._killed = True  # what kill() does first; the signal's handler runs before its sweep
     try:
-        process._cleanup_at_exit()
+        process.kill_every_bot()
         assert not [p for p in tree if procs._state(p) not in (None, b"Z")]
     finally:
         proc._killed = False

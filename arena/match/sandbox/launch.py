@@ -97,12 +97,12 @@ def bot_lib_dir() -> Path:
     os.chmod(dest, 0o555)
     os.chmod(lib, 0o555)
     if _bot_lib is None:
-        atexit.register(_remove_bot_lib)
+        atexit.register(remove_bot_lib)
     _bot_lib = (os.getpid(), lib)
     return lib
 
 
-def _remove_bot_lib() -> None:
+def remove_bot_lib() -> None:
     if _bot_lib is not None and _bot_lib[0] == os.getpid():  # forked workers share the parent's copy
         lib = _bot_lib[1]
         for d in (lib, lib / "games"):
