@@ -7,6 +7,8 @@ holds one folder per *entry*, under a folder per kind:
 - ``unpacked/<hash>``: a bot archive, unpacked;
 - ``shipped/<sha256>``: a bot sent to this machine by a Ray driver (arena/tournament/bot_shipping.py).
 
+(``locks/<hash>``, an empty file per requirements set, lets one process install it while others wait.)
+
 Nothing ever removes an entry by itself, so a ladder that takes uploads for months, or a Ray
 node, grows without end. Every use of an entry (resolving a roster, starting a bot process)
 sets the entry folder's modification time (``mark_used``), so its mtime is when it was last
@@ -38,6 +40,7 @@ from arena.errors import ArenaError
 
 ENVS, UNPACKED, SHIPPED = "envs", "unpacked", "shipped"
 KINDS = (ENVS, UNPACKED, SHIPPED)
+LOCKS = "locks"  # one empty file per requirements set, locked while it installs: not an entry, never pruned
 PARTIAL_GRACE = 3600.0  # seconds: an unfinished entry younger than this may still be installing
 
 

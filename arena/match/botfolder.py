@@ -26,8 +26,10 @@ whose data is longer or shorter than that is refused.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import difflib
+import fcntl
 import hashlib
 import io
 import os
@@ -41,13 +43,13 @@ import tempfile
 import tomllib
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from arena.errors import ArenaError
-from arena.match.bot_cache import ENVS, UNPACKED, cache_root, mark_used
+from arena.match.bot_cache import ENVS, LOCKS, UNPACKED, cache_root, mark_used
 
 MANIFEST = "bot.toml"
 MANIFEST_KEYS = frozenset({"entry"})
@@ -357,6 +359,34 @@ def ensure_env(folder: Path) -> BotEnv | None:
     if (path / "resolved.txt").is_file():
         return installed_env(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
+    with _install_lock(path, reqs):
+        if (path / "resolved.txt").is_file():  # another process installed it while this one waited
+            return installed_env(folder)
+        _install(folder, reqs, path)
+    return installed_env(folder)
+
+
+@contextlib.contextmanager
+def _install_lock(path: Path, reqs: list[str]) -> Iterator[None]:
+    """One install of a requirements set at a time on this machine: a ladder's checks, or a Ray
+    node's workers, that need the same set at once would each run pip for minutes."""
+    locks = path.parent.parent / LOCKS
+    locks.mkdir(parents=True, exist_ok=True)
+    fd = os.open(locks / path.name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(
+                f"arena: waiting for another process installing {_pins(reqs)} into {path}", file=sys.stderr, flush=True
+            )
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _install(folder: Path, reqs: list[str], path: Path) -> None:
     print(f"arena: installing {_pins(reqs)} for {folder} into {path} (once)", file=sys.stderr, flush=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
@@ -405,7 +435,6 @@ def ensure_env(folder: Path) -> BotEnv | None:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return installed_env(folder)
 
 
 def folder_sha256(folder: Path, env: BotEnv | None) -> str:

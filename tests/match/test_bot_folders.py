@@ -513,3 +513,32 @@ def test_pips_remark_on_other_pythons_versions_is_not_taken_for_its_reason() -> 
     assert botfolder._pip_reason(lines) == lines[2]
     assert botfolder._pip_reason(["ERROR: Ignored the following versions"]) == "ERROR: Ignored the following versions"
     assert botfolder._pip_reason([]) == "no output"
+
+
+@pytest.mark.slow  # one pip install
+def test_two_processes_needing_one_requirements_set_install_it_once(
+    offline: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ladder's checks, or a Ray node's workers, that need the same packages at once: one runs
+    pip, the others wait for it and use what it installed."""
+    import fcntl
+    import subprocess
+
+    from arena.match.bot_cache import LOCKS
+
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(offline / "envs"))  # nothing installed yet
+    folders = [tiny_folder(offline / f"entrant{i}") for i in range(2)]
+    key = botfolder.env_key(botfolder.requirements(folders[0]))
+    (offline / "envs" / LOCKS).mkdir(parents=True)
+    code = "import sys; from pathlib import Path; from arena.match import botfolder; botfolder.ensure_env(Path(sys.argv[1]))"
+    with open(offline / "envs" / LOCKS / key, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as if a third process were installing: both must wait
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code, str(f)], stderr=subprocess.PIPE, text=True) for f in folders
+        ]
+        waiting = [p.stderr.readline() for p in procs]  # type: ignore[union-attr]
+    errs = [w + p.communicate(timeout=300)[1] for w, p in zip(waiting, procs, strict=True)]
+    assert all("waiting for another process installing tinypkg==1.0" in w for w in waiting), errs
+    assert [p.returncode for p in procs] == [0, 0], errs
+    assert sum(e.count("arena: installing") for e in errs) == 1, errs
+    assert botfolder.installed_env(folders[1]).resolved == ("tinypkg==1.0",)
