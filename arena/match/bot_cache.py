@@ -292,6 +292,29 @@ def when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
 
 
+def holds(entry: CacheEntry) -> list[str]:
+    """What an entry is for a person (its key is a hash): an environment's pinned packages, an
+    archive's or a shipped bot's top-level names; [] if it cannot be read. Names an entrant chose
+    are shown with what a terminal would act on (escapes, controls) replaced by '?'."""
+    try:
+        if entry.kind == ENVS:
+            with open(entry.path / "requirements.txt", encoding="utf-8", errors="replace") as f:
+                text = f.read(16_384)
+            names = [ln.split("--", 1)[0].strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+        else:
+            folder = entry.path / "bot" if entry.kind == UNPACKED else entry.path
+            names = sorted(n for n in os.listdir(folder) if not n.startswith("."))[:1000]
+    except OSError:
+        return []
+    return ["".join(c if c.isprintable() else "?" for c in n[:200]) for n in names]
+
+
+def _held(entry: CacheEntry, most: int = 3) -> str:
+    names = [n if len(n) <= 40 else n[:39] + "..." for n in holds(entry)]
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
 def listing(found: list[CacheEntry], root: Path, as_json: bool = False) -> str:
     """What `arena cache` prints: a table (or one JSON object) of the entries and their total."""
     if as_json:
@@ -303,6 +326,7 @@ def listing(found: list[CacheEntry], root: Path, as_json: bool = False) -> str:
                 "bytes": e.size,
                 "last_used": when(e.last_used),
                 "partial": e.partial,
+                "holds": holds(e),
             }
             for e in found
         ]
@@ -312,8 +336,11 @@ def listing(found: list[CacheEntry], root: Path, as_json: bool = False) -> str:
     from tabulate import tabulate
 
     table = tabulate(
-        [[e.kind, e.key + (" (partial)" if e.partial else ""), human_size(e.size), when(e.last_used)] for e in found],
-        headers=["kind", "entry", "size", "last used"],
+        [
+            [e.kind, e.key + (" (partial)" if e.partial else ""), _held(e), human_size(e.size), when(e.last_used)]
+            for e in found
+        ],
+        headers=["kind", "entry", "holds", "size", "last used"],
         disable_numparse=True,
     )
     return f"{table}\n{len(found)} {'entry' if len(found) == 1 else 'entries'}, {human_size(sum(e.size for e in found))}, in {root}"

@@ -316,3 +316,29 @@ def test_a_run_holds_what_its_roster_plays_until_it_releases_it(cache: Path, tmp
     for h in held:
         h.release()
     assert {e.path for e in bot_cache.prune(0.0)} == {env, unpacked}
+
+
+def test_the_listing_says_what_each_hashed_entry_holds_and_shows_no_terminal_escapes(cache: Path) -> None:
+    """A key is a hash: the listing also names an environment's packages and a bot's files, and a
+    name an entrant chose cannot colour or retitle the organiser's terminal."""
+    env = _entry(cache, "envs", "e" * 32, 3)
+    (env / "requirements.txt").write_text(
+        "# pinned\nnumpy==2.4.6 --hash=sha256:abc\ntorch==2.9.0\nscipy==1.16.0\nrich==14.0\n"
+    )
+    shipped = _entry(cache, "shipped", "s" * 64, 2)
+    (shipped / "bot\x1b]0;owned\x07.py").write_text("")
+    unpacked = _entry(cache, "unpacked", "u" * 32, 1)
+    (unpacked / "bot").mkdir()
+    (unpacked / "bot" / "main.py").write_text("")
+    (unpacked / ".complete").write_text("")
+    _entry(cache, "envs", "n" * 32, 0)  # no requirements file: holds nothing known
+
+    table = bot_cache.listing(bot_cache.entries(), cache)
+    assert "numpy==2.4.6, torch==2.9.0, scipy==1.16.0 and 1 more" in table
+    assert "\x1b" not in table and "\x07" not in table and "bot?]0;owned?.py, site" in table
+    assert "main.py" in table
+    rows = {
+        e["key"]: e["holds"] for e in json.loads(bot_cache.listing(bot_cache.entries(), cache, as_json=True))["entries"]
+    }
+    assert rows["e" * 32] == ["numpy==2.4.6", "torch==2.9.0", "scipy==1.16.0", "rich==14.0"]
+    assert rows["u" * 32] == ["main.py"] and rows["n" * 32] == []
