@@ -130,7 +130,7 @@ def _row(cfg: Config, seed: int, kind: str, ordinal: int, rollouts: int, places:
 
 
 def _put(store: Any, rows: list[tuple[Any, ...]], corrections: Iterable[tuple[Any, ...]] = ()) -> None:
-    with store._write() as conn:
+    with store.writing() as conn:
         conn.executemany(
             f"INSERT OR REPLACE INTO luck_baselines ({', '.join(_COLUMNS)}, digest)"
             f" VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})",
@@ -159,7 +159,7 @@ def fill(
     the finished ones on an interruption too. ``rollouts`` < 1 does nothing."""
     if rollouts < 1:
         return 0
-    with store._write() as conn:
+    with store.writing() as conn:
         tables.repair(conn)  # a hand-dropped or hand-made table: made again
         tables.mark_computed(conn)
     todo: list[tuple[Config, int, str, int]] = []
@@ -167,9 +167,10 @@ def fill(
     for cfg in configs_of(schedule):
         if luck_beta(cfg.game, cfg.players) == 0.0:  # no correction there: nothing to compute
             continue
-        have = _stored(store.conn, cfg, "deal", rollouts)
+        with store.reading() as conn:
+            have = _stored(conn, cfg, "deal", rollouts)
+            have_ref = _stored(conn, cfg, "reference", 1)
         todo += [(cfg, s, "deal", 0) for s in cfg.deal_seeds if str(s) not in have]
-        have_ref = _stored(store.conn, cfg, "reference", 1)
         targets[cfg.key] = reference_target(cfg.game, len(cfg.deal_seeds))
         for k in range(targets[cfg.key]):
             seed = reference_deal_seed(cfg.game, cfg.players, k)
@@ -256,11 +257,11 @@ def _aivat_todo(store: Any, schedule: Iterable[Any]) -> list[tuple[str, str, lis
     """(match id, record SHA-256, builtin seats) of the schedule's stored matches that AIVAT
     corrects (``aivat_matches``) and that have no valid correction row."""
     wanted = {m.match_id for m in schedule}
-    with store._lock:
-        todo = aivat_matches(store.conn, wanted)
+    with store.reading() as conn:
+        todo = aivat_matches(conn, wanted)
         have = {
             r[0]: r
-            for r in store.conn.execute(
+            for r in conn.execute(
                 f"SELECT {', '.join(_AIVAT_COLUMNS)}, digest FROM luck_aivat WHERE version = ?", (AIVAT_VERSION,)
             )
         }
@@ -383,10 +384,10 @@ def _parse(row: tuple[Any, ...]) -> tuple[float, ...] | None:
 def write_summaries(store: Any, targets: dict[tuple[str, int, str, str], int]) -> None:
     """Store each configuration's ``summarize`` of its first ``targets[key]`` reference deals,
     so that a leaderboard reads one row instead of thousands."""
-    with store._lock:
+    with store.reading() as conn:
         rows = []
         for key, count in targets.items():
-            refs = _reference_rows(store.conn, key, count)
+            refs = _reference_rows(conn, key, count)
             eta = summarize(refs) if refs is not None else None
             if eta is not None:
                 rows.append(_summary_row(key, eta))
@@ -427,8 +428,7 @@ def load(store: Any, rows: Iterable[Any], rollouts: int = DEFAULT_ROLLOUTS) -> B
     if rollouts < 1:
         return None
     ids = {r.match_id for r in rows}
-    with store._lock:
-        conn = store.conn
+    with store.reading() as conn:
         if not tables.computed(conn):
             return None
         deal_rows = conn.execute(

@@ -142,8 +142,8 @@ def fill_pass(
     ``luck.json`` says they are there; returns how many jobs it computed."""
     from arena.luck.baselines import fill
 
-    with store._lock:
-        schedule = stored_schedule(store.conn, through, options, by_set)
+    with store.reading() as conn:
+        schedule = stored_schedule(conn, through, options, by_set)
     n = fill(store, schedule, rollouts, progress=progress, workers=1)
     _write_through(data, through)
     return n
@@ -178,8 +178,7 @@ def luck_main(
     db = LadderDB(data)
     done = read_through(data)
     while True:
-        with store._lock:
-            last = store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0
+        last = store.last_rowid()
         if last > done:
             started = time.monotonic()
             throttle = Throttle()
@@ -260,8 +259,8 @@ def adjusted(
 
     if rollouts < 1 or through < 1:
         return report, 0
-    with store._lock:
-        count = store.conn.execute("SELECT COUNT(*) FROM matches WHERE rowid <= ?", (through,)).fetchone()[0]
+    with store.reading() as conn:
+        count = conn.execute("SELECT COUNT(*) FROM matches WHERE rowid <= ?", (through,)).fetchone()[0]
     covered = [r for r in rows if r.index < count]  # play order is rowid order
     try:
         baselines = load(store, covered, rollouts)

@@ -192,8 +192,8 @@ def rows_in_play_order(store: ResultStore) -> list[ResultRow]:
     """Every stored match's ``ResultRow``, its index its place in the store's rowid order."""
     import dataclasses as dc
 
-    with store._lock:
-        order = {mid: i for i, (mid,) in enumerate(store.conn.execute("SELECT match_id FROM matches ORDER BY rowid"))}
+    with store.reading() as conn:
+        order = {mid: i for i, (mid,) in enumerate(conn.execute("SELECT match_id FROM matches ORDER BY rowid"))}
     return [dc.replace(r, index=order[r.match_id]) for r in store.iter_results(scheduled=False) if r.match_id in order]
 
 
@@ -209,8 +209,8 @@ class PlayOrder:
         self.last = 0  # the rowid of the last match read
 
     def update(self, store: ResultStore) -> list[ResultRow]:
-        with store._lock:
-            count = store.conn.execute("SELECT COUNT(*) FROM matches WHERE rowid <= ?", (self.last,)).fetchone()[0]
+        with store.reading() as conn:
+            count = conn.execute("SELECT COUNT(*) FROM matches WHERE rowid <= ?", (self.last,)).fetchone()[0]
         if count != len(self.rows):
             self.rows, self.last = [], 0
         for rowid, row in store.results_after(self.last):
@@ -296,14 +296,13 @@ def write_standings(data: Path, doc: StandingsDoc) -> None:
 
 def first_free_set(store: ResultStore) -> int:
     """The first deal set id whose matches the results store holds none of (the ids after it too)."""
-    with store._lock:
-        top = store.conn.execute("SELECT MAX(idx) FROM matches").fetchone()[0]
+    with store.reading() as conn:
+        top = conn.execute("SELECT MAX(idx) FROM matches").fetchone()[0]
     return 1 if top is None else int(top) // INDEX_STRIDE + 1
 
 
 def last_stored(store: ResultStore) -> int:
-    with store._lock:
-        return int(store.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0)
+    return store.last_rowid()
 
 
 class _Quiet:
@@ -372,10 +371,10 @@ class Matchmaker:
         import json
 
         done = store.completed_ids()
-        with store._lock:  # stored rotations per set (its id is the index's block), played by the harness
+        with store.reading() as conn:  # stored rotations per set (its id is the index's block), played by the harness
             stored = {
                 sid: (n, game)
-                for sid, n, game in store.conn.execute(
+                for sid, n, game in conn.execute(
                     "SELECT idx / ?, COUNT(*), MIN(game) FROM matches WHERE has_sandbox_fault = 0 GROUP BY idx / ?",
                     (INDEX_STRIDE, INDEX_STRIDE),
                 )

@@ -236,7 +236,7 @@ class Ladderside:
         last = self.reader.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0  # O(1), unlike COUNT
         mark = (last, min(read_through(self.data), last))
         if mark != self.ratings_mark:
-            with self.store._lock:
+            with self.store.reading():  # one consistent view for the rows, the ratings and the luck figures
                 rows = rows_in_play_order(self.store)
                 report = rate_rows(self.store, rows, self.data / "ratings-cache-server.json.z")
                 report, luck_matches = adjusted(

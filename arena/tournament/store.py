@@ -38,6 +38,7 @@ upgraded first where the folder can be written, as opening it for writing does.)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -657,6 +658,24 @@ class ResultStore:
     def _write(self) -> _WriteTx:
         return _WriteTx(self)
 
+    def writing(self) -> _WriteTx:
+        """``with store.writing() as conn``: one write transaction (BEGIN IMMEDIATE ... COMMIT,
+        ROLLBACK on error), for the tables other modules keep in the store (the luck baselines)."""
+        return _WriteTx(self)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection, for queries the methods below do not offer (a ladder's play order, its
+        deal sets): no other thread of this process uses it until the block ends, so the reads
+        inside see no write of this store object between them."""
+        with self._lock:
+            yield self.conn
+
+    def last_rowid(self) -> int:
+        """The rowid of the last match stored (0: none): the order matches were stored in; O(1), unlike a count."""
+        with self._lock:
+            return int(self.conn.execute("SELECT MAX(rowid) FROM matches").fetchone()[0] or 0)
+
     # -- the deal secret ---------------------------------------------------------------
 
     @property
@@ -1087,7 +1106,7 @@ def _split_sql(script: str) -> list[str]:
 
 
 class _WriteTx:
-    """``with store._write() as conn``: BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error),
+    """``with store.writing() as conn``: BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error),
     holding the store's thread lock."""
 
     def __init__(self, store: ResultStore) -> None:

@@ -220,10 +220,10 @@ def test_editing_the_ladder_files_games_neither_replays_finished_sets_nor_stops_
     assert pending(_two_game_ladder(tmp_path, with_divers=False)) == []  # was: IndexError
     rebid = pending(_two_game_ladder(tmp_path, divers_options="{bidding: true}"))
     assert [mid.split("/")[2] for mid in rebid] == [f"d{in_flight:02d}"] * 2  # was: the finished set's too
-    with store._lock:
+    with store.reading() as conn:
         no_divers = options_by_config(_two_game_ladder(tmp_path, with_divers=False).tournament)
         by_set = {i: {"hands": 3} for i in range(1, in_flight + 1)}  # the entries' options by set id
-        specs = stored_schedule(store.conn, 10**9, no_divers, by_set)
+        specs = stored_schedule(conn, 10**9, no_divers, by_set)
     assert {s.game for s in specs} == {"tightwad"}  # a dropped game's matches are left out, not misread
 
 
