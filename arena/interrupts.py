@@ -11,11 +11,14 @@ the command (a pool's worker) keeps SIGTERM's default: ``terminate()`` ends it a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
 
 def _interrupted_early(*_: object) -> None:
@@ -43,6 +46,32 @@ def this_process_only(handler: Callable[[int, Any], Any]) -> Callable[[int, Any]
         return handler(signum, frame)
 
     return handle
+
+
+@contextlib.contextmanager
+def held_while_starting(method: str = "fork") -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP while this thread starts a child process (``Process.start``).
+    Delivered inside the start, a handler's KeyboardInterrupt is raised in the fork hooks (logging's:
+    "Exception ignored in ... _releaseLock" on the console, the interrupt lost), or leaves a spawned
+    child without its data (an EOFError traceback). Held, it arrives once the start returned. The
+    child begins with them held too (the mask survives fork and exec): it takes them with
+    ``take_held()`` once its own handlers are set. ``method``: the start method ("spawn" starts
+    multiprocessing's resource tracker first: its start lets SIGINT and SIGTERM in again)."""
+    if method != "fork":
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def take_held() -> None:
+    """In a child started under ``held_while_starting``: its handlers set, let the signals in
+    (one sent meanwhile arrives now)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def _stop(*_: object) -> None:

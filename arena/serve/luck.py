@@ -160,11 +160,13 @@ def luck_main(
     ``entries``: (game entry index, seats) -> options, for the deal sets ``options`` leaves ambiguous."""
     import signal
 
+    from arena.interrupts import take_held
     from arena.serve.db import LadderDB
     from arena.tournament.runner import _die_with_parent
     from arena.tournament.store import ResultStore
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    take_held()  # started with them held (start_luck)
     _die_with_parent(parent_pid)
     handler = logging.FileHandler(Path(data) / "run.log")  # beside the matchmaker's lines (appends are atomic)
     handler.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s %(message)s"))
@@ -225,7 +227,10 @@ def start_luck(tournament: Tournament, data: Path) -> BaseProcess | None:
         args=(Path(data), options_by_config(tournament), entries, rollouts, os.getpid()),
         daemon=True,
     )
-    proc.start()
+    from arena.interrupts import held_while_starting
+
+    with held_while_starting("spawn"):
+        proc.start()
     return proc
 
 

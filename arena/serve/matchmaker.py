@@ -671,7 +671,7 @@ def matchmaker_main(
     the server through ``news`` (a pipe's end) that it plays, or the one line that stopped it."""
     import signal
 
-    from arena.interrupts import this_process_only
+    from arena.interrupts import take_held, this_process_only
     from arena.tournament.runner import _die_with_parent, setup_logging
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -687,6 +687,7 @@ def matchmaker_main(
         raise KeyboardInterrupt  # the pool kills its workers (and their bots) on the way out
 
     signal.signal(signal.SIGTERM, this_process_only(on_term))
+    take_held()  # started with them held (start_matchmaker)
     setup_logging(Path(data), sys.stderr)
 
     def tell(*message: Any) -> None:
@@ -737,7 +738,10 @@ def start_matchmaker(
         args=(ladder, Path(data), sandbox, os.getpid(), workers, executor, ray_address, tell),
         daemon=False,
     )
-    proc.start()
+    from arena.interrupts import held_while_starting
+
+    with held_while_starting():
+        proc.start()
     tell.close()  # the child's: its end closes when it dies
     proc.news = news
     return proc

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.errors import ArenaError, WorkersLost
-from arena.interrupts import this_process_only
+from arena.interrupts import held_while_starting, take_held, this_process_only
 from arena.match.faults import printable, shorten
 from arena.records.controls import Limits, TimeControl
 from arena.records.record import RecordJson
@@ -126,6 +126,7 @@ def _worker_main(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal too
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler
+    take_held()  # started with them held (the pool's start): from here they act as set above
     _die_with_parent(ctx["parent_pid"])
     try:
         _serve(wid, conn, ctx)
@@ -1332,7 +1333,8 @@ class LocalBackend:
             name=f"worker-{wid}",
             daemon=False,
         )
-        proc.start()
+        with held_while_starting():
+            proc.start()
         child.close()
         self.procs[wid] = _Process(proc, parent, playing, up, time.monotonic())
         return wid

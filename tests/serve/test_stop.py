@@ -71,7 +71,7 @@ def _stopped_by(server: subprocess.Popen, sig: int, out) -> None:
     finally:
         _kill(server)
     text = out.read_text()
-    assert text.rstrip().splitlines()[-1] == "arena: interrupted" and "Traceback" not in text
+    assert text.rstrip().splitlines()[-1] == "arena: interrupted" and "Traceback" not in text, text
     wait_until(lambda: not in_session(server.pid), timeout_s=60, what="the matchmaker and workers to stop")
 
 

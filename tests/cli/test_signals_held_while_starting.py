@@ -1,0 +1,61 @@
+"""A child process started while Ctrl-C, SIGTERM or SIGHUP arrives (arena.interrupts.held_while_starting).
+
+Delivered inside ``Process.start``, the parent's KeyboardInterrupt was raised in logging's fork
+hook ("Exception ignored in ... _releaseLock", the interrupt lost), or a spawned child was left
+without its data (an EOFError traceback on the ladder's console). Held, the signal arrives in the
+parent once the start returned, and the child takes its own when its handlers are set."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent(
+    """
+    import multiprocessing as mp, os, signal, sys
+    from arena.interrupts import STOP_SIGNALS, held_while_starting, take_held
+
+    def child(report):
+        held = set(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+        take_held()
+        report.send((sorted(int(s) for s in held & STOP_SIGNALS), int(signal.SIGTERM) in {int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])}))
+
+    if __name__ == "__main__":
+        got = []
+        signal.signal(signal.SIGTERM, lambda *_: got.append("term"))
+        ctx = mp.get_context(sys.argv[1])
+        mine, theirs = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=child, args=(theirs,))
+        with held_while_starting(sys.argv[1]):
+            os.kill(os.getpid(), signal.SIGTERM)  # arrives while the child starts
+            during = list(got)
+            proc.start()
+            after_start = list(got)
+        print("parent", during, after_start, got)
+        print("child", mine.recv())
+        proc.join(60)
+        print("exit", proc.exitcode)
+        print("mask", sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []) if s in STOP_SIGNALS))
+    """
+)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_signal_sent_while_a_child_starts_arrives_after_the_start_and_the_child_takes_its_own(
+    tmp_path, method: str
+) -> None:
+    script = tmp_path / "start.py"
+    script.write_text(SCRIPT)
+    out = subprocess.run(
+        [sys.executable, str(script), method], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    stops = sorted(int(s) for s in (2, 15, 1))  # SIGINT, SIGTERM, SIGHUP
+    assert lines[0] == "parent [] [] ['term']"  # not inside the start: once it returned
+    assert lines[1] == f"child ({stops}, False)"  # begun with all three held, then taken
+    assert lines[2] == "exit 0" and lines[3] == "mask []"  # the parent's mask as it was
+    assert "Exception ignored" not in out.stderr and "Traceback" not in out.stderr
