@@ -15,6 +15,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -48,29 +49,66 @@ def this_process_only(handler: Callable[[int, Any], Any]) -> Callable[[int, Any]
     return handle
 
 
+# the handlers ``held_while_starting`` stands in for (None outside it); a child forked inside it
+# inherits them, and ``take_held`` puts back those the child did not set itself
+_held_for: dict[int, Any] | None = None
+
+
+def _record(pending: list[int]) -> Callable[[int, Any], None]:
+    def record(signum: int, _frame: Any) -> None:
+        pending.append(signum)
+
+    record.held = True  # type: ignore[attr-defined]
+    return record
+
+
 @contextlib.contextmanager
 def held_while_starting(method: str = "fork") -> Iterator[None]:
     """Hold Ctrl-C, SIGTERM and SIGHUP while this thread starts a child process (``Process.start``).
-    Delivered inside the start, a handler's KeyboardInterrupt is raised in the fork hooks (logging's:
-    "Exception ignored in ... _releaseLock" on the console, the interrupt lost), or leaves a spawned
-    child without its data (an EOFError traceback). Held, it arrives once the start returned. The
-    child begins with them held too (the mask survives fork and exec): it takes them with
-    ``take_held()`` once its own handlers are set. ``method``: the start method ("spawn" starts
-    multiprocessing's resource tracker first: its start lets SIGINT and SIGTERM in again)."""
+    Handled inside the start, a handler's KeyboardInterrupt is raised in the fork hooks (logging's:
+    "Exception ignored in ... _releaseLock" on the console, the stop lost), or leaves a spawned
+    child without its data (an EOFError traceback). Held, it is handled once the start returned.
+
+    Two holds: this thread's signal mask, which the child inherits (fork and exec keep it), and,
+    since another thread of the process may take the signal and Python then runs the handler in
+    the main thread all the same, a handler that only records it meanwhile. The child takes its
+    signals with ``take_held()`` once its own handlers are set. ``method``: the start method
+    ("spawn" starts multiprocessing's resource tracker first: its start lets SIGINT and SIGTERM in)."""
+    global _held_for
     if method != "fork":
         from multiprocessing import resource_tracker
 
         resource_tracker.ensure_running()
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    pending: list[int] = []
+    saved: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread() and _held_for is None:
+        record = _record(pending)
+        for sig in STOP_SIGNALS:
+            handler = signal.getsignal(sig)
+            if callable(handler):  # SIG_IGN and SIG_DFL act in C: no Python code runs in a hook
+                saved[sig] = signal.signal(sig, record)
+        _held_for = saved
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for num, handler in saved.items():
+            signal.signal(num, handler)
+        if saved:
+            _held_for = None
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        for num in dict.fromkeys(pending):  # once each, as the kernel merges a pending signal
+            signal.raise_signal(num)
 
 
 def take_held() -> None:
-    """In a child started under ``held_while_starting``: its handlers set, let the signals in
-    (one sent meanwhile arrives now)."""
+    """In a child started under ``held_while_starting``, its own handlers set: the parent's handlers
+    back where the child set none, and the signals let in (one sent meanwhile is handled now)."""
+    global _held_for
+    for sig, handler in (_held_for or {}).items():
+        if getattr(signal.getsignal(sig), "held", False):
+            signal.signal(sig, handler)
+    _held_for = None
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
