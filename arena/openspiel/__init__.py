@@ -280,10 +280,16 @@ class DecktetState(pyspiel.State):
         ]
         return new
 
-    def clone(self) -> DecktetState:  # pyspiel's clone of a Python state deep-copies; this is cheaper
-        new = self.get_game().new_initial_state()
-        new.engine = None if self.engine is None else self.engine.clone()
-        new._chain = list(self._chain)
+    def clone(self) -> DecktetState:
+        """pyspiel's own clone, which alone copies the history (``history()``, ``move_number()``,
+        ``serialize()``), but without the engine in it: its deepcopy is the slow part."""
+        engine, samplers, public = self.engine, self._samplers, self._public
+        try:  # restored even if a timer's exception (bots/openspiel_ismcts) lands in between
+            self.engine, self._samplers, self._public = None, {}, None
+            new: DecktetState = super().clone()
+        finally:
+            self.engine, self._samplers, self._public = engine, samplers, public
+        new.engine = None if engine is None else engine.clone()
         return new
 
     def __str__(self) -> str:

@@ -196,3 +196,25 @@ def test_palace_resamples_for_the_seat_follow_its_public_history():
     worlds = [state.resample_from_infostate(0, sampler).engine for _ in range(200)]
     assert len(swapped) == 2 and all(swapped <= set(w._hands[1]) for w in worlds)
     assert state.clone()._public is None  # the history belongs to this position only
+
+
+def test_a_clone_keeps_the_history():
+    """OpenSpiel's contract: a clone is the same state, history and move number included (a
+    clone with an empty history looked like a fresh game to history(), serialize() and
+    is_initial_state()); and it is independent of the original."""
+    game = pyspiel.load_game("decktet_divers_weights", {"players": 2})
+    state = game.new_initial_state()
+    state.apply_action(9)
+    state.apply_actions([0, 1])
+    clone = state.clone()
+    assert clone.history() == state.history() and clone.move_number() == state.move_number() == 2
+    assert not clone.is_initial_state()
+    again = game.deserialize_state(clone.serialize())
+    assert again.history() == state.history()
+    assert again.information_state_string(0) == state.information_state_string(0)
+    before = state.information_state_string(1)
+    if clone.is_simultaneous_node():
+        clone.apply_actions([clone.legal_actions(p)[0] for p in range(2)])
+    else:
+        clone.apply_action(clone.legal_actions()[0])
+    assert state.information_state_string(1) == before and len(clone.history()) > len(state.history())
