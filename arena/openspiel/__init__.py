@@ -150,6 +150,16 @@ class DecktetGame(pyspiel.Game):
         return DecktetState(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> DecktetObserver:
+        """One seat's view, with or without perfect recall. The engines' observations mix public
+        and private information, so a public-only observer (or an all-seeing one) is refused
+        rather than handed the seat's hand."""
+        if iig_obs_type is not None and (
+            not iig_obs_type.public_info or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
+        ):
+            raise ValueError(
+                f"{NAMES[self.game_id]}: observers give one seat's own view only "
+                "(public_info=True, private_info=SINGLE_PLAYER)"
+            )
         recall = iig_obs_type is not None and iig_obs_type.perfect_recall
         return DecktetObserver(recall)
 

@@ -218,3 +218,27 @@ def test_a_clone_keeps_the_history():
     else:
         clone.apply_action(clone.legal_actions()[0])
     assert state.information_state_string(1) == before and len(clone.history()) > len(state.history())
+
+
+@pytest.mark.parametrize(
+    "public,private",
+    [(True, "NONE"), (False, "SINGLE_PLAYER"), (True, "ALL_PLAYERS"), (False, "NONE")],
+)
+def test_an_observer_the_bridge_cannot_give_is_refused(public, private):
+    """The engines' observations mix public and private information; an observer asked for less
+    (or more) than one seat's view is refused, not handed that seat's hand."""
+    from open_spiel.python.observation import make_observation
+
+    game = pyspiel.load_game("decktet_tightwad", {"players": 3})
+    for recall in (False, True):
+        iig = pyspiel.IIGObservationType(
+            perfect_recall=recall, public_info=public, private_info=getattr(pyspiel.PrivateInfoType, private)
+        )
+        with pytest.raises(ValueError, match="one seat's own view"):
+            make_observation(game, iig)
+    state = game.new_initial_state()
+    state.apply_action(3)
+    seat_view = pyspiel.IIGObservationType(
+        perfect_recall=False, public_info=True, private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER
+    )
+    assert make_observation(game, seat_view).string_from(state, 1) == state.observation_string(1)
