@@ -25,10 +25,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import numpy as np
-from gymnasium import spaces
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+try:
+    import numpy as np
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ImportError as err:  # the optional extra: one line saying how to install it
+    raise ModuleNotFoundError(f"arena.rl.env needs the rl extra ({err}): pip install -e '.[rl]'") from None
 
 from arena.rl import encoding
 from games import get_game

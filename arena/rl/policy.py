@@ -12,7 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as err:  # the optional extra: one line saying how to install it
+    raise ModuleNotFoundError(f"arena.rl.policy needs the rl extra ({err}): pip install -e '.[rl]'") from None
 
 from arena.rl import encoding
 from arena.rl.bridge import FORMAT

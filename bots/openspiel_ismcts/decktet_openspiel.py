@@ -42,8 +42,13 @@ import json
 import random
 from typing import Any
 
-import numpy as np
-import pyspiel
+try:
+    import numpy as np
+    import pyspiel
+except ImportError as err:  # the optional extra: one line saying how to install it
+    raise ModuleNotFoundError(
+        f"arena.openspiel needs the openspiel extra ({err}): pip install -e '.[openspiel]'"
+    ) from None
 
 from games import REGISTRY
 from games.determinize import Determinizer
