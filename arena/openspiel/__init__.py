@@ -15,15 +15,15 @@ among) and, for the two games with simultaneous decisions, ``simultaneous``.
 
 Choices, and why (docs/openspiel.md says more):
 
-* Imperfect information, general sum: returns are ``(seats placed below me - seats placed
+* Imperfect information, zero sum: returns are ``(seats placed below me - seats placed
   above me) / (players - 1)``, in [-1, 1], summing to 0 (ties share a place).
 * Chance: one chance node opens the game; its outcome ``o`` in ``range(deals)`` is the deal
   seed, all equally likely. The engines deal (and shuffle later hands and rounds) from that
   seed, so this is the only chance node. A card-by-card chance deal would need the engines to
   deal from outside, which they do not.
-* Divers Weights and Palace are SIMULTANEOUS games (the card every seat plays to a trick, the
-  prize choice of several winners, the Palace setup swap are simultaneous nodes; the rest are
-  ordinary single-player nodes). At a simultaneous node a seat with nothing to decide has one
+* Divers Weights and Palace are SIMULTANEOUS games (the card every seat plays to a trick and
+  the Palace setup swap are simultaneous nodes; the rest, a lone trick winner's prize choice
+  among them (tied winners take their own cards, R-D5), are ordinary single-player nodes). At a simultaneous node a seat with nothing to decide has one
   action, 0, which does nothing. With ``simultaneous=false`` the same game is SEQUENTIAL
   with hidden moves: the seats of a simultaneous step choose one after the other, and a choice
   stays hidden from the others until the step resolves (the engine's observation already hides
