@@ -22,6 +22,7 @@ cap (ruling C4) is a truncation, still rewarded by its standing.
 
 from __future__ import annotations
 
+import operator
 import random
 from typing import Any
 
@@ -131,8 +132,8 @@ class DecktetEnv(AECEnv):
         obs = self.json_observation(agent)
         slots = encoding.slot_actions(obs)
         try:
-            slot = int(action)
-        except (TypeError, ValueError):
+            slot = operator.index(action)  # int() would truncate a float and parse a string
+        except TypeError:
             raise ValueError(f"{agent}: action {action!r} is not a slot number") from None
         if slot not in slots:
             raise ValueError(f"{agent}: slot {slot} is not legal now (legal: {sorted(slots)})")

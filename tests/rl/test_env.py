@@ -149,3 +149,16 @@ def test_a_capped_game_is_a_truncation():
         else:
             e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     assert ends == [(False, True, True)] * 2
+
+
+@pytest.mark.parametrize("kind", [str, float, np.float64, lambda s: s + 0.7])
+def test_a_slot_that_is_not_an_integer_is_refused_and_changes_nothing(kind):
+    """A float (a policy's arithmetic gone wrong) or a string is not silently truncated to a slot."""
+    e = raw_env("tightwad", 3)
+    e.reset(seed=5)
+    slot = int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0])
+    with pytest.raises(ValueError, match="is not a slot number"):
+        e.step(kind(slot))
+    assert e.engine.decisions == 0
+    e.step(np.int64(slot))  # numpy integers are slots
+    assert e.engine.decisions == 1
