@@ -154,6 +154,10 @@ class DecktetGame(pyspiel.Game):
     def new_initial_state(self) -> DecktetState:
         return DecktetState(self)
 
+    def max_chance_nodes_in_history(self) -> int:
+        """The deal is the one chance node (pyspiel's default for a Python game is one per decision)."""
+        return 1
+
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> DecktetObserver:
         """One seat's view, with or without perfect recall. The engines' observations mix public
         and private information, so a public-only observer (or an all-seeing one) is refused

@@ -242,3 +242,15 @@ def test_an_observer_the_bridge_cannot_give_is_refused(public, private):
         perfect_recall=False, public_info=True, private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER
     )
     assert make_observation(game, seat_view).string_from(state, 1) == state.observation_string(1)
+
+
+@pytest.mark.parametrize("name", ["decktet_tightwad", "decktet_divers_weights", "decktet_palace"])
+def test_the_game_declares_its_one_chance_node(name):
+    """The deal is the only chance node in any history: MaxMoveNumber is the decisions plus one
+    (pyspiel's default for a Python game counts as many chance nodes as decisions)."""
+    game = pyspiel.load_game(name, {"decision_cap": 50})
+    assert game.max_game_length() == 50
+    assert game.max_chance_nodes_in_history() == 1
+    assert game.max_move_number() == 51
+    state = _play_random(game.new_initial_state(), random.Random(2))
+    assert sum(1 for pa in state.full_history() if pa.player == pyspiel.PlayerId.CHANCE) == 1
