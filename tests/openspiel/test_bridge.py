@@ -254,3 +254,16 @@ def test_the_game_declares_its_one_chance_node(name):
     assert game.max_move_number() == 51
     state = _play_random(game.new_initial_state(), random.Random(2))
     assert sum(1 for pa in state.full_history() if pa.player == pyspiel.PlayerId.CHANCE) == 1
+
+
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("decktet_tightwad", {"players": 3, "decision_cap": CAP}),
+        ("decktet_divers_weights", {"players": 3}),
+        ("decktet_palace", {"players": 2, "decision_cap": CAP, "simultaneous": False}),
+    ],
+    ids=lambda v: str(v),
+)
+def test_random_sim_test_round_trips_every_state_through_serialize(name, params):
+    pyspiel.random_sim_test(pyspiel.load_game(name, params), num_sims=1, serialize=True, verbose=False)
