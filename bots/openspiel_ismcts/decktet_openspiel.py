@@ -32,7 +32,8 @@ Choices, and why (docs/openspiel.md says more):
   Information state string: the seat, a digest of every observation it has had since the deal
   and every action it took (perfect recall), then its current observation.
 * ``resample_from_infostate`` draws a world from the seat's observation with
-  ``games.determinize`` (what the reference search bot uses), so ISMCTS can run on them.
+  ``games.determinize`` (what the reference search bot uses), so ISMCTS can run on them; in
+  Palace a world that also fits the seat's public history (``games.palace_history``).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ except ImportError as err:  # the optional extra: one line saying how to install
 
 from games import REGISTRY
 from games.determinize import Determinizer
+from games.palace_history import PalaceHistory
 
 DEFAULT_DEALS = 1000
 # Bounds on an engine's legal action ids (they index the position's move list); a position with
@@ -59,6 +61,9 @@ DEFAULT_DEALS = 1000
 MAX_ACTIONS = {"tightwad": 128, "divers-weights": 128, "palace": 2048}
 DEFAULT_PLAYERS = {"tightwad": 4, "divers-weights": 4, "palace": 4}
 NAMES = {"tightwad": "decktet_tightwad", "divers-weights": "decktet_divers_weights", "palace": "decktet_palace"}
+# What games.palace_history reads of a Palace observation (and "tableaux", of which only the hand
+# sizes): a seat's observations at its decisions are kept that small, for its public history.
+HISTORY_KEYS = ("game", "seat", "players", "decision", "phase", "events", "pile_plays", "trump_ace")
 
 
 def _engine_params(game_id: str) -> dict[str, Any]:
@@ -183,6 +188,11 @@ class DecktetState(pyspiel.State):
         self._chain = [""] * game.players  # per seat: digest of its observations so far
         self._public: tuple[int, Any] | None = None  # (seat, its Palace public history), see below
         self._samplers: dict[int, Determinizer] = {}  # per seat, while no move is applied
+        # Palace, per seat: its observation now, and as JSON those it had at its decisions, cut
+        # to what its public history needs (_history_view; resample_from_infostate). Never
+        # changed once made, so clones share them; strings, as pickle copies those fast.
+        self._views: list[dict[str, Any] | None] = [None] * game.players
+        self._decided: list[tuple[str, ...]] = [()] * game.players
 
     # ---- the deal -------------------------------------------------------------------
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -226,6 +236,7 @@ class DecktetState(pyspiel.State):
             self._deal(int(action))
             return
         seat = self.current_player()
+        self._note_decision(seat)
         self.engine.apply(seat, int(action))
         self._observe_all({seat: int(action)})
 
@@ -235,13 +246,38 @@ class DecktetState(pyspiel.State):
         for seat in movers:  # the engine resolves the step when the last of them has chosen
             if self.engine.is_over():
                 break  # the decision cap ended the game within the step
+            self._note_decision(seat)
             self.engine.apply(seat, int(actions[seat]))
         self._observe_all({s: int(actions[s]) for s in movers})
 
     def _observe_all(self, acted: dict[int, int]) -> None:
         for s in range(self._g.players):
             own = f"a{acted[s]}" if s in acted else ""
-            self._chain[s] = _digest(self._chain[s], own, self.observation_json(s))
+            obs = self.engine.observation(s)
+            self._chain[s] = _digest(self._chain[s], own, json.dumps(obs, sort_keys=True, separators=(",", ":")))
+            if self._g.game_id == "palace":
+                self._views[s] = _history_view(obs)
+
+    def _note_decision(self, seat: int) -> None:
+        """Palace: keep what the seat saw as it decided, as a bot keeps it for its history."""
+        if self._g.game_id == "palace":
+            view = self._views[seat] or _history_view(self.engine.observation(seat))
+            self._decided[seat] += (json.dumps(view, separators=(",", ":")),)
+
+    def _public_history(self, player: int) -> PalaceHistory | None:
+        """Palace: the seat's public history (games.palace_history) from what it saw at each of
+        its decisions and sees now; None before its first decision, in a world resampled for
+        another seat (its past is not known there), in the other games, or if it does not fit."""
+        if self._g.game_id != "palace" or not self._decided[player]:
+            return None
+        history = PalaceHistory(self._g.options)
+        try:
+            for view in self._decided[player]:
+                history.update(json.loads(view))
+            history.update(self.engine.observation(player))
+        except ValueError:
+            return None
+        return history
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -278,15 +314,19 @@ class DecktetState(pyspiel.State):
 
     def resample_from_infostate(self, player: int, sampler: Any = None) -> DecktetState:
         """A state drawn from ``player``'s observation (games.determinize), same information
-        state; in Palace, for the seat a state was built for with its public history
-        (``state_from_observation``), a world that history allows. The sampler is kept until a
-        move is applied (ISMCTS resamples its root once per simulation)."""
+        state; in Palace, a world the seat's public history allows (cards taken into a hand in
+        public stay there): the history followed from the deal, or the one a state was built
+        with (``state_from_observation``). The sampler is kept until a move is applied (ISMCTS
+        resamples its root once per simulation)."""
         if self.engine is None:
             return self.clone()
         seed = int(sampler() * 2**62) if sampler is not None else random.getrandbits(62)
         det = self._samplers.get(player)
         if det is None:
-            public = self._public[1] if self._public and self._public[0] == player else None
+            if self._public and self._public[0] == player:
+                public = self._public[1]
+            else:
+                public = self._public_history(player)
             det = self._samplers[player] = Determinizer(
                 self.engine.observation(player), self._g.options, history=public
             )
@@ -297,18 +337,20 @@ class DecktetState(pyspiel.State):
         new._chain = [
             self._chain[s] if s == player else _digest(self._chain[player], f"seat{s}") for s in range(self._g.players)
         ]
+        new._decided[player] = self._decided[player]
         return new
 
     def clone(self) -> DecktetState:
         """pyspiel's own clone, which alone copies the history (``history()``, ``move_number()``,
         ``serialize()``), but without the engine in it: its deepcopy is the slow part."""
-        engine, samplers, public = self.engine, self._samplers, self._public
+        kept = self.engine, self._samplers, self._public, self._views, self._decided
         try:  # restored even if a timer's exception (bots/openspiel_ismcts) lands in between
-            self.engine, self._samplers, self._public = None, {}, None
+            self.engine, self._samplers, self._public, self._views, self._decided = None, {}, None, [], []
             new: DecktetState = super().clone()
         finally:
-            self.engine, self._samplers, self._public = engine, samplers, public
-        new.engine = None if engine is None else engine.clone()
+            self.engine, self._samplers, self._public, self._views, self._decided = kept
+        new.engine = None if kept[0] is None else kept[0].clone()
+        new._views, new._decided = list(kept[3]), list(kept[4])
         return new
 
     def __str__(self) -> str:
@@ -337,6 +379,13 @@ def state_from_observation(
     state._chain = [history if s == seat else _digest(history, f"seat{s}") for s in range(game.players)]
     state._public = (seat, public) if public is not None else None
     return state
+
+
+def _history_view(obs: dict[str, Any]) -> dict[str, Any]:
+    """A Palace observation cut to what games.palace_history reads of it."""
+    view = {k: obs[k] for k in HISTORY_KEYS}
+    view["tableaux"] = [{"hand_size": t["hand_size"]} for t in obs["tableaux"]]
+    return view
 
 
 def digest(history: str, observation: dict[str, Any]) -> str:

@@ -267,3 +267,31 @@ def test_the_game_declares_its_one_chance_node(name):
 )
 def test_random_sim_test_round_trips_every_state_through_serialize(name, params):
     pyspiel.random_sim_test(pyspiel.load_game(name, params), num_sims=1, serialize=True, verbose=False)
+
+
+def test_palace_resamples_of_a_game_played_from_the_deal_follow_the_public_history():
+    """Cards a seat took into its hand in public (an eaten pile, face-up cards swapped in) stay
+    in that hand in every world resampled for another seat (ruling C5: public knowledge), in a
+    game played through the bridge from its chance node, not only in states built by a bot."""
+    from games.palace_history import PalaceHistory
+
+    game = pyspiel.load_game("decktet_palace", {"players": 3, "simultaneous": False})
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    state, rnd = game.new_initial_state(), random.Random(4)
+    state.apply_action(4)
+    seen = [PalaceHistory(state.engine.options) for _ in range(3)]  # each seat's, as a bot keeps it
+    worlds = known = 0
+    while not state.is_terminal() and state.engine.decisions < 150:
+        p = state.current_player()
+        seen[p].update(json.loads(json.dumps(state.engine.observation(p))))
+        for _ in range(2):
+            world = state.resample_from_infostate(p, sampler)
+            assert world.information_state_string(p) == state.information_state_string(p)
+            for q in range(3):
+                hand = [c % 45 for c in world.engine._hands[q]]
+                for c in seen[p].known[q] if q != p else []:
+                    hand.remove(c % 45)  # ValueError: a publicly known card is not in q's hand
+                    known += 1
+            worlds += 1
+        state.apply_action(rnd.choice(state.legal_actions()))
+    assert worlds > 100 and known > 100
