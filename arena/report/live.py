@@ -132,7 +132,9 @@ class LiveDisplay:
             t.add_column("the first was", overflow="ellipsis", no_wrap=True)
             for (bot, kind), n in sorted(self.faults.items(), key=lambda kv: -kv[1]):
                 why = visible(self.first_reason.get((bot, kind), ""), keep="")
-                t.add_row(visible(bot, keep=""), visible(kind, keep=""), str(n), why)
+                # Text, not str: rich reads a str cell as markup, and a bot's stderr is in the
+                # reason ("[/x]" raised MarkupError and stopped the run; "[link=...]" made a link)
+                t.add_row(_plain(bot), _plain(kind), str(n), Text(why))
             parts.append(t)
         if self._standings is not None:
             parts.append(self._standings)
@@ -174,7 +176,10 @@ def _standings_table(results: Path) -> Table | None:
     ):
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
     for s in scope.standings[:20]:  # the mean place as the leaderboard shows it: with its ±, ties marked
-        t.add_row(
-            s.rank_label, visible(s.name, keep=""), f"{s.conservative:.2f}", format_mean_place(s), str(s.faults_total)
-        )
+        t.add_row(s.rank_label, _plain(s.name), f"{s.conservative:.2f}", format_mean_place(s), str(s.faults_total))
     return t
+
+
+def _plain(text: str) -> Text:
+    """A table cell shown as itself: control characters as escapes, and no rich markup."""
+    return Text(visible(text, keep=""))

@@ -133,3 +133,26 @@ def test_a_fault_reason_keeps_the_end_of_a_long_last_stderr_line():
     )
     assert reason.startswith("closed its output (exit code 127); its stderr ends: ...")
     assert reason.endswith("exec: /x/e: not found"), reason
+
+
+def test_a_bots_stderr_in_the_live_display_is_text_not_rich_markup():
+    """The live table's "the first was" cell holds the end of a bot's stderr: rich read it as
+    markup, so "[/x]" raised MarkupError and stopped `arena run` (exit 70, no leaderboard), and
+    "[link=...]" put a hyperlink of the bot's choosing on the organiser's terminal."""
+    import io
+
+    from rich.console import Console
+
+    from arena.report.live import LiveDisplay
+    from arena.tournament.runner import fault_reason
+
+    screen = io.StringIO()
+    display = LiveDisplay(
+        3, Console(file=screen, force_terminal=True, width=240), results=Path("/nonexistent"), live_standings=False
+    )
+    tail = "see [link=https://evil.example]here[/link] [/x] [blink]\n"
+    display.update("m1", [("crasher", "crash")], (fault_reason({"detail": "exit code 1", "stderr_tail": tail}),))
+    display.close()
+    text = screen.getvalue()
+    assert "\x1b]8;" not in text  # no hyperlink
+    assert "[link=https://evil.example]here[/link] [/x] [blink]" in text  # shown as it is
