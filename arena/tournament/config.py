@@ -43,7 +43,8 @@ from arena.luck.reference import DEFAULT_ROLLOUTS as LUCK_ROLLOUTS  # games per 
 from arena.match.sandbox import LEVELS as _SANDBOX_LEVELS
 from arena.records.controls import LIMIT_BOUNDS, TIME_BOUNDS, Limits, TimeControl  # noqa: F401 (re-exported)
 
-SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+# \Z, not $: $ also matches before a final newline, and "alpha\n" would be a second "alpha" in the pages
+SAFE_NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\Z")
 SAFE_NAME_TEXT = "1-64 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
 # `auto` plus the sandbox's own levels (strongest first, then `none`).
 SANDBOX_LEVELS = ("auto", *_SANDBOX_LEVELS)

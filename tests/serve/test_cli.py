@@ -80,6 +80,9 @@ def test_add_user_prints_a_token_once_and_refuses_bad_accounts(tmp_path):
         arena("serve-admin", "add-user", "--data", data, "b b", "--password-stdin", stdin="long enough\n"),
         "not allowed",
     )
+    # a second "ann" that differs by a final newline, which a ^...$ name check let through
+    r = arena("serve-admin", "add-user", "--data", data, "ann\n", "--password-stdin", stdin="long enough\n")
+    assert r.exit_code != 0 and "not allowed" in r.output, r.output
 
 
 def test_invite_prints_a_one_time_link(tmp_path):

@@ -138,6 +138,20 @@ BAD = [
         "bots[1].name",
         ["'my bot' is not allowed", "letters, digits"],
     ),
+    # a name is one line: "lucky_bot\n" passed a ^...$ check and showed in the pages as a second lucky_bot
+    (
+        "bot-name-newline",
+        swap("[bots/*.py]", '[bots/*.py, {path: bots/rusty, name: "lucky_bot\\n"}]'),
+        "bots[1].name",
+        ["'lucky_bot\\n' is not allowed", "letters, digits"],
+    ),
+    ("name-newline", swap("name: t", 'name: "t\\n"'), "name", ["folder name", "name: spring"]),
+    (
+        "label-newline",
+        swap("deals: 2}", 'deals: 2, label: "tw\\n"}'),
+        "games[0].label",
+        ["label 'tw\\n' is not allowed"],
+    ),
     ("bot-item-type", swap("[bots/*.py]", "[bots/*.py, 7]"), "bots[1]", ["expected a string", "got 7"]),
     ("bots-empty", swap("[bots/*.py]", "[]"), "bots", ["must not be empty", "bots: [bots/*.py]"]),
     (
