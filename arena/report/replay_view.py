@@ -31,6 +31,7 @@ from arena.errors import ArenaError
 from arena.inert import visible
 from arena.match.human_view import rank_label  # the corner a card shows: A for an Ace, never 1
 from arena.records import RecordJson
+from arena.report.files import replace_text
 from arena.report.pages import render, static_text
 from games import GameError, get_game
 
@@ -120,7 +121,7 @@ def replay_html(record: RecordJson, links: Sequence[tuple[str, str]] = ()) -> st
 def write_replay_html(record: RecordJson, path: str | Path) -> Path:
     path = Path(path)
     try:
-        path.write_text(replay_html(record), encoding="utf-8")
+        replace_text(path, replay_html(record))  # a page killed mid-write is never left half
     except OSError as err:
         raise ArenaError(f"{path}: cannot write the replay ({err.strerror}); choose a writable path") from None
     return path

@@ -104,6 +104,33 @@ def test_the_page_is_self_contained(tmp_path):
         assert external not in html
 
 
+def test_a_writer_killed_mid_page_leaves_the_old_page_whole(tmp_path):
+    """The page was written in place: a process killed mid-write (here by the file size limit's
+    SIGXFSZ after 4 KiB) left half a page at the path, e.g. a replay linked from leaderboard.html."""
+    import resource
+    import signal
+
+    record = play_record(tmp_path, "palace", [RANDOM] * 4, 3)
+    (tmp_path / "record.json").write_text(json.dumps(record))
+    page = tmp_path / "replay.html"
+    page.write_text("<p>the old page</p>\n")
+    limit = 4096
+    assert len(replay_html(record).encode()) > 4 * limit
+    write = (
+        "import json, signal, sys; from arena.report.replay_view import write_replay_html; "
+        "signal.signal(signal.SIGXFSZ, signal.SIG_DFL); "  # Python ignores it: be killed, as by a kill
+        "write_replay_html(json.load(open(sys.argv[1])), sys.argv[2])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", write, str(tmp_path / "record.json"), str(page)],
+        capture_output=True,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+    )
+    assert proc.returncode == -signal.SIGXFSZ, proc.stderr
+    assert page.read_text() == "<p>the old page</p>\n"
+
+
 # --- in a real browser -------------------------------------------------------------------------
 
 
