@@ -3,15 +3,15 @@
 Written to a temporary file beside its target, then renamed over it: a reader (a web server
 serving the results folder, a browser) sees the old file or the new one, and a writer killed
 mid-write leaves at most its temporary file, never half a page. The temporary name is the
-writer's own (process and thread): two writers of the same file at once (`arena leaderboard`
-while `arena run` publishes) each rename a whole file of their own, and neither finds its
-temporary file gone.
+writer's own (its process and a random part): two writers of the same file at once (`arena
+leaderboard` while `arena run` publishes) each rename a whole file of their own, and neither
+finds its temporary file gone.
 """
 
 from __future__ import annotations
 
 import os
-import threading
+import uuid
 from pathlib import Path
 
 
@@ -19,16 +19,14 @@ def replace_text(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path``, whole or not at all. A symbolic link stays a link and
     its target is rewritten (renaming over the link would replace the link itself); anything
     else there but a regular file (``--html /dev/stdout``, a FIFO) is written, never replaced.
-    Raises OSError as ``open`` and ``os.replace`` do."""
+    Raises OSError as writing and ``os.replace`` do."""
     target = Path(os.path.realpath(path))
     if target.exists() and not target.is_file():
-        with open(target, "w", encoding="utf-8") as out:
-            out.write(text)
+        target.write_text(text, encoding="utf-8")
         return
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            out.write(text)
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
 from arena.report import leaderboard as lb
+from arena.report.files import replace_text
 from arena.report.html_report import render_html
 
 if TYPE_CHECKING:
@@ -232,11 +233,8 @@ def write_reports(
     paths = {}
     for kind, text in texts.items():
         path = folder / lb.FILES[kind]
-        target = _through_links(path)
-        tmp = target.with_name(target.name + ".tmp")
         try:
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(target)  # a reader never sees half a file
+            replace_text(path, text)  # a reader never sees half a file, nor a second writer's
         except OSError as exc:
             if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
                 raise  # a full disk says so in the guard's words
@@ -247,12 +245,6 @@ def write_reports(
             ) from None
         paths[kind] = path
     return paths
-
-
-def _through_links(path: Path) -> Path:
-    """Where a report file really is: a leaderboard linked into a web folder stays a link, and
-    its target is rewritten (renaming over the link would replace the link itself)."""
-    return Path(os.path.realpath(path))
 
 
 def written_line(report: RatingReport, now: float | None = None) -> str:
@@ -291,10 +283,7 @@ def mark_reports_stale(folder: Path, note: str) -> list[Path]:
             text = text.replace("<body>", "<body>" + banner, 1) if "<body>" in text else banner + text
         else:
             text = f"{STALE_START}\n**{note}**\n{STALE_END}\n\n" + text
-        target = _through_links(path)
-        tmp = target.with_name(target.name + ".stale.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
+        replace_text(path, text)
         marked.append(path)
     return marked
 

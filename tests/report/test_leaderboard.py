@@ -182,6 +182,34 @@ def test_ties_sorted_by_name_in_every_output(tmp_path: Path) -> None:
     assert md.index("| amy") < md.index("| zed") < md.index("| x ") < md.index("| y ")
 
 
+def test_two_writers_of_one_folder_at_once_each_write_whole_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both wrote leaderboard.<ext>.tmp: when a second writer (`arena leaderboard` while `arena
+    run` publishes) wrote and renamed it between the first's write and rename, the first failed
+    with FileNotFoundError, a crash "in arena"; a second writer still writing when the first
+    renamed made half a file the leaderboard. Each writer has a temporary file of its own now."""
+    import os
+
+    from arena.report import files
+
+    first = compute_ratings([make_record(0, ["alpha", "bravo"], [0, 1])])
+    second = compute_ratings([make_record(0, ["alpha", "bravo"], [1, 0])])
+    replace = os.replace
+    other_writer = iter([lambda: write_reports(second, tmp_path, written="second")])
+
+    def replace_after_another_writer(src: str | Path, dst: str | Path) -> None:
+        for write in other_writer:  # once, in the middle of the first writer's first file
+            write()
+        replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", replace_after_another_writer)
+    paths = write_reports(first, tmp_path, written="first")
+    assert json.loads(paths["json"].read_text())["scopes"][0]["standings"][0]["bot"] == "alpha"
+    assert paths["md"].read_text() == render_markdown(first, written="first", title="Leaderboard")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())
+
+
 def test_empty_report_renders(tmp_path: Path) -> None:
     report = compute_ratings([])
     paths = write_reports(report, tmp_path)
