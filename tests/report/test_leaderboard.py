@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.report.leaderboard import CSV_COLUMNS, render_markdown, render_terminal
+from arena.report.leaderboard import render_csv as lb_csv
 from arena.report.ratings import OVERALL, RatingReport, compute_ratings
 from arena.report.standings import write_reports
 from tests.support.record_factory import make_record
@@ -208,6 +209,23 @@ def test_two_writers_of_one_folder_at_once_each_write_whole_files(
     assert json.loads(paths["json"].read_text())["scopes"][0]["standings"][0]["bot"] == "alpha"
     assert paths["md"].read_text() == render_markdown(first, written="first", title="Leaderboard")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())
+
+
+def test_no_csv_cell_reads_as_a_spreadsheet_formula(report: RatingReport) -> None:
+    """docs/leaderboard-json.md: the CSV is the data as it is (no leading quote added), and safe
+    to open in a spreadsheet because no text cell can start a formula: the name rule refuses
+    such names, and only a negative number starts with '-'."""
+    from arena.tournament.config import SAFE_NAME
+
+    for name in ('=HYPERLINK("http://x","y")', "+1", "-1", "@SUM(A1)", "\tx", "\rx", "|x", "%0A"):
+        assert not SAFE_NAME.match(name), name
+    after_one_match = compute_ratings([make_record(0, ["alpha", "bravo"], [0, 1])])  # bravo's is below 0
+    for r in (report, after_one_match):
+        cells = [c for row in csv.reader(io.StringIO(lb_csv(r))) for c in row]
+        assert any(c.startswith("-") for c in cells) or r is report
+        for c in cells:
+            if c[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                float(c)  # a number, which a spreadsheet reads as one
 
 
 def test_empty_report_renders(tmp_path: Path) -> None:
