@@ -9,6 +9,7 @@ and does nothing. ``InertStream`` applies it to everything a command prints.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -27,6 +28,17 @@ def visible(text: object, keep: str = _KEEP) -> str:
     if plain.isprintable():  # the usual case, checked at C speed
         return text
     return "".join(c if c.isprintable() or c in keep else ascii(c)[1:-1] for c in text)
+
+
+def inert_json(text: str) -> str:
+    """A JSON text with each character that does not print (a bot's C1 control or bidi override
+    in a string) written as its ``\\u`` escape: the same JSON, which ``visible`` leaves as it is.
+    Printed through ``InertStream`` it used to become ``\\x85``, which is not JSON: `arena export
+    > file.jsonl` wrote lines `arena replay` refused. Only strings can hold such characters (the
+    structure's whitespace is newlines and spaces), so every escape lands inside one."""
+    if text.replace("\n", "").isprintable():  # the usual case, checked at C speed
+        return text
+    return "".join(c if c == "\n" or c.isprintable() else json.dumps(c)[1:-1] for c in text)
 
 
 class InertStream:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.errors import ArenaError, MachineTrouble
+from arena.inert import inert_json
 from arena.records import RecordJson
 from arena.report.matches import find_matches
 from arena.report.standings import results_folder
@@ -68,7 +69,7 @@ def write_records(records: Iterator[RecordJson], out: TextIO) -> int:
     """One compact JSON object per line; returns how many were written."""
     n = 0
     for record in records:
-        out.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
+        out.write(inert_json(json.dumps(record, separators=(",", ":"), ensure_ascii=False)) + "\n")
         n += 1
     return n
 

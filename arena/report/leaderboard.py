@@ -75,7 +75,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from arena.inert import visible
+from arena.inert import inert_json, visible
 from arena.report.ratings import (
     FAULT_KINDS,
     MIN_DEALS_FOR_INTERVAL,
@@ -680,10 +680,10 @@ def render_json(report: RatingReport) -> str:
         for standing, standing_data in zip(scope.standings, scope_data["standings"]):
             histories.append(standing.history.json_text())
             standing_data["history"] = f"{mark}{len(histories) - 1}"
-    text = json.dumps(data, indent=1, ensure_ascii=False)
+    text = inert_json(json.dumps(data, indent=1, ensure_ascii=False))  # printed as it is written
     parts = text.split(f'"{mark}')
     if len(parts) != len(histories) + 1:  # a result text held the mark: the plain way
-        return json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n"
+        return inert_json(json.dumps(report.to_json(), indent=1, ensure_ascii=False)) + "\n"
     out = [parts[0]]
     for part in parts[1:]:
         number, rest = part.split('"', 1)

@@ -3,6 +3,7 @@ results shows as itself, never as Markdown/HTML markup or as a terminal control 
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -218,3 +219,36 @@ def test_the_human_seat_in_a_terminal_keeps_its_own_drawing(tmp_path: Path) -> N
         os.close(main)
     assert b"your turn" in out, out[-2000:]
     assert b"\x1b[" in out and b"\\x1b[" not in out
+
+
+def test_json_a_command_prints_is_json_and_the_file_byte_for_byte(tmp_path: Path) -> None:
+    """A crashing bot's stderr tail (in every export line) and a fault detail (in leaderboard.json)
+    may hold characters a terminal must not act on. Printed, the guard showed them as \\x85, \\x7f,
+    \\U000e0041: `arena export results > x.jsonl` wrote lines that are not JSON (`arena replay
+    x.jsonl` refused them), and `leaderboard --format json` was not the file. They are written as
+    JSON's own \\u escapes now, in the files too: the same data, and nothing raw in a file either."""
+    odd = "bad \x85 \x7f \U000e0041 \u202e \u200b \x1b[2J end"
+    folder = tmp_path / "results"
+    store = ResultStore(folder)
+    store.init_tournament("t", {"name": "t"}, [])
+    for i in range(6):
+        rec = make_record(i, ["alpha", "bravo", "charlie"], [0, 1, 2], match_id=f"tightwad/m{i:02d}")
+        if i == 2:
+            rec["result"]["places"] = [1, 2, 0]
+            rec["faults"] = [{"kind": "crash", "detail": odd, "decision": 0, "stderr_tail": odd}, None, None]
+        store.record_match(rec)
+    store.close()
+
+    printed = CliRunner().invoke(cli, ["export", str(folder)])
+    assert printed.exit_code == 0, printed.output
+    lines = printed.stdout.splitlines()
+    crashed = [json.loads(line) for line in lines][2]["faults"][0]
+    assert crashed["stderr_tail"] == odd and crashed["detail"] == odd
+    assert CliRunner().invoke(cli, ["export", str(folder), "-o", str(tmp_path / "x.jsonl")]).exit_code == 0
+    assert (tmp_path / "x.jsonl").read_text(encoding="utf-8") == printed.stdout
+
+    printed = CliRunner().invoke(cli, ["leaderboard", str(folder), "--format", "json"])
+    assert printed.exit_code == 0, printed.output
+    assert json.loads(printed.stdout)["notable"][0]["detail"] == odd
+    assert (folder / "leaderboard.json").read_text(encoding="utf-8") == printed.stdout
+    _assert_inert(printed.stdout)
