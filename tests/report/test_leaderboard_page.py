@@ -104,3 +104,39 @@ def test_open_writes_the_page_and_hands_it_to_the_browser(results, tmp_path):
             break
         time.sleep(0.1)
     assert opened.read_text().strip() == (results / "leaderboard.html").resolve().as_uri()
+
+
+@pytest.mark.slow
+def test_the_page_and_its_replays_render_offline_in_chromium(results):
+    """The page and the replays it links open from the folder with the network off: nothing
+    fetched, no script error, every table and plot drawn, every replay ready."""
+    from tests.report.test_replay_view import CHROMIUM_FLAGS, _browser
+
+    sync_playwright, chromium = _browser()
+    arena("leaderboard", str(results), "--format", "html", cwd=results)
+    page_file = results / "leaderboard.html"
+    links = re.findall(r'href="(replays/[^"]+\.html)"', page_file.read_text())
+    assert links
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            context = browser.new_context(offline=True)
+            fetched: list[str] = []
+            errors: list[str] = []
+            context.on("request", lambda r: fetched.append(r.url))
+            page = context.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(page_file.as_uri())
+            scopes = page.evaluate("document.querySelectorAll('section.scope').length")
+            assert scopes == 3  # Overall, Palace, Tightwad
+            assert page.evaluate("document.querySelectorAll('section.scope svg polyline').length") >= 4
+            assert page.evaluate("document.querySelectorAll('table.standings tbody tr').length") == 3 * 4
+            for link in links:
+                page.goto((results / link).as_uri())
+                page.wait_for_function("document.body.dataset.ready || document.body.dataset.error", timeout=30_000)
+                assert page.evaluate("document.body.dataset.error") is None
+            assert errors == []
+            assert all(url.startswith("file://") for url in fetched), fetched
+        finally:
+            browser.close()
