@@ -5,7 +5,8 @@ serving the results folder, a browser) sees the old file or the new one, and a w
 mid-write leaves at most its temporary file, never half a page. The temporary name is the
 writer's own (its process and a random part): two writers of the same file at once (`arena
 leaderboard` while `arena run` publishes) each rename a whole file of their own, and neither
-finds its temporary file gone.
+finds its temporary file gone. A temporary file left by a writer killed mid-write (kill -9) is
+removed by the next write of the same file, once its process is gone.
 """
 
 from __future__ import annotations
@@ -30,3 +31,31 @@ def replace_text(path: Path, text: str) -> None:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+    _remove_orphans(target)
+
+
+def _remove_orphans(target: Path) -> None:
+    """The temporary files of ``target`` whose writer no longer runs (best effort)."""
+    prefix = f".{target.name}."
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if not pid.isdigit() or _running(int(pid)):
+            continue
+        try:
+            (target.parent / name).unlink()
+        except OSError:
+            pass
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: running
+        return True
+    return True

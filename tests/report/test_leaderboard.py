@@ -347,3 +347,26 @@ def test_an_adaptive_race_still_playing_leaves_the_report_incomplete() -> None:
     assert not open_race.complete and open_race.to_json()["complete"] is False
     assert render_markdown(open_race).count("INCOMPLETE") >= 1
     assert dataclasses.replace(full, adaptive=(_adaptive_entry(3, "decided"),)).complete
+
+
+def test_a_writer_killed_mid_write_leaves_a_temporary_file_the_next_write_removes(tmp_path: Path) -> None:
+    """kill -9 between the write and the rename leaves `.leaderboard.md.<pid>.<hex>.tmp`: the
+    next write of that file removes it once its process is gone, and keeps a running writer's."""
+    import os
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)  # exited: no process has this pid (unless reused at once)
+    orphan = tmp_path / f".leaderboard.md.{dead_pid}.0123456789ab.tmp"
+    orphan.write_text("half a page")
+    running = tmp_path / f".leaderboard.md.{os.getpid()}.ba9876543210.tmp"  # a writer still at work
+    running.write_text("its page, being written")
+    other = tmp_path / f".leaderboard.csv.{dead_pid}.0123456789ab.tmp"  # another file's: its next write
+    other.write_text("x")
+    report = compute_ratings([make_record(0, ["amy", "zed"], [0, 1])])
+    (tmp_path / "leaderboard.md").write_text("old")
+    from arena.report.files import replace_text
+
+    replace_text(tmp_path / "leaderboard.md", render_markdown(report))
+    assert not orphan.exists() and running.exists() and other.exists()
