@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from arena.errors import ArenaError, MachineTrouble
 from arena.inert import inert_json
 from arena.records import RecordJson
+from arena.report.files import remove_orphans
 from arena.report.matches import find_matches
 from arena.report.standings import results_folder
 from arena.tournament.store import ResultStore, StoreError
@@ -93,6 +94,7 @@ def export_to_file(source: Path, path: Path, **filters: Any) -> int:
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)
+        remove_orphans(target)
     except OSError as err:
         if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
             raise MachineTrouble(

@@ -31,11 +31,12 @@ def replace_text(path: Path, text: str) -> None:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    _remove_orphans(target)
+    remove_orphans(target)
 
 
-def _remove_orphans(target: Path) -> None:
-    """The temporary files of ``target`` whose writer no longer runs (best effort)."""
+def remove_orphans(target: Path) -> None:
+    """Remove the temporary files ``.<name>.<pid>...tmp`` of ``target`` whose writer no longer
+    runs (best effort)."""
     prefix = f".{target.name}."
     try:
         names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")]

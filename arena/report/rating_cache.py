@@ -33,6 +33,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from arena.report.files import remove_orphans
+
 if TYPE_CHECKING:
     from arena.tournament.store import ResultRow
 
@@ -185,10 +187,11 @@ def save(
         "notable": [[n.match_id, n.index, n.game, n.reason, n.seat, n.bot, n.detail] for n in notable],
     }
     path = Path(path)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         body = json.dumps(data, separators=(",", ":")).encode()
         tmp.write_bytes(zlib.compress(_mac(key, body) + b"\n" + body, 1))
         tmp.replace(path)
     except OSError:
         tmp.unlink(missing_ok=True)
+    remove_orphans(path)
