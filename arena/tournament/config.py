@@ -38,6 +38,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 import games
+from arena import user_file
 from arena.errors import ArenaError
 from arena.luck.reference import DEFAULT_ROLLOUTS as LUCK_ROLLOUTS  # games per seat of a deal
 from arena.match.sandbox import LEVELS as _SANDBOX_LEVELS
@@ -841,15 +842,15 @@ def _line_of(text: str | None, loc: tuple[str | int, ...]) -> int | None:
 def _read(path: Path, label: str, kind: str = "tournament file") -> tuple[str, dict[str, Any]]:
     """The file's text and its YAML; ``kind`` names it in errors (a ladder file too)."""
     try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:
-            raise ConfigError(
-                label,
-                f"is larger than {MAX_FILE_BYTES // 1024} KiB; a {kind} is a "
-                "few lines of YAML: check that this is the right file",
-            )
+        raw = user_file.read_bounded(path, MAX_FILE_BYTES)  # a named pipe or /dev/zero must not hang it
         text = raw.decode("utf-8")
+    except user_file.TooLarge:
+        raise ConfigError(
+            label,
+            f"is larger than {MAX_FILE_BYTES // 1024} KiB; a {kind} is a few lines of YAML: check that this is the right file",
+        ) from None
+    except user_file.UserFileError as e:
+        raise ConfigError(label, f"{e}; give the {kind} itself (a .yaml file)") from None
     except FileNotFoundError:
         raise ConfigError(label, f"no such file; check the path of the {kind}") from None
     except IsADirectoryError:

@@ -13,6 +13,7 @@ from arena.errors import ArenaError
 from arena.tournament.config import ConfigError, Limits, TimeControl, Tournament, parse_tournament
 from arena.tournament.load import load_tournament
 from arena.tournament.roster import resolve_bots
+from tests.support.named_pipe import error_within
 from tests.tournament.tournament_fixtures import PY_BOTS, make_project
 
 FILE = "tournaments/bad.yaml"
@@ -471,6 +472,30 @@ def test_oversize_file_is_refused_unread(project: Path) -> None:
         str(err.value) == f"{name}: is larger than 1024 KiB; a tournament file is a few lines of YAML: "
         "check that this is the right file"
     )
+
+
+def test_a_named_pipe_nothing_writes_to_is_refused_at_once(project: Path) -> None:
+    # open() would wait for a writer for ever: `arena run fifo.yaml` hung
+    os.mkfifo(project / "pipe.yaml")
+    said = error_within(10, project / "pipe.yaml", ConfigError, lambda: load_tournament("pipe.yaml"))
+    assert said == "pipe.yaml: is a pipe (FIFO) that nothing wrote to; give the tournament file itself (a .yaml file)"
+
+
+def test_dev_zero_is_refused_by_its_size(project: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^/dev/zero: is larger than 1024 KiB; "):
+        load_tournament("/dev/zero")
+
+
+def test_a_pipe_with_a_writer_is_read(project: Path) -> None:
+    # `cat t.yaml | arena run /dev/stdin` keeps working: a pipe is read to its end
+    read, write_end = os.pipe()
+    os.write(write_end, BASE.encode())
+    os.close(write_end)
+    try:
+        t = load_tournament(f"/proc/self/fd/{read}")
+    finally:
+        os.close(read)
+    assert t.name == "t"
 
 
 def test_merge_keys_are_standard_yaml(project: Path) -> None:

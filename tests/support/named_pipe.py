@@ -1,0 +1,25 @@
+"""Reading a named pipe nothing writes to must fail at once: ``open`` would wait for a writer
+for ever. ``error_within`` runs the read in a thread, so a reader that waits fails the test
+(and is released) instead of hanging the suite."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+def error_within(seconds: float, pipe: Path, error: type[BaseException], call: Callable[[], object]) -> str:
+    """The text of the ``error`` that ``call`` raises; fails if it still waits on ``pipe`` after ``seconds``."""
+    got: list[str] = []
+    worker = threading.Thread(target=lambda: got.append(str(pytest.raises(error, call).value)))
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():  # stuck in open(): be its writer so that it ends, then fail
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join()
+        pytest.fail(f"reading {pipe.name} waited for a writer")
+    return got[0]
