@@ -18,6 +18,7 @@ from typing import Any
 RECORD_SCHEMA = 1
 RECORD_SCHEMAS = (1,)  # record schema versions this arena reads
 MAX_PLAYERS = 64
+MAX_RECORD_BYTES = 512 * 1048576  # a file (or an export's line) larger than this is no match record
 
 RecordJson = dict[str, Any]  # a record as stored and exported (JSON object)
 FaultJson = dict[str, Any]  # one seat's fault: kind, detail, decision[, stderr_tail, ...]

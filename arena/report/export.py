@@ -14,13 +14,16 @@ import errno
 import itertools
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from arena import user_file
 from arena.errors import ArenaError, MachineTrouble
 from arena.inert import inert_json
 from arena.records import RecordJson
+from arena.records.record import MAX_RECORD_BYTES
 from arena.report.files import remove_orphans
 from arena.report.matches import find_matches
 from arena.report.standings import results_folder
@@ -104,28 +107,40 @@ def export_to_file(source: Path, path: Path, **filters: Any) -> int:
     return n
 
 
+def _lines(path: Path) -> Iterator[bytes]:
+    """The lines of an export, each at most ``MAX_RECORD_BYTES``: a regular file streamed (an
+    export may be large), anything else (a named pipe, /dev/zero) read bounded, never waited on."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        yield from user_file.read_bounded(path, MAX_RECORD_BYTES).splitlines()
+        return
+    with open(path, "rb") as f:
+        while line := f.readline(MAX_RECORD_BYTES + 1):
+            if len(line) > MAX_RECORD_BYTES:
+                raise user_file.TooLarge(f"a line is longer than {MAX_RECORD_BYTES // 1048576} MiB")
+            yield line
+
+
 def find_in_jsonl(path: Path, match_id: str | None) -> RecordJson:
     """The record of ``match_id`` in an export (or its only record when no id is given)."""
     found: RecordJson | None = None
     count = 0
     try:
-        with open(path, encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    raise ArenaError(f"{path}: line {number} is not JSON; export again with arena export") from None
-                count += 1
-                if not isinstance(record, dict):
-                    raise ArenaError(f"{path}: line {number} is not a match record; export again with arena export")
-                if match_id is None or record.get("match_id") == match_id:
-                    found = record
-                    if match_id is not None:
-                        break
-    except (OSError, UnicodeDecodeError) as err:
-        raise ArenaError(f"{path}: cannot read the export ({err})") from None
+        for number, line in enumerate(_lines(path), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                raise ArenaError(f"{path}: line {number} is not JSON; export again with arena export") from None
+            count += 1
+            if not isinstance(record, dict):
+                raise ArenaError(f"{path}: line {number} is not a match record; export again with arena export")
+            if match_id is None or record.get("match_id") == match_id:
+                found = record
+                if match_id is not None:
+                    break
+    except (OSError, UnicodeDecodeError, user_file.UserFileError) as err:
+        raise ArenaError(f"{path}: cannot read the export ({err}); give a file `arena export -o` wrote") from None
     if match_id is None and count != 1:
         raise ArenaError(f"{path}: {count} records here; give a match id: arena replay {path} <match id>")
     if found is None:

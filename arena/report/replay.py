@@ -14,11 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from arena import user_file
 from arena.errors import ArenaError
 from arena.match.agents import Agent
 from arena.match.referee import SandboxArg, final_places
 from arena.match.timecontrol import TimeControl
-from arena.records.record import MatchRecord, RecordError, RecordJson
+from arena.records.record import MAX_RECORD_BYTES, MatchRecord, RecordError, RecordJson
 from arena.records.spec import MatchSpec
 from games import GameError, get_game
 from games.core import State
@@ -113,11 +114,16 @@ def _load(source: Path, match_id: str | None) -> RecordJson:
         record = find_in_jsonl(source, match_id)
         _check_shape(record, f"{source}: match {record.get('match_id')!r}", "export it again with `arena export`")
         return record
-    try:
-        record = json.loads(source.read_text())
-    except (OSError, ValueError) as exc:
+    try:  # bounded: the path may name a named pipe or /dev/zero
+        record = json.loads(user_file.read_bounded(source, MAX_RECORD_BYTES))
+    except user_file.UserFileError as exc:
         raise ArenaError(
-            f"{source}: not a match record ({exc}); write one with `arena play ... --json > file`"
+            f"{source}: {exc}; give a match record file (`arena play ... --json > file` writes one)"
+        ) from None
+    except (OSError, ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ArenaError(
+            f"{source}: not a match record ({why}); write one with `arena play ... --json > file`"
         ) from None
     if not isinstance(record, dict) or "decisions" not in record:
         raise ArenaError(f"{source}: not a match record (no 'decisions'); write one with `arena play ... --json`")
