@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -85,17 +87,29 @@ def _trained_for(game: str, weights: Any, rows: int) -> int | None:
     return fits[0] if len(fits) == 1 else None
 
 
+def _read_bounded(p: Path) -> bytes:
+    """The file's bytes, bounded in the read (a device has no size to check by stat) and never
+    waiting: opened without blocking, so a named pipe nothing writes to is refused, not waited on."""
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{p}: not a regular file (a pipe, a device or a folder); give the policy file itself")
+        data = f.read(MAX_POLICY_BYTES + 1)
+    if len(data) > MAX_POLICY_BYTES:
+        raise ValueError(f"{p}: more than a policy may have ({MAX_POLICY_BYTES} bytes)")
+    return data
+
+
 def load_policy(path: str | Path) -> dict[str, Any]:
     """Read and check a policy JSON file (bounded in size)."""
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > MAX_POLICY_BYTES:
-            raise ValueError(f"{p}: {size} bytes is more than a policy may have ({MAX_POLICY_BYTES})")
-        data = json.loads(p.read_text(encoding="utf-8"))
+        raw = _read_bounded(p)
     except OSError as err:
         raise ValueError(f"{p}: cannot read it: {err.strerror or err}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as err:  # not UTF-8, not JSON, an integer of thousands of digits
         raise ValueError(f"{p}: not a JSON policy file ({str(err).splitlines()[0][:120]})") from None
     return check_policy(data, str(p))
 

@@ -143,6 +143,31 @@ def test_export_bot_command_refuses_bad_files_in_one_line(tmp_path):
     assert not (tmp_path / "bot.py").exists()
 
 
+def test_load_policy_bounds_a_pipe_dev_zero_and_a_huge_integer(tmp_path, monkeypatch):
+    """A named pipe nothing writes to hung `arena export-bot` in open(); /dev/zero (its size is 0
+    to stat) was read into memory without end; an integer of 5,000 digits said Python's words
+    without the file's name."""
+    import os
+
+    import arena.rl.bridge as bridge
+    from tests.support.named_pipe import error_within
+
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)
+    said = error_within(10, pipe, ValueError, lambda: load_policy(pipe))
+    assert said == f"{pipe}: not a regular file (a pipe, a device or a folder); give the policy file itself"
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    with pytest.raises(ValueError, match=r"zero.json: not a regular file"):
+        load_policy(tmp_path / "zero.json")
+    (tmp_path / "big.json").write_text('{"format": ' + "9" * 5000 + "}")
+    with pytest.raises(ValueError, match=r"big.json: not a JSON policy file \(Exceeds the limit"):
+        load_policy(tmp_path / "big.json")
+    monkeypatch.setattr(bridge, "MAX_POLICY_BYTES", 1000)
+    (tmp_path / "long.json").write_text(" " * 1001)
+    with pytest.raises(ValueError, match=r"long.json: more than a policy may have \(1000 bytes\)"):
+        load_policy(tmp_path / "long.json")
+
+
 def test_load_policy_round_trips_and_the_bot_source_compiles(tmp_path):
     path = tmp_path / "p.json"
     path.write_text(json.dumps(_small_policy()))
