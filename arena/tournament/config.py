@@ -64,6 +64,7 @@ WARM_BOTS = 64  # default: a small field's processes for fair play (one per deal
 # The tournament file itself (checked while reading, before anything is built from it).
 MAX_FILE_BYTES = 1_048_576
 MAX_DEPTH = 32  # nesting of mappings and lists, aliases expanded
+MAX_NUMBER_CHARS = 100  # an integer written longer is refused as YAML is read
 MAX_NODES = 100_000  # values in the file, aliases expanded (stops "billion laughs")
 
 
@@ -803,7 +804,9 @@ class _Loader(yaml.SafeLoader):
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
+        for key_node, value_node in node.value:
+            if value_node.tag == "tag:yaml.org,2002:int" and len(value_node.value) > MAX_NUMBER_CHARS:
+                raise self._long_number(value_node, f"{key_node.value}: ")
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue  # '<<: *base' merges, and keys given here override the merged ones
             key = self.construct_object(key_node, deep=deep)
@@ -814,6 +817,25 @@ class _Loader(yaml.SafeLoader):
             if isinstance(key, (str, int, float, bool)):
                 seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        # Python's int() refuses over 4,300 digits (that ended as a bug's traceback); no field
+        # takes more than 19, so a long number is refused here, where its line is known
+        if len(node.value) > MAX_NUMBER_CHARS:
+            raise self._long_number(node, "")
+        return super().construct_yaml_int(node)
+
+    def _long_number(self, node: yaml.Node, field: str) -> yaml.constructor.ConstructorError:
+        return yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"{field}a number {len(node.value)} characters long; no field takes a number this large: "
+            "give a value within the field's bounds (docs/tournament.md)",
+            node.start_mark,
+        )
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 
 def _line_of(text: str | None, loc: tuple[str | int, ...]) -> int | None:

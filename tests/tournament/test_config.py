@@ -498,6 +498,23 @@ def test_a_pipe_with_a_writer_is_read(project: Path) -> None:
     assert t.name == "t"
 
 
+def test_a_number_of_thousands_of_digits_is_one_line_naming_the_field(project: Path) -> None:
+    # int() refuses over 4,300 digits: a seed of 5,000 ended as a bug (exit 70, ValueError)
+    name = write(project, BASE.replace("seed: 1", "seed: " + "9" * 5000))
+    with pytest.raises(ConfigError) as err:
+        load_tournament(name)
+    assert str(err.value) == (
+        f"{name}: line 2, column 7: seed: a number 5000 characters long; no field takes a number this large: "
+        "give a value within the field's bounds (docs/tournament.md)"
+    )
+    name = write(project, BASE.replace("players: 3", "players: [3, " + "9" * 5000 + "]"))  # in a list: its line
+    with pytest.raises(ConfigError, match=r": line 5, column 33: a number 5000 characters long; "):
+        load_tournament(name)
+    name = write(project, BASE.replace("seed: 1", "seed: " + "9" * 30))  # a long one still gets its bounds
+    with pytest.raises(ConfigError, match=r"seed: must be at most 9223372036854775807, got 9{30}; use an integer"):
+        load_tournament(name)
+
+
 def test_merge_keys_are_standard_yaml(project: Path) -> None:
     merged = BASE.replace(
         "  - {id: tightwad, players: 3, deals: 2}\n",
