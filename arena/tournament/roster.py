@@ -95,6 +95,8 @@ def bot_kind(path: Path) -> BotKind | None:
 
 
 # Where the system keeps its own programs and files: no bot lives there.
+GLOB_SECONDS = 20.0  # a bots pattern that walks longer is no project's folder of bots
+GLOB_MAX_PATHS = 100_000
 SYSTEM_DIRS = (
     "/bin",
     "/sbin",
@@ -272,7 +274,7 @@ def resolve_bots(tournament: Tournament, *, forfeits: bool = True) -> list[BotEn
                 )
         else:
             loc = ("bots", i)
-            candidates = [(p, None) for p in _expand(tournament, item)]
+            candidates = [(p, None) for p in _expand(tournament, item, loc)]
             if not candidates and item.startswith("builtin:"):  # the command line's spelling
                 kind = item[len("builtin:") :] or "random"
                 raise tournament.config_error(
@@ -327,23 +329,72 @@ def resolve_bots(tournament: Tournament, *, forfeits: bool = True) -> list[BotEn
     return sorted((e for e, _ in found.values()), key=lambda e: e.name)
 
 
-def _expand(tournament: Tournament, pattern: str) -> list[Path]:
+def _expand(tournament: Tournament, pattern: str, loc: tuple[str | int, ...]) -> list[Path]:
     """Files matched by one ``bots`` string, sorted; ``_``-files skipped by wildcards."""
     if not glob.has_magic(pattern):
         path = tournament.resolve_path(pattern)
         return [path] if path.exists() else []
     pattern = os.path.expanduser(pattern)
-    if os.path.isabs(pattern):
-        hits = glob.glob(pattern, recursive=True)
-    else:  # root_dir keeps glob characters in the base folder's own name inert
-        hits = [str(tournament.base_dir / h) for h in glob.glob(pattern, root_dir=tournament.base_dir, recursive=True)]
+    absolute = os.path.isabs(pattern)  # else root_dir keeps glob characters in the base folder's own name inert
+    hits = _bounded_glob(pattern, None if absolute else tournament.base_dir)
+    if hits is None:
+        raise tournament.config_error(
+            loc,
+            f"{pattern!r} walks more than {GLOB_MAX_PATHS:,} paths or for more than {GLOB_SECONDS:g} s (a '**' "
+            "from / or through links such as /proc/self/root never ends); name the folder of the bots, "
+            "e.g. bots/*.py",
+        )
     out = []
     for hit in sorted(hits):
-        path = Path(hit)
+        path = Path(hit) if absolute else tournament.base_dir / hit
         if path.name.startswith("_") or not path.is_file():
             continue
         out.append(path)
     return out
+
+
+def _bounded_glob(pattern: str, root_dir: Path | None) -> list[str] | None:
+    """``glob.glob(pattern, recursive=True)``, or None once it passes ``GLOB_MAX_PATHS`` hits or
+    ``GLOB_SECONDS``: '**' follows links to folders, so '/**/*.py' walks /proc/self/root again
+    and again. The walk runs in a thread that a trace function stops at its next call (glob's
+    walk is Python generators), since a walk that matches nothing never returns to check."""
+    hits: list[str] = []
+    failed: list[BaseException] = []
+    stop = threading.Event()
+
+    def halt(*_: object) -> None:
+        if stop.is_set():
+            raise _GlobStopped
+        return None  # no tracing of lines: a call costs one check
+
+    def walk() -> None:
+        sys.settrace(halt)
+        try:
+            for hit in glob.iglob(pattern, root_dir=root_dir, recursive=True):
+                hits.append(hit)
+                if len(hits) > GLOB_MAX_PATHS:
+                    return
+        except _GlobStopped:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            failed.append(exc)
+        finally:
+            sys.settrace(None)
+
+    walker = threading.Thread(target=walk, name="bots-glob", daemon=True)
+    walker.start()
+    walker.join(GLOB_SECONDS)
+    if walker.is_alive():
+        stop.set()
+        walker.join()
+        return None
+    if failed:
+        raise failed[0]
+    return None if len(hits) > GLOB_MAX_PATHS else hits
+
+
+class _GlobStopped(Exception):
+    """Raised inside the glob's walk to end it."""
 
 
 def bot_entry(path_or_name: str, bots_dir: Path | None = None, *, allow_builtin: bool = False) -> BotEntry:

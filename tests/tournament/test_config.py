@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -415,6 +417,30 @@ def test_paths_are_relative_to_the_working_directory(
     monkeypatch.chdir(elsewhere)
     with pytest.raises(ConfigError, match="matches no bot file"):
         load_tournament("t.yaml")
+
+
+def test_a_glob_that_never_ends_is_stopped_in_one_line(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # '**' follows links to folders: '/**/*.py' walked /proc/self/root again and again, for ever
+    from arena.tournament import roster
+
+    loop = project / "loop"
+    loop.mkdir()
+    for n in range(3):  # three ways back up: each level triples the walk, as far as paths may grow
+        (loop / f"up{n}").symlink_to("..")
+    monkeypatch.setattr(roster, "GLOB_SECONDS", 1.0)
+    name = write(project, BASE.replace("bots: [bots/*.py]", "bots: [bots/*.py, 'loop/**/nothing.py']"))
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as err:
+        load_tournament(name)
+    assert time.monotonic() - started < 10
+    assert str(err.value).startswith(
+        f"{name}: bots[1]: 'loop/**/nothing.py' walks more than 100,000 paths or for more than 1 s "
+    )
+    assert not [t for t in threading.enumerate() if t.name == "bots-glob"]  # the walk was stopped, not left
+
+    monkeypatch.setattr(roster, "GLOB_MAX_PATHS", 3)  # a pattern that matches too much is refused too
+    with pytest.raises(ConfigError, match=r"'loop/\*\*/\*\.py' walks more than 3 paths"):
+        load_tournament(write(project, BASE.replace("bots: [bots/*.py]", "bots: ['loop/**/*.py']")))
 
 
 def test_root_is_relative_to_the_file(
