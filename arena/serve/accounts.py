@@ -21,6 +21,7 @@ from arena.tournament.config import SAFE_NAME, SAFE_NAME_TEXT
 
 _HASHER = PasswordHasher()
 MIN_PASSWORD = 8
+MAX_STDIN_PASSWORD = 4096  # bytes; the login form's whole body is 16 KiB (app.FORM_MAX_BYTES)
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,14 @@ def admin_password(stdin: TextIO | None, prompt: Callable[[], str]) -> str:
     """`serve-admin add-user`'s password: the first line of ``stdin`` (--password-stdin), else
     ``prompt()``, which needs a terminal (getpass would read stdin with a warning, then stop)."""
     if stdin is not None:
+        line = stdin.buffer.readline(MAX_STDIN_PASSWORD + 1)  # bounded: stdin may be /dev/zero
+        if len(line.rstrip(b"\n")) > MAX_STDIN_PASSWORD:
+            raise ArenaError(
+                f"--password-stdin: the first line is longer than {MAX_STDIN_PASSWORD} bytes; give the password "
+                f"alone on the first line, at most {MAX_STDIN_PASSWORD} bytes"
+            )
         try:  # strict UTF-8: other bytes could never be typed into the login form
-            return stdin.buffer.readline().decode("utf-8").rstrip("\n")
+            return line.decode("utf-8").rstrip("\n")
         except UnicodeDecodeError:
             raise ArenaError(
                 "--password-stdin: the password is not UTF-8 text; give it in UTF-8, as the login form sends it"

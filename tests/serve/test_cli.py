@@ -190,6 +190,32 @@ def test_a_password_that_is_not_utf8_is_refused_in_one_line(tmp_path):
     assert r.returncode == 2 and err.count("\n") == 1 and "--password-stdin" in err and "UTF-8" in err, err
 
 
+def test_password_stdin_reads_a_bounded_line(tmp_path):
+    """Standard input from /dev/zero (no newline, no end) was read into memory without end."""
+    import subprocess
+    import sys
+
+    from tests.serve.ladder_fixtures import ROOT
+
+    with open("/dev/zero", "rb") as zero:
+        r = subprocess.run(
+            [sys.executable, "-m", "arena", "serve-admin", "add-user", "--data", str(tmp_path / "d"), "u"]
+            + ["--password-stdin"],
+            cwd=ROOT,
+            stdin=zero,
+            capture_output=True,
+            start_new_session=True,
+            timeout=120,
+        )
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err == (
+        "arena: error: --password-stdin: the first line is longer than 4096 bytes; give the password alone on "
+        "the first line, at most 4096 bytes\n"
+    ), err
+    r = _admin("add-user", "--data", str(tmp_path / "d"), "u", "--password-stdin", stdin=b"p" * 4096 + b"\n")
+    assert r.returncode == 0 and "API token" in r.stdout.decode(), r.stderr  # the longest still works
+
+
 def test_an_unsafe_sandbox_is_refused_with_fixes_a_ladder_accepts(tmp_path):
     from arena.serve.ladder import load_ladder
 
