@@ -15,6 +15,7 @@ import os
 import select
 import stat
 import time
+from typing import TextIO
 
 from arena.errors import ArenaError
 
@@ -66,3 +67,23 @@ def read_bounded(path: str | os.PathLike[str], limit: int, wait_s: float = WAIT_
 
 def _size(n: int) -> str:
     return f"{n // 1048576} MiB" if n >= 1048576 and n % 1048576 == 0 else f"{n // 1024} KiB"
+
+
+def open_output(path: str | os.PathLike[str]) -> TextIO:
+    """``open(path, "w", encoding="utf-8")``, but a named pipe that no program reads is an
+    ``OSError`` at once (``open`` would wait for a reader for ever); one with a reader is
+    written through, as before."""
+    try:
+        is_pipe = stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        is_pipe = False  # a new file: open() creates it (or says why not)
+    if not is_pipe:
+        return open(path, "w", encoding="utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        if err.errno != errno.ENXIO:
+            raise
+        raise OSError(errno.ENXIO, "a named pipe no program reads; start its reader first", str(path)) from None
+    os.set_blocking(fd, True)  # a reader is there: write at its pace
+    return os.fdopen(fd, "w", encoding="utf-8")

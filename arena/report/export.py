@@ -88,7 +88,7 @@ def export_to_file(source: Path, path: Path, **filters: Any) -> int:
     target = Path(os.path.realpath(path))
     try:
         if target.exists() and not target.is_file():
-            with open(target, "w", encoding="utf-8") as out:
+            with user_file.open_output(target) as out:  # a named pipe with no reader must not hang it
                 return write_records(records, out)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:

@@ -15,6 +15,8 @@ import os
 import uuid
 from pathlib import Path
 
+from arena import user_file
+
 
 def replace_text(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path``, whole or not at all. A symbolic link stays a link and
@@ -23,7 +25,8 @@ def replace_text(path: Path, text: str) -> None:
     Raises OSError as writing and ``os.replace`` do."""
     target = Path(os.path.realpath(path))
     if target.exists() and not target.is_file():
-        target.write_text(text, encoding="utf-8")
+        with user_file.open_output(target) as out:  # a named pipe with no reader must not hang it
+            out.write(text)
         return
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
     try:

@@ -144,6 +144,44 @@ def test_a_failed_write_to_a_fifo_is_one_line(results: Path, tmp_path: Path, mon
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+def _without_waiting(fifo: Path, call) -> object:
+    """What ``call`` returns; fails if it still waits for a reader of ``fifo`` after 10 s."""
+    import threading
+
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: got.append(call()))
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # stuck in open(): be its reader so that it ends, then fail
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        worker.join(30)
+        os.close(reader)
+        pytest.fail(f"writing {fifo.name} waited for a reader")
+    return got[0]
+
+
+def test_a_fifo_no_program_reads_is_one_line_not_a_wait(results: Path, tmp_path: Path) -> None:
+    """`export -o FIFO` and `--html FIFO` with no reader waited in open() for ever."""
+    from arena.errors import ArenaError
+    from arena.report.replay_view import write_replay_html
+    from arena.tournament.store import ResultStore
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    res = _without_waiting(fifo, lambda: invoke("export", results, "-o", fifo))
+    one_line_error(res, f"{fifo}: cannot write the export (a named pipe no program reads; start its reader first)")
+    record = next(iter(ResultStore(results).iter_results())).match_id
+    said = _without_waiting(
+        fifo,
+        lambda: str(pytest.raises(ArenaError, write_replay_html, ResultStore(results).get_record(record), fifo).value),
+    )
+    assert (
+        said
+        == f"{fifo}: cannot write the replay (a named pipe no program reads; start its reader first); choose a writable path"
+    )
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
 # ---- export: a filter that matches nothing ---------------------------------------------------
 
 
