@@ -45,6 +45,7 @@ import os
 import re
 import secrets
 import sqlite3
+import stat
 import threading
 import time
 import zlib
@@ -685,7 +686,8 @@ class ResultStore:
     def _ensure_secret(self) -> None:
         """Draw the folder's secret if it has none and no match was played without one."""
         path = self.secret_path
-        if path.exists():
+        if path.exists() or path.is_symlink():
+            self._check_secret_file()
             if path.stat().st_mode & 0o077:
                 os.chmod(path, 0o600)
             return
@@ -705,11 +707,22 @@ class ResultStore:
         finally:
             tmp.unlink(missing_ok=True)
 
+    def _check_secret_file(self) -> None:
+        """The secret is a small regular file of the folder's own: chmod and read through a link
+        changed /dev/zero's mode (as root) and read it without end; a named pipe hung the run."""
+        st = os.lstat(self.secret_path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
+            raise StoreError(
+                f"{self.secret_path} is not the deal secret this folder wrote (a link, a pipe, a device or "
+                "a large file); restore it from a copy, or move it aside and rerun with --fresh"
+            )
+
     def deal_secret(self) -> str:
         """The folder's deal secret (64 hex digits). Never give it to a bot."""
         if not self.read_only:
             self._ensure_secret()
         try:
+            self._check_secret_file()
             text = self.secret_path.read_text().strip()
         except FileNotFoundError:
             raise StoreError(

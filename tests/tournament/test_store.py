@@ -314,6 +314,33 @@ def test_a_new_folder_draws_a_private_256_bit_deal_secret(tmp_path: Path) -> Non
     assert a.deal_secret() == secret
 
 
+@pytest.mark.parametrize("kind", ["link", "fifo", "large"])
+def test_a_deal_secret_that_is_not_a_small_regular_file_is_refused_untouched(tmp_path: Path, kind: str) -> None:
+    """A link was followed: chmod 0600 reached its target (as root, /dev/zero lost its mode) and
+    /dev/zero was read without end; a named pipe hung the run in open()."""
+    from tests.support.named_pipe import error_within
+
+    store = ResultStore(tmp_path / "r")
+    secret = store.secret_path
+    store.deal_secret()
+    secret.unlink()
+    target = tmp_path / "elsewhere"
+    target.write_text("0" * 64 + "\n")
+    target.chmod(0o644)
+    if kind == "link":
+        secret.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(secret)
+    else:
+        secret.write_text("0" * 5000)
+    said = error_within(10, secret, StoreError, lambda: ResultStore(tmp_path / "r").deal_secret())
+    assert said == (
+        f"{secret} is not the deal secret this folder wrote (a link, a pipe, a device or a large file); "
+        "restore it from a copy, or move it aside and rerun with --fresh"
+    )
+    assert target.stat().st_mode & 0o777 == 0o644  # nothing changed through the link
+
+
 def test_concurrent_openers_agree_on_one_secret(tmp_path: Path) -> None:
     folder = tmp_path / "race"
     got: list[str] = []
