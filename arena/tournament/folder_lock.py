@@ -8,8 +8,10 @@ replay`) do not take it; the store's WAL mode lets them read while a run writes.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 from pathlib import Path
 
 from arena.errors import ArenaError
@@ -35,7 +37,17 @@ class FolderLock:
 
     def acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        # never through a link nor into a pipe or device: the file is truncated and written (a
+        # run.lock linked to another file emptied that file; a named pipe ended as a bug)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        except OSError as err:
+            if err.errno != errno.ELOOP:
+                raise
+            raise self._not_ours() from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise self._not_ours()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -48,6 +60,12 @@ class FolderLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd = fd
+
+    def _not_ours(self) -> ArenaError:
+        return ArenaError(
+            f"{self.path} is a link, a pipe or a device, not the lock file arena writes there; "
+            "remove it (the lock is made again) and rerun"
+        )
 
     def release(self) -> None:
         if self.fd is not None:

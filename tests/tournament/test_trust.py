@@ -449,6 +449,29 @@ def test_the_lock_is_held_in_this_process_too(tmp_path):
     assert arena("run", str(path)).returncode == 0  # released
 
 
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_lock_file_that_is_a_link_or_a_pipe_is_refused_untouched(tmp_path, kind):
+    """run.lock is truncated and written: through a link it emptied another file (the pid was
+    all that was left of it); a named pipe ended as a bug (exit 70, EINVAL from ftruncate)."""
+    from arena.errors import ArenaError
+
+    (tmp_path / "res").mkdir()
+    lock = tmp_path / "res" / "run.lock"
+    other = tmp_path / "precious.txt"
+    other.write_text("precious\n")
+    if kind == "link":
+        lock.symlink_to(other)
+    else:
+        os.mkfifo(lock)
+    with pytest.raises(ArenaError) as err:
+        FolderLock(tmp_path / "res").acquire()
+    assert str(err.value) == (
+        f"{lock} is a link, a pipe or a device, not the lock file arena writes there; remove it (the lock is "
+        "made again) and rerun"
+    )
+    assert other.read_text() == "precious\n"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path, sig):
