@@ -28,6 +28,7 @@ import multiprocessing as mp
 import os
 import shutil
 import signal
+import stat
 import sys
 import threading
 import time
@@ -496,6 +497,19 @@ class Progress:
             self.out.flush()
 
 
+def _check_log_file(path: Path) -> None:
+    """A run.log that is a named pipe or a device (itself or through a link) would be opened
+    for writing and wait for a reader for ever: refused, as the lock file is."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return  # made now (a dangling link's target too, as open() would)
+    if not stat.S_ISREG(mode):
+        raise ArenaError(
+            f"{path} is a pipe, a device or a folder, not a log file; remove it (it is made again) and rerun"
+        )
+
+
 def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> None:
     """One run log file plus the console, fed by every worker (multiprocessing-logging).
 
@@ -505,6 +519,7 @@ def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> Non
     root = logging.getLogger()
     close_run_logging()
     root.setLevel(logging.INFO)
+    _check_log_file(results / "run.log")
     fh = logging.FileHandler(results / "run.log", mode="w" if fresh else "a")
     fh.setFormatter(logging.Formatter("%(asctime)s %(processName)s %(levelname)s %(message)s"))
     ch = logging.StreamHandler(console)

@@ -1,6 +1,6 @@
-"""Reading a named pipe nothing writes to must fail at once: ``open`` would wait for a writer
-for ever. ``error_within`` runs the read in a thread, so a reader that waits fails the test
-(and is released) instead of hanging the suite."""
+"""Reading (or writing) a named pipe nothing writes to (or reads) must fail at once: ``open``
+would wait for the other end for ever. ``error_within`` runs the call in a thread, so a call
+that waits fails the test (and is released) instead of hanging the suite."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ def error_within(seconds: float, pipe: Path, error: type[BaseException], call: C
     worker = threading.Thread(target=lambda: got.append(str(pytest.raises(error, call).value)))
     worker.start()
     worker.join(seconds)
-    if worker.is_alive():  # stuck in open(): be its writer so that it ends, then fail
-        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+    if worker.is_alive():  # stuck in open(): be its other end (O_RDWR: either) so that it ends, then fail
+        os.close(os.open(pipe, os.O_RDWR | os.O_NONBLOCK))
         worker.join()
-        pytest.fail(f"reading {pipe.name} waited for a writer")
+        pytest.fail(f"{pipe.name}: waited for the other end of the pipe")
     return got[0]

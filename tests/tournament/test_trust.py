@@ -472,6 +472,22 @@ def test_a_lock_file_that_is_a_link_or_a_pipe_is_refused_untouched(tmp_path, kin
     assert other.read_text() == "precious\n"
 
 
+def test_a_run_log_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path):
+    """The log file was opened for appending: a run.log that is a named pipe hung arena run."""
+    from arena.errors import ArenaError
+    from arena.tournament.runner import close_run_logging, setup_logging
+    from tests.support.named_pipe import error_within
+
+    (tmp_path / "res").mkdir()
+    log = tmp_path / "res" / "run.log"
+    os.mkfifo(log)
+    try:
+        said = error_within(10, log, ArenaError, lambda: setup_logging(tmp_path / "res", open(os.devnull, "w")))
+    finally:
+        close_run_logging()
+    assert said == f"{log} is a pipe, a device or a folder, not a log file; remove it (it is made again) and rerun"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_sigterm_stops_like_ctrl_c_with_the_resume_hint(tmp_path, sig):
