@@ -47,7 +47,9 @@ def read_bounded(path: str | os.PathLike[str], limit: int, wait_s: float = WAIT_
                 chunk = os.read(fd, min(1 << 20, limit + 1 - size))
             except BlockingIOError:  # a writer, but no data yet
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                poller = select.poll()  # not select(): it fails on descriptors above 1023
+                poller.register(fd, select.POLLIN)
+                if left <= 0 or not poller.poll(left * 1000):
                     raise UserFileError(
                         f"gave no end of file within {wait_s:g} s (a pipe or device kept open)"
                     ) from None
