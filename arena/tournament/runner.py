@@ -504,10 +504,8 @@ def _check_log_file(path: Path) -> None:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         return  # made now (a dangling link's target too, as open() would)
-    if not stat.S_ISREG(mode):
-        raise ArenaError(
-            f"{path} is a pipe, a device or a folder, not a log file; remove it (it is made again) and rerun"
-        )
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a folder fails in open(): "in the way", as before
+        raise ArenaError(f"{path} is a pipe or a device, not a log file; remove it (it is made again) and rerun")
 
 
 def setup_logging(results: Path, console: TextIO, *, fresh: bool = False) -> None:

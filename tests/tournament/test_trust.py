@@ -485,7 +485,7 @@ def test_a_run_log_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path):
         said = error_within(10, log, ArenaError, lambda: setup_logging(tmp_path / "res", open(os.devnull, "w")))
     finally:
         close_run_logging()
-    assert said == f"{log} is a pipe, a device or a folder, not a log file; remove it (it is made again) and rerun"
+    assert said == f"{log} is a pipe or a device, not a log file; remove it (it is made again) and rerun"
 
 
 @pytest.mark.slow
