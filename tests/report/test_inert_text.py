@@ -74,9 +74,9 @@ def test_control_characters_are_escaped_in_markdown_and_html(tmp_path: Path) -> 
         assert "x1b" in text and "u202e" in text, kind
 
 
-def test_each_notable_group_shows_its_own_bots_stderr_tail(tmp_path: Path) -> None:
-    # Two bots fault in the same match, the first of both their notable groups: each group's
-    # row shows that bot's stderr tail, not the other's (they were keyed by match id alone).
+def _results_with_faults(tmp_path: Path, faults: list) -> Path:
+    """Six matches of alpha, bravo and charlie in tmp_path/results; the third has ``faults`` (and
+    places charlie first)."""
     folder = tmp_path / "results"
     store = ResultStore(folder)
     store.init_tournament("t", {"name": "t"}, [])
@@ -84,13 +84,23 @@ def test_each_notable_group_shows_its_own_bots_stderr_tail(tmp_path: Path) -> No
         rec = make_record(i, ["alpha", "bravo", "charlie"], [0, 1, 2], match_id=f"tightwad/m{i:02d}")
         if i == 2:
             rec["result"]["places"] = [1, 2, 0]
-            rec["faults"] = [
-                {"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "ALPHA-TAIL"},
-                {"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "BRAVO-TAIL"},
-                None,
-            ]
+            rec["faults"] = faults
         store.record_match(rec)
     store.close()
+    return folder
+
+
+def test_each_notable_group_shows_its_own_bots_stderr_tail(tmp_path: Path) -> None:
+    # Two bots fault in the same match, the first of both their notable groups: each group's
+    # row shows that bot's stderr tail, not the other's (they were keyed by match id alone).
+    folder = _results_with_faults(
+        tmp_path,
+        [
+            {"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "ALPHA-TAIL"},
+            {"kind": "crash", "detail": "exit 1", "decision": 0, "stderr_tail": "BRAVO-TAIL"},
+            None,
+        ],
+    )
     report, _ = load_report(folder)
     page = write_reports(report, folder)["html"].read_text(encoding="utf-8")
     rows = {m.group(1): m.group(0) for m in re.finditer(r'<tr[^>]*><td class="name">(\w+)</td>.*?</tr>', page)}
@@ -228,16 +238,9 @@ def test_json_a_command_prints_is_json_and_the_file_byte_for_byte(tmp_path: Path
     x.jsonl` refused them), and `leaderboard --format json` was not the file. They are written as
     JSON's own \\u escapes now, in the files too: the same data, and nothing raw in a file either."""
     odd = "bad \x85 \x7f \U000e0041 \u202e \u200b \x1b[2J end"
-    folder = tmp_path / "results"
-    store = ResultStore(folder)
-    store.init_tournament("t", {"name": "t"}, [])
-    for i in range(6):
-        rec = make_record(i, ["alpha", "bravo", "charlie"], [0, 1, 2], match_id=f"tightwad/m{i:02d}")
-        if i == 2:
-            rec["result"]["places"] = [1, 2, 0]
-            rec["faults"] = [{"kind": "crash", "detail": odd, "decision": 0, "stderr_tail": odd}, None, None]
-        store.record_match(rec)
-    store.close()
+    folder = _results_with_faults(
+        tmp_path, [{"kind": "crash", "detail": odd, "decision": 0, "stderr_tail": odd}, None, None]
+    )
 
     printed = CliRunner().invoke(cli, ["export", str(folder)])
     assert printed.exit_code == 0, printed.output

@@ -3,13 +3,9 @@ install (runs whether or not the extra is installed: the missing package is bloc
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.missing_extra import assert_one_line_naming_the_install
 
 
 @pytest.mark.parametrize(
@@ -22,9 +18,4 @@ ROOT = Path(__file__).resolve().parents[2]
     ],
 )
 def test_a_missing_extra_is_one_line_naming_the_install(module, missing):
-    code = f"import sys; sys.modules[{missing!r}] = None; import {module}"
-    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 1
-    last = res.stderr.strip().splitlines()[-1]
-    assert last.startswith("ModuleNotFoundError: ") and "pip install -e '.[rl]'" in last and missing in last
-    assert "During handling" not in res.stderr  # one error, not the import error and then ours
+    assert_one_line_naming_the_install(module, missing, "rl")
