@@ -836,6 +836,14 @@ class _Loader(yaml.SafeLoader):
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+# YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: `move_s: 5e-1` or `1e3`
+# was text, and the field said "expected a number, got '5e-1'". YAML 1.2 reads them as numbers;
+# so does this loader (after the int and float forms, which keep their meaning).
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
 
 
 def _line_of(text: str | None, loc: tuple[str | int, ...]) -> int | None:
