@@ -24,7 +24,7 @@ from arena.errors import ArenaError, MachineTrouble
 from arena.inert import inert_json
 from arena.records import RecordJson
 from arena.records.record import MAX_RECORD_BYTES
-from arena.report.files import remove_orphans
+from arena.report.files import replacing
 from arena.report.matches import find_matches
 from arena.report.standings import results_folder
 from arena.tournament.store import ResultStore, StoreError
@@ -85,19 +85,9 @@ def export_to_file(source: Path, path: Path, **filters: Any) -> int:
     records: Iterator[RecordJson] = iter_records(source, **filters)
     first = list(itertools.islice(records, 1))  # a bad source or filter fails here, before any file is touched
     records = itertools.chain(first, records)
-    target = Path(os.path.realpath(path))
     try:
-        if target.exists() and not target.is_file():
-            with user_file.open_output(target) as out:  # a named pipe with no reader must not hang it
-                return write_records(records, out)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8") as out:
-                n = write_records(records, out)
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
-        remove_orphans(target)
+        with replacing(path) as out:
+            n = write_records(records, out)
     except OSError as err:
         if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
             raise MachineTrouble(

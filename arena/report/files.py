@@ -11,30 +11,47 @@ removed by the next write of the same file, once its process is gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from arena import user_file
 
 
-def replace_text(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path``, whole or not at all. A symbolic link stays a link and
-    its target is rewritten (renaming over the link would replace the link itself); anything
-    else there but a regular file (``--html /dev/stdout``, a FIFO) is written, never replaced.
-    Raises OSError as writing and ``os.replace`` do."""
+def temporary_name(target: Path) -> Path:
+    """A name beside ``target`` for this writer alone (its process and a random part), hidden."""
+    return target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+
+
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[TextIO]:
+    """``with replacing(path) as out``: what is written to ``out`` (UTF-8) lands at ``path`` whole,
+    or not at all if the block raises. A symbolic link stays a link and its target is rewritten
+    (renaming over the link would replace the link itself); anything else there but a regular
+    file (``--html /dev/stdout``, a FIFO) is written through, never replaced. Raises OSError as
+    writing and ``os.replace`` do."""
     target = Path(os.path.realpath(path))
     if target.exists() and not target.is_file():
         with user_file.open_output(target) as out:  # a named pipe with no reader must not hang it
-            out.write(text)
+            yield out
         return
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    tmp = temporary_name(target)
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as out:
+            yield out
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
     remove_orphans(target)
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (``replacing``)."""
+    with replacing(path) as out:
+        out.write(text)
 
 
 def remove_orphans(target: Path) -> None:

@@ -26,14 +26,13 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import sys
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from arena.report.files import remove_orphans
+from arena.report.files import remove_orphans, temporary_name
 
 if TYPE_CHECKING:
     from arena.tournament.store import ResultRow
@@ -187,7 +186,7 @@ def save(
         "notable": [[n.match_id, n.index, n.game, n.reason, n.seat, n.bot, n.detail] for n in notable],
     }
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temporary_name(path)
     try:
         body = json.dumps(data, separators=(",", ":")).encode()
         tmp.write_bytes(zlib.compress(_mac(key, body) + b"\n" + body, 1))

@@ -656,9 +656,6 @@ class ResultStore:
             read_only=state.get("read_only", False),
         )
 
-    def _write(self) -> _WriteTx:
-        return _WriteTx(self)
-
     def writing(self) -> _WriteTx:
         """``with store.writing() as conn``: one write transaction (BEGIN IMMEDIATE ... COMMIT,
         ROLLBACK on error), for the tables other modules keep in the store (the luck baselines)."""
@@ -750,7 +747,7 @@ class ResultStore:
 
     def reveal_deals(self, deals: Sequence[tuple[str, int, int]]) -> None:
         """Add ``deals`` to ``revealed_deals`` (before the page showing them is written)."""
-        with self._write() as conn:
+        with self.writing() as conn:
             row = conn.execute("SELECT value FROM meta WHERE key = ?", (REVEALED_DEALS,)).fetchone()
             known = _revealed(row[0] if row else None)
             new = known | {(str(g), int(p), int(s)) for g, p, s in deals}
@@ -782,7 +779,7 @@ class ResultStore:
         """
         config_json = json.dumps(config, sort_keys=True, default=str)
         now = _now()
-        with self._write() as conn:
+        with self.writing() as conn:
             row = conn.execute("SELECT name FROM tournament WHERE id = 1").fetchone()
             if row is None:
                 conn.execute(
@@ -805,7 +802,7 @@ class ResultStore:
         the matches that are counted, rated in index order, and not yet complete while
         one of them is missing. Stored matches outside it are kept (a later schedule may
         want them back) but not counted."""
-        with self._write() as conn:
+        with self.writing() as conn:
             conn.execute("DELETE FROM schedule")
             conn.executemany(
                 "INSERT INTO schedule (match_id, idx) VALUES (?, ?)", [(str(m), int(i)) for m, i in matches]
@@ -835,7 +832,7 @@ class ResultStore:
     def forget_harness_failures(self) -> int:
         """Delete stored matches the harness failed to play (a ``sandbox`` fault; older
         arenas stored them), so they are played again. Returns how many."""
-        with self._write() as conn:
+        with self.writing() as conn:
             return conn.execute("DELETE FROM matches WHERE has_sandbox_fault = 1").rowcount
 
     def altered(self) -> list[str]:
@@ -850,7 +847,7 @@ class ResultStore:
     def forget_altered(self) -> list[str]:
         """Delete the altered matches (``altered``), so they are played again; returns their ids."""
         ids = self.altered()
-        with self._write() as conn:
+        with self.writing() as conn:
             for mid in ids:
                 conn.execute("DELETE FROM seats WHERE match_id = ?", (mid,))
                 conn.execute("DELETE FROM matches WHERE match_id = ?", (mid,))
@@ -905,7 +902,7 @@ class ResultStore:
         if its match id is already stored. Raises ``RecordError`` on a malformed record."""
         row = _record_columns(record)
         blob = zlib.compress(json.dumps(record, separators=(",", ":"), default=str).encode("utf-8"), 6)
-        with self._write() as conn:
+        with self.writing() as conn:
             cur = conn.execute(
                 "INSERT INTO matches (match_id, idx, tournament, game, rules_version, players,"
                 " grp, deal, rotation, deal_seed, match_seed, sandbox_level, started_at,"
@@ -1033,7 +1030,7 @@ class ResultStore:
     def reset(self) -> None:
         """Delete every match, seat, bot and the tournament (for ``--fresh``); the deal
         secret stays, so the same deals are played again."""
-        with self._write() as conn:
+        with self.writing() as conn:
             conn.execute("DELETE FROM seats")
             conn.execute("DELETE FROM matches")
             conn.execute("DELETE FROM bots")

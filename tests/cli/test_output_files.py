@@ -4,6 +4,7 @@ write is one line and a non-zero exit, and a filter that matches nothing writes 
 
 from __future__ import annotations
 
+import builtins
 import errno
 import fcntl
 import os
@@ -241,14 +242,14 @@ def test_leaderboard_write_asked_in_a_folder_it_cannot_write_is_one_line(
 ) -> None:
     """`--format md --write` skipped the files silently and exited 0."""
     _not_writable(monkeypatch, results, tmp_path)
-    real = Path.write_text
+    real = builtins.open
 
-    def write_text(self, *args, **kw):
-        if self.parent == results:
-            raise PermissionError(errno.EACCES, "Permission denied", str(self))
-        return real(self, *args, **kw)
+    def opened(file, mode="r", *args, **kw):  # a file written in the folder: refused, as to its non-owner
+        if "w" in mode and Path(file).parent == results:
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real(file, mode, *args, **kw)
 
-    monkeypatch.setattr(Path, "write_text", write_text)
+    monkeypatch.setattr(builtins, "open", opened)
     res = invoke("leaderboard", results, "--format", "md", "--write")
     one_line_error(res, "cannot write the report", "--no-write", code=2)
 
