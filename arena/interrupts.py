@@ -112,6 +112,24 @@ def take_held() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
+def as_worker() -> None:
+    """A worker process started under ``held_while_starting``: Ctrl-C and a closed terminal are
+    for its parent to act on (a worker of its own would print a KeyboardInterrupt traceback
+    each), SIGTERM ends it (``terminate()``), and the held signals are let in."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    take_held()
+
+
+def held_pool(ctx: Any, processes: int) -> Any:
+    """``ctx.Pool(processes)`` started under ``held_while_starting``, of workers set ``as_worker``
+    (``arena bench``'s pools: a Ctrl-C while they start, or while they work, stops the command
+    in one line)."""
+    with held_while_starting(ctx.get_start_method()):
+        return ctx.Pool(processes, initializer=as_worker)
+
+
 def _stop(*_: object) -> None:
     raise KeyboardInterrupt
 

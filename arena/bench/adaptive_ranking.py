@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.interrupts import held_pool
 from arena.luck.reference import REFERENCE, play_out, random_policy
 from arena.stats.ranking import deal_set_sample
 from arena.tournament.adaptive import plan
@@ -295,7 +296,7 @@ def measure_size(
     jobs = [(n, t, confidence, top, deals, tuple(c for c in curve if c != confidence)) for t in range(trials)]
     t0 = time.perf_counter()
     results = []
-    with mp.get_context("fork").Pool(workers) if workers > 1 else _Serial() as pool:
+    with held_pool(mp.get_context("fork"), workers) if workers > 1 else _Serial() as pool:
         for r in pool.imap(trial, jobs):
             results.append(r)
             if progress:

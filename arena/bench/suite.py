@@ -24,6 +24,7 @@ from typing import Any, TypedDict
 
 from arena.bench import SAMPLE
 from arena.errors import ArenaError
+from arena.interrupts import as_worker, held_pool, held_while_starting
 
 ROOT = SAMPLE  # relative paths in the measures' tournaments: package data, not the checkout
 IDS = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P11")
@@ -402,7 +403,7 @@ def _build_boards(folder: Path) -> None:
 def _timed_child(folder: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of building every leaderboard, in a fresh process."""
     ctx = mp.get_context("spawn")
-    with ctx.Pool(1) as pool:
+    with held_pool(ctx, 1) as pool:
         return pool.apply(_time_boards, (str(folder),))
 
 
@@ -499,6 +500,7 @@ def _count(folder: Path) -> int:
 
 def _burn(stop: Any) -> None:
     """Other matches keeping a core busy: random play in process until told to stop."""
+    as_worker()  # started with the signals held (measure_timeouts)
     from games import REGISTRY
     from games.rng import DealRng
     from games.simulate import play_randomly
@@ -533,8 +535,9 @@ def p8(sizes: Sizes) -> BenchRow:
     ctx = mp.get_context("fork")
     stop = ctx.Event()
     burners = [ctx.Process(target=_burn, args=(stop,), daemon=True) for _ in range(os.cpu_count() or 2)]
-    for b in burners:
-        b.start()
+    with held_while_starting():
+        for b in burners:
+            b.start()
     decisions = timeouts = matches = 0
     slowest = 0.0
     t0 = time.perf_counter()

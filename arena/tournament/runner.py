@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.errors import ArenaError, WorkersLost
-from arena.interrupts import held_while_starting, take_held, this_process_only
+from arena.interrupts import as_worker, held_while_starting, this_process_only
 from arena.match.faults import printable, shorten
 from arena.records.controls import Limits, TimeControl
 from arena.records.record import RecordJson
@@ -124,10 +124,7 @@ def _worker_main(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
     for a match the harness could not play (not stored), ``NoSpace``, or ``Raised`` (one line)
     after an exception, whose traceback goes to run.log.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a closed terminal too
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler
-    take_held()  # started with them held (the pool's start): from here they act as set above
+    as_worker()  # the parent decides how to stop; started with the signals held (the pool's start)
     _die_with_parent(ctx["parent_pid"])
     try:
         _serve(wid, conn, ctx)

@@ -74,3 +74,42 @@ def test_a_signal_sent_while_a_child_starts_arrives_after_the_start_and_the_chil
     assert lines[1] == f"child ('{hup}', {stops}, False)"
     assert lines[2] == "exit 0" and lines[3] == "mask []"  # the parent's mask as it was
     assert "Exception ignored" not in out.stderr and "Traceback" not in out.stderr
+
+
+POOL_SCRIPT = textwrap.dedent(
+    """
+    import multiprocessing as mp, os, signal, sys
+    from arena.interrupts import STOP_SIGNALS, held_pool
+
+    def mask(_):
+        held = sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []) if s in STOP_SIGNALS)
+        return held, signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+    if __name__ == "__main__":
+        got = []  # the workers alive when the handler ran
+        signal.signal(signal.SIGTERM, lambda *_: got.append(len(mp.active_children())))
+        if sys.argv[1] == "fork":  # a spawn runs no fork hook: only its workers' masks are checked
+            os.register_at_fork(before=lambda: os.kill(os.getpid(), signal.SIGTERM))  # inside each start
+        pool = held_pool(mp.get_context(sys.argv[1]), 2)
+        masks = pool.map(mask, range(4))
+        pool.close()
+        pool.join()
+        print("handled", got)
+        print("workers", masks)
+    """
+)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_arena_bench_pools_handle_a_stop_sent_while_their_workers_start_after_the_start(tmp_path, method: str) -> None:
+    script = tmp_path / "pool.py"
+    script.write_text(POOL_SCRIPT)
+    out = subprocess.run(
+        [sys.executable, str(script), method], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    # once, with both workers started, not inside a fork hook (unheld: [0, 1], the first there)
+    assert lines[0] == ("handled [2]" if method == "fork" else "handled []")
+    # the workers took their signals, and leave Ctrl-C to the command (no traceback from each)
+    assert lines[1] == "workers " + str([([], True)] * 4)
