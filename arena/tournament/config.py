@@ -738,6 +738,9 @@ class _TooBig(yaml.MarkedYAMLError):
     """The file is within the byte limit but expands to too much (aliases, nesting)."""
 
 
+_OCTAL_1_1 = re.compile(r"[-+]?0[0-7]+")
+
+
 class _Loader(yaml.SafeLoader):
     """SafeLoader with bounds and without PyYAML's silent duplicate keys.
 
@@ -823,7 +826,17 @@ class _Loader(yaml.SafeLoader):
         # takes more than 19, so a long number is refused here, where its line is known
         if len(node.value) > MAX_NUMBER_CHARS:
             raise self._long_number(node, "")
+        digits = node.value.replace("_", "")
+        if ":" in digits:  # YAML 1.1's base 60: `seed: 1:30` was 90; YAML 1.2 reads it as text
+            return self.construct_scalar(node)
+        if _OCTAL_1_1.fullmatch(digits):  # YAML 1.1's octal: `seed: 017` was 15; 1.2 reads 17
+            return int(digits, 10)
         return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> Any:
+        if ":" in node.value:  # base 60 again (`1:30.5` was 90.5): text, as in YAML 1.2
+            return self.construct_scalar(node)
+        return super().construct_yaml_float(node)
 
     def _long_number(self, node: yaml.Node, field: str) -> yaml.constructor.ConstructorError:
         return yaml.constructor.ConstructorError(
@@ -836,6 +849,7 @@ class _Loader(yaml.SafeLoader):
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+_Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
 # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: `move_s: 5e-1` or `1e3`
 # was text, and the field said "expected a number, got '5e-1'". YAML 1.2 reads them as numbers;
 # so does this loader (after the int and float forms, which keep their meaning).

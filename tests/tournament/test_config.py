@@ -552,6 +552,28 @@ def test_a_number_with_an_exponent_is_a_number_as_in_yaml_1_2(project: Path, wri
     assert load_tournament(write(project, BASE.replace("name: t", "name: 1e3x"))).name == "1e3x"  # text stays text
 
 
+@pytest.mark.parametrize(
+    ("written", "read"), [("1:30", None), ("017", 17), ("+017", 17), ("0", 0), ("0x1F", 31), ("1_000", 1000)]
+)
+def test_integers_read_as_yaml_1_2_reads_them_not_in_base_60_or_octal(project: Path, written: str, read) -> None:
+    # YAML 1.1 (PyYAML) read `seed: 1:30` as 90 (base 60) and `seed: 017` as 15 (octal), silently
+    name = write(project, BASE.replace("seed: 1", f"seed: {written}"))
+    if read is None:
+        with pytest.raises(ConfigError, match=r"bad.yaml: seed: expected an integer, got '1:30'; use an integer"):
+            load_tournament(name)
+    else:
+        assert load_tournament(name).seed == read
+
+
+def test_a_base_60_float_is_text_as_in_yaml_1_2(project: Path) -> None:
+    name = write(project, BASE + "time_control: {move_s: '0:30.5'}\n")
+    with pytest.raises(ConfigError, match=r"time_control.move_s: expected a number, got '0:30.5'"):
+        load_tournament(name)
+    name = write(project, BASE + "time_control: {move_s: 1:30.5}\n")  # YAML 1.1 read 90.5
+    with pytest.raises(ConfigError, match=r"time_control.move_s: expected a number, got '1:30.5'"):
+        load_tournament(name)
+
+
 def test_merge_keys_are_standard_yaml(project: Path) -> None:
     merged = BASE.replace(
         "  - {id: tightwad, players: 3, deals: 2}\n",
