@@ -142,6 +142,9 @@ def play_one(
     from arena.match.trace import Tracer
     from arena.tournament.roster import bot_entry
 
+    twice = sorted({h for h in humans or [] if list(humans or []).count(h) > 1})
+    if twice:  # `--human 0 --human 0` was one human and one seat fewer than the user counted
+        raise ArenaError(f"--human {twice[0]} is given twice; name each human seat once")
     humans = sorted(set(humans or []))
     players = len(bots) + len(humans)
     resolved = resolve_play_options(game, players, options or {})

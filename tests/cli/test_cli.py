@@ -91,6 +91,14 @@ def test_human_seat_fed_from_a_pipe_reasks_on_bad_input():
     assert "your turn (seat 1)" not in res.stdout
 
 
+def test_the_same_human_seat_twice_is_one_line_not_one_seat_fewer():
+    res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--human", "0", input="0\n" * 50)
+    assert (
+        res.returncode == 2
+        and res.stderr.strip() == "arena: error: --human 0 is given twice; name each human seat once"
+    )
+
+
 def test_human_seat_end_of_input_is_a_fault_not_a_crash():
     res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "1", "--seed", "4", "--json", input="")
     assert res.returncode == 0, res.stderr
