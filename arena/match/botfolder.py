@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import tomllib
 import zipfile
 import zlib
@@ -359,29 +360,58 @@ def ensure_env(folder: Path) -> BotEnv | None:
     if (path / "resolved.txt").is_file():
         return installed_env(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _install_lock(path, reqs):
+    failed = path.parent.parent / LOCKS / f"{path.name}.failed"
+    with _install_lock(path, reqs) as waited_since:
         if (path / "resolved.txt").is_file():  # another process installed it while this one waited
             return installed_env(folder)
-        _install(folder, reqs, path)
+        if waited_since is not None:  # the one it waited for failed: its reason, not pip once more
+            why = _failed_since(failed, waited_since)
+            if why:
+                raise BotFolderError(f"{folder / REQUIREMENTS}: {why}")
+        try:
+            _install(folder, reqs, path)
+        except BotFolderError as exc:
+            _write_failure(failed, str(exc).removeprefix(f"{folder / REQUIREMENTS}: "))
+            raise
+        failed.unlink(missing_ok=True)
     return installed_env(folder)
 
 
+def _write_failure(failed: Path, why: str) -> None:
+    """What the processes waiting on the same install say instead of running pip again each."""
+    with contextlib.suppress(OSError):
+        tmp = failed.with_name(f".{failed.name}.{os.getpid()}")
+        tmp.write_text(f"{time.time()}\n{why}")
+        os.replace(tmp, failed)
+
+
+def _failed_since(failed: Path, since: float) -> str | None:
+    try:
+        when, _, why = failed.read_text(errors="replace").partition("\n")
+        return why if why and float(when) >= since else None
+    except (OSError, ValueError):
+        return None
+
+
 @contextlib.contextmanager
-def _install_lock(path: Path, reqs: list[str]) -> Iterator[None]:
+def _install_lock(path: Path, reqs: list[str]) -> Iterator[float | None]:
     """One install of a requirements set at a time on this machine: a ladder's checks, or a Ray
-    node's workers, that need the same set at once would each run pip for minutes."""
+    node's workers, that need the same set at once would each run pip for minutes. Yields when
+    this process began to wait for another's install (None: it did not wait)."""
     locks = path.parent.parent / LOCKS
     locks.mkdir(parents=True, exist_ok=True)
     fd = os.open(locks / path.name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
+        waited_since = None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            waited_since = time.time()
             print(
                 f"arena: waiting for another process installing {_pins(reqs)} into {path}", file=sys.stderr, flush=True
             )
             fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        yield waited_since
     finally:
         os.close(fd)  # releases the lock
 

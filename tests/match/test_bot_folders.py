@@ -542,3 +542,35 @@ def test_two_processes_needing_one_requirements_set_install_it_once(
     assert [p.returncode for p in procs] == [0, 0], errs
     assert sum(e.count("arena: installing") for e in errs) == 1, errs
     assert botfolder.installed_env(folders[1]).resolved == ("tinypkg==1.0",)
+
+
+@pytest.mark.slow  # one pip run
+def test_processes_waiting_on_an_install_that_fails_get_its_reason_without_running_pip_again(
+    offline: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each waiter ran pip once more after the one it waited for had failed: minutes each, on a
+    ladder's checks or a Ray node's workers, for the same answer."""
+    import fcntl
+    import subprocess
+
+    from arena.match.bot_cache import LOCKS
+
+    monkeypatch.setenv("ARENA_BOT_ENVS", str(offline / "envs"))
+    folders = [tiny_folder(offline / f"entrant{i}", pin="tinypkg==99.0") for i in range(3)]
+    key = botfolder.env_key(botfolder.requirements(folders[0]))
+    (offline / "envs" / LOCKS).mkdir(parents=True)
+    code = "import sys; from pathlib import Path; from arena.match import botfolder; botfolder.ensure_env(Path(sys.argv[1]))"
+    with open(offline / "envs" / LOCKS / key, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as if a fourth process were installing: all three wait
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code, str(f)], stderr=subprocess.PIPE, text=True) for f in folders
+        ]
+        waiting = [p.stderr.readline() for p in procs]  # type: ignore[union-attr]
+    errs = [w + p.communicate(timeout=300)[1] for w, p in zip(waiting, procs, strict=True)]
+    assert all(p.returncode != 0 for p in procs), errs
+    assert sum(e.count("arena: installing") for e in errs) == 1, errs  # pip ran once
+    for folder, err in zip(folders, errs, strict=True):  # each names its own file and pip's reason
+        assert f"{folder / 'requirements.txt'}: pip could not install tinypkg==99.0 (" in err, err
+    # a later process (the pins or the index mended meanwhile) runs pip again
+    late = subprocess.run([sys.executable, "-c", code, str(folders[0])], capture_output=True, text=True, timeout=300)
+    assert late.returncode != 0 and "arena: installing" in late.stderr
