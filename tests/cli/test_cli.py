@@ -92,7 +92,9 @@ def test_human_seat_fed_from_a_pipe_reasks_on_bad_input():
 
 
 def test_the_same_human_seat_twice_is_one_line_not_one_seat_fewer():
-    res = arena("play", "tightwad", "random_bot", "random_bot", "--human", "0", "--human", "0", input="0\n" * 50)
+    res = arena(
+        "play", "tightwad", "builtin:random", "builtin:random", "--human", "0", "--human", "0", input="0\n" * 50
+    )
     assert (
         res.returncode == 2
         and res.stderr.strip() == "arena: error: --human 0 is given twice; name each human seat once"
