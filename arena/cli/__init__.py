@@ -91,6 +91,14 @@ sandbox_option = click.option(
     help="Sandbox level: auto (strongest that passes its self-test), a level name, or none.",
 )
 
+limit_option = click.option(
+    "--limit",
+    "limits",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A bot limit over its default, as a tournament file's limits: set it, e.g. memory_mb=4096 (docs/sandbox.md).",
+)
+
 
 @cli.command()
 @click.argument("game")
@@ -129,6 +137,7 @@ sandbox_option = click.option(
     "--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True, help="Time to start and say hello."
 )
 @sandbox_option
+@limit_option
 def play(
     game: str,
     bots: tuple[str, ...],
@@ -144,6 +153,7 @@ def play(
     move_s: float,
     startup_s: float,
     sandbox_level: str,
+    limits: tuple[str, ...],
 ) -> None:
     """Play one match of GAME between BOTS (files, names in bots/, or builtin:random for the
     arena's own random player), printing a trace.
@@ -153,7 +163,7 @@ def play(
 
     Example: arena play tightwad random_bot bots/random_bot.py builtin:random --seed 7
     """
-    from arena.tournament.play import parse_options, play_one
+    from arena.tournament.play import parse_limits, parse_options, play_one
 
     try:
         record = play_one(
@@ -168,6 +178,7 @@ def play(
             move_s=move_s,
             startup_s=startup_s,
             sandbox_level=sandbox_level,
+            limits=parse_limits(limits),
             out=sys.stdout,
             stdin=sys.stdin,
             trace=not as_json,
@@ -320,26 +331,15 @@ def matches(source: str, bot: str | None, game: str | None, fault: str | None) -
     "--startup-s", type=Seconds("startup_s"), default=10.0, show_default=True, help="Time to start and say hello."
 )
 @sandbox_option
-def check(bot: str, move_s: float, startup_s: float, sandbox_level: str) -> None:
+@limit_option
+def check(bot: str, move_s: float, startup_s: float, sandbox_level: str, limits: tuple[str, ...]) -> None:
     """Run BOT through the conformance suite; exit 1 if any check fails."""
-    from arena.match.detect import open_sandbox
-    from arena.match.sandbox import Limits
     from arena.match.timecontrol import TimeControl
-    from arena.tournament.check import run_check
-    from arena.tournament.roster import bot_entry
+    from arena.tournament.check import check_bot
+    from arena.tournament.play import parse_limits
 
-    try:
-        entry = bot_entry(bot)
-        sandbox = open_sandbox(sandbox_level)
-    except ArenaError as err:
-        _fail(str(err))
-    report = run_check(
-        entry,
-        sandbox=sandbox,
-        limits=Limits(),
-        time_control=TimeControl(move_s=move_s, startup_s=startup_s),
-        echo=click.echo,
-    )
+    tc = TimeControl(move_s=move_s, startup_s=startup_s)
+    report = check_bot(bot, sandbox_level, parse_limits(limits), tc, click.echo)  # an ArenaError: one line, exit 2
     click.echo(report.render(streamed=True))
     sys.exit(0 if report.ok else 1)
 

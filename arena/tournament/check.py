@@ -113,6 +113,18 @@ def _check_match(i: int, game: str, players: int, options: dict[str, Any]) -> Ma
     )
 
 
+def check_bot(
+    bot: str, sandbox_level: str, limits: Limits, time_control: TimeControl, echo: Callable[[str], None]
+) -> CheckReport:
+    """`arena check BOT`: the bot resolved (a file, a folder, a name in bots/), the sandbox opened
+    (either an ArenaError: one line), then ``run_check`` printing as it goes."""
+    from arena.match.detect import open_sandbox
+    from arena.tournament.roster import bot_entry
+
+    entry = bot_entry(bot)
+    return run_check(entry, sandbox=open_sandbox(sandbox_level), limits=limits, time_control=time_control, echo=echo)
+
+
 def run_check(
     entry: Any,
     *,

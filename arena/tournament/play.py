@@ -24,6 +24,28 @@ from games.rng import derive_seed
 OPTION_TEXT_LIMIT = 1000  # characters of one --option value
 
 
+def parse_limits(pairs: tuple[str, ...] | list[str]) -> Limits:
+    """``--limit key=value`` pairs over the default limits, as a tournament file's ``limits:``
+    sets them (an ML bot's memory, a bot's threads), or one line naming the pair and the fix."""
+    from arena.records.controls import LIMIT_BOUNDS
+
+    values: dict[str, int] = {}
+    for pair in pairs:
+        key, sep, raw = (part.strip() for part in pair.partition("="))
+        if not sep or key not in LIMIT_BOUNDS:
+            raise ArenaError(
+                f"--limit {one_line(pair, 80)!r}: expected KEY=INTEGER with KEY one of {', '.join(LIMIT_BOUNDS)}, "
+                "e.g. --limit memory_mb=4096"
+            )
+        lo, hi = LIMIT_BOUNDS[key]
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 10 and lo <= int(raw) <= hi):
+            raise ArenaError(f"--limit {key}={one_line(raw, 30)}: give an integer from {lo} to {hi}")
+        if key in values:  # the last would silently win
+            raise ArenaError(f"--limit {key} is given twice; give each limit once")
+        values[key] = int(raw)
+    return Limits(**values)
+
+
 def parse_options(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """``--option key=value`` pairs as a mapping of plain values (YAML scalars), or one line
     naming the pair at fault and the fix."""

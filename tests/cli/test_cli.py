@@ -222,6 +222,27 @@ def test_check_passes_a_good_bot_in_python_and_in_perl():
         assert "RESULT: PASS" in res.stdout and "FAIL" not in res.stdout
 
 
+def test_check_and_play_take_a_bots_limits_from_the_command_line():
+    """An ML bot holding 300 MB passes at the default memory_mb (1024) and not at --limit memory_mb=160:
+    the limit reaches the sandbox. Bad pairs are one line each."""
+    bot = str(BOTS / "holds_memory.py")
+    assert arena("check", bot).returncode == 0
+    res = arena("check", bot, "--limit", "memory_mb=160")
+    assert res.returncode == 1 and "RESULT: FAIL" in res.stdout, res.stdout + res.stderr
+    res = arena("play", "tightwad", bot, "builtin:random", "builtin:random", "--limit", "memory_mb=160", "--quiet")
+    assert res.returncode == 1 and "a bot faulted" in res.stderr, res.stdout + res.stderr
+    for pair, says in [
+        ("memory_mb=2", "--limit memory_mb=2: give an integer from 32 to 1048576"),
+        ("memory=2", "--limit 'memory=2': expected KEY=INTEGER with KEY one of memory_mb, cpu_s,"),
+        ("processes=1e3", "--limit processes=1e3: give an integer from 1 to 4096"),
+    ]:
+        res = arena("check", bot, "--limit", pair)
+        assert res.returncode == 2 and res.stderr.startswith(f"arena: error: {says}"), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1
+    res = arena("play", "tightwad", bot, "builtin:random", "builtin:random", "--limit", "cpu_s=5", "--limit", "cpu_s=6")
+    assert res.stderr.strip() == "arena: error: --limit cpu_s is given twice; give each limit once"
+
+
 @pytest.mark.parametrize(
     "bot,expect",
     [
