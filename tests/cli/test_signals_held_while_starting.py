@@ -55,17 +55,22 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("method", ["fork", "spawn"])
-def test_a_signal_sent_while_a_child_starts_arrives_after_the_start_and_the_child_takes_its_own(
-    tmp_path, method: str
-) -> None:
-    script = tmp_path / "start.py"
-    script.write_text(SCRIPT)
+def _run(tmp_path, code: str, method: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """``code`` run as a script with the start method ``method``; it must exit 0."""
+    script = tmp_path / "script.py"
+    script.write_text(code)
     out = subprocess.run(
         [sys.executable, str(script), method], capture_output=True, text=True, timeout=120, cwd=tmp_path
     )
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
+    return out, out.stdout.splitlines()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_signal_sent_while_a_child_starts_arrives_after_the_start_and_the_child_takes_its_own(
+    tmp_path, method: str
+) -> None:
+    out, lines = _run(tmp_path, SCRIPT, method)
     stops = sorted(int(s) for s in (2, 15, 1))  # SIGINT, SIGTERM, SIGHUP
     assert lines[0].startswith("parent [] [] [")  # not inside the start: once it returned
     assert sorted(ast.literal_eval(lines[0].split(" ", 3)[3])) == ["int", "term"]
@@ -102,13 +107,7 @@ POOL_SCRIPT = textwrap.dedent(
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_arena_bench_pools_handle_a_stop_sent_while_their_workers_start_after_the_start(tmp_path, method: str) -> None:
-    script = tmp_path / "pool.py"
-    script.write_text(POOL_SCRIPT)
-    out = subprocess.run(
-        [sys.executable, str(script), method], capture_output=True, text=True, timeout=120, cwd=tmp_path
-    )
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
+    _, lines = _run(tmp_path, POOL_SCRIPT, method)
     # once, with both workers started, not inside a fork hook (unheld: [0, 1], the first there)
     assert lines[0] == ("handled [2]" if method == "fork" else "handled []")
     # the workers took their signals, and leave Ctrl-C to the command (no traceback from each)

@@ -515,31 +515,45 @@ def test_pips_remark_on_other_pythons_versions_is_not_taken_for_its_reason() -> 
     assert botfolder._pip_reason([]) == "no output"
 
 
+ENSURE_ENV = (
+    "import sys; from pathlib import Path; from arena.match import botfolder; botfolder.ensure_env(Path(sys.argv[1]))"
+)
+
+
+def _ensure_env_behind_a_held_lock(envs: Path, folders: list[Path]) -> tuple[list[int], list[str]]:
+    """``ensure_env`` of each folder (one requirements set) in a process of its own, all started
+    while the test holds the set's install lock, as if another process were installing: each must
+    wait. Their exit codes and standard errors once the lock is let go."""
+    import fcntl
+    import subprocess
+
+    from arena.match.bot_cache import LOCKS
+
+    key = botfolder.env_key(botfolder.requirements(folders[0]))
+    (envs / LOCKS).mkdir(parents=True)
+    with open(envs / LOCKS / key, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        procs = [
+            subprocess.Popen([sys.executable, "-c", ENSURE_ENV, str(f)], stderr=subprocess.PIPE, text=True)
+            for f in folders
+        ]
+        waiting = [p.stderr.readline() for p in procs]  # type: ignore[union-attr]
+    errs = [w + p.communicate(timeout=300)[1] for w, p in zip(waiting, procs, strict=True)]
+    pins = botfolder.requirements(folders[0])[0]
+    assert all(f"waiting for another process installing {pins}" in w for w in waiting), errs
+    return [p.returncode for p in procs], errs
+
+
 @pytest.mark.slow  # one pip install
 def test_two_processes_needing_one_requirements_set_install_it_once(
     offline: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A ladder's checks, or a Ray node's workers, that need the same packages at once: one runs
     pip, the others wait for it and use what it installed."""
-    import fcntl
-    import subprocess
-
-    from arena.match.bot_cache import LOCKS
-
     monkeypatch.setenv("ARENA_BOT_ENVS", str(offline / "envs"))  # nothing installed yet
     folders = [tiny_folder(offline / f"entrant{i}") for i in range(2)]
-    key = botfolder.env_key(botfolder.requirements(folders[0]))
-    (offline / "envs" / LOCKS).mkdir(parents=True)
-    code = "import sys; from pathlib import Path; from arena.match import botfolder; botfolder.ensure_env(Path(sys.argv[1]))"
-    with open(offline / "envs" / LOCKS / key, "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # as if a third process were installing: both must wait
-        procs = [
-            subprocess.Popen([sys.executable, "-c", code, str(f)], stderr=subprocess.PIPE, text=True) for f in folders
-        ]
-        waiting = [p.stderr.readline() for p in procs]  # type: ignore[union-attr]
-    errs = [w + p.communicate(timeout=300)[1] for w, p in zip(waiting, procs, strict=True)]
-    assert all("waiting for another process installing tinypkg==1.0" in w for w in waiting), errs
-    assert [p.returncode for p in procs] == [0, 0], errs
+    codes, errs = _ensure_env_behind_a_held_lock(offline / "envs", folders)
+    assert codes == [0, 0], errs
     assert sum(e.count("arena: installing") for e in errs) == 1, errs
     assert botfolder.installed_env(folders[1]).resolved == ("tinypkg==1.0",)
 
@@ -550,27 +564,17 @@ def test_processes_waiting_on_an_install_that_fails_get_its_reason_without_runni
 ) -> None:
     """Each waiter ran pip once more after the one it waited for had failed: minutes each, on a
     ladder's checks or a Ray node's workers, for the same answer."""
-    import fcntl
     import subprocess
-
-    from arena.match.bot_cache import LOCKS
 
     monkeypatch.setenv("ARENA_BOT_ENVS", str(offline / "envs"))
     folders = [tiny_folder(offline / f"entrant{i}", pin="tinypkg==99.0") for i in range(3)]
-    key = botfolder.env_key(botfolder.requirements(folders[0]))
-    (offline / "envs" / LOCKS).mkdir(parents=True)
-    code = "import sys; from pathlib import Path; from arena.match import botfolder; botfolder.ensure_env(Path(sys.argv[1]))"
-    with open(offline / "envs" / LOCKS / key, "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # as if a fourth process were installing: all three wait
-        procs = [
-            subprocess.Popen([sys.executable, "-c", code, str(f)], stderr=subprocess.PIPE, text=True) for f in folders
-        ]
-        waiting = [p.stderr.readline() for p in procs]  # type: ignore[union-attr]
-    errs = [w + p.communicate(timeout=300)[1] for w, p in zip(waiting, procs, strict=True)]
-    assert all(p.returncode != 0 for p in procs), errs
+    codes, errs = _ensure_env_behind_a_held_lock(offline / "envs", folders)
+    assert all(code != 0 for code in codes), errs
     assert sum(e.count("arena: installing") for e in errs) == 1, errs  # pip ran once
     for folder, err in zip(folders, errs, strict=True):  # each names its own file and pip's reason
         assert f"{folder / 'requirements.txt'}: pip could not install tinypkg==99.0 (" in err, err
     # a later process (the pins or the index mended meanwhile) runs pip again
-    late = subprocess.run([sys.executable, "-c", code, str(folders[0])], capture_output=True, text=True, timeout=300)
+    late = subprocess.run(
+        [sys.executable, "-c", ENSURE_ENV, str(folders[0])], capture_output=True, text=True, timeout=300
+    )
     assert late.returncode != 0 and "arena: installing" in late.stderr
