@@ -17,9 +17,10 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+_Code = TypeVar("_Code")  # an exit code, as sys.exit takes it
 
 
 def _interrupted_early(*_: object) -> None:
@@ -154,6 +155,16 @@ def while_loading() -> None:
         for sig in (signal.SIGHUP, signal.SIGTERM):
             if signal.getsignal(sig) == signal.SIG_DFL:  # nohup's SIG_IGN is kept
                 signal.signal(sig, _interrupted_early)
+
+
+def settle(code: _Code) -> _Code:
+    """``code``, the command's exit code; 130 (it was interrupted): a repeated Ctrl-C, SIGTERM or
+    SIGHUP must not cut its exit's clean-up (bots killed, logs closed) with a traceback or a
+    death by the signal, so from here they are ignored."""
+    if code == 130 and threading.current_thread() is threading.main_thread():
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+    return code
 
 
 def hand_over() -> None:

@@ -54,11 +54,12 @@ class GuardedGroup(click.Group):
         try:
             with inert_output():  # no control character of a name or message reaches the terminal
                 rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except SystemExit:
+        except SystemExit as exc:
+            interrupts.settle(exc.code)
             raise
         except (click.exceptions.Abort, KeyboardInterrupt):
+            code = interrupts.settle(130)
             click.echo("arena: interrupted", err=True)
-            code = 130
         except BrokenPipeError:
             code = 1  # the reader went away (e.g. `| head`): nothing to say to it
         except BaseException as exc:  # noqa: BLE001 - the guard: nothing may end in a raw traceback

@@ -28,6 +28,7 @@ from arena.tournament.duel import (
     layout,
     make_duel,
 )
+from tests import own_processes as own
 from tests import support
 from tests.tournament.tournament_fixtures import start_arena, stored_matches, write_gated_bot
 
@@ -470,3 +471,54 @@ def test_an_elo_just_below_zero_reads_plus_zero():
     duel = make_duel("divers-weights", "builtin:random", "builtin:random", players=2, elo0=0, elo1=20)
     line = status_line(duel, Status(10, -0.001, 0.2, -0.1, -3.0, 3.0, None), 20)
     assert "· +0 Elo [" in line and "-0 " not in line, line
+
+
+AGAIN_AT_EXIT = """
+import atexit, os, signal, sys, time
+
+_pid = os.getpid()
+
+
+def _again():  # registered first, so it runs last: a Ctrl-C (or SIGTERM) while the command exits
+    if os.getpid() == _pid and "arena.cli" in sys.modules:
+        os.kill(_pid, getattr(signal, os.environ["ARENA_TEST_AGAIN_SIGNAL"]))
+        time.sleep(0.5)
+
+
+atexit.register(_again)
+"""
+
+
+@pytest.mark.parametrize("again", ["SIGINT", "SIGTERM"])
+def test_a_second_interrupt_while_an_interrupted_duel_exits_is_not_a_traceback(tmp_path, again):
+    # it printed "Exception ignored in atexit callback ... KeyboardInterrupt" with a traceback
+    # (or died of the signal, exit -2, saying nothing) when Ctrl-C came twice
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(AGAIN_AT_EXIT)
+    gate = tmp_path / "gate"
+    gate.touch()
+    slow = write_gated_bot(tmp_path / "bots" / "slow_random.py", gate, think=0.05)
+    results = tmp_path / "r"
+    args = ["duel", "divers-weights", str(SIMPLE), str(slow), "--sandbox", "none", "--trust-bots", "--workers", "1"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]), ARENA_TEST_AGAIN_SIGNAL=again)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", *args, "--results", str(results)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=own.as_from_a_terminal,
+    )
+    end = time.monotonic() + 120
+    while stored_matches(results) < 1:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the duel made no progress"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "resume with: arena duel divers-weights" in err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
