@@ -352,7 +352,26 @@ def duel_tournament(
             }
         ],
     }
-    return parse_tournament(data, "arena duel")
+    try:
+        return parse_tournament(data, SOURCE)
+    except ArenaError as exc:
+        raise _in_options(exc) from None
+
+
+SOURCE = "arena duel"
+# the tournament fields a duel fills from its options (click checks the others' values)
+_OPTION_OF = {"results": "--results", "sandbox": "--sandbox"}
+
+
+def _in_options(exc: ArenaError) -> ArenaError:
+    """A tournament field's error in the terms of the duel's command line: '--results: ...; e.g.
+    --results DIR', not the tournament file's 'arena duel: results: ...; e.g. results: DIR'."""
+    text = str(exc)
+    for name, option in _OPTION_OF.items():
+        if text.startswith(f"{SOURCE}: {name}: "):
+            text = option + ": " + text[len(f"{SOURCE}: {name}: ") :].replace(f"e.g. {name}: ", f"e.g. {option} ")
+            return ArenaError(text)
+    return exc
 
 
 # ---- playing it -------------------------------------------------------------------
@@ -592,7 +611,10 @@ def run_duel(
 
     results = Path(tournament.results_dir)
     new_folder = not results.exists()
-    runner.make_results_folder(results, tournament)
+    try:
+        runner.make_results_folder(results, tournament)
+    except ArenaError as exc:
+        raise _in_options(exc) from None
     in_main = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, this_process_only(runner._on_sigterm)) if in_main else None
     try:

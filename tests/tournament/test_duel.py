@@ -164,10 +164,23 @@ def _one_line(args: list[str], *pieces: str) -> None:
         (["--players", "3", "--max-matches", "5"], "one deal of this duel is 6 matches"),
         (["--players", "5"], "--players 5: divers-weights takes 2 to 4 players"),
         (["--field", "builtin:random", "--field", "builtin:random"], "give at most 1"),
+        (["--sandbox", "bogus"], "--sandbox: unknown sandbox level 'bogus'; use one of auto,"),
     ],
 )
 def test_bad_command_lines_get_one_line_errors(args, piece, tmp_path):
     _one_line(["divers-weights", str(SIMPLE), str(RANDOM), "--results", str(tmp_path / "r"), *args], piece)
+
+
+def test_a_results_folder_that_cannot_be_made_names_the_option(tmp_path):
+    # it said "arena duel: results: ...; e.g. results: results/duel-..." (a tournament file's field)
+    (tmp_path / "taken").write_text("a file\n")
+    result = CliRunner().invoke(
+        cli, ["duel", "divers-weights", str(SIMPLE), str(RANDOM), "--results", str(tmp_path / "taken")]
+    )
+    assert result.exit_code == 2, result.output
+    last = result.stderr.strip().splitlines()[-1]  # after the duel's opening line
+    assert last.startswith(f"arena: error: --results: cannot create the folder {tmp_path / 'taken'} ("), last
+    assert "e.g. --results results/duel-" in last and "Traceback" not in result.stderr
 
 
 def test_unknown_game_and_missing_bot_are_one_line_errors(tmp_path):
