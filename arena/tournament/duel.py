@@ -94,7 +94,13 @@ def hypotheses(
                 f"--elo0 {elo0:g} is not below --elo1 {elo1:g}; H0 (elo0) must be below H1 (elo1), "
                 "e.g. --elo0 0 --elo1 40"
             )
-        return Hypotheses(elo_to_difference(elo0, players), elo_to_difference(elo1, players), (elo0, elo1))
+        mu0, mu1 = elo_to_difference(elo0, players), elo_to_difference(elo1, players)
+        if not mu0 < mu1:  # distinct bounds the float mapping makes one (the test needs two means)
+            raise ArenaError(
+                f"--elo0 {elo0!r} and --elo1 {elo1!r} are too close: both are a mean place difference of "
+                f"{mu0:.6g}; give bounds further apart, e.g. --elo0 0 --elo1 40"
+            )
+        return Hypotheses(mu0, mu1, (elo0, elo1))
     m = DEFAULT_MARGIN if margin is None else margin
     if not math.isfinite(m) or not 0 < m < span:
         raise ArenaError(

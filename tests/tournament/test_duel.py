@@ -165,6 +165,9 @@ def _one_line(args: list[str], *pieces: str) -> None:
         (["--players", "5"], "--players 5: divers-weights takes 2 to 4 players"),
         (["--field", "builtin:random", "--field", "builtin:random"], "give at most 1"),
         (["--sandbox", "bogus"], "--sandbox: unknown sandbox level 'bogus'; use one of auto,"),
+        # distinct bounds that map to one place difference: it was "unexpected ValueError ... a bug in arena"
+        (["--elo0", "0", "--elo1", "1e-300"], "--elo0 0.0 and --elo1 1e-300 are too close"),
+        (["--elo0", "1999.9999999999", "--elo1", "2000"], "are too close: both are a mean place difference of"),
     ],
 )
 def test_bad_command_lines_get_one_line_errors(args, piece, tmp_path):
