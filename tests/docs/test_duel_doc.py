@@ -48,3 +48,14 @@ def test_the_example_lines_have_the_fields_the_duel_prints(tmp_path):
 
     assert shape(shown) == shape(printed), (shown, printed)
     assert "deals W-L-D 2-1-1" in printed and "LOS " in printed
+
+
+def test_a_seeded_self_duels_deals_to_h0_are_the_docs():
+    """Against a field a bot whose moves follow its seed gives every deal the sample 0: the deals
+    the test then needs for H0 are fixed by the bets alone, and the doc states them."""
+    shown = re.search(r"H0 after a few dozen\s+deals: (\d+) with three players, (\d+) with four\)", DOC)
+    assert shown, "docs/duel.md no longer states the deals of a seeded self-duel"
+    for players, stated in ((3, shown.group(1)), (4, shown.group(2))):
+        test = duel.duel_test(players, duel.hypotheses(players), 0.05, 0.05)
+        status = test.extend(0.0 for _ in range(1000))
+        assert (status.decision, status.n) == ("H0", int(stated))
