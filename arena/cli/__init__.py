@@ -22,7 +22,7 @@ import click
 from arena import __version__
 from arena.bench.suite import IDS as BENCH_IDS
 from arena.cli import guard
-from arena.cli.params import OutputFile, Seconds
+from arena.cli.params import OutputFile, Seconds, limit_option
 from arena.errors import ArenaError
 from arena.inert import inert_output, raw
 from arena.match.faults import FaultKind
@@ -90,14 +90,6 @@ sandbox_option = click.option(
     default="auto",
     show_default=True,
     help="Sandbox level: auto (strongest that passes its self-test), a level name, or none.",
-)
-
-limit_option = click.option(
-    "--limit",
-    "limits",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A bot limit over its default, as a tournament file's limits: set it, e.g. memory_mb=4096 (docs/sandbox.md).",
 )
 
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 from arena.cli import guard
-from arena.cli.params import Seconds
+from arena.cli.params import Seconds, limit_option
 from arena.errors import ArenaError
 
 
@@ -79,6 +79,7 @@ from arena.errors import ArenaError
     help="Sandbox level: auto (strongest that passes its self-test), a level name, or none.",
 )
 @click.option("--trust-bots", is_flag=True, help="Run even at a sandbox level not safe for untrusted bots.")
+@limit_option
 def duel(
     game: str,
     new: str,
@@ -98,6 +99,7 @@ def duel(
     startup_s: float,
     sandbox_level: str,
     trust_bots: bool,
+    limits: tuple[str, ...],
 ) -> None:
     """Is NEW better than OLD? Play duplicate deals until a sequential test decides.
 
@@ -105,6 +107,7 @@ def duel(
     Exits 0 when a hypothesis is accepted, 3 when --max-matches is reached undecided,
     1 when matches could not be played (rerun to go on), 130 when interrupted."""
     from arena.tournament import duel as d
+    from arena.tournament.play import parse_limits
 
     def fail(message: str) -> None:
         guard.say(message)
@@ -134,6 +137,7 @@ def duel(
             move_s=move_s,
             startup_s=startup_s,
             workers=workers,
+            limits=parse_limits(limits),
         )
         click.echo(d.opening_line(the_duel, folder), err=True)
         hint = d.resume_command(sys.argv[2:])

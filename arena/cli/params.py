@@ -48,3 +48,12 @@ class OutputFile(click.ParamType):
         if problem:
             self.fail(problem, param, ctx)
         return path
+
+
+limit_option = click.option(
+    "--limit",
+    "limits",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A bot limit over its default, as a tournament file's limits: set it, e.g. memory_mb=4096 (docs/sandbox.md).",
+)

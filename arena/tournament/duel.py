@@ -37,7 +37,7 @@ from typing import Any, TextIO
 import games
 from arena.errors import ArenaError, WorkersLost
 from arena.interrupts import this_process_only
-from arena.records import MatchRecord
+from arena.records import Limits, MatchRecord
 from arena.stats.sequential import SequentialTest, Status, check_error_rates, logistic_elo, logistic_score
 from arena.tournament.roster import BotEntry
 from arena.tournament.runner import Progress
@@ -327,6 +327,7 @@ def duel_tournament(
     move_s: float = 1.0,
     startup_s: float = 10.0,
     workers: int | None = None,
+    limits: Limits | None = None,
 ) -> Any:
     """The tournament model a duel's folder is recorded with (sandbox, limits, time control)."""
     from arena.tournament.config import SAFE_NAME, parse_tournament
@@ -349,6 +350,7 @@ def duel_tournament(
         "luck_rollouts": 0,
         "workers": workers or "auto",
         "time_control": {"move_s": move_s, "startup_s": startup_s},
+        "limits": (limits or Limits()).to_json(),
         "games": [
             {
                 "id": duel.game,

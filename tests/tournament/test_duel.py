@@ -4,6 +4,7 @@ copy gets H0 or the cap, and an interrupted duel resumes to the same result."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -259,6 +260,21 @@ def test_a_crashing_bot_is_counted_in_the_live_line_and_the_closing_fault_summar
     # test read count: one played beyond the stop had made the summary one more than the list
     counted = re.search(r"after (\d+) matches", done.stdout.strip().splitlines()[-1])
     assert counted and summary[-1].endswith(f"crash_at_start: crash x{counted.group(1)}"), done.stdout + done.stderr
+
+
+def test_a_bots_limits_on_the_command_line_reach_its_matches(tmp_path):
+    """An ML bot holding 300 MB against random, head to head in Divers Weights: under --limit
+    memory_mb=160 it faults (resource) in every match, and the folder records the limit."""
+    results = _fixed_deals(tmp_path / "limited")
+    heavy = str(support.BOTS / "holds_memory.py")
+    done = _duel(results, "divers-weights", heavy, str(RANDOM), "--limit", "memory_mb=160", "--max-matches", "4")
+    assert re.search(r"holds_memory faulted in all \d+ of its matches", done.stderr), done.stderr
+    con = sqlite3.connect(results / "results.sqlite")
+    config = json.loads(con.execute("SELECT config FROM tournament").fetchone()[0])
+    assert config["limits"]["memory_mb"] == 160, config["limits"]
+    _one_line(
+        ["divers-weights", heavy, str(RANDOM), "--limit", "memory_mb"], "--limit 'memory_mb': expected KEY=INTEGER"
+    )
 
 
 @pytest.mark.slow
