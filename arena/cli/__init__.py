@@ -574,7 +574,8 @@ def _need_serve_extra() -> Any:
     "--ray-address",
     default=None,
     metavar="ADDR",
-    help="With --executor ray: the cluster to join (default: a new local Ray instance).",
+    help="With --executor ray: the cluster to join, e.g. HOST:6379 or auto (default: RAY_ADDRESS, "
+    "else a cluster started here with `ray start`, else a new local Ray instance).",
 )
 def serve(
     ladder_file: str, host: str, port: int, data: str, workers: int | None, executor: str, ray_address: str | None

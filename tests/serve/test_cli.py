@@ -327,3 +327,11 @@ def test_users_lists_the_accounts_and_disables_and_enables_one(tmp_path):
     one_line_error(arena("serve-admin", "users", "--data", data, "--disable", "a", "--enable", "b"), "not both")
     one_line_error(arena("serve-admin", "users", "--data", str(tmp_path / "empty")), "no ladder here")
     assert not (tmp_path / "empty").exists()
+
+
+def test_serve_and_run_describe_the_same_ray_address_default():
+    """Both pass the address to one `connect` (RAY_ADDRESS is honoured, as the test above
+    shows); serve's help said a new local Ray instance was the default."""
+    helps = {cmd: arena(cmd, "--help").output for cmd in ("run", "serve")}
+    for cmd, text in helps.items():
+        assert "RAY_ADDRESS" in " ".join(text.split()), f"arena {cmd} --help: {text}"
