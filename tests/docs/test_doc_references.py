@@ -47,3 +47,21 @@ def test_every_reference_into_the_docs_names_a_section_that_exists() -> None:
             ):
                 broken.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
     assert not broken, "references to sections that do not exist: " + "; ".join(broken)
+
+
+# The project's own folders: a path the docs give there names a file of the repository (a path
+# under bots/ or tournaments/ may be one the reader is asked to create).
+_OWN_PATH = re.compile(r"`((?:arena|games|benchmarks|examples|tests|docs|ladders|\.ci)/[\w./*-]*[\w*])/?`")
+
+
+def test_every_file_the_docs_name_in_the_projects_folders_exists() -> None:
+    pages = [ROOT / n for n in ("README.md", "ARCHITECTURE.md", "CONTRIBUTING.md")] + sorted(
+        (ROOT / "docs").glob("*.md")
+    )
+    missing = [
+        f"{page.name}: {m.group(1)}"
+        for page in pages
+        for m in _OWN_PATH.finditer(page.read_text(encoding="utf-8"))
+        if not (list(ROOT.glob(m.group(1))) if "*" in m.group(1) else (ROOT / m.group(1)).exists())
+    ]
+    assert not missing, "the docs name files that do not exist: " + "; ".join(missing)
