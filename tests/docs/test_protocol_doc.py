@@ -253,3 +253,18 @@ def test_every_message_field_is_documented() -> None:
         | _documented_words(_section("## Time control"))
     )
     assert sorted(fields - documented) == []
+
+
+def test_what_a_bot_does_on_start_counts_on_its_first_act(tmp_path: Path) -> None:
+    """protocol.md, start: set-up on reading `start` runs on the first act's clock; the same
+    set-up before the hello does not (the hello has startup_s to itself)."""
+    assert "counts on that `act`'s clock" in TEXT
+    slow = ROOT / "tests" / "support" / "bots" / "slow_on_start.py"
+    early = tmp_path / "slow_before_hello.py"
+    shutil.copy(slow, early)
+    common = ("play", "tightwad", "builtin:random", "builtin:random", "--seed", "2", "--move-s", "0.5", "--quiet")
+    late = _run_arena(*common[:2], str(slow), *common[2:])
+    assert late.returncode == 1 and "timeout" in late.stdout, late.stdout + late.stderr
+    assert "a bot faulted, seat 0 (slow_on_start): timeout at decision" in late.stderr
+    ready = _run_arena(*common[:2], str(early), *common[2:])
+    assert ready.returncode == 0 and "timeout" not in ready.stdout, ready.stdout + ready.stderr
