@@ -262,7 +262,7 @@ def test_what_a_bot_does_on_start_counts_on_its_first_act(tmp_path: Path) -> Non
     slow = ROOT / "tests" / "support" / "bots" / "slow_on_start.py"
     early = tmp_path / "slow_before_hello.py"
     shutil.copy(slow, early)
-    common = ("play", "tightwad", "builtin:random", "builtin:random", "--seed", "2", "--move-s", "0.5", "--quiet")
+    common = ("play", "tightwad", "builtin:random", "builtin:random", "--seed", "2", "--move-s", "1.5", "--quiet")
     late = _run_arena(*common[:2], str(slow), *common[2:])
     assert late.returncode == 1 and "timeout" in late.stdout, late.stdout + late.stderr
     assert "a bot faulted, seat 0 (slow_on_start): timeout at decision" in late.stderr
