@@ -24,8 +24,13 @@ def _headings(page: str) -> list[str]:
 
 def _anchors(page: str) -> set[str]:
     """The headings' anchors and the explicit ones (``<a id="adaptive"></a>``)."""
-    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
-    return {_slug(h) for h in _headings(page)} | set(re.findall(r'<a id="([\w-]+)"></a>', text))
+    return _anchors_of(ROOT / "docs" / page)
+
+
+def _anchors_of(page: Path) -> set[str]:
+    text = page.read_text(encoding="utf-8")
+    headings = re.findall(r"^#+\s+(.*)$", text, re.MULTILINE)
+    return {_slug(h) for h in headings} | set(re.findall(r'<a id="([\w-]+)"></a>', text))
 
 
 def _sources() -> list[Path]:
@@ -65,3 +70,17 @@ def test_every_file_the_docs_name_in_the_projects_folders_exists() -> None:
         if not (list(ROOT.glob(m.group(1))) if "*" in m.group(1) else (ROOT / m.group(1)).exists())
     ]
     assert not missing, "the docs name files that do not exist: " + "; ".join(missing)
+
+
+def test_every_link_between_the_docs_reaches_its_page_and_section() -> None:
+    broken = []
+    for page in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for m in re.finditer(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            target = m.group(1)
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in _anchors_of(dest)):
+                broken.append(f"{page.name}: {target}")
+    assert not broken, "links that lead nowhere: " + "; ".join(broken)
