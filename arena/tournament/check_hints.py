@@ -538,7 +538,7 @@ def timing_verdict(slowest_ms: float | None, move_s: float | None) -> tuple[str,
     if share > DANGER_SHARE:
         return "WARN", (
             line + f": over {DANGER_SHARE:.0%}, a busy machine will make it time out; "
-            "think for a fixed CPU budget well under the limit (time.process_time())"
+            "think for a fixed CPU budget well under the limit, read from the process's CPU clock (Python: time.process_time(); C: clock(); Node: process.cpuUsage())"
         )
     if share > WARN_SHARE:
         return "WARN", (

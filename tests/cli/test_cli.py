@@ -350,6 +350,8 @@ def test_timing_verdict_bands():
     assert mark == "WARN" and "60% of the 1 s move limit: over 50%" in line
     mark, line = timing_verdict(951.0, 1.0)
     assert mark == "WARN" and "95% of the 1 s move limit: over 80%, a busy machine will make it time out" in line
+    # the advice is for a bot in any language, not Python's alone
+    assert "CPU clock (Python: time.process_time(); C: clock(); Node: process.cpuUsage())" in line
 
 
 def test_play_exits_1_when_a_bot_faulted_after_showing_the_match():
