@@ -1088,7 +1088,7 @@ def _run_locked(
             next_round=next_round,
         )
     if next_round is not None:
-        next_round.finish(results)
+        next_round.finish(results, replan=summary.interrupted)
         schedule = next_round.schedule or schedule  # the rounds played after the first need baselines too
         summary.adaptive_open = next_round.open_entries()
     if not summary.interrupted:
@@ -1135,7 +1135,8 @@ class _NextRound:
         self.scheduled = 0
         self.schedule: list[Any] | None = None  # every round's matches, as last planned
 
-    def __call__(self) -> list[Any]:
+    def _plan(self) -> list[Any]:
+        """The schedule (every round) planned from the results stored now; the plans replaced."""
         from arena.tournament.adaptive import stored_outcomes
         from arena.tournament.schedule import build_schedule
 
@@ -1150,6 +1151,10 @@ class _NextRound:
             plans=plans,
         )
         self.plans[:] = plans
+        return schedule
+
+    def __call__(self) -> list[Any]:
+        schedule = self._plan()
         self.store.set_schedule([(m.match_id, m.index) for m in schedule])
         self.schedule = schedule
         done = self.store.completed_ids()
@@ -1165,9 +1170,16 @@ class _NextRound:
 
         return still_playing(self.plans)
 
-    def finish(self, results: Path) -> None:
+    def finish(self, results: Path, replan: bool = False) -> None:
+        """Record where each race stands. ``replan``: the run was stopped, maybe after a round
+        whose results no plan has read yet; plan once more so the leaderboards show them (a
+        stop in between keeps the last plan, which a resumed run replans anyway)."""
         from arena.tournament.adaptive import write_state
 
+        if replan:
+            with contextlib.suppress(KeyboardInterrupt):
+                self.schedule = self._plan()
+                self.store.set_schedule([(m.match_id, m.index) for m in self.schedule])
         write_state(results, self.plans)
         for p in self.plans:
             log.info(

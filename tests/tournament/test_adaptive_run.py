@@ -128,6 +128,30 @@ def test_adaptive_run_stops_early_decided_and_resumes_to_the_same_results(tmp_pa
     assert json.loads((results / "adaptive.json").read_text()) == state
 
 
+@pytest.mark.slow
+def test_a_stopped_adaptive_run_records_the_race_as_its_stored_results_stand(tmp_path: Path) -> None:
+    """A stop between rounds (in the planning of the next) left the last plan, made before the
+    round just stored: the leaderboards showed the race one round behind until a resume. The
+    stopped run plans once more from what is stored."""
+    from arena.tournament.adaptive import read_state
+    from arena.tournament.roster import resolve_bots
+    from arena.tournament.runner import _NextRound
+    from arena.tournament.store import ResultStore
+
+    path = write_file(tmp_path, "stop", field(tmp_path, tmp_path / "no-gate"))
+    ref = run_file(path)
+    state = json.loads((ref.results / "adaptive.json").read_text())
+    tournament = load_tournament(str(path))
+    store = ResultStore(ref.results)
+    (ref.results / "adaptive.json").unlink()
+    stale: list = []  # the plans as a stop inside the first planning leaves them: none yet
+    race = _NextRound(tournament, resolve_bots(tournament), store.deal_secret(), store, stale, [], ())
+    race.finish(ref.results)  # a finished run: its last plan already read every result
+    assert read_state(ref.results) == []
+    race.finish(ref.results, replan=True)  # a stopped one
+    assert json.loads((ref.results / "adaptive.json").read_text()) == state
+
+
 def test_a_finished_adaptive_run_has_the_luck_baselines_of_every_round(tmp_path: Path) -> None:
     """The baselines were computed for the first round's deals only: every luck-adjusted place
     read n/a until the file was run again."""
@@ -168,12 +192,15 @@ def write_builtin_file(tmp: Path, name: str, schedule: str = "adaptive") -> Path
     return path
 
 
+@pytest.mark.parametrize("stops", [(3,), (3, 4)], ids=["one-ctrl-c", "again-in-the-replanning"])
 def test_a_run_stopped_between_rounds_is_incomplete_in_every_leaderboard(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stops: tuple[int, ...]
 ) -> None:
     """Interrupted while it planned its next round, an adaptive run had every match planned so
     far stored: the leaderboards said 'Complete' (JSON complete: true, CSV status complete),
-    and the adaptive table was gone (the plans were cleared before the planning that stopped)."""
+    and the adaptive table was gone (the plans were cleared before the planning that stopped).
+    The stopped run plans once more, so the table shows the round just stored; a second Ctrl-C
+    there leaves the last plan, and the leaderboards say the race has rounds still to play."""
     from arena.tournament import schedule as schedule_module
 
     real = schedule_module.build_schedule
@@ -182,23 +209,31 @@ def test_a_run_stopped_between_rounds_is_incomplete_in_every_leaderboard(
     def planning(*args: object, **kw: object) -> list:
         if kw.get("plans") is not None and kw.get("results") is not None:
             calls["planned"] += 1
-            if calls["planned"] == 3:  # the run's first plan, round 1, then Ctrl-C while planning round 2
+            if calls["planned"] in stops:  # the run's first plan, round 1, then Ctrl-C while planning round 2
                 raise KeyboardInterrupt
         return real(*args, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(schedule_module, "build_schedule", planning)
     summary = run_file(write_builtin_file(tmp_path, "cut"))
-    assert summary.interrupted and calls["planned"] == 3
-    assert summary.counted == summary.scheduled == 12  # rounds 0 and 1 (two groups each) were stored
+    assert summary.interrupted and calls["planned"] == 4
+    assert summary.counted == 12  # rounds 0 and 1 (two groups each) were stored
     board = json.loads((summary.results / "leaderboard.json").read_text())
-    assert board["complete"] is False and board["counted"] == board["scheduled"] == 12
-    assert [a["status"] for a in board["adaptive"]] == ["playing"]
+    assert board["complete"] is False and board["counted"] == 12 and board["scheduled"] == summary.scheduled
     md = (summary.results / "leaderboard.md").read_text()
-    # with its player count: two adaptive entries of one game share a key
-    assert "INCOMPLETE: 12 of 12 scheduled matches counted, and the adaptive schedule tightwad (3 players) has" in md
     assert "Complete:" not in md
     csv_rows = (summary.results / "leaderboard.csv").read_text().splitlines()
-    assert all(",INCOMPLETE,12,12," in row for row in csv_rows[1:])
+    assert all(f",INCOMPLETE,{summary.scheduled},12," in row for row in csv_rows[1:])
+    if stops == (3,):  # planned from the 12 stored: round 2 scheduled and unplayed
+        assert summary.scheduled > 12
+        assert [(a["status"], a["matches_rated"]) for a in board["adaptive"]] == [("playing", 12)]
+        assert f"INCOMPLETE: 12 of {summary.scheduled} scheduled matches counted" in md
+    else:  # the plan of round 1 kept: every scheduled match stored, the race still open
+        assert summary.scheduled == 12
+        assert [(a["status"], a["matches_rated"]) for a in board["adaptive"]] == [("playing", 6)]
+        # with its player count: two adaptive entries of one game share a key
+        assert (
+            "INCOMPLETE: 12 of 12 scheduled matches counted, and the adaptive schedule tightwad (3 players) has" in md
+        )
 
     monkeypatch.setattr(schedule_module, "build_schedule", real)
     again = run_file(write_builtin_file(tmp_path, "cut"))  # resumed: it plans on and finishes
