@@ -135,16 +135,29 @@ def render(report: RatingReport, fmt: str, folder: Path, write: bool | None = Fa
     format ends in a newline; html: the page's path); ``write`` (and ``html``) also refreshes
     the four report files, or raises an ArenaError when they cannot be written. ``write=None``: only in a folder
     that can be written (a finished folder on read-only media is viewed), with a note where not."""
-    if write is None and fmt != "html":
+    best_effort = write is None and fmt != "html"  # not asked for: refreshed where they can be
+    if best_effort:
         write = os.access(folder, os.W_OK)
         if not write:
             note = f"arena: note: {folder} is read-only: its report files were not rewritten and may be out of date"
             print(note, file=sys.stderr)
     written = written_line(report)  # the page printed and the page written say the same
     if write or fmt == "html":
-        paths = write_reports(report, folder, written=written)
-        if fmt == "html":
-            return f"{paths['html']}\n"
+        try:
+            paths = write_reports(report, folder, written=written)
+        except OSError as exc:
+            # by default the files are refreshed where they can be: on a full disk (the operator
+            # looking why a run or ladder stopped) print the leaderboard anyway, as on read-only media
+            if not best_effort or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            print(
+                f"arena: note: no space left on the device of {folder}: its report files were not "
+                "rewritten and may be out of date",
+                file=sys.stderr,
+            )
+        else:
+            if fmt == "html":
+                return f"{paths['html']}\n"
     if fmt == "md":
         return lb.render_markdown(report, title=report_title(report), written=written)
     if fmt == "csv":

@@ -458,15 +458,15 @@ class ResultStore:
                 f"{self.path}: permission denied for this user; check the file's owner and permissions (ls -l)"
             )
 
-    def _connect_read_only(self) -> sqlite3.Connection:
+    def _connect_read_only(self, *, full: bool = False) -> sqlite3.Connection:
         self._check_file()
         if not self.path.is_file():
             raise StoreError(f"{self.folder}: no results yet (no {DB_NAME}); run the tournament first with arena run")
         wal = self.path.with_name(self.path.name + "-wal")
         pending = wal.exists() and wal.stat().st_size > 0
-        # A folder we cannot write has no room for the -shm file WAL readers share: read the
-        # file as it is (nothing else can write it either), unless commits wait in the -wal.
-        immutable = not os.access(self.folder, os.W_OK) and not pending
+        # A folder we cannot write (or on a full disk: ``full``) has no room for the -shm file
+        # WAL readers share: read the file as it is, unless commits wait in the -wal.
+        immutable = (full or not os.access(self.folder, os.W_OK)) and not pending
         uri = self.path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
         try:
             conn = sqlite3.connect(
@@ -488,6 +488,15 @@ class ResultStore:
                     f"{self.path} cannot be read here ({exc}): its folder {self.folder} is not "
                     "writable and holds commits still in the -wal file; copy the results folder "
                     "somewhere writable and view the copy"
+                ) from exc
+            if isinstance(exc, sqlite3.OperationalError) and no_space_left(self.folder):
+                # SQLite could not make its -shm file: the disk is full, the file is whole (before,
+                # this said "not a usable results database ... restore it from a copy")
+                if not full and not pending:
+                    return self._connect_read_only(full=True)
+                raise StoreError(
+                    f"{self.path}: no space left on the device to read it (SQLite needs room beside it "
+                    "while commits wait in its -wal file); free space and rerun; stored matches are kept"
                 ) from exc
             raise StoreError(
                 f"{self.path} is not a usable results database ({exc}); restore it from a copy, "

@@ -359,19 +359,21 @@ def tiny_disk(tmp_path: Path):
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+def _fill(disk: Path) -> None:
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:  # fill the disk to the last byte
+        for size in (65536, 4096, 512, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * size)
+    finally:
+        os.close(fd)
+
+
 def test_a_really_full_disk(results: Path, tiny_disk: Path) -> None:
     folder = tiny_disk / "results"
     shutil.copytree(results, folder, ignore=shutil.ignore_patterns("leaderboard.*", "logs", "run.log"))
-    fd = os.open(tiny_disk / "filler", os.O_WRONLY | os.O_CREAT)
-    try:  # fill the disk to the last byte
-        for size in (65536, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
+    _fill(tiny_disk)
     res = subprocess.run(
         [sys.executable, "-m", "arena", "leaderboard", str(folder), "--write"],
         capture_output=True,
@@ -381,6 +383,26 @@ def test_a_really_full_disk(results: Path, tiny_disk: Path) -> None:
     assert res.returncode != 0 and "Traceback" not in res.stderr + res.stdout
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and FULL in lines[0] and str(folder) in lines[0], res.stderr
+
+
+def test_a_folder_on_a_full_disk_can_still_be_viewed(results: Path, tiny_disk: Path, tmp_path: Path) -> None:
+    """An operator looks at a run or ladder that stopped on a full disk: the views said "not a
+    usable results database (disk I/O error); restore it from a copy" (SQLite could not make
+    its -shm file), and leaderboard stopped on its report files instead of printing."""
+    mid = a_match_id(results)
+    expected = invoke("leaderboard", results, "--no-write").output
+    folder = tiny_disk / "results"  # as a clean stop leaves it: no -wal, no -shm
+    shutil.copytree(results, folder, ignore=shutil.ignore_patterns("leaderboard.*", "logs", "results.sqlite-*"))
+    _fill(tiny_disk)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    view = CliRunner().invoke(cli, ["leaderboard", str(folder)], env=env)
+    assert view.exit_code == 0, view.stderr
+    assert view.stdout == expected.replace(str(results), str(folder))
+    assert "no space left on the device" in view.stderr and "not rewritten" in view.stderr
+    for command in (["matches", str(folder)], ["export", str(folder)]):
+        res = CliRunner().invoke(cli, command, env=env)
+        assert res.exit_code == 0 and mid in res.stdout, res.stderr
+    assert not list(folder.glob("leaderboard.*"))
 
 
 def test_a_results_folder_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
