@@ -54,6 +54,10 @@ CREATE TABLE IF NOT EXISTS deal_sets (
     bots TEXT NOT NULL, created REAL NOT NULL);
 """
 
+# ladder.sqlite's PRAGMA user_version: 0 before it was kept (the same tables); one a newer arena
+# raised is refused, not altered or misread (as results.sqlite's meta.schema_version is)
+SCHEMA_VERSION = 1
+
 # columns added since the first schema, as (table, column, declaration): LadderDB._migrate
 _ADDED = (
     ("versions", "upload_sha256", "TEXT"),
@@ -118,8 +122,17 @@ class LadderDB:
         self.data = Path(data)
         self.local = threading.local()
         with reported(self.data):
+            version = self.one("PRAGMA user_version")[0]
+            if version > SCHEMA_VERSION:
+                raise LadderDBError(
+                    f"{self.data / DB_NAME}: written by a newer arena (ladder database version {version}, "
+                    f"this arena knows {SCHEMA_VERSION}); upgrade arena, or restore a backup this version made",
+                    2,
+                )
             self.conn.executescript(_SCHEMA)
             self._migrate()
+            if version < SCHEMA_VERSION:
+                self.run(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _migrate(self) -> None:
         """Columns added since the first schema (a ladder.sqlite made before keeps its rows)."""

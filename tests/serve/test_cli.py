@@ -160,6 +160,27 @@ def test_serve_names_a_damaged_ladder_db_not_the_results_store(tmp_path):
     _names_the_ladder_db(r, data.resolve(), 2, "damaged", "backup")
 
 
+def test_a_ladder_db_of_a_newer_arena_is_refused_unchanged(tmp_path):
+    """ladder.sqlite had no version: a newer arena's was used as it was, its new columns
+    migrated into whatever this arena thought they were."""
+    import sqlite3
+
+    from arena.serve.db import LadderDB
+
+    data = tmp_path / "data"
+    data.mkdir()
+    LadderDB(data)
+    db = data / "ladder.sqlite"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] >= 1  # stamped when made
+        conn.execute("PRAGMA user_version = 1000")
+        conn.execute("ALTER TABLE users DROP COLUMN disabled")  # as if a newer arena had changed it
+    before = db.read_bytes()
+    for r in (arena("serve-admin", "users", "--data", str(data)), arena("serve-admin", "invite", "--data", str(data))):
+        _names_the_ladder_db(r, data, 2, "newer arena", "upgrade arena")
+    assert db.read_bytes() == before
+
+
 def _admin(*args: str, stdin: bytes | None = None):
     """The real command in a session of its own: no controlling terminal, as under cron or CI."""
     import subprocess
