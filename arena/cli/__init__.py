@@ -254,7 +254,7 @@ def run(
             display=terminal.display if terminal else None,
         )
     except ArenaError as err:
-        _fail(str(err))
+        _fail(str(err), getattr(err, "exit_code", 2))  # the machine (a disk gone read-only): 1
     sys.exit(print_outcome(summary, sys.stdout, sys.stderr))
 
 

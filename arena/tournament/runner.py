@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.errors import ArenaError, WorkersLost
+from arena.errors import ArenaError, MachineTrouble, WorkersLost
 from arena.interrupts import as_worker, held_while_starting, this_process_only
 from arena.match.faults import printable, shorten
 from arena.records.controls import Limits, TimeControl
@@ -256,6 +256,9 @@ def _serve(wid: int, conn: Any, ctx: dict[str, Any]) -> None:
                 committer.submit(match, record)  # stored, then reported, while the next match plays
             except Exception as exc:  # noqa: BLE001 - reported with its traceback, the match retried
                 brief = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                if disk_full(exc, Path(ctx["results"])):  # no retry can help: the parent stops the run
+                    reply(NoSpace(match.match_id, brief))
+                    continue
                 log.exception(
                     "match %s (%s): the harness raised %s (traceback in run.log)",
                     match.match_id,
@@ -374,7 +377,8 @@ class _Committer:
 
 
 def disk_full(exc: BaseException, folder: Path) -> bool:
-    """Whether ``exc`` (or what caused it) says the disk of the results is full."""
+    """Whether ``exc`` (or what caused it) says the disk of the results is full, or that it
+    became read-only (a file system remounted read-only after an error): no retry can help."""
     import errno
     import sqlite3
 
@@ -383,12 +387,36 @@ def disk_full(exc: BaseException, folder: Path) -> bool:
     seen: list[BaseException] = []
     while exc is not None and exc not in seen:
         seen.append(exc)
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
             return True
-        if "database or disk is full" in str(exc) or (isinstance(exc, sqlite3.Error) and no_space_left(folder)):
+        if "database or disk is full" in str(exc) or (
+            isinstance(exc, sqlite3.Error) and (no_space_left(folder) or unwritable(folder) is not None)
+        ):
             return True
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
     return False
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why nothing can be written in ``folder`` any more, else None. Tried, not asked: a file
+    system remounted read-only after an error may still say ``rw`` (and pass ``access``)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+
+
+class ResultsReadOnly(MachineTrouble):
+    """The results' file system cannot be written any more (not full): the run stops, exit 1."""
+
+    def __init__(self, folder: Path, detail: str) -> None:
+        super().__init__(
+            f"{folder} can no longer be written during the run ({detail}); check the disk (dmesg: a "
+            "file system remounted read-only after an error), make it writable and rerun; stored matches are kept"
+        )
 
 
 class DiskFull(Exception):
@@ -540,11 +568,18 @@ def close_run_logging() -> None:
     ours = [h for h in list(root.handlers) if getattr(h, "_arena", False)]
     for h in ours:
         root.removeHandler(h)
-    closing = [threading.Thread(target=h.close, name="close-run-log") for h in ours]
+    closing = [threading.Thread(target=_close_quietly, args=(h,), name="close-run-log") for h in ours]
     for t in closing:
         t.start()
     for t in closing:
         t.join()
+
+
+def _close_quietly(handler: logging.Handler) -> None:
+    """run.log on a disk that went read-only (or full) cannot flush its last lines: the run has
+    said why it stopped; a thread's traceback after that line helps no one."""
+    with contextlib.suppress(OSError):
+        handler.close()
 
 
 atexit.register(close_run_logging)  # before logging's own shutdown, which closes them one by one
@@ -1503,7 +1538,12 @@ class _Pool:
         elif isinstance(reply, HarnessFailed):
             self.summary.harness_failures.append(f"{match.match_id}: {reply.why}")
         elif isinstance(reply, NoSpace):
-            raise DiskFull(self.ctx["results"], reply.why)
+            from arena.tournament.store import no_space_left
+
+            folder = Path(self.ctx["results"])
+            if not no_space_left(folder) and (why := unwritable(folder)) is not None:
+                raise ResultsReadOnly(folder, why)
+            raise DiskFull(folder, reply.why)
         # Raised: given up after its tries (summary.given_up says so)
 
 

@@ -339,6 +339,42 @@ def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(
     assert again.exit_code == 0 and "resuming: 2 of 6 matches" in again.stderr
 
 
+def test_a_results_folder_that_turns_read_only_during_a_run_stops_it_in_one_line(
+    results: Path, played: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ext4 remounted read-only after an error (errors=remount-ro; the mount may still say rw):
+    SQLite says only "disk I/O error". Every remaining match was played three times, two lines
+    each, all given up, then the run ended with exit 2 and a thread's traceback."""
+    import arena.tournament.runner as runner
+    from arena.tournament.store import ResultStore
+
+    real = ResultStore.record_match
+
+    def turns_read_only(self, record):  # the workers are forked: they inherit this
+        if self.match_count() >= 2:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(self, record)
+
+    monkeypatch.setattr(ResultStore, "record_match", turns_read_only)
+    monkeypatch.setattr(runner, "unwritable", lambda folder: "Read-only file system", raising=False)
+    _keep_only_no_matches(results)
+    res = invoke("run", tournament_for(results, played))
+    assert res.exit_code == 1 and "Traceback" not in res.output + res.stderr
+    lines = [ln for ln in res.stderr.strip().splitlines() if ln.startswith("arena: match") or "error" in ln]
+    assert len(lines) == 1, lines  # no match retried or given up
+    assert lines[0].startswith(f"arena: error: {results} can no longer be written during the run (Read-only")
+    assert "stored matches are kept" in lines[0]
+    assert a_match_count(results) == 2
+
+
+def _keep_only_no_matches(results: Path) -> None:
+    con = sqlite3.connect(results / "results.sqlite")
+    con.execute("DELETE FROM seats")
+    con.execute("DELETE FROM matches")
+    con.commit()
+    con.close()
+
+
 def a_match_count(folder: Path) -> int:
     return _scalar(folder, "SELECT COUNT(*) FROM matches")
 
