@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, MachineTrouble
 
 LOCK_NAME = "run.lock"
 
@@ -42,6 +42,11 @@ class FolderLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
         except OSError as err:
+            if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):  # was "unexpected ... a bug", exit 70
+                raise MachineTrouble(
+                    f"{self.path.parent}: cannot be written ({err.strerror}); check the disk and the folder's "
+                    f"permissions (a read-only folder can be viewed, not played in), or {self.elsewhere}"
+                ) from None
             if err.errno != errno.ELOOP:
                 raise
             raise self._not_ours() from None

@@ -181,6 +181,36 @@ def test_a_ladder_db_of_a_newer_arena_is_refused_unchanged(tmp_path):
     assert db.read_bytes() == before
 
 
+def test_serve_on_a_data_folder_that_cannot_be_written_is_one_line(tmp_path):
+    """A ladder folder on a disk remounted read-only: its run.lock could not be opened and
+    `arena serve` ended as "unexpected OSError ... a bug in arena" (exit 70)."""
+    import os
+    import shutil
+    import subprocess
+
+    from arena.serve.db import LadderDB
+    from tests.serve.ladder_fixtures import free_port, safe_sandbox
+
+    safe_sandbox()  # else the sandbox refusal comes first
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a read-only file system needs a tmpfs mount (root)")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (mount / "data").mkdir()
+        LadderDB(mount / "data").conn.close()  # a ladder made before the disk went read-only
+        assert subprocess.run(["mount", "-o", "remount,ro", str(mount)], capture_output=True).returncode == 0
+        r = arena("serve", str(ladder_file(tmp_path)), "--port", str(free_port()), "--data", str(mount / "data"))
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+    assert r.exit_code == 1, (r.output, r.stderr)
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"arena: error: {mount / 'data'}") and "cannot be written" in line, line
+    assert "bug" not in line and "Traceback" not in r.output + r.stderr
+
+
 def _admin(*args: str, stdin: bytes | None = None):
     """The real command in a session of its own: no controlling terminal, as under cron or CI."""
     import subprocess
