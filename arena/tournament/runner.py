@@ -387,8 +387,10 @@ def disk_full(exc: BaseException, folder: Path) -> bool:
     seen: list[BaseException] = []
     while exc is not None and exc not in seen:
         seen.append(exc)
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return True
+        if isinstance(exc, OSError) and exc.errno == errno.EROFS and unwritable(folder) is not None:
+            return True  # the results' disk, not some other read-only place
         if "database or disk is full" in str(exc) or (
             isinstance(exc, sqlite3.Error) and (no_space_left(folder) or unwritable(folder) is not None)
         ):
