@@ -14,6 +14,7 @@ import sys
 import tempfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -301,6 +302,22 @@ def test_full_disk_while_storing(results: Path, played: Path, monkeypatch: pytes
     one_line_error(invoke("run", tournament_for(results, played)), FULL, str(results))
 
 
+def _store_fails_after_two(monkeypatch: pytest.MonkeyPatch, error: str) -> Any:
+    """Storing a match raises SQLite's ``error`` once the store holds two (the workers are
+    forked: they inherit the patch). Returns the real ``record_match``."""
+    from arena.tournament.store import ResultStore
+
+    real = ResultStore.record_match
+
+    def fails(self, record):
+        if self.match_count() >= 2:
+            raise sqlite3.OperationalError(error)
+        return real(self, record)
+
+    monkeypatch.setattr(ResultStore, "record_match", fails)
+    return real
+
+
 def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(
     results: Path, played: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -308,14 +325,7 @@ def test_a_disk_that_fills_during_a_run_stops_it_in_one_line(
     store none of them."""
     from arena.tournament.store import ResultStore
 
-    real = ResultStore.record_match
-
-    def fills_up(self, record):  # the workers are forked: they inherit this
-        if self.match_count() >= 2:
-            raise sqlite3.OperationalError("database or disk is full")
-        return real(self, record)
-
-    monkeypatch.setattr(ResultStore, "record_match", fills_up)
+    real = _store_fails_after_two(monkeypatch, "database or disk is full")
     con = sqlite3.connect(results / "results.sqlite")
     con.execute("DELETE FROM seats")
     con.execute("DELETE FROM matches")
@@ -346,16 +356,8 @@ def test_a_results_folder_that_turns_read_only_during_a_run_stops_it_in_one_line
     SQLite says only "disk I/O error". Every remaining match was played three times, two lines
     each, all given up, then the run ended with exit 2 and a thread's traceback."""
     import arena.tournament.runner as runner
-    from arena.tournament.store import ResultStore
 
-    real = ResultStore.record_match
-
-    def turns_read_only(self, record):  # the workers are forked: they inherit this
-        if self.match_count() >= 2:
-            raise sqlite3.OperationalError("disk I/O error")
-        return real(self, record)
-
-    monkeypatch.setattr(ResultStore, "record_match", turns_read_only)
+    real = _store_fails_after_two(monkeypatch, "disk I/O error")
     monkeypatch.setattr(runner, "unwritable", lambda folder: "Read-only file system", raising=False)
     _keep_only_no_matches(results)
     res = invoke("run", tournament_for(results, played))

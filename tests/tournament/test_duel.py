@@ -29,7 +29,6 @@ from arena.tournament.duel import (
     layout,
     make_duel,
 )
-from tests import own_processes as own
 from tests import support
 from tests.tournament.tournament_fixtures import start_arena, stored_matches, write_gated_bot
 
@@ -534,16 +533,7 @@ def test_a_second_interrupt_while_an_interrupted_duel_exits_is_not_a_traceback(t
     results = tmp_path / "r"
     args = ["duel", "divers-weights", str(SIMPLE), str(slow), "--sandbox", "none", "--trust-bots", "--workers", "1"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]), ARENA_TEST_AGAIN_SIGNAL=again)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", *args, "--results", str(results)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=own.as_from_a_terminal,
-    )
+    proc = start_arena(*args, "--results", str(results), env=env)
     end = time.monotonic() + 120
     while stored_matches(results) < 1:
         assert proc.poll() is None, proc.communicate()

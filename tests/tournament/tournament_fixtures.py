@@ -50,12 +50,13 @@ def write_gated_bot(path: Path, gate: Path, tag: str = "", think: float = 0.3) -
     return path
 
 
-def start_arena(*args: str) -> subprocess.Popen[str]:
+def start_arena(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """``python -m arena ARGS`` from the checkout, in a session of its own and with SIGINT as a
     terminal leaves it, for a test that will interrupt it (``os.killpg``)."""
     return subprocess.Popen(
         [sys.executable, "-m", "arena", *args],
         cwd=ROOT,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
