@@ -15,7 +15,6 @@ from typing import Any, TextIO
 
 from arena.errors import ArenaError, one_line
 from arena.match.agents import Agent
-from arena.match.detect import open_sandbox
 from arena.match.faults import at_decision
 from arena.records import Limits, MatchSpec, RecordJson, TimeControl
 from games import REGISTRY, GameError, get_game
@@ -159,6 +158,7 @@ def play_one(
         raise ArenaError("--reveal is for games with a --human seat (without one, every seat is shown); leave it out")
     from arena.inert import raw
     from arena.match.builtin import agent_for
+    from arena.match.detect import open_sandbox
     from arena.match.human import HumanAgent
     from arena.match.referee import play_match
     from arena.match.trace import Tracer
