@@ -78,7 +78,8 @@ class HumanAgent(Agent):
             if not getattr(self.stdin, "isatty", lambda: False)():
                 self.stdout.write(raw if raw.endswith("\n") else raw + "\n")  # piped: the answer shows
             raw = raw.strip()
-            if raw.isdigit() and int(raw) < len(legal):
+            # isdigit() alone passes '²' and 5,000-digit strings, which int() refuses
+            if raw.isascii() and raw.isdigit() and len(raw) <= 6 and int(raw) < len(legal):
                 self._line = protocol.encode({"type": "action", "action": int(raw)})
                 return
             self._say(f"'{raw}' is not a choice; type a number between 0 and {len(legal) - 1}")

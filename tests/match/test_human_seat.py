@@ -141,3 +141,18 @@ def test_reveal_shows_the_others_but_still_draws_the_persons_decisions_once():
     others = [d for d in record["decisions"] if d["seat"] != 0]
     assert all(f"#{d['n']} · seat {d['seat']} (random)" in text for d in others)
     assert not [d for d in record["decisions"] if d["seat"] == 0 and f"#{d['n']} · seat 0" in text]
+
+
+def test_digits_int_refuses_are_asked_again_not_an_arena_crash():
+    """'²' and '①' pass str.isdigit() and a 5,000-digit answer passes it too, but int() refuses
+    them all: the seat crashed the whole `arena play` with a ValueError."""
+    out = io.StringIO()
+    bad = ["²", "①", "9" * 5000]
+    answers = io.StringIO("".join(f"{b}\n" for b in bad) + "0\n" * 400)
+    record = play_one(
+        "palace", ["builtin:random"] * 2, seed=3, humans=[0], sandbox_level="none", out=out, stdin=answers
+    )
+    assert record["seats"][0]["fault"] is None
+    text = out.getvalue()
+    for b in bad:
+        assert f"'{b}' is not a choice" in text
