@@ -280,6 +280,7 @@ def takeover(
     if not 0 <= seat < rec.players:
         raise ArenaError(f"--bot {seat}=...: no such seat (seats 0..{rec.players - 1})")
     _new_state(record)  # checks the rules version
+    start = live_start(record, start, seat)
     prefix = [(d.seat, d.action) for d in rec.decisions[:start]]
     later = rec.decisions[start:]
     agents: list[Agent] = []
@@ -295,6 +296,30 @@ def takeover(
     if diverged is not None:
         diverged.update({s: a.diverged_at for s, a in enumerate(agents) if isinstance(a, RecordedAgent)})
     return new
+
+
+def live_start(record: RecordJson, start: int, seat: int) -> int:
+    """Where the live play of `--from start` begins: ``start``, unless it falls inside a
+    simultaneous decision (Divers Weights' tricks, Palace's set-up swaps). The referee asks
+    all of its seats at once, from the same observation; replaying part of it first showed
+    the live bot who had already chosen, at another decision number. So the live play begins
+    at the decision's start when ``seat`` chooses in it from ``start`` on, else after it (the
+    seats that chose after ``start`` play their recorded moves either way)."""
+    rec = MatchRecord.from_json(record)
+    state = _new_state(record)
+    i, n = 0, len(rec.decisions)
+    while i < n and i <= start and not state.is_over():
+        first = i
+        for mover in state.to_move():  # as the referee's play loop applies one round of answers
+            if i >= n or state.is_over() or mover not in state.to_move() or rec.decisions[i].seat != mover:
+                break
+            state.apply(mover, rec.decisions[i].action)
+            i += 1
+        if i == first:  # the record does not follow the engine here: leave --from as given
+            return start
+        if first < start < i:
+            return first if any(d.seat == seat for d in rec.decisions[start:i]) else i
+    return start
 
 
 def take_over(
@@ -326,6 +351,7 @@ def take_over(
     sandbox = open_sandbox(sandbox_level)
     agent = ProcessAgent(bot_entry(path), sandbox=sandbox, limits=Limits(), time_control=tc, no_timeouts=no_timeouts)
     diverged: dict[int, int | None] = {}
+    begins = live_start(record, start, int(key)) if 0 <= start <= len(record["decisions"]) else start
     try:
         new = takeover(
             record,
@@ -342,7 +368,9 @@ def take_over(
         agent.close()
     before = MatchRecord.from_json(record).result.places[seat] + 1
     after = MatchRecord.from_json(new).result.places[seat] + 1
-    said = f"seat {seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {start}"
+    said = f"seat {seat}: placed {before} in the recorded match, {after} with {agent.name} from decision {begins}"
+    if begins != start:
+        said += f" (--from {start} is inside a simultaneous decision, whose seats choose together)"
     return new, said + "; " + _followed(diverged)
 
 

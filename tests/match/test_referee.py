@@ -167,6 +167,42 @@ def test_takeover_with_the_same_policy_reproduces_the_original_match():
     assert new["game_result"] == rec["game_result"]
 
 
+class Watcher(RandomAgent):
+    """A random player that keeps every (decision, observation) it was asked with."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed=seed)
+        self.asked: list[tuple[int, dict]] = []
+
+    def ask(self, act_msg, deadline):
+        self.asked.append((act_msg["decision"], act_msg["observation"]))
+        super().ask(act_msg, deadline)
+
+
+@pytest.mark.parametrize("game,players", [("divers-weights", 4), ("palace", 3)])
+def test_takeover_inside_a_simultaneous_decision_asks_the_live_seat_as_the_match_did(game, players):
+    """`--from` two decisions into a simultaneous decision (a Divers Weights trick, Palace's
+    set-up swaps) replayed the first seats' choices, so the live bot was asked at another
+    decision number and saw who had already chosen: not the state the match's bot was in."""
+    seen = [Watcher(seed=i) for i in range(players)]
+    rec = play_match(match(game, players, seed=4), seen)
+    last = players - 1
+    # the first decision where every seat chooses at once (Palace: 0, Divers Weights: a trick)
+    first = next(n for n, _ in seen[last].asked if all(n in [m for m, _ in w.asked] for w in seen))
+    start = first + 2
+    live = Watcher(seed=99)
+    new = takeover(rec, start, last, live)
+    assert live.asked[0] == next((n, o) for n, o in seen[last].asked if n == first)
+    # the seat that chose before `start` keeps its recorded choice, and is first asked after the step
+    early = Watcher(seed=98)
+    takeover(rec, start, 0, early)
+    assert early.asked[0][0] >= first + players
+    assert early.asked[0] == next((n, o) for n, o in seen[0].asked if n > first)
+    assert [(d["seat"], d["action"]) for d in new["decisions"][: first + players]][:start] == [
+        (d["seat"], d["action"]) for d in rec["decisions"][:start]
+    ]
+
+
 class ChattyTimeoutAgent(FaultyAgent):
     """Times out at its first decision after a long stderr whose last line says why."""
 
