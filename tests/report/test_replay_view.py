@@ -321,3 +321,32 @@ def test_the_page_fits_a_phone_and_stepping_never_scrolls_the_window_sideways_in
             assert seen, "the chosen action is still scrolled into view within its list"
         finally:
             browser.close()
+
+
+def test_a_seat_s_view_never_shows_another_seat_s_hidden_choice_in_chromium(tmp_path):
+    """One seat's view drew the decision panel as the omniscient view does: in a Divers Weights
+    trick, seat 1's view showed seat 0's card ("seat 0 chose: play ...") before seat 1 chose,
+    and every seat's view showed how many legal moves another seat had (a hint of its hand)."""
+    sync_playwright, chromium = _browser()
+    page_file = tmp_path / "replay.html"
+    record = play_record(tmp_path, "divers-weights", [RANDOM] * 3, 5)
+    page_file.write_text(replay_html(record))
+    frames = replay_frames(record)["frames"]
+    # a trick: seat 0 chooses with seats 1 and 2, who cannot see its card yet
+    trick = next(f for f in frames[:-1] if f["seat"] == 0 and f["obs"][0]["to_move"] == [0, 1, 2])
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page()
+            page.goto(page_file.as_uri() + f"#d{trick['n']}")
+            page.wait_for_function("document.body.dataset.ready || document.body.dataset.error", timeout=30_000)
+            assert page.evaluate("document.body.dataset.frame") == str(trick["n"])
+            count = f"of {trick['legal_count']} legal"
+            for view in ("all", "0", "1", "2"):
+                page.select_option("#view", view)
+                shown = page.text_content("#decision")
+                assert "seat 0" in shown
+                assert (trick["text"] in shown) == (view in ("all", "0")), (view, shown)
+                assert (count in shown) == (view in ("all", "0")), (view, shown)
+        finally:
+            browser.close()

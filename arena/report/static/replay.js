@@ -91,8 +91,11 @@ function draw(){
   const legal = document.getElementById("legal"); legal.replaceChildren();
   if(f.end){ dec.append(el("div",null,"game over")); }
   else {
-    dec.append(el("div",null,seatName(f.seat)+" chose: "+f.text));
-    dec.append(el("div","label","action "+f.action+" of "+f.legal_count+" legal \u00B7 "+(f.ms===null||f.ms===undefined?"no time":f.ms+" ms")+" \u00B7 "+f.status));
+    // another seat's choice is not that seat's to see yet (a Divers Weights trick is hidden
+    // until all have chosen), nor how many moves it had: the next frame shows what became public
+    const mine = viewer===null || viewer===f.seat;
+    dec.append(el("div",null,seatName(f.seat)+(mine ? " chose: "+f.text : " to move")));
+    dec.append(el("div","label",(mine ? "action "+f.action+" of "+f.legal_count+" legal \u00B7 " : "")+(f.ms===null||f.ms===undefined?"no time":f.ms+" ms")+" \u00B7 "+f.status));
     if(f.fault) dec.append(el("div","fault","fault at this decision: seat "+f.fault.seat+" "+f.fault.kind));
     if(viewer===null || viewer===f.seat){
       const width = String(f.legal.length ? f.legal[f.legal.length-1][0] : 0).length + 1;
