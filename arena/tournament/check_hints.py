@@ -4,7 +4,7 @@ read together, so a known mistake gets its own hint rather than the fault kind's
 Recognised (each has a fixture bot in tests/support/bots/ or a test that builds one): a stray print on stdout, an
 import of a package the sandbox does not offer (a bot folder pins it; a folder's entry file is
 not the bot), a data file opened by a path relative to the working directory (the bot's scratch),
-a bot the sandbox's user may not read, the action object sent instead of its id,
+a bot the sandbox's user may not read, the action object (or its text) sent instead of its id,
 a script without a ``#!`` line, a file with Windows line endings, a ``#!`` interpreter or a shared
 library the sandbox does not show (missing, or outside /usr), a Java VM that cannot start within
 the limits (its errors come on stdout); and a slow bot, by how
@@ -12,6 +12,8 @@ much of the move limit its slowest answer took. A line the bot meant as a messag
 not one (malformed JSON, a Python dict's repr, an empty line, not UTF-8, too long, an action
 without its "action" key, a bad hello) gets a hint naming what is wrong with it, not the
 stray print's or the generic act reply's (tests/tournament/test_check_hints.py).
+A stray print's hint names the script's own way to stderr (Python, Perl, shell, awk,
+JavaScript, Ruby, by its #! line or suffix), every language's when it cannot tell.
 """
 
 from __future__ import annotations
@@ -48,6 +50,26 @@ _STDERR_OTHER = (
     "C: fprintf(stderr, ...); JavaScript: console.error(...); Rust: eprintln!(...); Java: System.err.println(...); "
     "Perl: print STDERR ...; shell: echo ... >&2"
 )
+# a script's language, by its suffix or its #! line: its own way to stderr, not every language's
+_STDERR_SCRIPT = {
+    "Perl": "print STDERR ... or warn ...",
+    "shell": "echo ... >&2",
+    "awk": 'print ... > "/dev/stderr"',
+    "JavaScript": "console.error(...)",
+    "Ruby": "$stderr.puts ... or warn ...",
+}
+_BY_SUFFIX = {".pl": "Perl", ".pm": "Perl", ".sh": "shell", ".bash": "shell", ".awk": "awk", ".js": "JavaScript"}
+_BY_SUFFIX |= {".mjs": "JavaScript", ".cjs": "JavaScript", ".rb": "Ruby"}
+_BY_SHEBANG = {"perl": "Perl", "bash": "shell", "sh": "shell", "dash": "shell", "zsh": "shell", "ksh": "shell"}
+_BY_SHEBANG |= {
+    "awk": "awk",
+    "gawk": "awk",
+    "mawk": "awk",
+    "node": "JavaScript",
+    "nodejs": "JavaScript",
+    "ruby": "Ruby",
+}
+_SHEBANG = re.compile(rb"^#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?([\w.-]+)")
 
 WARN_SHARE = 0.5  # of the move limit: half on a quiet machine is a timeout on a busy one
 DANGER_SHARE = 0.8
@@ -137,6 +159,12 @@ def fault_hint(
     if jvm:
         return jvm
     if kind == "protocol" and 'action must be an integer id, got "' in detail:
+        sent = re.sub(r'"? \(a string\)$', "", detail.split('got "', 1)[1])
+        if not sent.strip().lstrip("+-").isdigit():  # words, not a quoted number: the action's text
+            return (
+                f'the bot sent the action\'s text "{sent}" where its id goes: send the id, a number, of that '
+                'entry of observation["legal_actions"]: {"type": "action", "action": <its "id">}'
+            )
         return 'send the id as a number, not a string: {"type": "action", "action": 0}, not "0"'
     line_hint = _line_hint(detail, handshake) if kind == "protocol" else ""
     if line_hint:
@@ -156,7 +184,7 @@ def fault_hint(
         line = detail.split(": ", 1)[-1]
         return (
             f"a stray print: the bot wrote {line} on stdout, which carries protocol lines only; "
-            f"write debugging text to stderr ({_STDERR_PY if _runs_python(path) else _STDERR_OTHER})"
+            f"write debugging text to stderr ({_stderr_way(path)})"
         )
     from_file = file_hint(path)
     if from_file and kind in ("crash", "sandbox", "timeout", "protocol"):
@@ -279,6 +307,16 @@ def _surely_not_java(path: Path) -> bool:
 
 
 _NOT_JVM_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".pl", ".rb", ".lua"}
+
+
+def _stderr_way(path: Path) -> str:
+    """How the bot's language writes to stderr; every language's way when it cannot tell."""
+    if _runs_python(path):
+        return _STDERR_PY
+    first = _head(path, 512).split(b"\n", 1)[0] if path.is_file() else b""
+    bang = _SHEBANG.match(first)
+    language = (_BY_SHEBANG.get(bang.group(1).decode()) if bang else None) or _BY_SUFFIX.get(path.suffix)
+    return f"{language}: {_STDERR_SCRIPT[language]}" if language else _STDERR_OTHER
 
 
 def _runs_python(path: Path) -> bool:

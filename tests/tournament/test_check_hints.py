@@ -416,7 +416,39 @@ def test_a_stray_print_of_a_python_folder_or_script_names_pythons_stderr(tmp_pat
         assert "print(..., file=sys.stderr)" in hint and "fprintf" not in hint, hint
     shell = tmp_path / "sh_bot"
     shell.write_text("#!/bin/sh\necho hi\n")
-    assert "fprintf(stderr" in fault_hint("protocol", detail, "", shell)
+    assert "echo ... >&2" in fault_hint("protocol", detail, "", shell)
+
+
+@pytest.mark.parametrize(
+    "name,first_line,way",
+    [
+        ("bot.pl", "", "Perl: print STDERR"),
+        ("bot", "#!/usr/bin/env perl", "Perl: print STDERR"),
+        ("bot", "#!/bin/sh", "shell: echo ... >&2"),
+        ("bot.sh", "", "shell: echo ... >&2"),
+        ("bot", "#!/usr/bin/mawk -f", 'awk: print ... > "/dev/stderr"'),
+        ("bot", "#!/usr/bin/env -S node --stack-size=4000", "JavaScript: console.error"),
+        ("bot.rb", "", "Ruby: $stderr.puts"),
+    ],
+)
+def test_a_stray_print_of_a_script_names_its_own_languages_stderr(tmp_path, name, first_line, way):
+    """A Perl, shell or awk bot's stray print was told six languages' ways to stderr (C's
+    fprintf, Rust's eprintln!, ...); the script's #! line or suffix names the one it needs."""
+    bot = tmp_path / name
+    bot.write_text(first_line + "\nprint 1\n")
+    hint = fault_hint("protocol", "not JSON (Expecting value): 'debug: 7 legal'", "", bot)
+    assert hint.startswith("a stray print") and way in hint and "fprintf" not in hint, hint
+
+
+def test_an_action_s_text_sent_as_its_id_is_told_to_send_the_id_not_to_unquote_it():
+    """'play The Forest' sent as the action was told: send the id as a number, not "0"."""
+    detail = 'action must be an integer id, got "play The Forest" (a string)'
+    hint = fault_hint("protocol", detail, "", Path("bot.pl"))
+    assert hint.startswith('the bot sent the action\'s text "play The Forest" where its id goes'), hint
+    long = 'action must be an integer id, got "swap The Author#2 (hand) <-> The Sailor#1 (face-u...'
+    assert fault_hint("protocol", long, "", BOT).startswith("the bot sent the action's text")
+    quoted_number = fault_hint("protocol", 'action must be an integer id, got "3" (a string)', "", BOT)
+    assert quoted_number.startswith("send the id as a number, not a string")
 
 
 def test_a_folder_under_a_path_that_is_not_utf8_is_checked(tmp_path):
