@@ -125,6 +125,21 @@ def check_bot(
     return run_check(entry, sandbox=open_sandbox(sandbox_level), limits=limits, time_control=time_control, echo=echo)
 
 
+def legal_texts(record: MatchRecord, seat: int, decision: Any) -> list[str]:
+    """The texts of ``seat``'s legal actions at ``decision`` of ``record`` (a fault's), to tell
+    an answer given by its label from a stray print; [] if the record does not say."""
+    if not isinstance(decision, int):
+        return []
+    state = REGISTRY[record.game].new_game(record.players, record.deal_seed, dict(record.options))
+    for d in record.decisions:
+        if d.n >= decision or state.is_over():
+            break
+        state.apply(d.seat, d.action)
+    if state.is_over() or seat not in state.to_move():
+        return []
+    return [state.action_text(seat, a) for a in range(len(state.legal_actions(seat)))]
+
+
 def run_check(
     entry: Any,
     *,
@@ -186,6 +201,7 @@ def run_check(
                 first_match=i == 0,
                 exit_code=fault.get("exit_code"),
                 first_answer=report.decisions == 0,
+                legal_texts=legal_texts(record, seat, fault.get("decision")),
             )
             report.add(label, False, f"{fault['kind']} at decision {fault.get('decision')}: {fault['detail']}", hint)
             failed = True

@@ -18,11 +18,13 @@ JavaScript, Ruby, by its #! line or suffix), every language's when it cannot tel
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
 import stat
 import struct
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,9 +121,11 @@ def fault_hint(
     exit_code: Any = None,
     handshake: bool = False,
     first_answer: bool = False,
+    legal_texts: Sequence[str] = (),
 ) -> str:
     """The most specific fix for a fault of ``kind`` (``handshake``: in reply to hello;
-    ``first_answer``: at the process's first act)."""
+    ``first_answer``: at the process's first act; ``legal_texts``: the texts of the legal
+    actions the bot was answering, if known)."""
     missing = _MISSING.search(stderr_tail or "")
     if missing:
         return _missing_hint(missing.group(1), path)
@@ -182,6 +186,11 @@ def fault_hint(
         )
     if kind == "protocol" and detail.startswith("not JSON"):
         line = detail.split(": ", 1)[-1]
+        if _unquoted(line) in legal_texts:  # `print $pick->{text}`: the answer, by its label
+            return (
+                f"the bot wrote the action's text {line} where its id goes: answer with the id of that "
+                'entry of observation["legal_actions"]: {"type": "action", "action": <its "id">} (or just the id)'
+            )
         return (
             f"a stray print: the bot wrote {line} on stdout, which carries protocol lines only; "
             f"write debugging text to stderr ({_stderr_way(path)})"
@@ -307,6 +316,15 @@ def _surely_not_java(path: Path) -> bool:
 
 
 _NOT_JVM_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".pl", ".rb", ".lua"}
+
+
+def _unquoted(line: str) -> str | None:
+    """The text of a line as a fault's detail quotes it (its repr), or None."""
+    try:
+        text = ast.literal_eval(line)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return text if isinstance(text, str) else None
 
 
 def _stderr_way(path: Path) -> str:

@@ -289,6 +289,7 @@ def _fix(stdout: str) -> str:
         ("never_answers.py", "fix: answer every act message within the move limit (--move-s)"),
         ("sends_string_id.py", 'fix: send the id as a number, not a string: {"type": "action", "action": 0}'),
         ("sends_action_text.pl", "fix: the bot sent the action's text \"play "),
+        ("prints_action_text.sh", "fix: the bot wrote the action's text 'play "),
         ("answers_start.py", "fix: the bot sent a line where its action was due: it answers act messages only"),
         ("never_says_hello.sh", "fix: answer the arena's hello with a hello line as soon as the bot starts"),
     ],

@@ -522,3 +522,15 @@ def test_a_bot_in_another_language_printing_a_jvms_words_gets_no_jvm_hint(tmp_pa
     for bot in (shell, kotlin, tmp_path / "missing"):
         assert fault_hint("protocol", detail, "", bot, handshake=True).startswith("the Java VM"), bot
         assert fault_hint("crash", "exit code 1", stderr, bot).startswith("the Java VM"), bot
+
+
+def test_an_action_s_text_written_as_the_answer_is_not_called_a_stray_print():
+    """A shell bot answering `play The Forest` (its choice's text) was told it printed debugging
+    text on stdout; the legal actions it was answering tell the two apart."""
+    detail = "not JSON (Expecting value): 'play The Forest'"
+    texts = ["play The Forest", "play Ace of Moons"]
+    hint = fault_hint("protocol", detail, "", Path("bot.sh"), legal_texts=texts)
+    assert hint.startswith("the bot wrote the action's text 'play The Forest' where its id goes"), hint
+    assert fault_hint("protocol", detail, "", Path("bot.sh")).startswith("a stray print")  # not known: as before
+    other = "not JSON (Expecting value): 'thinking about play The Forest'"
+    assert fault_hint("protocol", other, "", Path("bot.sh"), legal_texts=texts).startswith("a stray print")
