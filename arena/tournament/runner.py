@@ -490,6 +490,7 @@ class Progress:
         self.faults: dict[tuple[str, str], int] = {}
         self.t0 = time.monotonic()
         self._last_print = 0.0
+        self._printed = 0  # matches done as of the last line printed
         self.open_ended = False  # an adaptive schedule: the total grows round by round
 
     def update(self, match_id: str, faults: list[tuple[str, str]], reasons: tuple[str, ...] = ()) -> None:
@@ -504,9 +505,12 @@ class Progress:
             self.faults[key] = self.faults.get(key, 0) + 1
         now = time.monotonic()
         if now - self._last_print > self.every_s or (self.done == self.total and not self.open_ended):
-            self._last_print = now
-            self.out.write(self.line() + "\n")
-            self.out.flush()
+            self._print_line(now)
+
+    def _print_line(self, now: float) -> None:
+        self._last_print, self._printed = now, self.done
+        self.out.write(self.line() + "\n")
+        self.out.flush()
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.t0
@@ -519,6 +523,8 @@ class Progress:
         return [f"{bot}: {kind} x{n}" for (bot, kind), n in sorted(self.faults.items(), key=lambda kv: -kv[1])]
 
     def close(self) -> None:
+        if self.done != self._printed:  # an adaptive run's last round, or a stop: the count it ended at
+            self._print_line(time.monotonic())
         if self.faults:
             self.out.write("arena: faults by bot and kind: " + "; ".join(self.fault_summary()) + "\n")
             self.out.flush()

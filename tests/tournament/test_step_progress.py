@@ -59,3 +59,27 @@ def test_arena_check_prints_each_check_as_it_ends():
     tail = report.render(streamed=True).splitlines()
     assert tail[-1] == "RESULT: PASS" and not any("PASS  " in ln for ln in tail)
     assert report.render().splitlines() == "\n".join(printed).splitlines() + tail  # same text, streamed
+
+
+def test_a_runs_plain_progress_ends_on_the_count_it_reached() -> None:
+    """An adaptive run prints no line when its last round ends (its total is still open), so a
+    2 s run's log ended on '1/6 matches' above a summary of 180 played; a stop likewise."""
+    from arena.tournament.runner import Progress
+
+    out = io.StringIO()
+    progress = Progress(6, out)
+    progress.open_ended = True
+    progress.update("m0", [])  # the first line, at once
+    progress.total = 180  # the rounds planned as results came
+    for i in range(1, 180):
+        progress.update(f"m{i}", [("b", "crash")] if i == 7 else [])
+    progress.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("1/6 matches")
+    assert lines[-2].startswith("180/180 matches · ") and lines[-1] == "arena: faults by bot and kind: b: crash x1"
+    again = io.StringIO()
+    done = Progress(2, again)
+    done.update("a", [])
+    done.update("b", [])  # the last of a fixed total prints at once: close adds nothing
+    done.close()
+    assert [line.split(" · ")[0] for line in again.getvalue().splitlines()] == ["1/2 matches", "2/2 matches"]
