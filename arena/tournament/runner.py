@@ -682,7 +682,7 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
             if not fresh:
                 stored = store.completed_ids() - set(store.altered())  # a run plays altered ones again
                 before, previous = store.bots(), _previous_scheduled(store)
-                settings_news = settings_changes(store.tournament(), _config_json(tournament)) if stored else ""
+                settings_news = settings_changes(store.tournament(), _config_json(tournament))
             revealed = store.revealed_deals()
             if has_adaptive(tournament) and not fresh:
                 outcomes = stored_outcomes(store)
@@ -701,6 +701,8 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     )
     wanted = {m.match_id for m in schedule}
     keep = [m for m in schedule if m.match_id in stored]
+    if not keep:  # nothing stored still counts (new deals, a new entry): no old settings to warn of
+        settings_news = ""
     return Plan(
         schedule=schedule,
         play=[m for m in schedule if m.match_id not in stored],
@@ -1032,10 +1034,12 @@ def _run_locked(
             "compute every hand; for research, not for competition\n"
         )
     done = store.completed_ids()
-    changes = roster_changes(store.bots(), entries, kept=[m for m in schedule if m.match_id in done])
+    kept = [m for m in schedule if m.match_id in done]
+    changes = roster_changes(store.bots(), entries, kept=kept)
     roster_news = joined_news(
         with_match_count(changes, _previous_scheduled(store), len(schedule)),
-        settings_changes(store.tournament(), _config_json(tournament)) if done else "",
+        # only matches the new schedule still counts were played under the old settings
+        settings_changes(store.tournament(), _config_json(tournament)) if kept else "",
     )
     store.init_tournament(tournament.name, _config_json(tournament), [e.to_json() for e in entries])
     altered = store.forget_altered()  # first: a hand-set sandbox fault is an alteration too

@@ -613,3 +613,19 @@ def test_a_changed_time_control_says_the_stored_matches_still_count(tmp_path):
     assert res.returncode == 0 and f"arena: {line}" in res.stderr.splitlines(), res.stderr
     again = arena("run", str(path))
     assert again.returncode == 0 and "since the last run" not in again.stderr
+
+
+def test_a_changed_time_control_with_new_deals_claims_no_stored_match_still_counts(tmp_path):
+    """Switching to public deals replays every match; a time control changed at the same time
+    was announced as 'the matches stored under the old settings still count' though none did."""
+    b = tmp_path / "b"
+    path = tour(tmp_path, [make_bot(b, "a"), make_bot(b, "c", tag="c")])
+    assert arena("run", str(path)).returncode == 0
+    text = path.read_text().replace("{startup_s: 60, move_s: 30}", "{startup_s: 90, move_s: 30}")
+    path.write_text(text + "deals: public\n")
+    dry = arena("run", str(path), "--dry-run")
+    assert dry.returncode == 0 and dry.stdout.startswith("2 matches scheduled: 2 to play, 0 already stored")
+    assert "still count" not in dry.stdout, dry.stdout
+    res = arena("run", str(path))
+    assert res.returncode == 0 and "2 matches played now, 0 before" in res.stdout, res.stdout
+    assert "still count" not in res.stderr, res.stderr
