@@ -784,10 +784,11 @@ def roster_changes(before: list[dict[str, Any]], entries: list[Any], shown: int 
         return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
     parts = []
+    again = [n for n in changed if n not in back]
     for what, items in (
         ("left (no longer counted)", sorted(old.keys() - new.keys())),
         ("joined", sorted(new.keys() - old.keys())),
-        ("changed (its matches are played again)", [n for n in changed if n not in back]),
+        (f"changed ({'its' if len(again) == 1 else 'their'} matches are played again)", again),
     ):
         if items:
             parts.append(f"{'bot' if len(items) == 1 else 'bots'} {names(items)} {what}")

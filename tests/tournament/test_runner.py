@@ -365,3 +365,18 @@ results: {results}
     text = json.dumps(board)
     for name in ("challenger", "field_a", "field_b", "field_c"):
         assert name in text
+
+
+def test_two_changed_bots_are_named_in_the_plural():
+    """Two bots swapping names said 'bots a, b changed (its matches are played again)'."""
+    from types import SimpleNamespace
+
+    from arena.tournament.runner import roster_changes
+
+    before = [{"name": "a", "sha256": "1"}, {"name": "b", "sha256": "2"}, {"name": "c", "sha256": "3"}]
+    swapped = [SimpleNamespace(name="a", sha256="2"), SimpleNamespace(name="b", sha256="1")]
+    assert roster_changes(before, swapped + [SimpleNamespace(name="c", sha256="3")]) == (
+        "bots a, b changed (their matches are played again)"
+    )
+    one = [SimpleNamespace(name="a", sha256="9"), SimpleNamespace(name="b", sha256="2")]
+    assert roster_changes(before, one) == "bot c left (no longer counted); bot a changed (its matches are played again)"
