@@ -80,6 +80,9 @@ def render_plan(plan: Plan, out: TextIO, *, limit: int = 20) -> None:
         else:
             where = f"{'decided' if a.status == 'decided' else 'at its cap'} after {a.matches} matches: no more rounds"
         out.write(f"adaptive schedule {a.key} ({a.players} players): {where}\n")
+    if plan.forgotten:  # --fresh deletes them: say so, above all in another tournament's folder
+        of = f" of {plan.forgotten_of!r}" if plan.forgotten_of else ""
+        out.write(f"--fresh deletes the {plan.forgotten} matches stored{of} in this results folder\n")
     if plan.roster_news:
         out.write(f"since the last run: {plan.roster_news}\n")
     if plan.provisional:

@@ -650,6 +650,8 @@ class Plan:
     roster_news: str = ""  # the roster against the folder's previous run, with its match count
     provisional: bool = False  # no deal secret yet: the run draws it, and its match ids differ
     adaptive: list[Any] = field(default_factory=list)  # AdaptivePlan of each adaptive entry: its race so far
+    forgotten: int = 0  # with --fresh: the matches the store holds, which the run deletes
+    forgotten_of: str = ""  # the tournament they belong to (maybe another one, in a folder given by mistake)
 
 
 def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
@@ -672,11 +674,15 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
     settings_news = ""
     secret = "0" * 64  # a folder without a store has no secret yet: every match is to play
     plans: list[Any] = []
+    forgotten, forgotten_of = 0, ""
     if db.exists():
         store = ResultStore(db.parent)
         try:
             if not fresh:
                 store.claim(tournament.name)
+            else:
+                forgotten = store.match_count()
+                forgotten_of = str((store.tournament() or {}).get("name") or "")
             if tournament.deals != "public":
                 secret = store.deal_secret()
             if not fresh:
@@ -714,6 +720,8 @@ def plan_run(tournament: Any, *, fresh: bool = False) -> Plan:
         ),
         provisional=tournament.deals != "public" and not db.exists(),
         adaptive=plans,
+        forgotten=forgotten,
+        forgotten_of=forgotten_of,
     )
 
 

@@ -629,3 +629,16 @@ def test_a_changed_time_control_with_new_deals_claims_no_stored_match_still_coun
     res = arena("run", str(path))
     assert res.returncode == 0 and "2 matches played now, 0 before" in res.stdout, res.stdout
     assert "still count" not in res.stderr, res.stderr
+
+
+def test_a_fresh_dry_run_says_how_many_stored_matches_of_which_tournament_it_would_delete(tmp_path):
+    """--fresh --dry-run on another tournament's folder (given by mistake) said '0 stored but no
+    longer in the tournament', though --fresh deletes every match stored there."""
+    b = tmp_path / "b"
+    bots = [make_bot(b, "a"), make_bot(b, "c", tag="c")]
+    run_in_process(tour(tmp_path, bots))
+    other = tour(tmp_path, bots, name="other")
+    dry = arena("run", str(other), "--fresh", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "--fresh deletes the 2 matches stored of 't' in this results folder" in dry.stdout.splitlines()
+    assert count_stored(tmp_path / "res") == 2
