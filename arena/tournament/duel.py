@@ -684,7 +684,8 @@ def _run_locked(
             duel, new=snap[duel.new.name], old=snap[duel.old.name], field=tuple(snap[e.name] for e in duel.field)
         )
         config = {**tournament.model_dump(mode="json"), "duel": duel.describe()}
-        stored = bool(store.completed_ids())
+        done = store.completed_ids()  # a deal of these bots stored: the first deal is played first
+        stored = any(m.match_id in done for m in duel.deal_matches(key, 0))
         news = runner.joined_news(  # a changed bot's stored deals stop counting; a new time control's do not
             runner.roster_changes(store.bots(), entries),
             runner.settings_changes(store.tournament(), config) if stored else "",

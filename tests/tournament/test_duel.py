@@ -440,6 +440,14 @@ def test_a_changed_time_control_says_the_stored_deals_still_count(tmp_path):
         "arena: since the last run: time control changed (startup_s 10 -> 20): the matches stored under "
         "the old settings still count; --fresh plays them all again"
     ) in longer.stderr.splitlines(), longer.stderr
+    # new versions of both bots and the time control changed again: no stored deal counts now
+    (tmp_path / "v2").mkdir()
+    new, old = tmp_path / "v2" / SIMPLE.name, tmp_path / "v2" / RANDOM.name
+    new.write_bytes(SIMPLE.read_bytes() + b"# v2\n")
+    old.write_bytes(RANDOM.read_bytes() + b"# v2\n")
+    other = _duel(results, "divers-weights", str(new), str(old), *args[3:], "--startup-s", "30")
+    assert other.returncode in (0, EXIT_CAPPED), other.stderr
+    assert "changed" in other.stderr and "still count" not in other.stderr, other.stderr
 
 
 def test_changed_bounds_on_a_folder_are_said_before_its_deals_are_tested_again(tmp_path):
