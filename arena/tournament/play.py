@@ -164,10 +164,11 @@ def play_one(
     from arena.match.trace import Tracer
     from arena.tournament.roster import bot_entry
 
-    twice = sorted({h for h in humans or [] if list(humans or []).count(h) > 1})
-    if twice:  # `--human 0 --human 0` was one human and one seat fewer than the user counted
-        raise ArenaError(f"--human {twice[0]} is given twice; name each human seat once")
-    humans = sorted(set(humans or []))
+    seats = list(humans or [])
+    twice = next((h for h in sorted(seats) if seats.count(h) > 1), None)
+    if twice is not None:  # `--human 0 --human 0` was one human and one seat fewer than the user counted
+        raise ArenaError(f"--human {twice} is given twice; name each human seat once")
+    humans = sorted(set(seats))
     players = len(bots) + len(humans)
     resolved = resolve_play_options(game, players, options or {})
     for h in humans:

@@ -1192,7 +1192,8 @@ class _NextRound:
         self.schedule: list[Any] | None = None  # every round's matches, as last planned
 
     def _plan(self) -> list[Any]:
-        """The schedule (every round) planned from the results stored now; the plans replaced."""
+        """The schedule (every round) planned from the results stored now: the plans replaced,
+        the store's schedule and ``schedule`` set to it."""
         from arena.tournament.adaptive import stored_outcomes
         from arena.tournament.schedule import build_schedule
 
@@ -1207,12 +1208,12 @@ class _NextRound:
             plans=plans,
         )
         self.plans[:] = plans
+        self.store.set_schedule([(m.match_id, m.index) for m in schedule])
+        self.schedule = schedule
         return schedule
 
     def __call__(self) -> list[Any]:
         schedule = self._plan()
-        self.store.set_schedule([(m.match_id, m.index) for m in schedule])
-        self.schedule = schedule
         done = self.store.completed_ids()
         more = [m for m in schedule if m.match_id not in done]
         if {m.match_id for m in more} <= self.tried:
@@ -1234,8 +1235,7 @@ class _NextRound:
 
         if replan:
             with contextlib.suppress(KeyboardInterrupt):
-                self.schedule = self._plan()
-                self.store.set_schedule([(m.match_id, m.index) for m in self.schedule])
+                self._plan()
         write_state(results, self.plans)
         for p in self.plans:
             log.info(

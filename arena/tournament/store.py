@@ -728,9 +728,10 @@ class ResultStore:
     def deal_secret(self) -> str:
         """The folder's deal secret (64 hex digits). Never give it to a bot."""
         if not self.read_only:
-            self._ensure_secret()
+            self._ensure_secret()  # checks one already there
         try:
-            self._check_secret_file()
+            if self.read_only:
+                self._check_secret_file()
             text = self.secret_path.read_text().strip()
         except FileNotFoundError:
             raise StoreError(
